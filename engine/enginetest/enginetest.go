@@ -1,0 +1,566 @@
+// Package enginetest is the conformance suite every engine passes, run from
+// each engine's own tests:
+//
+//	func TestConformance(t *testing.T) {
+//		enginetest.Run(t, enginetest.Harness{Open: ..., Persistent: true})
+//	}
+//
+// and the differential test that drives one random operation sequence through
+// two engines and compares every result.
+package enginetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// Harness tells the suite how to open the engine under test.
+type Harness struct {
+	// Open opens the engine over dir. The first Open of a dir must give an
+	// empty engine; a later Open of the same dir (after Close) reopens it.
+	// Engines without a directory (Redis) use dir to name a fresh, private
+	// key space.
+	Open func(t testing.TB, dir string) engine.Engine
+	// Persistent engines keep their data across Close and Open.
+	Persistent bool
+}
+
+// Run runs every conformance test against the harness.
+func Run(t *testing.T, h Harness) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, Harness)
+	}{
+		{"GetMissing", testGetMissing},
+		{"PutGetRemove", testPutGetRemove},
+		{"KeepLeavesRecord", testKeep},
+		{"FuncErrorLeavesRecord", testFuncError},
+		{"SameKeyInBatchAppliesInOrder", testSameKeyInBatch},
+		{"ReturnedValuesAreCopies", testCopies},
+		{"CreateOnly", testCreateOnly},
+		{"CreateOnlyTTLExpires", testCreateOnlyTTL},
+		{"DeleteMissingIsNotAnError", testDeleteMissing},
+		{"ScanFollowsTerms", testScan},
+		{"ForEachSeesEveryRecord", testForEach},
+		{"Meta", testMeta},
+		{"LargeValues", testLargeValues},
+		{"LargeBatch", testLargeBatch},
+		{"ConcurrentUpdatesAreAtomic", testConcurrentUpdates},
+		{"ClosedEngineRefuses", testClosed},
+		{"ReopenKeepsEverything", testReopen},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
+	}
+}
+
+// open opens a fresh engine and closes it when the test ends, unless the
+// test closed it itself.
+func open(t *testing.T, h Harness) (engine.Engine, string) {
+	t.Helper()
+	dir := t.TempDir()
+	e := h.Open(t, dir)
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil && !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return e, dir
+}
+
+// K makes a key from a number; keys of different numbers differ in their
+// leading bytes, as real (hashed) keys do.
+func K(n uint64) engine.Key {
+	var k engine.Key
+	binary.BigEndian.PutUint64(k[:8], n*0x9E3779B97F4A7C15)
+	binary.BigEndian.PutUint64(k[24:], n)
+	return k
+}
+
+// put returns an UpdateFunc that stores value with terms unconditionally.
+func put(value []byte, terms engine.Terms) engine.UpdateFunc {
+	return func([]byte) (engine.Mutation, error) {
+		return engine.Mutation{Action: engine.Put, Value: value, Terms: terms}, nil
+	}
+}
+
+func mustUpdate(t *testing.T, e engine.Engine, updates ...engine.Update) {
+	t.Helper()
+	errs, err := e.Update(context.Background(), updates)
+	if err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	if len(errs) != len(updates) {
+		t.Fatalf("update returned %d errors for %d updates", len(errs), len(updates))
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+	}
+}
+
+func mustGet(t *testing.T, e engine.Engine, keys ...engine.Key) [][]byte {
+	t.Helper()
+	values, err := e.Get(context.Background(), keys)
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	if len(values) != len(keys) {
+		t.Fatalf("get returned %d values for %d keys", len(values), len(keys))
+	}
+	return values
+}
+
+func scanAll(t *testing.T, e engine.Engine, idx engine.Index, lo, hi uint32) map[engine.Key]uint32 {
+	t.Helper()
+	got := make(map[engine.Key]uint32)
+	err := e.Scan(context.Background(), idx, lo, hi, func(k engine.Key, term uint32) error {
+		if _, dup := got[k]; dup {
+			return fmt.Errorf("scan of %v returned key %x twice", idx, k)
+		}
+		got[k] = term
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("scan %v: %v", idx, err)
+	}
+	return got
+}
+
+func testGetMissing(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	for i, v := range mustGet(t, e, K(1), K(2)) {
+		if v != nil {
+			t.Errorf("key %d: got %x for a missing key", i, v)
+		}
+	}
+}
+
+func testPutGetRemove(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: put([]byte("one"), engine.Terms{})},
+		engine.Update{Key: K(2), Fn: put([]byte("two"), engine.Terms{})})
+	got := mustGet(t, e, K(1), K(2), K(3))
+	if string(got[0]) != "one" || string(got[1]) != "two" || got[2] != nil {
+		t.Fatalf("got %q", got)
+	}
+	var seen []byte
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: func(cur []byte) (engine.Mutation, error) {
+		seen = append([]byte(nil), cur...)
+		return engine.Mutation{Action: engine.Remove}, nil
+	}})
+	if string(seen) != "one" {
+		t.Errorf("update saw %q, want the current value %q", seen, "one")
+	}
+	got = mustGet(t, e, K(1), K(2))
+	if got[0] != nil || string(got[1]) != "two" {
+		t.Fatalf("after remove got %q", got)
+	}
+}
+
+func testKeep(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	terms := engine.Terms{DeleteAtHeight: 7}
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: put([]byte("v"), terms)})
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: func([]byte) (engine.Mutation, error) {
+		return engine.Mutation{Action: engine.Keep, Value: []byte("ignored")}, nil
+	}})
+	if got := mustGet(t, e, K(1)); string(got[0]) != "v" {
+		t.Fatalf("Keep changed the record to %q", got[0])
+	}
+	if got := scanAll(t, e, engine.ByDeleteAtHeight, 0, 100); got[K(1)] != 7 {
+		t.Fatalf("Keep changed the terms: %v", got)
+	}
+	mustUpdate(t, e, engine.Update{Key: K(2), Fn: func(cur []byte) (engine.Mutation, error) {
+		return engine.Mutation{Action: engine.Keep}, nil
+	}})
+	if got := mustGet(t, e, K(2)); got[0] != nil {
+		t.Fatalf("Keep on a missing key created %q", got[0])
+	}
+}
+
+func testFuncError(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: put([]byte("before"), engine.Terms{})})
+	refuse := errors.New("refused by the record layer")
+	errs, err := e.Update(context.Background(), []engine.Update{
+		{Key: K(1), Fn: func([]byte) (engine.Mutation, error) {
+			return engine.Mutation{Action: engine.Put, Value: []byte("after")}, refuse
+		}},
+		{Key: K(2), Fn: put([]byte("other"), engine.Terms{})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(errs[0], refuse) || errs[1] != nil {
+		t.Fatalf("errs = %v, want [refused <nil>]", errs)
+	}
+	got := mustGet(t, e, K(1), K(2))
+	if string(got[0]) != "before" || string(got[1]) != "other" {
+		t.Fatalf("got %q: a failed update must leave its record, the others must apply", got)
+	}
+}
+
+func increment(cur []byte) (engine.Mutation, error) {
+	var n uint64
+	if cur != nil {
+		if len(cur) != 8 {
+			return engine.Mutation{}, fmt.Errorf("counter of %d bytes", len(cur))
+		}
+		n = binary.BigEndian.Uint64(cur)
+	}
+	return engine.Mutation{Action: engine.Put, Value: binary.BigEndian.AppendUint64(nil, n+1)}, nil
+}
+
+func counter(t *testing.T, e engine.Engine, k engine.Key) uint64 {
+	t.Helper()
+	v := mustGet(t, e, k)[0]
+	if v == nil {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+func testSameKeyInBatch(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	batch := []engine.Update{{Key: K(1), Fn: increment}, {Key: K(2), Fn: increment}, {Key: K(1), Fn: increment}, {Key: K(1), Fn: increment}}
+	mustUpdate(t, e, batch...)
+	if n := counter(t, e, K(1)); n != 3 {
+		t.Fatalf("three increments of one key in one batch gave %d", n)
+	}
+	if n := counter(t, e, K(2)); n != 1 {
+		t.Fatalf("counter 2 = %d", n)
+	}
+}
+
+func testCopies(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	value := []byte("original")
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: put(value, engine.Terms{})})
+	copy(value, "CHANGED!")
+	got := mustGet(t, e, K(1))[0]
+	if string(got) != "original" {
+		t.Fatalf("engine kept a reference to the caller's slice: %q", got)
+	}
+	copy(got, "CHANGED!")
+	if again := mustGet(t, e, K(1))[0]; string(again) != "original" {
+		t.Fatalf("engine returned its own storage: %q", again)
+	}
+}
+
+func testCreateOnly(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	ctx := context.Background()
+	if err := e.CreateOnly(ctx, K(1), []byte("first"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CreateOnly(ctx, K(1), []byte("second"), 0); !errors.Is(err, engine.ErrExists) {
+		t.Fatalf("second CreateOnly: got %v, want ErrExists", err)
+	}
+	if got := mustGet(t, e, K(1))[0]; string(got) != "first" {
+		t.Fatalf("got %q", got)
+	}
+	mustUpdate(t, e, engine.Update{Key: K(2), Fn: put([]byte("updated"), engine.Terms{})})
+	if err := e.CreateOnly(ctx, K(2), []byte("x"), time.Minute); !errors.Is(err, engine.ErrExists) {
+		t.Fatalf("CreateOnly over an updated record: got %v, want ErrExists", err)
+	}
+	if err := e.Delete(ctx, []engine.Key{K(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CreateOnly(ctx, K(1), []byte("third"), 0); err != nil {
+		t.Fatalf("CreateOnly after Delete: %v", err)
+	}
+}
+
+func testCreateOnlyTTL(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	ctx := context.Background()
+	if err := e.CreateOnly(ctx, K(1), []byte("lock"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CreateOnly(ctx, K(1), []byte("lock"), time.Second); !errors.Is(err, engine.ErrExists) {
+		t.Fatalf("CreateOnly on a live lock: got %v, want ErrExists", err)
+	}
+	// Expiry is a matter of wall-clock time, so wait for it, bounded.
+	deadline := time.Now().Add(15 * time.Second)
+	for mustGet(t, e, K(1))[0] != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("a record with a 1 s time to live was still there after 15 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := e.CreateOnly(ctx, K(1), []byte("again"), 0); err != nil {
+		t.Fatalf("CreateOnly after expiry: %v", err)
+	}
+}
+
+func testDeleteMissing(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	if err := e.Delete(context.Background(), []engine.Key{K(9)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testScan(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	mustUpdate(t, e,
+		engine.Update{Key: K(1), Fn: put([]byte("a"), engine.Terms{UnminedSince: 10, PreserveUntil: 50})},
+		engine.Update{Key: K(2), Fn: put([]byte("b"), engine.Terms{UnminedSince: 20, DeleteAtHeight: 300})},
+		engine.Update{Key: K(3), Fn: put([]byte("c"), engine.Terms{DeleteAtHeight: 100, ProducedAt: 5, Consumed: true})},
+		engine.Update{Key: K(4), Fn: put([]byte("d"), engine.Terms{})},
+	)
+	check := func(idx engine.Index, lo, hi uint32, want map[engine.Key]uint32) {
+		t.Helper()
+		got := scanAll(t, e, idx, lo, hi)
+		if fmt.Sprint(sortedKeys(got)) != fmt.Sprint(sortedKeys(want)) {
+			t.Fatalf("scan %v [%d,%d]: got %v, want %v", idx, lo, hi, got, want)
+		}
+		for k, term := range want {
+			if got[k] != term {
+				t.Fatalf("scan %v: key %x term %d, want %d", idx, k[24:], got[k], term)
+			}
+		}
+	}
+	check(engine.ByUnminedSince, 0, ^uint32(0), map[engine.Key]uint32{K(1): 10, K(2): 20})
+	check(engine.ByUnminedSince, 11, 20, map[engine.Key]uint32{K(2): 20})
+	check(engine.ByUnminedSince, 10, 10, map[engine.Key]uint32{K(1): 10})
+	check(engine.ByDeleteAtHeight, 0, 299, map[engine.Key]uint32{K(3): 100})
+	check(engine.ByPreserveUntil, 0, ^uint32(0), map[engine.Key]uint32{K(1): 50})
+
+	// Changing a term moves the key; clearing it drops the key; removing the
+	// record drops it everywhere.
+	mustUpdate(t, e,
+		engine.Update{Key: K(1), Fn: put([]byte("a2"), engine.Terms{UnminedSince: 30})},
+		engine.Update{Key: K(2), Fn: put([]byte("b2"), engine.Terms{})},
+		engine.Update{Key: K(3), Fn: func([]byte) (engine.Mutation, error) { return engine.Mutation{Action: engine.Remove}, nil }},
+	)
+	check(engine.ByUnminedSince, 0, ^uint32(0), map[engine.Key]uint32{K(1): 30})
+	check(engine.ByDeleteAtHeight, 0, ^uint32(0), map[engine.Key]uint32{})
+	check(engine.ByPreserveUntil, 0, ^uint32(0), map[engine.Key]uint32{})
+	if err := e.Delete(context.Background(), []engine.Key{K(1)}); err != nil {
+		t.Fatal(err)
+	}
+	check(engine.ByUnminedSince, 0, ^uint32(0), map[engine.Key]uint32{})
+}
+
+func sortedKeys(m map[engine.Key]uint32) []string {
+	var out []string
+	for k := range m {
+		out = append(out, fmt.Sprintf("%x", k))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func testForEach(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	want := map[engine.Key]string{}
+	var batch []engine.Update
+	for i := uint64(0); i < 300; i++ {
+		v := fmt.Sprintf("value-%d", i)
+		want[K(i)] = v
+		batch = append(batch, engine.Update{Key: K(i), Fn: put([]byte(v), engine.Terms{ProducedAt: uint32(i)})})
+	}
+	mustUpdate(t, e, batch...)
+	if err := e.PutMeta(context.Background(), "height", []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[engine.Key]string{}
+	err := e.ForEach(context.Background(), func(k engine.Key, v []byte) error {
+		if _, dup := got[k]; dup {
+			return fmt.Errorf("key %x twice", k)
+		}
+		got[k] = string(v)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("ForEach saw %d records, want %d (metadata is not a record)", len(got), len(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("key %x: got %q want %q", k, got[k], v)
+		}
+	}
+	stop := errors.New("stop")
+	if err := e.ForEach(context.Background(), func(engine.Key, []byte) error { return stop }); !errors.Is(err, stop) {
+		t.Fatalf("ForEach must return fn's error, got %v", err)
+	}
+}
+
+func testMeta(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	ctx := context.Background()
+	v, err := e.GetMeta(ctx, "height")
+	if err != nil || v != nil {
+		t.Fatalf("unset meta: %q %v", v, err)
+	}
+	for _, want := range []string{"first", "second"} {
+		if err := e.PutMeta(ctx, "height", []byte(want)); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := e.GetMeta(ctx, "height"); err != nil || string(v) != want {
+			t.Fatalf("meta: %q %v, want %q", v, err, want)
+		}
+	}
+	if got := mustGet(t, e, K(1))[0]; got != nil {
+		t.Fatal("metadata leaked into the record space")
+	}
+}
+
+func testLargeValues(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	sizes := []int{1, 4095, 4096, 4097, 64 << 10, 5 << 20}
+	var batch []engine.Update
+	for i, n := range sizes {
+		batch = append(batch, engine.Update{Key: K(uint64(i)), Fn: put(pattern(n, byte(i)), engine.Terms{})})
+	}
+	mustUpdate(t, e, batch...)
+	for i, n := range sizes {
+		if got := mustGet(t, e, K(uint64(i)))[0]; !bytes.Equal(got, pattern(n, byte(i))) {
+			t.Fatalf("value of %d bytes came back as %d bytes, or different", n, len(got))
+		}
+	}
+	// Shrinking a large value in place must not leave the old one behind.
+	mustUpdate(t, e, engine.Update{Key: K(5), Fn: put([]byte("small now"), engine.Terms{})})
+	if got := mustGet(t, e, K(5))[0]; string(got) != "small now" {
+		t.Fatalf("got %d bytes", len(got))
+	}
+}
+
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*31) ^ seed
+	}
+	return b
+}
+
+func testLargeBatch(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	const n = 20000
+	batch := make([]engine.Update, n)
+	keys := make([]engine.Key, n)
+	for i := range batch {
+		keys[i] = K(uint64(i))
+		batch[i] = engine.Update{Key: keys[i], Fn: put(binary.BigEndian.AppendUint32(nil, uint32(i)), engine.Terms{UnminedSince: uint32(i%7 + 1)})}
+	}
+	mustUpdate(t, e, batch...)
+	for i, v := range mustGet(t, e, keys...) {
+		if len(v) != 4 || binary.BigEndian.Uint32(v) != uint32(i) {
+			t.Fatalf("key %d: got %x", i, v)
+		}
+	}
+	if got := len(scanAll(t, e, engine.ByUnminedSince, 1, 7)); got != n {
+		t.Fatalf("scan found %d of %d", got, n)
+	}
+}
+
+func testConcurrentUpdates(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	const workers, rounds, keys = 8, 100, 4
+	var wg sync.WaitGroup
+	errc := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				var batch []engine.Update
+				for k := 0; k < keys; k++ {
+					batch = append(batch, engine.Update{Key: K(uint64(k)), Fn: increment})
+				}
+				errs, err := e.Update(context.Background(), batch)
+				if err == nil {
+					err = errors.Join(errs...)
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	for k := 0; k < keys; k++ {
+		if n := counter(t, e, K(uint64(k))); n != workers*rounds {
+			t.Fatalf("key %d counted %d of %d increments: an update was lost", k, n, workers*rounds)
+		}
+	}
+}
+
+func testClosed(t *testing.T, h Harness) {
+	dir := t.TempDir()
+	e := h.Open(t, dir)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.Get(ctx, []engine.Key{K(1)}); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("Get after Close: %v", err)
+	}
+	if _, err := e.Update(ctx, []engine.Update{{Key: K(1), Fn: increment}}); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("Update after Close: %v", err)
+	}
+	if err := e.Close(); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func testReopen(t *testing.T, h Harness) {
+	if !h.Persistent {
+		t.Skip("engine is not persistent")
+	}
+	dir := t.TempDir()
+	ctx := context.Background()
+	e := h.Open(t, dir)
+	mustUpdate(t, e,
+		engine.Update{Key: K(1), Fn: put([]byte("kept"), engine.Terms{DeleteAtHeight: 9, UnminedSince: 3})},
+		engine.Update{Key: K(2), Fn: put(pattern(5<<20, 2), engine.Terms{PreserveUntil: 4})},
+		engine.Update{Key: K(3), Fn: put([]byte("gone"), engine.Terms{})},
+	)
+	mustUpdate(t, e, engine.Update{Key: K(3), Fn: func([]byte) (engine.Mutation, error) { return engine.Mutation{Action: engine.Remove}, nil }})
+	if err := e.PutMeta(ctx, "height", []byte("42")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Checkpoint(ctx, 42); err != nil {
+		t.Fatal(err)
+	}
+	// Written after the checkpoint: SyncAlways must keep it too.
+	mustUpdate(t, e, engine.Update{Key: K(4), Fn: put([]byte("after"), engine.Terms{})})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e = h.Open(t, dir)
+	defer e.Close()
+	got := mustGet(t, e, K(1), K(2), K(3), K(4))
+	if string(got[0]) != "kept" || !bytes.Equal(got[1], pattern(5<<20, 2)) || got[2] != nil || string(got[3]) != "after" {
+		t.Fatalf("after reopen: %q %d bytes %q %q", got[0], len(got[1]), got[2], got[3])
+	}
+	if m, err := e.GetMeta(ctx, "height"); err != nil || string(m) != "42" {
+		t.Fatalf("meta after reopen: %q %v", m, err)
+	}
+	if got := scanAll(t, e, engine.ByDeleteAtHeight, 0, 100); got[K(1)] != 9 || len(got) != 1 {
+		t.Fatalf("deleteAtHeight index after reopen: %v", got)
+	}
+	if got := scanAll(t, e, engine.ByPreserveUntil, 0, 100); got[K(2)] != 4 || len(got) != 1 {
+		t.Fatalf("preserveUntil index after reopen: %v", got)
+	}
+}

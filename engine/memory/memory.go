@@ -1,0 +1,242 @@
+// Package memory is the in-memory engine: the reference every other engine is
+// compared against in differential tests, and the store for tests and demos.
+// Nothing survives Close.
+package memory
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+type entry struct {
+	value   []byte
+	terms   engine.Terms
+	expires time.Time // zero: never
+}
+
+func (e *entry) live(now time.Time) bool {
+	return e != nil && (e.expires.IsZero() || now.Before(e.expires))
+}
+
+// Engine keeps every record in a Go map guarded by one mutex.
+type Engine struct {
+	mu      sync.Mutex
+	closed  bool
+	records map[engine.Key]*entry
+	// indexed holds, per secondary index, the keys with a non-zero term, so
+	// scans do not visit every record.
+	indexed map[engine.Index]map[engine.Key]uint32
+	meta    map[string][]byte
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New returns an empty engine.
+func New() *Engine {
+	e := &Engine{
+		records: make(map[engine.Key]*entry),
+		indexed: make(map[engine.Index]map[engine.Key]uint32),
+		meta:    make(map[string][]byte),
+	}
+	for _, idx := range engine.Indexes {
+		e.indexed[idx] = make(map[engine.Key]uint32)
+	}
+	return e
+}
+
+// Name implements engine.Engine.
+func (e *Engine) Name() string { return "memory" }
+
+// Get implements engine.Engine.
+func (e *Engine) Get(_ context.Context, keys []engine.Key) ([][]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, engine.ErrClosed
+	}
+	now := time.Now()
+	values := make([][]byte, len(keys))
+	for i, k := range keys {
+		if r := e.records[k]; r.live(now) {
+			values[i] = clone(r.value)
+		}
+	}
+	return values, nil
+}
+
+// Update implements engine.Engine.
+func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, engine.ErrClosed
+	}
+	now := time.Now()
+	errs := make([]error, len(updates))
+	for i, u := range updates {
+		var current []byte
+		if r := e.records[u.Key]; r.live(now) {
+			current = clone(r.value)
+		}
+		m, err := u.Fn(current)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		switch m.Action {
+		case engine.Put:
+			e.put(u.Key, &entry{value: clone(m.Value), terms: m.Terms})
+		case engine.Remove:
+			e.remove(u.Key)
+		}
+	}
+	return errs, nil
+}
+
+// CreateOnly implements engine.Engine.
+func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl time.Duration) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return engine.ErrClosed
+	}
+	now := time.Now()
+	if e.records[key].live(now) {
+		return engine.ErrExists
+	}
+	r := &entry{value: clone(value)}
+	if ttl > 0 {
+		r.expires = now.Add(ttl)
+	}
+	e.put(key, r)
+	return nil
+}
+
+// Delete implements engine.Engine.
+func (e *Engine) Delete(_ context.Context, keys []engine.Key) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return engine.ErrClosed
+	}
+	for _, k := range keys {
+		e.remove(k)
+	}
+	return nil
+}
+
+// Scan implements engine.Engine.
+func (e *Engine) Scan(_ context.Context, idx engine.Index, lo, hi uint32, fn func(engine.Key, uint32) error) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return engine.ErrClosed
+	}
+	type hit struct {
+		key  engine.Key
+		term uint32
+	}
+	var hits []hit
+	for k, term := range e.indexed[idx] {
+		if term >= lo && term <= hi {
+			hits = append(hits, hit{k, term})
+		}
+	}
+	e.mu.Unlock()
+	for _, h := range hits {
+		if err := fn(h.key, h.term); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ForEach implements engine.Engine.
+func (e *Engine) ForEach(_ context.Context, fn func(engine.Key, []byte) error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return engine.ErrClosed
+	}
+	now := time.Now()
+	for k, r := range e.records {
+		if !r.live(now) {
+			continue
+		}
+		if err := fn(k, r.value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetMeta implements engine.Engine.
+func (e *Engine) GetMeta(_ context.Context, name string) ([]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, engine.ErrClosed
+	}
+	return clone(e.meta[name]), nil
+}
+
+// PutMeta implements engine.Engine.
+func (e *Engine) PutMeta(_ context.Context, name string, value []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return engine.ErrClosed
+	}
+	e.meta[name] = clone(value)
+	return nil
+}
+
+// Checkpoint implements engine.Engine; memory has nothing to make durable.
+func (e *Engine) Checkpoint(context.Context, uint32) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return engine.ErrClosed
+	}
+	return nil
+}
+
+// Close implements engine.Engine.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return engine.ErrClosed
+	}
+	e.closed = true
+	e.records = nil
+	return nil
+}
+
+func (e *Engine) put(k engine.Key, r *entry) {
+	e.records[k] = r
+	for _, idx := range engine.Indexes {
+		if term := idx.Term(r.terms); term != 0 {
+			e.indexed[idx][k] = term
+		} else {
+			delete(e.indexed[idx], k)
+		}
+	}
+}
+
+func (e *Engine) remove(k engine.Key) {
+	delete(e.records, k)
+	for _, idx := range engine.Indexes {
+		delete(e.indexed[idx], k)
+	}
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}

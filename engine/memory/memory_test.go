@@ -1,0 +1,24 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/enginetest"
+	"github.com/utxostore/utxostore/engine/memory"
+)
+
+func TestConformance(t *testing.T) {
+	enginetest.Run(t, enginetest.Harness{
+		Open: func(testing.TB, string) engine.Engine { return memory.New() },
+	})
+}
+
+// Two memory engines must agree with each other: this checks that the
+// differential driver itself is deterministic.
+func TestDifferentialSelf(t *testing.T) {
+	a, b := memory.New(), memory.New()
+	defer a.Close()
+	defer b.Close()
+	enginetest.Differential(t, a, b, 1, enginetest.DifferentialOps())
+}
