@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// MarkerFile names the file in a data directory that says which engine
+// owns it. It is written when the directory is first claimed and checked on
+// every later open, before the engine reads anything else.
+const MarkerFile = "ENGINE"
+
+// WrongEngineError reports a data directory that belongs to another engine.
+type WrongEngineError struct {
+	Dir   string
+	Found string
+	Want  string
+}
+
+func (e *WrongEngineError) Error() string {
+	return fmt.Sprintf("data directory %s holds a %q store, not %q: open it with --engine %s, or choose another --data directory",
+		e.Dir, e.Found, e.Want, e.Found)
+}
+
+// ClaimDir makes sure dir exists and belongs to engine name. A new or empty
+// directory is claimed for it; a directory claimed by another engine gives a
+// *WrongEngineError and is left untouched; a non-empty directory with no
+// marker is refused rather than mixed with unknown files.
+func ClaimDir(dir, name string) error {
+	marker := filepath.Join(dir, MarkerFile)
+	found, err := os.ReadFile(marker)
+	switch {
+	case err == nil:
+		if owner := strings.TrimSpace(string(found)); owner != name {
+			return &WrongEngineError{Dir: dir, Found: owner, Want: name}
+		}
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("reading %s: %w", marker, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating data directory: %w", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("reading data directory: %w", err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("data directory %s is not empty and holds no utxostore marker (%s): refusing to mix a store with unknown files; choose an empty or new directory", dir, MarkerFile)
+	}
+	tmp := marker + ".tmp"
+	if err := os.WriteFile(tmp, []byte(name+"\n"), 0o644); err != nil {
+		return fmt.Errorf("claiming data directory: %w", err)
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, marker); err != nil {
+		return fmt.Errorf("claiming data directory: %w", err)
+	}
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs a directory so that file creations and renames in it are
+// durable.
+func SyncDir(dir string) error {
+	return syncFile(dir)
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	return nil
+}
