@@ -1,0 +1,395 @@
+package record
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// FormatVersion is the first byte of every encoded record. Decode refuses
+// any other value with CodeUnsupportedVersion, so a store written by a newer
+// build is never misread by an older one.
+const FormatVersion = 1
+
+// Record flags (one uvarint).
+const (
+	flagFrozen uint64 = 1 << iota
+	flagLocked
+	flagCreating
+	flagConflicting
+	flagExternal
+	flagCoinbase
+	flagHasTx
+	flagsKnown = flagHasTx<<1 - 1
+)
+
+// Entry tags in the encoded utxos array.
+const (
+	tagNotStored = 0 // nil entry, no bytes follow
+	tagUnspent   = 1 // 32-byte hash follows
+	tagSpent     = 2 // 68 bytes follow (hash ‖ spending data)
+	tagFrozen    = 3 // 32-byte hash follows; the 0xFF marker is implied
+	tagInvalid   = 0xff
+)
+
+// Encode serializes the record in format version 1. All integers are
+// unsigned LEB128 varints (CreatedAt and SubtreeIdxs zig-zag) unless noted:
+//
+//	u8      FormatVersion (1)
+//	uvarint flags: frozen|locked<<1|creating<<2|conflicting<<3|external<<4|coinbase<<5|hasTx<<6
+//	[32]    TxID
+//	        Index, FirstVout, Version, LockTime, Fee, SizeInBytes, SpendingHeight,
+//	        UnminedSince, CreatedAt (zig-zag), PreserveUntil, DeleteAtHeight,
+//	        TotalUtxos, TotalExtraRecs, SpentExtraRecs, RecordUtxos, SpentUtxos
+//	        n, n × BlockID;  n, n × BlockHeight;  n, n × SubtreeIdx (zig-zag)
+//	        n, n × [32] ConflictingChildren
+//	        n, n × (offset, height) UtxoSpendableIn, ascending offset
+//	        n, n × (offset, [32] utxoHash, [32] newUtxoHash, blockHeight) Reassignments
+//	        len, Tx bytes                        (only when hasTx)
+//	        len, TxInpoints (go-subtree layout)  (len 0 when empty)
+//	        n, n × entry: tag byte, then 0 / 32 / 68 / 32 bytes for
+//	        not stored / unspent / spent / frozen
+//
+// The utxos array goes last so a reader interested only in the metadata
+// can stop early. The record should satisfy Validate; an entry of an
+// illegal size is written with a tag Decode rejects, never silently dropped.
+func (r *Record) Encode() []byte {
+	return r.AppendEncode(make([]byte, 0, r.encodedSizeHint()))
+}
+
+func (r *Record) encodedSizeHint() int {
+	n := 160 + len(r.Tx) + 36*len(r.ConflictingChildren) + 12*len(r.BlockIDs) +
+		10*len(r.UtxoSpendableIn) + 76*len(r.Reassignments) + r.TxInpoints.encodedSize() + 10
+	for _, e := range r.Utxos {
+		n += 1 + len(e)
+	}
+	return n
+}
+
+// AppendEncode appends the encoding of r to dst (see Encode).
+func (r *Record) AppendEncode(dst []byte) []byte {
+	var flags uint64
+	for _, f := range []struct {
+		set bool
+		bit uint64
+	}{
+		{r.Frozen, flagFrozen}, {r.Locked, flagLocked}, {r.Creating, flagCreating},
+		{r.Conflicting, flagConflicting}, {r.External, flagExternal},
+		{r.IsCoinbase, flagCoinbase}, {r.Tx != nil, flagHasTx},
+	} {
+		if f.set {
+			flags |= f.bit
+		}
+	}
+	u := binary.AppendUvarint
+	dst = append(dst, FormatVersion)
+	dst = u(dst, flags)
+	dst = append(dst, r.TxID[:]...)
+	for _, v := range []uint64{
+		uint64(r.Index), uint64(r.FirstVout), uint64(r.Version), uint64(r.LockTime),
+		r.Fee, r.SizeInBytes, uint64(r.SpendingHeight), uint64(r.UnminedSince),
+	} {
+		dst = u(dst, v)
+	}
+	dst = binary.AppendVarint(dst, r.CreatedAt)
+	for _, v := range []uint32{
+		r.PreserveUntil, r.DeleteAtHeight, r.TotalUtxos, r.TotalExtraRecs,
+		r.SpentExtraRecs, r.RecordUtxos, r.SpentUtxos,
+	} {
+		dst = u(dst, uint64(v))
+	}
+
+	dst = u(dst, uint64(len(r.BlockIDs)))
+	for _, v := range r.BlockIDs {
+		dst = u(dst, uint64(v))
+	}
+	dst = u(dst, uint64(len(r.BlockHeights)))
+	for _, v := range r.BlockHeights {
+		dst = u(dst, uint64(v))
+	}
+	dst = u(dst, uint64(len(r.SubtreeIdxs)))
+	for _, v := range r.SubtreeIdxs {
+		dst = binary.AppendVarint(dst, int64(v))
+	}
+
+	dst = u(dst, uint64(len(r.ConflictingChildren)))
+	for _, h := range r.ConflictingChildren {
+		dst = append(dst, h[:]...)
+	}
+
+	dst = u(dst, uint64(len(r.UtxoSpendableIn)))
+	offsets := make([]uint32, 0, len(r.UtxoSpendableIn))
+	for k := range r.UtxoSpendableIn {
+		offsets = append(offsets, k)
+	}
+	slices.Sort(offsets)
+	for _, k := range offsets {
+		dst = u(dst, uint64(k))
+		dst = u(dst, uint64(r.UtxoSpendableIn[k]))
+	}
+
+	dst = u(dst, uint64(len(r.Reassignments)))
+	for _, ra := range r.Reassignments {
+		dst = u(dst, uint64(ra.Offset))
+		dst = append(dst, ra.UtxoHash[:]...)
+		dst = append(dst, ra.NewUtxoHash[:]...)
+		dst = u(dst, uint64(ra.BlockHeight))
+	}
+
+	if r.Tx != nil {
+		dst = u(dst, uint64(len(r.Tx)))
+		dst = append(dst, r.Tx...)
+	}
+
+	if r.TxInpoints.IsEmpty() {
+		dst = u(dst, 0)
+	} else {
+		dst = u(dst, uint64(r.TxInpoints.encodedSize()))
+		dst = r.TxInpoints.appendTo(dst)
+	}
+
+	dst = u(dst, uint64(len(r.Utxos)))
+	for _, e := range r.Utxos {
+		switch {
+		case len(e) == 0:
+			dst = append(dst, tagNotStored)
+		case len(e) == UtxoHashSize:
+			dst = append(dst, tagUnspent)
+			dst = append(dst, e...)
+		case e.IsFrozen():
+			dst = append(dst, tagFrozen)
+			dst = append(dst, e[:UtxoHashSize]...)
+		case len(e) == FullEntrySize:
+			dst = append(dst, tagSpent)
+			dst = append(dst, e...)
+		default:
+			dst = append(dst, tagInvalid)
+		}
+	}
+	return dst
+}
+
+// Decode parses an encoded record and checks its invariants (see Validate).
+// It never panics; any damage is reported as CodeMalformed and an unknown
+// format version as CodeUnsupportedVersion. The result does not alias b.
+func Decode(b []byte) (*Record, error) {
+	if len(b) == 0 {
+		return nil, malformed("empty record")
+	}
+	if b[0] != FormatVersion {
+		return nil, &Error{Code: CodeUnsupportedVersion, Msg: fmt.Sprintf("record format version %d is not supported (want %d)", b[0], FormatVersion)}
+	}
+	rd := reader{b: b, off: 1}
+	rec := &Record{}
+	flags := rd.uvarint()
+	if flags&^flagsKnown != 0 {
+		rd.fail("unknown flags %#x", flags&^flagsKnown)
+	}
+	rec.Frozen = flags&flagFrozen != 0
+	rec.Locked = flags&flagLocked != 0
+	rec.Creating = flags&flagCreating != 0
+	rec.Conflicting = flags&flagConflicting != 0
+	rec.External = flags&flagExternal != 0
+	rec.IsCoinbase = flags&flagCoinbase != 0
+
+	rec.TxID = rd.hash()
+	rec.Index = rd.u32()
+	rec.FirstVout = rd.u32()
+	rec.Version = rd.u32()
+	rec.LockTime = rd.u32()
+	rec.Fee = rd.uvarint()
+	rec.SizeInBytes = rd.uvarint()
+	rec.SpendingHeight = rd.u32()
+	rec.UnminedSince = rd.u32()
+	rec.CreatedAt = rd.varint()
+	rec.PreserveUntil = rd.u32()
+	rec.DeleteAtHeight = rd.u32()
+	rec.TotalUtxos = rd.u32()
+	rec.TotalExtraRecs = rd.u32()
+	rec.SpentExtraRecs = rd.u32()
+	rec.RecordUtxos = rd.u32()
+	rec.SpentUtxos = rd.u32()
+
+	if n := rd.count(1); n > 0 {
+		rec.BlockIDs = make([]uint32, n)
+		for i := range rec.BlockIDs {
+			rec.BlockIDs[i] = rd.u32()
+		}
+	}
+	if n := rd.count(1); n > 0 {
+		rec.BlockHeights = make([]uint32, n)
+		for i := range rec.BlockHeights {
+			rec.BlockHeights[i] = rd.u32()
+		}
+	}
+	if n := rd.count(1); n > 0 {
+		rec.SubtreeIdxs = make([]int, n)
+		for i := range rec.SubtreeIdxs {
+			v := rd.varint()
+			if int64(int(v)) != v {
+				rd.fail("subtree index %d overflows int", v)
+			}
+			rec.SubtreeIdxs[i] = int(v)
+		}
+	}
+	if n := rd.count(chainhash.HashSize); n > 0 {
+		rec.ConflictingChildren = make([]chainhash.Hash, n)
+		for i := range rec.ConflictingChildren {
+			rec.ConflictingChildren[i] = rd.hash()
+		}
+	}
+	if n := rd.count(2); n > 0 {
+		rec.UtxoSpendableIn = make(map[uint32]uint32, n)
+		prev := int64(-1)
+		for range n {
+			k := rd.u32()
+			v := rd.u32()
+			if rd.err == nil && int64(k) <= prev {
+				rd.fail("utxoSpendableIn offsets not strictly ascending")
+			}
+			prev = int64(k)
+			rec.UtxoSpendableIn[k] = v
+		}
+	}
+	if n := rd.count(2 + 2*chainhash.HashSize); n > 0 {
+		rec.Reassignments = make([]Reassignment, n)
+		for i := range rec.Reassignments {
+			ra := &rec.Reassignments[i]
+			ra.Offset = rd.u32()
+			ra.UtxoHash = rd.hash()
+			ra.NewUtxoHash = rd.hash()
+			ra.BlockHeight = rd.u32()
+		}
+	}
+	if flags&flagHasTx != 0 {
+		tx := rd.bytesField()
+		if rd.err == nil {
+			rec.Tx = append(make([]byte, 0, len(tx)), tx...)
+		}
+	}
+	if inp := rd.bytesField(); len(inp) > 0 {
+		t, err := DecodeTxInpoints(inp)
+		if err != nil && rd.err == nil {
+			rd.err = err.(*Error)
+		}
+		rec.TxInpoints = t
+	}
+	rec.Utxos = rd.entries()
+	if rd.err == nil && rd.remaining() != 0 {
+		rd.fail("%d trailing bytes", rd.remaining())
+	}
+	if rd.err != nil {
+		return nil, rd.err
+	}
+	if err := rec.Validate(); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// entries decodes the utxos array in two passes: the first validates tags
+// and sums the sizes, the second copies every entry into one allocation,
+// so a 20,000-output record costs two allocations, not 20,000.
+func (rd *reader) entries() []Entry {
+	n := rd.count(1)
+	if rd.err != nil || n == 0 {
+		return nil
+	}
+	start := rd.off
+	total := 0
+	for range n {
+		switch tag := rd.byte(); tag {
+		case tagNotStored:
+		case tagUnspent:
+			rd.take(UtxoHashSize)
+			total += UtxoHashSize
+		case tagFrozen:
+			rd.take(UtxoHashSize)
+			total += FullEntrySize
+		case tagSpent:
+			rd.take(FullEntrySize)
+			total += FullEntrySize
+		default:
+			rd.fail("unknown utxo entry tag %d", tag)
+		}
+		if rd.err != nil {
+			return nil
+		}
+	}
+	buf := make([]byte, total)
+	out := make([]Entry, n)
+	p := reader{b: rd.b, off: start}
+	pos := 0
+	for i := range out {
+		switch p.byte() {
+		case tagUnspent:
+			copy(buf[pos:], p.take(UtxoHashSize))
+			out[i] = Entry(buf[pos : pos+UtxoHashSize : pos+UtxoHashSize])
+			pos += UtxoHashSize
+		case tagSpent:
+			copy(buf[pos:], p.take(FullEntrySize))
+			out[i] = Entry(buf[pos : pos+FullEntrySize : pos+FullEntrySize])
+			pos += FullEntrySize
+		case tagFrozen:
+			copy(buf[pos:], p.take(UtxoHashSize))
+			for j := pos + UtxoHashSize; j < pos+FullEntrySize; j++ {
+				buf[j] = 0xff
+			}
+			out[i] = Entry(buf[pos : pos+FullEntrySize : pos+FullEntrySize])
+			pos += FullEntrySize
+		}
+	}
+	return out
+}
+
+// Validate checks the invariants every stored record keeps. Decode calls
+// it; tests and Build use it to catch a broken record before it is written.
+func (r *Record) Validate() error {
+	var stored, spent uint32
+	frozen := false
+	for i, e := range r.Utxos {
+		if !e.valid() {
+			return malformed("utxo %d is %d bytes, want 0, %d or %d", i, len(e), UtxoHashSize, FullEntrySize)
+		}
+		if e.Stored() {
+			stored++
+		}
+		if e.IsSpent() {
+			spent++
+		}
+		if e.IsFrozen() {
+			frozen = true
+		}
+	}
+	switch {
+	case stored != r.RecordUtxos:
+		return malformed("recordUtxos %d but %d stored entries", r.RecordUtxos, stored)
+	case spent != r.SpentUtxos:
+		return malformed("spentUtxos %d but %d spent entries", r.SpentUtxos, spent)
+	case frozen != r.Frozen:
+		return malformed("frozen flag %v disagrees with the entries", r.Frozen)
+	case len(r.BlockIDs) != len(r.BlockHeights) || len(r.BlockIDs) != len(r.SubtreeIdxs):
+		return malformed("blockIDs/blockHeights/subtreeIdxs lengths %d/%d/%d differ", len(r.BlockIDs), len(r.BlockHeights), len(r.SubtreeIdxs))
+	case r.SpentExtraRecs > r.TotalExtraRecs:
+		return malformed("spentExtraRecs %d > totalExtraRecs %d", r.SpentExtraRecs, r.TotalExtraRecs)
+	case r.Index == 0 && r.FirstVout != 0:
+		return malformed("master record with firstVout %d", r.FirstVout)
+	case uint64(r.FirstVout)+uint64(len(r.Utxos)) > 1<<32:
+		return malformed("outputs beyond vout 2^32")
+	case len(r.TxInpoints.ParentTxHashes) != len(r.TxInpoints.Idxs):
+		return malformed("txInpoints parents/indices lengths differ")
+	}
+	for k := range r.UtxoSpendableIn {
+		if uint64(k) >= uint64(len(r.Utxos)) {
+			return malformed("utxoSpendableIn offset %d beyond %d outputs", k, len(r.Utxos))
+		}
+	}
+	for _, ra := range r.Reassignments {
+		if uint64(ra.Offset) >= uint64(len(r.Utxos)) {
+			return malformed("reassignment offset %d beyond %d outputs", ra.Offset, len(r.Utxos))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package record
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestRecordRoundTrip(t *testing.T) {
+	cases := map[string]*Record{
+		"empty master": {TxID: h("e")},
+		"rich master":  richRecord(),
+		"child": {
+			TxID: h("big"), Index: 2, FirstVout: 40000,
+			Utxos:       []Entry{NewUnspentEntry(hn("b", 1)), NewSpentEntry(hn("b", 2), sd("x", 0))},
+			RecordUtxos: 2, SpentUtxos: 1, Version: 1, Fee: 10, IsCoinbase: false, Locked: true, DeleteAtHeight: 77,
+		},
+		"external no tx": {TxID: h("ext"), External: true, Utxos: []Entry{nil, nil}, TotalUtxos: 2},
+		"empty tx bytes": {TxID: h("emptytx"), Tx: []byte{}},
+		"negative createdAt": {TxID: h("neg"), CreatedAt: -5},
+	}
+	for name, rec := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := rec.Validate(); err != nil {
+				t.Fatalf("fixture invalid: %v", err)
+			}
+			b := rec.Encode()
+			if b[0] != FormatVersion {
+				t.Fatalf("first byte %d", b[0])
+			}
+			got := mustDecode(t, b)
+			if !reflect.DeepEqual(normalize(rec), normalize(got)) {
+				t.Fatalf("round trip:\nwant %+v\ngot  %+v", rec, got)
+			}
+			if !bytes.Equal(got.Encode(), b) {
+				t.Fatal("re-encoding differs")
+			}
+			if (rec.Tx == nil) != (got.Tx == nil) {
+				t.Fatal("nil vs empty Tx not preserved")
+			}
+		})
+	}
+}
+
+// normalize maps empty collections to nil so DeepEqual compares content.
+func normalize(r *Record) *Record {
+	c := r.Clone()
+	if len(c.UtxoSpendableIn) == 0 {
+		c.UtxoSpendableIn = nil
+	}
+	if len(c.Utxos) == 0 {
+		c.Utxos = nil
+	}
+	for i, e := range c.Utxos {
+		if len(e) == 0 {
+			c.Utxos[i] = nil
+		}
+	}
+	return c
+}
+
+func TestDecodeRejects(t *testing.T) {
+	valid := richRecord().Encode()
+	mutate := func(f func(r *Record)) []byte {
+		r := richRecord()
+		f(r)
+		return r.Encode()
+	}
+	cases := map[string]struct {
+		b    []byte
+		code ErrorCode
+	}{
+		"empty":               {nil, CodeMalformed},
+		"unknown version":     {append([]byte{2}, valid[1:]...), CodeUnsupportedVersion},
+		"version zero":        {append([]byte{0}, valid[1:]...), CodeUnsupportedVersion},
+		"truncated":           {valid[:len(valid)-1], CodeMalformed},
+		"trailing":            {append(bytes.Clone(valid), 0), CodeMalformed},
+		"unknown flag":        {append([]byte{1, 0x80, 0x01}, valid[2:]...), CodeMalformed},
+		"recordUtxos wrong":   {mutate(func(r *Record) { r.RecordUtxos++ }), CodeMalformed},
+		"spentUtxos wrong":    {mutate(func(r *Record) { r.SpentUtxos = 0 }), CodeMalformed},
+		"frozen flag wrong":   {mutate(func(r *Record) { r.Frozen = false }), CodeMalformed},
+		"bad entry size":      {mutate(func(r *Record) { r.Utxos[0] = r.Utxos[0][:31] }), CodeMalformed},
+		"block lists differ":  {mutate(func(r *Record) { r.BlockHeights = r.BlockHeights[:1] }), CodeMalformed},
+		"spentExtra > total":  {mutate(func(r *Record) { r.SpentExtraRecs = 1 }), CodeMalformed},
+		"spendableIn range":   {mutate(func(r *Record) { r.UtxoSpendableIn[5] = 1 }), CodeMalformed},
+		"reassignment range":  {mutate(func(r *Record) { r.Reassignments[0].Offset = 9 }), CodeMalformed},
+		"master with vout":    {mutate(func(r *Record) { r.FirstVout = 1 }), CodeMalformed},
+		"hostile utxos count": {append(mutate(func(r *Record) { r.Utxos = nil; r.RecordUtxos, r.SpentUtxos, r.Frozen = 0, 0, false })[:len(mutate(func(r *Record) { r.Utxos = nil; r.RecordUtxos, r.SpentUtxos, r.Frozen = 0, 0, false }))-1], 0xff, 0xff, 0xff, 0xff, 0x0f), CodeMalformed},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode(c.b)
+			var e *Error
+			if !errors.As(err, &e) || e.Code != c.code {
+				t.Fatalf("got %v, want code %v", err, c.code)
+			}
+		})
+	}
+}
+
+func TestDecodeEveryTruncation(t *testing.T) {
+	valid := richRecord().Encode()
+	for i := range valid {
+		if _, err := Decode(valid[:i]); err == nil {
+			t.Fatalf("prefix of %d bytes decoded", i)
+		}
+	}
+}
+
+func TestDecodeDoesNotAlias(t *testing.T) {
+	b := richRecord().Encode()
+	r := mustDecode(t, b)
+	want := r.Encode()
+	for i := range b {
+		b[i] = 0
+	}
+	if !bytes.Equal(r.Encode(), want) {
+		t.Fatal("decoded record aliases its input")
+	}
+}
+
+func TestEncodeCompact(t *testing.T) {
+	// A fresh 2-output unmined tx record: the utxo entries dominate.
+	r := &Record{TxID: h("c"), Utxos: []Entry{NewUnspentEntry(h("a")), NewUnspentEntry(h("b"))}, RecordUtxos: 2, TotalUtxos: 2, UnminedSince: 800000, CreatedAt: 1_700_000_000_000}
+	if n := len(r.Encode()); n > 32+2*33+40 {
+		t.Fatalf("encoding is %d bytes", n)
+	}
+}
+
+func BenchmarkDecode20000(b *testing.B) {
+	r := &Record{TxID: h("bench")}
+	for i := range 20000 {
+		if i%3 == 0 {
+			r.Utxos = append(r.Utxos, NewSpentEntry(hn("b", i), sd("s", uint32(i))))
+			r.SpentUtxos++
+		} else {
+			r.Utxos = append(r.Utxos, NewUnspentEntry(hn("b", i)))
+		}
+		r.RecordUtxos++
+	}
+	enc := r.Encode()
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncode20000(b *testing.B) {
+	r := &Record{TxID: h("bench")}
+	for i := range 20000 {
+		r.Utxos = append(r.Utxos, NewUnspentEntry(hn("b", i)))
+		r.RecordUtxos++
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = r.Encode()
+	}
+}
