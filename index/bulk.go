@@ -1,0 +1,124 @@
+package index
+
+import (
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// DefaultFlushEvery is how many blocks a bulk import holds in memory
+// between flushes when the caller does not say.
+const DefaultFlushEvery = 1000
+
+// Bulk is an initial import that keeps addressBalance and txAddresses
+// values in memory across blocks and writes them, with the blocks'
+// other columns, in one batch every FlushEvery blocks. The bytes it leaves
+// are exactly those of connecting the same blocks one by one.
+//
+// While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock;
+// queries see the index as of the last flush. A crash loses the blocks
+// since the last flush and nothing else: each flush is one atomic batch.
+// If Connect fails the in-memory values may be half-updated, so the Bulk
+// is poisoned: it refuses further work and Close discards the blocks since
+// the last flush.
+type Bulk struct {
+	ix         *Index
+	ws         *workset
+	wb         *pebble.Batch
+	flushEvery int
+	pending    int
+	tip        uint32
+	hasTip     bool
+	err        error
+}
+
+// BeginBulk starts a bulk import. flushEvery <= 0 means DefaultFlushEvery.
+func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if err := ix.writable(); err != nil {
+		return nil, err
+	}
+	if flushEvery <= 0 {
+		flushEvery = DefaultFlushEvery
+	}
+	bk := &Bulk{ix: ix, ws: newWorkset(ix), wb: ix.db.NewBatch(), flushEvery: flushEvery, tip: ix.tip, hasTip: ix.hasTip}
+	ix.bulk = bk
+	return bk, nil
+}
+
+// Connect adds the next block.
+func (bk *Bulk) Connect(b *Block) error {
+	ix := bk.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if bk.err != nil {
+		return bk.err
+	}
+	if bk.hasTip && b.Height != bk.tip+1 {
+		return fmt.Errorf("%w: tip is %d, block is %d", ErrNotNext, bk.tip, b.Height)
+	}
+	if err := ix.connect(bk.ws, bk.wb, b); err != nil {
+		bk.err = fmt.Errorf("index: bulk import stopped at block %d: %w", b.Height, err)
+		return bk.err
+	}
+	bk.hasTip, bk.tip = true, b.Height
+	bk.pending++
+	if bk.pending >= bk.flushEvery {
+		return bk.flush()
+	}
+	return nil
+}
+
+// Flush writes the blocks held so far.
+func (bk *Bulk) Flush() error {
+	bk.ix.mu.Lock()
+	defer bk.ix.mu.Unlock()
+	if bk.err != nil {
+		return bk.err
+	}
+	return bk.flush()
+}
+
+func (bk *Bulk) flush() error {
+	if bk.pending == 0 {
+		return nil
+	}
+	err := bk.ws.flush(bk.wb)
+	if err == nil {
+		err = bk.wb.Commit(bk.ix.wo)
+	}
+	bk.wb.Close()
+	bk.wb = bk.ix.db.NewBatch()
+	if err != nil {
+		bk.err = fmt.Errorf("index: bulk flush: %w", err)
+		return bk.err
+	}
+	bk.pending = 0
+	bk.ix.hasTip, bk.ix.tip = bk.hasTip, bk.tip
+	return nil
+}
+
+// Close flushes (unless poisoned) and hands the index back.
+func (bk *Bulk) Close() error {
+	bk.ix.mu.Lock()
+	defer bk.ix.mu.Unlock()
+	if bk.ix.bulk != bk {
+		return ErrClosed
+	}
+	return bk.finish()
+}
+
+// finish is Close with the index lock held; Index.Close uses it too.
+func (bk *Bulk) finish() error {
+	err := bk.err
+	if err == nil {
+		err = bk.flush()
+	}
+	bk.wb.Close()
+	bk.ix.bulk = nil
+	if bk.err == nil {
+		bk.err = ErrClosed
+	}
+	return err
+}

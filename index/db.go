@@ -1,0 +1,187 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// DefaultRollbackBlocks is Blockbook's default number of blocks kept in
+// blockTxs.
+const DefaultRollbackBlocks = 300
+
+// Options configure Open.
+type Options struct {
+	// Coin names the chain, as Blockbook's "coin" (e.g. "Bitcoin"). Required;
+	// an existing index for another coin is refused.
+	Coin string
+	// RollbackBlocks is how many recent blocks can be disconnected.
+	// Zero means DefaultRollbackBlocks.
+	RollbackBlocks int
+	// NoSync commits block batches without waiting for fsync. A crash may
+	// then lose the last blocks, but never leaves a partial block.
+	NoSync bool
+	// RefuseUnclean makes Open refuse an index whose dbState was left open.
+	RefuseUnclean bool
+	// Pebble overrides the Pebble options (nil: defaults, quiet logger).
+	Pebble *pebble.Options
+}
+
+// Index is an open address index. Its methods are safe for concurrent use:
+// queries share, writes are exclusive.
+type Index struct {
+	mu      sync.RWMutex
+	dir     string
+	db      *pebble.DB
+	opts    Options
+	wo      *pebble.WriteOptions
+	state   *internalState
+	unclean bool
+
+	hasTip bool
+	tip    uint32
+
+	bulk *Bulk // non-nil while a bulk import owns the index
+}
+
+// Open opens or creates the index in dir, checks its internal state and
+// marks it open.
+func Open(dir string, opts Options) (*Index, error) {
+	if opts.Coin == "" {
+		return nil, errors.New("index: Options.Coin is required")
+	}
+	if opts.RollbackBlocks <= 0 {
+		opts.RollbackBlocks = DefaultRollbackBlocks
+	}
+	po := opts.Pebble
+	if po == nil {
+		po = &pebble.Options{Logger: quietLogger{}}
+	}
+	db, err := pebble.Open(dir, po)
+	if err != nil {
+		return nil, fmt.Errorf("index: open %s: %w", dir, err)
+	}
+	ix := &Index{dir: dir, db: db, opts: opts, wo: pebble.Sync}
+	if opts.NoSync {
+		ix.wo = pebble.NoSync
+	}
+	if err := ix.loadState(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+func (ix *Index) loadState() error {
+	val, err := ix.get(cfDefault, []byte(internalStateKey))
+	if err != nil {
+		return err
+	}
+	if val == nil {
+		ix.state = newInternalState(ix.opts.Coin)
+	} else {
+		if ix.state, err = unpackInternalState(val); err != nil {
+			return err
+		}
+		if err := ix.state.check(ix.dir, ix.opts.Coin, ix.opts.RefuseUnclean); err != nil {
+			return err
+		}
+		ix.unclean = ix.state.DbState == dbStateOpen
+	}
+	if err := ix.loadTip(); err != nil {
+		return err
+	}
+	ix.state.DbState = dbStateOpen
+	return ix.storeState()
+}
+
+// loadTip finds the highest height key; that block is the tip.
+func (ix *Index) loadTip() error {
+	lo, hi := cfHeight.bounds()
+	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	if it.Last() {
+		bi, err := unpackBlockInfo(it.Key()[1:], it.Value())
+		if err != nil {
+			return err
+		}
+		ix.hasTip, ix.tip = true, bi.Height
+	}
+	return it.Error()
+}
+
+func (ix *Index) storeState() error {
+	ix.state.BestHeight = ix.tip
+	val, err := ix.state.pack()
+	if err != nil {
+		return err
+	}
+	return ix.db.Set(cfDefault.key([]byte(internalStateKey)), val, pebble.Sync)
+}
+
+// UncleanShutdown reports whether Open found the index not closed, as
+// Blockbook warns "database was left in open state". The data is still at
+// a block boundary because every write is one atomic batch.
+func (ix *Index) UncleanShutdown() bool { return ix.unclean }
+
+// MarkInconsistent records dbState inconsistent, for a caller that knows
+// the index no longer matches the chain; Open will then refuse it.
+func (ix *Index) MarkInconsistent() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.db == nil {
+		return ErrClosed
+	}
+	ix.state.DbState = dbStateInconsistent
+	return ix.storeState()
+}
+
+// Close flushes an open bulk import, records dbState closed and closes
+// the database.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.db == nil {
+		return ErrClosed
+	}
+	var err error
+	if ix.bulk != nil {
+		err = ix.bulk.finish()
+	}
+	if err == nil && ix.state.DbState == dbStateOpen {
+		ix.state.DbState = dbStateClosed
+		err = ix.storeState()
+	}
+	if cerr := ix.db.Close(); err == nil {
+		err = cerr
+	}
+	ix.db = nil
+	return err
+}
+
+// get returns a copy of the value, or nil when the key is absent.
+func (ix *Index) get(c column, key []byte) ([]byte, error) {
+	val, closer, err := ix.db.Get(c.key(key))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index: read %s: %w", c, err)
+	}
+	defer closer.Close()
+	return append(make([]byte, 0, len(val)), val...), nil
+}
+
+// quietLogger keeps Pebble's informational chatter out of the caller's
+// output; fatal errors still stop the process as Pebble expects.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	pebble.DefaultLogger.Fatalf(format, args...)
+}

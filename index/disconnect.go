@@ -1,0 +1,336 @@
+package index
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/cockroachdb/pebble"
+)
+
+// DisconnectBlock removes the tip block, which must have the given height
+// and hash, in one atomic batch. It uses the block's blockTxs entry to
+// find the spent outputs and its txAddresses entries to find the amounts,
+// and leaves every column as it was before the block was connected.
+func (ix *Index) DisconnectBlock(height uint32, hash chainhash.Hash) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if err := ix.writable(); err != nil {
+		return err
+	}
+	if !ix.hasTip || height != ix.tip {
+		return fmt.Errorf("%w: tip is %d (present: %v), asked for %d", ErrNotTip, ix.tip, ix.hasTip, height)
+	}
+	bi, err := ix.blockInfo(height)
+	if err != nil {
+		return err
+	}
+	if bi == nil || bi.Hash != hash {
+		return fmt.Errorf("%w: block %d is not %s", ErrNotTip, height, hash)
+	}
+	key := packUint32(height)
+	val, err := ix.get(cfBlockTxs, key)
+	if err != nil {
+		return err
+	}
+	if val == nil {
+		return fmt.Errorf("%w: no blockTxs for height %d", ErrRollbackTooDeep, height)
+	}
+	btxs, err := unpackBlockTxs(key, val)
+	if err != nil {
+		return err
+	}
+	wb := ix.db.NewBatch()
+	defer wb.Close()
+	if err := ix.disconnect(wb, height, btxs); err != nil {
+		return err
+	}
+	if err := wb.Commit(ix.wo); err != nil {
+		return fmt.Errorf("index: disconnect block %d: %w", height, err)
+	}
+	ix.hasTip = height > 0
+	ix.tip = height - 1
+	if !ix.hasTip {
+		ix.tip = 0
+	}
+	return ix.checkEmptyTip()
+}
+
+// checkEmptyTip handles a disconnect that removed the lowest indexed
+// block of an index that did not start at genesis.
+func (ix *Index) checkEmptyTip() error {
+	if !ix.hasTip {
+		return nil
+	}
+	bi, err := ix.blockInfo(ix.tip)
+	if err != nil {
+		return err
+	}
+	if bi == nil {
+		ix.hasTip, ix.tip = false, 0
+	}
+	return nil
+}
+
+// undo collects the changes of a disconnect before they are written.
+type undo struct {
+	ix     *Index
+	height uint32
+	inBlk  map[chainhash.Hash]*txAddresses
+	prev   map[chainhash.Hash]*txAddresses // earlier txs whose outputs get unspent
+	bal    map[string]*addrBalance
+	pairs  map[string]map[chainhash.Hash]struct{} // address -> txs of this block
+}
+
+func (u *undo) balance(addrDesc []byte) (*addrBalance, error) {
+	if ab, ok := u.bal[string(addrDesc)]; ok {
+		return ab, nil
+	}
+	ab, err := u.ix.loadBalance(addrDesc)
+	if err != nil {
+		return nil, err
+	}
+	if ab == nil {
+		return nil, corrupt(cfAddressBalance, addrDesc, "missing while disconnecting block %d", u.height)
+	}
+	u.bal[string(addrDesc)] = ab
+	return ab, nil
+}
+
+// touch records that addrDesc occurs in txid, once per pair, which is how
+// connect counted the address's transactions.
+func (u *undo) touch(addrDesc []byte, txid *chainhash.Hash) {
+	m := u.pairs[string(addrDesc)]
+	if m == nil {
+		m = make(map[chainhash.Hash]struct{})
+		u.pairs[string(addrDesc)] = m
+	}
+	m[*txid] = struct{}{}
+}
+
+func (ix *Index) disconnect(wb *pebble.Batch, height uint32, btxs []blockTx) error {
+	u := &undo{ix: ix, height: height,
+		inBlk: make(map[chainhash.Hash]*txAddresses, len(btxs)),
+		prev:  make(map[chainhash.Hash]*txAddresses),
+		bal:   make(map[string]*addrBalance),
+		pairs: make(map[string]map[chainhash.Hash]struct{}),
+	}
+	tas := make([]*txAddresses, len(btxs))
+	for i := range btxs {
+		key := packedHash(&btxs[i].txid)
+		val, err := ix.get(cfTxAddresses, key)
+		if err != nil {
+			return err
+		}
+		if val == nil {
+			return corrupt(cfTxAddresses, key, "missing while disconnecting block %d", height)
+		}
+		if tas[i], err = unpackTxAddresses(key, val); err != nil {
+			return err
+		}
+		if len(tas[i].inputs) != len(btxs[i].inputs) {
+			return corrupt(cfBlockTxs, packUint32(height), "tx %s has %d inputs, txAddresses has %d", btxs[i].txid, len(btxs[i].inputs), len(tas[i].inputs))
+		}
+		u.inBlk[btxs[i].txid] = tas[i]
+	}
+	// Inputs first, the reverse of connect: restore what they spent.
+	for i := range btxs {
+		if err := u.inputs(&btxs[i], tas[i]); err != nil {
+			return err
+		}
+	}
+	for i := range btxs {
+		if err := u.outputs(&btxs[i], tas[i]); err != nil {
+			return err
+		}
+	}
+	return u.write(wb, btxs)
+}
+
+func (u *undo) inputs(bt *blockTx, ta *txAddresses) error {
+	for i := range ta.inputs {
+		in := &ta.inputs[i]
+		if len(in.addrDesc) == 0 {
+			continue // coinbase, or spending an output that was never indexed
+		}
+		po := &bt.inputs[i]
+		var prevHeight uint32
+		_, sameBlock := u.inBlk[po.txid]
+		if !sameBlock {
+			pta, err := u.prevTx(&po.txid)
+			if err != nil {
+				return err
+			}
+			if int(po.vout) >= len(pta.outputs) || po.vout < 0 || !pta.outputs[po.vout].spent {
+				return corrupt(cfTxAddresses, packedHash(&po.txid), "output %d is not spent but block %d spends it", po.vout, u.height)
+			}
+			pta.outputs[po.vout].spent = false
+			prevHeight = pta.height
+		}
+		if !indexable(in.addrDesc) {
+			continue
+		}
+		ab, err := u.balance(in.addrDesc)
+		if err != nil {
+			return err
+		}
+		if ab.sent < in.value {
+			return corrupt(cfAddressBalance, in.addrDesc, "sent amount below %d while disconnecting block %d", in.value, u.height)
+		}
+		ab.sent -= in.value
+		ab.balance += in.value
+		u.touch(in.addrDesc, &bt.txid)
+		// An output of this same block is removed again by outputs().
+		if !sameBlock {
+			if err := u.ix.restoreUtxo(ab, in.addrDesc, utxo{txid: po.txid, vout: po.vout, height: prevHeight, value: in.value}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (u *undo) prevTx(txid *chainhash.Hash) (*txAddresses, error) {
+	if ta, ok := u.prev[*txid]; ok {
+		return ta, nil
+	}
+	key := packedHash(txid)
+	val, err := u.ix.get(cfTxAddresses, key)
+	if err != nil {
+		return nil, err
+	}
+	if val == nil {
+		return nil, corrupt(cfTxAddresses, key, "missing, but block %d spends it", u.height)
+	}
+	ta, err := unpackTxAddresses(key, val)
+	if err != nil {
+		return nil, err
+	}
+	u.prev[*txid] = ta
+	return ta, nil
+}
+
+func (u *undo) outputs(bt *blockTx, ta *txAddresses) error {
+	for i := range ta.outputs {
+		out := &ta.outputs[i]
+		if !indexable(out.addrDesc) {
+			continue
+		}
+		ab, err := u.balance(out.addrDesc)
+		if err != nil {
+			return err
+		}
+		if ab.balance < out.value {
+			return corrupt(cfAddressBalance, out.addrDesc, "balance below %d while disconnecting block %d", out.value, u.height)
+		}
+		ab.balance -= out.value
+		// Absent when an input of this block spent it.
+		ab.spendUtxo(&bt.txid, int32(i))
+		u.touch(out.addrDesc, &bt.txid)
+	}
+	return nil
+}
+
+func (u *undo) write(wb *pebble.Batch, btxs []blockTx) error {
+	for addrDesc, txs := range u.pairs {
+		ab := u.bal[addrDesc]
+		if ab.txs < uint32(len(txs)) {
+			return corrupt(cfAddressBalance, []byte(addrDesc), "%d transactions, block %d removes %d", ab.txs, u.height, len(txs))
+		}
+		ab.txs -= uint32(len(txs))
+		if err := wb.Delete(addressKey([]byte(addrDesc), u.height), nil); err != nil {
+			return err
+		}
+	}
+	for addrDesc, ab := range u.bal {
+		key := cfAddressBalance.key([]byte(addrDesc))
+		var err error
+		if ab.txs == 0 {
+			err = wb.Delete(key, nil)
+		} else {
+			ab.compact()
+			err = wb.Set(key, packAddrBalance(ab), nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for txid, ta := range u.prev {
+		if err := wb.Set(cfTxAddresses.key(packedHash(&txid)), packTxAddresses(ta), nil); err != nil {
+			return err
+		}
+	}
+	for i := range btxs {
+		key := packedHash(&btxs[i].txid)
+		if err := wb.Delete(cfTxAddresses.key(key), nil); err != nil {
+			return err
+		}
+		if err := wb.Delete(cfTransactions.key(key), nil); err != nil {
+			return err
+		}
+	}
+	if err := wb.Delete(heightKey(cfBlockTxs, u.height), nil); err != nil {
+		return err
+	}
+	return wb.Delete(heightKey(cfHeight, u.height), nil)
+}
+
+// restoreUtxo puts a utxo back where connect had appended it. The list
+// is ordered by (height, position of the tx in its block, vout), because
+// connect appends each block's outputs in that order and spends only
+// remove. Among utxos of the same height, the block position of each tx
+// comes from the address's addresses entry for that height, which lists
+// the txs with outputs to the address in block order (reversed).
+func (ix *Index) restoreUtxo(ab *addrBalance, addrDesc []byte, r utxo) error {
+	ab.compact()
+	us := ab.utxos
+	lo := sort.Search(len(us), func(i int) bool { return us[i].height >= r.height })
+	hi := sort.Search(len(us), func(i int) bool { return us[i].height > r.height })
+	at := lo
+	if lo < hi {
+		rank, err := ix.blockTxRanks(addrDesc, r.height)
+		if err != nil {
+			return err
+		}
+		rr, ok := rank[r.txid]
+		at = hi
+		for j := lo; j < hi && ok; j++ {
+			rj, okj := rank[us[j].txid]
+			if !okj {
+				ok = false
+				break
+			}
+			if rj > rr || (rj == rr && us[j].vout > r.vout) {
+				at = j
+				break
+			}
+		}
+		if !ok {
+			return corrupt(cfAddresses, addressKey(addrDesc, r.height)[1:], "does not list the utxos of height %d", r.height)
+		}
+	}
+	ab.utxos = append(ab.utxos, utxo{})
+	copy(ab.utxos[at+1:], ab.utxos[at:])
+	ab.utxos[at] = r
+	ab.byOutpoint = nil
+	return nil
+}
+
+// blockTxRanks returns the block order of the txs in which addrDesc
+// occurs at height.
+func (ix *Index) blockTxRanks(addrDesc []byte, height uint32) (map[chainhash.Hash]int, error) {
+	key := addressKey(addrDesc, height)[1:]
+	val, err := ix.get(cfAddresses, key)
+	if err != nil {
+		return nil, err
+	}
+	txs, err := unpackTxIndexes(key, val)
+	if err != nil {
+		return nil, err
+	}
+	rank := make(map[chainhash.Hash]int, len(txs))
+	for i := range txs {
+		rank[txs[i].txid] = len(txs) - 1 - i // stored newest first
+	}
+	return rank, nil
+}
