@@ -1,0 +1,20 @@
+// Package chain reads Bitcoin-family blocks and transactions as they are
+// stored on disk and sent over the wire, and holds the few BSV-specific
+// codecs the store needs (Extended Format, the UTXO hash).
+//
+// It is built for BSV's scale: a block may be gigabytes with millions of
+// transactions, and a single transaction may be far larger than Bitcoin's
+// 4 MB block limit. So blocks are read one transaction at a time
+// ([BlockReader]), and transactions are decoded by this package's own
+// decoder, which produces ordinary [wire.MsgTx] values but has none of
+// wire's size caps (see decode.go for why).
+//
+// Every parsed transaction keeps its exact bytes next to the parsed message
+// ([Tx]), so storing or re-sending it never needs a re-serialisation, and
+// its txid is computed once from those bytes.
+//
+// Malformed input always yields an error (a [*ParseError] naming the field,
+// the transaction index and the byte offset, wrapping a sentinel such as
+// [ErrTruncated]), never a panic, and a hostile length prefix never causes
+// an allocation larger than the bytes actually present.
+package chain

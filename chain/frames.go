@@ -1,0 +1,135 @@
+package chain
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"slices"
+)
+
+// FrameReader iterates the blocks of a Bitcoin Core style blk*.dat file:
+// each block is framed as 4-byte network magic, 4-byte little-endian
+// length, then the raw block.
+//
+// Bitcoin Core preallocates block files and fills them as blocks arrive, so
+// a file usually ends in zeros. A frame position holding a zero magic is
+// therefore read as the end of the data, not as corruption.
+type FrameReader struct {
+	r     *bufio.Reader
+	magic Magic
+	frame int64 // number of frame headers read so far
+	off   int64 // file offset of the current frame
+	next  int64 // file offset of the frame after it
+	cur   *BlockReader
+	err   error // sticky
+}
+
+const frameHeaderSize = 8
+
+// NewFrameReader reads frames from r. Every frame must carry magic; a zero
+// Magic accepts whatever the first frame carries and then insists on it.
+func NewFrameReader(r io.Reader, magic Magic) *FrameReader {
+	return &FrameReader{r: bufio.NewReaderSize(r, readerBufferSize), magic: magic}
+}
+
+// Magic is the network magic the frames carry (after the first frame when
+// the reader was created with a zero Magic).
+func (f *FrameReader) Magic() Magic { return f.magic }
+
+// Offset is the file offset of the frame returned by the last Next or
+// NextBlock call.
+func (f *FrameReader) Offset() int64 { return f.off }
+
+// Next returns a streaming reader for the next block, or io.EOF at the end
+// of data. Any part of the previous block not read is skipped. The
+// returned BlockReader's errors are *FrameError carrying the frame number
+// and offset; it also reports ErrTrailingBytes if the block ends before its
+// frame does.
+func (f *FrameReader) Next() (*BlockReader, error) {
+	size, err := f.nextFrame()
+	if err != nil {
+		return nil, err
+	}
+	frame, off := f.frame-1, f.off
+	wrap := func(err error) error { return &FrameError{Frame: frame, Offset: off, Err: err} }
+	br, err := newBlockReader(&stream{r: f.r, limit: int64(size)}, wrap)
+	if err != nil {
+		f.err = err
+		return nil, err
+	}
+	f.cur = br
+	return br, nil
+}
+
+// NextBlock reads the next whole block into memory and parses it, or
+// returns io.EOF at the end of data.
+func (f *FrameReader) NextBlock() (*Block, error) {
+	size, err := f.nextFrame()
+	if err != nil {
+		return nil, err
+	}
+	src := stream{r: f.r, limit: int64(size)}
+	raw, err := src.appendN(nil, uint64(size))
+	if err == nil {
+		var blk *Block
+		if blk, err = ParseBlock(raw); err == nil {
+			return blk, nil
+		}
+	}
+	f.err = &FrameError{Frame: f.frame - 1, Offset: f.off, Err: err}
+	return nil, f.err
+}
+
+// nextFrame skips what is left of the current frame and reads the next
+// frame header, returning the block length.
+func (f *FrameReader) nextFrame() (uint32, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	if cur := f.cur; cur != nil {
+		f.cur = nil
+		left, _ := cur.src.remaining()
+		n, err := f.r.Discard(int(left))
+		cur.src.n += int64(n)
+		if err != nil {
+			f.err = &FrameError{Frame: f.frame - 1, Offset: f.off, Err: readErr(err)}
+			return 0, f.err
+		}
+	}
+	f.off = f.next
+
+	var hdr [frameHeaderSize]byte
+	n, err := io.ReadFull(f.r, hdr[:4])
+	if err != nil {
+		if err == io.EOF || (err == io.ErrUnexpectedEOF && isZero(hdr[:n])) {
+			f.err = io.EOF // clean end, or short zero padding
+		} else {
+			f.err = &FrameError{Frame: f.frame, Offset: f.off, Err: fieldErr(readErr(err), 0, "frame magic")}
+		}
+		return 0, f.err
+	}
+	got := Magic(hdr[:4])
+	if got == (Magic{}) {
+		f.err = io.EOF // preallocation padding
+		return 0, f.err
+	}
+	if f.magic == (Magic{}) {
+		f.magic = got
+	}
+	if got != f.magic {
+		f.err = &FrameError{Frame: f.frame, Offset: f.off, Err: &MagicError{Offset: f.off, Want: f.magic, Got: got}}
+		return 0, f.err
+	}
+	if _, err := io.ReadFull(f.r, hdr[4:]); err != nil {
+		f.err = &FrameError{Frame: f.frame, Offset: f.off, Err: fieldErr(readErr(err), 4, "frame length")}
+		return 0, f.err
+	}
+	size := binary.LittleEndian.Uint32(hdr[4:])
+	f.frame++
+	f.next = f.off + frameHeaderSize + int64(size)
+	return size, nil
+}
+
+func isZero(b []byte) bool {
+	return !slices.ContainsFunc(b, func(c byte) bool { return c != 0 })
+}

@@ -1,0 +1,43 @@
+package chain
+
+import "encoding/hex"
+
+// Magic is the 4-byte network marker that starts every frame of a
+// blk*.dat file, in file byte order.
+type Magic [4]byte
+
+// Disk magics of the networks whose block files this package reads.
+//
+// Bitcoin SV (like Bitcoin ABC/Cash, from which it forked) writes block
+// files with Bitcoin's disk magic, f9beb4d9, even though its P2P magic is
+// e3e1f3e8; so MagicMainnet is the right value for BSV mainnet blk*.dat
+// files too.
+var (
+	MagicMainnet  = Magic{0xf9, 0xbe, 0xb4, 0xd9} // BTC, BSV and BCH mainnet
+	MagicTestnet3 = Magic{0x0b, 0x11, 0x09, 0x07} // BTC and BSV testnet
+	MagicRegtest  = Magic{0xfa, 0xbf, 0xb5, 0xda} // BTC and BSV regtest
+	// MagicBSVP2P is BSV/BCH's mainnet P2P magic. Nodes do not write it to
+	// block files, but some exporters do, so format detection accepts it.
+	MagicBSVP2P = Magic{0xe3, 0xe1, 0xf3, 0xe8}
+)
+
+// knownMagics drives format detection and error messages.
+var knownMagics = map[Magic]string{
+	MagicMainnet:  "mainnet",
+	MagicTestnet3: "testnet3",
+	MagicRegtest:  "regtest",
+	MagicBSVP2P:   "BSV mainnet P2P",
+}
+
+func (m Magic) String() string { return hex.EncodeToString(m[:]) }
+
+// Network names the network m belongs to, or "unknown".
+func (m Magic) Network() string {
+	if name, ok := knownMagics[m]; ok {
+		return name
+	}
+	if m == (Magic{}) {
+		return "zero padding"
+	}
+	return "unknown"
+}
