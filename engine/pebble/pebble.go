@@ -1,0 +1,175 @@
+// Package pebble is the utxostore engine on github.com/cockroachdb/pebble:
+// the embedded alternative to Sozu and the baseline every benchmark compares
+// against.
+//
+//	e, err := pebble.Open(dir, pebble.Options{Sync: engine.SyncAlways})
+//
+// Records, the three secondary indexes, time-to-live entries and metadata
+// are ranges of one pebble key space (see layout.go). Writers are
+// serialized while they read and build their batch, and wait for the
+// write-ahead log's fsync outside the lock, so concurrent callers share one
+// fsync (group commit).
+package pebble
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	pebbledb "github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// Name is the engine's registered name and the owner written in its data
+// directory's marker.
+const Name = "pebble"
+
+// Subdir is the directory under the data directory that holds pebble's
+// files, so that the marker and pebble's own files never mix.
+const Subdir = "pebble"
+
+// Options configure Open. The zero value is the durable default.
+type Options struct {
+	// Sync chooses when writes become durable; SyncAlways by default.
+	Sync engine.SyncMode
+	// CacheSize is the block cache in bytes; 0 means 64 MiB.
+	CacheSize int64
+	// MemTableSize is the size of one memtable in bytes; 0 means 64 MiB.
+	// Larger memtables absorb more updates of hot records before they
+	// reach a level, at the cost of memory and longer WAL replay.
+	MemTableSize uint64
+	// BloomBitsPerKey sizes the sstable bloom filters that let a create of
+	// a new key skip reading blocks; 0 means 10, negative disables them.
+	BloomBitsPerKey int
+}
+
+func (o Options) withDefaults() Options {
+	if o.CacheSize == 0 {
+		o.CacheSize = 64 << 20
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 64 << 20
+	}
+	if o.BloomBitsPerKey == 0 {
+		o.BloomBitsPerKey = 10
+	}
+	return o
+}
+
+// Engine implements engine.Engine on one pebble database.
+type Engine struct {
+	db   *pebbledb.DB
+	sync engine.SyncMode
+	// wo is the write option of every mutation: Sync under SyncAlways,
+	// NoSync under SyncBlock.
+	wo *pebbledb.WriteOptions
+
+	// life is held shared by every call and exclusively by Close, so Close
+	// waits for calls in flight and pebble is never used after its Close.
+	life   sync.RWMutex
+	closed bool
+
+	// writer serializes read-modify-writes: a writer holds it while it
+	// reads current values, runs the UpdateFuncs and applies its batch to
+	// the memtable, and releases it before waiting for the WAL fsync.
+	writer sync.Mutex
+	// unsynced counts batches applied to the memtable whose WAL fsync is
+	// still awaited (SyncAlways only).
+	unsynced atomic.Int64
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// Open claims dir for this engine and opens (or creates) the store in
+// dir/pebble. A directory claimed by another engine is refused before
+// anything in it is read or written.
+func Open(dir string, opts Options) (*Engine, error) {
+	if err := engine.ClaimDir(dir, Name); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	cache := pebbledb.NewCache(opts.CacheSize)
+	defer cache.Unref() // pebble holds its own reference
+	po := &pebbledb.Options{
+		Cache:              cache,
+		MemTableSize:       opts.MemTableSize,
+		FormatMajorVersion: pebbledb.FormatNewest,
+	}
+	po.Levels = make([]pebbledb.LevelOptions, 7)
+	for i := range po.Levels {
+		if opts.BloomBitsPerKey > 0 {
+			po.Levels[i].FilterPolicy = bloom.FilterPolicy(opts.BloomBitsPerKey)
+		}
+	}
+	db, err := pebbledb.Open(filepath.Join(dir, Subdir), po)
+	if err != nil {
+		return nil, fmt.Errorf("pebble: opening %s: %w", dir, err)
+	}
+	e := &Engine{db: db, sync: opts.Sync, wo: pebbledb.Sync}
+	if opts.Sync == engine.SyncBlock {
+		e.wo = pebbledb.NoSync
+	}
+	if err := e.checkVersion(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// checkVersion stamps a new store with the layout version and refuses a
+// store written with another one.
+func (e *Engine) checkVersion() error {
+	v, closer, err := e.db.Get([]byte{prefixVersion})
+	if errors.Is(err, pebbledb.ErrNotFound) {
+		return e.db.Set([]byte{prefixVersion}, []byte(layoutVersion), pebbledb.Sync)
+	}
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	if string(v) != layoutVersion {
+		return fmt.Errorf("pebble: store has layout version %q, this build reads %q", v, layoutVersion)
+	}
+	return nil
+}
+
+// Name implements engine.Engine.
+func (e *Engine) Name() string { return Name }
+
+// enter admits a call unless the engine is closed; leave ends it.
+func (e *Engine) enter() error {
+	e.life.RLock()
+	if e.closed {
+		e.life.RUnlock()
+		return engine.ErrClosed
+	}
+	return nil
+}
+
+func (e *Engine) leave() { e.life.RUnlock() }
+
+// Close implements engine.Engine. It syncs the WAL first, so that under
+// SyncBlock a clean shutdown loses nothing.
+func (e *Engine) Close() error {
+	e.life.Lock()
+	defer e.life.Unlock()
+	if e.closed {
+		return engine.ErrClosed
+	}
+	e.closed = true
+	return errors.Join(e.db.LogData(nil, pebbledb.Sync), e.db.Close())
+}
+
+// Metrics returns pebble's metrics: DiskSpaceUsage() is the bytes on disk,
+// Total().WriteAmp() the LSM's write amplification. Nil after Close.
+func (e *Engine) Metrics() *pebbledb.Metrics {
+	if e.enter() != nil {
+		return nil
+	}
+	defer e.leave()
+	return e.db.Metrics()
+}

@@ -1,0 +1,113 @@
+package pebble_test
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/enginetest"
+	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/engine/pebble"
+)
+
+// opener returns a harness Open for the sync mode; a small memtable keeps
+// the tests' memory down and makes flushes happen.
+func opener(mode engine.SyncMode) func(testing.TB, string) engine.Engine {
+	return func(t testing.TB, dir string) engine.Engine {
+		t.Helper()
+		e, err := pebble.Open(dir, pebble.Options{Sync: mode, MemTableSize: 4 << 20, CacheSize: 8 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+}
+
+func TestConformance(t *testing.T) {
+	enginetest.Run(t, enginetest.Harness{Open: opener(engine.SyncAlways), Persistent: true})
+}
+
+func TestConformanceSyncBlock(t *testing.T) {
+	enginetest.Run(t, enginetest.Harness{Open: opener(engine.SyncBlock), Persistent: true})
+}
+
+// The differential runs under SyncBlock: it checks semantics, not
+// durability, and a million fsyncs would take far too long with -long.
+func TestDifferential(t *testing.T) {
+	e := opener(engine.SyncBlock)(t, t.TempDir())
+	ref := memory.New()
+	defer ref.Close()
+	defer e.Close()
+	enginetest.Differential(t, ref, e, 1, enginetest.DifferentialOps())
+}
+
+func TestRefusesAnotherEnginesDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := engine.ClaimDir(dir, "sozu"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "layer0.dat"), []byte("not pebble"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	_, err := pebble.Open(dir, pebble.Options{})
+	var wrong *engine.WrongEngineError
+	if !errors.As(err, &wrong) || wrong.Found != "sozu" {
+		t.Fatalf("opening a sozu directory: got %v, want a WrongEngineError naming sozu", err)
+	}
+	if after := snapshot(t, dir); after != before {
+		t.Fatalf("a refused open changed the directory:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+func TestRefusesUnmarkedDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "stray"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	if _, err := pebble.Open(dir, pebble.Options{}); err == nil {
+		t.Fatal("opened a non-empty directory without a marker")
+	}
+	if after := snapshot(t, dir); after != before {
+		t.Fatal("a refused open changed the directory")
+	}
+}
+
+// snapshot lists every path under dir with its mode and a hash of its
+// contents.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s %v", path, info.Mode())
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			line += fmt.Sprintf(" %x", sha256.Sum256(b))
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
