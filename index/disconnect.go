@@ -150,10 +150,10 @@ func (ix *Index) disconnect(wb *pebble.Batch, height uint32, btxs []blockTx) err
 func (u *undo) inputs(bt *blockTx, ta *txAddresses) error {
 	for i := range ta.inputs {
 		in := &ta.inputs[i]
-		if len(in.addrDesc) == 0 {
-			continue // coinbase, or spending an output that was never indexed
-		}
 		po := &bt.inputs[i]
+		if po.txid == (chainhash.Hash{}) {
+			continue // coinbase
+		}
 		var prevHeight uint32
 		_, sameBlock := u.inBlk[po.txid]
 		if !sameBlock {
@@ -161,8 +161,16 @@ func (u *undo) inputs(bt *blockTx, ta *txAddresses) error {
 			if err != nil {
 				return err
 			}
-			if int(po.vout) >= len(pta.outputs) || po.vout < 0 || !pta.outputs[po.vout].spent {
-				return corrupt(cfTxAddresses, packedHash(&po.txid), "output %d is not spent but block %d spends it", po.vout, u.height)
+			if pta == nil || po.vout < 0 || int(po.vout) >= len(pta.outputs) {
+				if len(in.addrDesc) == 0 {
+					continue // the spent output was never indexed
+				}
+				return corrupt(cfTxAddresses, packedHash(&po.txid), "has no output %d, but block %d spends it", po.vout, u.height)
+			}
+			// Connect marks the output spent even when its script is
+			// empty, so undo that even for an empty addrDesc.
+			if !pta.outputs[po.vout].spent {
+				return corrupt(cfTxAddresses, packedHash(&po.txid), "output %d is not spent, but block %d spends it", po.vout, u.height)
 			}
 			pta.outputs[po.vout].spent = false
 			prevHeight = pta.height
@@ -190,6 +198,7 @@ func (u *undo) inputs(bt *blockTx, ta *txAddresses) error {
 	return nil
 }
 
+// prevTx returns an earlier transaction, nil when it is not indexed.
 func (u *undo) prevTx(txid *chainhash.Hash) (*txAddresses, error) {
 	if ta, ok := u.prev[*txid]; ok {
 		return ta, nil
@@ -200,7 +209,7 @@ func (u *undo) prevTx(txid *chainhash.Hash) (*txAddresses, error) {
 		return nil, err
 	}
 	if val == nil {
-		return nil, corrupt(cfTxAddresses, key, "missing, but block %d spends it", u.height)
+		return nil, nil
 	}
 	ta, err := unpackTxAddresses(key, val)
 	if err != nil {

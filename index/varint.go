@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	vlq "github.com/bsm/go-vlq"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
 // The append helpers write Blockbook's primitive types.

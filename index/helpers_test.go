@@ -1,0 +1,136 @@
+package index
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/cockroachdb/pebble"
+)
+
+func openTest(t testing.TB, dir string, opts Options) *Index {
+	t.Helper()
+	if opts.Coin == "" {
+		opts.Coin = "Bitcoin"
+	}
+	ix, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return ix
+}
+
+// snapshot is every key and value of one column, hex encoded, keyed
+// without the prefix.
+type snapshot map[string]string
+
+// dump reads the columns straight from Pebble, bypassing the codecs.
+func dump(t testing.TB, ix *Index, c column) snapshot {
+	t.Helper()
+	lo, hi := c.bounds()
+	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	s := snapshot{}
+	for it.First(); it.Valid(); it.Next() {
+		s[hex.EncodeToString(it.Key()[1:])] = hex.EncodeToString(it.Value())
+	}
+	return s
+}
+
+// dataColumns are the columns whose bytes must round-trip; default holds
+// the internal state, which carries a timestamp.
+var dataColumns = []column{cfHeight, cfAddresses, cfBlockTxs, cfTransactions, cfFiatRates, cfAddressBalance, cfTxAddresses}
+
+func dumpAll(t testing.TB, ix *Index) map[column]snapshot {
+	m := map[column]snapshot{}
+	for _, c := range dataColumns {
+		m[c] = dump(t, ix, c)
+	}
+	return m
+}
+
+// diffColumns describes the first differences between two dumps.
+func diffColumns(want, got map[column]snapshot) string {
+	var sb strings.Builder
+	for _, c := range dataColumns {
+		w, g := want[c], got[c]
+		keys := map[string]bool{}
+		for k := range w {
+			keys[k] = true
+		}
+		for k := range g {
+			keys[k] = true
+		}
+		var ks []string
+		for k := range keys {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		n := 0
+		for _, k := range ks {
+			if w[k] != g[k] && n < 5 {
+				fmt.Fprintf(&sb, "%s key %s:\n  want %q\n  got  %q\n", c, k, w[k], g[k])
+				n++
+			}
+		}
+	}
+	return sb.String()
+}
+
+// hashOf builds a hash whose internal (btcd) byte 0 is b, so its stored
+// (display-order) form ends in b.
+func hashOf(b byte) chainhash.Hash {
+	var h chainhash.Hash
+	h[0] = b
+	return h
+}
+
+// packedHex is the stored form of hashOf(b), written independently of
+// the code under test: 31 zero bytes, then b.
+func packedHex(b byte) string {
+	return strings.Repeat("00", 31) + fmt.Sprintf("%02x", b)
+}
+
+func unhex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		t.Fatalf("bad hex %q: %v", s, err)
+	}
+	return b
+}
+
+// sharedData finds ../shared/data next to the module root, or skips.
+func sharedData(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("no go.mod above the test directory; shared test data unavailable")
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, "..", "shared", "data", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared test data %s not found (it lives outside the module, next to its root): %v", p, err)
+	}
+	return p
+}
+
+var _ = bytes.Equal

@@ -1,0 +1,162 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func connectAll(t testing.TB, ix *Index, chain []*Block) {
+	t.Helper()
+	for _, b := range chain {
+		if err := ix.ConnectBlock(b); err != nil {
+			t.Fatalf("connect %d: %v", b.Height, err)
+		}
+	}
+}
+
+// Connecting and then disconnecting every block, one at a time, returns
+// every column to the bytes it had before each connect.
+func TestConnectDisconnectRoundTrip(t *testing.T) {
+	for _, chain := range [][]*Block{goldenChain(), genChain(1, 80), genChain(2, 80), genChain(6, 200)} {
+		ix := openTest(t, t.TempDir(), Options{RollbackBlocks: 1000, NoSync: true})
+		var before []map[column]snapshot
+		for _, b := range chain {
+			before = append(before, dumpAll(t, ix))
+			if err := ix.ConnectBlock(b); err != nil {
+				t.Fatalf("connect %d: %v", b.Height, err)
+			}
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			b := chain[i]
+			if err := ix.DisconnectBlock(b.Height, b.Hash); err != nil {
+				t.Fatalf("disconnect %d: %v", b.Height, err)
+			}
+			if d := diffColumns(before[i], dumpAll(t, ix)); d != "" {
+				t.Fatalf("after disconnecting %d:\n%s", b.Height, d)
+			}
+		}
+		if _, ok, _ := ix.BestBlock(); ok {
+			t.Fatal("index not empty after disconnecting everything")
+		}
+		// And the emptied index takes the chain again.
+		connectAll(t, ix, chain)
+		ix.Close()
+	}
+}
+
+// With a small window, a disconnect restores everything but the blockTxs
+// entry its connect pruned, and refuses to go below the window.
+func TestRollbackWindow(t *testing.T) {
+	const keep = 5
+	chain := genChain(3, 20)
+	ix := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
+	defer ix.Close()
+	var before []map[column]snapshot
+	for _, b := range chain {
+		before = append(before, dumpAll(t, ix))
+		if err := ix.ConnectBlock(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(dump(t, ix, cfBlockTxs)); got != keep {
+		t.Fatalf("blockTxs holds %d blocks, want %d", got, keep)
+	}
+	for i := len(chain) - 1; i >= len(chain)-keep; i-- {
+		b := chain[i]
+		if err := ix.DisconnectBlock(b.Height, b.Hash); err != nil {
+			t.Fatalf("disconnect %d: %v", b.Height, err)
+		}
+		want := before[i]
+		// The connects of blocks i.. pruned everything below len-keep.
+		for h := 0; h < len(chain)-keep; h++ {
+			delete(want[cfBlockTxs], fmt.Sprintf("%08x", h))
+		}
+		if d := diffColumns(want, dumpAll(t, ix)); d != "" {
+			t.Fatalf("after disconnecting %d:\n%s", b.Height, d)
+		}
+	}
+	b := chain[len(chain)-keep-1]
+	if err := ix.DisconnectBlock(b.Height, b.Hash); !errors.Is(err, ErrRollbackTooDeep) {
+		t.Fatalf("disconnect below the window: %v", err)
+	}
+}
+
+func TestConnectDisconnectChecks(t *testing.T) {
+	chain := goldenChain()
+	ix := openTest(t, t.TempDir(), Options{})
+	defer ix.Close()
+	connectAll(t, ix, chain)
+	if err := ix.ConnectBlock(chain[1]); !errors.Is(err, ErrNotNext) {
+		t.Fatalf("reconnect: %v", err)
+	}
+	if err := ix.DisconnectBlock(0, chain[0].Hash); !errors.Is(err, ErrNotTip) {
+		t.Fatalf("disconnect non-tip: %v", err)
+	}
+	if err := ix.DisconnectBlock(1, chain[0].Hash); !errors.Is(err, ErrNotTip) {
+		t.Fatalf("disconnect wrong hash: %v", err)
+	}
+}
+
+// Bulk import leaves exactly the bytes of block-by-block connect,
+// whatever the flush interval and window.
+func TestBulkMatchesConnect(t *testing.T) {
+	chain := genChain(4, 120)
+	for _, keep := range []int{7, 1000} {
+		ix := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
+		connectAll(t, ix, chain)
+		want := dumpAll(t, ix)
+		ix.Close()
+		for _, every := range []int{1, 13, 1000} {
+			bx := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
+			bk, err := bx.BeginBulk(every)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := bx.ConnectBlock(chain[0]); !errors.Is(err, ErrBulkActive) {
+				t.Fatalf("ConnectBlock during bulk: %v", err)
+			}
+			for _, b := range chain {
+				if err := bk.Connect(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := bk.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+				t.Fatalf("keep %d flush %d: bulk differs:\n%s", keep, every, d)
+			}
+			// The index works normally afterwards.
+			last := chain[len(chain)-1]
+			if err := bx.DisconnectBlock(last.Height, last.Hash); err != nil {
+				t.Fatal(err)
+			}
+			bx.Close()
+		}
+	}
+}
+
+// Index.Close flushes a bulk import that was not closed.
+func TestCloseFlushesBulk(t *testing.T) {
+	chain := genChain(5, 30)
+	dir := t.TempDir()
+	ix := openTest(t, dir, Options{NoSync: true})
+	bk, err := ix.BeginBulk(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range chain {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix = openTest(t, dir, Options{})
+	defer ix.Close()
+	if bi, ok, err := ix.BestBlock(); err != nil || !ok || bi.Height != 29 {
+		t.Fatalf("after reopen: %+v %v %v", bi, ok, err)
+	}
+}
