@@ -16,8 +16,8 @@ func TestRecordRoundTrip(t *testing.T) {
 			Utxos:       []Entry{NewUnspentEntry(hn("b", 1)), NewSpentEntry(hn("b", 2), sd("x", 0))},
 			RecordUtxos: 2, SpentUtxos: 1, Version: 1, Fee: 10, IsCoinbase: false, Locked: true, DeleteAtHeight: 77,
 		},
-		"external no tx": {TxID: h("ext"), External: true, Utxos: []Entry{nil, nil}, TotalUtxos: 2},
-		"empty tx bytes": {TxID: h("emptytx"), Tx: []byte{}},
+		"external no tx":     {TxID: h("ext"), External: true, Utxos: []Entry{nil, nil}, TotalUtxos: 2},
+		"empty tx bytes":     {TxID: h("emptytx"), Tx: []byte{}},
 		"negative createdAt": {TxID: h("neg"), CreatedAt: -5},
 	}
 	for name, rec := range cases {

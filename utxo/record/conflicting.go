@@ -1,0 +1,26 @@
+package record
+
+import (
+	"slices"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// SetConflicting marks (or unmarks) the transaction as a double spend. A
+// conflicting record is scheduled for deletion at currentHeight+retention
+// straight away (DAHSET), on masters and children alike, as the reference
+// does; unmarking re-runs the normal DAH rule.
+func (r *Record) SetConflicting(conflicting bool, currentHeight, retention uint32) Signal {
+	r.Conflicting = conflicting
+	return r.reevaluateDAH(currentHeight, retention)
+}
+
+// AddConflictingChild records that child, a spender of this transaction,
+// is conflicting. It reports whether the child was new.
+func (r *Record) AddConflictingChild(child chainhash.Hash) bool {
+	if slices.Contains(r.ConflictingChildren, child) {
+		return false
+	}
+	r.ConflictingChildren = append(r.ConflictingChildren, child)
+	return true
+}

@@ -1,0 +1,28 @@
+package record
+
+// DefaultParentPreservationBlocks is how long parents of unmined
+// transactions are preserved by default.
+const DefaultParentPreservationBlocks = 1440
+
+// Preserve (seed: PreserveTransactions) protects the record from deletion until height (parents of
+// unmined transactions must outlive them): any DAH is cleared and the DAH
+// rule is suspended while PreserveUntil is set. Always returns PRESERVE so
+// the caller does the same for the child records and the external blob
+// (the reference signals only for external records).
+func (r *Record) Preserve(height uint32) Signal {
+	r.DeleteAtHeight = 0
+	r.PreserveUntil = height
+	return SignalPreserve
+}
+
+// ExpirePreserve lifts a preservation whose height has been reached and
+// re-runs the DAH rule, so a fully spent record becomes prunable again.
+// The reference leaves this to its pruner; it is here so the rule stays in
+// one place. A preservation still in force is left alone.
+func (r *Record) ExpirePreserve(currentHeight, retention uint32) Signal {
+	if r.PreserveUntil == 0 || r.PreserveUntil > currentHeight {
+		return 0
+	}
+	r.PreserveUntil = 0
+	return r.reevaluateDAH(currentHeight, retention)
+}

@@ -1,0 +1,116 @@
+package record
+
+import "github.com/btcsuite/btcd/chaincfg/chainhash"
+
+// SpendOptions are the context of a spend.
+type SpendOptions struct {
+	// CurrentHeight is the height of the block being built/validated; it is
+	// compared with coinbase maturity and reassignment holds, and schedules
+	// the DAH.
+	CurrentHeight uint32
+	// Retention is the DAH retention in blocks; 0 disables scheduling.
+	Retention uint32
+	// IgnoreConflicting spends even if the tx is marked conflicting (used
+	// when re-validating during conflict resolution).
+	IgnoreConflicting bool
+	// IgnoreLocked spends even if the tx is locked (block validation).
+	IgnoreLocked bool
+}
+
+// SpendItem is one output to spend in SpendMulti.
+type SpendItem struct {
+	Offset   uint32
+	UtxoHash chainhash.Hash
+	Spending SpendingData
+}
+
+// Spend marks the output at offset as spent by spending. Checks, in the
+// reference order: creating (UTXO_LOCKED), conflicting (CONFLICTING, unless
+// ignored), locked (LOCKED, unless ignored), coinbase maturity
+// (COINBASE_IMMATURE), then the output: missing (UTXO_NOT_FOUND), other
+// hash (UTXO_HASH_MISMATCH), frozen (FROZEN), held after a reassignment
+// (FROZEN_UNTIL), spent by someone else (SPENT, carrying the existing
+// spender). Spending it again with the same spending data succeeds without
+// changing anything. On success SpentUtxos grows by one and the result may
+// carry ALLSPENT and the DAH signals.
+func (r *Record) Spend(offset uint32, utxoHash chainhash.Hash, spending SpendingData, opts SpendOptions) (Signal, error) {
+	sig, errs, err := r.SpendMulti([]SpendItem{{Offset: offset, UtxoHash: utxoHash, Spending: spending}}, opts)
+	if err != nil {
+		return 0, err
+	}
+	if errs != nil {
+		return 0, errs[0]
+	}
+	return sig, nil
+}
+
+// SpendMulti spends several outputs of this record in one read-modify-write.
+// err refuses the whole batch (a record-level check failed; nothing changed).
+// Otherwise each item succeeds or fails on its own, as in the reference:
+// itemErrs is nil when all succeeded, else it has one entry per item (nil
+// for the items that were applied). The signals describe the net change.
+func (r *Record) SpendMulti(items []SpendItem, opts SpendOptions) (sig Signal, itemErrs []error, err error) {
+	if err := r.checkSpendable(opts); err != nil {
+		return 0, nil, err
+	}
+	before := r.ownOutputsSpent()
+	changed := false
+	for i := range items {
+		applied, err := r.spendOne(&items[i], opts.CurrentHeight)
+		if err != nil {
+			if itemErrs == nil {
+				itemErrs = make([]error, len(items))
+			}
+			itemErrs[i] = err
+		}
+		changed = changed || applied
+	}
+	if changed {
+		sig = spentSignal(before, r.ownOutputsSpent()) | r.reevaluateDAH(opts.CurrentHeight, opts.Retention)
+	}
+	return sig, itemErrs, nil
+}
+
+// checkSpendable runs the record-level checks shared by every output.
+func (r *Record) checkSpendable(opts SpendOptions) *Error {
+	switch {
+	case r.Creating:
+		return r.recordError(CodeUtxoLocked, "transaction is still being created")
+	case r.Conflicting && !opts.IgnoreConflicting:
+		return r.recordError(CodeConflicting, "transaction is conflicting")
+	case r.Locked && !opts.IgnoreLocked:
+		return r.recordError(CodeLocked, "transaction is locked")
+	case r.SpendingHeight > 0 && r.SpendingHeight > opts.CurrentHeight:
+		return r.recordError(CodeCoinbaseImmature, "coinbase spendable at height %d, current height %d", r.SpendingHeight, opts.CurrentHeight)
+	}
+	return nil
+}
+
+// spendOne applies one output's spend; applied is false for the idempotent
+// re-spend and on error (the record is untouched then).
+func (r *Record) spendOne(it *SpendItem, currentHeight uint32) (applied bool, err *Error) {
+	if it.Spending.IsFrozenMarker() {
+		return false, r.outputError(CodeInvalidSpend, it.Offset, "spending data is the frozen marker")
+	}
+	e, err := r.entryAt(it.Offset, &it.UtxoHash)
+	if err != nil {
+		return false, err
+	}
+	if e.IsFrozen() {
+		return false, r.outputError(CodeFrozen, it.Offset, "output is frozen")
+	}
+	if h, ok := r.UtxoSpendableIn[it.Offset]; ok && h > currentHeight {
+		return false, r.outputError(CodeFrozenUntil, it.Offset, "output is not spendable until height %d", h)
+	}
+	if existing, ok := e.SpendingData(); ok {
+		if existing == it.Spending {
+			return false, nil
+		}
+		err := r.outputError(CodeSpent, it.Offset, "already spent")
+		err.Spending = &existing
+		return false, err
+	}
+	r.Utxos[it.Offset] = NewSpentEntry(it.UtxoHash, it.Spending)
+	r.SpentUtxos++
+	return true, nil
+}
