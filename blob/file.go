@@ -1,0 +1,147 @@
+package blob
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// FileStore keeps each blob in its own file, <dir>/<xx>/<txid>.<type>, with
+// its delete-at-height in a sidecar file <name>.dah. Writes go to a temporary
+// file that is fsynced and then hard-linked into place, so a blob is either
+// complete or absent and an existing blob is never overwritten.
+type FileStore struct {
+	dir string
+}
+
+var _ Store = (*FileStore)(nil)
+
+// NewFileStore opens (creating if needed) a file store rooted at dir.
+func NewFileStore(dir string) (*FileStore, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("blob: creating %s: %w", dir, err)
+	}
+	return &FileStore{dir: dir}, nil
+}
+
+func (s *FileStore) path(txid chainhash.Hash, ft FileType) string {
+	name := txid.String()
+	return filepath.Join(s.dir, name[:2], name+"."+string(ft))
+}
+
+// Put implements Store.
+func (s *FileStore) Put(_ context.Context, txid chainhash.Hash, ft FileType, data []byte) error {
+	path := s.path(txid, ft)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return fmt.Errorf("blob: writing %s: %w", path, err)
+	}
+	// link fails if the name exists: write-if-absent without a race.
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return ErrExists
+		}
+		return fmt.Errorf("blob: publishing %s: %w", path, err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// Get implements Store.
+func (s *FileStore) Get(_ context.Context, txid chainhash.Hash, ft FileType) ([]byte, error) {
+	data, err := os.ReadFile(s.path(txid, ft))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	return data, err
+}
+
+// SetDAH implements Store.
+func (s *FileStore) SetDAH(_ context.Context, txid chainhash.Hash, ft FileType, height uint32) error {
+	path := s.path(txid, ft)
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return ErrNotFound
+		}
+		return err
+	}
+	if height == 0 {
+		err := os.Remove(path + ".dah")
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	tmp := path + ".dah.tmp"
+	if err := os.WriteFile(tmp, binary.BigEndian.AppendUint32(nil, height), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path+".dah")
+}
+
+// Delete implements Store.
+func (s *FileStore) Delete(_ context.Context, txid chainhash.Hash, ft FileType) error {
+	path := s.path(txid, ft)
+	for _, p := range []string{path + ".dah", path} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Prune implements Store: it walks the sidecar files and deletes the blobs
+// whose height has come.
+func (s *FileStore) Prune(_ context.Context, height uint32) (int, error) {
+	deleted := 0
+	err := filepath.WalkDir(s.dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".dah") {
+			return err
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if len(raw) != 4 {
+			return fmt.Errorf("blob: %s is %d bytes, want 4: damaged delete-at-height", p, len(raw))
+		}
+		if binary.BigEndian.Uint32(raw) > height {
+			return nil
+		}
+		blobPath := strings.TrimSuffix(p, ".dah")
+		if err := os.Remove(blobPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		deleted++
+		return os.Remove(p)
+	})
+	return deleted, err
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+const importHelp = `Usage: utxostore import [flags] FILE...
+
+Replays blocks into the store, in order: for each block it creates the
+block's transactions, spends their inputs, marks them mined and advances
+the height. FILE is a Bitcoin Core blk*.dat file (magic + length framing)
+or a raw block file (header, transaction count, transactions).
+
+The first block of the first file is at --start-height (0: the genesis
+block). The genesis coinbase is imported like any other transaction, so its
+50 BTC output is counted (Bitcoin Core leaves it out of its UTXO set).
+
+An interrupted import resumes: blocks the store already holds are skipped,
+after checking that the store's tip is the block at that height in FILE.
+
+Progress goes to stderr; the last line on stdout is one JSON object:
+  {"blocks":N,"txs":N,"utxos":N,"satoshis":N,"height":N,"digest":"<hex>"}
+where utxos and satoshis count unspent outputs and digest is the SHA-256 of
+the lines "<txid>:<vout>:<satoshis>\n" of every unspent output, sorted by
+txid (as displayed) then vout.
+
+Flags:
+`
+
+func runImport(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	var sf storeFlags
+	sf.register(fs)
+	startHeight := fs.Uint("start-height", 0, "height of the first block of the first file")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), importHelp); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usagef("no block files given")
+	}
+	store, err := sf.open(ctx)
+	if err != nil {
+		return err
+	}
+	imp := &importer{store: store, next: uint32(*startHeight), progress: newProgress(os.Stderr, *quiet)}
+	err = imp.importFiles(ctx, fs.Args())
+	if err == nil {
+		err = writeSummary(ctx, store, os.Stdout)
+	}
+	if closeErr := store.Close(); err == nil {
+		err = closeErr
+	}
+	return err
+}
+
+type importer struct {
+	store    *utxo.DB
+	next     uint32 // height of the next block read from the files
+	progress *progress
+}
+
+func (imp *importer) importFiles(ctx context.Context, paths []string) error {
+	tip, haveTip := imp.store.Tip()
+	for _, path := range paths {
+		if err := imp.importFile(ctx, path, tip, haveTip); err != nil {
+			return err
+		}
+	}
+	imp.progress.done()
+	return nil
+}
+
+func (imp *importer) importFile(ctx context.Context, path string, tip utxo.Tip, haveTip bool) error {
+	blocks, err := chain.OpenBlockFile(path)
+	if err != nil {
+		return err
+	}
+	defer blocks.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		reader, err := blocks.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: block at height %d: %w", path, imp.next, err)
+		}
+		height := imp.next
+		imp.next++
+		info := reader.Info()
+		if haveTip && height <= tip.Height {
+			if height == tip.Height && info.Hash != tip.Hash {
+				return fmt.Errorf("%s: the store's tip at height %d is block %s, but this file has %s there: it holds another chain (use another --data directory)", path, height, tip.Hash, info.Hash)
+			}
+			continue // imported before the interruption
+		}
+		txs, err := readAll(reader)
+		if err != nil {
+			return fmt.Errorf("%s: block %s at height %d: %w", path, info.Hash, height, err)
+		}
+		if err := imp.store.ConnectBlock(ctx, utxo.Block{Hash: info.Hash, PrevHash: info.PrevHash(), Height: height, Txs: txs}); err != nil {
+			return fmt.Errorf("%s: connecting block %s at height %d: %w", path, info.Hash, height, err)
+		}
+		imp.progress.block(height, len(txs))
+	}
+}
+
+// readAll reads the rest of a block's transactions.
+func readAll(r *chain.BlockReader) ([]*chain.Tx, error) {
+	txs := make([]*chain.Tx, 0, min(r.Remaining(), 1<<16))
+	for r.Remaining() > 0 {
+		tx, err := r.Next()
+		if err != nil {
+			return nil, err
+		}
+		txs = append(txs, tx)
+	}
+	return txs, nil
+}
+
+// printSummary reopens the store and prints its summary line.
+func printSummary(ctx context.Context, sf storeFlags, w io.Writer) error {
+	store, err := sf.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return writeSummary(ctx, store, w)
+}
+
+func writeSummary(ctx context.Context, store *utxo.DB, w io.Writer) error {
+	sum, err := store.Summary(ctx)
+	if err != nil {
+		return err
+	}
+	line, err := json.Marshal(sum)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(line))
+	return err
+}
+
+func runInfo(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+	var sf storeFlags
+	sf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: utxostore info [flags]\n\nPrints the store's summary, the JSON object import ends with.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return printSummary(ctx, sf, os.Stdout)
+}
+
+// progress reports import progress on stderr, a line every few seconds.
+type progress struct {
+	w       io.Writer
+	quiet   bool
+	start   time.Time
+	last    time.Time
+	blocks  int
+	txs     int
+	height  uint32
+	started bool
+}
+
+func newProgress(w io.Writer, quiet bool) *progress {
+	now := time.Now()
+	return &progress{w: w, quiet: quiet, start: now, last: now}
+}
+
+func (p *progress) block(height uint32, txs int) {
+	p.blocks++
+	p.txs += txs
+	p.height = height
+	if p.quiet || time.Since(p.last) < 2*time.Second {
+		return
+	}
+	p.last = time.Now()
+	p.print()
+}
+
+func (p *progress) print() {
+	secs := time.Since(p.start).Seconds()
+	fmt.Fprintf(p.w, "imported %d blocks (height %d), %d txs in %.1fs: %.0f blocks/s, %.0f tx/s\n",
+		p.blocks, p.height, p.txs, secs, float64(p.blocks)/secs, float64(p.txs)/secs)
+}
+
+func (p *progress) done() {
+	if !p.quiet && p.blocks > 0 {
+		p.print()
+	}
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,81 @@
+// Command utxostore is the UTXO database's command line: import blocks,
+// inspect and serve a store, and benchmark the engines.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+var commands = map[string]command{
+	"import": {"replay blocks from blk*.dat or raw block files into a store", runImport},
+	"info":   {"print the store's summary line (the same JSON object import ends with)", runInfo},
+}
+
+func main() {
+	os.Exit(mainWithCode(os.Args[1:]))
+}
+
+func mainWithCode(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage()
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "utxostore: unknown command %q\n\n", args[0])
+		usage()
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := cmd.run(ctx, args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(os.Stderr, "utxostore %s: %v\n", args[0], err)
+		var usageErr *usageError
+		if errors.As(err, &usageErr) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "utxostore: a UTXO database for Bitcoin-family nodes\n\nUsage: utxostore COMMAND [flags]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(os.Stderr, "  %-8s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprintln(os.Stderr, "\nRun 'utxostore COMMAND -h' for a command's flags.")
+}
+
+// usageError is a mistake on the command line (exit status 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}

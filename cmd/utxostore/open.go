@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// defaultEngine is the engine used when --engine is not given.
+const defaultEngine = "memory"
+
+// storeFlags are the flags of every command that opens a store.
+type storeFlags struct {
+	engine  string
+	data    string
+	sync    string
+	network string
+	redis   string
+}
+
+func (f *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.engine, "engine", envOr("UTXOSTORE_ENGINE", defaultEngine), "storage engine: "+strings.Join(engineNames(), ", "))
+	fs.StringVar(&f.data, "data", envOr("UTXOSTORE_DATA", defaultDataDir()), "data directory of an embedded engine")
+	fs.StringVar(&f.sync, "sync", envOr("UTXOSTORE_SYNC", "always"), `durability: "always" (every acknowledged write survives a crash) or "block" (durable at block boundaries only; a crash loses the blocks since the last checkpoint, which import then re-applies)`)
+	fs.StringVar(&f.network, "network", envOr("UTXOSTORE_NETWORK", "mainnet"), "network the store holds; a store of another network is refused")
+	fs.StringVar(&f.redis, "redis", envOr("UTXOSTORE_REDIS", "127.0.0.1:7100"), "Redis Cluster node addresses, comma-separated (engine redis)")
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+func defaultDataDir() string {
+	if dir, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(dir, ".utxostore")
+	}
+	return ".utxostore"
+}
+
+// opener opens one engine from the flags.
+type opener func(ctx context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error)
+
+var engines = map[string]opener{
+	"memory": func(context.Context, *storeFlags, engine.SyncMode) (engine.Engine, error) { return memory.New(), nil },
+}
+
+func engineNames() []string {
+	names := make([]string, 0, len(engines))
+	for name := range engines {
+		names = append(names, name)
+	}
+	sortStrings(names)
+	return names
+}
+
+// open opens the engine and the store over it.
+func (f *storeFlags) open(ctx context.Context) (*utxo.DB, error) {
+	openEngine, ok := engines[f.engine]
+	if !ok {
+		return nil, usagef("unknown engine %q: choose one of %s", f.engine, strings.Join(engineNames(), ", "))
+	}
+	sync, err := engine.ParseSyncMode(f.sync)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	eng, err := openEngine(ctx, f, sync)
+	if err != nil {
+		return nil, fmt.Errorf("opening the %s engine: %w", f.engine, err)
+	}
+	store, err := utxo.Open(ctx, eng, utxo.Options{Network: f.network})
+	if err != nil {
+		eng.Close()
+		return nil, err
+	}
+	return store, nil
+}

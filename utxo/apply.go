@@ -1,0 +1,144 @@
+package utxo
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/record"
+)
+
+// recordOp is one state-machine operation on one stored record, run inside
+// the engine's atomic read-modify-write. After apply it holds the outcome.
+type recordOp struct {
+	txid  chainhash.Hash
+	index uint32 // record index: 0 master, 1.. child
+	// op mutates the decoded record; an error leaves the record unchanged.
+	op func(r *record.Record) (record.Signal, error)
+	// missingOK makes a missing record a no-op instead of TX_NOT_FOUND.
+	missingOK bool
+
+	// Outcome.
+	signal  record.Signal
+	after   *record.Record // the record as written (nil if missing or failed)
+	changed bool           // the operation changed the stored bytes
+	err     error
+}
+
+func (o *recordOp) key() engine.Key {
+	return engine.Key(record.RecordKey(o.txid, o.index))
+}
+
+// update is the engine UpdateFunc of the op. The engine may call it more than
+// once (optimistic retries); each call starts the outcome afresh.
+func (o *recordOp) update(current []byte) (engine.Mutation, error) {
+	o.signal, o.after, o.changed = 0, nil, false
+	if current == nil {
+		if o.missingOK {
+			return engine.Mutation{Action: engine.Keep}, nil
+		}
+		return engine.Mutation{}, notFound(o.txid)
+	}
+	r, err := record.Decode(current)
+	if err != nil {
+		return engine.Mutation{}, err
+	}
+	sig, err := o.op(r)
+	if err != nil {
+		return engine.Mutation{}, err
+	}
+	next := r.Encode()
+	o.signal, o.after = sig, r
+	if bytes.Equal(next, current) {
+		return engine.Mutation{Action: engine.Keep}, nil
+	}
+	o.changed = true
+	return engine.Mutation{Action: engine.Put, Value: next, Terms: terms(r)}, nil
+}
+
+// apply runs ops as one engine batch and records each op's error. The
+// returned error is an engine failure (STORAGE_ERROR); per-op refusals are in
+// the ops. Signals are not followed here; see settle.
+func (db *DB) apply(ctx context.Context, ops []*recordOp) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	updates := make([]engine.Update, len(ops))
+	for i, o := range ops {
+		updates[i] = engine.Update{Key: o.key(), Fn: o.update}
+	}
+	errs, err := db.eng.Update(ctx, updates)
+	if err != nil {
+		return storageErr("updating records", err)
+	}
+	for i, o := range ops {
+		o.err = errs[i]
+	}
+	return nil
+}
+
+// settle follows the signals of applied ops until none is left: a child
+// that became (or stopped being) fully spent updates its master's
+// SpentExtraRecs; a master whose delete-at-height was set, cleared or
+// replaced by a preservation passes it on to its children and its external
+// blob. Each round is one engine batch.
+func (db *DB) settle(ctx context.Context, ops []*recordOp) error {
+	for len(ops) > 0 {
+		var next []*recordOp
+		for _, o := range ops {
+			if o.err != nil || o.after == nil || o.signal == 0 {
+				continue
+			}
+			next = append(next, db.followUps(ctx, o)...)
+		}
+		if err := db.apply(ctx, next); err != nil {
+			return err
+		}
+		for _, o := range next {
+			if o.err != nil {
+				return o.err
+			}
+		}
+		ops = next
+	}
+	return nil
+}
+
+// followUps returns the operations a signal asks for.
+func (db *DB) followUps(ctx context.Context, o *recordOp) []*recordOp {
+	r := o.after
+	height, retention := db.height.Load(), db.opts.BlockHeightRetention
+	var ops []*recordOp
+	if !r.IsMaster() {
+		delta := 0
+		switch {
+		case o.signal.Has(record.SignalAllSpent):
+			delta = 1
+		case o.signal.Has(record.SignalNotAllSpent):
+			delta = -1
+		}
+		if delta != 0 {
+			ops = append(ops, &recordOp{txid: o.txid, index: 0, op: func(m *record.Record) (record.Signal, error) {
+				return m.IncrementSpentExtraRecs(delta, height, retention)
+			}})
+		}
+		return ops
+	}
+	if !o.signal.Has(record.SignalDAHSet) && !o.signal.Has(record.SignalDAHUnset) && !o.signal.Has(record.SignalPreserve) {
+		return nil
+	}
+	dah, preserve := r.DeleteAtHeight, r.PreserveUntil
+	for i := uint32(1); i <= r.TotalExtraRecs; i++ {
+		ops = append(ops, &recordOp{txid: o.txid, index: i, missingOK: true, op: func(c *record.Record) (record.Signal, error) {
+			// Children mirror the master's retention exactly.
+			c.DeleteAtHeight, c.PreserveUntil = dah, preserve
+			return 0, nil
+		}})
+	}
+	if r.External && db.opts.Blobs != nil {
+		db.setBlobDAH(ctx, o.txid, dah)
+	}
+	return ops
+}

@@ -1,0 +1,359 @@
+package utxo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/record"
+)
+
+// Block is a block to connect or disconnect.
+type Block struct {
+	Hash     chainhash.Hash
+	PrevHash chainhash.Hash
+	Height   uint32
+	Txs      []*chain.Tx
+}
+
+// BlockFromChain wraps a parsed block at height.
+func BlockFromChain(b *chain.Block, height uint32) Block {
+	return Block{Hash: b.Hash, PrevHash: b.PrevHash(), Height: height, Txs: b.Txs}
+}
+
+// ErrNotTip is returned when a block does not extend the store's tip, or a
+// disconnected block is not the tip.
+var ErrNotTip = errors.New("block does not match the store's tip")
+
+// ConnectBlock applies a block on top of the store's tip: it creates the
+// block's transactions (a transaction already stored unmined is marked mined,
+// not re-created), spends their inputs, marks them mined on the longest
+// chain and advances the height. An unmined transaction that spent an output
+// this block spends, and all its descendants, become conflicting. The block
+// is a unit: if one of its spends is refused, everything it changed is
+// undone and the error says which input failed.
+func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
+	cs, err := db.loadChainState(ctx)
+	if err != nil {
+		return err
+	}
+	if cs.HasTip && (b.Height != cs.TipHeight+1 || (b.PrevHash != cs.TipHash && b.PrevHash != chainhash.Hash{})) {
+		return fmt.Errorf("%w: block %s at height %d, parent %s; the tip is %s at height %d",
+			ErrNotTip, b.Hash, b.Height, b.PrevHash, cs.TipHash, cs.TipHeight)
+	}
+	info := MinedBlockInfo{BlockID: cs.NextBlockID, BlockHeight: b.Height, OnLongestChain: true}
+	created, err := db.createBlockTxs(ctx, b, info)
+	if err != nil {
+		return err
+	}
+	conflicting, err := db.spendBlockInputs(ctx, b)
+	if err != nil {
+		return errors.Join(err, db.dropCreated(ctx, created))
+	}
+	txids := make([]chainhash.Hash, len(b.Txs))
+	for i, tx := range b.Txs {
+		txids[i] = tx.ID
+	}
+	if _, err := db.SetMinedMulti(ctx, txids, info); err != nil {
+		return err
+	}
+	if err := db.saveBlock(ctx, b.Height, &connectedBlock{Hash: b.Hash, PrevHash: b.PrevHash, ID: info.BlockID, Txs: len(b.Txs), Conflicting: conflicting}); err != nil {
+		return err
+	}
+	cs.HasTip, cs.TipHeight, cs.TipHash = true, b.Height, b.Hash
+	cs.NextBlockID++
+	cs.Blocks++
+	cs.Txs += uint64(len(b.Txs))
+	return db.finishBlock(ctx, cs, b.Height)
+}
+
+// finishBlock records the new chain state and height, runs the cleanup that
+// the height makes due, and checkpoints: the block boundary.
+func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) error {
+	if err := db.saveChainState(ctx, cs); err != nil {
+		return err
+	}
+	if err := db.SetBlockHeight(ctx, height); err != nil {
+		return err
+	}
+	if err := db.ProcessExpiredPreservations(ctx, height); err != nil {
+		return err
+	}
+	if _, err := db.Prune(ctx, height); err != nil {
+		return err
+	}
+	return storageErr("checkpoint", db.eng.Checkpoint(ctx, height))
+}
+
+// createBlockTxs creates the block's transactions as mined in it. Those that
+// fit one record go in one engine batch; larger ones through Create. A
+// transaction already stored (seen unmined, or connected before a crash) is
+// left for SetMinedMulti. It returns the transactions it created.
+func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) ([]chainhash.Hash, error) {
+	var created []chainhash.Hash
+	var updates []engine.Update
+	var single []*chain.Tx
+	for _, tx := range b.Txs {
+		recs, external, err := db.buildRecords(tx, b.Height, createOptions{minedBlocks: []MinedBlockInfo{info}})
+		if err != nil {
+			return created, err
+		}
+		if len(recs) > 1 || external {
+			_, err := db.Create(ctx, tx, b.Height, WithMinedBlockInfo(info))
+			switch {
+			case err == nil:
+				created = append(created, tx.ID)
+			case !errors.Is(err, ErrTxExists):
+				return created, errors.Join(err, db.dropCreated(ctx, created))
+			}
+			continue
+		}
+		r := recs[0]
+		value, t := r.Encode(), terms(r)
+		updates = append(updates, engine.Update{Key: engine.Key(record.MasterKey(tx.ID)), Fn: func(current []byte) (engine.Mutation, error) {
+			if current != nil {
+				return engine.Mutation{}, errAlreadyCommitted
+			}
+			return engine.Mutation{Action: engine.Put, Value: value, Terms: t}, nil
+		}})
+		single = append(single, tx)
+	}
+	errs, err := db.eng.Update(ctx, updates)
+	if err != nil {
+		return created, storageErr("creating the block's transactions", err)
+	}
+	for i, tx := range single {
+		switch {
+		case errs[i] == nil:
+			created = append(created, tx.ID)
+		case !errors.Is(errs[i], errAlreadyCommitted):
+			return created, errors.Join(errs[i], db.dropCreated(ctx, created))
+		}
+	}
+	return created, nil
+}
+
+// dropCreated undoes createBlockTxs for a block that failed.
+func (db *DB) dropCreated(ctx context.Context, txids []chainhash.Hash) error {
+	var errs []error
+	for _, txid := range txids {
+		if err := db.Delete(ctx, txid); err != nil && !errors.Is(err, ErrTxNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// spendBlockInputs spends every input of the block. An output already spent
+// by a transaction that is not mined on the longest chain loses to the block:
+// that transaction and its descendants become conflicting, their spends are
+// undone, and the block's spend is applied. It returns the transactions made
+// conflicting.
+func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, error) {
+	var spends []*Spend
+	for _, tx := range b.Txs {
+		s, err := spendsOf(tx, nil)
+		if err != nil {
+			return nil, err
+		}
+		spends = append(spends, s...)
+	}
+	opts := spendOptions{blockHeight: b.Height, ignoreLocked: true}
+	err := db.spendAll(ctx, spends, opts)
+	if err == nil {
+		return nil, nil
+	}
+	losers, err := db.doubleSpenders(ctx, spends, err)
+	if err != nil {
+		return nil, err
+	}
+	conflicting, err := db.markConflicting(ctx, losers)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.spendAll(ctx, spends, opts); err != nil {
+		return nil, errors.Join(err, db.restoreConflicting(ctx, conflicting))
+	}
+	return conflicting, nil
+}
+
+// doubleSpenders returns the unmined transactions that hold outputs the
+// block spends; any other failure is returned as the block's error.
+func (db *DB) doubleSpenders(ctx context.Context, spends []*Spend, failure error) ([]chainhash.Hash, error) {
+	var losers []chainhash.Hash
+	for _, sp := range spends {
+		if sp.Err == nil {
+			continue
+		}
+		if !errors.Is(sp.Err, ErrSpent) || sp.ConflictingTxID == nil {
+			return nil, fmt.Errorf("input %s:%d of %s: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, sp.Err)
+		}
+		holder, err := db.Get(ctx, *sp.ConflictingTxID, FieldOutputs)
+		if err != nil {
+			return nil, fmt.Errorf("input %s:%d of %s is spent by %s, which cannot be read: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, *sp.ConflictingTxID, err)
+		}
+		if holder.UnminedSince == 0 && len(holder.BlockIDs) > 0 {
+			return nil, fmt.Errorf("input %s:%d of %s double spends a transaction mined on the longest chain: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, sp.Err)
+		}
+		losers = append(losers, holder.TxID)
+	}
+	if len(losers) == 0 {
+		return nil, failure
+	}
+	return losers, nil
+}
+
+// markConflicting marks the transactions and all their descendants (found
+// through the spending data of their outputs) conflicting, and undoes their
+// spends so the winning spends can take the outputs. It returns them,
+// parents before children.
+func (db *DB) markConflicting(ctx context.Context, roots []chainhash.Hash) ([]chainhash.Hash, error) {
+	var order []chainhash.Hash
+	seen := map[chainhash.Hash]bool{}
+	queue := append([]chainhash.Hash(nil), roots...)
+	for len(queue) > 0 {
+		txid := queue[0]
+		queue = queue[1:]
+		if seen[txid] {
+			continue
+		}
+		seen[txid] = true
+		order = append(order, txid)
+		meta, err := db.Get(ctx, txid, FieldOutputs)
+		if err != nil {
+			return nil, err
+		}
+		for _, out := range meta.Outputs {
+			if out.SpendingData != nil && !seen[out.SpendingData.TxID] {
+				queue = append(queue, out.SpendingData.TxID)
+			}
+		}
+	}
+	spends, _, err := db.SetConflicting(ctx, order, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, ErrTxNotFound) {
+		return nil, err
+	}
+	return order, nil
+}
+
+// restoreConflicting reverses markConflicting when the block that caused it
+// is disconnected: the transactions are no longer conflicting and take back
+// the outputs they spent, parents first.
+func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) error {
+	if len(txids) == 0 {
+		return nil
+	}
+	if _, _, err := db.SetConflicting(ctx, txids, false); err != nil {
+		return err
+	}
+	for _, txid := range txids {
+		meta, err := db.Get(ctx, txid, FieldTx)
+		if err != nil {
+			return err
+		}
+		spends, err := spendsOf(meta.Tx, nil)
+		if err != nil {
+			return err
+		}
+		if err := db.spendAll(ctx, spends, spendOptions{blockHeight: db.height.Load() + 1, ignoreLocked: true}); err != nil {
+			return fmt.Errorf("restoring %s after its conflict was reversed: %w", txid, err)
+		}
+	}
+	return nil
+}
+
+// DisconnectBlock removes the tip block b: its spends are undone, its
+// transactions lose the block (returning to unmined, except coinbases, which
+// cannot come back and are deleted), the transactions it made conflicting
+// are restored, and the height goes back by one.
+func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
+	cs, err := db.loadChainState(ctx)
+	if err != nil {
+		return err
+	}
+	if !cs.HasTip || cs.TipHeight != b.Height || cs.TipHash != b.Hash {
+		return fmt.Errorf("%w: cannot disconnect block %s at height %d; the tip is %s at height %d", ErrNotTip, b.Hash, b.Height, cs.TipHash, cs.TipHeight)
+	}
+	connected, err := db.loadBlock(ctx, b.Height)
+	if err != nil {
+		return err
+	}
+	var spends []*Spend
+	for i := len(b.Txs) - 1; i >= 0; i-- {
+		s, err := spendsOf(b.Txs[i], nil)
+		if err != nil {
+			return err
+		}
+		spends = append(spends, s...)
+	}
+	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, ErrTxNotFound) {
+		return err
+	}
+	txids := make([]chainhash.Hash, 0, len(b.Txs))
+	for _, tx := range b.Txs {
+		txids = append(txids, tx.ID)
+	}
+	if _, err := db.SetMinedMulti(ctx, txids, MinedBlockInfo{BlockID: connected.ID, BlockHeight: b.Height, UnsetMined: true}); err != nil && !errors.Is(err, ErrTxNotFound) {
+		return err
+	}
+	for _, tx := range b.Txs {
+		if tx.IsCoinbase() {
+			if err := db.Delete(ctx, tx.ID); err != nil && !errors.Is(err, ErrTxNotFound) {
+				return err
+			}
+		}
+	}
+	if err := db.restoreConflicting(ctx, connected.Conflicting); err != nil {
+		return err
+	}
+	if err := db.eng.PutMeta(ctx, blockMetaName(b.Height), nil); err != nil {
+		return storageErr("forgetting the block", err)
+	}
+	cs.Blocks--
+	cs.Txs -= uint64(connected.Txs)
+	if b.Height == 0 {
+		cs.HasTip, cs.TipHash = false, chainhash.Hash{}
+		return db.finishBlock(ctx, cs, 0)
+	}
+	cs.TipHeight, cs.TipHash = b.Height-1, connected.PrevHash
+	return db.finishBlock(ctx, cs, b.Height-1)
+}
+
+// Reorg moves the store from its tip to a competing branch in one call:
+// disconnect (tip first) down to the fork point, then connect (fork point
+// first). A failure while connecting returns to the old branch.
+func (db *DB) Reorg(ctx context.Context, disconnect, connect []Block) error {
+	for _, b := range disconnect {
+		if err := db.DisconnectBlock(ctx, b); err != nil {
+			return fmt.Errorf("reorg: disconnecting %s: %w", b.Hash, err)
+		}
+	}
+	for i, b := range connect {
+		if err := db.ConnectBlock(ctx, b); err != nil {
+			back := db.undoReorg(ctx, disconnect, connect[:i])
+			return errors.Join(fmt.Errorf("reorg: connecting %s: %w", b.Hash, err), back)
+		}
+	}
+	return nil
+}
+
+func (db *DB) undoReorg(ctx context.Context, disconnected, connected []Block) error {
+	for i := len(connected) - 1; i >= 0; i-- {
+		if err := db.DisconnectBlock(ctx, connected[i]); err != nil {
+			return fmt.Errorf("reorg: returning to the old branch: %w", err)
+		}
+	}
+	for i := len(disconnected) - 1; i >= 0; i-- {
+		if err := db.ConnectBlock(ctx, disconnected[i]); err != nil {
+			return fmt.Errorf("reorg: returning to the old branch: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package utxo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// chainState is the block processor's view of the chain, kept in the
+// engine's metadata and written at every block boundary.
+type chainState struct {
+	HasTip      bool           `json:"hasTip"`
+	TipHeight   uint32         `json:"tipHeight"`
+	TipHash     chainhash.Hash `json:"tipHash"`
+	NextBlockID uint32         `json:"nextBlockID"`
+	// Blocks and Txs count the blocks and transactions on the current
+	// chain, for the summary.
+	Blocks uint64 `json:"blocks"`
+	Txs    uint64 `json:"txs"`
+}
+
+// connectedBlock is what the store remembers of each connected block so it
+// can be disconnected: its id, hash and parent, and the transactions the
+// block made conflicting (restored if the block is disconnected).
+type connectedBlock struct {
+	Hash        chainhash.Hash   `json:"hash"`
+	PrevHash    chainhash.Hash   `json:"prevHash"`
+	ID          uint32           `json:"id"`
+	Txs         int              `json:"txs"`
+	Conflicting []chainhash.Hash `json:"conflicting,omitempty"`
+}
+
+const metaChain = "chain"
+
+func blockMetaName(height uint32) string {
+	return fmt.Sprintf("block/%010d", height)
+}
+
+// Tip is the last connected block.
+type Tip struct {
+	Height uint32
+	Hash   chainhash.Hash
+}
+
+// Tip returns the last connected block; ok is false for an empty store.
+func (db *DB) Tip() (Tip, bool) {
+	cs, err := db.loadChainState(context.Background())
+	if err != nil || !cs.HasTip {
+		return Tip{}, false
+	}
+	return Tip{Height: cs.TipHeight, Hash: cs.TipHash}, true
+}
+
+func (db *DB) loadChainState(ctx context.Context) (chainState, error) {
+	var cs chainState
+	raw, err := db.eng.GetMeta(ctx, metaChain)
+	if err != nil {
+		return cs, storageErr("reading the chain state", err)
+	}
+	if raw == nil {
+		return chainState{NextBlockID: 1}, nil
+	}
+	if err := json.Unmarshal(raw, &cs); err != nil {
+		return cs, fmt.Errorf("the store's chain state is damaged: %w", err)
+	}
+	return cs, nil
+}
+
+func (db *DB) saveChainState(ctx context.Context, cs chainState) error {
+	raw, err := json.Marshal(cs)
+	if err != nil {
+		return err
+	}
+	return storageErr("writing the chain state", db.eng.PutMeta(ctx, metaChain, raw))
+}
+
+func (db *DB) loadBlock(ctx context.Context, height uint32) (*connectedBlock, error) {
+	raw, err := db.eng.GetMeta(ctx, blockMetaName(height))
+	if err != nil {
+		return nil, storageErr("reading block metadata", err)
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("the store has no record of a block at height %d", height)
+	}
+	var b connectedBlock
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return nil, fmt.Errorf("block metadata at height %d is damaged: %w", height, err)
+	}
+	return &b, nil
+}
+
+func (db *DB) saveBlock(ctx context.Context, height uint32, b *connectedBlock) error {
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	return storageErr("writing block metadata", db.eng.PutMeta(ctx, blockMetaName(height), raw))
+}

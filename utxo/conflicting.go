@@ -1,0 +1,92 @@
+package utxo
+
+import (
+	"context"
+	"slices"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/utxo/record"
+)
+
+// SetConflicting implements Store. Marking a transaction conflicting also
+// records it among its parents' conflictingChildren, and schedules it for
+// deletion. It returns the spends of the marked transactions (their inputs)
+// and the parents it touched.
+func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, conflicting bool) ([]*Spend, []chainhash.Hash, error) {
+	height, retention := db.height.Load(), db.opts.BlockHeightRetention
+	if err := db.applyToAllRecords(ctx, txids, func(r *record.Record) (record.Signal, error) {
+		return r.SetConflicting(conflicting, height, retention), nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	items := make([]*UnresolvedMetaData, len(txids))
+	for i, txid := range txids {
+		items[i] = &UnresolvedMetaData{TxID: txid}
+	}
+	if err := db.BatchDecorate(ctx, items, FieldOutputs); err != nil {
+		return nil, nil, err
+	}
+	var spends []*Spend
+	var parentOps []*recordOp
+	var parents []chainhash.Hash
+	for _, it := range items {
+		if it.Err != nil {
+			return nil, nil, it.Err
+		}
+		for vin, op := range it.Meta.TxInpoints.Outpoints() {
+			spends = append(spends, &Spend{TxID: op.TxID, Vout: op.Vout, SpendingData: &SpendingData{TxID: it.TxID, Vin: uint32(vin)}})
+		}
+		if !conflicting {
+			continue
+		}
+		child := it.TxID
+		for _, parent := range it.Meta.TxInpoints.ParentTxHashes {
+			if !slices.Contains(parents, parent) {
+				parents = append(parents, parent)
+			}
+			parentOps = append(parentOps, &recordOp{txid: parent, missingOK: true, op: func(r *record.Record) (record.Signal, error) {
+				r.AddConflictingChild(child)
+				return 0, nil
+			}})
+		}
+	}
+	if err := db.apply(ctx, parentOps); err != nil {
+		return nil, nil, err
+	}
+	for _, o := range parentOps {
+		if o.err != nil {
+			return nil, nil, o.err
+		}
+	}
+	return spends, parents, nil
+}
+
+// GetConflictingChildren implements Store.
+func (db *DB) GetConflictingChildren(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error) {
+	meta, err := db.Get(ctx, txid, FieldOutputs)
+	if err != nil {
+		return nil, err
+	}
+	return meta.ConflictingChildren, nil
+}
+
+// GetCounterConflicting implements Store: txid together with every
+// transaction the store records as spending one of the outputs txid spends.
+func (db *DB) GetCounterConflicting(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error) {
+	meta, err := db.Get(ctx, txid, FieldOutputs)
+	if err != nil {
+		return nil, err
+	}
+	result := []chainhash.Hash{txid}
+	for _, op := range meta.TxInpoints.Outpoints() {
+		resp, err := db.GetSpend(ctx, &Spend{TxID: op.TxID, Vout: op.Vout})
+		if err != nil || resp.SpendingData == nil {
+			continue // parent gone or output unspent: no counter spender
+		}
+		if other := resp.SpendingData.TxID; other != txid && !slices.Contains(result, other) {
+			result = append(result, other)
+		}
+	}
+	return result, nil
+}

@@ -1,0 +1,251 @@
+package utxo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/record"
+)
+
+// Create implements Store. A transaction that fits one record is written
+// with one create-only update. A larger one runs the lock record pattern:
+// take the lock record, write the external blob, write every record with
+// creating=true, release the lock, then clear creating on the children and
+// last on the master, whose cleared flag marks the whole transaction
+// committed.
+func (db *DB) Create(ctx context.Context, tx *chain.Tx, blockHeight uint32, opts ...CreateOption) (*Meta, error) {
+	var o createOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	recs, external, err := db.buildRecords(tx, blockHeight, o)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 1 && !external {
+		if err := db.createSingle(ctx, tx.ID, recs[0]); err != nil {
+			return nil, err
+		}
+	} else if err := db.createMulti(ctx, tx, recs, external); err != nil {
+		return nil, err
+	}
+	return metaFromRecords(recs, nil), nil
+}
+
+// buildRecords turns a transaction into its records.
+func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([]*record.Record, bool, error) {
+	msg := tx.Msg
+	coinbase := tx.IsCoinbase()
+	if o.coinbase != nil {
+		coinbase = *o.coinbase
+	}
+	hashes := make([]*chainhash.Hash, len(msg.TxOut))
+	for vout, out := range msg.TxOut {
+		if !storedAsUTXO(coinbase, out) {
+			continue
+		}
+		h := chainhash.Hash(chain.UTXOHash(tx.ID, uint32(vout), out.PkScript, uint64(out.Value)))
+		hashes[vout] = &h
+	}
+	external := db.opts.ExternalizeAllTransactions || len(tx.Raw) > db.opts.MaxTxSizeInStore ||
+		len(msg.TxOut) > db.opts.UtxoBatchSize
+	var inpoints record.TxInpoints
+	if !coinbase {
+		outpoints := make([]record.Outpoint, len(msg.TxIn))
+		for i, in := range msg.TxIn {
+			outpoints[i] = record.Outpoint{TxID: in.PreviousOutPoint.Hash, Vout: in.PreviousOutPoint.Index}
+		}
+		inpoints = record.NewTxInpoints(outpoints)
+	}
+	mined := make([]record.MinedBlockInfo, len(o.minedBlocks))
+	for i, m := range o.minedBlocks {
+		mined[i] = m.record()
+	}
+	params := record.BuildParams{
+		TxID:          tx.ID,
+		UtxoHashes:    hashes,
+		Version:       uint32(msg.Version),
+		LockTime:      msg.LockTime,
+		Fee:           o.fee,
+		SizeInBytes:   uint64(len(tx.Raw)),
+		TxInpoints:    inpoints,
+		IsCoinbase:    coinbase,
+		BatchSize:     db.opts.UtxoBatchSize,
+		MinedBlocks:   mined,
+		Frozen:        o.frozen,
+		Conflicting:   o.conflicting,
+		Locked:        o.locked,
+		CurrentHeight: blockHeight,
+		CreatedAt:     db.opts.Now().UnixMilli(),
+		Retention:     db.opts.BlockHeightRetention,
+	}
+	if external {
+		params.External = true
+	} else {
+		params.Tx = tx.Raw
+	}
+	// Anything beyond one self-contained record goes through the lock
+	// record pattern, whose records are born with creating=true.
+	params.Creating = external || record.NumRecords(len(msg.TxOut), db.opts.UtxoBatchSize) > 1
+	recs, err := record.Build(params)
+	if err != nil {
+		return nil, false, err
+	}
+	return recs, recs[0].External, nil
+}
+
+// storedAsUTXO reports whether an output gets a UTXO entry: every output
+// except zero-value data carriers (OP_RETURN, or OP_FALSE OP_RETURN), which
+// can never be spent.
+func storedAsUTXO(coinbase bool, out *wire.TxOut) bool {
+	if coinbase || out.Value != 0 {
+		return true
+	}
+	s := out.PkScript
+	isData := (len(s) > 0 && s[0] == 0x6a) || (len(s) > 1 && s[0] == 0x00 && s[1] == 0x6a)
+	return !isData
+}
+
+// createSingle writes a one-record transaction if it does not exist.
+func (db *DB) createSingle(ctx context.Context, txid chainhash.Hash, r *record.Record) error {
+	value := r.Encode()
+	errs, err := db.eng.Update(ctx, []engine.Update{{Key: engine.Key(record.MasterKey(txid)), Fn: func(current []byte) (engine.Mutation, error) {
+		if current != nil {
+			return engine.Mutation{}, txExists(txid)
+		}
+		return engine.Mutation{Action: engine.Put, Value: value, Terms: terms(r)}, nil
+	}}})
+	if err != nil {
+		return storageErr("creating "+txid.String(), err)
+	}
+	return errs[0]
+}
+
+func txExists(txid chainhash.Hash) error {
+	return record.NewError(record.CodeTxExists, txid, 0, "transaction already in the store")
+}
+
+// createMulti runs the lock record pattern.
+func (db *DB) createMulti(ctx context.Context, tx *chain.Tx, recs []*record.Record, external bool) error {
+	txid := tx.ID
+	lockKey := engine.Key(record.LockKey(txid))
+	lock := newLockRecord(db.opts.Now(), len(recs))
+	if err := db.eng.CreateOnly(ctx, lockKey, lock.encode(), record.LockTTL(len(recs))); err != nil {
+		if errors.Is(err, engine.ErrExists) {
+			return record.NewError(record.CodeTxExists, txid, 0, "another process is creating this transaction (its lock record exists)")
+		}
+		return storageErr("taking the lock record", err)
+	}
+	committed, err := db.createPhaseOne(ctx, tx, recs, external)
+	// The lock is released whatever happened: partial records stay for the
+	// next attempt to complete.
+	if delErr := db.eng.Delete(ctx, []engine.Key{lockKey}); delErr != nil && err == nil {
+		err = storageErr("releasing the lock record", delErr)
+	}
+	if err != nil {
+		return err
+	}
+	if committed {
+		return txExists(txid)
+	}
+	// Phase 2 failing leaves every record with creating set: the
+	// transaction is stored but not yet spendable, and a retry, a Get or a
+	// SetMinedMulti completes it. The reference reports success here;
+	// this store reports the error so the caller knows to retry.
+	return db.clearCreating(ctx, txid, uint32(len(recs)-1))
+}
+
+// createPhaseOne writes the blob and every record with creating=true. It
+// returns committed=true when the transaction was already fully stored.
+func (db *DB) createPhaseOne(ctx context.Context, tx *chain.Tx, recs []*record.Record, external bool) (committed bool, err error) {
+	txid := tx.ID
+	if external {
+		if err := db.putBlob(ctx, tx); err != nil {
+			return false, err
+		}
+	}
+	if hook := db.faults.afterBlob; hook != nil {
+		if err := hook(); err != nil {
+			return false, err
+		}
+	}
+	updates := make([]engine.Update, len(recs))
+	for i, r := range recs {
+		value, t := r.Encode(), terms(r)
+		master := i == 0
+		updates[i] = engine.Update{Key: engine.Key(record.RecordKey(txid, uint32(i))), Fn: func(current []byte) (engine.Mutation, error) {
+			if current == nil {
+				return engine.Mutation{Action: engine.Put, Value: value, Terms: t}, nil
+			}
+			existing, err := record.Decode(current)
+			if err != nil {
+				return engine.Mutation{}, err
+			}
+			if master && !existing.Creating {
+				return engine.Mutation{}, errAlreadyCommitted
+			}
+			// A record left by an interrupted attempt: keep it (it may
+			// already carry spends or cleared flags) and complete it.
+			return engine.Mutation{Action: engine.Keep}, nil
+		}}
+	}
+	// Children first, master last, so the master's existence with
+	// creating=true always means "every record was attempted".
+	updates = append(updates[1:], updates[0])
+	for k := range updates {
+		if hook := db.faults.afterRecords; hook != nil {
+			if err := hook(k); err != nil {
+				return false, err
+			}
+		}
+		errs, err := db.eng.Update(ctx, updates[k:k+1])
+		if err != nil {
+			return false, storageErr(fmt.Sprintf("writing record %d of %s", k, txid), err)
+		}
+		if errors.Is(errs[0], errAlreadyCommitted) {
+			return true, nil
+		}
+		if errs[0] != nil {
+			return false, errs[0]
+		}
+	}
+	return false, nil
+}
+
+var errAlreadyCommitted = errors.New("transaction already committed")
+
+// clearCreating is phase 2: children first, master last.
+func (db *DB) clearCreating(ctx context.Context, txid chainhash.Hash, children uint32) error {
+	clear := func(r *record.Record) (record.Signal, error) {
+		r.Creating = false
+		return 0, nil
+	}
+	var ops []*recordOp
+	for i := uint32(1); i <= children; i++ {
+		ops = append(ops, &recordOp{txid: txid, index: i, op: clear})
+	}
+	if err := db.apply(ctx, ops); err != nil {
+		return err
+	}
+	for _, o := range ops {
+		if o.err != nil {
+			return o.err
+		}
+	}
+	if hook := db.faults.beforeMasterCleared; hook != nil {
+		if err := hook(); err != nil {
+			return err
+		}
+	}
+	master := []*recordOp{{txid: txid, index: 0, op: clear}}
+	if err := db.apply(ctx, master); err != nil {
+		return err
+	}
+	return master[0].err
+}

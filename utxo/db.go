@@ -1,0 +1,140 @@
+package utxo
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/record"
+)
+
+// DB is the store: the Store interface implemented over one engine.
+type DB struct {
+	eng  engine.Engine
+	opts Options
+
+	height     atomic.Uint32
+	medianTime atomic.Uint32
+	closed     atomic.Bool
+	faults     faults
+	txCache    txCache
+
+	// UncleanShutdown reports that the previous run did not close the
+	// store; the engine recovered its log, and multi-record creates left
+	// half done complete on their next create, get or set-mined.
+	UncleanShutdown bool
+}
+
+var _ Store = (*DB)(nil)
+
+// Metadata keys of the store (besides the internal state).
+const (
+	metaHeight     = "height"
+	metaMedianTime = "medianTime"
+	metaTip        = "tip"
+)
+
+// Open opens the store over eng after checking the engine's internal state
+// (format version, network, engine, clean shutdown). The store owns eng and
+// closes it on Close.
+func Open(ctx context.Context, eng engine.Engine, opts Options) (*DB, error) {
+	opts = opts.withDefaults()
+	unclean, err := checkInternalState(ctx, eng, opts.Network)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{eng: eng, opts: opts, UncleanShutdown: unclean}
+	for name, dst := range map[string]*atomic.Uint32{metaHeight: &db.height, metaMedianTime: &db.medianTime} {
+		v, err := eng.GetMeta(ctx, name)
+		if err != nil {
+			return nil, storageErr("reading "+name, err)
+		}
+		if len(v) == 4 {
+			dst.Store(binary.BigEndian.Uint32(v))
+		}
+	}
+	return db, nil
+}
+
+// Engine returns the engine the store runs on.
+func (db *DB) Engine() engine.Engine { return db.eng }
+
+// Options returns the store's effective options.
+func (db *DB) Options() Options { return db.opts }
+
+// Health implements Store.
+func (db *DB) Health(ctx context.Context) error {
+	if db.closed.Load() {
+		return engine.ErrClosed
+	}
+	_, err := db.eng.GetMeta(ctx, metaInternalState)
+	return err
+}
+
+// Close checkpoints the engine, records a clean shutdown and closes it.
+func (db *DB) Close() error {
+	if db.closed.Swap(true) {
+		return engine.ErrClosed
+	}
+	ctx := context.Background()
+	err := errors.Join(
+		markClosed(ctx, db.eng, db.opts.Network),
+		db.eng.Checkpoint(ctx, db.height.Load()),
+	)
+	return errors.Join(err, db.eng.Close())
+}
+
+// SetBlockHeight implements Store.
+func (db *DB) SetBlockHeight(ctx context.Context, height uint32) error {
+	if err := db.eng.PutMeta(ctx, metaHeight, binary.BigEndian.AppendUint32(nil, height)); err != nil {
+		return storageErr("storing the block height", err)
+	}
+	db.height.Store(height)
+	return nil
+}
+
+// GetBlockHeight implements Store.
+func (db *DB) GetBlockHeight() uint32 { return db.height.Load() }
+
+// SetMedianBlockTime implements Store.
+func (db *DB) SetMedianBlockTime(ctx context.Context, t uint32) error {
+	if err := db.eng.PutMeta(ctx, metaMedianTime, binary.BigEndian.AppendUint32(nil, t)); err != nil {
+		return storageErr("storing the median block time", err)
+	}
+	db.medianTime.Store(t)
+	return nil
+}
+
+// GetMedianBlockTime implements Store.
+func (db *DB) GetMedianBlockTime() uint32 { return db.medianTime.Load() }
+
+// storageErr wraps an engine failure as a STORAGE_ERROR.
+func storageErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	e := record.NewError(record.CodeStorageError, chainhash.Hash{}, 0, "%s: %v", what, err)
+	return fmt.Errorf("%w", errors.Join(e, err))
+}
+
+// notFound is the TX_NOT_FOUND error for txid.
+func notFound(txid chainhash.Hash) error {
+	return record.NewError(record.CodeTxNotFound, txid, 0, "transaction not in the store")
+}
+
+// terms returns the engine index terms of a record.
+func terms(r *record.Record) engine.Terms {
+	t := r.Terms()
+	return engine.Terms{
+		UnminedSince:   t.UnminedSince,
+		DeleteAtHeight: t.DeleteAtHeight,
+		PreserveUntil:  t.PreserveUntil,
+		ProducedAt:     t.ProducedAt,
+		Consumed:       t.Consumed,
+	}
+}

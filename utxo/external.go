@@ -1,0 +1,142 @@
+package utxo
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/blob"
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo/record"
+)
+
+// putBlob writes an external transaction's bytes. A blob already there from
+// an interrupted attempt is the same transaction (the name is its txid), so
+// it is kept.
+func (db *DB) putBlob(ctx context.Context, tx *chain.Tx) error {
+	if db.opts.Blobs == nil {
+		return record.NewError(record.CodeStorageError, tx.ID, 0,
+			"transaction of %d bytes and %d outputs must be stored externally, but the store has no blob store configured", len(tx.Raw), len(tx.Msg.TxOut))
+	}
+	err := db.opts.Blobs.Put(ctx, tx.ID, blob.FileTypeTx, tx.Raw)
+	if err != nil && !errors.Is(err, blob.ErrExists) {
+		return record.NewError(record.CodeStorageError, tx.ID, 0, "writing the transaction to the external store: %v", err)
+	}
+	return nil
+}
+
+// loadExternalTx reads an external transaction: the .tx file first, then
+// the .outputs file (which carries only the outputs).
+func (db *DB) loadExternalTx(ctx context.Context, txid chainhash.Hash) (*chain.Tx, error) {
+	if cached := db.txCache.get(txid); cached != nil {
+		return cached, nil
+	}
+	if db.opts.Blobs == nil {
+		return nil, record.NewError(record.CodeStorageError, txid, 0, "transaction is stored externally, but the store has no blob store configured")
+	}
+	raw, err := db.opts.Blobs.Get(ctx, txid, blob.FileTypeTx)
+	if err == nil {
+		tx, err := chain.ParseTx(raw)
+		if err != nil {
+			return nil, record.NewError(record.CodeStorageError, txid, 0, "external .tx file is damaged: %v", err)
+		}
+		return tx, nil
+	}
+	if !errors.Is(err, blob.ErrNotFound) {
+		return nil, record.NewError(record.CodeStorageError, txid, 0, "reading the external transaction: %v", err)
+	}
+	raw, err = db.opts.Blobs.Get(ctx, txid, blob.FileTypeOutputs)
+	if err != nil {
+		return nil, record.NewError(record.CodeStorageError, txid, 0, "external transaction is missing from the blob store (.tx and .outputs): %v", err)
+	}
+	return outputsOnlyTx(txid, raw)
+}
+
+// setBlobDAH passes a delete-at-height to the external blob (the .tx file,
+// else the .outputs file). Failure leaves the blob until the next signal or
+// an explicit delete; it never loses data, so it is not an error of the
+// operation that signalled it.
+func (db *DB) setBlobDAH(ctx context.Context, txid chainhash.Hash, dah uint32) {
+	for _, ft := range []blob.FileType{blob.FileTypeTx, blob.FileTypeOutputs} {
+		if err := db.opts.Blobs.SetDAH(ctx, txid, ft, dah); err == nil || !errors.Is(err, blob.ErrNotFound) {
+			return
+		}
+	}
+}
+
+// deleteBlobs removes both kinds of external file of txid.
+func (db *DB) deleteBlobs(ctx context.Context, txid chainhash.Hash) error {
+	if db.opts.Blobs == nil {
+		return nil
+	}
+	return errors.Join(
+		db.opts.Blobs.Delete(ctx, txid, blob.FileTypeTx),
+		db.opts.Blobs.Delete(ctx, txid, blob.FileTypeOutputs),
+	)
+}
+
+// txCache keeps external transactions that still have two or more active
+// outputs, the reference's rule: a transaction with one output left is about
+// to be spent for the last time and would only waste the cache.
+type txCache struct {
+	mu    sync.Mutex
+	txs   map[chainhash.Hash]*chain.Tx
+	limit int
+}
+
+const txCacheLimit = 256
+
+func (c *txCache) get(txid chainhash.Hash) *chain.Tx {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.txs[txid]
+}
+
+// offer caches tx if it has at least two active outputs, and drops it
+// otherwise.
+func (c *txCache) offer(tx *chain.Tx, activeOutputs int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if activeOutputs < 2 {
+		delete(c.txs, tx.ID)
+		return
+	}
+	if c.txs == nil {
+		c.txs = make(map[chainhash.Hash]*chain.Tx)
+	}
+	if len(c.txs) >= txCacheLimit {
+		for k := range c.txs { // evict an arbitrary entry
+			delete(c.txs, k)
+			break
+		}
+	}
+	c.txs[tx.ID] = tx
+}
+
+// maxOutputsOnlyIndex bounds the output index a .outputs file may name, so a
+// damaged file cannot make the store allocate without limit.
+const maxOutputsOnlyIndex = 1 << 26
+
+// outputsOnlyTx rebuilds a transaction from a .outputs blob: outputs only,
+// at their indexes (missing ones empty), no inputs. Enough for everything
+// the store reads an external transaction for: amounts and scripts.
+func outputsOnlyTx(txid chainhash.Hash, raw []byte) (*chain.Tx, error) {
+	w, err := record.DecodeUTXOWrapper(raw)
+	if err != nil {
+		return nil, record.NewError(record.CodeStorageError, txid, 0, "external .outputs file is damaged: %v", err)
+	}
+	msg := wire.NewMsgTx(wire.TxVersion)
+	for _, u := range w.UTXOs {
+		if u.Index >= maxOutputsOnlyIndex {
+			return nil, record.NewError(record.CodeStorageError, txid, u.Index, "external .outputs file names output %d: damaged", u.Index)
+		}
+		for uint32(len(msg.TxOut)) <= u.Index {
+			msg.TxOut = append(msg.TxOut, &wire.TxOut{})
+		}
+		msg.TxOut[u.Index] = &wire.TxOut{Value: int64(u.Value), PkScript: u.Script}
+	}
+	return &chain.Tx{Msg: msg, ID: txid}, nil
+}

@@ -1,0 +1,238 @@
+package utxo
+
+import (
+	"context"
+	"errors"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/record"
+)
+
+// Get implements Store.
+func (db *DB) Get(ctx context.Context, txid chainhash.Hash, fields ...Field) (*Meta, error) {
+	items := []*UnresolvedMetaData{{TxID: txid}}
+	if err := db.BatchDecorate(ctx, items, fields...); err != nil {
+		return nil, err
+	}
+	return items[0].Meta, items[0].Err
+}
+
+// BatchDecorate implements Store: one engine read for every master, one for
+// every child record of the paginated ones.
+func (db *DB) BatchDecorate(ctx context.Context, items []*UnresolvedMetaData, fields ...Field) error {
+	want := fieldSet(fields)
+	keys := make([]engine.Key, len(items))
+	for i, it := range items {
+		keys[i] = engine.Key(record.MasterKey(it.TxID))
+	}
+	masters, err := db.readRecords(ctx, keys)
+	if err != nil {
+		return err
+	}
+	var childKeys []engine.Key
+	for i, m := range masters {
+		if m.err != nil {
+			items[i].Err = m.err
+			if errors.Is(m.err, errMissing) {
+				items[i].Err = notFound(items[i].TxID)
+			}
+			continue
+		}
+		if want[FieldOutputs] {
+			for c := uint32(1); c <= m.rec.TotalExtraRecs; c++ {
+				childKeys = append(childKeys, engine.Key(record.RecordKey(items[i].TxID, c)))
+			}
+		}
+	}
+	children, err := db.readRecords(ctx, childKeys)
+	if err != nil {
+		return err
+	}
+	next := 0
+	for i, m := range masters {
+		if m.err != nil {
+			continue
+		}
+		recs := []*record.Record{m.rec}
+		if want[FieldOutputs] {
+			for c := uint32(1); c <= m.rec.TotalExtraRecs; c++ {
+				child := children[next]
+				next++
+				if child.err != nil {
+					items[i].Err = storageErr("reading child record of "+items[i].TxID.String(), child.err)
+					break
+				}
+				recs = append(recs, child.rec)
+			}
+		}
+		if items[i].Err != nil {
+			continue
+		}
+		var tx *chain.Tx
+		if want[FieldTx] {
+			if tx, err = db.txOf(ctx, m.rec); err != nil {
+				items[i].Err = err
+				continue
+			}
+		}
+		items[i].Meta = metaFromRecords(recs, tx)
+	}
+	return nil
+}
+
+func fieldSet(fields []Field) map[Field]bool {
+	set := map[Field]bool{}
+	if len(fields) == 0 {
+		fields = []Field{FieldTx, FieldOutputs}
+	}
+	for _, f := range fields {
+		set[f] = true
+	}
+	return set
+}
+
+// readResult is one decoded record or why it could not be read.
+type readResult struct {
+	rec *record.Record
+	err error
+}
+
+var errMissing = errors.New("record missing")
+
+func (db *DB) readRecords(ctx context.Context, keys []engine.Key) ([]readResult, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	values, err := db.eng.Get(ctx, keys)
+	if err != nil {
+		return nil, storageErr("reading records", err)
+	}
+	out := make([]readResult, len(keys))
+	for i, v := range values {
+		if v == nil {
+			out[i].err = errMissing
+			continue
+		}
+		out[i].rec, out[i].err = record.Decode(v)
+	}
+	return out, nil
+}
+
+// txOf returns the transaction of a master record, from the record or from
+// the blob store.
+func (db *DB) txOf(ctx context.Context, master *record.Record) (*chain.Tx, error) {
+	if master.External {
+		return db.loadExternalTx(ctx, master.TxID)
+	}
+	tx, err := chain.ParseTx(master.Tx)
+	if err != nil {
+		return nil, record.NewError(record.CodeMalformed, master.TxID, 0, "stored transaction bytes do not parse: %v", err)
+	}
+	return tx, nil
+}
+
+// metaFromRecords combines a transaction's records (master first, children
+// in index order) into its Meta.
+func metaFromRecords(recs []*record.Record, tx *chain.Tx) *Meta {
+	m := recs[0]
+	meta := &Meta{
+		TxID:           m.TxID,
+		Tx:             tx,
+		Fee:            m.Fee,
+		SizeInBytes:    m.SizeInBytes,
+		TxInpoints:     m.TxInpoints,
+		LockTime:       m.LockTime,
+		BlockIDs:       m.BlockIDs,
+		BlockHeights:   m.BlockHeights,
+		SubtreeIdxs:    m.SubtreeIdxs,
+		IsCoinbase:     m.IsCoinbase,
+		Locked:         m.Locked,
+		Creating:       m.Creating,
+		Conflicting:    m.Conflicting,
+		External:       m.External,
+		UnminedSince:   m.UnminedSince,
+		CreatedAt:      m.CreatedAt,
+		PreserveUntil:  m.PreserveUntil,
+		DeleteAtHeight: m.DeleteAtHeight,
+		SpendingHeight: m.SpendingHeight,
+		Records:        int(m.TotalExtraRecs) + 1,
+
+		ConflictingChildren: m.ConflictingChildren,
+	}
+	for _, r := range recs {
+		meta.Frozen = meta.Frozen || r.Frozen
+		meta.Creating = meta.Creating || r.Creating
+		for offset, e := range r.Utxos {
+			st := OutputState{Stored: e.Stored(), UTXOHash: e.Hash(), Frozen: e.IsFrozen(), SpendableIn: r.UtxoSpendableIn[uint32(offset)]}
+			if data, ok := e.SpendingData(); ok {
+				st.SpendingData = &data
+			}
+			meta.Outputs = append(meta.Outputs, st)
+		}
+	}
+	return meta
+}
+
+// PreviousOutputsDecorate implements Store: it reads each parent once.
+func (db *DB) PreviousOutputsDecorate(ctx context.Context, tx *chain.Tx) ([]*wire.TxOut, error) {
+	if tx.IsCoinbase() {
+		return nil, nil
+	}
+	parents := map[chainhash.Hash]*chain.Tx{}
+	var items []*UnresolvedMetaData
+	for _, in := range tx.Msg.TxIn {
+		h := in.PreviousOutPoint.Hash
+		if _, seen := parents[h]; !seen {
+			parents[h] = nil
+			items = append(items, &UnresolvedMetaData{TxID: h})
+		}
+	}
+	if err := db.BatchDecorate(ctx, items, FieldTx); err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		if it.Err != nil {
+			return nil, it.Err
+		}
+		parents[it.TxID] = it.Meta.Tx
+	}
+	outs := make([]*wire.TxOut, len(tx.Msg.TxIn))
+	for vin, in := range tx.Msg.TxIn {
+		parent := parents[in.PreviousOutPoint.Hash]
+		if int(in.PreviousOutPoint.Index) >= len(parent.Msg.TxOut) || parent.Msg.TxOut[in.PreviousOutPoint.Index] == nil {
+			return nil, record.NewError(record.CodeUtxoNotFound, parent.ID, in.PreviousOutPoint.Index, "parent has no such output")
+		}
+		outs[vin] = parent.Msg.TxOut[in.PreviousOutPoint.Index]
+	}
+	return outs, nil
+}
+
+// Delete implements Store: every record, the lock record and the blobs.
+func (db *DB) Delete(ctx context.Context, txid chainhash.Hash) error {
+	master, err := db.readRecord(ctx, txid, 0)
+	if err != nil {
+		return err
+	}
+	keys := []engine.Key{engine.Key(record.MasterKey(txid)), engine.Key(record.LockKey(txid))}
+	for i := uint32(1); i <= master.TotalExtraRecs; i++ {
+		keys = append(keys, engine.Key(record.RecordKey(txid, i)))
+	}
+	// Children and blob before the master: a crash midway leaves a master
+	// that a second Delete (or the pruner) finishes.
+	if err := db.eng.Delete(ctx, keys[1:]); err != nil {
+		return storageErr("deleting "+txid.String(), err)
+	}
+	if master.External {
+		if err := db.deleteBlobs(ctx, txid); err != nil {
+			return storageErr("deleting the blob of "+txid.String(), err)
+		}
+	}
+	if err := db.eng.Delete(ctx, keys[:1]); err != nil {
+		return storageErr("deleting "+txid.String(), err)
+	}
+	return nil
+}

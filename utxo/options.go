@@ -1,0 +1,144 @@
+package utxo
+
+import (
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/blob"
+	"github.com/utxostore/utxostore/utxo/record"
+)
+
+// Defaults of the reference implementation.
+const (
+	// DefaultBlockHeightRetention is how many blocks a fully spent or
+	// conflicting transaction is kept before deletion.
+	DefaultBlockHeightRetention = 288
+	// DefaultParentPreservation is how many blocks the parents of an
+	// unmined transaction are preserved for.
+	DefaultParentPreservation = 1440
+	// DefaultMaxTxSizeInStore is the size above which a transaction's bytes
+	// go to the external blob store.
+	DefaultMaxTxSizeInStore = 1 << 20
+	// ReassignmentDelay is how many blocks after a reassignment the new
+	// UTXO becomes spendable.
+	ReassignmentDelay = 1000
+	// CoinbaseMaturity is how many blocks a coinbase output must wait.
+	CoinbaseMaturity = 100
+)
+
+// Options configure a store. The zero value gives the defaults.
+type Options struct {
+	// Network names the chain ("mainnet", "testnet", ...). A store refuses
+	// to open data of another network.
+	Network string
+	// UtxoBatchSize is the number of outputs one record holds.
+	UtxoBatchSize int
+	// BlockHeightRetention: see DefaultBlockHeightRetention.
+	BlockHeightRetention uint32
+	// UnminedRetention is how many blocks an unmined transaction is kept
+	// before QueryOldUnminedTransactions reports it; default half of
+	// BlockHeightRetention.
+	UnminedRetention uint32
+	// ParentPreservation: see DefaultParentPreservation.
+	ParentPreservation uint32
+	// MaxTxSizeInStore: see DefaultMaxTxSizeInStore.
+	MaxTxSizeInStore int
+	// ExternalizeAllTransactions sends every transaction's bytes to the
+	// blob store.
+	ExternalizeAllTransactions bool
+	// Blobs stores external transactions; required for transactions that
+	// go external. Nil means a store that refuses such transactions with a
+	// clear error.
+	Blobs blob.Store
+	// Now is the clock for createdAt and lock records (tests set it).
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Network == "" {
+		o.Network = "mainnet"
+	}
+	if o.UtxoBatchSize <= 0 {
+		o.UtxoBatchSize = record.DefaultUtxoBatchSize
+	}
+	if o.BlockHeightRetention == 0 {
+		o.BlockHeightRetention = DefaultBlockHeightRetention
+	}
+	if o.UnminedRetention == 0 {
+		o.UnminedRetention = o.BlockHeightRetention / 2
+	}
+	if o.ParentPreservation == 0 {
+		o.ParentPreservation = DefaultParentPreservation
+	}
+	if o.MaxTxSizeInStore <= 0 {
+		o.MaxTxSizeInStore = DefaultMaxTxSizeInStore
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// CreateOption modifies Create.
+type CreateOption func(*createOptions)
+
+type createOptions struct {
+	minedBlocks []MinedBlockInfo
+	coinbase    *bool
+	frozen      bool
+	conflicting bool
+	locked      bool
+	fee         uint64
+}
+
+// WithMinedBlockInfo creates the transaction as already mined in blocks.
+func WithMinedBlockInfo(blocks ...MinedBlockInfo) CreateOption {
+	return func(o *createOptions) { o.minedBlocks = append(o.minedBlocks, blocks...) }
+}
+
+// WithCoinbase overrides coinbase detection.
+func WithCoinbase(coinbase bool) CreateOption {
+	return func(o *createOptions) { o.coinbase = &coinbase }
+}
+
+// WithFrozen creates the transaction with every output frozen.
+func WithFrozen() CreateOption { return func(o *createOptions) { o.frozen = true } }
+
+// WithConflicting creates the transaction as conflicting.
+func WithConflicting() CreateOption { return func(o *createOptions) { o.conflicting = true } }
+
+// WithLocked creates the transaction locked (Created & Locked state).
+func WithLocked() CreateOption { return func(o *createOptions) { o.locked = true } }
+
+// WithFee records the transaction's fee, when the caller knows it.
+func WithFee(fee uint64) CreateOption { return func(o *createOptions) { o.fee = fee } }
+
+// SpendOption modifies Spend.
+type SpendOption func(*spendOptions)
+
+type spendOptions struct {
+	blockHeight       uint32
+	ignoreConflicting bool
+	ignoreLocked      bool
+	previousOutputs   []*wire.TxOut
+}
+
+// WithBlockHeight judges maturity and frozen-until against height instead of
+// the store's height + 1.
+func WithBlockHeight(height uint32) SpendOption {
+	return func(o *spendOptions) { o.blockHeight = height }
+}
+
+// IgnoreConflicting spends outputs of conflicting transactions.
+func IgnoreConflicting() SpendOption { return func(o *spendOptions) { o.ignoreConflicting = true } }
+
+// IgnoreLocked spends outputs of locked transactions.
+func IgnoreLocked() SpendOption { return func(o *spendOptions) { o.ignoreLocked = true } }
+
+// WithPreviousOutputs gives, per input, the output the spender claims to
+// spend (as an Extended Format transaction carries it); Spend then checks
+// each claim against the stored UTXO hash.
+func WithPreviousOutputs(outs []*wire.TxOut) SpendOption {
+	return func(o *spendOptions) { o.previousOutputs = outs }
+}

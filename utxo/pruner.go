@@ -1,0 +1,127 @@
+package utxo
+
+import (
+	"context"
+	"errors"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/record"
+)
+
+// PruneResult says what a pruning pass removed.
+type PruneResult struct {
+	Records int `json:"records"`
+	Blobs   int `json:"blobs"`
+}
+
+// Prune deletes every record whose delete-at-height has been reached at
+// height (child records carry their master's), with the external blobs of
+// the transactions removed. Each record is re-checked inside its atomic
+// update, so one whose deletion was cancelled since the scan is kept.
+func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
+	var keys []engine.Key
+	err := db.eng.Scan(ctx, engine.ByDeleteAtHeight, 1, height, func(k engine.Key, _ uint32) error {
+		keys = append(keys, k)
+		return nil
+	})
+	if err != nil {
+		return PruneResult{}, storageErr("scanning delete-at-height", err)
+	}
+	var res PruneResult
+	external := make([]*chainhash.Hash, len(keys))
+	removed := make([]bool, len(keys))
+	updates := make([]engine.Update, len(keys))
+	for i, k := range keys {
+		updates[i] = engine.Update{Key: k, Fn: func(current []byte) (engine.Mutation, error) {
+			external[i], removed[i] = nil, false
+			if current == nil {
+				return engine.Mutation{Action: engine.Keep}, nil
+			}
+			r, err := record.Decode(current)
+			if err != nil {
+				return engine.Mutation{}, err
+			}
+			if r.DeleteAtHeight == 0 || r.DeleteAtHeight > height || r.PreserveUntil != 0 {
+				return engine.Mutation{Action: engine.Keep}, nil
+			}
+			if r.IsMaster() && r.External {
+				txid := r.TxID
+				external[i] = &txid
+			}
+			removed[i] = true
+			return engine.Mutation{Action: engine.Remove}, nil
+		}}
+	}
+	errs, err := db.eng.Update(ctx, updates)
+	if err != nil {
+		return res, storageErr("pruning", err)
+	}
+	for i := range keys {
+		if errs[i] != nil {
+			return res, errs[i]
+		}
+		if removed[i] {
+			res.Records++
+		}
+		if external[i] != nil {
+			if err := db.deleteBlobs(ctx, *external[i]); err != nil {
+				return res, storageErr("deleting a pruned blob", err)
+			}
+			res.Blobs++
+		}
+	}
+	if db.opts.Blobs != nil {
+		// Blobs scheduled on their own (their record already gone).
+		n, err := db.opts.Blobs.Prune(ctx, height)
+		if err != nil {
+			return res, storageErr("pruning blobs", err)
+		}
+		res.Blobs += n
+	}
+	return res, nil
+}
+
+// CleanupOldUnmined removes the transactions that have stayed unmined for
+// the unmined retention at height, after preserving their parents for
+// ParentPreservation blocks (a parent must outlive a child that may yet be
+// re-submitted). It returns the removed transactions.
+func (db *DB) CleanupOldUnmined(ctx context.Context, height uint32) ([]chainhash.Hash, error) {
+	if height <= db.opts.UnminedRetention {
+		return nil, nil
+	}
+	old, err := db.QueryOldUnminedTransactions(ctx, height-db.opts.UnminedRetention)
+	if err != nil || len(old) == 0 {
+		return nil, err
+	}
+	items := make([]*UnresolvedMetaData, len(old))
+	for i, txid := range old {
+		items[i] = &UnresolvedMetaData{TxID: txid}
+	}
+	if err := db.BatchDecorate(ctx, items, FieldOutputs); err != nil {
+		return nil, err
+	}
+	var parents, removed []chainhash.Hash
+	for _, it := range items {
+		if it.Err != nil {
+			continue
+		}
+		parents = append(parents, it.Meta.TxInpoints.ParentTxHashes...)
+	}
+	if err := db.PreserveTransactions(ctx, parents, height+db.opts.ParentPreservation); err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, it := range items {
+		if it.Err != nil {
+			continue
+		}
+		if err := db.Delete(ctx, it.TxID); err != nil && !errors.Is(err, ErrTxNotFound) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, it.TxID)
+	}
+	return removed, errors.Join(errs...)
+}

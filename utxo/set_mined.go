@@ -1,0 +1,111 @@
+package utxo
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/utxo/record"
+)
+
+// SetMinedMulti implements Store. Masters are updated in one batch; the
+// child records of paginated transactions then get the same change (it
+// clears their locked and creating flags, completing an interrupted
+// multi-record create).
+func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
+	mined := info.record()
+	height, retention := db.height.Load(), db.opts.BlockHeightRetention
+	setMined := func(r *record.Record) (record.Signal, error) {
+		return r.SetMined(mined, height, retention), nil
+	}
+	masters := make([]*recordOp, len(txids))
+	for i, txid := range txids {
+		masters[i] = &recordOp{txid: txid, op: setMined}
+	}
+	if err := db.apply(ctx, masters); err != nil {
+		return nil, err
+	}
+	blockIDs := make(map[chainhash.Hash][]uint32, len(txids))
+	var children []*recordOp
+	var errs []error
+	for _, m := range masters {
+		if m.err != nil {
+			errs = append(errs, m.err)
+			continue
+		}
+		blockIDs[m.txid] = slices.Clone(m.after.BlockIDs)
+		for i := uint32(1); i <= m.after.TotalExtraRecs; i++ {
+			children = append(children, &recordOp{txid: m.txid, index: i, missingOK: true, op: setMined})
+		}
+	}
+	if err := db.apply(ctx, children); err != nil {
+		return blockIDs, err
+	}
+	if err := db.settle(ctx, masters); err != nil {
+		errs = append(errs, err)
+	}
+	return blockIDs, errors.Join(errs...)
+}
+
+// MarkTransactionsOnLongestChain implements Store: a transaction on the
+// longest chain is mined (unminedSince 0); off it, it is unmined since the
+// current height.
+func (db *DB) MarkTransactionsOnLongestChain(ctx context.Context, txids []chainhash.Hash, onLongestChain bool) error {
+	height, retention := db.height.Load(), db.opts.BlockHeightRetention
+	return db.applyToMasters(ctx, txids, func(r *record.Record) (record.Signal, error) {
+		return r.MarkOnLongestChain(onLongestChain, height, retention), nil
+	})
+}
+
+// SetLocked implements Store.
+func (db *DB) SetLocked(ctx context.Context, txids []chainhash.Hash, locked bool) error {
+	return db.applyToAllRecords(ctx, txids, func(r *record.Record) (record.Signal, error) {
+		return r.SetLocked(locked), nil
+	})
+}
+
+// applyToMasters runs op on the master record of every transaction, then
+// follows the signals.
+func (db *DB) applyToMasters(ctx context.Context, txids []chainhash.Hash, op func(*record.Record) (record.Signal, error)) error {
+	ops := make([]*recordOp, len(txids))
+	for i, txid := range txids {
+		ops[i] = &recordOp{txid: txid, op: op}
+	}
+	if err := db.apply(ctx, ops); err != nil {
+		return err
+	}
+	var errs []error
+	for _, o := range ops {
+		errs = append(errs, o.err)
+	}
+	return errors.Join(append(errs, db.settle(ctx, ops))...)
+}
+
+// applyToAllRecords runs op on the master and then on every child record of
+// each transaction: flags that every record carries (locked, conflicting).
+func (db *DB) applyToAllRecords(ctx context.Context, txids []chainhash.Hash, op func(*record.Record) (record.Signal, error)) error {
+	masters := make([]*recordOp, len(txids))
+	for i, txid := range txids {
+		masters[i] = &recordOp{txid: txid, op: op}
+	}
+	if err := db.apply(ctx, masters); err != nil {
+		return err
+	}
+	var errs []error
+	var children []*recordOp
+	for _, m := range masters {
+		if m.err != nil {
+			errs = append(errs, m.err)
+			continue
+		}
+		for i := uint32(1); i <= m.after.TotalExtraRecs; i++ {
+			children = append(children, &recordOp{txid: m.txid, index: i, missingOK: true, op: op})
+		}
+	}
+	if err := db.apply(ctx, children); err != nil {
+		return err
+	}
+	return errors.Join(append(errs, db.settle(ctx, masters))...)
+}

@@ -1,0 +1,84 @@
+package utxo
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// GetUnminedTxIterator implements Store. It lists the unmined transactions
+// once, in createdAt order (then txid, so the order is total).
+func (db *DB) GetUnminedTxIterator(ctx context.Context) (UnminedTxIterator, error) {
+	txids, err := db.scanUnmined(ctx, 1, ^uint32(0))
+	if err != nil {
+		return nil, err
+	}
+	items := make([]*UnresolvedMetaData, len(txids))
+	for i, txid := range txids {
+		items[i] = &UnresolvedMetaData{TxID: txid}
+	}
+	if err := db.BatchDecorate(ctx, items, FieldOutputs); err != nil {
+		return nil, err
+	}
+	list := make([]*UnminedTransaction, 0, len(items))
+	for _, it := range items {
+		if errors.Is(it.Err, ErrTxNotFound) {
+			continue // deleted since the scan
+		}
+		if it.Err != nil {
+			return nil, it.Err
+		}
+		m := it.Meta
+		list = append(list, &UnminedTransaction{
+			TxID: m.TxID, CreatedAt: m.CreatedAt, UnminedSince: m.UnminedSince,
+			Fee: m.Fee, SizeInBytes: m.SizeInBytes, Locked: m.Locked, Creating: m.Creating,
+		})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].CreatedAt != list[j].CreatedAt {
+			return list[i].CreatedAt < list[j].CreatedAt
+		}
+		return list[i].TxID.String() < list[j].TxID.String()
+	})
+	return &sliceIterator{list: list}, nil
+}
+
+type sliceIterator struct {
+	list []*UnminedTransaction
+	next int
+}
+
+func (it *sliceIterator) Next(ctx context.Context) (*UnminedTransaction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if it.next >= len(it.list) {
+		return nil, nil
+	}
+	it.next++
+	return it.list[it.next-1], nil
+}
+
+// QueryOldUnminedTransactions implements Store.
+func (db *DB) QueryOldUnminedTransactions(ctx context.Context, cutoffHeight uint32) ([]chainhash.Hash, error) {
+	return db.scanUnmined(ctx, 1, cutoffHeight)
+}
+
+// scanUnmined lists the transactions unmined since a height in [lo, hi].
+// Only masters carry unminedSince.
+func (db *DB) scanUnmined(ctx context.Context, lo, hi uint32) ([]chainhash.Hash, error) {
+	var txids []chainhash.Hash
+	err := db.eng.Scan(ctx, engine.ByUnminedSince, lo, hi, func(k engine.Key, _ uint32) error {
+		txids = append(txids, chainhash.Hash(k))
+		return nil
+	})
+	if err != nil {
+		return nil, storageErr("scanning unmined transactions", err)
+	}
+	sort.Slice(txids, func(i, j int) bool { return txids[i].String() < txids[j].String() })
+	return txids, nil
+}
