@@ -179,7 +179,7 @@ func TestSpendTransitions(t *testing.T) {
 		{name: "conflicting: CONFLICTING", setup: func(r *Record) { r.Conflicting = true; r.DeleteAtHeight = 400 }, op: spend(0, out0, spA), wantCode: CodeConflicting},
 		{name: "conflicting before locked", setup: func(r *Record) { r.Conflicting = true; r.Locked = true; r.DeleteAtHeight = 400 }, op: spend(0, out0, spA), wantCode: CodeConflicting},
 		{name: "conflicting ignored", setup: func(r *Record) { r.Conflicting = true; r.DeleteAtHeight = 400 },
-			op: spendWith(0, out0, spA, SpendOptions{CurrentHeight: cur, Retention: ret, IgnoreConflicting: true}),
+			op:   spendWith(0, out0, spA, SpendOptions{CurrentHeight: cur, Retention: ret, IgnoreConflicting: true}),
 			want: func(r *Record) { spentAt(r, 0, out0, spA) }},
 		{name: "locked: LOCKED", setup: func(r *Record) { r.Locked = true }, op: spend(0, out0, spA), wantCode: CodeLocked},
 		{name: "locked ignored", setup: func(r *Record) { r.Locked = true },
@@ -393,7 +393,9 @@ func TestConflictingPreserveDAHTransitions(t *testing.T) {
 		{name: "spentExtraRecs on a single-record tx: INVALID_PARAMETER",
 			op: func(r *Record) (Signal, error) { return r.IncrementSpentExtraRecs(1, cur, ret) }, wantCode: CodeInvalidParameter},
 		{name: "DAH moves later when re-evaluated higher", setup: func(r *Record) { allSpent(r); r.DeleteAtHeight = 300 },
-			op: noErr(func(r *Record) Signal { return r.SetMined(MinedBlockInfo{BlockID: 1, BlockHeight: 100, OnLongestChain: true}, cur, 250) }),
+			op: noErr(func(r *Record) Signal {
+				return r.SetMined(MinedBlockInfo{BlockID: 1, BlockHeight: 100, OnLongestChain: true}, cur, 250)
+			}),
 			wantSig: SignalDAHSet, want: func(r *Record) { r.DeleteAtHeight = 350 }},
 	})
 }
@@ -458,7 +460,7 @@ func TestErrors(t *testing.T) {
 	if msg := e.Error(); msg == "" || msg[:5] != "SPENT" {
 		t.Fatalf("message %q", msg)
 	}
-	if (Signal(0)).String() != "" || (SignalAllSpent | SignalDAHSet).String() != "ALLSPENT|DAHSET" {
+	if (Signal(0)).String() != "" || (SignalAllSpent|SignalDAHSet).String() != "ALLSPENT|DAHSET" {
 		t.Fatal("signal names")
 	}
 }
