@@ -45,6 +45,10 @@ type Options struct {
 	// BloomBitsPerKey sizes the sstable bloom filters that let a create of
 	// a new key skip reading blocks; 0 means 10, negative disables them.
 	BloomBitsPerKey int
+	// Logf receives pebble's messages, among them the report of a torn
+	// WAL tail truncated during recovery ("stopped reading at offset");
+	// nil sends them to the standard logger.
+	Logf func(format string, args ...any)
 }
 
 func (o Options) withDefaults() Options {
@@ -104,6 +108,9 @@ func Open(dir string, opts Options) (*Engine, error) {
 		if opts.BloomBitsPerKey > 0 {
 			po.Levels[i].FilterPolicy = bloom.FilterPolicy(opts.BloomBitsPerKey)
 		}
+	}
+	if opts.Logf != nil {
+		po.Logger = logger(opts.Logf)
 	}
 	db, err := pebbledb.Open(filepath.Join(dir, Subdir), po)
 	if err != nil {
@@ -172,4 +179,16 @@ func (e *Engine) Metrics() *pebbledb.Metrics {
 	}
 	defer e.leave()
 	return e.db.Metrics()
+}
+
+// logger adapts Options.Logf to pebble's Logger.
+type logger func(format string, args ...any)
+
+func (l logger) Infof(format string, args ...any) { l(format, args...) }
+
+// Fatalf reports and then exits through pebble's default logger: pebble
+// calls it only when it cannot go on, and expects it not to return.
+func (l logger) Fatalf(format string, args ...any) {
+	l(format, args...)
+	pebbledb.DefaultLogger.Fatalf(format, args...)
 }

@@ -22,7 +22,7 @@ import (
 func opener(mode engine.SyncMode) func(testing.TB, string) engine.Engine {
 	return func(t testing.TB, dir string) engine.Engine {
 		t.Helper()
-		e, err := pebble.Open(dir, pebble.Options{Sync: mode, MemTableSize: 4 << 20, CacheSize: 8 << 20})
+		e, err := pebble.Open(dir, pebble.Options{Sync: mode, MemTableSize: 4 << 20, CacheSize: 8 << 20, Logf: t.Logf})
 		if err != nil {
 			t.Fatal(err)
 		}

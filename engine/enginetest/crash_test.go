@@ -1,0 +1,115 @@
+package enginetest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/memory"
+)
+
+func TestCrashValueRoundTrip(t *testing.T) {
+	v := crashValue{op: 42, slot: 3, key: K(7), terms: engine.Terms{UnminedSince: 1, DeleteAtHeight: 2, PreserveUntil: 3, ProducedAt: 4, Consumed: true}, prev: 9}
+	b := v.encode(100)
+	got, err := decodeCrashValue(b)
+	if err != nil || got != v {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	for _, i := range []int{0, 10, len(b) / 2, len(b) - 1} {
+		c := append([]byte(nil), b...)
+		c[i] ^= 1
+		if _, err := decodeCrashValue(c); err == nil {
+			t.Errorf("a flipped bit at %d went unnoticed", i)
+		}
+	}
+	if _, err := decodeCrashValue(b[:len(b)-1]); err == nil {
+		t.Error("a truncated value went unnoticed")
+	}
+}
+
+// The stream is a pure function of (seed, n).
+func TestCrashOpsAreDeterministic(t *testing.T) {
+	a, b := map[engine.Key][]byte{}, map[engine.Key][]byte{}
+	for n := uint64(1); n <= 500; n++ {
+		genCrashOp(5, n, 64).predict(a)
+		genCrashOp(5, n, 64).predict(b)
+	}
+	if len(a) == 0 || len(a) != len(b) {
+		t.Fatalf("models differ or are empty: %d and %d keys", len(a), len(b))
+	}
+	for k, v := range a {
+		if !sameValue(v, b[k]) {
+			t.Fatalf("key %s differs", keyName(k))
+		}
+	}
+}
+
+// judge must accept any per-key state at or after the acknowledged one, and
+// count a store that went back in time as losing ops.
+func TestCrashJudge(t *testing.T) {
+	const seed, space = 3, 32
+	keys := append(crashKeys(space), crashMetaKey)
+	start := map[engine.Key][]byte{}
+	hist := predictRound(seed, space, start, 1, 200)
+	after := func(n uint64) map[engine.Key][]byte {
+		m := map[engine.Key][]byte{}
+		for i := uint64(1); i <= n; i++ {
+			genCrashOp(seed, i, space).predict(m)
+		}
+		return m
+	}
+	if c := judge(after(200), start, hist, keys, 199, 200); len(c.problems) != 0 {
+		t.Fatalf("the complete state was judged wrong: %v", c.problems)
+	}
+	if c := judge(after(199), start, hist, keys, 199, 200); len(c.problems) != 0 {
+		t.Fatalf("the state without the op in flight was judged wrong: %v", c.problems)
+	}
+	if c := judge(after(120), start, hist, keys, 199, 200); c.lost == 0 {
+		t.Fatal("a store that lost 79 acknowledged ops passed")
+	}
+	swapped := after(200)
+	var some []engine.Key
+	for _, k := range keys[:space] {
+		if swapped[k] != nil {
+			some = append(some, k)
+		}
+	}
+	swapped[some[0]], swapped[some[1]] = swapped[some[1]], swapped[some[0]]
+	if c := judge(swapped, start, hist, keys, 199, 200); len(c.problems) == 0 {
+		t.Fatal("values swapped between keys passed")
+	}
+}
+
+// observeCrashStore must catch a bad checksum and an index that disagrees
+// with the terms a value was written with.
+func TestObserveCrashStore(t *testing.T) {
+	ctx := context.Background()
+	keys := crashKeys(8)
+	load := func() *memory.Engine {
+		e := memory.New()
+		for i, k := range keys {
+			terms := engine.Terms{DeleteAtHeight: uint32(i + 1)}
+			mustUpdate(t, e, engine.Update{Key: k, Fn: put(crashValue{op: uint64(i + 1), key: k, terms: terms, prev: noPrev}.encode(10), terms)})
+		}
+		return e
+	}
+	if _, problems := observeCrashStore(ctx, load(), keys); len(problems) != 0 {
+		t.Fatalf("a sound store: %v", problems)
+	}
+
+	e := load()
+	v := mustGet(t, e, keys[0])[0]
+	v[len(v)-6] ^= 0xFF
+	mustUpdate(t, e, engine.Update{Key: keys[0], Fn: put(v, engine.Terms{DeleteAtHeight: 1})})
+	if _, problems := observeCrashStore(ctx, e, keys); !strings.Contains(strings.Join(problems, "\n"), "checksum") {
+		t.Fatalf("a corrupt value went unnoticed: %v", problems)
+	}
+
+	e = load()
+	good := mustGet(t, e, keys[1])[0]
+	mustUpdate(t, e, engine.Update{Key: keys[1], Fn: put(good, engine.Terms{DeleteAtHeight: 99})})
+	if _, problems := observeCrashStore(ctx, e, keys); len(problems) == 0 {
+		t.Fatal("an index entry that disagrees with the value's terms went unnoticed")
+	}
+}
