@@ -1,0 +1,298 @@
+package sozu
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// A checkpoint is one file per shard, shard-NN.ckpt.GEN, holding what the
+// shard keeps only in memory: the layer-0 buckets (the paper's volatile
+// layer, written out at the block boundary), the directory of the deep
+// buckets' pages, the value log's length, the chain height and, for shard
+// 0, the store metadata. The file named CHECKPOINT says which generation is
+// current; it is replaced atomically (write, fsync, rename, fsync dir)
+// after every shard's file is durable, so a crash leaves either the old or
+// the new generation whole. The log of generation GEN, shard-NN.wal.GEN,
+// holds what happened after checkpoint GEN.
+const (
+	checkpointMagic = "SOZUCKP1"
+	manifestName    = "CHECKPOINT"
+)
+
+func checkpointPath(dir string, shard int, gen uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("shard-%02d.ckpt.%d", shard, gen))
+}
+
+func logPath(dir string, shard int, gen uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("shard-%02d.wal.%d", shard, gen))
+}
+
+func pagesPath(dir string, shard int) string {
+	return filepath.Join(dir, fmt.Sprintf("shard-%02d.pages", shard))
+}
+
+func valueLogPath(dir string, shard int) string {
+	return filepath.Join(dir, fmt.Sprintf("shard-%02d.vlog", shard))
+}
+
+// checkpointImage is the decoded content of a shard's checkpoint file.
+type checkpointImage struct {
+	gen      uint64
+	height   uint32
+	vlogSize int64
+	entries  int64
+	meta     map[string][]byte
+	layer0   map[uint64]*bucket
+	dir      map[bucketAddr][]uint32
+}
+
+func (t *table) encodeCheckpoint(gen uint64) []byte {
+	out := []byte(checkpointMagic)
+	out = binary.LittleEndian.AppendUint64(out, gen)
+	out = binary.LittleEndian.AppendUint32(out, t.height)
+	out = binary.LittleEndian.AppendUint64(out, uint64(t.values.size))
+	var entries int64
+	for _, c := range t.layers {
+		entries += c.entries
+	}
+	out = binary.LittleEndian.AppendUint64(out, uint64(entries))
+
+	names := make([]string, 0, len(t.meta))
+	for n := range t.meta {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out = binary.AppendUvarint(out, uint64(len(names)))
+	for _, n := range names {
+		out = appendBytes(out, []byte(n))
+		out = appendBytes(out, t.meta[n])
+	}
+
+	var kept int
+	for _, b := range t.layer0 {
+		if !b.empty() {
+			kept++
+		}
+	}
+	out = binary.AppendUvarint(out, uint64(kept))
+	for i, b := range t.layer0 {
+		if !b.empty() {
+			out = binary.AppendUvarint(out, uint64(i))
+			out = appendBytes(out, b.encode(nil))
+		}
+	}
+
+	out = binary.AppendUvarint(out, uint64(len(t.pages.dir)))
+	for a, pages := range t.pages.dir {
+		out = append(out, a.layer)
+		out = binary.AppendUvarint(out, a.index)
+		out = binary.AppendUvarint(out, uint64(len(pages)))
+		for _, p := range pages {
+			out = binary.AppendUvarint(out, uint64(p))
+		}
+	}
+	return binary.LittleEndian.AppendUint32(out, checksum(out))
+}
+
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
+	if len(data) < len(checkpointMagic)+28+4 || string(data[:len(checkpointMagic)]) != checkpointMagic {
+		return nil, errors.New("not a checkpoint file")
+	}
+	body := data[:len(data)-4]
+	if checksum(body) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return nil, errors.New("checkpoint checksum mismatch")
+	}
+	r := reader{b: body[len(checkpointMagic):]}
+	img := &checkpointImage{
+		gen:      r.u64(),
+		height:   r.u32(),
+		vlogSize: int64(r.u64()),
+		entries:  int64(r.u64()),
+		meta:     make(map[string][]byte),
+		layer0:   make(map[uint64]*bucket),
+		dir:      make(map[bucketAddr][]uint32),
+	}
+	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+		name := string(r.bytes())
+		img.meta[name] = slices.Clone(r.bytes())
+	}
+	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+		idx := r.uvarint()
+		b, err := decodeBucket(r.bytes())
+		if err != nil {
+			return nil, fmt.Errorf("layer-0 bucket %d: %w", idx, err)
+		}
+		if idx >= l.bucketsIn(0) {
+			return nil, fmt.Errorf("layer-0 bucket %d out of range", idx)
+		}
+		img.layer0[idx] = b
+	}
+	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+		a := bucketAddr{layer: r.byte(), index: r.uvarint()}
+		pages := make([]uint32, r.uvarint()%(1<<16))
+		for i := range pages {
+			pages[i] = uint32(r.uvarint())
+		}
+		if int(a.layer) == 0 || int(a.layer) >= l.layers || a.index >= l.bucketsIn(int(a.layer)) {
+			return nil, fmt.Errorf("directory names %v outside the layout", a)
+		}
+		img.dir[a] = pages
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return img, nil
+}
+
+// reader decodes a checkpoint, remembering the first error.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) take(n int) []byte {
+	if r.err != nil || n > len(r.b) {
+		r.err = errors.New("checkpoint cut short")
+		return make([]byte, n)
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) u64() uint64 { return binary.LittleEndian.Uint64(r.take(8)) }
+func (r *reader) u32() uint32 { return binary.LittleEndian.Uint32(r.take(4)) }
+func (r *reader) byte() byte  { return r.take(1)[0] }
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, rest, err := readUvarint(r.b)
+	if err != nil {
+		r.err = err
+		return 0
+	}
+	r.b = rest
+	return v
+}
+
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.err = errors.New("checkpoint cut short")
+		return nil
+	}
+	return r.take(int(n))
+}
+
+// writeFileSync writes data to path and fsyncs it.
+func writeFileSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeManifest(dir string, gen uint64) error {
+	data := binary.LittleEndian.AppendUint64([]byte(checkpointMagic), gen)
+	data = binary.LittleEndian.AppendUint32(data, checksum(data))
+	tmp := filepath.Join(dir, manifestName+".tmp")
+	if err := writeFileSync(tmp, data); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, manifestName)); err != nil {
+		return err
+	}
+	return engine.SyncDir(dir)
+}
+
+// readManifest returns the current generation; 0 means no checkpoint yet.
+func readManifest(dir string) (uint64, error) {
+	path := filepath.Join(dir, manifestName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if len(data) != len(checkpointMagic)+12 || string(data[:len(checkpointMagic)]) != checkpointMagic ||
+		checksum(data[:len(data)-4]) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
+		return 0, &engine.CorruptionError{Engine: "sozu", Where: path, Detail: "manifest checksum mismatch"}
+	}
+	return binary.LittleEndian.Uint64(data[len(checkpointMagic):]), nil
+}
+
+// prepareCheckpoint runs on the shard goroutine: it writes every dirty
+// bucket out, makes pages and values durable, writes checkpoint gen and
+// creates the empty log gen. Nothing of the previous generation is
+// touched, so a failure or crash here leaves it whole.
+func (s *shard) prepareCheckpoint(gen uint64, height uint32) (*writeAheadLog, error) {
+	if err := s.commit(); err != nil {
+		return nil, err
+	}
+	s.table.height = height
+	if err := s.table.flush(); err != nil {
+		return nil, s.fail(err)
+	}
+	if err := s.table.pages.sync(); err != nil {
+		return nil, s.fail(err)
+	}
+	if err := s.table.values.f.Sync(); err != nil {
+		return nil, s.fail(err)
+	}
+	if err := writeFileSync(checkpointPath(s.dir, s.id, gen), s.table.encodeCheckpoint(gen)); err != nil {
+		return nil, err
+	}
+	next, err := createLog(logPath(s.dir, s.id, gen))
+	if err != nil {
+		return nil, err
+	}
+	if err := next.f.Sync(); err != nil {
+		next.close()
+		return nil, err
+	}
+	return next, nil
+}
+
+// finishCheckpoint switches to the new generation once the manifest names
+// it, and deletes the old one.
+func (s *shard) finishCheckpoint(prev uint64, next *writeAheadLog) {
+	old := s.log
+	s.log = next
+	old.close()
+	os.Remove(old.path)
+	os.Remove(checkpointPath(s.dir, s.id, prev))
+	s.table.pages.checkpointed()
+}
+
+// abortCheckpoint removes the files of a generation that never became
+// current.
+func (s *shard) abortCheckpoint(gen uint64, next *writeAheadLog) {
+	if next != nil {
+		next.close()
+	}
+	os.Remove(logPath(s.dir, s.id, gen))
+	os.Remove(checkpointPath(s.dir, s.id, gen))
+}

@@ -1,0 +1,75 @@
+package sozu
+
+import (
+	cuckoo "github.com/seiflotfy/cuckoofilter"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// keyFilter is the shard's proof of absence: a cuckoo filter holding one
+// fingerprint per key stored in the shard. It is never persisted; open
+// rebuilds it from the data.
+//
+// Two rules keep it exact enough to trust a "no": a key is inserted only
+// when the table proved it absent, and deleted only when it leaves the
+// table, so a fingerprint is never removed on behalf of a key that never
+// added it. When an insert fails the library has already evicted some
+// other fingerprint, so the filter is marked stale and rebuilt, larger,
+// from the table before it is consulted again.
+type keyFilter struct {
+	f        *cuckoo.Filter
+	capacity uint
+	stale    bool
+
+	// Measured outcomes of lookups for keys the table then proved absent.
+	trueNegatives, falsePositives uint64
+}
+
+func newKeyFilter(capacity int) *keyFilter {
+	return &keyFilter{f: cuckoo.NewFilter(uint(capacity)), capacity: uint(capacity)}
+}
+
+// mayContain reports whether k might be in the table; false is a proof of
+// absence.
+func (kf *keyFilter) mayContain(k *engine.Key) bool {
+	if kf.stale {
+		return true
+	}
+	return kf.f.Lookup(k[:])
+}
+
+func (kf *keyFilter) add(k *engine.Key) {
+	if !kf.stale && !kf.f.Insert(k[:]) {
+		kf.stale = true
+	}
+	// Keep the load below the point where inserts start failing.
+	if kf.f.Count() > kf.capacity*9/10 {
+		kf.stale = true
+	}
+}
+
+func (kf *keyFilter) remove(k *engine.Key) {
+	if !kf.stale {
+		kf.f.Delete(k[:])
+	}
+}
+
+// reset empties the filter with room for at least keys keys.
+func (kf *keyFilter) reset(keys int) {
+	c := kf.capacity
+	for uint(keys) > c*7/10 {
+		c *= 2
+	}
+	kf.capacity = c
+	kf.f = cuckoo.NewFilter(c)
+	kf.stale = false
+}
+
+// sizeBytes is the memory the fingerprints take (one byte each).
+func (kf *keyFilter) sizeBytes() int64 {
+	c := uint(1)
+	for c < kf.capacity {
+		c <<= 1
+	}
+	return int64(c)
+}

@@ -1,0 +1,42 @@
+package sozu
+
+import "github.com/utxostore/utxostore/engine"
+
+// secondaryIndexes answers Scan: per index, the keys whose term is
+// non-zero. They live in memory only and are rebuilt on open by the same
+// scan that rebuilds the filter: they hold only records with a pending
+// height (unmined, scheduled for deletion, preserved), a small fraction of
+// a UTXO set, and persisting them would add a write per update.
+type secondaryIndexes [engine.ByPreserveUntil + 1]map[engine.Key]uint32
+
+func newSecondaryIndexes() *secondaryIndexes {
+	var s secondaryIndexes
+	for _, idx := range engine.Indexes {
+		s[idx] = make(map[engine.Key]uint32)
+	}
+	return &s
+}
+
+func (s *secondaryIndexes) set(k engine.Key, t engine.Terms) {
+	for _, idx := range engine.Indexes {
+		if term := idx.Term(t); term != 0 {
+			(*s)[idx][k] = term
+		} else {
+			delete((*s)[idx], k)
+		}
+	}
+}
+
+func (s *secondaryIndexes) drop(k engine.Key) {
+	for _, idx := range engine.Indexes {
+		delete((*s)[idx], k)
+	}
+}
+
+func (s *secondaryIndexes) entries() int {
+	n := 0
+	for _, idx := range engine.Indexes {
+		n += len((*s)[idx])
+	}
+	return n
+}

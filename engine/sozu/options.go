@@ -1,0 +1,149 @@
+package sozu
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// PageSize is the unit of every deep-layer read and write: the 4 KiB block
+// that storage devices transfer anyway (the paper's first insight).
+const PageSize = 4096
+
+// Options tunes the table. The zero value of a field takes its default;
+// DefaultOptions documents the measured defaults.
+type Options struct {
+	// Sync chooses when writes become durable (engine.SyncAlways: every
+	// acknowledged write is in an fsynced log; engine.SyncBlock: at
+	// Checkpoint).
+	Sync engine.SyncMode
+	// Shards partitions the hash space; each shard has one writer
+	// goroutine. A power of two.
+	Shards int
+	// Layer0Buckets is B0, the number of layer-0 buckets per shard; a power
+	// of two. Layer 0 lives in memory.
+	Layer0Buckets int
+	// FanoutBits is k: layer i has B0·2^(k·i) buckets, so every bucket has
+	// 2^k children.
+	FanoutBits int
+	// Layers is the number of layers, memory layer included. The last layer
+	// never spills: its buckets grow page by page instead.
+	Layers int
+	// Capacity is the bucket capacity in encoded bytes, per layer; layers
+	// beyond the slice use its last element.
+	Capacity []int
+	// FlowRatio is α_i, the fraction of its capacity an overflowing bucket
+	// of layer i keeps; layers beyond the slice use its last element.
+	FlowRatio []float64
+	// InlineMax is the largest value kept inside a bucket; larger values go
+	// to the shard's value log and the bucket holds a pointer.
+	InlineMax int
+	// FilterKeys sizes each shard's cuckoo filter (keys per shard); it
+	// grows (rebuilt from the data) when it fills up.
+	FilterKeys int
+	// DirtyBytes bounds the deep buckets a shard keeps modified in memory
+	// between checkpoints before it writes them out.
+	DirtyBytes int
+	// DiscardCorruptLog lets Open drop a log from a damaged record in its
+	// middle onwards instead of refusing to open (a torn tail is always
+	// truncated). Writes after the damage are lost; use it to salvage a
+	// store opened with SyncBlock after a power loss.
+	DiscardCorruptLog bool
+	// Logf receives recovery reports (a truncated log tail, a rebuilt
+	// filter). Nil discards them; they are also in Stats.
+	Logf func(format string, args ...any)
+}
+
+// DefaultOptions returns the defaults. They were chosen with
+// BenchmarkCreateSpendMix (see the package README for the figures):
+// 4 shards so two cores stay busy while one shard fsyncs; 4 KiB layer-0
+// buckets (one page, the unit checkpoints write) keeping half their
+// capacity; deep buckets of one page keeping 3/4, which keeps deep pages
+// about 80% full; fan-out 8 so that ten million records sit within four
+// layers.
+func DefaultOptions() Options {
+	return Options{
+		Sync:          engine.SyncAlways,
+		Shards:        4,
+		Layer0Buckets: 2048,
+		FanoutBits:    3,
+		Layers:        6,
+		Capacity:      []int{pagePayload - bucketHeaderMax},
+		FlowRatio:     []float64{0.5, 0.75},
+		InlineMax:     PageSize / 4,
+		FilterKeys:    1 << 20,
+		DirtyBytes:    32 << 20,
+	}
+}
+
+func (o Options) withDefaults() (Options, error) {
+	d := DefaultOptions()
+	if o.Shards == 0 {
+		o.Shards = d.Shards
+	}
+	if o.Layer0Buckets == 0 {
+		o.Layer0Buckets = d.Layer0Buckets
+	}
+	if o.FanoutBits == 0 {
+		o.FanoutBits = d.FanoutBits
+	}
+	if o.Layers == 0 {
+		o.Layers = d.Layers
+	}
+	if len(o.Capacity) == 0 {
+		o.Capacity = d.Capacity
+	}
+	if len(o.FlowRatio) == 0 {
+		o.FlowRatio = d.FlowRatio
+	}
+	if o.InlineMax == 0 {
+		o.InlineMax = d.InlineMax
+	}
+	if o.FilterKeys == 0 {
+		o.FilterKeys = d.FilterKeys
+	}
+	if o.DirtyBytes == 0 {
+		o.DirtyBytes = d.DirtyBytes
+	}
+	if !isPow2(o.Shards) || !isPow2(o.Layer0Buckets) {
+		return o, fmt.Errorf("sozu: Shards (%d) and Layer0Buckets (%d) must be powers of two", o.Shards, o.Layer0Buckets)
+	}
+	if o.Layers < 2 || o.FanoutBits < 1 {
+		return o, fmt.Errorf("sozu: need at least 2 layers and a fan-out of at least 1 bit")
+	}
+	used := bits.TrailingZeros(uint(o.Shards)) + bits.TrailingZeros(uint(o.Layer0Buckets)) + o.FanoutBits*(o.Layers-1)
+	if used > 64 {
+		return o, fmt.Errorf("sozu: shards, buckets and layers need %d hash bits, only 64 exist", used)
+	}
+	for _, a := range o.FlowRatio {
+		if a < 0 || a >= 1 {
+			return o, fmt.Errorf("sozu: flow ratio %v outside [0,1)", a)
+		}
+	}
+	for _, c := range o.Capacity {
+		if c < 64 {
+			return o, fmt.Errorf("sozu: capacity %d too small", c)
+		}
+	}
+	if o.InlineMax > PageSize/2 || o.InlineMax < 1 {
+		return o, fmt.Errorf("sozu: InlineMax %d must lie in [1, %d]", o.InlineMax, PageSize/2)
+	}
+	return o, nil
+}
+
+func (o Options) capacity(layer int) int {
+	if layer < len(o.Capacity) {
+		return o.Capacity[layer]
+	}
+	return o.Capacity[len(o.Capacity)-1]
+}
+
+func (o Options) flowRatio(layer int) float64 {
+	if layer < len(o.FlowRatio) {
+		return o.FlowRatio[layer]
+	}
+	return o.FlowRatio[len(o.FlowRatio)-1]
+}
+
+func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }

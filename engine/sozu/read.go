@@ -1,0 +1,68 @@
+package sozu
+
+import (
+	"slices"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// get reads keys in one batched descent: at each layer the pending keys
+// are grouped by bucket, so every bucket is read once however many keys
+// it answers. A key whose bucket's maximum production height is below
+// minHeight is not looked for below that bucket (the paper's height
+// filter; 0 disables it). Expired records read as nil.
+func (t *table) get(keys []engine.Key, minHeight uint32) ([][]byte, error) {
+	out := make([][]byte, len(keys))
+	now := t.now()
+	level := make(map[uint64][]int)
+	for i := range keys {
+		if t.filter.stale {
+			if err := t.rebuildFilter(); err != nil {
+				return nil, err
+			}
+		}
+		if !t.filter.mayContain(&keys[i]) {
+			t.filter.trueNegatives++
+			continue
+		}
+		idx := t.layout.bucketIndex(keyHash(&keys[i]), 0)
+		level[idx] = append(level[idx], i)
+	}
+	for layer := 0; len(level) > 0; layer++ {
+		next := make(map[uint64][]int)
+		indexes := make([]uint64, 0, len(level))
+		for idx := range level {
+			indexes = append(indexes, idx)
+		}
+		slices.Sort(indexes)
+		for _, idx := range indexes {
+			b, err := t.load(layer, idx)
+			if err != nil {
+				return nil, err
+			}
+			t.bucketVisits++
+			for _, i := range level[idx] {
+				if pos := b.find(&keys[i]); pos >= 0 {
+					t.descent[layer+1]++
+					if e := &b.entries[pos]; e.live(now) {
+						if out[i], err = t.valueOf(e); err != nil {
+							return nil, err
+						}
+					}
+					continue
+				}
+				if b.hasChildren && minHeight <= b.maxHeight && layer+1 < t.layout.layers {
+					ci := t.layout.bucketIndex(keyHash(&keys[i]), layer+1)
+					next[ci] = append(next[ci], i)
+					continue
+				}
+				t.descent[layer+1]++
+				if minHeight == 0 {
+					t.filter.falsePositives++
+				}
+			}
+		}
+		level = next
+	}
+	return out, nil
+}

@@ -1,0 +1,426 @@
+// Package sozu is utxostore's embedded engine: the Sozu table of Joannes
+// Vermorel's paper, a layered hash table whose buckets spill their oldest
+// entries downward, adapted to 32-byte keys whose values are opaque bytes
+// with engine.Terms.
+//
+// Layout. The hash (the key's first 8 bytes) picks a shard, then a bucket
+// in every layer; layer i has B0·2^(k·i) buckets per shard. Layer 0 lives in
+// memory; deeper layers live in the shard's page file, a bucket on one or
+// more checksummed 4 KiB pages, allocated only when a parent first spills
+// and only for buckets that hold something. Values larger than InlineMax
+// live in the shard's value log; the bucket keeps a pointer.
+//
+// Writes. Each shard has one goroutine; Update fans a batch out by shard
+// and gathers the per-update results. A key is looked for behind a cuckoo
+// filter (a "no" proves absence, so a create never descends); an update of
+// an existing key lands where the key lives, so a key is always in exactly
+// one bucket. A new key goes to layer 0. A bucket above its capacity first
+// purges records whose delete-at-height has passed on the longest chain
+// (the height given to Checkpoint or SetHeight), then keeps ⌊α·capacity⌋
+// bytes of its entries, letting the rest flow to its children in the
+// paper's order: consumed first, oldest production height next, key last.
+//
+// Durability. Every mutation's outcome is logged (CRC32C per record) before
+// it is acknowledged; under engine.SyncAlways the shard's goroutine fsyncs
+// once for every request waiting at that moment (group commit). Deep
+// pages are copy-on-write relative to the last checkpoint. Checkpoint
+// writes the deep buckets modified in memory, fsyncs pages and values,
+// writes each shard's layer 0 and page directory to a new checkpoint file,
+// then atomically switches the CHECKPOINT manifest to it and starts empty
+// logs. Open loads the checkpoint the manifest names and replays the logs;
+// a torn final record is truncated and reported (Stats.Recovery, Logf),
+// damage in the middle of a log is refused as *engine.CorruptionError.
+package sozu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// Name is the engine's registered name.
+const Name = "sozu"
+
+// Engine is a Sozu table over a data directory.
+type Engine struct {
+	dir    string
+	opts   Options
+	layout layout
+	shards []*shard
+	// barrier: every operation holds it shared; Checkpoint and Close hold
+	// it exclusively, so a checkpoint sees every shard at rest.
+	barrier  sync.RWMutex
+	closed   bool
+	gen      uint64
+	recovery []RecoveryReport
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// Open opens (or creates) the store in dir.
+func Open(dir string, opts Options) (*Engine, error) {
+	if err := engine.ClaimDir(dir, Name); err != nil {
+		return nil, err
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	gen, err := readManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{dir: dir, opts: o, layout: newLayout(o), gen: gen}
+	for i := 0; i < o.Shards; i++ {
+		s, rep, err := openShard(dir, i, gen, o)
+		if err != nil {
+			for _, s := range e.shards {
+				s.closeFiles()
+			}
+			return nil, err
+		}
+		e.shards = append(e.shards, s)
+		e.recovery = append(e.recovery, rep)
+	}
+	e.removeStaleFiles()
+	for _, s := range e.shards {
+		go s.loop()
+	}
+	return e, nil
+}
+
+// removeStaleFiles deletes checkpoints and logs of other generations: the
+// leftovers of a crash in the middle of a checkpoint.
+func (e *Engine) removeStaleFiles() {
+	entries, _ := os.ReadDir(e.dir)
+	for _, d := range entries {
+		name := d.Name()
+		if !strings.Contains(name, ".ckpt.") && !strings.Contains(name, ".wal.") {
+			continue
+		}
+		if !strings.HasSuffix(name, fmt.Sprintf(".%d", e.gen)) {
+			os.Remove(filepath.Join(e.dir, name))
+		}
+	}
+}
+
+func (s *shard) closeFiles() {
+	s.log.close()
+	s.table.pages.close()
+	s.table.values.f.Close()
+}
+
+// Name implements engine.Engine.
+func (e *Engine) Name() string { return Name }
+
+// enter takes the shared barrier; the caller must call e.barrier.RUnlock.
+func (e *Engine) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.barrier.RLock()
+	if e.closed {
+		e.barrier.RUnlock()
+		return engine.ErrClosed
+	}
+	return nil
+}
+
+// byShard groups positions 0..n-1 by the shard of key(i), keeping order.
+func (e *Engine) byShard(n int, key func(i int) *engine.Key) map[int][]int {
+	groups := make(map[int][]int)
+	for i := 0; i < n; i++ {
+		s := e.layout.shard(keyHash(key(i)))
+		groups[s] = append(groups[s], i)
+	}
+	return groups
+}
+
+// fanOut runs fn on every shard named in groups, concurrently, and joins
+// the engine errors.
+func (e *Engine) fanOut(groups map[int][]int, fn func(s *shard, positions []int) error) error {
+	reqs := make([]*request, 0, len(groups))
+	for id, positions := range groups {
+		reqs = append(reqs, e.shards[id].start(func(s *shard) error { return fn(s, positions) }))
+	}
+	var errs []error
+	for _, r := range reqs {
+		if err := r.wait(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Get implements engine.Engine.
+func (e *Engine) Get(ctx context.Context, keys []engine.Key) ([][]byte, error) {
+	return e.GetAtHeight(ctx, keys, 0)
+}
+
+// GetAtHeight is Get with the paper's height filter: a key produced below
+// minHeight may be reported missing when it lives in a bucket whose
+// ancestors saw nothing produced at or above minHeight, because the
+// descent stops there. Keys found before the descent stops are returned
+// whatever their height. 0 disables the filter.
+func (e *Engine) GetAtHeight(ctx context.Context, keys []engine.Key, minHeight uint32) ([][]byte, error) {
+	if err := e.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer e.barrier.RUnlock()
+	out := make([][]byte, len(keys))
+	err := e.fanOut(e.byShard(len(keys), func(i int) *engine.Key { return &keys[i] }), func(s *shard, positions []int) error {
+		sub := make([]engine.Key, len(positions))
+		for j, i := range positions {
+			sub[j] = keys[i]
+		}
+		values, err := s.table.get(sub, minHeight)
+		if err != nil {
+			return err
+		}
+		for j, i := range positions {
+			out[i] = values[j]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Update implements engine.Engine. The UpdateFuncs run on the shard
+// goroutines; updates of one key apply in batch order.
+func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, error) {
+	if err := e.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer e.barrier.RUnlock()
+	errs := make([]error, len(updates))
+	err := e.fanOut(e.byShard(len(updates), func(i int) *engine.Key { return &updates[i].Key }), func(s *shard, positions []int) error {
+		return s.update(updates, positions, errs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// CreateOnly implements engine.Engine.
+func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, ttl time.Duration) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	defer e.barrier.RUnlock()
+	return e.shards[e.layout.shard(keyHash(&key))].do(func(s *shard) error { return s.createOnly(key, value, ttl) })
+}
+
+// Delete implements engine.Engine.
+func (e *Engine) Delete(ctx context.Context, keys []engine.Key) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	defer e.barrier.RUnlock()
+	return e.fanOut(e.byShard(len(keys), func(i int) *engine.Key { return &keys[i] }), func(s *shard, positions []int) error {
+		return s.delete(keys, positions)
+	})
+}
+
+// Scan implements engine.Engine.
+func (e *Engine) Scan(ctx context.Context, idx engine.Index, lo, hi uint32, fn func(engine.Key, uint32) error) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	type hit struct {
+		key  engine.Key
+		term uint32
+	}
+	var hits []hit
+	for _, s := range e.shards {
+		err := s.do(func(s *shard) error {
+			for k, term := range (*s.table.indexes)[idx] {
+				if term >= lo && term <= hi {
+					hits = append(hits, hit{k, term})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			e.barrier.RUnlock()
+			return err
+		}
+	}
+	e.barrier.RUnlock()
+	for _, h := range hits {
+		if err := fn(h.key, h.term); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ForEach implements engine.Engine. fn runs on each shard's goroutine in
+// turn, so it must not call back into the engine (the contract says so).
+func (e *Engine) ForEach(ctx context.Context, fn func(engine.Key, []byte) error) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	defer e.barrier.RUnlock()
+	for _, s := range e.shards {
+		var fnErr error
+		err := s.do(func(s *shard) error {
+			now := s.table.now()
+			return s.table.walk(func(_ int, b *bucket) error {
+				for i := range b.entries {
+					en := &b.entries[i]
+					if !en.live(now) {
+						continue
+					}
+					v, err := s.table.valueOf(en)
+					if err != nil {
+						return err
+					}
+					if err := fn(en.key, v); err != nil {
+						fnErr = err
+						return err
+					}
+				}
+				return nil
+			})
+		})
+		if fnErr != nil {
+			return fnErr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetMeta implements engine.Engine. Metadata lives in shard 0: its log and
+// checkpoint carry it.
+func (e *Engine) GetMeta(ctx context.Context, name string) ([]byte, error) {
+	if err := e.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer e.barrier.RUnlock()
+	var v []byte
+	err := e.shards[0].do(func(s *shard) error {
+		if m, ok := s.table.meta[name]; ok {
+			v = append([]byte{}, m...)
+		}
+		return nil
+	})
+	return v, err
+}
+
+// PutMeta implements engine.Engine.
+func (e *Engine) PutMeta(ctx context.Context, name string, value []byte) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	defer e.barrier.RUnlock()
+	return e.shards[0].do(func(s *shard) error {
+		s.log.logMeta(name, value)
+		s.table.meta[name] = append([]byte{}, value...)
+		return nil
+	})
+}
+
+// SetHeight tells the engine the longest chain's height without a
+// checkpoint: from now on the purge may hard-delete records whose
+// delete-at-height is at or below it. Checkpoint sets it too.
+func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	defer e.barrier.RUnlock()
+	groups := make(map[int][]int)
+	for i := range e.shards {
+		groups[i] = nil
+	}
+	return e.fanOut(groups, func(s *shard, _ []int) error {
+		s.log.logHeight(height)
+		s.table.height = height
+		return nil
+	})
+}
+
+// Checkpoint implements engine.Engine: the block boundary. It also sets the
+// longest-chain height the purge uses.
+func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.barrier.Lock()
+	defer e.barrier.Unlock()
+	if e.closed {
+		return engine.ErrClosed
+	}
+	return e.checkpoint(height)
+}
+
+func (e *Engine) checkpoint(height uint32) error {
+	next := e.gen + 1
+	logs := make([]*writeAheadLog, len(e.shards))
+	reqs := make([]*request, len(e.shards))
+	for i, s := range e.shards {
+		reqs[i] = s.start(func(s *shard) error {
+			l, err := s.prepareCheckpoint(next, height)
+			logs[i] = l
+			return err
+		})
+	}
+	var errs []error
+	for _, r := range reqs {
+		if err := r.wait(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err == nil {
+		if err = engine.SyncDir(e.dir); err == nil {
+			err = writeManifest(e.dir, next)
+		}
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		for i, s := range e.shards {
+			s.do(func(s *shard) error { s.abortCheckpoint(next, logs[i]); return nil })
+		}
+		return fmt.Errorf("sozu: checkpoint at height %d: %w", height, err)
+	}
+	prev := e.gen
+	e.gen = next
+	for i, s := range e.shards {
+		s.do(func(s *shard) error { s.finishCheckpoint(prev, logs[i]); return nil })
+	}
+	return nil
+}
+
+// Close implements engine.Engine: it checkpoints at the last height, so the
+// next Open replays nothing, and releases the files.
+func (e *Engine) Close() error {
+	e.barrier.Lock()
+	defer e.barrier.Unlock()
+	if e.closed {
+		return engine.ErrClosed
+	}
+	e.closed = true
+	var height uint32
+	e.shards[0].do(func(s *shard) error { height = s.table.height; return nil })
+	err := e.checkpoint(height)
+	for _, s := range e.shards {
+		close(s.inbox)
+	}
+	for _, s := range e.shards {
+		s.closeFiles()
+	}
+	return err
+}

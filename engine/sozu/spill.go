@@ -1,0 +1,91 @@
+package sozu
+
+import (
+	"bytes"
+	"slices"
+)
+
+// spillOrder is the paper's priority for flowing down: entries consumed on
+// all chains first (they are the likeliest to stay dead), then the oldest
+// production height (Lindy: the old live longest, so they belong deep),
+// then the key, so the order is total and deterministic.
+func spillOrder(a, b *entry) int {
+	if a.terms.Consumed != b.terms.Consumed {
+		if a.terms.Consumed {
+			return -1
+		}
+		return 1
+	}
+	if a.terms.ProducedAt != b.terms.ProducedAt {
+		if a.terms.ProducedAt < b.terms.ProducedAt {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a.key[:], b.key[:])
+}
+
+// spill makes an overflowing bucket flow into its children. The purge loop
+// runs first (dead records need not sink). Then the bucket keeps the
+// longest tail of the spill order whose encoded size fits in
+// ⌊α·capacity⌋ bytes, and everything before it flows to the children,
+// which are allocated on this first spill (hasChildren) and may overflow
+// in turn.
+func (t *table) spill(layer int, index uint64, b *bucket) error {
+	t.purge(layer, b)
+	t.markDirty(layer, index)
+	if !t.overflowing(layer, b) {
+		return nil
+	}
+	slices.SortFunc(b.entries, func(x, y entry) int { return spillOrder(&x, &y) })
+	budget := int(t.opts.flowRatio(layer) * float64(t.opts.capacity(layer)))
+	keepFrom, kept := len(b.entries), 0
+	for i := len(b.entries) - 1; i >= 0; i-- {
+		s := b.entries[i].encodedSize()
+		if kept+s > budget {
+			break
+		}
+		kept += s
+		keepFrom = i
+	}
+	flow := b.entries[:keepFrom]
+	c := &t.layers[layer]
+	c.entries -= int64(len(flow))
+	c.bytes -= int64(b.size - kept)
+	b.entries = slices.Clone(b.entries[keepFrom:])
+	b.size = kept
+	if len(b.entries) == 0 {
+		c.buckets--
+	}
+	b.hasChildren = true
+
+	// Group the flow by child; the sort kept it deterministic.
+	groups := make(map[uint64][]entry)
+	var order []uint64
+	for _, e := range flow {
+		ci := t.layout.bucketIndex(keyHash(&e.key), layer+1)
+		if _, ok := groups[ci]; !ok {
+			order = append(order, ci)
+		}
+		groups[ci] = append(groups[ci], e)
+	}
+	slices.Sort(order)
+	for _, ci := range order {
+		child, err := t.load(layer+1, ci)
+		if err != nil {
+			return err
+		}
+		for _, e := range groups[ci] {
+			t.addTo(layer+1, child, e)
+		}
+		t.markDirty(layer+1, ci)
+		if t.overflowing(layer+1, child) {
+			if err := t.spill(layer+1, ci, child); err != nil {
+				return err
+			}
+		} else {
+			t.purge(layer+1, child)
+		}
+	}
+	return nil
+}

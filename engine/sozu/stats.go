@@ -1,0 +1,153 @@
+package sozu
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+)
+
+// LayerShape is the static shape of one layer.
+type LayerShape struct {
+	Layer           int
+	BucketsPerShard uint64
+	Capacity        int     // bytes of entries a bucket holds before it spills
+	FlowRatio       float64 // α: the fraction of capacity kept on a spill
+	InMemory        bool
+}
+
+// Shape is the configured shape of the table.
+type Shape struct {
+	Shards    int
+	PageSize  int
+	InlineMax int
+	Layers    []LayerShape
+}
+
+// Shape returns the table's configured shape.
+func (e *Engine) Shape() Shape {
+	sh := Shape{Shards: e.opts.Shards, PageSize: PageSize, InlineMax: e.opts.InlineMax}
+	for i := 0; i < e.opts.Layers; i++ {
+		sh.Layers = append(sh.Layers, LayerShape{
+			Layer:           i,
+			BucketsPerShard: e.layout.bucketsIn(i),
+			Capacity:        e.opts.capacity(i),
+			FlowRatio:       e.opts.flowRatio(i),
+			InMemory:        i == 0,
+		})
+	}
+	return sh
+}
+
+// LayerStats describes what one layer holds, over all shards.
+type LayerStats struct {
+	Layer   int
+	Entries int64
+	Bytes   int64 // encoded entry bytes
+	// Buckets is the number of buckets holding at least one entry.
+	Buckets int64
+	// FillRatio is Bytes over the capacity of the non-empty buckets.
+	FillRatio float64
+}
+
+// Stats is a snapshot for inspection (utxostore inspect) and benchmarks.
+type Stats struct {
+	Layers []LayerStats
+	// Entries counts every record, expired ones not yet purged included.
+	Entries int64
+	// Descent[n] counts key reads answered after visiting n buckets: the
+	// depth histogram.
+	Descent []uint64
+	// BucketVisits counts buckets visited by reads.
+	BucketVisits uint64
+	PageReads    uint64
+	PageWrites   uint64
+	Purged       uint64
+
+	FilterBytes int64
+	// FilterFalsePositiveRate is measured: lookups the filter let through
+	// for keys the table then proved absent, over all lookups of absent
+	// keys.
+	FilterFalsePositiveRate float64
+
+	PageFileBytes   int64
+	ValueLogBytes   int64
+	ValueLogGarbage int64 // bytes no entry points at any more
+	WALBytes        int64
+	CheckpointBytes int64
+	// DiskBytes is every file in the data directory.
+	DiskBytes int64
+	// IndexEntries counts the secondary-index entries held in memory.
+	IndexEntries int
+
+	// Recovery reports what Open found in each shard's log.
+	Recovery []RecoveryReport
+}
+
+// Stats gathers the statistics of every shard.
+func (e *Engine) Stats(ctx context.Context) (Stats, error) {
+	if err := e.enter(ctx); err != nil {
+		return Stats{}, err
+	}
+	defer e.barrier.RUnlock()
+	st := Stats{Layers: make([]LayerStats, e.opts.Layers), Descent: make([]uint64, e.opts.Layers+1), Recovery: e.recovery}
+	var tn, fp uint64
+	for _, s := range e.shards {
+		err := s.do(func(s *shard) error {
+			t := s.table
+			for i, c := range t.layers {
+				st.Layers[i].Entries += c.entries
+				st.Layers[i].Bytes += c.bytes
+				st.Layers[i].Buckets += c.buckets
+			}
+			for i, n := range t.descent {
+				st.Descent[i] += n
+			}
+			st.BucketVisits += t.bucketVisits
+			st.PageReads += t.pages.pageReads
+			st.PageWrites += t.pages.pageWrites
+			st.Purged += t.purged
+			st.FilterBytes += t.filter.sizeBytes()
+			tn += t.filter.trueNegatives
+			fp += t.filter.falsePositives
+			st.PageFileBytes += int64(t.pages.npages) * PageSize
+			st.ValueLogBytes += t.values.size
+			st.ValueLogGarbage += t.values.garbage()
+			st.WALBytes += s.log.size + int64(len(s.log.buf))
+			st.IndexEntries += t.indexes.entries()
+			return nil
+		})
+		if err != nil {
+			return st, err
+		}
+	}
+	for i := range st.Layers {
+		l := &st.Layers[i]
+		l.Layer = i
+		st.Entries += l.Entries
+		if l.Buckets > 0 {
+			l.FillRatio = float64(l.Bytes) / float64(l.Buckets*int64(e.opts.capacity(i)))
+		}
+	}
+	if tn+fp > 0 {
+		st.FilterFalsePositiveRate = float64(fp) / float64(tn+fp)
+	}
+	files, _ := os.ReadDir(e.dir)
+	for _, f := range files {
+		if info, err := f.Info(); err == nil {
+			st.DiskBytes += info.Size()
+			if filepath.Ext(f.Name()) != "" && len(f.Name()) > 5 && containsCkpt(f.Name()) {
+				st.CheckpointBytes += info.Size()
+			}
+		}
+	}
+	return st, nil
+}
+
+func containsCkpt(name string) bool {
+	for i := 0; i+6 <= len(name); i++ {
+		if name[i:i+6] == ".ckpt." {
+			return true
+		}
+	}
+	return false
+}

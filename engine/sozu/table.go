@@ -1,0 +1,335 @@
+package sozu
+
+import (
+	"slices"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// table is one shard's Sozu table. It is owned by the shard's goroutine and
+// is not safe for concurrent use; it knows nothing of logging, which the
+// shard does around it.
+type table struct {
+	opts   Options
+	layout layout
+	layer0 []*bucket
+	pages  *pageStore
+	values *valueLog
+	// cache holds the deep buckets read during the current batch and every
+	// deep bucket modified since it was last written out. Writing out is
+	// deferred (bounded by Options.DirtyBytes, forced at checkpoints)
+	// because the log already makes the change durable and several spills
+	// into one bucket then cost one page write.
+	cache   map[bucketAddr]*cachedBucket
+	filter  *keyFilter
+	indexes *secondaryIndexes
+	// height is the longest-chain height the purge compares DAH against.
+	height uint32
+	meta   map[string][]byte
+	now    func() int64
+
+	layers       []layerCounters
+	purged       uint64
+	bucketVisits uint64
+	// descent[n] counts key lookups that visited n buckets.
+	descent []uint64
+}
+
+type cachedBucket struct {
+	b     *bucket
+	dirty bool
+}
+
+func newTable(o Options, pages *pageStore, values *valueLog, now func() int64) *table {
+	t := &table{
+		opts:    o,
+		layout:  newLayout(o),
+		layer0:  make([]*bucket, o.Layer0Buckets),
+		pages:   pages,
+		values:  values,
+		cache:   make(map[bucketAddr]*cachedBucket),
+		filter:  newKeyFilter(o.FilterKeys),
+		indexes: newSecondaryIndexes(),
+		meta:    make(map[string][]byte),
+		now:     now,
+		layers:  make([]layerCounters, o.Layers),
+		descent: make([]uint64, o.Layers+1),
+	}
+	for i := range t.layer0 {
+		t.layer0[i] = &bucket{}
+	}
+	return t
+}
+
+// load returns the bucket at (layer, index): layer 0 from memory, deeper
+// ones from the cache or their pages.
+func (t *table) load(layer int, index uint64) (*bucket, error) {
+	if layer == 0 {
+		return t.layer0[index], nil
+	}
+	addr := bucketAddr{uint8(layer), index}
+	if c, ok := t.cache[addr]; ok {
+		return c.b, nil
+	}
+	b, err := t.pages.read(addr)
+	if err != nil {
+		return nil, err
+	}
+	t.cache[addr] = &cachedBucket{b: b}
+	return b, nil
+}
+
+func (t *table) markDirty(layer int, index uint64) {
+	if layer == 0 {
+		return
+	}
+	if c := t.cache[bucketAddr{uint8(layer), index}]; c != nil {
+		c.dirty = true
+	}
+}
+
+// location is where a key was found.
+type location struct {
+	layer int
+	index uint64
+	b     *bucket
+	pos   int
+}
+
+// locate descends from layer 0 until it finds k or runs out of children.
+func (t *table) locate(k *engine.Key) (location, bool, error) {
+	h := keyHash(k)
+	for layer := 0; layer < t.layout.layers; layer++ {
+		idx := t.layout.bucketIndex(h, layer)
+		b, err := t.load(layer, idx)
+		if err != nil {
+			return location{}, false, err
+		}
+		if pos := b.find(k); pos >= 0 {
+			return location{layer, idx, b, pos}, true, nil
+		}
+		if !b.hasChildren {
+			break
+		}
+	}
+	return location{}, false, nil
+}
+
+// lookup is locate behind the filter's proof of absence; it also measures
+// the filter's false-positive rate.
+func (t *table) lookup(k *engine.Key) (location, bool, error) {
+	if t.filter.stale {
+		if err := t.rebuildFilter(); err != nil {
+			return location{}, false, err
+		}
+	}
+	if !t.filter.mayContain(k) {
+		t.filter.trueNegatives++
+		return location{}, false, nil
+	}
+	loc, found, err := t.locate(k)
+	if err == nil && !found {
+		t.filter.falsePositives++
+	}
+	return loc, found, err
+}
+
+// valueOf returns a copy of e's value.
+func (t *table) valueOf(e *entry) ([]byte, error) {
+	if e.outOfLine {
+		return t.values.read(e.key, e.ptr)
+	}
+	return append(make([]byte, 0, len(e.value)), e.value...), nil
+}
+
+// put stores e with value, over the entry at loc when found (the update
+// lands where the key lives, so unicity holds without a second copy) or
+// into layer 0 when the key is proven absent.
+func (t *table) put(loc location, found bool, e entry, value []byte) error {
+	if len(value) > t.opts.InlineMax {
+		p, err := t.values.append(e.key, value)
+		if err != nil {
+			return err
+		}
+		e.outOfLine, e.ptr = true, p
+	} else {
+		e.value = append(make([]byte, 0, len(value)), value...)
+	}
+	h := keyHash(&e.key)
+	if !found {
+		idx := t.layout.bucketIndex(h, 0)
+		loc = location{layer: 0, index: idx, b: t.layer0[idx], pos: -1}
+		t.filter.add(&e.key)
+	} else {
+		old := &loc.b.entries[loc.pos]
+		if old.outOfLine {
+			t.values.forget(old.ptr)
+		}
+	}
+	t.indexes.set(e.key, e.terms)
+	if loc.pos < 0 {
+		t.addTo(loc.layer, loc.b, e)
+	} else {
+		c := &t.layers[loc.layer]
+		c.bytes += int64(e.encodedSize() - loc.b.entries[loc.pos].encodedSize())
+		loc.b.replace(loc.pos, e)
+	}
+	t.markDirty(loc.layer, loc.index)
+	// Every bucket above must cover the new production height, or a
+	// height-filtered read would stop above it.
+	for layer := 0; layer < loc.layer; layer++ {
+		idx := t.layout.bucketIndex(h, layer)
+		b, err := t.load(layer, idx)
+		if err != nil {
+			return err
+		}
+		if b.raiseHeight(e.terms.ProducedAt) {
+			t.markDirty(layer, idx)
+		}
+	}
+	if t.overflowing(loc.layer, loc.b) {
+		return t.spill(loc.layer, loc.index, loc.b)
+	}
+	return nil
+}
+
+// remove hard-deletes the entry at loc.
+func (t *table) remove(loc location) {
+	e := t.removeFrom(loc.layer, loc.b, loc.pos)
+	t.forget(&e)
+	t.markDirty(loc.layer, loc.index)
+}
+
+// forget drops a removed entry from the filter, indexes and value log.
+func (t *table) forget(e *entry) {
+	t.filter.remove(&e.key)
+	t.indexes.drop(e.key)
+	if e.outOfLine {
+		t.values.forget(e.ptr)
+	}
+}
+
+func (t *table) addTo(layer int, b *bucket, e entry) {
+	c := &t.layers[layer]
+	if len(b.entries) == 0 {
+		c.buckets++
+	}
+	c.entries++
+	c.bytes += int64(e.encodedSize())
+	b.add(e)
+}
+
+func (t *table) removeFrom(layer int, b *bucket, pos int) entry {
+	e := b.removeAt(pos)
+	c := &t.layers[layer]
+	c.entries--
+	c.bytes -= int64(e.encodedSize())
+	if len(b.entries) == 0 {
+		c.buckets--
+	}
+	return e
+}
+
+func (t *table) overflowing(layer int, b *bucket) bool {
+	return layer < t.layout.layers-1 && b.size > t.opts.capacity(layer)
+}
+
+// flush writes every dirty deep bucket to fresh pages and empties the
+// cache.
+func (t *table) flush() error {
+	addrs := make([]bucketAddr, 0, len(t.cache))
+	for a, c := range t.cache {
+		if c.dirty {
+			addrs = append(addrs, a)
+		}
+	}
+	// Writing in address order keeps a layer's pages close together.
+	slices.SortFunc(addrs, func(a, b bucketAddr) int {
+		if a.layer != b.layer {
+			return int(a.layer) - int(b.layer)
+		}
+		if a.index < b.index {
+			return -1
+		}
+		if a.index > b.index {
+			return 1
+		}
+		return 0
+	})
+	for _, a := range addrs {
+		if err := t.pages.write(a, t.cache[a].b); err != nil {
+			return err
+		}
+	}
+	clear(t.cache)
+	return nil
+}
+
+// dirtyBytes estimates the memory the modified deep buckets hold.
+func (t *table) dirtyBytes() int {
+	n := 0
+	for _, c := range t.cache {
+		if c.dirty {
+			n += c.b.size
+		}
+	}
+	return n
+}
+
+// dropClean forgets the deep buckets read but not modified: the cache is
+// not a read cache (the OS page cache is).
+func (t *table) dropClean() {
+	for a, c := range t.cache {
+		if !c.dirty {
+			delete(t.cache, a)
+		}
+	}
+}
+
+// walk calls fn for every non-empty bucket, layer 0 first.
+func (t *table) walk(fn func(layer int, b *bucket) error) error {
+	for _, b := range t.layer0 {
+		if !b.empty() {
+			if err := fn(0, b); err != nil {
+				return err
+			}
+		}
+	}
+	seen := make(map[bucketAddr]bool, len(t.cache))
+	for a, c := range t.cache {
+		seen[a] = true
+		if !c.b.empty() {
+			if err := fn(int(a.layer), c.b); err != nil {
+				return err
+			}
+		}
+	}
+	for a := range t.pages.dir {
+		if seen[a] {
+			continue
+		}
+		b, err := t.pages.read(a)
+		if err != nil {
+			return err
+		}
+		if err := fn(int(a.layer), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebuildFilter refills a stale filter from the table, larger.
+func (t *table) rebuildFilter() error {
+	var n int64
+	for _, c := range t.layers {
+		n += c.entries
+	}
+	t.filter.reset(int(n) + 1)
+	return t.walk(func(_ int, b *bucket) error {
+		for i := range b.entries {
+			t.filter.add(&b.entries[i].key)
+		}
+		return nil
+	})
+}

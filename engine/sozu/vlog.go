@@ -1,0 +1,90 @@
+package sozu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// valueLog holds a shard's out-of-line values, appended as
+//
+//	[0:4] CRC32C of [4:]  [4:8] value length  [8:40] key  [40:] value
+//
+// A bucket entry points at the record. Overwritten and removed values stay
+// in the file as garbage: it is accounted (Stats.ValueLogGarbage) but not
+// reclaimed yet. The file is truncated on recovery to the length the last
+// checkpoint knew, because the log replay rewrites everything after it.
+type valueLog struct {
+	f    *os.File
+	path string
+	size int64
+	live int64 // bytes of records some entry points at
+}
+
+const vlogHeaderSize = 8 + engine.KeySize
+
+func openValueLog(path string) (*valueLog, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &valueLog{f: f, path: path}, nil
+}
+
+func (v *valueLog) truncate(size int64) error {
+	st, err := v.f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() < size {
+		return &engine.CorruptionError{Engine: "sozu", Where: v.path, Detail: fmt.Sprintf("value log holds %d bytes, the checkpoint knew %d", st.Size(), size)}
+	}
+	v.size = size
+	return v.f.Truncate(size)
+}
+
+func (v *valueLog) append(k engine.Key, value []byte) (valuePointer, error) {
+	rec := make([]byte, vlogHeaderSize+len(value))
+	binary.LittleEndian.PutUint32(rec[4:], uint32(len(value)))
+	copy(rec[8:], k[:])
+	copy(rec[vlogHeaderSize:], value)
+	binary.LittleEndian.PutUint32(rec[0:], checksum(rec[4:]))
+	p := valuePointer{offset: uint64(v.size), length: uint32(len(value))}
+	if _, err := v.f.WriteAt(rec, v.size); err != nil {
+		return p, fmt.Errorf("sozu: writing value log: %w", err)
+	}
+	v.size += int64(len(rec))
+	v.live += int64(len(rec))
+	return p, nil
+}
+
+func (v *valueLog) read(k engine.Key, p valuePointer) ([]byte, error) {
+	rec := make([]byte, vlogHeaderSize+int(p.length))
+	if int64(p.offset)+int64(len(rec)) > v.size {
+		return nil, v.corrupt(p, "pointer beyond the end of the value log")
+	}
+	if _, err := v.f.ReadAt(rec, int64(p.offset)); err != nil {
+		return nil, fmt.Errorf("sozu: reading value log: %w", err)
+	}
+	if checksum(rec[4:]) != binary.LittleEndian.Uint32(rec) {
+		return nil, v.corrupt(p, "value checksum mismatch")
+	}
+	if binary.LittleEndian.Uint32(rec[4:]) != p.length || [engine.KeySize]byte(rec[8:vlogHeaderSize]) != k {
+		return nil, v.corrupt(p, "value record belongs to another key")
+	}
+	return rec[vlogHeaderSize:], nil
+}
+
+func (v *valueLog) corrupt(p valuePointer, detail string) error {
+	return &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", v.path, p.offset), Detail: detail}
+}
+
+// forget accounts a value no entry points at any more.
+func (v *valueLog) forget(p valuePointer) { v.live -= int64(vlogHeaderSize) + int64(p.length) }
+
+// adopt accounts a value found in a bucket while rebuilding on open.
+func (v *valueLog) adopt(p valuePointer) { v.live += int64(vlogHeaderSize) + int64(p.length) }
+
+func (v *valueLog) garbage() int64 { return v.size - v.live }
