@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -145,9 +146,12 @@ func TestHostileTxCount(t *testing.T) {
 	}
 }
 
-// readAllStreamed reads a block with BlockReader to the end.
+// readAllStreamed reads a block with BlockReader to the end and, like
+// ParseBlock, treats bytes after the block as an error. (BlockReader alone
+// stops at the block's end: on a stream, what follows is the caller's.)
 func readAllStreamed(raw []byte) ([]*Tx, error) {
-	br, err := NewBlockReader(bytes.NewReader(raw))
+	in := bufio.NewReader(bytes.NewReader(raw))
+	br, err := NewBlockReader(in)
 	if err != nil {
 		return nil, err
 	}
@@ -155,11 +159,42 @@ func readAllStreamed(raw []byte) ([]*Tx, error) {
 	for {
 		tx, err := br.Next()
 		if err == io.EOF {
+			if _, err := in.Peek(1); err == nil {
+				return txs, ErrTrailingBytes
+			}
 			return txs, nil
 		}
 		if err != nil {
 			return txs, err
 		}
 		txs = append(txs, tx)
+	}
+}
+
+// Regression inputs from FuzzParseTx and FuzzParseBlock: a complete value
+// followed by one more byte. ParseTx/ParseBlock reject the extra byte;
+// BlockReader stops after the block and leaves it unread.
+func TestTrailingByteAfterStreamedBlock(t *testing.T) {
+	tx := []byte("0000\x00\x000000")          // version "0000", no inputs or outputs, lock time "0000"
+	block := asBlock(append(tx[:10:10], '0')) // ... then one stray byte inside the block
+	if _, err := ParseTx(append(tx[:10:10], '0')); !errors.Is(err, ErrTrailingBytes) {
+		t.Errorf("ParseTx: %v", err)
+	}
+	if _, err := ParseBlock(block); !errors.Is(err, ErrTrailingBytes) {
+		t.Errorf("ParseBlock: %v", err)
+	}
+	in := bufio.NewReader(bytes.NewReader(block))
+	br, err := NewBlockReader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := br.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := br.Next(); err != io.EOF {
+		t.Fatalf("got %v, want io.EOF", err)
+	}
+	if rest, _ := io.ReadAll(in); string(rest) != "0" {
+		t.Errorf("BlockReader consumed past the block; left %q", rest)
 	}
 }

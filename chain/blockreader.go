@@ -2,6 +2,7 @@ package chain
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 
 	"github.com/btcsuite/btcd/wire"
@@ -16,11 +17,19 @@ type BlockReader struct {
 	src  *stream
 	info BlockInfo
 	next uint64 // index of the next transaction
-	err  error  // sticky: once failed or finished, Next keeps returning it
+	// scratch collects each transaction's bytes before they are copied to
+	// an exactly sized Raw: growing a fresh slice per transaction cost
+	// several reallocations per small transaction.
+	scratch []byte
+	err     error // sticky: once failed or finished, Next keeps returning it
 	// wrap decorates errors with the caller's context (the frame reader
 	// adds the frame number and file offset).
 	wrap func(error) error
 }
+
+// maxScratch is the largest scratch buffer a BlockReader keeps between
+// transactions; bigger transactions keep their buffer as Raw.
+const maxScratch = 1 << 20
 
 // readerBufferSize suits both small test files and multi-GB blocks.
 const readerBufferSize = 1 << 16
@@ -89,8 +98,15 @@ func (b *BlockReader) Next() (*Tx, error) {
 		return nil, b.err
 	}
 	index, start := b.next, b.src.n
-	raw, err := b.src.readTxBytes()
+	scratch, err := b.src.readTxBytes(b.scratch[:0])
 	if err == nil {
+		raw := scratch
+		if cap(scratch) <= maxScratch {
+			raw = bytes.Clone(scratch)
+			b.scratch = scratch
+		} else {
+			b.scratch = nil // hand a huge buffer over instead of copying it
+		}
 		var tx *Tx
 		if tx, err = ParseTx(raw); err == nil {
 			b.next++

@@ -33,7 +33,7 @@ var (
 
 	// ErrWitnessInEF means a transaction with witness data was given to the
 	// Extended Format encoder, which (like BIP-239) has no place for it.
-	ErrWitnessInEF = errors.New("Extended Format cannot carry witness data")
+	ErrWitnessInEF = errors.New("witness data cannot be carried in Extended Format")
 
 	// ErrPrevOutputCount means an EFTx has a different number of previous
 	// outputs than inputs.
@@ -115,7 +115,10 @@ type FrameError struct {
 }
 
 func (e *FrameError) Error() string {
-	return fmt.Sprintf("chain: block frame %d at file offset %d: %v", e.Frame, e.Offset, e.Err)
+	// The cause is usually one of this package's errors; drop its prefix
+	// so the message reads as one sentence.
+	cause := strings.TrimPrefix(e.Err.Error(), "chain: ")
+	return fmt.Sprintf("chain: block frame %d at file offset %d: %s", e.Frame, e.Offset, cause)
 }
 
 func (e *FrameError) Unwrap() error { return e.Err }

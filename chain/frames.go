@@ -22,6 +22,9 @@ type FrameReader struct {
 	next  int64 // file offset of the frame after it
 	cur   *BlockReader
 	err   error // sticky
+	// scratch is passed from each block's reader to the next, so that
+	// files of small blocks do not allocate a fresh one per block.
+	scratch []byte
 }
 
 const frameHeaderSize = 8
@@ -57,6 +60,7 @@ func (f *FrameReader) Next() (*BlockReader, error) {
 		f.err = err
 		return nil, err
 	}
+	br.scratch, f.scratch = f.scratch, nil
 	f.cur = br
 	return br, nil
 }
@@ -88,6 +92,7 @@ func (f *FrameReader) nextFrame() (uint32, error) {
 	}
 	if cur := f.cur; cur != nil {
 		f.cur = nil
+		f.scratch = cur.scratch
 		left, _ := cur.src.remaining()
 		n, err := f.r.Discard(int(left))
 		cur.src.n += int64(n)

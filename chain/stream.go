@@ -89,14 +89,15 @@ func readErr(err error) error {
 	return err
 }
 
-// readTxBytes copies one transaction's bytes from the stream, walking just
+// readTxBytes appends one transaction's bytes from the stream to dst (which
+// should be empty; offsets in errors count from its start), walking just
 // enough of its structure (counts and lengths) to know where it ends. The
 // result is then decoded by decodeTx, which aliases it; reading the bytes
 // first is what lets a streamed transaction be parsed zero-copy, with no
 // cap on its size. Errors are *ParseError relative to the transaction
 // start.
-func (s *stream) readTxBytes() ([]byte, error) {
-	var raw []byte
+func (s *stream) readTxBytes(dst []byte) ([]byte, error) {
+	raw := dst
 	fail := func(err error, field string, args ...any) ([]byte, error) {
 		if len(args) > 0 {
 			field = fmt.Sprintf(field, args...)

@@ -44,6 +44,13 @@ func locate() {
 	dataDir = filepath.Clean(candidate)
 }
 
+// Find returns the shared data directory and whether it exists, for callers
+// that can do without it (fuzz seeds), where skipping would be wrong.
+func Find() (string, bool) {
+	once.Do(locate)
+	return dataDir, dataDir != ""
+}
+
 // Dir returns the shared data directory, or skips t when it is absent.
 func Dir(t testing.TB) string {
 	t.Helper()
