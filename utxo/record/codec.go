@@ -320,29 +320,35 @@ func (rd *reader) entries() []Entry {
 	}
 	buf := make([]byte, total)
 	out := make([]Entry, n)
-	p := reader{b: rd.b, off: start}
+	src := rd.b[start:rd.off] // validated by the first pass
 	pos := 0
 	for i := range out {
-		switch p.byte() {
+		tag := src[0]
+		src = src[1:]
+		switch tag {
 		case tagUnspent:
-			copy(buf[pos:], p.take(UtxoHashSize))
+			copy(buf[pos:], src[:UtxoHashSize])
+			src = src[UtxoHashSize:]
 			out[i] = Entry(buf[pos : pos+UtxoHashSize : pos+UtxoHashSize])
 			pos += UtxoHashSize
 		case tagSpent:
-			copy(buf[pos:], p.take(FullEntrySize))
+			copy(buf[pos:], src[:FullEntrySize])
+			src = src[FullEntrySize:]
 			out[i] = Entry(buf[pos : pos+FullEntrySize : pos+FullEntrySize])
 			pos += FullEntrySize
 		case tagFrozen:
-			copy(buf[pos:], p.take(UtxoHashSize))
-			for j := pos + UtxoHashSize; j < pos+FullEntrySize; j++ {
-				buf[j] = 0xff
-			}
+			copy(buf[pos:], src[:UtxoHashSize])
+			src = src[UtxoHashSize:]
+			copy(buf[pos+UtxoHashSize:pos+FullEntrySize], frozenMarkerBytes[:])
 			out[i] = Entry(buf[pos : pos+FullEntrySize : pos+FullEntrySize])
 			pos += FullEntrySize
 		}
 	}
 	return out
 }
+
+// frozenMarkerBytes is the 36-byte freeze marker.
+var frozenMarkerBytes = frozenSpendingData.Bytes()
 
 // Validate checks the invariants every stored record keeps. Decode calls
 // it; tests and Build use it to catch a broken record before it is written.
