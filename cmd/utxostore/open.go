@@ -10,11 +10,12 @@ import (
 
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/engine/pebble"
 	"github.com/utxostore/utxostore/utxo"
 )
 
 // defaultEngine is the engine used when --engine is not given.
-const defaultEngine = "memory"
+const defaultEngine = "pebble"
 
 // storeFlags are the flags of every command that opens a store.
 type storeFlags struct {
@@ -52,6 +53,9 @@ type opener func(ctx context.Context, f *storeFlags, sync engine.SyncMode) (engi
 
 var engines = map[string]opener{
 	"memory": func(context.Context, *storeFlags, engine.SyncMode) (engine.Engine, error) { return memory.New(), nil },
+	"pebble": func(_ context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
+		return pebble.Open(filepath.Join(f.data, "pebble"), pebble.Options{Sync: sync})
+	},
 }
 
 func engineNames() []string {
