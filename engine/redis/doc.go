@@ -1,0 +1,57 @@
+// Package redis is the distributed engine: utxostore's records on a Redis
+// Cluster (or one plain Redis server), sharded over the hash slots, with
+// replicas and failover from Redis itself.
+//
+//	e, err := redis.Open(ctx, redis.Options{
+//		Addrs:     []string{"10.0.0.1:7000", "10.0.0.2:7000"},
+//		Namespace: "mainnet",
+//		Wait:      1, // every write batch waits for one replica
+//	})
+//
+// # Atomic updates
+//
+// The record layer's rules run in Go. An Update reads its keys, runs the
+// functions, and writes each changed record with a tiny generic Lua
+// compare-and-set (script.go) that checks the record's random 8-byte stamp,
+// stores the new bytes and keeps the record's index entries beside it; a
+// record changed in between is read and computed again. A batch costs one
+// pipelined round trip per master to read and one to write.
+//
+// # Keys
+//
+// See layout.go: records are spread over the slots by their own key, in
+// 1,024 buckets (by default) each pinned to one slot; each bucket has one
+// sorted set per index on the same slot, so the CAS script touches one
+// slot, and a Scan is one ZRANGEBYSCORE per bucket.
+//
+// # Durability
+//
+// Redis acknowledges a write once the master has applied it and appended it
+// to its AOF buffer; replication to replicas is asynchronous. So:
+//
+//   - A crash of a master process (kill -9) loses nothing acknowledged if it
+//     restarts from its AOF: the AOF is written before the reply is sent.
+//     A power loss of its machine loses what the AOF policy had not synced:
+//     up to about a second with appendfsync everysec, nothing with always.
+//     The engine cannot force an fsync (WAITAOF needs Redis 7.2; Debian 12
+//     has 7.0), so SyncAlways's "survives power loss" holds only on servers
+//     configured with appendfsync always.
+//   - A failover (the master dies and its replica is promoted) loses every
+//     write the replica had not received yet, typically the last few
+//     milliseconds of acknowledged writes. Options.Wait guards against it:
+//     with Wait = n, under SyncAlways each write batch ends with WAIT n on
+//     every master it wrote to (same pipeline, no extra round trip), and
+//     Update fails with a *WaitError unless n replicas acknowledged it; under
+//     SyncBlock only Checkpoint waits, so a failover can lose the writes
+//     since the last checkpoint, which bulk import replays anyway. WAIT is
+//     not a consensus protocol: Redis may still, in rare partitions, promote
+//     a replica that missed a write, but a plain master death with a live,
+//     acknowledging replica loses nothing.
+//   - The price of Wait: a master whose replica is gone (promoted, or down)
+//     cannot satisfy WAIT, so writes to its slots fail until a replica
+//     rejoins; with Wait = 0 they carry on.
+//
+// A write whose reply is lost with its connection is settled by reading the
+// record back (its stamp says whether it ran), so a failover is retried
+// through rather than reported, for up to Options.RetryTimeout.
+package redis
