@@ -56,6 +56,7 @@ type BlockFile struct {
 	raw    *bufio.Reader // FormatRawBlock
 	block  *BlockReader  // FormatRawBlock: the one block, once returned
 	done   bool          // FormatRawBlock: the block has been handed out
+	err    error         // FormatRawBlock: sticky failure or io.EOF
 }
 
 // OpenBlockFile opens path and detects its layout.
@@ -89,23 +90,21 @@ func (b *BlockFile) Next() (*BlockReader, error) {
 	if b.format == FormatFramed {
 		return b.frames.Next()
 	}
+	if b.err != nil {
+		return nil, b.err
+	}
 	if !b.done {
 		b.done = true
-		br, err := newBlockReader(&stream{r: b.raw, limit: -1}, nil)
-		b.block = br
-		return br, err
+		b.block, b.err = newBlockReader(&stream{r: b.raw, limit: -1}, nil)
+		return b.block, b.err
 	}
-	if b.block == nil {
-		return nil, io.EOF
-	}
+	b.err = io.EOF
 	if err := b.block.skipRest(); err != nil {
-		return nil, err
+		b.err = err
+	} else if _, err := b.raw.Peek(1); err == nil {
+		b.err = fieldErr(ErrTrailingBytes, int(b.block.src.n), "end of raw block file")
 	}
-	if _, err := b.raw.Peek(1); err == nil {
-		return nil, fieldErr(ErrTrailingBytes, int(b.block.src.n), "end of raw block file")
-	}
-	b.block = nil
-	return nil, io.EOF
+	return nil, b.err
 }
 
 // Close closes the file.
