@@ -97,8 +97,12 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, RecoveryRepor
 	if tail.droppedBytes > 0 {
 		rep.DroppedBytes = tail.droppedBytes
 		rep.Detail = fmt.Sprintf("%s at offset %d: dropped %d bytes", tail.detail, tail.goodBytes, tail.droppedBytes)
+		what := "a torn final write, truncated"
+		if tail.midLog {
+			what = "damage inside the log; discarded from there as Options.DiscardCorruptLog asks"
+		}
 		if o.Logf != nil {
-			o.Logf("sozu: shard %d log %s: %s (a torn final write, truncated)", id, path, rep.Detail)
+			o.Logf("sozu: shard %d log %s: %s (%s)", id, path, rep.Detail, what)
 		}
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)

@@ -94,8 +94,6 @@ func (w *writeAheadLog) logHeight(h uint32) {
 	w.end(start)
 }
 
-func (w *writeAheadLog) pending() bool { return len(w.buf) > 0 }
-
 // flush writes the buffered records and, when sync is set, fsyncs them:
 // every caller whose record is in the buffer shares this one fsync (group
 // commit).
