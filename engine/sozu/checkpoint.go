@@ -248,11 +248,10 @@ func readManifest(dir string) (uint64, error) {
 // bucket out, makes pages and values durable, writes checkpoint gen and
 // creates the empty log gen. Nothing of the previous generation is
 // touched, so a failure or crash here leaves it whole.
-func (s *shard) prepareCheckpoint(gen uint64, height uint32) (*writeAheadLog, error) {
+func (s *shard) prepareCheckpoint(gen uint64) (*writeAheadLog, error) {
 	if err := s.commit(); err != nil {
 		return nil, err
 	}
-	s.table.height = height
 	if err := s.table.flush(); err != nil {
 		return nil, s.fail(err)
 	}

@@ -16,7 +16,8 @@
 // an existing key lands where the key lives, so a key is always in exactly
 // one bucket. A new key goes to layer 0. A bucket above its capacity first
 // purges records whose delete-at-height has passed on the longest chain
-// (the height given to Checkpoint or SetHeight), then keeps ⌊α·capacity⌋
+// (the height given to SetHeight; Checkpoint's height does not purge, see
+// SetHeight), then keeps ⌊α·capacity⌋
 // bytes of its entries, letting the rest flow to its children in the
 // paper's order: consumed first, oldest production height next, key last.
 //
@@ -334,9 +335,14 @@ func (e *Engine) PutMeta(ctx context.Context, name string, value []byte) error {
 	})
 }
 
-// SetHeight tells the engine the longest chain's height without a
-// checkpoint: from now on the purge may hard-delete records whose
-// delete-at-height is at or below it. Checkpoint sets it too.
+// SetHeight tells the engine the longest chain's height: from now on the
+// purge loop may hard-delete records whose delete-at-height is at or below
+// it (and that nothing preserves beyond it). It is logged like a write and
+// kept in checkpoints. Checkpoint's height deliberately does not set it:
+// the engine contract gives Checkpoint no deleting power, and callers that
+// pass an unrelated number there (tests, bulk import) must not lose
+// records; the store calls SetHeight when it knows the longest chain. 0
+// (the default) turns the purge off.
 func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
 	if err := e.enter(ctx); err != nil {
 		return err
@@ -353,8 +359,8 @@ func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
 	})
 }
 
-// Checkpoint implements engine.Engine: the block boundary. It also sets the
-// longest-chain height the purge uses.
+// Checkpoint implements engine.Engine: the block boundary. height is not
+// used by the table (see SetHeight).
 func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -364,16 +370,17 @@ func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
 	if e.closed {
 		return engine.ErrClosed
 	}
-	return e.checkpoint(height)
+	_ = height
+	return e.checkpoint()
 }
 
-func (e *Engine) checkpoint(height uint32) error {
+func (e *Engine) checkpoint() error {
 	next := e.gen + 1
 	logs := make([]*writeAheadLog, len(e.shards))
 	reqs := make([]*request, len(e.shards))
 	for i, s := range e.shards {
 		reqs[i] = s.start(func(s *shard) error {
-			l, err := s.prepareCheckpoint(next, height)
+			l, err := s.prepareCheckpoint(next)
 			logs[i] = l
 			return err
 		})
@@ -394,7 +401,7 @@ func (e *Engine) checkpoint(height uint32) error {
 		for i, s := range e.shards {
 			s.do(func(s *shard) error { s.abortCheckpoint(next, logs[i]); return nil })
 		}
-		return fmt.Errorf("sozu: checkpoint at height %d: %w", height, err)
+		return fmt.Errorf("sozu: checkpoint %d: %w", next, err)
 	}
 	prev := e.gen
 	e.gen = next
@@ -404,8 +411,8 @@ func (e *Engine) checkpoint(height uint32) error {
 	return nil
 }
 
-// Close implements engine.Engine: it checkpoints at the last height, so the
-// next Open replays nothing, and releases the files.
+// Close implements engine.Engine: it checkpoints, so the next Open replays
+// nothing, and releases the files.
 func (e *Engine) Close() error {
 	e.barrier.Lock()
 	defer e.barrier.Unlock()
@@ -413,9 +420,7 @@ func (e *Engine) Close() error {
 		return engine.ErrClosed
 	}
 	e.closed = true
-	var height uint32
-	e.shards[0].do(func(s *shard) error { height = s.table.height; return nil })
-	err := e.checkpoint(height)
+	err := e.checkpoint()
 	for _, s := range e.shards {
 		close(s.inbox)
 	}
