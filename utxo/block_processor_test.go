@@ -1,0 +1,348 @@
+package utxo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/internal/testdata"
+)
+
+// freshSummary is the summary of a new store that connected blocks.
+func freshSummary(t *testing.T, blocks []Block) Summary {
+	t.Helper()
+	db := newStore(t, Options{})
+	connectAll(t, db, blocks)
+	return summary(t, db)
+}
+
+func TestDisconnectAndReconnectLast100Blocks(t *testing.T) {
+	blocks := chainBlocks(t, btcChain)
+	db := newStore(t, Options{})
+	connectAll(t, db, blocks)
+	before := summary(t, db)
+
+	tip := len(blocks) - 1
+	for h := tip; h > tip-100; h-- {
+		if err := db.DisconnectBlock(ctx, blocks[h]); err != nil {
+			t.Fatalf("disconnect %d: %v", h, err)
+		}
+	}
+	if got, want := summary(t, db), freshSummary(t, blocks[:tip-99]); got != want {
+		t.Fatalf("after disconnecting 100 blocks: %+v\nfresh import of the shorter chain: %+v", got, want)
+	}
+	connectAll(t, db, blocks[tip-99:])
+	if after := summary(t, db); after != before {
+		t.Fatalf("after reconnecting: %+v\nbefore: %+v", after, before)
+	}
+}
+
+func TestDisconnectRefusesANonTipBlock(t *testing.T) {
+	blocks := chainBlocks(t, btcChain)[:20]
+	db := newStore(t, Options{})
+	connectAll(t, db, blocks)
+	before := summary(t, db)
+	if err := db.DisconnectBlock(ctx, blocks[10]); !errors.Is(err, ErrNotTip) {
+		t.Fatalf("disconnecting block 10 of 20: got %v, want ErrNotTip", err)
+	}
+	if err := db.ConnectBlock(ctx, blocks[5]); !errors.Is(err, ErrNotTip) {
+		t.Fatalf("connecting block 5 on top of 19: got %v, want ErrNotTip", err)
+	}
+	if after := summary(t, db); after != before {
+		t.Fatal("a refused block changed the store")
+	}
+}
+
+// latestSpendingBlock returns the height of the last block with a
+// transaction that spends a non-coinbase or matured output.
+func latestSpendingBlock(blocks []Block) int {
+	for h := len(blocks) - 1; h > 0; h-- {
+		if len(blocks[h].Txs) > 1 {
+			return h
+		}
+	}
+	return -1
+}
+
+// competingBranch builds n blocks on top of parent whose first block double
+// spends the first input of victim (spent on the main branch) to a different
+// output, and which carry their own coinbases.
+func competingBranch(t *testing.T, parent Block, n int, victim *chain.Tx) []Block {
+	t.Helper()
+	var branch []Block
+	prev := parent
+	for i := 0; i < n; i++ {
+		height := prev.Height + 1
+		cb := coinbaseTx(fmt.Sprintf("branch-%d-%d", n, height), 1, 50e8)
+		txs := []*chain.Tx{cb}
+		if i == 0 {
+			double := spendTx(fmt.Sprintf("double-%d", n), []wire.OutPoint{victim.Msg.TxIn[0].PreviousOutPoint}, 1, 1e8)
+			txs = append(txs, double)
+		}
+		hash := chainhash.DoubleHashH([]byte(fmt.Sprintf("branch %d block %d", n, height)))
+		b := Block{Hash: hash, PrevHash: prev.Hash, Height: height, Txs: txs}
+		branch = append(branch, b)
+		prev = b
+	}
+	return branch
+}
+
+func reversed(blocks []Block) []Block {
+	out := make([]Block, len(blocks))
+	for i, b := range blocks {
+		out[len(blocks)-1-i] = b
+	}
+	return out
+}
+
+func TestReorgToCompetingBranchesAndBack(t *testing.T) {
+	all := chainBlocks(t, btcChain)
+	spender := latestSpendingBlock(all)
+	if spender < 0 {
+		t.Fatal("no spending block in the chain")
+	}
+	for _, n := range []int{1, 3, 6} {
+		t.Run(fmt.Sprintf("depth%d", n), func(t *testing.T) {
+			fork := spender - 1 // the main branch is fork+1 .. fork+n
+			main := all[fork+1 : fork+1+n]
+			victim := all[spender].Txs[1]
+			branch := competingBranch(t, all[fork], n, victim)
+			base := all[:fork+1]
+
+			db := newStore(t, Options{})
+			connectAll(t, db, all[:fork+1+n])
+			wantMain := summary(t, db)
+			wantBranch := freshSummary(t, append(append([]Block(nil), base...), branch...))
+
+			for round := 0; round < 2; round++ {
+				if err := db.Reorg(ctx, reversed(main), branch); err != nil {
+					t.Fatalf("round %d, to the branch: %v", round, err)
+				}
+				if got := summary(t, db); got != wantBranch {
+					t.Fatalf("round %d on the branch: %+v\nfresh import of the branch: %+v", round, got, wantBranch)
+				}
+				if err := db.Reorg(ctx, reversed(branch), main); err != nil {
+					t.Fatalf("round %d, back to main: %v", round, err)
+				}
+				if got := summary(t, db); got != wantMain {
+					t.Fatalf("round %d back on main: %+v\nwant %+v", round, got, wantMain)
+				}
+			}
+		})
+	}
+}
+
+// TestBlockMakesUnminedDoubleSpenderConflicting: an unmined transaction and
+// its child spend an output; a block then spends the same output. The unmined
+// pair becomes conflicting and the block wins; disconnecting the block
+// restores them.
+func TestBlockMakesUnminedDoubleSpenderConflicting(t *testing.T) {
+	db := newStore(t, Options{})
+	cb := coinbaseTx("cb", 2, 50e8)
+	genesis := Block{Hash: chainhash.DoubleHashH([]byte("b0")), Height: 0, Txs: []*chain.Tx{cb}}
+	connectAll(t, db, []Block{genesis})
+	prev := genesis
+	for h := uint32(1); h <= 100; h++ { // mature the coinbase
+		b := Block{Hash: chainhash.DoubleHashH([]byte(fmt.Sprint("b", h))), PrevHash: prev.Hash, Height: h, Txs: []*chain.Tx{coinbaseTx(fmt.Sprint("cb", h), 1, 50e8)}}
+		connectAll(t, db, []Block{b})
+		prev = b
+	}
+
+	unmined := spendTx("unmined", []wire.OutPoint{out(cb, 0)}, 2, 10e8)
+	child := spendTx("child", []wire.OutPoint{out(unmined, 1)}, 1, 5e8)
+	for _, tx := range []*chain.Tx{unmined, child} {
+		mustCreate(t, db, tx, db.GetBlockHeight())
+		if _, err := db.Spend(ctx, tx); err != nil {
+			t.Fatalf("spend %s: %v", tx.ID, err)
+		}
+	}
+	winner := spendTx("winner", []wire.OutPoint{out(cb, 0)}, 1, 49e8)
+	block := Block{Hash: chainhash.DoubleHashH([]byte("b101")), PrevHash: prev.Hash, Height: 101, Txs: []*chain.Tx{coinbaseTx("cb101", 1, 50e8), winner}}
+	if err := db.ConnectBlock(ctx, block); err != nil {
+		t.Fatal(err)
+	}
+	for _, tx := range []*chain.Tx{unmined, child} {
+		if !mustGet(t, db, tx.ID).Conflicting {
+			t.Fatalf("%s is not conflicting after the block spent its input", tx.ID)
+		}
+	}
+	if sd := mustGet(t, db, cb.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != winner.ID {
+		t.Fatalf("output spent by %v, want the block's transaction", sd)
+	}
+	children, err := db.GetConflictingChildren(ctx, cb.ID)
+	if err != nil || len(children) != 1 || children[0] != unmined.ID {
+		t.Fatalf("conflicting children of the parent: %v %v", children, err)
+	}
+	if kids, _ := db.GetConflictingChildren(ctx, unmined.ID); len(kids) != 1 || kids[0] != child.ID {
+		t.Fatalf("conflicting children of the loser: %v", kids)
+	}
+	counter, err := db.GetCounterConflicting(ctx, winner.ID)
+	if err != nil || len(counter) != 1 || counter[0] != winner.ID {
+		t.Fatalf("counter-conflicting set of the winner: %v %v (the loser's spend is undone)", counter, err)
+	}
+
+	if err := db.DisconnectBlock(ctx, block); err != nil {
+		t.Fatal(err)
+	}
+	for _, tx := range []*chain.Tx{unmined, child} {
+		if mustGet(t, db, tx.ID).Conflicting {
+			t.Fatalf("%s still conflicting after the block was disconnected", tx.ID)
+		}
+	}
+	if sd := mustGet(t, db, cb.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != unmined.ID {
+		t.Fatalf("after disconnect the output is spent by %v, want the restored transaction", sd)
+	}
+	if sd := mustGet(t, db, unmined.ID).Outputs[1].SpendingData; sd == nil || sd.TxID != child.ID {
+		t.Fatalf("the restored child does not spend its parent again: %v", sd)
+	}
+}
+
+// bsvBlocks returns the two consecutive BSV blocks 384188 and 384189.
+func bsvBlocks(t *testing.T) (*chain.Block, *chain.Block) {
+	t.Helper()
+	dir := filepath.Join(testdata.Dir(t), "bsv-mainnet")
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
+	byHash := map[chainhash.Hash]*chain.Block{}
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := chain.ParseBlock(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byHash[b.Hash] = b
+	}
+	for _, b := range byHash {
+		if parent, ok := byHash[b.PrevHash()]; ok {
+			return parent, b
+		}
+	}
+	t.Fatal("no two consecutive blocks among the BSV blocks")
+	return nil, nil
+}
+
+func TestBSVConsecutiveBlocks(t *testing.T) {
+	first, second := bsvBlocks(t)
+	if len(first.Txs) != 1356 || len(second.Txs) != 564 {
+		t.Fatalf("blocks of %d and %d txs, the README says 1356 and 564", len(first.Txs), len(second.Txs))
+	}
+	db := newStore(t, Options{})
+	if err := db.SetBlockHeight(ctx, 384189); err != nil {
+		t.Fatal(err)
+	}
+	present := map[chainhash.Hash]bool{}
+	for h, b := range map[uint32]*chain.Block{384188: first, 384189: second} {
+		for _, tx := range b.Txs {
+			mustCreate(t, db, tx, h, mined(h))
+			present[tx.ID] = true
+		}
+	}
+	applied, refused := 0, 0
+	for _, tx := range second.Txs[1:] {
+		allPresent := true
+		for _, in := range tx.Msg.TxIn {
+			allPresent = allPresent && present[in.PreviousOutPoint.Hash]
+		}
+		before := inputStates(t, db, tx, present)
+		spends, err := db.Spend(ctx, tx, WithBlockHeight(384189))
+		if allPresent {
+			if err != nil {
+				t.Fatalf("%s spends only present outputs but failed: %v", tx.ID, err)
+			}
+			for vin, in := range tx.Msg.TxIn {
+				sd := mustGet(t, db, in.PreviousOutPoint.Hash).Outputs[in.PreviousOutPoint.Index].SpendingData
+				if sd == nil || sd.TxID != tx.ID || sd.Vin != uint32(vin) {
+					t.Fatalf("input %d of %s not recorded as the spender: %v", vin, tx.ID, sd)
+				}
+			}
+			applied++
+			continue
+		}
+		wantCode(t, err, ErrTxNotFound)
+		for _, sp := range spends {
+			if !present[sp.TxID] && !errors.Is(sp.Err, ErrTxNotFound) {
+				t.Fatalf("spend of absent %s:%d: %v, want TX_NOT_FOUND", sp.TxID, sp.Vout, sp.Err)
+			}
+		}
+		if after := inputStates(t, db, tx, present); after != before {
+			t.Fatalf("refused %s changed its present inputs:\nbefore %s\nafter  %s", tx.ID, before, after)
+		}
+		refused++
+	}
+	if applied == 0 || refused == 0 {
+		t.Fatalf("applied %d, refused %d: the data should exercise both", applied, refused)
+	}
+	t.Logf("%d transactions of block 384189 spent outputs of 384188/384189, %d were refused with TX_NOT_FOUND", applied, refused)
+}
+
+// inputStates describes the present outputs tx spends.
+func inputStates(t *testing.T, db *DB, tx *chain.Tx, present map[chainhash.Hash]bool) string {
+	s := ""
+	for _, in := range tx.Msg.TxIn {
+		if present[in.PreviousOutPoint.Hash] {
+			o := mustGet(t, db, in.PreviousOutPoint.Hash).Outputs[in.PreviousOutPoint.Index]
+			s += fmt.Sprintf("%v;", o.SpendingData)
+		}
+	}
+	return s
+}
+
+func TestPruningRemovesOnlyFullySpentTransactions(t *testing.T) {
+	const retention = 10
+	blocks := chainBlocks(t, btcChain)
+	db := newStore(t, Options{BlockHeightRetention: retention})
+	connectAll(t, db, blocks)
+	tip := uint32(len(blocks) - 1)
+
+	// Independently: the height at which each transaction became fully
+	// spent, if it did.
+	type txInfo struct {
+		outputs, spent int
+		fullyAt        uint32
+	}
+	info := map[chainhash.Hash]*txInfo{}
+	for _, b := range blocks {
+		for i, tx := range b.Txs {
+			if i > 0 {
+				for _, in := range tx.Msg.TxIn {
+					p := info[in.PreviousOutPoint.Hash]
+					p.spent++
+					if p.spent == p.outputs {
+						p.fullyAt = b.Height
+					}
+				}
+			}
+			info[tx.ID] = &txInfo{outputs: len(tx.Msg.TxOut)}
+		}
+	}
+	gone, kept := 0, 0
+	for txid, ti := range info {
+		_, err := db.Get(ctx, txid)
+		shouldBeGone := ti.spent == ti.outputs && ti.fullyAt+retention <= tip
+		switch {
+		case shouldBeGone && !errors.Is(err, ErrTxNotFound):
+			t.Fatalf("%s fully spent at %d, retention passed at %d, still stored (%v)", txid, ti.fullyAt, tip, err)
+		case !shouldBeGone && err != nil:
+			t.Fatalf("%s (spent %d of %d, fully at %d) is gone: %v", txid, ti.spent, ti.outputs, ti.fullyAt, err)
+		case shouldBeGone:
+			gone++
+		default:
+			kept++
+		}
+	}
+	if gone == 0 {
+		t.Fatal("nothing was pruned")
+	}
+	if got, want := summary(t, db), referenceUTXOs(t, btcChain); got != want {
+		t.Fatalf("pruning changed the UTXO set: %+v, want %+v", got, want)
+	}
+	t.Logf("pruned %d fully spent transactions, kept %d", gone, kept)
+}

@@ -1,0 +1,230 @@
+package utxo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/blob"
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/internal/testdata"
+)
+
+var ctx = context.Background()
+
+// newStore opens a store on a fresh memory engine with a file blob store.
+func newStore(t testing.TB, opts Options) *DB {
+	t.Helper()
+	if opts.Blobs == nil {
+		bs, err := blob.NewFileStore(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Blobs = bs
+	}
+	db, err := Open(ctx, memory.New(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil && !errors.Is(err, errClosedForTest) {
+			t.Logf("close: %v", err)
+		}
+	})
+	return db
+}
+
+var errClosedForTest = errors.New("closed")
+
+// script returns a distinct locking script for label.
+func script(label string) []byte {
+	h := sha256.Sum256([]byte(label))
+	return append([]byte{0x76, 0xa9, 0x14}, append(h[:20], 0x88, 0xac)...)
+}
+
+// coinbaseTx builds a coinbase paying value to n outputs; tag makes it
+// unique.
+func coinbaseTx(tag string, n int, value int64) *chain.Tx {
+	msg := wire.NewMsgTx(1)
+	msg.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: 0xffffffff}, SignatureScript: []byte(tag), Sequence: 0xffffffff})
+	for i := 0; i < n; i++ {
+		msg.AddTxOut(&wire.TxOut{Value: value, PkScript: script(fmt.Sprintf("%s/%d", tag, i))})
+	}
+	return chain.NewTx(msg)
+}
+
+// spendTx builds a transaction spending the given outpoints into n outputs
+// of value each.
+func spendTx(tag string, from []wire.OutPoint, n int, value int64) *chain.Tx {
+	msg := wire.NewMsgTx(1)
+	for _, op := range from {
+		msg.AddTxIn(&wire.TxIn{PreviousOutPoint: op, SignatureScript: []byte(tag), Sequence: 0xffffffff})
+	}
+	for i := 0; i < n; i++ {
+		msg.AddTxOut(&wire.TxOut{Value: value, PkScript: script(fmt.Sprintf("%s/%d", tag, i))})
+	}
+	return chain.NewTx(msg)
+}
+
+func out(tx *chain.Tx, vout uint32) wire.OutPoint {
+	return wire.OutPoint{Hash: tx.ID, Index: vout}
+}
+
+// mustCreate stores tx as mined at height (block id = height+1).
+func mustCreate(t testing.TB, db *DB, tx *chain.Tx, height uint32, opts ...CreateOption) {
+	t.Helper()
+	if _, err := db.Create(ctx, tx, height, opts...); err != nil {
+		t.Fatalf("create %s: %v", tx.ID, err)
+	}
+}
+
+func mined(height uint32) CreateOption {
+	return WithMinedBlockInfo(MinedBlockInfo{BlockID: height + 1, BlockHeight: height, OnLongestChain: true})
+}
+
+// mustGet returns the transaction's metadata.
+func mustGet(t testing.TB, db *DB, txid chainhash.Hash) *Meta {
+	t.Helper()
+	m, err := db.Get(ctx, txid)
+	if err != nil {
+		t.Fatalf("get %s: %v", txid, err)
+	}
+	return m
+}
+
+// wantCode fails unless err carries code.
+func wantCode(t testing.TB, err error, want *Error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("got error %v, want %s", err, want.Code)
+	}
+}
+
+// referenceUTXOs computes, independently of the store, the summary of the
+// UTXO set after the blocks in path: a map of outpoints, outputs added and
+// inputs removed, in chain order, the genesis coinbase included.
+func referenceUTXOs(t testing.TB, path string) Summary {
+	t.Helper()
+	type outpoint struct {
+		txid chainhash.Hash
+		vout uint32
+	}
+	set := map[outpoint]int64{}
+	var sum Summary
+	for _, raw := range readFramedBlocks(t, path) {
+		var blk wire.MsgBlock
+		if err := blk.Deserialize(bytesReader(raw)); err != nil {
+			t.Fatal(err)
+		}
+		sum.Blocks++
+		for i, tx := range blk.Transactions {
+			sum.Txs++
+			if i > 0 {
+				for _, in := range tx.TxIn {
+					delete(set, outpoint{in.PreviousOutPoint.Hash, in.PreviousOutPoint.Index})
+				}
+			}
+			id := tx.TxHash()
+			for vout, o := range tx.TxOut {
+				set[outpoint{id, uint32(vout)}] = o.Value
+			}
+		}
+	}
+	sum.Height = uint32(sum.Blocks - 1)
+	ops := make([]outpoint, 0, len(set))
+	for op, v := range set {
+		ops = append(ops, op)
+		sum.Satoshis += uint64(v)
+	}
+	sort.Slice(ops, func(i, j int) bool {
+		if a, b := ops[i].txid.String(), ops[j].txid.String(); a != b {
+			return a < b
+		}
+		return ops[i].vout < ops[j].vout
+	})
+	h := sha256.New()
+	for _, op := range ops {
+		fmt.Fprintf(h, "%s:%d:%d\n", op.txid, op.vout, set[op])
+	}
+	sum.Utxos = uint64(len(set))
+	sum.Digest = hex.EncodeToString(h.Sum(nil))
+	return sum
+}
+
+// readFramedBlocks reads a blk*.dat file with its own minimal framing
+// reader, so the test does not depend on package chain's.
+func readFramedBlocks(t testing.TB, path string) [][]byte {
+	t.Helper()
+	data, err := os.ReadFile(testdata.Path(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks [][]byte
+	for len(data) >= 8 {
+		if binary.LittleEndian.Uint32(data) == 0 {
+			break
+		}
+		n := binary.LittleEndian.Uint32(data[4:])
+		blocks = append(blocks, data[8:8+n])
+		data = data[8+n:]
+	}
+	return blocks
+}
+
+type sliceReader struct {
+	b []byte
+}
+
+func (r *sliceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+func bytesReader(b []byte) io.Reader { return &sliceReader{b} }
+
+// chainBlocks parses a blk*.dat file into blocks at heights 0...
+func chainBlocks(t testing.TB, path string) []Block {
+	t.Helper()
+	var blocks []Block
+	for h, raw := range readFramedBlocks(t, path) {
+		b, err := chain.ParseBlock(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, BlockFromChain(b, uint32(h)))
+	}
+	return blocks
+}
+
+func connectAll(t testing.TB, db *DB, blocks []Block) {
+	t.Helper()
+	for _, b := range blocks {
+		if err := db.ConnectBlock(ctx, b); err != nil {
+			t.Fatalf("connect %d: %v", b.Height, err)
+		}
+	}
+}
+
+func summary(t testing.TB, db *DB) Summary {
+	t.Helper()
+	s, err := db.Summary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
