@@ -136,13 +136,20 @@ func (db *DB) createMulti(ctx context.Context, tx *chain.Tx, recs []*record.Reco
 	txid := tx.ID
 	lockKey := engine.Key(record.LockKey(txid))
 	lock := newLockRecord(db.opts.Now(), len(recs))
-	if err := db.eng.CreateOnly(ctx, lockKey, lock.encode(), record.LockTTL(len(recs))); err != nil {
+	err := db.eng.CreateOnly(ctx, lockKey, lock.encode(), record.LockTTL(len(recs)))
+	if err != nil {
 		if errors.Is(err, engine.ErrExists) {
 			return record.NewError(record.CodeTxExists, txid, 0, "another process is creating this transaction (its lock record exists)")
 		}
 		return storageErr("taking the lock record", err)
 	}
-	committed, err := db.createPhaseOne(ctx, tx, recs, external)
+	var committed bool
+	if hook := db.faults.afterLock; hook != nil {
+		err = hook()
+	}
+	if err == nil {
+		committed, err = db.createPhaseOne(ctx, tx, recs, external)
+	}
 	// The lock is released whatever happened: partial records stay for the
 	// next attempt to complete.
 	if delErr := db.eng.Delete(ctx, []engine.Key{lockKey}); delErr != nil && err == nil {
@@ -155,8 +162,8 @@ func (db *DB) createMulti(ctx context.Context, tx *chain.Tx, recs []*record.Reco
 		return txExists(txid)
 	}
 	// Phase 2 failing leaves every record with creating set: the
-	// transaction is stored but not yet spendable, and a retry, a Get or a
-	// SetMinedMulti completes it. The reference reports success here;
+	// transaction is stored but not yet spendable; Get reports it as
+	// creating, and a retry or SetMinedMulti completes it. The reference reports success here;
 	// this store reports the error so the caller knows to retry.
 	return db.clearCreating(ctx, txid, uint32(len(recs)-1))
 }

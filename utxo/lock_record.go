@@ -48,6 +48,7 @@ func isLockRecord(v []byte) bool { return len(v) > 0 && v[0] == '{' }
 // faults are hooks that tests use to fail a multi-record create between its
 // steps; nil in normal operation.
 type faults struct {
+	afterLock           func() error
 	afterBlob           func() error
 	afterRecords        func(written int) error
 	beforeMasterCleared func() error

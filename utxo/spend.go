@@ -1,6 +1,7 @@
 package utxo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -55,6 +56,8 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 
 // spendAll spends every output or none: when any spend is refused, the
 // spends this call applied are undone and every Spend carries its outcome.
+// Spends of outputs held by the same record are applied in one
+// read-modify-write of that record.
 func (db *DB) spendAll(ctx context.Context, spends []*Spend, o spendOptions) error {
 	ropts := record.SpendOptions{
 		CurrentHeight:     o.blockHeight,
@@ -62,43 +65,139 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o spendOptions) err
 		IgnoreConflicting: o.ignoreConflicting,
 		IgnoreLocked:      o.ignoreLocked,
 	}
-	ops := make([]*recordOp, len(spends))
-	for i, sp := range spends {
-		idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
-		ops[i] = &recordOp{txid: sp.TxID, index: idx, op: func(r *record.Record) (record.Signal, error) {
-			return r.Spend(offset, claimedHash(r, offset, sp.UTXOHash), *sp.SpendingData, ropts)
+	groups := db.groupByRecord(spends)
+	uncommitted, err := db.uncommittedMasters(ctx, groups)
+	if err != nil {
+		return err
+	}
+	ops := make([]*recordOp, len(groups))
+	for i, g := range groups {
+		ops[i] = &recordOp{txid: g.txid, index: g.index, op: func(r *record.Record) (record.Signal, error) {
+			if uncommitted[g.txid] {
+				return 0, record.NewError(record.CodeUtxoLocked, g.txid, g.spends[0].Vout, "transaction is still being created (its master record is not committed)")
+			}
+			items := make([]record.SpendItem, len(g.spends))
+			before := make([]record.Entry, len(g.spends))
+			for j, sp := range g.spends {
+				items[j] = record.SpendItem{Offset: g.offsets[j], UtxoHash: claimedHash(r, g.offsets[j], sp.UTXOHash), Spending: *sp.SpendingData}
+				if int(g.offsets[j]) < len(r.Utxos) {
+					before[j] = r.Utxos[g.offsets[j]]
+				}
+			}
+			sig, itemErrs, err := r.SpendMulti(items, ropts)
+			g.errs = make([]error, len(g.spends))
+			g.applied = make([]bool, len(g.spends))
+			if err != nil {
+				return 0, err
+			}
+			for j := range g.spends {
+				if itemErrs != nil {
+					g.errs[j] = itemErrs[j]
+				}
+				off := g.offsets[j]
+				g.applied[j] = g.errs[j] == nil && int(off) < len(r.Utxos) && !bytes.Equal(before[j], r.Utxos[off])
+			}
+			return sig, nil
 		}}
 	}
 	if err := db.apply(ctx, ops); err != nil {
 		return err
 	}
 	var first error
-	for i, op := range ops {
-		spends[i].Err = outputErr(op.err, spends[i])
-		if first == nil && spends[i].Err != nil {
-			first = spends[i].Err
+	var undo []*Spend
+	for i, g := range groups {
+		for j, sp := range g.spends {
+			err := ops[i].err
+			if err == nil {
+				err = g.errs[j]
+			}
+			sp.Err = outputErr(err, sp)
+			if first == nil && sp.Err != nil {
+				first = sp.Err
+			}
+			if ops[i].err == nil && g.applied[j] {
+				undo = append(undo, sp)
+			}
 		}
 	}
+	if err := db.settle(ctx, ops); err != nil {
+		return errors.Join(first, err)
+	}
 	if first == nil {
-		return db.settle(ctx, ops)
+		return nil
 	}
 	// All or nothing: undo what this call changed, and only that (an
 	// idempotent re-spend changed nothing and must stay).
-	var undo []*Spend
-	var applied []*recordOp
-	for i, op := range ops {
-		if op.err == nil && op.changed {
-			undo = append(undo, spends[i])
-			applied = append(applied, op)
-		}
-	}
-	if err := db.settle(ctx, applied); err != nil {
-		return errors.Join(first, err)
-	}
 	if err := db.unspendAll(ctx, undo, false); err != nil {
 		return errors.Join(first, err)
 	}
 	return first
+}
+
+// uncommittedMasters returns the paginated transactions among groups whose
+// master record is missing or still creating. Phase 2 of a multi-record
+// create clears the children before the master, so a child without the flag
+// is not yet proof of a committed transaction: the master is. The flag only
+// ever goes from set to cleared, so reading it before the spend errs on the
+// side of refusing.
+func (db *DB) uncommittedMasters(ctx context.Context, groups []*recordGroup) (map[chainhash.Hash]bool, error) {
+	var txids []chainhash.Hash
+	seen := map[chainhash.Hash]bool{}
+	for _, g := range groups {
+		if g.index > 0 && !seen[g.txid] {
+			seen[g.txid] = true
+			txids = append(txids, g.txid)
+		}
+	}
+	if len(txids) == 0 {
+		return nil, nil
+	}
+	keys := make([]engine.Key, len(txids))
+	for i, txid := range txids {
+		keys[i] = engine.Key(record.MasterKey(txid))
+	}
+	masters, err := db.readRecords(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	uncommitted := map[chainhash.Hash]bool{}
+	for i, m := range masters {
+		if m.err != nil || m.rec.Creating {
+			uncommitted[txids[i]] = true
+		}
+	}
+	return uncommitted, nil
+}
+
+// recordGroup is the outputs of one call that live in the same record.
+type recordGroup struct {
+	txid    chainhash.Hash
+	index   uint32
+	spends  []*Spend
+	offsets []uint32
+	// Outcome, per spend, written by the record operation.
+	errs    []error
+	applied []bool
+}
+
+// groupByRecord groups spends by the record holding their output, keeping
+// the first-seen order of records and the order of spends within each.
+func (db *DB) groupByRecord(spends []*Spend) []*recordGroup {
+	var groups []*recordGroup
+	byKey := map[engine.Key]*recordGroup{}
+	for _, sp := range spends {
+		idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
+		key := engine.Key(record.RecordKey(sp.TxID, idx))
+		g := byKey[key]
+		if g == nil {
+			g = &recordGroup{txid: sp.TxID, index: idx}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.spends = append(g.spends, sp)
+		g.offsets = append(g.offsets, offset)
+	}
+	return groups
 }
 
 // claimedHash is the UTXO hash a spend is checked against: the spender's
@@ -137,31 +236,45 @@ func (db *DB) Unspend(ctx context.Context, spends []*Spend, flagAsLocked bool) e
 	return db.unspendAll(ctx, spends, flagAsLocked)
 }
 
-// unspendAll reverses spends. A spend that names its spending data only
-// undoes that spender's spend: a rollback never wipes someone else's.
+// unspendAll reverses spends, one read-modify-write per record. A spend
+// that names its spending data only undoes that spender's spend: a rollback
+// never wipes someone else's.
 func (db *DB) unspendAll(ctx context.Context, spends []*Spend, flagAsLocked bool) error {
 	uopts := record.UnspendOptions{
 		CurrentHeight: db.height.Load(),
 		Retention:     db.opts.BlockHeightRetention,
 		FlagAsLocked:  flagAsLocked,
 	}
-	ops := make([]*recordOp, len(spends))
-	for i, sp := range spends {
-		idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
-		o := uopts
-		o.Expected = sp.SpendingData
-		ops[i] = &recordOp{txid: sp.TxID, index: idx, op: func(r *record.Record) (record.Signal, error) {
-			return r.Unspend(offset, claimedHash(r, offset, sp.UTXOHash), o)
+	groups := db.groupByRecord(spends)
+	ops := make([]*recordOp, len(groups))
+	for i, g := range groups {
+		ops[i] = &recordOp{txid: g.txid, index: g.index, op: func(r *record.Record) (record.Signal, error) {
+			g.errs = make([]error, len(g.spends))
+			var sig record.Signal
+			for j, sp := range g.spends {
+				o := uopts
+				o.Expected = sp.SpendingData
+				s, err := r.Unspend(g.offsets[j], claimedHash(r, g.offsets[j], sp.UTXOHash), o)
+				g.errs[j] = err
+				sig |= s
+			}
+			return sig, nil
 		}}
 	}
 	if err := db.apply(ctx, ops); err != nil {
 		return err
 	}
 	var errs []error
-	for i, op := range ops {
-		if op.err != nil {
-			spends[i].Err = outputErr(op.err, spends[i])
-			errs = append(errs, spends[i].Err)
+	for i, g := range groups {
+		for j, sp := range g.spends {
+			err := ops[i].err
+			if err == nil {
+				err = g.errs[j]
+			}
+			if err != nil {
+				sp.Err = outputErr(err, sp)
+				errs = append(errs, sp.Err)
+			}
 		}
 	}
 	return errors.Join(append(errs, db.settle(ctx, ops))...)
