@@ -1,0 +1,349 @@
+package utxo
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine/pebble"
+)
+
+// parentAndSpender stores a mined two-output parent and returns it with a
+// spender of its output 0.
+func parentAndSpender(t *testing.T, db *DB, opts ...CreateOption) (*chain.Tx, *chain.Tx) {
+	t.Helper()
+	parent := spendTx("parent", []wire.OutPoint{{Hash: chainhash.Hash{0xaa}}}, 2, 10e8)
+	mustCreate(t, db, parent, 10, append([]CreateOption{mined(10)}, opts...)...)
+	return parent, spendTx("child", []wire.OutPoint{out(parent, 0)}, 1, 9e8)
+}
+
+func TestCreateAndGet(t *testing.T) {
+	db := newStore(t, Options{})
+	parent, _ := parentAndSpender(t, db)
+	m := mustGet(t, db, parent.ID)
+	if m.TxID != parent.ID || len(m.Outputs) != 2 || m.Tx == nil || m.Tx.ID != parent.ID ||
+		len(m.BlockIDs) != 1 || m.BlockHeights[0] != 10 || m.UnminedSince != 0 || m.SizeInBytes != uint64(len(parent.Raw)) {
+		t.Fatalf("meta %+v", m)
+	}
+	if m.TxInpoints.Len() != 1 || m.TxInpoints.ParentTxHashes[0] != (chainhash.Hash{0xaa}) {
+		t.Fatalf("inpoints %+v", m.TxInpoints)
+	}
+	_, err := db.Create(ctx, parent, 10)
+	wantCode(t, err, ErrTxExists)
+	_, err = db.Get(ctx, chainhash.Hash{0x01})
+	wantCode(t, err, ErrTxNotFound)
+}
+
+func TestSpendOutcomes(t *testing.T) {
+	db := newStore(t, Options{})
+	parent, child := parentAndSpender(t, db)
+
+	if _, err := db.Spend(ctx, child); err != nil {
+		t.Fatal(err)
+	}
+	// The same spend again is an idempotent success.
+	if _, err := db.Spend(ctx, child); err != nil {
+		t.Fatalf("same spend again: %v", err)
+	}
+	// Another spender gets SPENT, naming the holder.
+	rival := spendTx("rival", []wire.OutPoint{out(parent, 0)}, 1, 1)
+	spends, err := db.Spend(ctx, rival)
+	wantCode(t, err, ErrSpent)
+	if spends[0].ConflictingTxID == nil || *spends[0].ConflictingTxID != child.ID {
+		t.Fatalf("SPENT does not name the spender: %+v", spends[0])
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Spending == nil || e.Spending.TxID != child.ID {
+		t.Fatalf("SPENT error carries %v", e)
+	}
+	// All or nothing: output 1 is free but output 7 does not exist.
+	partial := spendTx("partial", []wire.OutPoint{out(parent, 1), out(parent, 7)}, 1, 1)
+	spends, err = db.Spend(ctx, partial)
+	wantCode(t, err, ErrUtxoNotFound)
+	if spends[0].Err != nil || !errors.Is(spends[1].Err, ErrUtxoNotFound) {
+		t.Fatalf("per-spend outcomes: %v / %v", spends[0].Err, spends[1].Err)
+	}
+	if sd := mustGet(t, db, parent.ID).Outputs[1].SpendingData; sd != nil {
+		t.Fatal("a refused transaction left output 1 spent")
+	}
+	// A missing parent.
+	orphan := spendTx("orphan", []wire.OutPoint{{Hash: chainhash.Hash{0xee}}}, 1, 1)
+	_, err = db.Spend(ctx, orphan)
+	wantCode(t, err, ErrTxNotFound)
+}
+
+func TestSpendChecksTheClaimedUTXOHash(t *testing.T) {
+	db := newStore(t, Options{})
+	parent, child := parentAndSpender(t, db)
+	wrong := []*wire.TxOut{{Value: parent.Msg.TxOut[0].Value, PkScript: []byte("not the script")}}
+	_, err := db.Spend(ctx, child, WithPreviousOutputs(wrong))
+	wantCode(t, err, ErrUtxoHashMismatch)
+	if _, err := db.Spend(ctx, child, WithPreviousOutputs([]*wire.TxOut{parent.Msg.TxOut[0]})); err != nil {
+		t.Fatalf("spend with the right claim: %v", err)
+	}
+}
+
+func TestLockedAndConflictingRefuseSpends(t *testing.T) {
+	db := newStore(t, Options{})
+	parent, child := parentAndSpender(t, db, WithLocked())
+	// mined(...) unlocks: lock it again explicitly.
+	if err := db.SetLocked(ctx, []chainhash.Hash{parent.ID}, true); err != nil {
+		t.Fatal(err)
+	}
+	_, err := db.Spend(ctx, child)
+	wantCode(t, err, ErrLocked)
+	if _, err := db.Spend(ctx, child, IgnoreLocked()); err != nil {
+		t.Fatalf("IgnoreLocked: %v", err)
+	}
+	spends, _ := spendsOf(child, nil)
+	if err := db.Unspend(ctx, spends, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetLocked(ctx, []chainhash.Hash{parent.ID}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.SetConflicting(ctx, []chainhash.Hash{parent.ID}, true); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Spend(ctx, child)
+	wantCode(t, err, ErrConflicting)
+	if m := mustGet(t, db, parent.ID); m.DeleteAtHeight == 0 {
+		t.Fatal("a conflicting transaction is not scheduled for deletion")
+	}
+}
+
+func TestCoinbaseMaturity(t *testing.T) {
+	db := newStore(t, Options{})
+	cb := coinbaseTx("cb", 1, 50e8)
+	mustCreate(t, db, cb, 10, mined(10))
+	spender := spendTx("early", []wire.OutPoint{out(cb, 0)}, 1, 1)
+	_, err := db.Spend(ctx, spender, WithBlockHeight(109))
+	wantCode(t, err, ErrCoinbaseImmature)
+	if _, err := db.Spend(ctx, spender, WithBlockHeight(110)); err != nil {
+		t.Fatalf("spend at maturity: %v", err)
+	}
+}
+
+func TestFreezeUnfreezeReassign(t *testing.T) {
+	db := newStore(t, Options{})
+	parent, child := parentAndSpender(t, db)
+	target := []*Spend{{TxID: parent.ID, Vout: 0}}
+	if err := db.FreezeUTXOs(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	_, err := db.Spend(ctx, child)
+	wantCode(t, err, ErrFrozen)
+	resp, err := db.GetSpend(ctx, &Spend{TxID: parent.ID, Vout: 0})
+	if err != nil || resp.Status != StatusFrozen {
+		t.Fatalf("GetSpend of a frozen output: %+v %v", resp, err)
+	}
+	wantCode(t, db.FreezeUTXOs(ctx, []*Spend{{TxID: parent.ID, Vout: 0}}), ErrAlreadyFrozen)
+	if err := db.UnFreezeUTXOs(ctx, []*Spend{{TxID: parent.ID, Vout: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, db.UnFreezeUTXOs(ctx, []*Spend{{TxID: parent.ID, Vout: 0}}), ErrUtxoNotFrozen)
+
+	// Reassignment: freeze, move to a new owner, spendable 1,000 blocks on.
+	if err := db.SetBlockHeight(ctx, 20); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.FreezeUTXOs(ctx, []*Spend{{TxID: parent.ID, Vout: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	newHash := chainhash.Hash{0x77}
+	if err := db.ReAssignUTXO(ctx, &Spend{TxID: parent.ID, Vout: 1}, &Spend{UTXOHash: &newHash}); err != nil {
+		t.Fatal(err)
+	}
+	thief := spendTx("new owner", []wire.OutPoint{out(parent, 1)}, 1, 1)
+	spendAt := func(h uint32) error {
+		_, err := db.Spend(ctx, thief, WithBlockHeight(h))
+		return err
+	}
+	wantCode(t, spendAt(20+ReassignmentDelay-1), ErrFrozenUntil)
+	if err := spendAt(20 + ReassignmentDelay); err != nil {
+		t.Fatalf("spend after the reassignment delay: %v", err)
+	}
+	if got := mustGet(t, db, parent.ID).Outputs[1].UTXOHash; got != newHash {
+		t.Fatalf("reassigned output has hash %s", got)
+	}
+}
+
+func TestGetSpendStatuses(t *testing.T) {
+	db := newStore(t, Options{})
+	parent, child := parentAndSpender(t, db)
+	check := func(vout uint32, want OutputStatus) {
+		t.Helper()
+		resp, err := db.GetSpend(ctx, &Spend{TxID: parent.ID, Vout: vout})
+		if err != nil || resp.Status != want {
+			t.Fatalf("output %d: %+v %v, want %s", vout, resp, err, want)
+		}
+	}
+	check(0, StatusUnspent)
+	if _, err := db.Spend(ctx, child); err != nil {
+		t.Fatal(err)
+	}
+	check(0, StatusSpent)
+	_, err := db.GetSpend(ctx, &Spend{TxID: parent.ID, Vout: 5})
+	wantCode(t, err, ErrUtxoNotFound)
+}
+
+func TestUnminedLifecycle(t *testing.T) {
+	clock := time.UnixMilli(1_000_000)
+	db := newStore(t, Options{BlockHeightRetention: 20, Now: func() time.Time { clock = clock.Add(time.Second); return clock }})
+	parent, _ := parentAndSpender(t, db)
+	// Three unmined transactions created in order, at heights 11, 12, 13.
+	var unmined []*chain.Tx
+	for i, tag := range []string{"u1", "u2", "u3"} {
+		tx := spendTx(tag, []wire.OutPoint{out(parent, uint32(i%2))}, 1, 1)
+		if _, err := db.Create(ctx, tx, uint32(11+i)); err != nil {
+			t.Fatal(err)
+		}
+		unmined = append(unmined, tx)
+	}
+	it, err := db.GetUnminedTxIterator(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range unmined {
+		u, err := it.Next(ctx)
+		if err != nil || u == nil || u.TxID != unmined[i].ID {
+			t.Fatalf("iterator item %d: %+v %v, want %s", i, u, err, unmined[i].ID)
+		}
+	}
+	if u, _ := it.Next(ctx); u != nil {
+		t.Fatal("the iterator yielded a mined transaction")
+	}
+	old, err := db.QueryOldUnminedTransactions(ctx, 12)
+	if err != nil || len(old) != 2 {
+		t.Fatalf("unmined at or before 12: %v %v", old, err)
+	}
+	// Mark one mined on the longest chain and another back off it.
+	if err := db.MarkTransactionsOnLongestChain(ctx, []chainhash.Hash{unmined[0].ID}, true); err != nil {
+		t.Fatal(err)
+	}
+	if m := mustGet(t, db, unmined[0].ID); m.UnminedSince != 0 {
+		t.Fatal("MarkTransactionsOnLongestChain(true) left it unmined")
+	}
+	// Cleanup after the unmined retention (half of 20): u2 and u3 are old
+	// at height 24 (stored at 12 and 13 ≤ 24-10); their parent is
+	// preserved.
+	removed, err := db.CleanupOldUnmined(ctx, 24)
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("cleanup removed %v (%v)", removed, err)
+	}
+	if m := mustGet(t, db, parent.ID); m.PreserveUntil != 24+DefaultParentPreservation || m.DeleteAtHeight != 0 {
+		t.Fatalf("parent preserveUntil %d, DAH %d", m.PreserveUntil, m.DeleteAtHeight)
+	}
+	for _, tx := range unmined[1:] {
+		_, err := db.Get(ctx, tx.ID)
+		wantCode(t, err, ErrTxNotFound)
+	}
+}
+
+func TestPreservationExpires(t *testing.T) {
+	db := newStore(t, Options{BlockHeightRetention: 5})
+	parent, _ := parentAndSpender(t, db)
+	both := spendTx("both", []wire.OutPoint{out(parent, 0), out(parent, 1)}, 1, 1)
+	if _, err := db.Spend(ctx, both, WithBlockHeight(12)); err != nil {
+		t.Fatal(err)
+	}
+	if m := mustGet(t, db, parent.ID); m.DeleteAtHeight != 17 {
+		t.Fatalf("fully spent parent DAH %d, want 17", m.DeleteAtHeight)
+	}
+	if err := db.PreserveTransactions(ctx, []chainhash.Hash{parent.ID}, 30); err != nil {
+		t.Fatal(err)
+	}
+	if m := mustGet(t, db, parent.ID); m.DeleteAtHeight != 0 || m.PreserveUntil != 30 {
+		t.Fatalf("preserved: DAH %d preserveUntil %d", m.DeleteAtHeight, m.PreserveUntil)
+	}
+	if res, _ := db.Prune(ctx, 20); res.Records != 0 {
+		t.Fatal("a preserved transaction was pruned")
+	}
+	if err := db.ProcessExpiredPreservations(ctx, 29); err != nil {
+		t.Fatal(err)
+	}
+	if m := mustGet(t, db, parent.ID); m.PreserveUntil != 30 {
+		t.Fatal("a preservation was lifted early")
+	}
+	if err := db.ProcessExpiredPreservations(ctx, 30); err != nil {
+		t.Fatal(err)
+	}
+	if m := mustGet(t, db, parent.ID); m.PreserveUntil != 0 || m.DeleteAtHeight == 0 {
+		t.Fatalf("after expiry: preserveUntil %d DAH %d", m.PreserveUntil, m.DeleteAtHeight)
+	}
+}
+
+func TestOpenRefusesAnotherNetworkOrFormat(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pebble")
+	open := func(network string) (*DB, error) {
+		eng, err := pebble.Open(dir, pebble.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(ctx, eng, Options{Network: network})
+		if err != nil {
+			eng.Close()
+		}
+		return db, err
+	}
+	db, err := open("mainnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, db, coinbaseTx("kept", 1, 1), 0, mined(0))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var stateErr *StateError
+	if _, err := open("testnet"); !errors.As(err, &stateErr) || stateErr.Field != "network" {
+		t.Fatalf("opening mainnet data as testnet: %v", err)
+	}
+	// A store of another format version.
+	eng, _ := pebble.Open(dir, pebble.Options{})
+	if err := eng.PutMeta(ctx, metaInternalState, []byte(`{"format":99,"network":"mainnet","engine":"pebble","dbState":"closed"}`)); err != nil {
+		t.Fatal(err)
+	}
+	eng.Close()
+	if _, err := open("mainnet"); !errors.As(err, &stateErr) || stateErr.Field != "format" {
+		t.Fatalf("opening format 99: %v", err)
+	}
+	eng, _ = pebble.Open(dir, pebble.Options{})
+	raw, _ := eng.GetMeta(ctx, metaInternalState)
+	eng.Close()
+	if string(raw) != `{"format":99,"network":"mainnet","engine":"pebble","dbState":"closed"}` {
+		t.Fatalf("a refused open changed the internal state to %s", raw)
+	}
+}
+
+func TestUncleanShutdownIsDetected(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pebble")
+	eng, err := pebble.Open(dir, pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, eng, Options{})
+	if err != nil || db.UncleanShutdown {
+		t.Fatalf("first open: %v, unclean %v", err, db.UncleanShutdown)
+	}
+	// Close the engine without closing the store: dbState stays "open".
+	eng.Close()
+	eng, _ = pebble.Open(dir, pebble.Options{})
+	db, err = Open(ctx, eng, Options{})
+	if err != nil || !db.UncleanShutdown {
+		t.Fatalf("reopen after an unclean shutdown: %v, unclean %v", err, db != nil && db.UncleanShutdown)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eng, _ = pebble.Open(dir, pebble.Options{})
+	db, err = Open(ctx, eng, Options{})
+	if err != nil || db.UncleanShutdown {
+		t.Fatalf("reopen after a clean close: %v", err)
+	}
+	db.Close()
+}
