@@ -66,4 +66,3 @@ func TestNamespaceIsChecked(t *testing.T) {
 		}
 	}
 }
-
