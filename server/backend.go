@@ -1,0 +1,34 @@
+// Package server is the utxostore daemon: a gRPC service for every store
+// operation, an HTTP/JSON query API in Blockbook's REST shape, Prometheus
+// metrics and health endpoints, over one store.
+package server
+
+import (
+	"context"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// Backend is what the daemon serves: the Store plus the block processor and
+// the chain-level reads that *utxo.DB provides. It is an interface so the
+// instrumented decorator can wrap every method.
+type Backend interface {
+	utxo.Store
+	ConnectBlock(ctx context.Context, b utxo.Block) error
+	Tip() (utxo.Tip, bool)
+	Summary(ctx context.Context) (utxo.Summary, error)
+	// BlockAt returns what the store remembers of the block at height.
+	BlockAt(ctx context.Context, height uint32) (BlockMeta, bool, error)
+}
+
+// BlockMeta is what the store keeps about a connected block.
+type BlockMeta struct {
+	Hash     chainhash.Hash
+	PrevHash chainhash.Hash
+	// Txs is the number of transactions in the block.
+	Txs int
+}
+
+var _ Backend = (*dbBackend)(nil)

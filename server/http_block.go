@@ -1,0 +1,50 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// blockJSON is Blockbook's /api/v2/block/{height} shape, limited to what
+// the store keeps per block (hash, parent, transaction count). Header
+// fields and the transaction list need the block itself, which the store
+// does not keep.
+type blockJSON struct {
+	Page              int    `json:"page"`
+	TotalPages        int    `json:"totalPages"`
+	ItemsOnPage       int    `json:"itemsOnPage"`
+	Hash              string `json:"hash"`
+	PreviousBlockHash string `json:"previousBlockHash,omitempty"`
+	NextBlockHash     string `json:"nextBlockHash,omitempty"`
+	Height            uint32 `json:"height"`
+	Confirmations     uint32 `json:"confirmations"`
+	TxCount           int    `json:"txCount"`
+}
+
+func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request) {
+	height, err := strconv.ParseUint(r.PathValue("height"), 10, 32)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "malformed block height %q: want a decimal height (lookup by hash is not supported)", r.PathValue("height"))
+		return
+	}
+	b, ok, err := s.backend.BlockAt(r.Context(), uint32(height))
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading block %d: %v", height, err)
+		return
+	}
+	if !ok {
+		writeError(w, http.StatusNotFound, "block %d not found", height)
+		return
+	}
+	out := blockJSON{Page: 1, TotalPages: 1, Hash: b.Hash.String(), Height: uint32(height), TxCount: b.Txs}
+	if height > 0 {
+		out.PreviousBlockHash = b.PrevHash.String()
+	}
+	if next, ok, err := s.backend.BlockAt(r.Context(), uint32(height)+1); err == nil && ok {
+		out.NextBlockHash = next.Hash.String()
+	}
+	if tip, ok := s.backend.Tip(); ok && tip.Height >= uint32(height) {
+		out.Confirmations = tip.Height - uint32(height) + 1
+	}
+	writeJSON(w, http.StatusOK, out)
+}

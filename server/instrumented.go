@@ -1,0 +1,192 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// Instrumented decorates a Backend: every method counts and times itself
+// and counts its errors by code. Reads of cached values (GetBlockHeight,
+// GetMedianBlockTime, Tip) are counted too, so the counters show every call.
+type Instrumented struct {
+	next Backend
+	m    *Metrics
+	// externalAbove is the transaction size above which Create goes to the
+	// blob store (utxo.Options.MaxTxSizeInStore); 0 means every create does.
+	externalAbove int
+}
+
+// NewInstrumented wraps next.
+func NewInstrumented(next Backend, m *Metrics, externalAbove int) *Instrumented {
+	return &Instrumented{next: next, m: m, externalAbove: externalAbove}
+}
+
+var _ Backend = (*Instrumented)(nil)
+
+func (s *Instrumented) Health(ctx context.Context) (err error) {
+	defer func(start time.Time) { s.m.observe("Health", start, err) }(time.Now())
+	return s.next.Health(ctx)
+}
+
+func (s *Instrumented) Create(ctx context.Context, tx *chain.Tx, blockHeight uint32, opts ...utxo.CreateOption) (meta *utxo.Meta, err error) {
+	start := time.Now()
+	defer func() {
+		s.m.observe("Create", start, err)
+		if tx != nil && tx.Size() > s.externalAbove {
+			s.m.external.Observe(time.Since(start).Seconds())
+		}
+	}()
+	return s.next.Create(ctx, tx, blockHeight, opts...)
+}
+
+func (s *Instrumented) Get(ctx context.Context, txid chainhash.Hash, fields ...utxo.Field) (meta *utxo.Meta, err error) {
+	defer func(start time.Time) { s.m.observe("Get", start, err) }(time.Now())
+	return s.next.Get(ctx, txid, fields...)
+}
+
+func (s *Instrumented) Delete(ctx context.Context, txid chainhash.Hash) (err error) {
+	defer func(start time.Time) { s.m.observe("Delete", start, err) }(time.Now())
+	return s.next.Delete(ctx, txid)
+}
+
+func (s *Instrumented) GetSpend(ctx context.Context, spend *utxo.Spend) (r *utxo.SpendResponse, err error) {
+	defer func(start time.Time) { s.m.observe("GetSpend", start, err) }(time.Now())
+	return s.next.GetSpend(ctx, spend)
+}
+
+func (s *Instrumented) Spend(ctx context.Context, tx *chain.Tx, opts ...utxo.SpendOption) (spends []*utxo.Spend, err error) {
+	defer func(start time.Time) { s.m.observe("Spend", start, err) }(time.Now())
+	return s.next.Spend(ctx, tx, opts...)
+}
+
+func (s *Instrumented) Unspend(ctx context.Context, spends []*utxo.Spend, flagAsLocked bool) (err error) {
+	defer func(start time.Time) { s.m.observe("Unspend", start, err) }(time.Now())
+	return s.next.Unspend(ctx, spends, flagAsLocked)
+}
+
+func (s *Instrumented) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info utxo.MinedBlockInfo) (ids map[chainhash.Hash][]uint32, err error) {
+	defer func(start time.Time) { s.m.observe("SetMinedMulti", start, err) }(time.Now())
+	return s.next.SetMinedMulti(ctx, txids, info)
+}
+
+func (s *Instrumented) MarkTransactionsOnLongestChain(ctx context.Context, txids []chainhash.Hash, onLongestChain bool) (err error) {
+	defer func(start time.Time) { s.m.observe("MarkTransactionsOnLongestChain", start, err) }(time.Now())
+	return s.next.MarkTransactionsOnLongestChain(ctx, txids, onLongestChain)
+}
+
+func (s *Instrumented) SetLocked(ctx context.Context, txids []chainhash.Hash, locked bool) (err error) {
+	defer func(start time.Time) { s.m.observe("SetLocked", start, err) }(time.Now())
+	return s.next.SetLocked(ctx, txids, locked)
+}
+
+func (s *Instrumented) GetUnminedTxIterator(ctx context.Context) (it utxo.UnminedTxIterator, err error) {
+	defer func(start time.Time) { s.m.observe("GetUnminedTxIterator", start, err) }(time.Now())
+	return s.next.GetUnminedTxIterator(ctx)
+}
+
+func (s *Instrumented) QueryOldUnminedTransactions(ctx context.Context, cutoffHeight uint32) (txids []chainhash.Hash, err error) {
+	defer func(start time.Time) { s.m.observe("QueryOldUnminedTransactions", start, err) }(time.Now())
+	return s.next.QueryOldUnminedTransactions(ctx, cutoffHeight)
+}
+
+func (s *Instrumented) PreserveTransactions(ctx context.Context, txids []chainhash.Hash, preserveUntil uint32) (err error) {
+	defer func(start time.Time) { s.m.observe("PreserveTransactions", start, err) }(time.Now())
+	return s.next.PreserveTransactions(ctx, txids, preserveUntil)
+}
+
+func (s *Instrumented) ProcessExpiredPreservations(ctx context.Context, currentHeight uint32) (err error) {
+	defer func(start time.Time) { s.m.observe("ProcessExpiredPreservations", start, err) }(time.Now())
+	return s.next.ProcessExpiredPreservations(ctx, currentHeight)
+}
+
+func (s *Instrumented) BatchDecorate(ctx context.Context, items []*utxo.UnresolvedMetaData, fields ...utxo.Field) (err error) {
+	defer func(start time.Time) { s.m.observe("BatchDecorate", start, err) }(time.Now())
+	return s.next.BatchDecorate(ctx, items, fields...)
+}
+
+func (s *Instrumented) PreviousOutputsDecorate(ctx context.Context, tx *chain.Tx) (outs []*wire.TxOut, err error) {
+	defer func(start time.Time) { s.m.observe("PreviousOutputsDecorate", start, err) }(time.Now())
+	return s.next.PreviousOutputsDecorate(ctx, tx)
+}
+
+func (s *Instrumented) FreezeUTXOs(ctx context.Context, spends []*utxo.Spend) (err error) {
+	defer func(start time.Time) { s.m.observe("FreezeUTXOs", start, err) }(time.Now())
+	return s.next.FreezeUTXOs(ctx, spends)
+}
+
+func (s *Instrumented) UnFreezeUTXOs(ctx context.Context, spends []*utxo.Spend) (err error) {
+	defer func(start time.Time) { s.m.observe("UnFreezeUTXOs", start, err) }(time.Now())
+	return s.next.UnFreezeUTXOs(ctx, spends)
+}
+
+func (s *Instrumented) ReAssignUTXO(ctx context.Context, old *utxo.Spend, replacement *utxo.Spend) (err error) {
+	defer func(start time.Time) { s.m.observe("ReAssignUTXO", start, err) }(time.Now())
+	return s.next.ReAssignUTXO(ctx, old, replacement)
+}
+
+func (s *Instrumented) GetCounterConflicting(ctx context.Context, txid chainhash.Hash) (txids []chainhash.Hash, err error) {
+	defer func(start time.Time) { s.m.observe("GetCounterConflicting", start, err) }(time.Now())
+	return s.next.GetCounterConflicting(ctx, txid)
+}
+
+func (s *Instrumented) GetConflictingChildren(ctx context.Context, txid chainhash.Hash) (txids []chainhash.Hash, err error) {
+	defer func(start time.Time) { s.m.observe("GetConflictingChildren", start, err) }(time.Now())
+	return s.next.GetConflictingChildren(ctx, txid)
+}
+
+func (s *Instrumented) SetConflicting(ctx context.Context, txids []chainhash.Hash, conflicting bool) (spends []*utxo.Spend, affected []chainhash.Hash, err error) {
+	defer func(start time.Time) { s.m.observe("SetConflicting", start, err) }(time.Now())
+	return s.next.SetConflicting(ctx, txids, conflicting)
+}
+
+func (s *Instrumented) SetBlockHeight(ctx context.Context, height uint32) (err error) {
+	defer func(start time.Time) { s.m.observe("SetBlockHeight", start, err) }(time.Now())
+	return s.next.SetBlockHeight(ctx, height)
+}
+
+func (s *Instrumented) GetBlockHeight() uint32 {
+	defer s.m.observe("GetBlockHeight", time.Now(), nil)
+	return s.next.GetBlockHeight()
+}
+
+func (s *Instrumented) SetMedianBlockTime(ctx context.Context, t uint32) (err error) {
+	defer func(start time.Time) { s.m.observe("SetMedianBlockTime", start, err) }(time.Now())
+	return s.next.SetMedianBlockTime(ctx, t)
+}
+
+func (s *Instrumented) GetMedianBlockTime() uint32 {
+	defer s.m.observe("GetMedianBlockTime", time.Now(), nil)
+	return s.next.GetMedianBlockTime()
+}
+
+func (s *Instrumented) Close() (err error) {
+	defer func(start time.Time) { s.m.observe("Close", start, err) }(time.Now())
+	return s.next.Close()
+}
+
+func (s *Instrumented) ConnectBlock(ctx context.Context, b utxo.Block) (err error) {
+	s.m.batchSize.Observe(float64(len(b.Txs)))
+	defer func(start time.Time) { s.m.observe("ConnectBlock", start, err) }(time.Now())
+	return s.next.ConnectBlock(ctx, b)
+}
+
+func (s *Instrumented) Tip() (utxo.Tip, bool) {
+	defer s.m.observe("Tip", time.Now(), nil)
+	return s.next.Tip()
+}
+
+func (s *Instrumented) Summary(ctx context.Context) (sum utxo.Summary, err error) {
+	defer func(start time.Time) { s.m.observe("Summary", start, err) }(time.Now())
+	return s.next.Summary(ctx)
+}
+
+func (s *Instrumented) BlockAt(ctx context.Context, height uint32) (b BlockMeta, ok bool, err error) {
+	defer func(start time.Time) { s.m.observe("BlockAt", start, err) }(time.Now())
+	return s.next.BlockAt(ctx, height)
+}
