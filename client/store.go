@@ -1,0 +1,322 @@
+package client
+
+import (
+	"context"
+	"io"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/proto/pbconv"
+	pb "github.com/utxostore/utxostore/proto/utxostorepb"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// HealthInfo is what Health reports.
+type HealthInfo struct {
+	Engine, Network string
+	Height          uint32
+}
+
+// Health checks the daemon and its store.
+func (c *Client) Health(ctx context.Context) (HealthInfo, error) {
+	r, err := c.rpc.Health(ctx, &pb.HealthRequest{})
+	if err != nil {
+		return HealthInfo{}, callErr(err)
+	}
+	return HealthInfo{Engine: r.Engine, Network: r.Network, Height: r.Height}, nil
+}
+
+// CreateOptions are Create's options (utxo.CreateOption's fields).
+type CreateOptions struct {
+	MinedBlocks []utxo.MinedBlockInfo
+	Coinbase    *bool
+	Frozen      bool
+	Conflicting bool
+	Locked      bool
+	Fee         uint64
+}
+
+func (o CreateOptions) request(tx *chain.Tx, height uint32) *pb.CreateRequest {
+	r := &pb.CreateRequest{Tx: tx.Raw, BlockHeight: height, Coinbase: o.Coinbase, Frozen: o.Frozen,
+		Conflicting: o.Conflicting, Locked: o.Locked, Fee: o.Fee}
+	for _, m := range o.MinedBlocks {
+		r.MinedBlocks = append(r.MinedBlocks, pbconv.MinedToPB(m))
+	}
+	return r
+}
+
+// Create stores a transaction.
+func (c *Client) Create(ctx context.Context, tx *chain.Tx, height uint32, opts CreateOptions) (*utxo.Meta, error) {
+	r, err := c.rpc.Create(ctx, opts.request(tx, height))
+	if err != nil {
+		return nil, callErr(err)
+	}
+	return pbconv.MetaFromPB(r.Meta)
+}
+
+// CreateItem is one transaction of CreateBatch.
+type CreateItem struct {
+	Tx     *chain.Tx
+	Height uint32
+	Opts   CreateOptions
+}
+
+// CreateBatch creates many transactions in one call; each result carries
+// its own error.
+func (c *Client) CreateBatch(ctx context.Context, items []CreateItem) ([]*utxo.UnresolvedMetaData, error) {
+	req := &pb.CreateBatchRequest{}
+	for _, it := range items {
+		req.Creates = append(req.Creates, it.Opts.request(it.Tx, it.Height))
+	}
+	r, err := c.rpc.CreateBatch(ctx, req)
+	if err != nil {
+		return nil, callErr(err)
+	}
+	return metaResults(r.Results, func(i int) chainhash.Hash { return items[i].Tx.ID })
+}
+
+// Get returns a transaction's metadata (fields as in utxo.Store.Get).
+func (c *Client) Get(ctx context.Context, txid chainhash.Hash, fields ...utxo.Field) (*utxo.Meta, error) {
+	r, err := c.rpc.Get(ctx, &pb.GetRequest{Txid: txid[:], Fields: pbconv.FieldsToPB(fields)})
+	if err != nil {
+		return nil, callErr(err)
+	}
+	return pbconv.MetaFromPB(r.Meta)
+}
+
+// GetBatch is the batch form of Get (the store's BatchDecorate).
+func (c *Client) GetBatch(ctx context.Context, txids []chainhash.Hash, fields ...utxo.Field) ([]*utxo.UnresolvedMetaData, error) {
+	r, err := c.rpc.BatchDecorate(ctx, &pb.BatchDecorateRequest{Txids: pbconv.HashBytes(txids), Fields: pbconv.FieldsToPB(fields)})
+	if err != nil {
+		return nil, callErr(err)
+	}
+	return metaResults(r.Results, func(i int) chainhash.Hash { return txids[i] })
+}
+
+func metaResults(results []*pb.MetaResult, txid func(int) chainhash.Hash) ([]*utxo.UnresolvedMetaData, error) {
+	out := make([]*utxo.UnresolvedMetaData, len(results))
+	for i, res := range results {
+		meta, err := pbconv.MetaFromPB(res.Meta)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &utxo.UnresolvedMetaData{TxID: txid(i), Idx: i, Meta: meta, Err: pbconv.ErrorFromPB(res.Error)}
+	}
+	return out, nil
+}
+
+// Delete removes transactions; the slice holds one error per txid.
+func (c *Client) Delete(ctx context.Context, txids ...chainhash.Hash) ([]error, error) {
+	r, err := c.rpc.Delete(ctx, &pb.TxIDsRequest{Txids: pbconv.HashBytes(txids)})
+	if err != nil {
+		return nil, callErr(err)
+	}
+	errs := make([]error, len(r.Errors))
+	for i, e := range r.Errors {
+		errs[i] = pbconv.ErrorFromPB(e)
+	}
+	return errs, nil
+}
+
+// GetSpend reports the state of one output.
+func (c *Client) GetSpend(ctx context.Context, txid chainhash.Hash, vout uint32) (*utxo.SpendResponse, error) {
+	r, err := c.rpc.GetSpend(ctx, &pb.GetSpendRequest{Spend: &pb.Spend{Txid: txid[:], Vout: vout}})
+	if err != nil {
+		return nil, callErr(err)
+	}
+	return pbconv.SpendResponseFromPB(r)
+}
+
+// SpendOptions are Spend's options.
+type SpendOptions struct {
+	BlockHeight       uint32
+	IgnoreConflicting bool
+	IgnoreLocked      bool
+	PreviousOutputs   []*wire.TxOut
+}
+
+// Spend spends tx's inputs, all or nothing. The spends carry each input's
+// outcome; the error is the first failure.
+func (c *Client) Spend(ctx context.Context, tx *chain.Tx, opts SpendOptions) ([]*utxo.Spend, error) {
+	r, err := c.rpc.Spend(ctx, &pb.SpendRequest{Tx: tx.Raw, BlockHeight: opts.BlockHeight, IgnoreConflicting: opts.IgnoreConflicting,
+		IgnoreLocked: opts.IgnoreLocked, PreviousOutputs: pbconv.TxOutsToPB(opts.PreviousOutputs)})
+	if err != nil {
+		return nil, callErr(err)
+	}
+	spends, err := pbconv.SpendsFromPB(r.Spends)
+	if err != nil {
+		return nil, err
+	}
+	return spends, pbconv.ErrorFromPB(r.Error)
+}
+
+// Unspend reverses spends.
+func (c *Client) Unspend(ctx context.Context, spends []*utxo.Spend, flagAsLocked bool) error {
+	_, err := c.rpc.Unspend(ctx, &pb.UnspendRequest{Spends: pbconv.SpendsToPB(spends), FlagAsLocked: flagAsLocked})
+	return callErr(err)
+}
+
+// SetMinedMulti records that the transactions were mined in a block.
+func (c *Client) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info utxo.MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
+	r, err := c.rpc.SetMinedMulti(ctx, &pb.SetMinedMultiRequest{Txids: pbconv.HashBytes(txids), Info: pbconv.MinedToPB(info)})
+	if err != nil {
+		return nil, callErr(err)
+	}
+	out := make(map[chainhash.Hash][]uint32, len(r.Mined))
+	for _, m := range r.Mined {
+		txid, err := pbconv.Hash(m.Txid, "txid")
+		if err != nil {
+			return nil, err
+		}
+		out[txid] = m.BlockIds
+	}
+	return out, nil
+}
+
+// MarkTransactionsOnLongestChain sets or clears unminedSince.
+func (c *Client) MarkTransactionsOnLongestChain(ctx context.Context, txids []chainhash.Hash, on bool) error {
+	_, err := c.rpc.MarkTransactionsOnLongestChain(ctx, &pb.FlagTxIDsRequest{Txids: pbconv.HashBytes(txids), Flag: on})
+	return callErr(err)
+}
+
+// SetLocked sets or clears the locked flag.
+func (c *Client) SetLocked(ctx context.Context, txids []chainhash.Hash, locked bool) error {
+	_, err := c.rpc.SetLocked(ctx, &pb.FlagTxIDsRequest{Txids: pbconv.HashBytes(txids), Flag: locked})
+	return callErr(err)
+}
+
+// UnminedTxs reads the whole unmined iterator.
+func (c *Client) UnminedTxs(ctx context.Context) ([]utxo.UnminedTransaction, error) {
+	stream, err := c.rpc.GetUnminedTxs(ctx, &pb.Empty{})
+	if err != nil {
+		return nil, callErr(err)
+	}
+	var out []utxo.UnminedTransaction
+	for {
+		u, err := stream.Recv()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, callErr(err)
+		}
+		txid, err := pbconv.Hash(u.Txid, "txid")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, utxo.UnminedTransaction{TxID: txid, CreatedAt: u.CreatedAt, UnminedSince: u.UnminedSince,
+			Fee: u.Fee, SizeInBytes: u.SizeInBytes, Locked: u.Locked, Creating: u.Creating})
+	}
+}
+
+// QueryOldUnminedTransactions lists unmined transactions stored at or
+// before cutoffHeight.
+func (c *Client) QueryOldUnminedTransactions(ctx context.Context, cutoffHeight uint32) ([]chainhash.Hash, error) {
+	r, err := c.rpc.QueryOldUnminedTransactions(ctx, &pb.HeightRequest{Height: cutoffHeight})
+	return txidsReply(r, err)
+}
+
+// PreserveTransactions keeps transactions until preserveUntil.
+func (c *Client) PreserveTransactions(ctx context.Context, txids []chainhash.Hash, preserveUntil uint32) error {
+	_, err := c.rpc.PreserveTransactions(ctx, &pb.PreserveRequest{Txids: pbconv.HashBytes(txids), PreserveUntil: preserveUntil})
+	return callErr(err)
+}
+
+// ProcessExpiredPreservations runs the preservation expiry at height.
+func (c *Client) ProcessExpiredPreservations(ctx context.Context, height uint32) error {
+	_, err := c.rpc.ProcessExpiredPreservations(ctx, &pb.HeightRequest{Height: height})
+	return callErr(err)
+}
+
+// PreviousOutputsDecorate returns the outputs tx's inputs spend.
+func (c *Client) PreviousOutputsDecorate(ctx context.Context, tx *chain.Tx) ([]*wire.TxOut, error) {
+	r, err := c.rpc.PreviousOutputsDecorate(ctx, &pb.TxRequest{Tx: tx.Raw})
+	if err != nil {
+		return nil, callErr(err)
+	}
+	return pbconv.TxOutsFromPB(r.Outputs), nil
+}
+
+// FreezeUTXOs and UnFreezeUTXOs are the alert system's freeze.
+func (c *Client) FreezeUTXOs(ctx context.Context, spends []*utxo.Spend) error {
+	_, err := c.rpc.FreezeUTXOs(ctx, &pb.SpendsRequest{Spends: pbconv.SpendsToPB(spends)})
+	return callErr(err)
+}
+
+func (c *Client) UnFreezeUTXOs(ctx context.Context, spends []*utxo.Spend) error {
+	_, err := c.rpc.UnFreezeUTXOs(ctx, &pb.SpendsRequest{Spends: pbconv.SpendsToPB(spends)})
+	return callErr(err)
+}
+
+// ReAssignUTXO moves a frozen output to a new UTXO hash.
+func (c *Client) ReAssignUTXO(ctx context.Context, old, replacement *utxo.Spend) error {
+	_, err := c.rpc.ReAssignUTXO(ctx, &pb.ReAssignRequest{Utxo: pbconv.SpendToPB(old), NewUtxo: pbconv.SpendToPB(replacement)})
+	return callErr(err)
+}
+
+// GetCounterConflicting returns txid's counter-conflicting set.
+func (c *Client) GetCounterConflicting(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error) {
+	r, err := c.rpc.GetCounterConflicting(ctx, &pb.TxIDRequest{Txid: txid[:]})
+	return txidsReply(r, err)
+}
+
+// GetConflictingChildren returns the conflicting spenders of txid.
+func (c *Client) GetConflictingChildren(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error) {
+	r, err := c.rpc.GetConflictingChildren(ctx, &pb.TxIDRequest{Txid: txid[:]})
+	return txidsReply(r, err)
+}
+
+// SetConflicting marks transactions conflicting (or not).
+func (c *Client) SetConflicting(ctx context.Context, txids []chainhash.Hash, conflicting bool) ([]*utxo.Spend, []chainhash.Hash, error) {
+	r, err := c.rpc.SetConflicting(ctx, &pb.FlagTxIDsRequest{Txids: pbconv.HashBytes(txids), Flag: conflicting})
+	if err != nil {
+		return nil, nil, callErr(err)
+	}
+	spends, err := pbconv.SpendsFromPB(r.Spends)
+	if err != nil {
+		return nil, nil, err
+	}
+	affected, err := pbconv.Hashes(r.Txids, "txids")
+	return spends, affected, err
+}
+
+// SetBlockHeight, BlockHeight, SetMedianBlockTime and MedianBlockTime
+// hold the longest chain's height and median time.
+func (c *Client) SetBlockHeight(ctx context.Context, height uint32) error {
+	_, err := c.rpc.SetBlockHeight(ctx, &pb.HeightRequest{Height: height})
+	return callErr(err)
+}
+
+func (c *Client) BlockHeight(ctx context.Context) (uint32, error) {
+	r, err := c.rpc.GetBlockHeight(ctx, &pb.Empty{})
+	return r.GetHeight(), callErr(err)
+}
+
+func (c *Client) SetMedianBlockTime(ctx context.Context, t uint32) error {
+	_, err := c.rpc.SetMedianBlockTime(ctx, &pb.HeightRequest{Height: t})
+	return callErr(err)
+}
+
+func (c *Client) MedianBlockTime(ctx context.Context) (uint32, error) {
+	r, err := c.rpc.GetMedianBlockTime(ctx, &pb.Empty{})
+	return r.GetHeight(), callErr(err)
+}
+
+// ConnectBlock applies a serialised block at height on top of the tip.
+func (c *Client) ConnectBlock(ctx context.Context, rawBlock []byte, height uint32) (hash chainhash.Hash, txs int, err error) {
+	r, err := c.rpc.ConnectBlock(ctx, &pb.ConnectBlockRequest{Block: rawBlock, Height: height})
+	if err != nil {
+		return hash, 0, callErr(err)
+	}
+	hash, err = pbconv.Hash(r.Hash, "block hash")
+	return hash, int(r.Txs), err
+}
+
+func txidsReply(r *pb.TxIDsReply, err error) ([]chainhash.Hash, error) {
+	if err != nil {
+		return nil, callErr(err)
+	}
+	return pbconv.Hashes(r.Txids, "txids")
+}
