@@ -73,7 +73,7 @@ func (c *Client) Stub() pb.UtxoStoreClient { return c.rpc }
 
 // bearer sends the token with every call.
 type bearer struct {
-	token  string
+	token string
 }
 
 func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
