@@ -55,7 +55,8 @@ func (o Options) withDefaults() Options {
 // ErrTokenRequired refuses to expose writes without authentication.
 var ErrTokenRequired = errors.New("a non-loopback address needs a bearer token (--token or UTXOSTORE_TOKEN), because anyone who can reach it could change the store")
 
-func (o Options) validate() error {
+// Validate checks the options without binding anything.
+func (o Options) Validate() error {
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return errors.New("TLS needs both --tls-cert and --tls-key")
 	}

@@ -35,7 +35,7 @@ type Server struct {
 // ownership of the store and closes it after Shutdown.
 func New(backend Backend, opts Options) (*Server, error) {
 	opts = opts.withDefaults()
-	if err := opts.validate(); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	s := &Server{opts: opts, metrics: NewMetrics(), serveErr: make(chan error, 2)}

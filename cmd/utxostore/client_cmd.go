@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/client"
+	"github.com/utxostore/utxostore/server"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+const clientHelp = `Usage: utxostore client [flags] SUBCOMMAND [ARGS]
+
+Talks to a running 'utxostore serve' over gRPC.
+
+Subcommands:
+  health                 engine, network and height of the daemon
+  get TXID               the transaction's record (JSON)
+  spend TXID:VOUT        the state of one output (JSON)
+  import FILE...         send blocks with ConnectBlock (resumes an interrupted import)
+
+Flags:
+`
+
+func runClient(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	addr := fs.String("server", envOr("UTXOSTORE_SERVER", server.DefaultGRPCAddr), "gRPC address of the daemon")
+	token := fs.String("token", os.Getenv("UTXOSTORE_TOKEN"), "bearer token for mutating calls")
+	startHeight := fs.Uint("start-height", 0, "import: height of the first block of the first file")
+	quiet := fs.Bool("quiet", false, "import: no progress on stderr")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), clientHelp); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usagef("no subcommand given")
+	}
+	sub, rest := fs.Arg(0), fs.Args()[1:]
+	if sub == "import" {
+		if len(rest) == 0 {
+			return usagef("import: no block files given")
+		}
+		return serverImport(ctx, *addr, *token, rest, uint32(*startHeight), newBlockProgress(os.Stderr, totalSize(rest), *quiet))
+	}
+	c, err := client.Dial(*addr, client.Options{Token: *token})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	switch {
+	case sub == "health" && len(rest) == 0:
+		h, err := c.Health(ctx)
+		if err != nil {
+			return err
+		}
+		return printJSON(h)
+	case sub == "get" && len(rest) == 1:
+		txid, err := chainhash.NewHashFromStr(rest[0])
+		if err != nil {
+			return usagef("malformed txid %q: %v", rest[0], err)
+		}
+		meta, err := c.Get(ctx, *txid, utxo.FieldOutputs)
+		if err != nil {
+			return err
+		}
+		return printJSON(meta)
+	case sub == "spend" && len(rest) == 1:
+		txidStr, voutStr, ok := strings.Cut(rest[0], ":")
+		txid, err := chainhash.NewHashFromStr(txidStr)
+		vout, verr := strconv.ParseUint(voutStr, 10, 32)
+		if !ok || err != nil || verr != nil {
+			return usagef("want TXID:VOUT, got %q", rest[0])
+		}
+		resp, err := c.GetSpend(ctx, *txid, uint32(vout))
+		if err != nil {
+			return err
+		}
+		return printJSON(map[string]any{"status": resp.Status.String(), "spendingData": resp.SpendingData, "spendableIn": resp.SpendableIn})
+	}
+	fs.Usage()
+	return usagef("unknown subcommand or wrong arguments: %q", fs.Args())
+}
+
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// demoCoin is an output the synthetic chain can spend.
+type demoCoin struct {
+	out      wire.OutPoint
+	value    int64
+	height   uint32
+	coinbase bool
+}
+
+// demoChain builds a deterministic synthetic chain: every block has a
+// coinbase, and from the height where coinbases mature each block also
+// holds a few transactions spending earlier outputs (mature coinbases and
+// ordinary outputs) into two new ones. The same seed gives the same chain.
+type demoChain struct {
+	rng    *rand.Rand
+	pool   []demoCoin
+	prev   chainhash.Hash
+	blocks []utxo.Block
+	// spent remembers one spend for the demo's example URLs.
+	firstSpend *demoSpend
+}
+
+type demoSpend struct {
+	parent  chainhash.Hash
+	spender chainhash.Hash
+	vin     uint32
+}
+
+func newDemoChain(seed uint64) *demoChain {
+	return &demoChain{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+// demoScript is an anyone-can-spend script (OP_TRUE) tagged with a number,
+// so outputs differ; the store does not run scripts.
+func demoScript(tag uint32) []byte {
+	return append([]byte{0x51, 0x04}, binary.LittleEndian.AppendUint32(nil, tag)...)
+}
+
+func (c *demoChain) build(blocks int) []utxo.Block {
+	for h := uint32(0); h < uint32(blocks); h++ {
+		c.blocks = append(c.blocks, c.block(h))
+	}
+	return c.blocks
+}
+
+func (c *demoChain) block(height uint32) utxo.Block {
+	coinbase := wire.NewMsgTx(1)
+	coinbase.AddTxIn(&wire.TxIn{
+		PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex},
+		SignatureScript:  binary.LittleEndian.AppendUint32([]byte{0x04}, height), // BIP34: unique coinbases
+		Sequence:         wire.MaxTxInSequenceNum,
+	})
+	coinbase.AddTxOut(wire.NewTxOut(50e8, demoScript(height)))
+	txs := []*chain.Tx{chain.NewTx(coinbase)}
+	var created []demoCoin
+	for n := c.rng.IntN(4); n > 0; n-- {
+		i, ok := c.pickSpendable(height)
+		if !ok {
+			break
+		}
+		coin := c.pool[i]
+		c.pool = append(c.pool[:i], c.pool[i+1:]...)
+		tx := wire.NewMsgTx(1)
+		tx.AddTxIn(&wire.TxIn{PreviousOutPoint: coin.out, SignatureScript: []byte{0x51}, Sequence: wire.MaxTxInSequenceNum})
+		fee := int64(1000)
+		first := (coin.value - fee) * int64(1+c.rng.IntN(9)) / 10
+		tx.AddTxOut(wire.NewTxOut(first, demoScript(c.rng.Uint32())))
+		tx.AddTxOut(wire.NewTxOut(coin.value-fee-first, demoScript(c.rng.Uint32())))
+		ctx := chain.NewTx(tx)
+		txs = append(txs, ctx)
+		if c.firstSpend == nil {
+			c.firstSpend = &demoSpend{parent: coin.out.Hash, spender: ctx.ID}
+		}
+		for vout, o := range tx.TxOut {
+			created = append(created, demoCoin{out: wire.OutPoint{Hash: ctx.ID, Index: uint32(vout)}, value: o.Value, height: height})
+		}
+	}
+	c.pool = append(c.pool, created...)
+	c.pool = append(c.pool, demoCoin{out: wire.OutPoint{Hash: txs[0].ID}, value: 50e8, height: height, coinbase: true})
+	header := wire.BlockHeader{Version: 1, PrevBlock: c.prev, MerkleRoot: merkleRoot(txs),
+		Timestamp: demoTime(height), Bits: 0x207fffff, Nonce: c.rng.Uint32()}
+	hash := header.BlockHash()
+	b := utxo.Block{Hash: hash, PrevHash: c.prev, Height: height, Txs: txs}
+	c.prev = hash
+	return b
+}
+
+// pickSpendable picks a random output that may be spent at height: not a
+// coinbase younger than the maturity, and not created in this block.
+func (c *demoChain) pickSpendable(height uint32) (int, bool) {
+	for tries := 0; tries < 8 && len(c.pool) > 0; tries++ {
+		i := c.rng.IntN(len(c.pool))
+		coin := c.pool[i]
+		if coin.coinbase && coin.height+utxo.CoinbaseMaturity > height {
+			continue
+		}
+		if coin.value < 10_000 {
+			continue
+		}
+		return i, true
+	}
+	return 0, false
+}
+
+// merkleRoot is Bitcoin's merkle root of the txids.
+func merkleRoot(txs []*chain.Tx) chainhash.Hash {
+	level := make([]chainhash.Hash, len(txs))
+	for i, tx := range txs {
+		level[i] = tx.ID
+	}
+	for len(level) > 1 {
+		if len(level)%2 == 1 {
+			level = append(level, level[len(level)-1])
+		}
+		next := level[:0:0]
+		for i := 0; i < len(level); i += 2 {
+			next = append(next, chainhash.DoubleHashH(append(level[i][:], level[i+1][:]...)))
+		}
+		level = next
+	}
+	return level[0]
+}

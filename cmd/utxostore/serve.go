@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/utxostore/utxostore/server"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+const serveHelp = `Usage: utxostore serve [flags]
+
+Serves the store: gRPC for every store operation (see proto/), HTTP/JSON in
+Blockbook's REST shape (/api/v2/tx/{txid}, /api/v2/block/{height},
+/api/status), Prometheus metrics (/metrics) and health (/health/live,
+/health/ready).
+
+It listens on loopback by default. On any other address it refuses to start
+without --token, which every mutating RPC must then send as
+"authorization: Bearer <token>". --tls-cert/--tls-key turn on TLS.
+
+Once listening it prints one line on stderr:
+  utxostore serve: listening grpc=HOST:PORT http=HOST:PORT
+On SIGTERM or Ctrl-C it stops accepting, lets in-flight requests finish
+(up to --shutdown-timeout), checkpoints and closes the store.
+
+Settings come from flags, the environment and --config; run
+'utxostore config' to see the effective ones.
+
+Flags:
+`
+
+func runServe(ctx context.Context, args []string) error {
+	cfg := newServeConfig("serve")
+	cfg.fs.Usage = func() { fmt.Fprint(cfg.fs.Output(), serveHelp); cfg.fs.PrintDefaults() }
+	if err := cfg.parse(args); err != nil {
+		return err
+	}
+	if cfg.fs.NArg() > 0 {
+		return usagef("serve takes no arguments, got %q", cfg.fs.Args())
+	}
+	// Check the listener settings before opening the store, so a refused
+	// configuration never touches the data directory.
+	if err := cfg.serverOptions().Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	store, err := cfg.store.open(ctx)
+	if err != nil {
+		return err
+	}
+	if store.UncleanShutdown {
+		fmt.Fprintln(os.Stderr, "utxostore serve: the previous run did not close the store; the engine recovered its log")
+	}
+	return serveStore(ctx, cfg, store, nil)
+}
+
+// serveStore serves an open store until ctx ends, then shuts down and
+// closes the store. ready, when set, runs once both listeners are bound.
+func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, ready func(grpcAddr, httpAddr string)) (err error) {
+	defer func() {
+		if closeErr := store.Close(); closeErr != nil {
+			err = errors.Join(err, fmt.Errorf("closing the store: %w", closeErr))
+		}
+	}()
+	opts := cfg.serverOptions()
+	opts.ExternalAbove = store.Options().MaxTxSizeInStore
+	srv, err := server.New(server.NewBackend(store), opts)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "utxostore serve: listening grpc=%s http=%s\n", srv.GRPCAddr(), srv.HTTPAddr())
+	if ready != nil {
+		ready(srv.GRPCAddr(), srv.HTTPAddr())
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-srv.Failed():
+		err = fmt.Errorf("a listener stopped: %w", err)
+	}
+	fmt.Fprintln(os.Stderr, "utxostore serve: shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	if shutdownErr := srv.Shutdown(shutdownCtx); shutdownErr != nil {
+		fmt.Fprintf(os.Stderr, "utxostore serve: requests cut off after %s: %v\n", cfg.shutdownTimeout, shutdownErr)
+	}
+	return err
+}
