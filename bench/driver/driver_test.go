@@ -1,0 +1,61 @@
+package driver_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/utxostore/utxostore/bench/driver"
+	"github.com/utxostore/utxostore/bench/workload"
+	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// stream generates a small synthetic stream.
+func stream(t *testing.T, cfg workload.Config) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := workload.NewWriter(&buf)
+	if _, err := workload.Generate(cfg, w.Write); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestMemoryMatchesMap replays one stream against the map reference and the
+// store over the memory engine: every operation must have its expected
+// outcome, and the final digests must be equal.
+func TestMemoryMatchesMap(t *testing.T) {
+	ctx := context.Background()
+	cfg := workload.Config{Seed: 7, Blocks: 40, TargetUTXOs: 3000, TxsPerBlock: workload.Count{Min: 1, Mean: 40, Max: 400},
+		ReorgRate: 0.2, DoubleSpendsPerBlock: 1.5, ReadsPerBlock: 1}
+	data := stream(t, cfg)
+
+	mapRes, err := driver.Run(ctx, driver.NewMap(), workload.NewReader(bytes.NewReader(data)), driver.Options{})
+	if err != nil {
+		t.Fatalf("map: %v", err)
+	}
+	db, err := utxo.Open(ctx, memory.New(), utxo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	memRes, err := driver.Run(ctx, driver.Store{DB: db}, workload.NewReader(bytes.NewReader(data)), driver.Options{SeriesEvery: 5})
+	if err != nil {
+		t.Fatalf("memory: %v", err)
+	}
+	if mapRes.Digest != memRes.Digest || mapRes.Utxos != memRes.Utxos || mapRes.Satoshis != memRes.Satoshis {
+		t.Fatalf("map %s (%d utxos, %d sats) != memory %s (%d utxos, %d sats)", mapRes.Digest, mapRes.Utxos, mapRes.Satoshis, memRes.Digest, memRes.Utxos, memRes.Satoshis)
+	}
+	if memRes.Utxos < 3000 {
+		t.Errorf("final set %d UTXOs, want about the 3000 target or more", memRes.Utxos)
+	}
+	// Reorgs connect blocks too, so there are at least 40/5 points.
+	if len(memRes.Series) < 8 {
+		t.Errorf("series has %d points, want at least 40 blocks / 5", len(memRes.Series))
+	}
+	t.Logf("digest %s, %d utxos; memory classes %+v", memRes.Digest, memRes.Utxos, memRes.Classes)
+}

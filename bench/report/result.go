@@ -1,0 +1,81 @@
+package report
+
+// Class names a class of store calls, timed separately.
+type Class string
+
+// The classes. Items are what a class's throughput counts.
+const (
+	// Create: one Create call per transaction (items: transactions).
+	Create Class = "create"
+	// Spend: one Spend call per transaction (items: inputs spent).
+	Spend Class = "spend"
+	// SetMined: one ConnectBlock call per block whose transactions were
+	// all submitted before, so that it marks them mined (items:
+	// transactions); it also creates the coinbase and re-checks the
+	// block's spends, which a node's block connection does too.
+	SetMined Class = "set-mined"
+	// Read: one BatchDecorate call per batch (items: outpoints).
+	Read Class = "read"
+	// Disconnect: one DisconnectBlock per block (items: transactions).
+	Disconnect Class = "disconnect"
+	// Reject: one refused double-spend attempt (items: attempts).
+	Reject Class = "reject"
+)
+
+// Classes lists the classes in report order.
+var Classes = []Class{Create, Spend, SetMined, Read, Disconnect, Reject}
+
+// ClassResult is one class of one engine.
+type ClassResult struct {
+	Calls     uint64  `json:"calls"`
+	Items     uint64  `json:"items"`
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"items_per_second"`
+	P50Micros float64 `json:"p50_us"`
+	P99Micros float64 `json:"p99_us"`
+	MaxMicros float64 `json:"max_us"`
+}
+
+// Point is one interval of the throughput series.
+type Point struct {
+	// Live is the UTXO set size at the end of the interval.
+	Live uint64 `json:"live"`
+	// PerSecond is the items of every class per second of store time
+	// within the interval.
+	PerSecond float64 `json:"items_per_second"`
+}
+
+// EngineResult is everything measured for one engine.
+type EngineResult struct {
+	Engine   string                `json:"engine"`
+	Classes  map[Class]ClassResult `json:"classes"`
+	Series   []Point               `json:"series"`
+	Digest   string                `json:"digest"`
+	Utxos    uint64                `json:"utxos"`
+	Satoshis uint64                `json:"satoshis"`
+	// StoreSeconds is the time spent in measured store calls; WallSeconds
+	// the whole replay, warm-up included.
+	StoreSeconds float64 `json:"store_seconds"`
+	WallSeconds  float64 `json:"wall_seconds"`
+	// SkippedSpends counts inputs naming outputs the workload never
+	// created (block files not starting at genesis).
+	SkippedSpends uint64 `json:"skipped_spends"`
+	// DiskBytes is the size of the data directory after close (0 for
+	// engines with no local files).
+	DiskBytes int64 `json:"disk_bytes"`
+	// LogicalBytes is what the store was asked to write; see BENCHMARKS.md.
+	LogicalBytes int64 `json:"logical_bytes"`
+	// DeviceWriteBytes is /proc/self/io write_bytes of the engine's process
+	// over the whole replay; SyscallWriteBytes its wchar.
+	DeviceWriteBytes  int64 `json:"device_write_bytes"`
+	SyscallWriteBytes int64 `json:"syscall_write_bytes"`
+	// PeakRSSBytes is the engine's process maximum resident set size.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// Derived by the parent process.
+	DiskPerMinimal float64            `json:"disk_per_minimal,omitempty"`
+	WriteAmp       float64            `json:"write_amplification,omitempty"`
+	VsPebble       map[string]float64 `json:"vs_pebble,omitempty"`
+	VsMap          map[string]float64 `json:"vs_map,omitempty"`
+	DigestOK       bool               `json:"digest_ok"`
+	Err            string             `json:"error,omitempty"`
+}

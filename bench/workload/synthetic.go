@@ -1,0 +1,320 @@
+package workload
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// maturity is the coinbase maturity: a coinbase of height h is spendable
+// in the block at height h+maturity.
+const maturity = utxo.CoinbaseMaturity
+
+// recentSpends is how many blocks back double-spend targets are drawn
+// from: far below the store's retention (288 blocks), so the spent output's
+// transaction is still there to answer SPENT rather than TX_NOT_FOUND.
+const recentSpends = 50
+
+// AgeDraw is one spend-age draw: the rank (0: the newest spendable
+// output) chosen among Live spendable outputs.
+type AgeDraw struct {
+	Rank, Live int
+}
+
+// Stats describes a generated stream, for tests and the report.
+type Stats struct {
+	Blocks         int       `json:"blocks"` // connected, competing ones included
+	WarmupBlocks   int       `json:"warmup_blocks"`
+	MeasuredBlocks int       `json:"measured_blocks"`
+	MeasuredTxs    int       `json:"measured_txs"` // non-coinbase, measured blocks
+	Reorgs         int       `json:"reorgs"`
+	ReorgBlocks    int       `json:"reorg_blocks"`
+	DoubleSpends   int       `json:"double_spends"`
+	Reads          int       `json:"reads"`
+	ChainedInputs  int       `json:"chained_inputs"` // spending an output of the same block
+	FinalLive      uint64    `json:"final_live"`
+	AgeDraws       []AgeDraw `json:"-"`
+}
+
+// generator builds the synthetic chain.
+type generator struct {
+	cfg      Config
+	rng      *rand.Rand
+	emit     func(*Op) error
+	live     liveSet
+	immature []liveOut // coinbase outputs by height, not yet spendable
+	height   uint32    // height of the next block
+	tip      chainhash.Hash
+	branch   uint32
+	recent   []*utxo.Block     // the last blocks, for reorgs
+	spent    [][]wire.OutPoint // outputs spent per recent block
+	measured bool
+	stats    Stats
+}
+
+// Generate emits the synthetic chain of cfg, one operation at a time: the
+// same Config gives the same operations, byte for byte. The chain starts at
+// genesis with coinbase-only blocks until the first coinbase matures, grows
+// the live set to cfg.TargetUTXOs with fan-out transactions (the warm-up),
+// emits Measure, then cfg.Blocks measured blocks with reorgs, double-spend
+// attempts and reads.
+func Generate(cfg Config, emit func(*Op) error) (Stats, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return Stats{}, err
+	}
+	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), emit: emit}
+	for g.height < maturity {
+		if err := g.block(); err != nil {
+			return g.stats, err
+		}
+		g.stats.WarmupBlocks++
+	}
+	for g.liveCount() < uint64(cfg.TargetUTXOs) {
+		if err := g.block(); err != nil {
+			return g.stats, err
+		}
+		g.stats.WarmupBlocks++
+	}
+	if err := emit(&Op{Kind: Measure}); err != nil {
+		return g.stats, err
+	}
+	g.measured = true
+	for i := 0; i < cfg.Blocks; i++ {
+		if err := g.block(); err != nil {
+			return g.stats, err
+		}
+		g.stats.MeasuredBlocks++
+		if err := g.afterBlock(); err != nil {
+			return g.stats, err
+		}
+	}
+	g.stats.FinalLive = g.liveCount()
+	return g.stats, nil
+}
+
+// liveCount is the UTXO set size: spendable and immature outputs.
+func (g *generator) liveCount() uint64 { return uint64(g.live.alive + len(g.immature)) }
+
+// block builds, submits and connects the block at g.height.
+func (g *generator) block() error {
+	h := g.height
+	for len(g.immature) > 0 && g.immature[0].height+maturity <= h {
+		g.live.add(g.immature[0])
+		g.immature = g.immature[1:]
+	}
+	firstNew := len(g.live.entries) // outputs from here on are this block's
+	n := g.cfg.TxsPerBlock.Sample(g.rng)
+	txs := make([]*chain.Tx, 1, n+1)
+	var spent []wire.OutPoint
+	var fees int64
+	for i := 0; i < n && g.live.alive > 0; i++ {
+		nIn, nOut := 1, g.cfg.WarmupFanout
+		if g.measured {
+			nIn, nOut = g.cfg.Inputs.Sample(g.rng), g.cfg.Outputs.Sample(g.rng)
+		}
+		nIn = min(nIn, g.live.alive)
+		ins := make([]wire.OutPoint, nIn)
+		var sum int64
+		for j := range ins {
+			r := g.spendRank()
+			if g.measured {
+				g.stats.AgeDraws = append(g.stats.AgeDraws, AgeDraw{Rank: r, Live: g.live.alive})
+			}
+			idx := g.live.newest(r)
+			if idx >= firstNew {
+				g.stats.ChainedInputs++
+			}
+			out := g.live.remove(idx)
+			ins[j] = out.op
+			sum += out.value
+		}
+		fee := min(sum, 200+int64(nIn)*150)
+		fees += fee
+		outs := g.split(sum-fee, nOut)
+		tx := spendTx(ins, outs)
+		for vout, out := range outs {
+			if out.Value == 0 && out.PkScript[0] == 0x6a {
+				continue // data carrier: never a UTXO
+			}
+			g.live.add(liveOut{op: wire.OutPoint{Hash: tx.ID, Index: uint32(vout)}, value: out.Value, height: h})
+		}
+		spent = append(spent, ins...)
+		txs = append(txs, tx)
+		if g.measured {
+			g.stats.MeasuredTxs++
+		}
+		if err := g.emit(&Op{Kind: Submit, Tx: tx}); err != nil {
+			return err
+		}
+	}
+	subsidy := int64(50_0000_0000) >> (h / 210_000)
+	txs[0] = coinbaseTx(g.rng, h, g.branch, g.cfg.Seed, subsidy+fees)
+	g.immature = append(g.immature, liveOut{op: wire.OutPoint{Hash: txs[0].ID}, value: subsidy + fees, height: h})
+	b := &utxo.Block{Hash: blockHash(g.tip, h, g.branch, g.cfg.Seed), PrevHash: g.tip, Height: h, Txs: txs}
+	if h == 0 {
+		b.PrevHash = chainhash.Hash{}
+	}
+	g.tip = b.Hash
+	g.height++
+	g.remember(b, spent)
+	g.stats.Blocks++
+	return g.emit(&Op{Kind: Connect, Block: b, Live: g.liveCount()})
+}
+
+// spendRank draws the age rank of the output to spend from a log-uniform
+// distribution over the live set: rank+1 = floor(n^U), U uniform in [0,1).
+// P(rank < k) = log(k+1)/log(n): half the spends take the newest sqrt(n)
+// outputs, and the older an output already is, the less likely it is to be
+// spent next (the Lindy effect the Sozu table is designed around).
+func (g *generator) spendRank() int {
+	n := g.live.alive
+	r := int(math.Pow(float64(n), g.rng.Float64())) - 1
+	return max(0, min(r, n-1))
+}
+
+// split divides value over n P2PKH outputs with random weights and, with
+// probability DataOutputRate, appends a zero-value OP_RETURN output.
+func (g *generator) split(value int64, n int) []*wire.TxOut {
+	weights := make([]float64, n)
+	var total float64
+	for i := range weights {
+		weights[i] = 0.1 + g.rng.Float64()
+		total += weights[i]
+	}
+	outs := make([]*wire.TxOut, 0, n+1)
+	left := value
+	for i := range weights {
+		v := int64(float64(value) * weights[i] / total)
+		if i == n-1 {
+			v = left
+		}
+		left -= v
+		outs = append(outs, &wire.TxOut{Value: v, PkScript: p2pkh(g.rng)})
+	}
+	if g.rng.Float64() < g.cfg.DataOutputRate {
+		outs = append(outs, &wire.TxOut{Value: 0, PkScript: dataScript(g.rng)})
+	}
+	return outs
+}
+
+// remember keeps the last blocks (for reorgs) and their spends (for
+// double-spend targets).
+func (g *generator) remember(b *utxo.Block, spent []wire.OutPoint) {
+	g.recent = append(g.recent, b)
+	if len(g.recent) > 99 {
+		g.recent = g.recent[1:]
+	}
+	g.spent = append(g.spent, spent)
+	if len(g.spent) > recentSpends {
+		g.spent = g.spent[1:]
+	}
+}
+
+// afterBlock emits a measured block's double-spend attempts, reads and,
+// sometimes, a reorganisation.
+func (g *generator) afterBlock() error {
+	n := int(g.cfg.DoubleSpendsPerBlock)
+	if g.rng.Float64() < g.cfg.DoubleSpendsPerBlock-float64(n) {
+		n++
+	}
+	for i := 0; i < n; i++ {
+		if err := g.doubleSpend(); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < g.cfg.ReadsPerBlock && g.live.alive > 0; i++ {
+		ops := make([]wire.OutPoint, g.cfg.ReadBatch)
+		for j := range ops {
+			ops[j] = g.live.entries[g.live.newest(g.spendRank())].op
+		}
+		g.stats.Reads++
+		if err := g.emit(&Op{Kind: Read, Outpoints: ops}); err != nil {
+			return err
+		}
+	}
+	if g.rng.Float64() < g.cfg.ReorgRate {
+		return g.reorg(min(g.cfg.ReorgDepth.Sample(g.rng), len(g.recent)))
+	}
+	return nil
+}
+
+// doubleSpend emits a transaction spending an output some recent block
+// spent, next to an unspent one: the store must refuse the first with
+// SPENT and leave the second unspent (a spend is all or nothing).
+func (g *generator) doubleSpend() error {
+	var pool []wire.OutPoint
+	for tries := 0; tries < 8 && len(pool) == 0; tries++ {
+		pool = g.spent[g.rng.IntN(len(g.spent))]
+	}
+	if len(pool) == 0 {
+		return nil
+	}
+	target := pool[g.rng.IntN(len(pool))]
+	ins := []wire.OutPoint{target}
+	input := uint32(0)
+	if g.live.alive > 0 {
+		other := g.live.entries[g.live.kth(1+g.rng.IntN(g.live.alive))].op
+		ins = append(ins, other)
+		if g.rng.IntN(2) == 0 {
+			ins[0], ins[1], input = ins[1], ins[0], 1
+		}
+	}
+	tx := spendTx(ins, []*wire.TxOut{{Value: 1000, PkScript: p2pkh(g.rng)}})
+	g.stats.DoubleSpends++
+	return g.emit(&Op{Kind: DoubleSpend, Tx: tx, Input: input})
+}
+
+// reorg replaces the last depth blocks with a competing branch: the tip is
+// disconnected first, then blocks at the same heights are connected with
+// the same transactions and new coinbases (a new miner). The old coinbases
+// vanish from the set and the new ones take their place; coinbases this
+// recent cannot have been spent, which is why depth is kept below the
+// maturity.
+func (g *generator) reorg(depth int) error {
+	if depth <= 0 {
+		return nil
+	}
+	g.branch++
+	old := g.recent[len(g.recent)-depth:]
+	live := g.liveCount()
+	for i := len(old) - 1; i >= 0; i-- {
+		if err := g.emit(&Op{Kind: Disconnect, Block: old[i]}); err != nil {
+			return err
+		}
+	}
+	prev := old[0].PrevHash
+	for i, b := range old {
+		subsidy := int64(50_0000_0000) >> (b.Height / 210_000)
+		value := subsidy
+		for _, out := range b.Txs[0].Msg.TxOut {
+			value = out.Value // keep the fees the old coinbase collected
+		}
+		cb := coinbaseTx(g.rng, b.Height, g.branch, g.cfg.Seed, value)
+		for j := range g.immature {
+			if g.immature[j].height == b.Height {
+				g.immature[j].op = wire.OutPoint{Hash: cb.ID}
+			}
+		}
+		nb := &utxo.Block{Hash: blockHash(prev, b.Height, g.branch, g.cfg.Seed), PrevHash: prev, Height: b.Height,
+			Txs: append([]*chain.Tx{cb}, b.Txs[1:]...)}
+		if b.Height == 0 {
+			nb.PrevHash = chainhash.Hash{}
+		}
+		prev = nb.Hash
+		old[i] = nb // g.recent now holds the new branch
+		g.stats.Blocks++
+		if err := g.emit(&Op{Kind: Connect, Block: nb, Live: live}); err != nil {
+			return err
+		}
+	}
+	g.tip = prev
+	g.stats.Reorgs++
+	g.stats.ReorgBlocks += depth
+	return nil
+}
