@@ -35,7 +35,6 @@ type demoChain struct {
 type demoSpend struct {
 	parent  chainhash.Hash
 	spender chainhash.Hash
-	vin     uint32
 }
 
 func newDemoChain(seed uint64) *demoChain {
