@@ -37,7 +37,9 @@ func TestDisconnectAndReconnectLast100Blocks(t *testing.T) {
 	if got, want := summary(t, db), freshSummary(t, blocks[:tip-99]); got != want {
 		t.Fatalf("after disconnecting 100 blocks: %+v\nfresh import of the shorter chain: %+v", got, want)
 	}
+	mustVerify(t, db)
 	connectAll(t, db, blocks[tip-99:])
+	mustVerify(t, db)
 	if after := summary(t, db); after != before {
 		t.Fatalf("after reconnecting: %+v\nbefore: %+v", after, before)
 	}
@@ -130,6 +132,7 @@ func TestReorgToCompetingBranchesAndBack(t *testing.T) {
 				if err := db.Reorg(ctx, reversed(branch), main); err != nil {
 					t.Fatalf("round %d, back to main: %v", round, err)
 				}
+				mustVerify(t, db)
 				if got := summary(t, db); got != wantMain {
 					t.Fatalf("round %d back on main: %+v\nwant %+v", round, got, wantMain)
 				}

@@ -228,3 +228,13 @@ func summary(t testing.TB, db *DB) Summary {
 	}
 	return s
 }
+
+// mustVerify fails unless the store is consistent.
+func mustVerify(t testing.TB, db *DB) VerifyReport {
+	t.Helper()
+	rep, err := db.Verify(ctx)
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	return rep
+}

@@ -13,6 +13,9 @@ func TestImportBitcoinChain(t *testing.T) {
 	db := newStore(t, Options{})
 	connectAll(t, db, chainBlocks(t, btcChain))
 	got := summary(t, db)
+	if rep := mustVerify(t, db); rep.Masters == 0 || rep.IndexTerms == 0 {
+		t.Fatalf("verify checked nothing: %+v", rep)
+	}
 	want := referenceUTXOs(t, btcChain)
 	if got != want {
 		t.Fatalf("store summary %+v\nreference     %+v", got, want)

@@ -172,6 +172,7 @@ func TestCreateFaultInjection(t *testing.T) {
 				t.Fatalf("create with a fault %s: %v", name, err)
 			}
 			assertNothingSpendable(t, db, tx)
+			mustVerify(t, db)
 			if m, err := db.Get(ctx, tx.ID); err == nil && !m.Creating {
 				t.Fatal("Get reports an unfinished transaction as complete")
 			}

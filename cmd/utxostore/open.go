@@ -11,6 +11,8 @@ import (
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/engine/pebble"
+	"github.com/utxostore/utxostore/engine/redis"
+	"github.com/utxostore/utxostore/engine/sozu"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -19,11 +21,13 @@ const defaultEngine = "pebble"
 
 // storeFlags are the flags of every command that opens a store.
 type storeFlags struct {
-	engine  string
-	data    string
-	sync    string
-	network string
-	redis   string
+	engine    string
+	data      string
+	sync      string
+	network   string
+	redis     string
+	namespace string
+	redisWait int
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -32,6 +36,8 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sync, "sync", envOr("UTXOSTORE_SYNC", "always"), `durability: "always" (every acknowledged write survives a crash) or "block" (durable at block boundaries only; a crash loses the blocks since the last checkpoint, which import then re-applies)`)
 	fs.StringVar(&f.network, "network", envOr("UTXOSTORE_NETWORK", "mainnet"), "network the store holds; a store of another network is refused")
 	fs.StringVar(&f.redis, "redis", envOr("UTXOSTORE_REDIS", "127.0.0.1:7100"), "Redis Cluster node addresses, comma-separated (engine redis)")
+	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
+	fs.StringVar(&f.namespace, "redis-namespace", envOr("UTXOSTORE_REDIS_NAMESPACE", "utxostore"), "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
 }
 
 func envOr(name, fallback string) string {
@@ -55,6 +61,12 @@ var engines = map[string]opener{
 	"memory": func(context.Context, *storeFlags, engine.SyncMode) (engine.Engine, error) { return memory.New(), nil },
 	"pebble": func(_ context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
 		return pebble.Open(filepath.Join(f.data, "pebble"), pebble.Options{Sync: sync})
+	},
+	"sozu": func(_ context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
+		return sozu.Open(filepath.Join(f.data, "sozu"), sozu.Options{Sync: sync})
+	},
+	"redis": func(ctx context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
+		return redis.Open(ctx, redis.Options{Addrs: strings.Split(f.redis, ","), Namespace: f.namespace, Sync: sync, Wait: f.redisWait})
 	},
 }
 
