@@ -3,11 +3,13 @@ package driver_test
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/utxostore/utxostore/bench/driver"
 	"github.com/utxostore/utxostore/bench/workload"
 	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -58,4 +60,53 @@ func TestMemoryMatchesMap(t *testing.T) {
 		t.Errorf("series has %d points, want at least 40 blocks / 5", len(memRes.Series))
 	}
 	t.Logf("digest %s, %d utxos; memory classes %+v", memRes.Digest, memRes.Utxos, memRes.Classes)
+}
+
+// replayFiles replays block files against the map and the memory engine
+// and returns both results.
+func replayFiles(t *testing.T, paths ...string) (mapDigest, memDigest string, skipped uint64) {
+	t.Helper()
+	ctx := context.Background()
+	var buf bytes.Buffer
+	w := workload.NewWriter(&buf)
+	st, err := workload.FromFiles(paths, 1, w.Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", st)
+	mapRes, err := driver.Run(ctx, driver.NewMap(), workload.NewReader(bytes.NewReader(buf.Bytes())), driver.Options{})
+	if err != nil {
+		t.Fatalf("map: %v", err)
+	}
+	db, err := utxo.Open(ctx, memory.New(), utxo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	memRes, err := driver.Run(ctx, driver.Store{DB: db}, workload.NewReader(bytes.NewReader(buf.Bytes())), driver.Options{})
+	if err != nil {
+		t.Fatalf("memory: %v", err)
+	}
+	if mapRes.SkippedSpends != uint64(st.SkippedSpends) || memRes.SkippedSpends != mapRes.SkippedSpends {
+		t.Errorf("skipped spends: stream %d, map %d, memory %d", st.SkippedSpends, mapRes.SkippedSpends, memRes.SkippedSpends)
+	}
+	return mapRes.Digest, memRes.Digest, memRes.SkippedSpends
+}
+
+func TestReplayBSVOrphanBlocks(t *testing.T) {
+	dir := testdata.Dir(t)
+	paths, _ := filepath.Glob(filepath.Join(dir, "bsv-mainnet", "*.bin"))
+	if len(paths) == 0 {
+		t.Skip("no BSV block files")
+	}
+	mapDigest, memDigest, skipped := replayFiles(t, paths...)
+	if mapDigest != memDigest {
+		t.Fatalf("map %s != memory %s", mapDigest, memDigest)
+	}
+	if skipped == 0 {
+		t.Error("no spend was skipped, but these blocks spend outputs of blocks not in the files")
+	}
 }

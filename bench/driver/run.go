@@ -136,7 +136,9 @@ func (d *run) apply(ctx context.Context, op *workload.Op) error {
 			return fmt.Errorf("creating %s: %w", op.Tx.ID, err)
 		}
 		d.res.LogicalBytes += int64(len(op.Tx.Raw))
-		d.res.SkippedSpends += uint64(len(op.Tx.Msg.TxIn) - len(op.Inputs))
+		if !op.Tx.IsCoinbase() {
+			d.res.SkippedSpends += uint64(len(op.Tx.Msg.TxIn) - len(op.Inputs))
+		}
 		if len(op.Inputs) > 0 {
 			if err := d.timed(report.Spend, len(op.Inputs), func() error {
 				_, err := d.t.Spend(ctx, op.Tx, op.Inputs, op.Height)
