@@ -9,6 +9,14 @@
 // serialized while they read and build their batch, and wait for the
 // write-ahead log's fsync outside the lock, so concurrent callers share one
 // fsync (group commit).
+//
+// Durability. Under SyncAlways (the default) a write returns only after
+// pebble's write-ahead log, checksummed per record, is fsynced with it.
+// Under SyncBlock writes go to the log without fsync and Checkpoint syncs
+// it. On open pebble replays the log; a torn tail is cut at the last whole
+// record and reported through Options.Logf ("stopped reading at offset").
+// Either way a crash leaves the store at some point of the write order: a
+// prefix of the writes, never a mix.
 package pebble
 
 import (

@@ -72,3 +72,19 @@ func TestUpdateCleansExpiredRecord(t *testing.T) {
 		t.Fatalf("expired record still stored: %+v %v", r, err)
 	}
 }
+
+// A panicking update function must not leave the writer lock held.
+func TestPanickingUpdateReleasesWriter(t *testing.T) {
+	e, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	func() {
+		defer func() { _ = recover() }()
+		_, _ = e.Update(context.Background(), []engine.Update{{Key: engine.Key{1}, Fn: func([]byte) (engine.Mutation, error) { panic("bad function") }}})
+	}()
+	if err := e.CreateOnly(context.Background(), engine.Key{1}, []byte("v"), 0); err != nil {
+		t.Fatal(err)
+	}
+}

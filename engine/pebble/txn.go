@@ -124,3 +124,15 @@ func (x *txn) abort() {
 	x.e.writer.Unlock()
 	x.b.Close()
 }
+
+// call runs an UpdateFunc; should it panic, the writer lock is released
+// before the panic goes on, so one bad function cannot wedge the engine.
+func (x *txn) call(fn engine.UpdateFunc, current []byte) (engine.Mutation, error) {
+	defer func() {
+		if r := recover(); r != nil {
+			x.abort()
+			panic(r)
+		}
+	}()
+	return fn(current)
+}

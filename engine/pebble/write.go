@@ -30,7 +30,7 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 			// A copy: the function may keep or change what it is given.
 			current = clone(old.value)
 		}
-		m, err := u.Fn(current)
+		m, err := x.call(u.Fn, current)
 		if err != nil {
 			errs[i] = err
 			m.Action = engine.Keep
