@@ -1,0 +1,69 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteTable writes the results as Markdown: one row per engine, then a
+// row of ratios per engine against pebble and map.
+func WriteTable(w io.Writer, results []*EngineResult) error {
+	var b strings.Builder
+	b.WriteString("| engine | creates/s | spends/s | set-mined/s | reads/s | create p50/p99 µs | spend p50/p99 µs | connect p50/p99 µs | read p50/p99 µs | disk/minimal | write amp | peak RSS MiB | speed vs pebble | speed vs map | digest |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, r := range results {
+		if r.Err != "" {
+			fmt.Fprintf(&b, "| %s | failed: %s |||||||||||||| |\n", r.Engine, strings.ReplaceAll(r.Err, "|", "/"))
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %s | %s | %s |\n", r.Engine,
+			rate(r, Create), rate(r, Spend), rate(r, SetMined), rate(r, Read),
+			lat(r, Create), lat(r, Spend), lat(r, SetMined), lat(r, Read),
+			ratio(r.DiskPerMinimal), ratio(r.WriteAmp), float64(r.PeakRSSBytes)/(1<<20),
+			ratio(r.VsPebble["store_time"]), ratio(r.VsMap["store_time"]), digestCell(r))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func rate(r *EngineResult, c Class) string {
+	cr, ok := r.Classes[c]
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", cr.PerSecond)
+}
+
+func lat(r *EngineResult, c Class) string {
+	cr, ok := r.Classes[c]
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%s / %s", short(cr.P50Micros), short(cr.P99Micros))
+}
+
+func short(us float64) string {
+	if us >= 100 {
+		return fmt.Sprintf("%.0f", us)
+	}
+	return fmt.Sprintf("%.1f", us)
+}
+
+func ratio(x float64) string {
+	if x == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func digestCell(r *EngineResult) string {
+	d := r.Digest
+	if len(d) > 12 {
+		d = d[:12]
+	}
+	if r.DigestOK {
+		return d + " ✓"
+	}
+	return d + " ✗ MISMATCH"
+}

@@ -1,0 +1,75 @@
+// Package sysstat reads the process figures the benchmark reports: I/O
+// from /proc/self/io, peak RSS from getrusage, and the size of a data
+// directory. All are process-wide, which is why bench runs each engine in a
+// child process of its own.
+package sysstat
+
+import (
+	"bufio"
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// IO is the process's I/O counters.
+type IO struct {
+	// WriteBytes is what the process caused to be sent to the block
+	// device (Linux write_bytes); WChar what it passed to write calls.
+	WriteBytes, WChar int64
+	// OK is false where /proc/self/io cannot be read (not Linux).
+	OK bool
+}
+
+// ReadIO reads /proc/self/io.
+func ReadIO() IO {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return IO{}
+	}
+	var io IO
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		name, value, ok := bytes.Cut(sc.Bytes(), []byte(": "))
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(string(value), 10, 64)
+		switch string(name) {
+		case "write_bytes":
+			io.WriteBytes, io.OK = n, true
+		case "wchar":
+			io.WChar = n
+		}
+	}
+	return io
+}
+
+// PeakRSS is the process's maximum resident set size in bytes (Linux
+// reports ru_maxrss in KiB). It only grows over the process's life.
+func PeakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return int64(ru.Maxrss) * 1024
+}
+
+// DirSize is the total size of the regular files under dir.
+func DirSize(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += info.Size()
+		return nil
+	})
+	return total, err
+}

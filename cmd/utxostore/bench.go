@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/utxostore/utxostore/bench/driver"
+	"github.com/utxostore/utxostore/bench/report"
+	"github.com/utxostore/utxostore/bench/sysstat"
+	"github.com/utxostore/utxostore/bench/workload"
+)
+
+const benchHelp = `Usage: utxostore bench [flags] [FILE...]
+
+Generates one operation stream, replays it against every engine listed in
+--engines (each in a child process of its own, on a fresh temporary data
+directory, so that peak RSS and I/O are per engine) and against "map", a
+plain Go map with no durability (the physical reference). It prints a
+Markdown table; --json and --chart write the full results and an SVG of
+throughput over the growing live set.
+
+Every engine's final UTXO digest (utxo.Summary) must equal the map
+reference's: the command fails, naming the engines, if one differs.
+
+Workloads: --workload synthetic (the default; --seed, --blocks, --utxos,
+--txs shape it) or block files (--workload FILE, more FILEs as arguments):
+a chain from genesis is replayed like import, files whose blocks miss their
+ancestors with Create + Spend per transaction, skipping (and counting) the
+inputs whose parents were never seen. See BENCHMARKS.md for the method.
+
+Flags:
+`
+
+// benchChildEnv marks a re-executed bench child. The check runs in init so
+// that it works in the utxostore binary and in this package's test binary
+// alike (go test builds package main into the test binary, and a child is
+// then that binary re-executed).
+const benchChildEnv = "UTXOSTORE_BENCH_CHILD"
+
+func init() {
+	if os.Getenv(benchChildEnv) == "1" {
+		os.Exit(mainWithCode(os.Args[1:]))
+	}
+}
+
+// mapEngine is the map reference's name in --engines.
+const mapEngine = "map"
+
+// benchConfig is a parsed bench command line.
+type benchConfig struct {
+	engines   []string
+	files     []string
+	synthetic workload.Config
+	jsonPath  string
+	chartPath string
+	dir       string
+	inProcess bool
+	sf        storeFlags
+}
+
+func runBench(ctx context.Context, args []string) error {
+	if len(args) > 0 && (args[0] == "--child" || args[0] == "-child") {
+		return runBenchChild(ctx, args[1:])
+	}
+	cfg, err := parseBench(args)
+	if err != nil {
+		return err
+	}
+	out, err := runBenchConfig(ctx, cfg, os.Stderr)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteTable(os.Stdout, out.Results); err != nil {
+		return err
+	}
+	return out.check()
+}
+
+func defaultBenchEngines() string {
+	names := []string{"sozu", "pebble", "memory"}
+	if os.Getenv("UTXOSTORE_REDIS_ADDRS") != "" || os.Getenv("UTXOSTORE_REDIS") != "" {
+		names = append(names, "redis")
+	}
+	return strings.Join(append(names, mapEngine), ",")
+}
+
+func parseBench(args []string) (*benchConfig, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	cfg := &benchConfig{synthetic: workload.DefaultConfig()}
+	// The store flags that make sense for a benchmark are shared with the
+	// other commands (same names, defaults and environment); --engine and
+	// --data are not, since bench picks both per engine.
+	sfs := flag.NewFlagSet("store", flag.ContinueOnError)
+	cfg.sf.register(sfs)
+	if redis := os.Getenv("UTXOSTORE_REDIS_ADDRS"); redis != "" {
+		cfg.sf.redis = redis
+	}
+	for _, name := range []string{"sync", "network", "redis", "redis-namespace", "redis-wait"} {
+		f := sfs.Lookup(name)
+		fs.Var(f.Value, name, f.Usage)
+	}
+	engineList := fs.String("engines", defaultBenchEngines(), "comma-separated engines to compare, "+mapEngine+" included: "+strings.Join(append(engineNames(), mapEngine), ", "))
+	wl := fs.String("workload", "synthetic", `"synthetic", or block files (comma-separated; more as arguments)`)
+	seed := fs.Uint64("seed", cfg.synthetic.Seed, "seed of the synthetic chain (and of the double spends and reads added to block files)")
+	fs.IntVar(&cfg.synthetic.Blocks, "blocks", cfg.synthetic.Blocks, "measured blocks of the synthetic chain")
+	fs.IntVar(&cfg.synthetic.TargetUTXOs, "utxos", cfg.synthetic.TargetUTXOs, "live UTXOs the warm-up grows to before measuring (the set then stays about there)")
+	fs.Float64Var(&cfg.synthetic.TxsPerBlock.Mean, "txs", cfg.synthetic.TxsPerBlock.Mean, "mean transactions per synthetic block")
+	fs.Float64Var(&cfg.synthetic.ReorgRate, "reorg-rate", cfg.synthetic.ReorgRate, "probability of a reorg after a measured block")
+	fs.Float64Var(&cfg.synthetic.DoubleSpendsPerBlock, "double-spends", cfg.synthetic.DoubleSpendsPerBlock, "double-spend attempts per measured block")
+	fs.StringVar(&cfg.jsonPath, "json", "", "write the full results as JSON to this file")
+	fs.StringVar(&cfg.chartPath, "chart", "", "write an SVG chart of throughput vs live UTXOs to this file")
+	fs.StringVar(&cfg.dir, "dir", "", "parent directory of the temporary data directories (default: the system's)")
+	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), benchHelp); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	cfg.synthetic.Seed = *seed
+	if *wl != "synthetic" {
+		cfg.files = strings.Split(*wl, ",")
+	}
+	if fs.NArg() > 0 {
+		if cfg.files == nil {
+			return nil, usagef("block files given as arguments need --workload FILE (the first of them)")
+		}
+		cfg.files = append(cfg.files, fs.Args()...)
+	}
+	seen := map[string]bool{}
+	for _, name := range strings.Split(*engineList, ",") {
+		name = strings.TrimSpace(name)
+		if _, ok := engines[name]; !ok && name != mapEngine {
+			return nil, usagef("unknown engine %q: choose among %s, %s", name, strings.Join(engineNames(), ", "), mapEngine)
+		}
+		if !seen[name] {
+			seen[name] = true
+			cfg.engines = append(cfg.engines, name)
+		}
+	}
+	return cfg, nil
+}
+
+// benchOutput is the JSON document of a run.
+type benchOutput struct {
+	Command  string `json:"command"`
+	Host     string `json:"host"`
+	Workload struct {
+		Kind      string              `json:"kind"`
+		Files     []string            `json:"files,omitempty"`
+		Config    *workload.Config    `json:"config,omitempty"`
+		Synthetic *workload.Stats     `json:"synthetic_stats,omitempty"`
+		FileStats *workload.FileStats `json:"file_stats,omitempty"`
+		Ops       int                 `json:"ops"`
+		StreamSHA string              `json:"stream_sha256"`
+	} `json:"workload"`
+	Reference struct {
+		Digest       string `json:"digest"`
+		Utxos        uint64 `json:"utxos"`
+		MinimalBytes uint64 `json:"minimal_bytes"`
+	} `json:"reference"`
+	Results []*report.EngineResult `json:"results"`
+}
+
+// check fails when an engine failed or its digest differs from the map's.
+func (o *benchOutput) check() error {
+	var bad []string
+	for _, r := range o.Results {
+		switch {
+		case r.Err != "":
+			bad = append(bad, fmt.Sprintf("%s failed (%s)", r.Engine, r.Err))
+		case !r.DigestOK:
+			bad = append(bad, fmt.Sprintf("%s digest %s", r.Engine, r.Digest))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("final UTXO digests differ from the map reference %s: %s", o.Reference.Digest, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// runBenchConfig generates the stream, computes the reference and runs
+// every engine; it writes --json and --chart. Progress goes to logw.
+func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*benchOutput, error) {
+	work, err := os.MkdirTemp(cfg.dir, "utxostore-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	out := &benchOutput{Command: "utxostore bench " + strings.Join(os.Args[min(2, len(os.Args)):], " "),
+		Host: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())}
+	streamPath := filepath.Join(work, "stream.ops")
+	seriesEvery, err := writeStream(cfg, streamPath, out)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(logw, "bench: %s workload, %d operations, stream sha256 %s\n", out.Workload.Kind, out.Workload.Ops, out.Workload.StreamSHA)
+
+	ref := driver.NewMap()
+	if _, err := replayStream(ctx, ref, streamPath, seriesEvery); err != nil {
+		return nil, fmt.Errorf("the map reference refused the stream: %w", err)
+	}
+	sum := ref.Set.Summary()
+	out.Reference.Digest, out.Reference.Utxos, out.Reference.MinimalBytes = sum.Digest, sum.Utxos, sum.MinimalBytes
+	fmt.Fprintf(logw, "bench: reference digest %s, %d UTXOs\n", sum.Digest, sum.Utxos)
+
+	for i, name := range cfg.engines {
+		dir := filepath.Join(work, fmt.Sprintf("data-%d-%s", i, name))
+		var res *report.EngineResult
+		if cfg.inProcess {
+			res = benchEngine(ctx, name, cfg.sf, dir, streamPath, seriesEvery)
+		} else {
+			res = benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json"))
+		}
+		os.RemoveAll(dir)
+		fmt.Fprintf(logw, "bench: %s done in %.1fs (store time %.1fs)%s\n", name, res.WallSeconds, res.StoreSeconds, errSuffix(res.Err))
+		out.Results = append(out.Results, res)
+	}
+	report.Derive(out.Results, sum.Digest, sum.MinimalBytes)
+	if cfg.jsonPath != "" {
+		data, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(cfg.jsonPath, append(data, '\n'), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.chartPath != "" {
+		f, err := os.Create(cfg.chartPath)
+		if err != nil {
+			return nil, err
+		}
+		err = report.WriteChart(f, out.Results)
+		if closeErr := f.Close(); err == nil {
+			err = closeErr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func errSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ": FAILED: " + e
+}
+
+// writeStream generates the workload once into path, hashing it; it
+// returns the number of blocks per point of the throughput series (about
+// 40 points).
+func writeStream(cfg *benchConfig, path string, out *benchOutput) (int, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	h := sha256.New()
+	w := workload.NewWriter(io.MultiWriter(f, h))
+	var blocks int
+	if cfg.files != nil {
+		out.Workload.Kind, out.Workload.Files = "files", cfg.files
+		st, genErr := workload.FromFiles(cfg.files, cfg.synthetic.Seed, w.Write)
+		out.Workload.FileStats, blocks, err = &st, st.Blocks, genErr
+	} else {
+		out.Workload.Kind, out.Workload.Config = "synthetic", &cfg.synthetic
+		st, genErr := workload.Generate(cfg.synthetic, w.Write)
+		out.Workload.Synthetic, blocks, err = &st, st.MeasuredBlocks+st.ReorgBlocks, genErr
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	out.Workload.Ops, out.Workload.StreamSHA = w.Count(), hex.EncodeToString(h.Sum(nil))
+	return max(1, blocks/40), err
+}
+
+func replayStream(ctx context.Context, t driver.Target, path string, seriesEvery int) (*report.EngineResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return driver.Run(ctx, t, workload.NewReader(f), driver.Options{SeriesEvery: seriesEvery})
+}
+
+// benchChild re-executes this binary for one engine and reads its result.
+func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream string, seriesEvery int, resultPath string) *report.EngineResult {
+	exe, err := os.Executable()
+	if err != nil {
+		return &report.EngineResult{Engine: name, Err: err.Error()}
+	}
+	args := []string{"bench", "--child", "--engine=" + name, "--data=" + dir, "--stream=" + stream, "--result=" + resultPath,
+		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
+		"--redis=" + cfg.sf.redis, "--redis-namespace=" + fmt.Sprintf("%s-bench-%d", cfg.sf.namespace, os.Getpid()),
+		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait)}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = append(os.Environ(), benchChildEnv+"=1")
+	cmd.Stderr = os.Stderr
+	runErr := cmd.Run()
+	data, err := os.ReadFile(resultPath)
+	if err != nil {
+		msg := fmt.Sprintf("child process: %v", runErr)
+		if runErr == nil {
+			msg = "child process left no result: " + err.Error()
+		}
+		return &report.EngineResult{Engine: name, Err: msg}
+	}
+	var res report.EngineResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		return &report.EngineResult{Engine: name, Err: "reading the child's result: " + err.Error()}
+	}
+	return &res
+}
+
+// runBenchChild is the child side: replay the stream on one engine and
+// write the result, failures included, as JSON.
+func runBenchChild(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("bench --child", flag.ContinueOnError)
+	var sf storeFlags
+	sf.register(fs)
+	stream := fs.String("stream", "", "operation stream")
+	result := fs.String("result", "", "result file")
+	seriesEvery := fs.Int("series-every", 1, "blocks per series point")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	res := benchEngine(ctx, sf.engine, sf, sf.data, *stream, *seriesEvery)
+	data, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*result, data, 0o644); err != nil {
+		return err
+	}
+	if res.Err != "" {
+		return errors.New(res.Err)
+	}
+	return nil
+}
+
+// benchEngine replays the stream on one engine (or the map) over a fresh
+// data directory and measures it. Failures are reported in the result.
+func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, seriesEvery int) *report.EngineResult {
+	io0 := sysstat.ReadIO()
+	res, err := replayEngine(ctx, name, sf, dir, stream, seriesEvery)
+	if err != nil {
+		return &report.EngineResult{Engine: name, Err: err.Error()}
+	}
+	io1 := sysstat.ReadIO()
+	res.Engine = name
+	res.DeviceWriteBytes, res.SyscallWriteBytes = io1.WriteBytes-io0.WriteBytes, io1.WChar-io0.WChar
+	res.PeakRSSBytes = sysstat.PeakRSS()
+	if size, err := sysstat.DirSize(dir); err == nil {
+		res.DiskBytes = size
+	}
+	return res
+}
+
+func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, seriesEvery int) (*report.EngineResult, error) {
+	if name == mapEngine {
+		return replayStream(ctx, driver.NewMap(), stream, seriesEvery)
+	}
+	sf.engine, sf.data = name, dir
+	store, err := sf.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := replayStream(ctx, driver.Store{DB: store}, stream, seriesEvery)
+	if closeErr := store.Close(); err == nil && closeErr != nil {
+		err = fmt.Errorf("closing: %w", closeErr)
+	}
+	return res, err
+}
