@@ -147,13 +147,14 @@ type Engine interface {
 	Delete(ctx context.Context, keys []Key) error
 
 	// Scan calls fn for every record whose term for index idx lies in
-	// [lo, hi] (zero terms are never indexed), in no particular order. fn
-	// must not call back into the engine; collect and act afterwards.
+	// [lo, hi] (zero terms are never indexed), in no particular order, one
+	// call at a time. fn must not call back into the engine; collect and
+	// act afterwards.
 	Scan(ctx context.Context, idx Index, lo, hi uint32, fn func(key Key, term uint32) error) error
 
-	// ForEach calls fn for every live record, in no particular order. The
-	// value is only valid during the call. fn must not call back into the
-	// engine.
+	// ForEach calls fn for every live record, in no particular order, one
+	// call at a time. The value is only valid during the call. fn must not
+	// call back into the engine.
 	ForEach(ctx context.Context, fn func(key Key, value []byte) error) error
 
 	// GetMeta returns the named store-wide value (nil when unset);
@@ -169,6 +170,13 @@ type Engine interface {
 	// Close flushes and releases the engine. Using it afterwards returns
 	// ErrClosed.
 	Close() error
+}
+
+// HeightAware is implemented by engines that clean up by themselves (Sozu's
+// purge of records whose delete-at-height has passed). The store tells them
+// the longest chain's height whenever it changes. Checkpoint never deletes.
+type HeightAware interface {
+	SetHeight(ctx context.Context, height uint32) error
 }
 
 // SyncMode chooses when writes become durable.

@@ -94,6 +94,11 @@ func (db *DB) SetBlockHeight(ctx context.Context, height uint32) error {
 	if err := db.eng.PutMeta(ctx, metaHeight, binary.BigEndian.AppendUint32(nil, height)); err != nil {
 		return storageErr("storing the block height", err)
 	}
+	if aware, ok := db.eng.(engine.HeightAware); ok {
+		if err := aware.SetHeight(ctx, height); err != nil {
+			return storageErr("passing the height to the engine", err)
+		}
+	}
 	db.height.Store(height)
 	return nil
 }
