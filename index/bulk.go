@@ -29,6 +29,7 @@ type Bulk struct {
 	pending    int
 	tip        uint32
 	hasTip     bool
+	win        window
 	err        error
 }
 
@@ -42,7 +43,7 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 	if flushEvery <= 0 {
 		flushEvery = DefaultFlushEvery
 	}
-	bk := &Bulk{ix: ix, ws: newWorkset(ix), wb: ix.db.NewBatch(), flushEvery: flushEvery, tip: ix.tip, hasTip: ix.hasTip}
+	bk := &Bulk{ix: ix, ws: newWorkset(ix), wb: ix.db.NewBatch(), flushEvery: flushEvery, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
 	ix.bulk = bk
 	return bk, nil
 }
@@ -58,7 +59,7 @@ func (bk *Bulk) Connect(b *Block) error {
 	if bk.hasTip && b.Height != bk.tip+1 {
 		return fmt.Errorf("%w: tip is %d, block is %d", ErrNotNext, bk.tip, b.Height)
 	}
-	if err := ix.connect(bk.ws, bk.wb, b); err != nil {
+	if err := ix.connect(bk.ws, bk.wb, &bk.win, b); err != nil {
 		bk.err = fmt.Errorf("index: bulk import stopped at block %d: %w", b.Height, err)
 		return bk.err
 	}
@@ -95,7 +96,7 @@ func (bk *Bulk) flush() error {
 		return bk.err
 	}
 	bk.pending = 0
-	bk.ix.hasTip, bk.ix.tip = bk.hasTip, bk.tip
+	bk.ix.hasTip, bk.ix.tip, bk.ix.win = bk.hasTip, bk.tip, bk.win
 	return nil
 }
 

@@ -21,7 +21,8 @@ func (ix *Index) ConnectBlock(b *Block) error {
 	wb := ix.db.NewBatch()
 	defer wb.Close()
 	ws := newWorkset(ix)
-	if err := ix.connect(ws, wb, b); err != nil {
+	win := ix.win
+	if err := ix.connect(ws, wb, &win, b); err != nil {
 		return err
 	}
 	if err := ws.flush(wb); err != nil {
@@ -30,7 +31,7 @@ func (ix *Index) ConnectBlock(b *Block) error {
 	if err := wb.Commit(ix.wo); err != nil {
 		return fmt.Errorf("index: connect block %d: %w", b.Height, err)
 	}
-	ix.hasTip, ix.tip = true, b.Height
+	ix.hasTip, ix.tip, ix.win = true, b.Height, win
 	return nil
 }
 
@@ -74,7 +75,7 @@ func (ba blockAddresses) add(addrDesc []byte, txid *chainhash.Hash, index int32)
 // addresses, blockTxs) into wb. Outputs of every transaction are
 // processed before any input, so inputs can spend outputs of the same
 // block; that order also fixes the order of the addresses values.
-func (ix *Index) connect(ws *workset, wb *pebble.Batch, b *Block) error {
+func (ix *Index) connect(ws *workset, wb *pebble.Batch, win *window, b *Block) error {
 	addrs := make(blockAddresses)
 	tas := make([]*txAddresses, len(b.Txs))
 	for ti := range b.Txs {
@@ -118,7 +119,7 @@ func (ix *Index) connect(ws *workset, wb *pebble.Batch, b *Block) error {
 			return err
 		}
 	}
-	return ix.storeBlockTxs(wb, b)
+	return ix.storeBlockTxs(wb, win, b)
 }
 
 func (ix *Index) connectInputs(ws *workset, addrs blockAddresses, b *Block, tx *Tx, ta *txAddresses) error {
@@ -163,9 +164,11 @@ func (ix *Index) connectInputs(ws *workset, addrs blockAddresses, b *Block, tx *
 }
 
 // storeBlockTxs writes the rollback data of b and prunes entries that
-// fell out of the window. Pruning is one range deletion: heights are
-// big-endian keys, so everything below the window is one key range.
-func (ix *Index) storeBlockTxs(wb *pebble.Batch, b *Block) error {
+// fell out of the window. The lowest stored height is tracked in memory,
+// so pruning is point deletes of known keys: no reads (a bulk batch is not
+// readable) and no range tombstones (which Pebble would consult on every
+// later read until compaction).
+func (ix *Index) storeBlockTxs(wb *pebble.Batch, win *window, b *Block) error {
 	txs := make([]blockTx, len(b.Txs))
 	for ti := range b.Txs {
 		tx := &b.Txs[ti]
@@ -179,10 +182,20 @@ func (ix *Index) storeBlockTxs(wb *pebble.Batch, b *Block) error {
 	if err := wb.Set(heightKey(cfBlockTxs, b.Height), packBlockTxs(txs), nil); err != nil {
 		return err
 	}
+	if !win.any {
+		win.any, win.low = true, b.Height
+	}
 	keep := uint32(ix.opts.RollbackBlocks)
-	if b.Height >= keep {
-		lo, _ := cfBlockTxs.bounds()
-		return wb.DeleteRange(lo, heightKey(cfBlockTxs, b.Height-keep+1), nil)
+	for ; b.Height >= keep && win.low <= b.Height-keep; win.low++ {
+		if err := wb.Delete(heightKey(cfBlockTxs, win.low), nil); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// window is the range of heights blockTxs holds: low up to the tip.
+type window struct {
+	any bool
+	low uint32
 }

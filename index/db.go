@@ -42,6 +42,7 @@ type Index struct {
 
 	hasTip bool
 	tip    uint32
+	win    window // heights held in blockTxs
 
 	bulk *Bulk // non-nil while a bulk import owns the index
 }
@@ -93,6 +94,9 @@ func (ix *Index) loadState() error {
 	if err := ix.loadTip(); err != nil {
 		return err
 	}
+	if err := ix.loadWindow(); err != nil {
+		return err
+	}
 	ix.state.DbState = dbStateOpen
 	return ix.storeState()
 }
@@ -111,6 +115,23 @@ func (ix *Index) loadTip() error {
 			return err
 		}
 		ix.hasTip, ix.tip = true, bi.Height
+	}
+	return it.Error()
+}
+
+// loadWindow finds the lowest height held in blockTxs.
+func (ix *Index) loadWindow() error {
+	lo, hi := cfBlockTxs.bounds()
+	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	if it.First() {
+		if len(it.Key()) != 5 {
+			return corrupt(cfBlockTxs, it.Key()[1:], "key of %d bytes, want 4", len(it.Key())-1)
+		}
+		ix.win = window{any: true, low: (&decoder{buf: it.Key()[1:]}).uint32be()}
 	}
 	return it.Error()
 }

@@ -53,6 +53,9 @@ func (ix *Index) DisconnectBlock(height uint32, hash chainhash.Hash) error {
 	if !ix.hasTip {
 		ix.tip = 0
 	}
+	if ix.win.low == height {
+		ix.win = window{} // that was the only entry
+	}
 	return ix.checkEmptyTip()
 }
 
