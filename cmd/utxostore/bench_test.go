@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/utxostore/utxostore/bench/report"
+	"github.com/utxostore/utxostore/internal/testdata"
+)
+
+// availableBenchEngines is every engine this test can run: the embedded
+// ones, redis only where a cluster is configured, and the map.
+func availableBenchEngines() string {
+	names := []string{}
+	for _, name := range engineNames() {
+		if name == "redis" && os.Getenv("UTXOSTORE_REDIS_ADDRS") == "" {
+			continue
+		}
+		names = append(names, name)
+	}
+	return strings.Join(append(names, mapEngine), ",")
+}
+
+func runBenchArgs(t *testing.T, args ...string) *benchOutput {
+	t.Helper()
+	cfg, err := parseBench(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runBenchConfig(context.Background(), cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	if err := report.WriteTable(&table, out.Results); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", table.String())
+	return out
+}
+
+// TestBenchSmallAllEngines is the benchmark as a cross-engine check: every
+// available engine, each in its own child process, replays one synthetic
+// stream (reorgs and double spends included) to the map's digest.
+func TestBenchSmallAllEngines(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath, chartPath := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.svg")
+	out := runBenchArgs(t, "--engines", availableBenchEngines(), "--blocks", "60", "--utxos", "3000", "--txs", "40",
+		"--reorg-rate", "0.1", "--sync", "block", "--json", jsonPath, "--chart", chartPath)
+	if err := out.check(); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(strings.Split(availableBenchEngines(), ",")); len(out.Results) != want {
+		t.Fatalf("%d results for %d engines", len(out.Results), want)
+	}
+	for _, r := range out.Results {
+		if !r.DigestOK || r.Digest != out.Reference.Digest {
+			t.Errorf("%s: digest %s, reference %s", r.Engine, r.Digest, out.Reference.Digest)
+		}
+		if r.Classes[report.Reject].Calls == 0 || r.Classes[report.Disconnect].Calls == 0 {
+			t.Errorf("%s: no double spend or no reorg was measured: %+v", r.Engine, r.Classes)
+		}
+		if r.PeakRSSBytes == 0 || len(r.Series) == 0 {
+			t.Errorf("%s: peak RSS %d, %d series points", r.Engine, r.PeakRSSBytes, len(r.Series))
+		}
+		if r.Engine == "pebble" && (r.DiskBytes == 0 || r.VsPebble["store_time"] != 1) {
+			t.Errorf("pebble: disk %d bytes, ratio to itself %v", r.DiskBytes, r.VsPebble)
+		}
+	}
+	var doc benchOutput
+	data, err := os.ReadFile(jsonPath)
+	if err != nil || json.Unmarshal(data, &doc) != nil || doc.Reference.Digest != out.Reference.Digest {
+		t.Errorf("JSON output unreadable or different: %v", err)
+	}
+	svg, err := os.ReadFile(chartPath)
+	if err != nil || !strings.HasPrefix(string(svg), "<svg") || strings.Count(string(svg), "<polyline") != len(out.Results) {
+		t.Errorf("chart: %v, %d lines", err, strings.Count(string(svg), "<polyline"))
+	}
+}
+
+// TestBenchBTCFileMatchesImport replays the first 14,132 mainnet blocks:
+// the map and the memory engine must both reach import's digest.
+func TestBenchBTCFileMatchesImport(t *testing.T) {
+	path := filepath.Join(testdata.Dir(t), "btc-mainnet-0-14131.blk")
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no BTC block file")
+	}
+	const importDigest = "d64f9c7ce54f713fb471a852626ac52f6081f20dbc30054f153df09650e398b9"
+	out := runBenchArgs(t, "--workload", path, "--engines", "map,memory")
+	if out.Reference.Digest != importDigest {
+		t.Fatalf("reference digest %s, import's %s", out.Reference.Digest, importDigest)
+	}
+	if err := out.check(); err != nil {
+		t.Fatal(err)
+	}
+	if out.Workload.FileStats.Mode != "chain" || out.Workload.FileStats.SkippedSpends != 0 {
+		t.Errorf("file stats %+v: want a chain with nothing skipped", out.Workload.FileStats)
+	}
+}
+
+// TestBenchBSVOrphanFiles replays blocks whose parents are absent: spends
+// of missing outputs are skipped and counted, and the digests still agree.
+func TestBenchBSVOrphanFiles(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join(testdata.Dir(t), "bsv-mainnet", "*.bin"))
+	if len(paths) == 0 {
+		t.Skip("no BSV block files")
+	}
+	out := runBenchArgs(t, append([]string{"--engines", "pebble,map", "--sync", "block", "--workload", paths[0]}, paths[1:]...)...)
+	if err := out.check(); err != nil {
+		t.Fatal(err)
+	}
+	st := out.Workload.FileStats
+	if st.Mode != "orphan" || st.SkippedSpends == 0 || out.Results[0].SkippedSpends != uint64(st.SkippedSpends) {
+		t.Errorf("file stats %+v, pebble skipped %d", st, out.Results[0].SkippedSpends)
+	}
+}
+
+func TestBenchRefusesUnknownEngine(t *testing.T) {
+	if _, err := parseBench([]string{"--engines", "pebble,nosuch"}); err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Fatalf("err = %v", err)
+	}
+}
