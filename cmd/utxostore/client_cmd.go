@@ -48,7 +48,7 @@ func runClient(ctx context.Context, args []string) error {
 		if len(rest) == 0 {
 			return usagef("import: no block files given")
 		}
-		return serverImport(ctx, *addr, *token, rest, uint32(*startHeight), newBlockProgress(os.Stderr, totalSize(rest), *quiet))
+		return serverImport(ctx, *addr, *token, rest, uint32(*startHeight), newBlockProgress(os.Stderr, totalSize(rest), *quiet, 0))
 	}
 	c, err := client.Dial(*addr, client.Options{Token: *token})
 	if err != nil {

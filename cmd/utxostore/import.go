@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"time"
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/utxo"
@@ -44,6 +43,8 @@ func runImport(ctx context.Context, args []string) error {
 	sf.register(fs)
 	startHeight := fs.Uint("start-height", 0, "height of the first block of the first file")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	every := fs.Int("progress-blocks", 0, "print a progress line every N blocks (instead of a bar on a terminal, or a line every 2 seconds)")
+	server := fs.String("server", "", "send the blocks to a running daemon at this gRPC address instead of opening a store (token from UTXOSTORE_TOKEN)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), importHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -52,11 +53,15 @@ func runImport(ctx context.Context, args []string) error {
 		fs.Usage()
 		return usagef("no block files given")
 	}
+	progress := newBlockProgress(os.Stderr, totalSize(fs.Args()), *quiet, *every)
+	if *server != "" {
+		return serverImport(ctx, *server, os.Getenv("UTXOSTORE_TOKEN"), fs.Args(), uint32(*startHeight), progress)
+	}
 	store, err := sf.open(ctx)
 	if err != nil {
 		return err
 	}
-	imp := &importer{store: store, next: uint32(*startHeight), progress: newProgress(os.Stderr, *quiet)}
+	imp := &importer{store: store, next: uint32(*startHeight), progress: progress}
 	err = imp.importFiles(ctx, fs.Args())
 	if err == nil {
 		err = writeSummary(ctx, store, os.Stdout)
@@ -70,7 +75,7 @@ func runImport(ctx context.Context, args []string) error {
 type importer struct {
 	store    *utxo.DB
 	next     uint32 // height of the next block read from the files
-	progress *progress
+	progress blockProgress
 }
 
 func (imp *importer) importFiles(ctx context.Context, paths []string) error {
@@ -117,7 +122,7 @@ func (imp *importer) importFile(ctx context.Context, path string, tip utxo.Tip, 
 		if err := imp.store.ConnectBlock(ctx, utxo.Block{Hash: info.Hash, PrevHash: info.PrevHash(), Height: height, Txs: txs}); err != nil {
 			return fmt.Errorf("%s: connecting block %s at height %d: %w", path, info.Hash, height, err)
 		}
-		imp.progress.block(height, len(txs))
+		imp.progress.block(height, len(txs), reader.Info().Size)
 	}
 }
 
@@ -169,46 +174,6 @@ func runInfo(ctx context.Context, args []string) error {
 		return err
 	}
 	return printSummary(ctx, sf, os.Stdout)
-}
-
-// progress reports import progress on stderr, a line every few seconds.
-type progress struct {
-	w       io.Writer
-	quiet   bool
-	start   time.Time
-	last    time.Time
-	blocks  int
-	txs     int
-	height  uint32
-	started bool
-}
-
-func newProgress(w io.Writer, quiet bool) *progress {
-	now := time.Now()
-	return &progress{w: w, quiet: quiet, start: now, last: now}
-}
-
-func (p *progress) block(height uint32, txs int) {
-	p.blocks++
-	p.txs += txs
-	p.height = height
-	if p.quiet || time.Since(p.last) < 2*time.Second {
-		return
-	}
-	p.last = time.Now()
-	p.print()
-}
-
-func (p *progress) print() {
-	secs := time.Since(p.start).Seconds()
-	fmt.Fprintf(p.w, "imported %d blocks (height %d), %d txs in %.1fs: %.0f blocks/s, %.0f tx/s\n",
-		p.blocks, p.height, p.txs, secs, float64(p.blocks)/secs, float64(p.txs)/secs)
-}
-
-func (p *progress) done() {
-	if !p.quiet && p.blocks > 0 {
-		p.print()
-	}
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

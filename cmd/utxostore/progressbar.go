@@ -20,11 +20,14 @@ type blockProgress interface {
 }
 
 // newBlockProgress picks the form for w. totalBytes (the block files'
-// size; 0 if unknown) drives the bar's ETA.
-func newBlockProgress(w *os.File, totalBytes int64, quiet bool) blockProgress {
+// size; 0 if unknown) drives the bar's ETA. everyBlocks > 0 asks for a
+// plain line every that many blocks instead (scripts and tests).
+func newBlockProgress(w *os.File, totalBytes int64, quiet bool, everyBlocks int) blockProgress {
 	switch {
 	case quiet:
 		return quietProgress{}
+	case everyBlocks > 0:
+		return &lineProgress{w: w, start: time.Now(), last: time.Now(), every: everyBlocks}
 	case isTerminal(w):
 		return newBarProgress(w, totalBytes)
 	default:
@@ -62,11 +65,12 @@ func (r *rates) String() string {
 		r.height, r.blocks, r.txs, float64(r.blocks)/secs, float64(r.txs)/secs)
 }
 
-// lineProgress prints a line every two seconds.
+// lineProgress prints a line every two seconds, or every `every` blocks.
 type lineProgress struct {
 	w     io.Writer
 	start time.Time
 	last  time.Time
+	every int
 	rates
 }
 
@@ -75,7 +79,7 @@ func (p *lineProgress) block(height uint32, txs int, _ int64) {
 		p.rates.start = p.start
 	}
 	p.add(height, txs)
-	if time.Since(p.last) >= 2*time.Second {
+	if p.every > 0 && p.blocks%p.every == 0 || p.every == 0 && time.Since(p.last) >= 2*time.Second {
 		p.last = time.Now()
 		fmt.Fprintf(p.w, "imported %s\n", &p.rates)
 	}
