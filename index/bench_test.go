@@ -12,6 +12,17 @@ import (
 //	go test -run '^$' -bench Import -benchtime 1x ./index/
 func BenchmarkImport(b *testing.B) {
 	chain := mainnetChain(b)
+	benchImport(b, chain)
+}
+
+// BenchmarkImportSynthetic is a spend-heavy chain with a few busy
+// addresses holding many utxos, where block-by-block connect rewrites the
+// same large addressBalance values every block and bulk once per flush.
+func BenchmarkImportSynthetic(b *testing.B) {
+	benchImport(b, genChain(7, 3000))
+}
+
+func benchImport(b *testing.B, chain []*Block) {
 	run := func(b *testing.B, opts Options, bulk int) {
 		for i := 0; i < b.N; i++ {
 			ix := openTest(b, b.TempDir(), opts)

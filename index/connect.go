@@ -81,7 +81,7 @@ func (ix *Index) connect(ws *workset, wb *pebble.Batch, win *window, b *Block) e
 	for ti := range b.Txs {
 		tx := &b.Txs[ti]
 		ta := &txAddresses{height: b.Height, outputs: make([]txOutput, len(tx.Outputs))}
-		ws.txa[tx.ID] = ta
+		ws.putTxAddresses(&tx.ID, ta)
 		tas[ti] = ta
 		for i := range tx.Outputs {
 			out := &tx.Outputs[i]

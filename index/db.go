@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
 )
 
 // DefaultRollbackBlocks is Blockbook's default number of blocks kept in
@@ -58,7 +59,8 @@ func Open(dir string, opts Options) (*Index, error) {
 	}
 	po := opts.Pebble
 	if po == nil {
-		po = &pebble.Options{Logger: quietLogger{}}
+		po = defaultPebbleOptions()
+		defer po.Cache.Unref()
 	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
@@ -196,6 +198,24 @@ func (ix *Index) get(c column, key []byte) ([]byte, error) {
 	}
 	defer closer.Close()
 	return append(make([]byte, 0, len(val)), val...), nil
+}
+
+// defaultPebbleOptions follow Blockbook's RocksDB tuning where it matters
+// here: most reads are point lookups of keys that often do not exist yet
+// (a new address, a new txid), which a bloom filter answers without
+// reading table blocks, so every level gets one (10 bits per key, as
+// Blockbook). The caller must Unref the cache after Open.
+func defaultPebbleOptions() *pebble.Options {
+	o := &pebble.Options{
+		Logger:       quietLogger{},
+		Cache:        pebble.NewCache(64 << 20),
+		MemTableSize: 64 << 20,
+		Levels:       make([]pebble.LevelOptions, 7),
+	}
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	return o
 }
 
 // quietLogger keeps Pebble's informational chatter out of the caller's

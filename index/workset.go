@@ -11,19 +11,39 @@ import (
 // per block; a bulk import keeps one across many blocks, which is where
 // its speed comes from: a busy address is read and written once per flush
 // instead of once per block.
+//
+// A bulk import also keeps values across flushes (up to maxCached of each
+// kind), so only the values changed since the last flush are written.
 type workset struct {
-	ix  *Index
-	txa map[chainhash.Hash]*txAddresses
-	bal map[string]*addrBalance
+	ix       *Index
+	txa      map[chainhash.Hash]*txAddresses
+	bal      map[string]*addrBalance
+	dirtyTxa map[chainhash.Hash]struct{}
+	dirtyBal map[string]struct{}
 }
+
+// maxCached bounds what a bulk import keeps between flushes; above it the
+// cache is dropped and refilled from the database.
+const maxCached = 1 << 20
 
 func newWorkset(ix *Index) *workset {
-	return &workset{ix: ix, txa: make(map[chainhash.Hash]*txAddresses), bal: make(map[string]*addrBalance)}
+	return &workset{ix: ix,
+		txa: make(map[chainhash.Hash]*txAddresses), bal: make(map[string]*addrBalance),
+		dirtyTxa: make(map[chainhash.Hash]struct{}), dirtyBal: make(map[string]struct{}),
+	}
 }
 
-// txAddresses returns the stored value for txid, or nil if it is unknown.
+// putTxAddresses adds the value of a newly connected transaction.
+func (w *workset) putTxAddresses(txid *chainhash.Hash, ta *txAddresses) {
+	w.txa[*txid] = ta
+	w.dirtyTxa[*txid] = struct{}{}
+}
+
+// txAddresses returns the value for txid, to be changed, or nil if txid
+// is unknown.
 func (w *workset) txAddresses(txid *chainhash.Hash) (*txAddresses, error) {
 	if ta, ok := w.txa[*txid]; ok {
+		w.dirtyTxa[*txid] = struct{}{}
 		return ta, nil
 	}
 	key := packedHash(txid)
@@ -35,13 +55,15 @@ func (w *workset) txAddresses(txid *chainhash.Hash) (*txAddresses, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.txa[*txid] = ta
+	w.putTxAddresses(txid, ta)
 	return ta, nil
 }
 
-// balance returns the value for addrDesc, creating an empty one.
+// balance returns the value for addrDesc, to be changed, creating an
+// empty one.
 func (w *workset) balance(addrDesc []byte) (*addrBalance, error) {
 	if ab, ok := w.bal[string(addrDesc)]; ok {
+		w.dirtyBal[string(addrDesc)] = struct{}{}
 		return ab, nil
 	}
 	ab, err := w.ix.loadBalance(addrDesc)
@@ -52,22 +74,25 @@ func (w *workset) balance(addrDesc []byte) (*addrBalance, error) {
 		ab = &addrBalance{}
 	}
 	w.bal[string(addrDesc)] = ab
+	w.dirtyBal[string(addrDesc)] = struct{}{}
 	return ab, nil
 }
 
-// flush writes every held value into wb and forgets them. An address
-// left with no transactions is deleted, as Blockbook does on disconnect.
+// flush writes every changed value into wb. An address left with no
+// transactions is deleted, as Blockbook does on disconnect.
 func (w *workset) flush(wb *pebble.Batch) error {
-	for txid, ta := range w.txa {
-		if err := wb.Set(cfTxAddresses.key(packedHash(&txid)), packTxAddresses(ta), nil); err != nil {
+	for txid := range w.dirtyTxa {
+		if err := wb.Set(cfTxAddresses.key(packedHash(&txid)), packTxAddresses(w.txa[txid]), nil); err != nil {
 			return err
 		}
 	}
-	for addrDesc, ab := range w.bal {
+	for addrDesc := range w.dirtyBal {
+		ab := w.bal[addrDesc]
 		key := cfAddressBalance.key([]byte(addrDesc))
 		var err error
 		if ab.txs == 0 {
 			err = wb.Delete(key, nil)
+			delete(w.bal, addrDesc)
 		} else {
 			ab.compact()
 			err = wb.Set(key, packAddrBalance(ab), nil)
@@ -76,8 +101,14 @@ func (w *workset) flush(wb *pebble.Batch) error {
 			return err
 		}
 	}
-	clear(w.txa)
-	clear(w.bal)
+	clear(w.dirtyTxa)
+	clear(w.dirtyBal)
+	if len(w.txa) > maxCached {
+		clear(w.txa)
+	}
+	if len(w.bal) > maxCached {
+		clear(w.bal)
+	}
 	return nil
 }
 
