@@ -12,16 +12,16 @@ import (
 )
 
 // A checkpoint is one file per shard, shard-NN.ckpt.GEN, holding what the
-// shard keeps only in memory: the layer-0 buckets (the paper's volatile
-// layer, written out at the block boundary), the directory of the deep
-// buckets' pages, the value log's length, the chain height and, for shard
-// 0, the store metadata. The file named CHECKPOINT says which generation is
+// shard keeps only in memory: the directory of the buckets' pages (layer 0
+// included: its changed buckets are written to pages like deep ones, so a
+// checkpoint writes what changed, not the whole volatile layer), the value
+// log's length, the chain height and, for shard 0, the store metadata. The file named CHECKPOINT says which generation is
 // current; it is replaced atomically (write, fsync, rename, fsync dir)
 // after every shard's file is durable, so a crash leaves either the old or
 // the new generation whole. The log of generation GEN, shard-NN.wal.GEN,
 // holds what happened after checkpoint GEN.
 const (
-	checkpointMagic = "SOZUCKP1"
+	checkpointMagic = "SOZUCKP2"
 	manifestName    = "CHECKPOINT"
 )
 
@@ -48,7 +48,6 @@ type checkpointImage struct {
 	vlogSize int64
 	entries  int64
 	meta     map[string][]byte
-	layer0   map[uint64]*bucket
 	dir      map[bucketAddr][]uint32
 }
 
@@ -72,20 +71,6 @@ func (t *table) encodeCheckpoint(gen uint64) []byte {
 	for _, n := range names {
 		out = appendBytes(out, []byte(n))
 		out = appendBytes(out, t.meta[n])
-	}
-
-	var kept int
-	for _, b := range t.layer0 {
-		if !b.empty() {
-			kept++
-		}
-	}
-	out = binary.AppendUvarint(out, uint64(kept))
-	for i, b := range t.layer0 {
-		if !b.empty() {
-			out = binary.AppendUvarint(out, uint64(i))
-			out = appendBytes(out, b.encode(nil))
-		}
 	}
 
 	out = binary.AppendUvarint(out, uint64(len(t.pages.dir)))
@@ -120,7 +105,6 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		vlogSize: int64(r.u64()),
 		entries:  int64(r.u64()),
 		meta:     make(map[string][]byte),
-		layer0:   make(map[uint64]*bucket),
 		dir:      make(map[bucketAddr][]uint32),
 	}
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
@@ -128,23 +112,12 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		img.meta[name] = slices.Clone(r.bytes())
 	}
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
-		idx := r.uvarint()
-		b, err := decodeBucket(r.bytes())
-		if err != nil {
-			return nil, fmt.Errorf("layer-0 bucket %d: %w", idx, err)
-		}
-		if idx >= l.bucketsIn(0) {
-			return nil, fmt.Errorf("layer-0 bucket %d out of range", idx)
-		}
-		img.layer0[idx] = b
-	}
-	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
 		a := bucketAddr{layer: r.byte(), index: r.uvarint()}
 		pages := make([]uint32, r.uvarint()%(1<<16))
 		for i := range pages {
 			pages[i] = uint32(r.uvarint())
 		}
-		if int(a.layer) == 0 || int(a.layer) >= l.layers || a.index >= l.bucketsIn(int(a.layer)) {
+		if int(a.layer) >= l.layers || a.index >= l.bucketsIn(int(a.layer)) {
 			return nil, fmt.Errorf("directory names %v outside the layout", a)
 		}
 		img.dir[a] = pages
@@ -251,6 +224,9 @@ func readManifest(dir string) (uint64, error) {
 func (s *shard) prepareCheckpoint(gen uint64) (*writeAheadLog, error) {
 	if err := s.commit(); err != nil {
 		return nil, err
+	}
+	if err := s.table.flushLayer0(); err != nil {
+		return nil, s.fail(err)
 	}
 	if err := s.table.flush(); err != nil {
 		return nil, s.fail(err)

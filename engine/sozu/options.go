@@ -45,6 +45,12 @@ type Options struct {
 	// DirtyBytes bounds the deep buckets a shard keeps modified in memory
 	// between checkpoints before it writes them out.
 	DirtyBytes int
+	// CheckpointLogBytes is how many log bytes (all shards together) a
+	// Checkpoint lets accumulate before it also takes a page checkpoint.
+	// Below it a Checkpoint only fsyncs the logs. It bounds the log replay
+	// after a crash and the disk the logs take; 1 makes every Checkpoint a
+	// page checkpoint.
+	CheckpointLogBytes int
 	// DiscardCorruptLog lets Open drop a log from a damaged record in its
 	// middle onwards instead of refusing to open (a torn tail is always
 	// truncated). Writes after the damage are lost; use it to salvage a
@@ -74,6 +80,8 @@ func DefaultOptions() Options {
 		InlineMax:     PageSize / 4,
 		FilterKeys:    1 << 20,
 		DirtyBytes:    32 << 20,
+
+		CheckpointLogBytes: 64 << 20,
 	}
 }
 
@@ -105,6 +113,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.DirtyBytes == 0 {
 		o.DirtyBytes = d.DirtyBytes
+	}
+	if o.CheckpointLogBytes == 0 {
+		o.CheckpointLogBytes = d.CheckpointLogBytes
 	}
 	if !isPow2(o.Shards) || !isPow2(o.Layer0Buckets) {
 		return o, fmt.Errorf("sozu: Shards (%d) and Layer0Buckets (%d) must be powers of two", o.Shards, o.Layer0Buckets)

@@ -60,11 +60,17 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, RecoveryRepor
 	if img.meta != nil {
 		s.table.meta = img.meta
 	}
-	for idx, b := range img.layer0 {
-		s.table.layer0[idx] = b
-	}
 	if err := pages.adopt(img.dir); err != nil {
 		return fail(err)
+	}
+	for a := range img.dir {
+		if a.layer == 0 {
+			b, err := pages.read(a)
+			if err != nil {
+				return fail(err)
+			}
+			s.table.layer0[a.index] = b
+		}
 	}
 	if err := values.truncate(img.vlogSize); err != nil {
 		return fail(err)
@@ -109,7 +115,7 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, RecoveryRepor
 	if err != nil {
 		return fail(err)
 	}
-	s.log = &writeAheadLog{f: f, path: path, size: tail.goodBytes}
+	s.log = &writeAheadLog{f: f, path: path, size: tail.goodBytes, synced: tail.goodBytes}
 	if err := f.Truncate(tail.goodBytes); err != nil {
 		return fail(err)
 	}

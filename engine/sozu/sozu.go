@@ -23,12 +23,15 @@
 //
 // Durability. Every mutation's outcome is logged (CRC32C per record) before
 // it is acknowledged; under engine.SyncAlways the shard's goroutine fsyncs
-// once for every request waiting at that moment (group commit). Deep
-// pages are copy-on-write relative to the last checkpoint. Checkpoint
-// writes the deep buckets modified in memory, fsyncs pages and values,
-// writes each shard's layer 0 and page directory to a new checkpoint file,
-// then atomically switches the CHECKPOINT manifest to it and starts empty
-// logs. Open loads the checkpoint the manifest names and replays the logs;
+// once for every request waiting at that moment (group commit). At a block
+// boundary (Checkpoint) the logs are fsynced: that is all a block needs,
+// and it costs what the block wrote. Once the logs outgrow
+// Options.CheckpointLogBytes, Checkpoint also takes a page checkpoint: it
+// writes the buckets (layer 0 and deep) changed since the last one to
+// fresh pages (copy-on-write: pages the last checkpoint references are
+// never overwritten), fsyncs pages and values, writes each shard's page
+// directory to a new checkpoint file, then atomically switches the
+// CHECKPOINT manifest to it and starts empty logs. Open loads the checkpoint the manifest names and replays the logs;
 // a torn final record is truncated and reported (Stats.Recovery, Logf),
 // damage in the middle of a log is refused as *engine.CorruptionError.
 package sozu
@@ -359,21 +362,9 @@ func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
 	})
 }
 
-// Checkpoint implements engine.Engine: the block boundary. height is not
-// used by the table (see SetHeight).
-func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	e.barrier.Lock()
-	defer e.barrier.Unlock()
-	if e.closed {
-		return engine.ErrClosed
-	}
-	_ = height
-	return e.checkpoint()
-}
-
+// checkpoint is the page checkpoint: every shard writes its changed buckets
+// to fresh pages and a new checkpoint file, then the manifest switches
+// generation and the logs start empty.
 func (e *Engine) checkpoint() error {
 	next := e.gen + 1
 	logs := make([]*writeAheadLog, len(e.shards))

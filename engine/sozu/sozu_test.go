@@ -22,6 +22,9 @@ func tinyOptions() Options {
 		InlineMax:     150,
 		FilterKeys:    64,
 		DirtyBytes:    4 << 10,
+		// A page checkpoint every few Checkpoints, so both kinds of block
+		// boundary (log fsync only, and pages) are exercised.
+		CheckpointLogBytes: 4 << 10,
 	}
 }
 

@@ -13,8 +13,13 @@ type table struct {
 	opts   Options
 	layout layout
 	layer0 []*bucket
-	pages  *pageStore
-	values *valueLog
+	// layer0Dirty lists the layer-0 buckets changed since the last page
+	// checkpoint (layer0Marked dedups it): only they are written out, so a
+	// checkpoint costs what changed, not the layer's size.
+	layer0Dirty  []uint64
+	layer0Marked []bool
+	pages        *pageStore
+	values       *valueLog
 	// cache holds the deep buckets read during the current batch and every
 	// deep bucket modified since it was last written out. Writing out is
 	// deferred (bounded by Options.DirtyBytes, forced at checkpoints)
@@ -42,18 +47,19 @@ type cachedBucket struct {
 
 func newTable(o Options, pages *pageStore, values *valueLog, now func() int64) *table {
 	t := &table{
-		opts:    o,
-		layout:  newLayout(o),
-		layer0:  make([]*bucket, o.Layer0Buckets),
-		pages:   pages,
-		values:  values,
-		cache:   make(map[bucketAddr]*cachedBucket),
-		filter:  newKeyFilter(o.FilterKeys),
-		indexes: newSecondaryIndexes(),
-		meta:    make(map[string][]byte),
-		now:     now,
-		layers:  make([]layerCounters, o.Layers),
-		descent: make([]uint64, o.Layers+1),
+		opts:         o,
+		layout:       newLayout(o),
+		layer0:       make([]*bucket, o.Layer0Buckets),
+		layer0Marked: make([]bool, o.Layer0Buckets),
+		pages:        pages,
+		values:       values,
+		cache:        make(map[bucketAddr]*cachedBucket),
+		filter:       newKeyFilter(o.FilterKeys),
+		indexes:      newSecondaryIndexes(),
+		meta:         make(map[string][]byte),
+		now:          now,
+		layers:       make([]layerCounters, o.Layers),
+		descent:      make([]uint64, o.Layers+1),
 	}
 	for i := range t.layer0 {
 		t.layer0[i] = &bucket{}
@@ -81,6 +87,10 @@ func (t *table) load(layer int, index uint64) (*bucket, error) {
 
 func (t *table) markDirty(layer int, index uint64) {
 	if layer == 0 {
+		if !t.layer0Marked[index] {
+			t.layer0Marked[index] = true
+			t.layer0Dirty = append(t.layer0Dirty, index)
+		}
 		return
 	}
 	if c := t.cache[bucketAddr{uint8(layer), index}]; c != nil {
@@ -265,6 +275,21 @@ func (t *table) flush() error {
 	return nil
 }
 
+// flushLayer0 writes the layer-0 buckets changed since the last page
+// checkpoint to fresh pages (copy-on-write, like deep buckets); layer 0
+// stays in memory, the pages are only its durable image.
+func (t *table) flushLayer0() error {
+	slices.Sort(t.layer0Dirty)
+	for _, idx := range t.layer0Dirty {
+		if err := t.pages.write(bucketAddr{0, idx}, t.layer0[idx]); err != nil {
+			return err
+		}
+		t.layer0Marked[idx] = false
+	}
+	t.layer0Dirty = t.layer0Dirty[:0]
+	return nil
+}
+
 // dirtyBytes estimates the memory the modified deep buckets hold.
 func (t *table) dirtyBytes() int {
 	n := 0
@@ -295,6 +320,7 @@ func (t *table) walk(fn func(layer int, b *bucket) error) error {
 			}
 		}
 	}
+	// Layer 0's pages are only its durable image: memory is current.
 	seen := make(map[bucketAddr]bool, len(t.cache))
 	for a, c := range t.cache {
 		seen[a] = true
@@ -305,7 +331,7 @@ func (t *table) walk(fn func(layer int, b *bucket) error) error {
 		}
 	}
 	for a := range t.pages.dir {
-		if seen[a] {
+		if seen[a] || a.layer == 0 {
 			continue
 		}
 		b, err := t.pages.read(a)

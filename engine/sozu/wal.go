@@ -32,7 +32,9 @@ type writeAheadLog struct {
 	f    *os.File
 	path string
 	size int64
-	buf  []byte
+	// synced is the size at the last fsync: what a crash cannot take.
+	synced int64
+	buf    []byte
 }
 
 func createLog(path string) (*writeAheadLog, error) {
@@ -107,10 +109,21 @@ func (w *writeAheadLog) flush(sync bool) error {
 	w.size += int64(len(w.buf))
 	w.buf = w.buf[:0]
 	if sync {
-		if err := w.f.Sync(); err != nil {
-			return fmt.Errorf("sozu: fsync log %s: %w", w.path, err)
-		}
+		return w.sync()
 	}
+	return nil
+}
+
+// sync makes everything written so far durable; it costs nothing when it
+// already is (SyncAlways, or a block without writes).
+func (w *writeAheadLog) sync() error {
+	if w.synced == w.size {
+		return nil
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("sozu: fsync log %s: %w", w.path, err)
+	}
+	w.synced = w.size
 	return nil
 }
 
