@@ -118,7 +118,7 @@ func BenchmarkCreateSpendMix(b *testing.B) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	loadStart := time.Now()
-	e, err := Open(dir, Options{Sync: engine.SyncBlock, Logf: b.Logf})
+	e, err := Open(dir, benchOptions(b, engine.SyncBlock))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func BenchmarkCreateSpendMix(b *testing.B) {
 	if err := e.Close(); err != nil {
 		b.Fatal(err)
 	}
-	if e, err = Open(dir, Options{Sync: mode, Logf: b.Logf}); err != nil {
+	if e, err = Open(dir, benchOptions(b, mode)); err != nil {
 		b.Fatal(err)
 	}
 	defer e.Close()
@@ -234,7 +234,7 @@ func prune(b *testing.B, e engine.Engine, height uint32) {
 // in layer 0 (memory), old ones deep, which is the Lindy bet the table makes.
 func BenchmarkBatchedReadOldVsFresh(b *testing.B) {
 	n := min(*benchLive, 200_000)
-	e, err := Open(b.TempDir(), Options{Sync: engine.SyncBlock})
+	e, err := Open(b.TempDir(), benchOptions(b, engine.SyncBlock))
 	if err != nil {
 		b.Fatal(err)
 	}
