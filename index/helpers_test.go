@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -133,4 +132,3 @@ func sharedData(t testing.TB, name string) string {
 	return p
 }
 
-var _ = bytes.Equal
