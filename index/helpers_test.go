@@ -131,4 +131,3 @@ func sharedData(t testing.TB, name string) string {
 	}
 	return p
 }
-
