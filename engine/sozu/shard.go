@@ -26,6 +26,11 @@ type request struct {
 	run  func(s *shard) error
 	err  error
 	done chan struct{}
+	// lazy marks a request whose log records need not be durable before
+	// it is answered (SetHeight: losing it only delays the purge). A group
+	// of lazy requests is written without an fsync; the next durable
+	// commit or Checkpoint covers it, and the log keeps its order.
+	lazy bool
 }
 
 // maxGroup bounds how many requests share one commit, so a flood of
@@ -48,14 +53,16 @@ func (s *shard) loop() {
 				break drain
 			}
 		}
+		lazy := true
 		for _, r := range batch {
+			lazy = lazy && r.lazy
 			if s.failed != nil {
 				r.err = s.failed
 				continue
 			}
 			r.err = r.run(s)
 		}
-		err := s.commit()
+		err := s.commitAs(!lazy && s.opts.Sync == engine.SyncAlways)
 		for _, r := range batch {
 			if r.err == nil {
 				r.err = err
@@ -87,11 +94,14 @@ func (r *request) wait() error {
 
 // commit makes the batch's log records durable as the sync mode asks, then
 // writes dirty deep buckets out if they exceed their memory budget.
-func (s *shard) commit() error {
+func (s *shard) commit() error { return s.commitAs(s.opts.Sync == engine.SyncAlways) }
+
+// commitAs is commit with the fsync decided by the caller.
+func (s *shard) commitAs(sync bool) error {
 	if s.failed != nil {
 		return s.failed
 	}
-	if err := s.log.flush(s.opts.Sync == engine.SyncAlways); err != nil {
+	if err := s.log.flush(sync); err != nil {
 		s.failed = err
 		return err
 	}

@@ -345,21 +345,28 @@ func (e *Engine) PutMeta(ctx context.Context, name string, value []byte) error {
 // the engine contract gives Checkpoint no deleting power, and callers that
 // pass an unrelated number there (tests, bulk import) must not lose
 // records; the store calls SetHeight when it knows the longest chain. 0
-// (the default) turns the purge off.
+// (the default) turns the purge off. It is not fsynced on its own (a lost
+// height only delays the purge); the next durable write or Checkpoint
+// makes it durable, in log order.
 func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
 	if err := e.enter(ctx); err != nil {
 		return err
 	}
 	defer e.barrier.RUnlock()
-	groups := make(map[int][]int)
-	for i := range e.shards {
-		groups[i] = nil
+	reqs := make([]*request, len(e.shards))
+	for i, s := range e.shards {
+		reqs[i] = &request{done: make(chan struct{}), lazy: true, run: func(s *shard) error {
+			s.log.logHeight(height)
+			s.table.height = height
+			return nil
+		}}
+		s.inbox <- reqs[i]
 	}
-	return e.fanOut(groups, func(s *shard, _ []int) error {
-		s.log.logHeight(height)
-		s.table.height = height
-		return nil
-	})
+	var errs []error
+	for _, r := range reqs {
+		errs = append(errs, r.wait())
+	}
+	return errors.Join(errs...)
 }
 
 // checkpoint is the page checkpoint: every shard writes its changed buckets
