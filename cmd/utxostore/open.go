@@ -28,6 +28,16 @@ type storeFlags struct {
 	redis     string
 	namespace string
 	redisWait int
+	verbose   bool
+}
+
+// engineLog passes an engine's own messages (pebble's log replay reports,
+// for instance) to stderr with --verbose, and drops them otherwise: they
+// are printed on every open and would bury the command's output.
+func (f *storeFlags) engineLog(format string, args ...any) {
+	if f.verbose {
+		fmt.Fprintf(os.Stderr, "engine: "+format+"\n", args...)
+	}
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -36,6 +46,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sync, "sync", envOr("UTXOSTORE_SYNC", "always"), `durability: "always" (every acknowledged write survives a crash) or "block" (durable at block boundaries only; a crash loses the blocks since the last checkpoint, which import then re-applies)`)
 	fs.StringVar(&f.network, "network", envOr("UTXOSTORE_NETWORK", "mainnet"), "network the store holds; a store of another network is refused")
 	fs.StringVar(&f.redis, "redis", envOr("UTXOSTORE_REDIS", "127.0.0.1:7100"), "Redis Cluster node addresses, comma-separated (engine redis)")
+	fs.BoolVar(&f.verbose, "verbose", false, "print the storage engine's own log messages on stderr")
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
 	fs.StringVar(&f.namespace, "redis-namespace", envOr("UTXOSTORE_REDIS_NAMESPACE", "utxostore"), "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
 }
@@ -60,7 +71,7 @@ type opener func(ctx context.Context, f *storeFlags, sync engine.SyncMode) (engi
 var engines = map[string]opener{
 	"memory": func(context.Context, *storeFlags, engine.SyncMode) (engine.Engine, error) { return memory.New(), nil },
 	"pebble": func(_ context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
-		return pebble.Open(filepath.Join(f.data, "pebble"), pebble.Options{Sync: sync})
+		return pebble.Open(filepath.Join(f.data, "pebble"), pebble.Options{Sync: sync, Logf: f.engineLog})
 	},
 	"sozu": func(_ context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
 		return sozu.Open(filepath.Join(f.data, "sozu"), sozu.Options{Sync: sync})

@@ -1,0 +1,148 @@
+package blob_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/blob"
+)
+
+var ctx = context.Background()
+
+func newStore(t *testing.T) (*blob.FileStore, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := blob.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, dir
+}
+
+func TestPutGetIsWriteIfAbsent(t *testing.T) {
+	s, _ := newStore(t)
+	txid := chainhash.Hash{1}
+	if _, err := s.Get(ctx, txid, blob.FileTypeTx); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("get before put: %v", err)
+	}
+	if err := s.Put(ctx, txid, blob.FileTypeTx, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, txid, blob.FileTypeTx, []byte("second")); !errors.Is(err, blob.ErrExists) {
+		t.Fatalf("second put: %v, want ErrExists", err)
+	}
+	if got, err := s.Get(ctx, txid, blob.FileTypeTx); err != nil || string(got) != "first" {
+		t.Fatalf("get: %q %v", got, err)
+	}
+	// The two file types are separate blobs.
+	if _, err := s.Get(ctx, txid, blob.FileTypeOutputs); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("outputs blob: %v", err)
+	}
+}
+
+func TestConcurrentPutsLeaveOneCompleteBlob(t *testing.T) {
+	s, dir := newStore(t)
+	txid := chainhash.Hash{2}
+	payloads := [][]byte{bytes.Repeat([]byte("a"), 1<<20), bytes.Repeat([]byte("b"), 1<<20)}
+	var wg sync.WaitGroup
+	errs := make([]error, len(payloads))
+	for i, p := range payloads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Put(ctx, txid, blob.FileTypeTx, p)
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, blob.ErrExists):
+			t.Fatal(err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d puts succeeded, want exactly one", won)
+	}
+	got, _ := s.Get(ctx, txid, blob.FileTypeTx)
+	if !bytes.Equal(got, payloads[0]) && !bytes.Equal(got, payloads[1]) {
+		t.Fatal("the stored blob is a mix of two writes")
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "*", ".tmp-*"))
+	if len(leftovers) != 0 {
+		t.Fatalf("temporary files left: %v", leftovers)
+	}
+}
+
+func TestDeleteAtHeightAndPrune(t *testing.T) {
+	s, _ := newStore(t)
+	early, late, kept := chainhash.Hash{3}, chainhash.Hash{4}, chainhash.Hash{5}
+	for _, id := range []chainhash.Hash{early, late, kept} {
+		if err := s.Put(ctx, id, blob.FileTypeTx, id[:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetDAH(ctx, early, blob.FileTypeTx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetDAH(ctx, late, blob.FileTypeTx, 20); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetDAH(ctx, chainhash.Hash{9}, blob.FileTypeTx, 20); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("DAH on a missing blob: %v", err)
+	}
+	if n, err := s.Prune(ctx, 9); err != nil || n != 0 {
+		t.Fatalf("prune at 9: %d %v", n, err)
+	}
+	if n, err := s.Prune(ctx, 15); err != nil || n != 1 {
+		t.Fatalf("prune at 15: %d %v", n, err)
+	}
+	if _, err := s.Get(ctx, early, blob.FileTypeTx); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatal("the blob due at 10 survived")
+	}
+	// Cancelling the DAH keeps the blob.
+	if err := s.SetDAH(ctx, late, blob.FileTypeTx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.Prune(ctx, 100); n != 0 {
+		t.Fatal("a blob whose DAH was cancelled was pruned")
+	}
+	for _, id := range []chainhash.Hash{late, kept} {
+		if _, err := s.Get(ctx, id, blob.FileTypeTx); err != nil {
+			t.Fatalf("blob %x: %v", id[:1], err)
+		}
+	}
+}
+
+func TestDamagedDAHFileIsReported(t *testing.T) {
+	s, dir := newStore(t)
+	id := chainhash.Hash{6}
+	if err := s.Put(ctx, id, blob.FileTypeTx, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetDAH(ctx, id, blob.FileTypeTx, 5); err != nil {
+		t.Fatal(err)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", "*.dah"))
+	if len(matches) != 1 {
+		t.Fatalf("dah files: %v", matches)
+	}
+	if err := os.WriteFile(matches[0], []byte("junk!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prune(ctx, 10); err == nil {
+		t.Fatal("a damaged delete-at-height file was silently accepted")
+	}
+	if _, err := s.Get(ctx, id, blob.FileTypeTx); err != nil {
+		t.Fatal("a damaged DAH file led to a deletion")
+	}
+}
