@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -61,26 +63,49 @@ func killMidImport(t *testing.T, reports int, args ...string) {
 	}
 }
 
+// chainPrefix writes the first n blocks of the real chain file to a
+// temporary file, to keep crash tests of the slower engines short.
+func chainPrefix(t *testing.T, n int) string {
+	t.Helper()
+	data, err := os.ReadFile(testdata.Path(t, "btc-mainnet-0-14131.blk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := 0
+	for i := 0; i < n; i++ {
+		end += 8 + int(binary.LittleEndian.Uint32(data[end+4:]))
+	}
+	path := filepath.Join(t.TempDir(), "prefix.blk")
+	if err := os.WriteFile(path, data[:end], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestImportResumesAfterSIGKILL kills imports at several points (under the
 // default --sync=always and under --sync=block), reruns them, and expects the
-// summary of an uninterrupted import and a consistent store.
+// summary of an uninterrupted in-memory import and a consistent store.
 func TestImportResumesAfterSIGKILL(t *testing.T) {
-	chainFile := testdata.Path(t, "btc-mainnet-0-14131.blk")
+	chainFile := chainPrefix(t, 2000)
+	want := lastLine(t, "import", "--engine", "memory", "--quiet", chainFile)
+	if !strings.Contains(want, `"blocks":2000,`) {
+		t.Fatalf("the reference import says %s", want)
+	}
 	for _, engine := range []string{"pebble", "sozu"} {
 		for _, sync := range []string{"always", "block"} {
 			t.Run(engine+"/"+sync, func(t *testing.T) {
 				data := filepath.Join(t.TempDir(), "data")
-				args := []string{"import", "--engine", engine, "--data", data, "--sync", sync, "--progress-blocks", "300"}
+				args := []string{"import", "--engine", engine, "--data", data, "--sync", sync, "--progress-blocks", "200"}
 				for _, reports := range []int{1, 3} {
 					killMidImport(t, reports, append(args, chainFile)...)
 				}
 				// Finish under --sync=block: the resume logic is the same,
 				// and it keeps the test fast.
 				finish := []string{"import", "--engine", engine, "--data", data, "--sync", "block", "--quiet", chainFile}
-				if got := lastLine(t, finish...); got != btcChainSummary {
-					t.Fatalf("after SIGKILLs and a rerun:\n%s\nwant\n%s", got, btcChainSummary)
+				if got := lastLine(t, finish...); got != want {
+					t.Fatalf("after SIGKILLs and a rerun:\n%s\nwant\n%s", got, want)
 				}
-				if got := lastLine(t, "info", "--engine", engine, "--data", data); got != btcChainSummary {
+				if got := lastLine(t, "info", "--engine", engine, "--data", data); got != want {
 					t.Fatalf("info after the import:\n%s", got)
 				}
 				if out := lastLine(t, "verify", "--engine", engine, "--data", data); !strings.Contains(out, `"records":`) {
@@ -88,5 +113,30 @@ func TestImportResumesAfterSIGKILL(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestEveryEngineImportsTheSameChain imports the real chain on every engine
+// (redis when a cluster is configured) and expects the one summary line.
+func TestEveryEngineImportsTheSameChain(t *testing.T) {
+	chainFile := testdata.Path(t, "btc-mainnet-0-14131.blk")
+	engines := [][]string{
+		{"--engine", "memory"},
+		{"--engine", "pebble", "--sync", "block"},
+		{"--engine", "sozu", "--sync", "block"},
+	}
+	if addrs := os.Getenv("UTXOSTORE_REDIS_ADDRS"); addrs != "" {
+		namespace := "import-test-" + strings.ReplaceAll(t.TempDir(), "/", "-")
+		engines = append(engines, []string{"--engine", "redis", "--redis", addrs, "--redis-namespace", namespace})
+	} else {
+		t.Log("UTXOSTORE_REDIS_ADDRS is not set: the redis engine is not imported into (scripts/test.sh sets it)")
+	}
+	for _, flags := range engines {
+		t.Run(flags[1], func(t *testing.T) {
+			args := append([]string{"import", "--quiet", "--data", t.TempDir()}, flags...)
+			if got := lastLine(t, append(args, chainFile)...); got != btcChainSummary {
+				t.Fatalf("%s import:\n%s\nwant\n%s", flags[1], got, btcChainSummary)
+			}
+		})
 	}
 }
