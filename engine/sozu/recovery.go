@@ -129,7 +129,7 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, RecoveryRepor
 // secondary indexes, per-layer counters, value-log accounting) from the
 // buckets; entries sizes the filter.
 func (t *table) rebuild(entries int64) error {
-	t.filter.reset(max(int(entries), t.opts.FilterKeys*7/10) + 1)
+	t.filter.reset(max(int(entries)+1, t.opts.FilterKeys*7/10))
 	return t.walk(func(layer int, b *bucket) error {
 		c := &t.layers[layer]
 		if len(b.entries) > 0 {
