@@ -54,6 +54,10 @@ type checkpointImage struct {
 func (t *table) encodeCheckpoint(gen uint64) []byte {
 	out := []byte(checkpointMagic)
 	out = binary.LittleEndian.AppendUint64(out, gen)
+	// The layout decides where every key lives: a store opened with
+	// another one would look for keys in the wrong buckets.
+	l := t.layout
+	out = append(out, byte(l.shardBits), byte(l.b0Bits), byte(l.fanoutBits), byte(l.layers))
 	out = binary.LittleEndian.AppendUint32(out, t.height)
 	out = binary.LittleEndian.AppendUint64(out, uint64(t.values.size))
 	var entries int64
@@ -91,7 +95,7 @@ func appendBytes(dst, b []byte) []byte {
 }
 
 func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
-	if len(data) < len(checkpointMagic)+28+4 || string(data[:len(checkpointMagic)]) != checkpointMagic {
+	if len(data) < len(checkpointMagic)+32+4 || string(data[:len(checkpointMagic)]) != checkpointMagic {
 		return nil, errors.New("not a checkpoint file")
 	}
 	body := data[:len(data)-4]
@@ -99,8 +103,13 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		return nil, errors.New("checkpoint checksum mismatch")
 	}
 	r := reader{b: body[len(checkpointMagic):]}
+	gen := r.u64()
+	stored := layout{shardBits: int(r.byte()), b0Bits: int(r.byte()), fanoutBits: int(r.byte()), layers: int(r.byte())}
+	if r.err == nil && stored != l {
+		return nil, &layoutError{stored: stored, opened: l}
+	}
 	img := &checkpointImage{
-		gen:      r.u64(),
+		gen:      gen,
 		height:   r.u32(),
 		vlogSize: int64(r.u64()),
 		entries:  int64(r.u64()),
@@ -126,6 +135,17 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		return nil, r.err
 	}
 	return img, nil
+}
+
+// layoutError refuses to open a store with another layout than the one it
+// was created with.
+type layoutError struct{ stored, opened layout }
+
+func (e *layoutError) Error() string {
+	f := func(l layout) string {
+		return fmt.Sprintf("Shards=%d Layer0Buckets=%d FanoutBits=%d Layers=%d", 1<<l.shardBits, 1<<l.b0Bits, l.fanoutBits, l.layers)
+	}
+	return fmt.Sprintf("sozu: the store was created with %s and cannot be opened with %s", f(e.stored), f(e.opened))
 }
 
 // reader decodes a checkpoint, remembering the first error.

@@ -2,6 +2,7 @@ package sozu
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
@@ -90,5 +91,23 @@ func TestBlockCheckpointWritesNoPages(t *testing.T) {
 	got, err := e.Get(ctx, []engine.Key{key})
 	if err != nil || string(got[0]) != "after" {
 		t.Fatalf("after a crash following the block checkpoint: %q, %v", got[0], err)
+	}
+}
+
+// A store refuses to open with another layout than the one it was created
+// with, instead of looking for keys in the wrong buckets.
+func TestLayoutMismatchRefused(t *testing.T) {
+	o := Options{Shards: 2, Layer0Buckets: 64, FanoutBits: 2, Layers: 4}
+	e := loadForCost(t, o, 100)
+	dir := e.dir
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	o.Layer0Buckets = 128
+	if e, err := Open(dir, o); err == nil {
+		e.Close()
+		t.Fatal("opened with another layout")
+	} else if !strings.Contains(err.Error(), "created with") {
+		t.Fatalf("unclear refusal: %v", err)
 	}
 }

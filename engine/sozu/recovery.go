@@ -2,6 +2,7 @@ package sozu
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -53,6 +54,10 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, RecoveryRepor
 			return fail(fmt.Errorf("sozu: checkpoint %d of shard %d: %w", gen, id, err))
 		}
 		if img, err = decodeCheckpoint(data, s.table.layout); err != nil {
+			var le *layoutError
+			if errors.As(err, &le) {
+				return fail(err)
+			}
 			return fail(&engine.CorruptionError{Engine: "sozu", Where: path, Detail: err.Error()})
 		}
 	}
