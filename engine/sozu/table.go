@@ -25,9 +25,15 @@ type table struct {
 	// deferred (bounded by Options.DirtyBytes, forced at checkpoints)
 	// because the log already makes the change durable and several spills
 	// into one bucket then cost one page write.
-	cache   map[bucketAddr]*cachedBucket
-	filter  *keyFilter
-	indexes *secondaryIndexes
+	cache map[bucketAddr]*cachedBucket
+	// loaded lists the addresses put in the cache since the last
+	// dropClean, and dirtyCount the cached buckets marked dirty: commits
+	// run them after every batch, so they must not scan the whole cache
+	// (that scan was the top CPU cost at a million records).
+	loaded     []bucketAddr
+	dirtyCount int
+	filter     *keyFilter
+	indexes    *secondaryIndexes
 	// height is the longest-chain height the purge compares DAH against.
 	height uint32
 	meta   map[string][]byte
@@ -82,6 +88,7 @@ func (t *table) load(layer int, index uint64) (*bucket, error) {
 		return nil, err
 	}
 	t.cache[addr] = &cachedBucket{b: b}
+	t.loaded = append(t.loaded, addr)
 	return b, nil
 }
 
@@ -93,8 +100,9 @@ func (t *table) markDirty(layer int, index uint64) {
 		}
 		return
 	}
-	if c := t.cache[bucketAddr{uint8(layer), index}]; c != nil {
+	if c := t.cache[bucketAddr{uint8(layer), index}]; c != nil && !c.dirty {
 		c.dirty = true
+		t.dirtyCount++
 	}
 }
 
@@ -272,6 +280,8 @@ func (t *table) flush() error {
 		}
 	}
 	clear(t.cache)
+	t.loaded = t.loaded[:0]
+	t.dirtyCount = 0
 	return nil
 }
 
@@ -290,25 +300,19 @@ func (t *table) flushLayer0() error {
 	return nil
 }
 
-// dirtyBytes estimates the memory the modified deep buckets hold.
-func (t *table) dirtyBytes() int {
-	n := 0
-	for _, c := range t.cache {
-		if c.dirty {
-			n += c.b.size
-		}
-	}
-	return n
-}
+// dirtyBytes bounds the memory the modified deep buckets hold: a page
+// each, which most of them fill.
+func (t *table) dirtyBytes() int { return t.dirtyCount * PageSize }
 
 // dropClean forgets the deep buckets read but not modified: the cache is
 // not a read cache (the OS page cache is).
 func (t *table) dropClean() {
-	for a, c := range t.cache {
-		if !c.dirty {
+	for _, a := range t.loaded {
+		if c, ok := t.cache[a]; ok && !c.dirty {
 			delete(t.cache, a)
 		}
 	}
+	t.loaded = t.loaded[:0]
 }
 
 // walk calls fn for every non-empty bucket, layer 0 first.
