@@ -63,7 +63,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults. README.md (this package) has the
 // measurements behind them and the commands that produced them; only
-// CheckpointLogBytes and the shard count were compared there so far, the
+// the shard count and DirtyBytes were compared there so far, the
 // rest are reasoned: 4 shards so two cores stay busy while one shard
 // fsyncs; 4 KiB layer-0 buckets (one page, the unit a page checkpoint
 // writes) keeping half their capacity; deep buckets of one page keeping
