@@ -17,13 +17,18 @@ import (
 
 	"github.com/utxostore/utxostore/blob"
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/internal/testdata"
 )
 
 var ctx = context.Background()
 
-// newStore opens a store on a fresh memory engine with a file blob store.
+// openEngine opens the engine the tests run on: memory unless a test of
+// every engine (engines_test.go) has chosen another.
+var openEngine = func(t testing.TB) engine.Engine { return memory.New() }
+
+// newStore opens a store on a fresh engine with a file blob store.
 func newStore(t testing.TB, opts Options) *DB {
 	t.Helper()
 	if opts.Blobs == nil {
@@ -33,7 +38,7 @@ func newStore(t testing.TB, opts Options) *DB {
 		}
 		opts.Blobs = bs
 	}
-	db, err := Open(ctx, memory.New(), opts)
+	db, err := Open(ctx, openEngine(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

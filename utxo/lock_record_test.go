@@ -163,35 +163,45 @@ func TestCreateFaultInjection(t *testing.T) {
 		"after 2 of 3 records": func(f *faults) { f.afterRecords = failAt(2, fail) },
 		"after the children are cleared, before the master": func(f *faults) { f.beforeMasterCleared = func() error { return fail } },
 	}
-	for name, inject := range steps {
-		t.Run(name, func(t *testing.T) {
-			db := newStore(t, Options{UtxoBatchSize: 100})
-			tx := bigTx("faulty", wire.OutPoint{Hash: chainhash.Hash{4}}, 250, 10)
-			inject(&db.faults)
-			if _, err := db.Create(ctx, tx, 7); !errors.Is(err, fail) {
-				t.Fatalf("create with a fault %s: %v", name, err)
-			}
-			assertNothingSpendable(t, db, tx)
-			mustVerify(t, db)
-			if m, err := db.Get(ctx, tx.ID); err == nil && !m.Creating {
-				t.Fatal("Get reports an unfinished transaction as complete")
-			}
-			db.faults = faults{}
-			if _, err := db.Create(ctx, tx, 7); err != nil {
-				t.Fatalf("retry after a fault %s: %v", name, err)
-			}
-			m := mustGet(t, db, tx.ID)
-			if m.Creating || len(m.Outputs) != 250 || m.Records != 3 {
-				t.Fatalf("after the retry: creating %v, %d outputs, %d records", m.Creating, len(m.Outputs), m.Records)
-			}
-			spender := spendTx("after", []wire.OutPoint{out(tx, 0), out(tx, 249)}, 1, 1)
-			if _, err := db.Spend(ctx, spender); err != nil {
-				t.Fatalf("spend after the retry: %v", err)
-			}
-			if _, err := db.Create(ctx, tx, 7); !errors.Is(err, ErrTxExists) {
-				t.Fatalf("creating a committed transaction again: %v, want TX_EXISTS", err)
-			}
-		})
+	sizes := []struct {
+		outputs, batchSize int
+	}{
+		{250, 100},  // three small records
+		{45_000, 0}, // the seed's example: three records of the default size
+	}
+	for _, size := range sizes {
+		for name, inject := range steps {
+			t.Run(fmt.Sprintf("%d outputs/%s", size.outputs, name), func(t *testing.T) {
+				db := newStore(t, Options{UtxoBatchSize: size.batchSize})
+				tx := bigTx("faulty", wire.OutPoint{Hash: chainhash.Hash{4}}, size.outputs, 10)
+				last := uint32(size.outputs - 1)
+				inject(&db.faults)
+				if _, err := db.Create(ctx, tx, 7); !errors.Is(err, fail) {
+					t.Fatalf("create with a fault %s: %v", name, err)
+				}
+				assertNothingSpendable(t, db, tx)
+				mustVerify(t, db)
+				if m, err := db.Get(ctx, tx.ID); err == nil && !m.Creating {
+					t.Fatal("Get reports an unfinished transaction as complete")
+				}
+				db.faults = faults{}
+				if _, err := db.Create(ctx, tx, 7); err != nil {
+					t.Fatalf("retry after a fault %s: %v", name, err)
+				}
+				m := mustGet(t, db, tx.ID)
+				if m.Creating || len(m.Outputs) != size.outputs || m.Records != 3 {
+					t.Fatalf("after the retry: creating %v, %d outputs, %d records", m.Creating, len(m.Outputs), m.Records)
+				}
+				mustVerify(t, db)
+				spender := spendTx("after", []wire.OutPoint{out(tx, 0), out(tx, last)}, 1, 1)
+				if _, err := db.Spend(ctx, spender); err != nil {
+					t.Fatalf("spend after the retry: %v", err)
+				}
+				if _, err := db.Create(ctx, tx, 7); !errors.Is(err, ErrTxExists) {
+					t.Fatalf("creating a committed transaction again: %v, want TX_EXISTS", err)
+				}
+			})
+		}
 	}
 }
 

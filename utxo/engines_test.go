@@ -1,0 +1,85 @@
+package utxo
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/pebble"
+	"github.com/utxostore/utxostore/engine/redis"
+	"github.com/utxostore/utxostore/engine/sozu"
+)
+
+// persistentEngines are the engines the store's own tests also run on: the
+// rules live in the record layer, but every engine must carry them out
+// (atomic updates, create-only lock records with a time to live, indexes).
+// Redis runs when a cluster is configured (scripts/test.sh starts one).
+func persistentEngines(t *testing.T) map[string]func(testing.TB) engine.Engine {
+	engines := map[string]func(testing.TB) engine.Engine{
+		"pebble": func(t testing.TB) engine.Engine {
+			e, err := pebble.Open(filepath.Join(t.TempDir(), "pebble"), pebble.Options{Sync: engine.SyncBlock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		},
+		"sozu": func(t testing.TB) engine.Engine {
+			e, err := sozu.Open(filepath.Join(t.TempDir(), "sozu"), sozu.Options{Sync: engine.SyncBlock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		},
+	}
+	addrs := os.Getenv("UTXOSTORE_REDIS_ADDRS")
+	if addrs == "" {
+		t.Log("UTXOSTORE_REDIS_ADDRS is not set: the store's tests do not run on redis (scripts/test.sh starts a cluster and sets it)")
+		return engines
+	}
+	var n atomic.Int64
+	engines["redis"] = func(t testing.TB) engine.Engine {
+		ns := fmt.Sprintf("utxo-test-%d-%d", os.Getpid(), n.Add(1))
+		e, err := redis.Open(ctx, redis.Options{Addrs: strings.Split(addrs, ","), Namespace: ns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	return engines
+}
+
+// TestStoreOnEveryEngine runs the store's tests of large transactions (the
+// lock record pattern, with faults between its phases), reorganisations,
+// conflicts and pruning on every persistent engine.
+func TestStoreOnEveryEngine(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"SeedPaginationExample", TestSeedPaginationExample},
+		{"CreateFaultInjection", TestCreateFaultInjection},
+		{"SetMinedCompletesAnInterruptedCreate", TestSetMinedCompletesAnInterruptedCreate},
+		{"ConcurrentCreateGetsTxExists", TestConcurrentCreateGetsTxExists},
+		{"AbandonedLockExpires", TestAbandonedLockExpires},
+		{"DAHRemovesEveryRecordAndTheBlobOnly", TestDAHRemovesEveryRecordAndTheBlobOnly},
+		{"BlockMakesUnminedDoubleSpenderConflicting", TestBlockMakesUnminedDoubleSpenderConflicting},
+		{"ReorgToCompetingBranchesAndBack", TestReorgToCompetingBranchesAndBack},
+		{"SpendOutcomes", TestSpendOutcomes},
+		{"FreezeUnfreezeReassign", TestFreezeUnfreezeReassign},
+		{"UnminedLifecycle", TestUnminedLifecycle},
+	}
+	for name, open := range persistentEngines(t) {
+		t.Run(name, func(t *testing.T) {
+			previous := openEngine
+			openEngine = open
+			defer func() { openEngine = previous }()
+			for _, tc := range tests {
+				t.Run(tc.name, tc.fn)
+			}
+		})
+	}
+}
