@@ -11,11 +11,16 @@ import (
 )
 
 const inspectHelp = `Usage: utxostore inspect [flags] TXID
+       utxostore inspect --engine sozu [--json] [flags]
 
-Shows what the store holds for one transaction: each record (master and
-child records of a paginated transaction) with its counters, flags and
-heights, the lock record if a create holds or abandoned it, missing or
-damaged records, and the external blob files.
+With a TXID: shows what the store holds for one transaction: each record
+(master and child records of a paginated transaction) with its counters,
+flags and heights, the lock record if a create holds or abandoned it,
+missing or damaged records, and the external blob files.
+
+Without one, on the sozu engine: the table's live shape: entries and fill
+per layer, the depth histogram, the filter's size and measured
+false-positive rate, and bytes on disk.
 
 Flags:
 `
@@ -24,9 +29,16 @@ func runInspect(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs)
+	asJSON := fs.Bool("json", false, "the sozu shape as JSON")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), inspectHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() == 0 && sf.engine == "sozu" {
+		if *asJSON {
+			return inspectSozuJSON(ctx, sf.data, os.Stdout)
+		}
+		return inspectSozu(ctx, sf.data, os.Stdout)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
