@@ -34,6 +34,15 @@ func TestDisconnectAndReconnectLast100Blocks(t *testing.T) {
 			t.Fatalf("disconnect %d: %v", h, err)
 		}
 	}
+	if _, ok, err := db.BlockAt(ctx, uint32(tip)); ok || err != nil {
+		t.Fatalf("BlockAt(%d) after its disconnect: ok %v, %v", tip, ok, err)
+	}
+	if info, ok, err := db.BlockAt(ctx, uint32(tip-100)); !ok || err != nil || info.Hash != blocks[tip-100].Hash {
+		t.Fatalf("BlockAt(%d): %+v %v %v", tip-100, info, ok, err)
+	}
+	if n, txs, err := db.Counts(ctx); err != nil || n != uint64(tip-99) || txs != summary(t, db).Txs {
+		t.Fatalf("Counts: %d blocks %d txs %v", n, txs, err)
+	}
 	if got, want := summary(t, db), freshSummary(t, blocks[:tip-99]); got != want {
 		t.Fatalf("after disconnecting 100 blocks: %+v\nfresh import of the shorter chain: %+v", got, want)
 	}

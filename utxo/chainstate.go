@@ -3,6 +3,7 @@ package utxo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -76,13 +77,44 @@ func (db *DB) saveChainState(ctx context.Context, cs chainState) error {
 	return storageErr("writing the chain state", db.eng.PutMeta(ctx, metaChain, raw))
 }
 
+// BlockInfo describes a block of the store's current chain.
+type BlockInfo struct {
+	Hash     chainhash.Hash
+	PrevHash chainhash.Hash
+	// ID is the block id the store gave it (MinedBlockInfo.BlockID).
+	ID  uint32
+	Txs int
+}
+
+// BlockAt returns the block of the current chain at height; ok is false
+// when the chain has no block there.
+func (db *DB) BlockAt(ctx context.Context, height uint32) (info BlockInfo, ok bool, err error) {
+	b, err := db.loadBlock(ctx, height)
+	if errors.Is(err, errNoBlock) {
+		return BlockInfo{}, false, nil
+	}
+	if err != nil {
+		return BlockInfo{}, false, err
+	}
+	return BlockInfo{Hash: b.Hash, PrevHash: b.PrevHash, ID: b.ID, Txs: b.Txs}, true, nil
+}
+
+// Counts returns the number of blocks and transactions on the current
+// chain, without walking the records (Summary does).
+func (db *DB) Counts(ctx context.Context) (blocks, txs uint64, err error) {
+	cs, err := db.loadChainState(ctx)
+	return cs.Blocks, cs.Txs, err
+}
+
+var errNoBlock = errors.New("no block at that height")
+
 func (db *DB) loadBlock(ctx context.Context, height uint32) (*connectedBlock, error) {
 	raw, err := db.eng.GetMeta(ctx, blockMetaName(height))
 	if err != nil {
 		return nil, storageErr("reading block metadata", err)
 	}
-	if raw == nil {
-		return nil, fmt.Errorf("the store has no record of a block at height %d", height)
+	if len(raw) == 0 { // never connected, or disconnected (cleared)
+		return nil, fmt.Errorf("%w: the store has no record of a block at height %d", errNoBlock, height)
 	}
 	var b connectedBlock
 	if err := json.Unmarshal(raw, &b); err != nil {
