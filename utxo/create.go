@@ -47,7 +47,7 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([
 	}
 	hashes := make([]*chainhash.Hash, len(msg.TxOut))
 	for vout, out := range msg.TxOut {
-		if !storedAsUTXO(coinbase, out) {
+		if !StoredAsUTXO(coinbase, out) {
 			continue
 		}
 		h := chainhash.Hash(chain.UTXOHash(tx.ID, uint32(vout), out.PkScript, uint64(out.Value)))
@@ -100,10 +100,11 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([
 	return recs, recs[0].External, nil
 }
 
-// storedAsUTXO reports whether an output gets a UTXO entry: every output
-// except zero-value data carriers (OP_RETURN, or OP_FALSE OP_RETURN), which
-// can never be spent.
-func storedAsUTXO(coinbase bool, out *wire.TxOut) bool {
+// StoredAsUTXO reports whether the store keeps an output as a UTXO: every
+// output except zero-value data carriers (OP_RETURN, or OP_FALSE
+// OP_RETURN) of ordinary transactions, which can never be spent. Exported so
+// that tools reasoning about the same UTXO set use the same rule.
+func StoredAsUTXO(coinbase bool, out *wire.TxOut) bool {
 	if coinbase || out.Value != 0 {
 		return true
 	}

@@ -65,15 +65,8 @@ func (s *Set) Create(tx *chain.Tx, mined bool) error {
 	return nil
 }
 
-// stored is the store's rule (utxo.storedAsUTXO): every output except
-// zero-value data carriers of non-coinbase transactions.
-func stored(coinbase bool, out *wire.TxOut) bool {
-	if coinbase || out.Value != 0 {
-		return true
-	}
-	s := out.PkScript
-	return !((len(s) > 0 && s[0] == 0x6a) || (len(s) > 1 && s[0] == 0x00 && s[1] == 0x6a))
-}
+// stored is the store's own rule of which outputs are UTXOs.
+func stored(coinbase bool, out *wire.TxOut) bool { return utxo.StoredAsUTXO(coinbase, out) }
 
 // Spend spends the listed inputs of tx (all of them when inputs is nil),
 // all or nothing, like utxo.DB.Spend: errs[i] is the outcome of the i-th

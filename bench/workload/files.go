@@ -168,17 +168,13 @@ func (r *replayer) add(tx *chain.Tx) {
 	r.known[tx.ID] = true
 	coinbase := tx.IsCoinbase()
 	for vout, out := range tx.Msg.TxOut {
-		if !coinbase && out.Value == 0 && isData(out.PkScript) {
+		if !utxo.StoredAsUTXO(coinbase, out) {
 			continue
 		}
 		op := wire.OutPoint{Hash: tx.ID, Index: uint32(vout)}
 		r.index[op] = len(r.live)
 		r.live = append(r.live, op)
 	}
-}
-
-func isData(s []byte) bool {
-	return (len(s) > 0 && s[0] == 0x6a) || (len(s) > 1 && s[0] == 0x00 && s[1] == 0x6a)
 }
 
 // spend removes op from the live outputs (swap with the last).
