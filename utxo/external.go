@@ -69,6 +69,7 @@ func (db *DB) setBlobDAH(ctx context.Context, txid chainhash.Hash, dah uint32) {
 
 // deleteBlobs removes both kinds of external file of txid.
 func (db *DB) deleteBlobs(ctx context.Context, txid chainhash.Hash) error {
+	db.txCache.drop(txid)
 	if db.opts.Blobs == nil {
 		return nil
 	}
@@ -76,6 +77,13 @@ func (db *DB) deleteBlobs(ctx context.Context, txid chainhash.Hash) error {
 		db.opts.Blobs.Delete(ctx, txid, blob.FileTypeTx),
 		db.opts.Blobs.Delete(ctx, txid, blob.FileTypeOutputs),
 	)
+}
+
+// activeOutputs is a lower bound of a transaction's unspent outputs, from its
+// master record alone: the master's own, plus one for each child record that
+// is not fully spent.
+func activeOutputs(master *record.Record) int {
+	return int(master.RecordUtxos-master.SpentUtxos) + int(master.TotalExtraRecs-master.SpentExtraRecs)
 }
 
 // txCache keeps external transactions that still have two or more active
@@ -88,6 +96,13 @@ type txCache struct {
 }
 
 const txCacheLimit = 256
+
+// drop forgets txid (its transaction was deleted).
+func (c *txCache) drop(txid chainhash.Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.txs, txid)
+}
 
 func (c *txCache) get(txid chainhash.Hash) *chain.Tx {
 	c.mu.Lock()
@@ -107,7 +122,10 @@ func (c *txCache) offer(tx *chain.Tx, activeOutputs int) {
 	if c.txs == nil {
 		c.txs = make(map[chainhash.Hash]*chain.Tx)
 	}
-	if len(c.txs) >= txCacheLimit {
+	if c.limit == 0 {
+		c.limit = txCacheLimit
+	}
+	if len(c.txs) >= c.limit {
 		for k := range c.txs { // evict an arbitrary entry
 			delete(c.txs, k)
 			break

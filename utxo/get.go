@@ -126,7 +126,11 @@ func (db *DB) readRecords(ctx context.Context, keys []engine.Key) ([]readResult,
 // the blob store.
 func (db *DB) txOf(ctx context.Context, master *record.Record) (*chain.Tx, error) {
 	if master.External {
-		return db.loadExternalTx(ctx, master.TxID)
+		tx, err := db.loadExternalTx(ctx, master.TxID)
+		if err == nil {
+			db.txCache.offer(tx, activeOutputs(master))
+		}
+		return tx, err
 	}
 	tx, err := chain.ParseTx(master.Tx)
 	if err != nil {

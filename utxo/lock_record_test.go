@@ -371,3 +371,44 @@ func TestDAHRemovesEveryRecordAndTheBlobOnly(t *testing.T) {
 		}
 	}
 }
+
+// countingBlobs counts reads of the blob store.
+type countingBlobs struct {
+	blob.Store
+	gets int
+}
+
+func (c *countingBlobs) Get(ctx context.Context, txid chainhash.Hash, ft blob.FileType) ([]byte, error) {
+	c.gets++
+	return c.Store.Get(ctx, txid, ft)
+}
+
+func TestExternalTransactionCache(t *testing.T) {
+	bs, _ := blob.NewFileStore(t.TempDir())
+	counting := &countingBlobs{Store: bs}
+	db := newStore(t, Options{Blobs: counting, ExternalizeAllTransactions: true})
+	many := spendTx("many", []wire.OutPoint{{Hash: chainhash.Hash{0x31}}}, 3, 1)
+	one := spendTx("one", []wire.OutPoint{{Hash: chainhash.Hash{0x32}}}, 1, 1)
+	mustCreate(t, db, many, 1, mined(1))
+	mustCreate(t, db, one, 1, mined(1))
+	for i := 0; i < 3; i++ {
+		mustGet(t, db, many.ID)
+		mustGet(t, db, one.ID)
+	}
+	// many (3 active outputs) is read from the blob store once and then
+	// cached; one (a single active output) is not worth caching.
+	if counting.gets != 1+3 {
+		t.Fatalf("%d blob reads, want 4", counting.gets)
+	}
+	// Spending down to one active output drops it from the cache.
+	spender := spendTx("spend2", []wire.OutPoint{out(many, 0), out(many, 1)}, 1, 1)
+	if _, err := db.Spend(ctx, spender); err != nil {
+		t.Fatal(err)
+	}
+	before := counting.gets
+	mustGet(t, db, many.ID) // served from the cache, then dropped: 1 active output
+	mustGet(t, db, many.ID)
+	if counting.gets != before+1 {
+		t.Fatalf("%d blob reads after the spend, want 1", counting.gets-before)
+	}
+}
