@@ -83,6 +83,9 @@ func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) err
 	if err := db.ProcessExpiredPreservations(ctx, height); err != nil {
 		return err
 	}
+	if _, err := db.CleanupOldUnmined(ctx, height); err != nil {
+		return err
+	}
 	if _, err := db.Prune(ctx, height); err != nil {
 		return err
 	}

@@ -360,3 +360,38 @@ func TestPruningRemovesOnlyFullySpentTransactions(t *testing.T) {
 	}
 	t.Logf("pruned %d fully spent transactions, kept %d", gone, kept)
 }
+
+// TestConflictReleasesEveryInputOfTheLoser: the loser spends outputs of two
+// parents with its inputs interleaved (A, B, A); a block takes B's output.
+// Every output the loser held must be released, whatever its input index.
+func TestConflictReleasesEveryInputOfTheLoser(t *testing.T) {
+	db := newStore(t, Options{})
+	a := spendTx("A", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 2, 5e8)
+	b := spendTx("B", []wire.OutPoint{{Hash: chainhash.Hash{0xb1}}}, 1, 5e8)
+	mustCreate(t, db, a, 0, mined(0))
+	mustCreate(t, db, b, 0, mined(0))
+	genesis := Block{Hash: chainhash.DoubleHashH([]byte("g")), Height: 0, Txs: []*chain.Tx{coinbaseTx("g", 1, 50e8)}}
+	connectAll(t, db, []Block{genesis})
+
+	loser := spendTx("loser", []wire.OutPoint{out(a, 0), out(b, 0), out(a, 1)}, 1, 1e8)
+	mustCreate(t, db, loser, 0)
+	if _, err := db.Spend(ctx, loser); err != nil {
+		t.Fatal(err)
+	}
+	winner := spendTx("winner", []wire.OutPoint{out(b, 0)}, 1, 4e8)
+	block := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), winner}}
+	if err := db.ConnectBlock(ctx, block); err != nil {
+		t.Fatal(err)
+	}
+	if !mustGet(t, db, loser.ID).Conflicting {
+		t.Fatal("the loser is not conflicting")
+	}
+	for vout, o := range mustGet(t, db, a.ID).Outputs {
+		if o.SpendingData != nil {
+			t.Fatalf("output %d of A is still held by %s:%d", vout, o.SpendingData.TxID, o.SpendingData.Vin)
+		}
+	}
+	if sd := mustGet(t, db, b.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != winner.ID {
+		t.Fatalf("B's output is spent by %v, want the block's transaction", sd)
+	}
+}

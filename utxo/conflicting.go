@@ -24,7 +24,7 @@ func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, confli
 	for i, txid := range txids {
 		items[i] = &UnresolvedMetaData{TxID: txid}
 	}
-	if err := db.BatchDecorate(ctx, items, FieldOutputs); err != nil {
+	if err := db.BatchDecorate(ctx, items, FieldTx); err != nil {
 		return nil, nil, err
 	}
 	var spends []*Spend
@@ -34,9 +34,13 @@ func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, confli
 		if it.Err != nil {
 			return nil, nil, it.Err
 		}
-		for vin, op := range it.Meta.TxInpoints.Outpoints() {
-			spends = append(spends, &Spend{TxID: op.TxID, Vout: op.Vout, SpendingData: &SpendingData{TxID: it.TxID, Vin: uint32(vin)}})
+		// The inputs in their own order: the spending data names the input
+		// index, which TxInpoints (grouped by parent) does not keep.
+		txSpends, err := spendsOf(it.Meta.Tx, nil)
+		if err != nil {
+			return nil, nil, err
 		}
+		spends = append(spends, txSpends...)
 		if !conflicting {
 			continue
 		}

@@ -84,9 +84,11 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 }
 
 // CleanupOldUnmined removes the transactions that have stayed unmined for
-// the unmined retention at height, after preserving their parents for
+// the unmined retention at height: their parents are preserved for
 // ParentPreservation blocks (a parent must outlive a child that may yet be
-// re-submitted). It returns the removed transactions.
+// re-submitted), the outputs they spent are released, and they are deleted.
+// The block processor runs it at every block. It returns the removed
+// transactions.
 func (db *DB) CleanupOldUnmined(ctx context.Context, height uint32) ([]chainhash.Hash, error) {
 	if height <= db.opts.UnminedRetention {
 		return nil, nil
@@ -99,17 +101,28 @@ func (db *DB) CleanupOldUnmined(ctx context.Context, height uint32) ([]chainhash
 	for i, txid := range old {
 		items[i] = &UnresolvedMetaData{TxID: txid}
 	}
-	if err := db.BatchDecorate(ctx, items, FieldOutputs); err != nil {
+	if err := db.BatchDecorate(ctx, items, FieldTx); err != nil {
 		return nil, err
 	}
 	var parents, removed []chainhash.Hash
+	var spends []*Spend
 	for _, it := range items {
 		if it.Err != nil {
 			continue
 		}
 		parents = append(parents, it.Meta.TxInpoints.ParentTxHashes...)
+		txSpends, err := spendsOf(it.Meta.Tx, nil)
+		if err != nil {
+			return nil, err
+		}
+		spends = append(spends, txSpends...)
 	}
 	if err := db.PreserveTransactions(ctx, parents, height+db.opts.ParentPreservation); err != nil {
+		return nil, err
+	}
+	// The outputs they spent become spendable again; a parent already gone
+	// has nothing to release.
+	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, ErrTxNotFound) {
 		return nil, err
 	}
 	var errs []error

@@ -205,6 +205,10 @@ func TestUnminedLifecycle(t *testing.T) {
 		}
 		unmined = append(unmined, tx)
 	}
+	// u2 also spends its input, which cleanup must release.
+	if _, err := db.Spend(ctx, unmined[1]); err != nil {
+		t.Fatal(err)
+	}
 	it, err := db.GetUnminedTxIterator(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -242,6 +246,9 @@ func TestUnminedLifecycle(t *testing.T) {
 	for _, tx := range unmined[1:] {
 		_, err := db.Get(ctx, tx.ID)
 		wantCode(t, err, ErrTxNotFound)
+	}
+	if sd := mustGet(t, db, parent.ID).Outputs[1].SpendingData; sd != nil {
+		t.Fatalf("the output a removed transaction spent is still spent by %s", sd.TxID)
 	}
 }
 
