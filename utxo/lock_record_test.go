@@ -1,6 +1,7 @@
 package utxo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -410,5 +411,43 @@ func TestExternalTransactionCache(t *testing.T) {
 	mustGet(t, db, many.ID)
 	if counting.gets != before+1 {
 		t.Fatalf("%d blob reads after the spend, want 1", counting.gets-before)
+	}
+}
+
+// TestExternalRetrievalFallsBackToOutputs: an external transaction whose
+// .tx file is absent is read from its .outputs file (a UTXOWrapper).
+func TestExternalRetrievalFallsBackToOutputs(t *testing.T) {
+	db := newStore(t, Options{ExternalizeAllTransactions: true})
+	tx := spendTx("wrapped", []wire.OutPoint{{Hash: chainhash.Hash{0x41}}}, 3, 7)
+	mustCreate(t, db, tx, 2, mined(2))
+	if err := db.opts.Blobs.Delete(ctx, tx.ID, blob.FileTypeTx); err != nil {
+		t.Fatal(err)
+	}
+	// With neither file the read fails with a storage error, not a panic.
+	_, err := db.Get(ctx, tx.ID)
+	wantCode(t, err, ErrStorage)
+
+	wrapper := record.UTXOWrapper{TxID: tx.ID, Height: 2}
+	for vout, o := range tx.Msg.TxOut {
+		wrapper.UTXOs = append(wrapper.UTXOs, record.WrappedUTXO{Index: uint32(vout), Value: uint64(o.Value), Script: o.PkScript})
+	}
+	raw, err := wrapper.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.opts.Blobs.Put(ctx, tx.ID, blob.FileTypeOutputs, raw); err != nil {
+		t.Fatal(err)
+	}
+	m := mustGet(t, db, tx.ID)
+	if m.Tx == nil || len(m.Tx.Msg.TxOut) != 3 {
+		t.Fatalf("transaction from the .outputs file: %+v", m.Tx)
+	}
+	for vout, o := range m.Tx.Msg.TxOut {
+		if o.Value != 7 || !bytes.Equal(o.PkScript, tx.Msg.TxOut[vout].PkScript) {
+			t.Fatalf("output %d: %d %x", vout, o.Value, o.PkScript)
+		}
+	}
+	if s := summary(t, db); s.Utxos != 3 || s.Satoshis != 21 {
+		t.Fatalf("summary over the .outputs file: %+v", s)
 	}
 }
