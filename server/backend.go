@@ -6,8 +6,6 @@ package server
 import (
 	"context"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
-
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -24,11 +22,6 @@ type Backend interface {
 }
 
 // BlockMeta is what the store keeps about a connected block.
-type BlockMeta struct {
-	Hash     chainhash.Hash
-	PrevHash chainhash.Hash
-	// Txs is the number of transactions in the block.
-	Txs int
-}
+type BlockMeta = utxo.BlockInfo
 
 var _ Backend = (*dbBackend)(nil)

@@ -14,9 +14,5 @@ func NewBackend(db *utxo.DB) Backend { return dbBackend{db} }
 
 // BlockAt implements Backend.
 func (b dbBackend) BlockAt(ctx context.Context, height uint32) (BlockMeta, bool, error) {
-	info, ok, err := b.DB.BlockAt(ctx, height)
-	if err != nil || !ok {
-		return BlockMeta{}, ok, err
-	}
-	return BlockMeta{Hash: info.Hash, PrevHash: info.PrevHash, Txs: info.Txs}, true, nil
+	return b.DB.BlockAt(ctx, height)
 }

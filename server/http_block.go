@@ -6,9 +6,9 @@ import (
 )
 
 // blockJSON is Blockbook's /api/v2/block/{height} shape, limited to what
-// the store keeps per block (hash, parent, transaction count). Header
-// fields and the transaction list need the block itself, which the store
-// does not keep.
+// the store keeps per block: hash, parent, header fields, size and
+// transaction count. The transaction list needs the block itself, which
+// the store does not keep.
 type blockJSON struct {
 	Page              int    `json:"page"`
 	TotalPages        int    `json:"totalPages"`
@@ -18,6 +18,12 @@ type blockJSON struct {
 	NextBlockHash     string `json:"nextBlockHash,omitempty"`
 	Height            uint32 `json:"height"`
 	Confirmations     uint32 `json:"confirmations"`
+	Size              int64  `json:"size,omitempty"`
+	Time              int64  `json:"time,omitempty"`
+	Version           int32  `json:"version,omitempty"`
+	MerkleRoot        string `json:"merkleRoot,omitempty"`
+	Nonce             string `json:"nonce,omitempty"`
+	Bits              string `json:"bits,omitempty"`
 	TxCount           int    `json:"txCount"`
 }
 
@@ -36,7 +42,13 @@ func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "block %d not found", height)
 		return
 	}
-	out := blockJSON{Page: 1, TotalPages: 1, Hash: b.Hash.String(), Height: uint32(height), TxCount: b.Txs}
+	out := blockJSON{Page: 1, TotalPages: 1, Hash: b.Hash.String(), Height: uint32(height), TxCount: b.Txs,
+		Size: b.Size, Time: b.Time, Version: b.Version}
+	if b.Time != 0 { // connected with its header
+		out.MerkleRoot = b.MerkleRoot.String()
+		out.Nonce = strconv.FormatUint(uint64(b.Nonce), 10)
+		out.Bits = strconv.FormatUint(uint64(b.Bits), 16)
+	}
 	if height > 0 {
 		out.PreviousBlockHash = b.PrevHash.String()
 	}

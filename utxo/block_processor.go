@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
@@ -18,11 +19,16 @@ type Block struct {
 	PrevHash chainhash.Hash
 	Height   uint32
 	Txs      []*chain.Tx
+	// Header and Size, when known, are kept with the block's metadata for
+	// queries (BlockAt); the store does not need them.
+	Header *wire.BlockHeader
+	Size   int64
 }
 
 // BlockFromChain wraps a parsed block at height.
 func BlockFromChain(b *chain.Block, height uint32) Block {
-	return Block{Hash: b.Hash, PrevHash: b.PrevHash(), Height: height, Txs: b.Txs}
+	header := b.Header
+	return Block{Hash: b.Hash, PrevHash: b.PrevHash(), Height: height, Txs: b.Txs, Header: &header, Size: b.Size}
 }
 
 // ErrNotTip is returned when a block does not extend the store's tip, or a
@@ -61,7 +67,12 @@ func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
 	if _, err := db.SetMinedMulti(ctx, txids, info); err != nil {
 		return err
 	}
-	if err := db.saveBlock(ctx, b.Height, &connectedBlock{Hash: b.Hash, PrevHash: b.PrevHash, ID: info.BlockID, Txs: len(b.Txs), Conflicting: conflicting}); err != nil {
+	connected := &connectedBlock{Hash: b.Hash, PrevHash: b.PrevHash, ID: info.BlockID, Txs: len(b.Txs), Size: b.Size, Conflicting: conflicting}
+	if h := b.Header; h != nil {
+		connected.Time, connected.Version, connected.Bits, connected.Nonce = h.Timestamp.Unix(), h.Version, h.Bits, h.Nonce
+		connected.MerkleRoot = &h.MerkleRoot
+	}
+	if err := db.saveBlock(ctx, b.Height, connected); err != nil {
 		return err
 	}
 	cs.HasTip, cs.TipHeight, cs.TipHash = true, b.Height, b.Hash

@@ -31,6 +31,13 @@ type connectedBlock struct {
 	ID          uint32           `json:"id"`
 	Txs         int              `json:"txs"`
 	Conflicting []chainhash.Hash `json:"conflicting,omitempty"`
+	// Header fields and size, when the block came with them.
+	Size       int64           `json:"size,omitempty"`
+	Time       int64           `json:"time,omitempty"`
+	Version    int32           `json:"version,omitempty"`
+	MerkleRoot *chainhash.Hash `json:"merkleRoot,omitempty"`
+	Bits       uint32          `json:"bits,omitempty"`
+	Nonce      uint32          `json:"nonce,omitempty"`
 }
 
 const metaChain = "chain"
@@ -77,13 +84,21 @@ func (db *DB) saveChainState(ctx context.Context, cs chainState) error {
 	return storageErr("writing the chain state", db.eng.PutMeta(ctx, metaChain, raw))
 }
 
-// BlockInfo describes a block of the store's current chain.
+// BlockInfo describes a block of the store's current chain. The header
+// fields and size are zero when the block was connected without them.
 type BlockInfo struct {
 	Hash     chainhash.Hash
 	PrevHash chainhash.Hash
 	// ID is the block id the store gave it (MinedBlockInfo.BlockID).
-	ID  uint32
-	Txs int
+	ID   uint32
+	Txs  int
+	Size int64
+	// Time is the header's timestamp in unix seconds.
+	Time       int64
+	Version    int32
+	MerkleRoot chainhash.Hash
+	Bits       uint32
+	Nonce      uint32
 }
 
 // BlockAt returns the block of the current chain at height; ok is false
@@ -96,7 +111,12 @@ func (db *DB) BlockAt(ctx context.Context, height uint32) (info BlockInfo, ok bo
 	if err != nil {
 		return BlockInfo{}, false, err
 	}
-	return BlockInfo{Hash: b.Hash, PrevHash: b.PrevHash, ID: b.ID, Txs: b.Txs}, true, nil
+	info = BlockInfo{Hash: b.Hash, PrevHash: b.PrevHash, ID: b.ID, Txs: b.Txs, Size: b.Size,
+		Time: b.Time, Version: b.Version, Bits: b.Bits, Nonce: b.Nonce}
+	if b.MerkleRoot != nil {
+		info.MerkleRoot = *b.MerkleRoot
+	}
+	return info, true, nil
 }
 
 // Counts returns the number of blocks and transactions on the current

@@ -95,7 +95,9 @@ func checkAnswers(t *testing.T, d *daemon) string {
 	if code, body := httpGet(t, base+"/api/v2/block/170"); code != 200 {
 		t.Errorf("block 170: %d %s", code, body)
 	} else {
-		mustContain(t, "block 170", body, `"hash": "00000000d1145790a8694403d4063f323d499e655c83426834d4ce2f8dd4a2ee"`, `"txCount": 2`)
+		mustContain(t, "block 170", body, `"hash": "00000000d1145790a8694403d4063f323d499e655c83426834d4ce2f8dd4a2ee"`, `"txCount": 2`,
+			`"merkleRoot": "7dac2c5666815c17a3b36427de37bb9d2e2c5ccec3f8633eb91a4205cb4c10ff"`, `"time": 1231731025`,
+			`"nonce": "1889418792"`, `"bits": "1d00ffff"`, `"size": 490`)
 	}
 	mustContain(t, "/health/ready", func() string { _, b := httpGet(t, base+"/health/ready"); return b }(), "ready")
 

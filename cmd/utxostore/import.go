@@ -119,7 +119,9 @@ func (imp *importer) importFile(ctx context.Context, path string, tip utxo.Tip, 
 		if err != nil {
 			return fmt.Errorf("%s: block %s at height %d: %w", path, info.Hash, height, err)
 		}
-		if err := imp.store.ConnectBlock(ctx, utxo.Block{Hash: info.Hash, PrevHash: info.PrevHash(), Height: height, Txs: txs}); err != nil {
+		info = reader.Info() // its Size is final now that every tx was read
+		block := utxo.Block{Hash: info.Hash, PrevHash: info.PrevHash(), Height: height, Txs: txs, Header: &info.Header, Size: info.Size}
+		if err := imp.store.ConnectBlock(ctx, block); err != nil {
 			return fmt.Errorf("%s: connecting block %s at height %d: %w", path, info.Hash, height, err)
 		}
 		imp.progress.block(height, len(txs), reader.Info().Size)
