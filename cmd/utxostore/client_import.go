@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/btcsuite/btcd/wire"
@@ -33,50 +31,28 @@ func serverImport(ctx context.Context, addr, token string, paths []string, start
 	if err != nil {
 		return fmt.Errorf("daemon at %s: %w", addr, err)
 	}
-	next := startHeight
-	for _, path := range paths {
-		if err := sendBlockFile(ctx, c, path, &next, health.Height, progress); err != nil {
-			return err
-		}
-	}
-	progress.done()
-	return nil
-}
-
-func sendBlockFile(ctx context.Context, c *client.Client, path string, next *uint32, serverHeight uint32, progress blockProgress) error {
-	blocks, err := chain.OpenBlockFile(path)
-	if err != nil {
-		return err
-	}
-	defer blocks.Close()
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		reader, err := blocks.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: block at height %d: %w", path, *next, err)
-		}
-		height := *next
-		*next++
+	err = forEachBlock(ctx, paths, startHeight, func(path string, height uint32, reader *chain.BlockReader) error {
 		raw, txs, err := rawBlock(reader)
 		if err != nil {
 			return fmt.Errorf("%s: block at height %d: %w", path, height, err)
 		}
-		if height < serverHeight {
-			continue
+		if height < health.Height {
+			return nil
 		}
 		if _, _, err := c.ConnectBlock(ctx, raw, height); err != nil {
-			if height == serverHeight && status.Code(err) == codes.FailedPrecondition {
-				continue // the daemon's tip: imported before
+			if height == health.Height && status.Code(err) == codes.FailedPrecondition {
+				return nil // the daemon's tip: imported before
 			}
 			return fmt.Errorf("%s: connecting block at height %d: %w", path, height, err)
 		}
 		progress.block(height, txs, int64(len(raw)))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	progress.done()
+	return nil
 }
 
 // rawBlock reassembles a block's bytes from the reader: the header, the

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -80,40 +79,13 @@ type importer struct {
 
 func (imp *importer) importFiles(ctx context.Context, paths []string) error {
 	tip, haveTip := imp.store.Tip()
-	for _, path := range paths {
-		if err := imp.importFile(ctx, path, tip, haveTip); err != nil {
-			return err
-		}
-	}
-	imp.progress.done()
-	return nil
-}
-
-func (imp *importer) importFile(ctx context.Context, path string, tip utxo.Tip, haveTip bool) error {
-	blocks, err := chain.OpenBlockFile(path)
-	if err != nil {
-		return err
-	}
-	defer blocks.Close()
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		reader, err := blocks.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: block at height %d: %w", path, imp.next, err)
-		}
-		height := imp.next
-		imp.next++
+	err := forEachBlock(ctx, paths, imp.next, func(path string, height uint32, reader *chain.BlockReader) error {
 		info := reader.Info()
 		if haveTip && height <= tip.Height {
 			if height == tip.Height && info.Hash != tip.Hash {
 				return fmt.Errorf("%s: the store's tip at height %d is block %s, but this file has %s there: it holds another chain (use another --data directory)", path, height, tip.Hash, info.Hash)
 			}
-			continue // imported before the interruption
+			return nil // imported before the interruption
 		}
 		txs, err := readAll(reader)
 		if err != nil {
@@ -124,8 +96,14 @@ func (imp *importer) importFile(ctx context.Context, path string, tip utxo.Tip, 
 		if err := imp.store.ConnectBlock(ctx, block); err != nil {
 			return fmt.Errorf("%s: connecting block %s at height %d: %w", path, info.Hash, height, err)
 		}
-		imp.progress.block(height, len(txs), reader.Info().Size)
+		imp.progress.block(height, len(txs), info.Size)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	imp.progress.done()
+	return nil
 }
 
 // readAll reads the rest of a block's transactions.

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/utxostore/utxostore/chain"
+)
+
+// forEachBlock walks the blocks of the files in order, the first at height
+// start, and hands each one's streaming reader to fn. Errors name the file
+// and the height; fn's own errors are returned as they are.
+func forEachBlock(ctx context.Context, paths []string, start uint32, fn func(path string, height uint32, r *chain.BlockReader) error) error {
+	height := start
+	for _, path := range paths {
+		blocks, err := chain.OpenBlockFile(path)
+		if err != nil {
+			return err
+		}
+		for {
+			if err = ctx.Err(); err != nil {
+				break
+			}
+			var r *chain.BlockReader
+			r, err = blocks.Next()
+			if errors.Is(err, io.EOF) {
+				err = nil
+				break
+			}
+			if err != nil {
+				err = fmt.Errorf("%s: block at height %d: %w", path, height, err)
+				break
+			}
+			if err = fn(path, height, r); err != nil {
+				break
+			}
+			height++
+		}
+		blocks.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
