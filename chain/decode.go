@@ -94,43 +94,13 @@ func decodeTx(b []byte) (*wire.MsgTx, txLayout, error) {
 	for i := range ins {
 		in := &ins[i]
 		msg.TxIn[i] = in
-		at = c.off
-		if in.PreviousOutPoint.Hash, err = c.hash(); err != nil {
-			return fail(err, at, "input %d previous txid", i)
-		}
-		if in.PreviousOutPoint.Index, err = c.uint32(); err != nil {
-			return fail(err, at, "input %d previous output index", i)
-		}
-		at = c.off
-		if in.SignatureScript, err = c.varBytes(); err != nil {
-			return fail(err, at, "input %d unlocking script", i)
-		}
-		at = c.off
-		if in.Sequence, err = c.uint32(); err != nil {
-			return fail(err, at, "input %d sequence", i)
+		if err := c.txIn(in, i); err != nil {
+			return nil, txLayout{}, err
 		}
 	}
 
-	at = c.off
-	numOut, err := c.count(minTxOutSize)
-	if err != nil {
-		return fail(err, at, "output count")
-	}
-	outs := make([]wire.TxOut, numOut)
-	msg.TxOut = make([]*wire.TxOut, numOut)
-	for i := range outs {
-		out := &outs[i]
-		msg.TxOut[i] = out
-		at = c.off
-		value, err := c.uint64()
-		if err != nil {
-			return fail(err, at, "output %d value", i)
-		}
-		out.Value = int64(value) // bit pattern kept; wire writes uint64(Value)
-		at = c.off
-		if out.PkScript, err = c.varBytes(); err != nil {
-			return fail(err, at, "output %d locking script", i)
-		}
+	if msg.TxOut, err = c.txOuts(); err != nil {
+		return nil, txLayout{}, err
 	}
 
 	layout := txLayout{}

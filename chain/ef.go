@@ -75,20 +75,8 @@ func ParseEF(b []byte) (*EFTx, error) {
 	for i := range ins {
 		in, prev := &ins[i], &prevs[i]
 		msg.TxIn[i], ef.PrevOutputs[i] = in, prev
-		at = c.off
-		if in.PreviousOutPoint.Hash, err = c.hash(); err != nil {
-			return fail(err, at, "input %d previous txid", i)
-		}
-		if in.PreviousOutPoint.Index, err = c.uint32(); err != nil {
-			return fail(err, at, "input %d previous output index", i)
-		}
-		at = c.off
-		if in.SignatureScript, err = c.varBytes(); err != nil {
-			return fail(err, at, "input %d unlocking script", i)
-		}
-		at = c.off
-		if in.Sequence, err = c.uint32(); err != nil {
-			return fail(err, at, "input %d sequence", i)
+		if err := c.txIn(in, i); err != nil {
+			return nil, err
 		}
 		at = c.off
 		satoshis, err := c.uint64()
@@ -102,26 +90,8 @@ func ParseEF(b []byte) (*EFTx, error) {
 		}
 	}
 
-	at = c.off
-	numOut, err := c.count(minTxOutSize)
-	if err != nil {
-		return fail(err, at, "output count")
-	}
-	outs := make([]wire.TxOut, numOut)
-	msg.TxOut = make([]*wire.TxOut, numOut)
-	for i := range outs {
-		out := &outs[i]
-		msg.TxOut[i] = out
-		at = c.off
-		value, err := c.uint64()
-		if err != nil {
-			return fail(err, at, "output %d value", i)
-		}
-		out.Value = int64(value)
-		at = c.off
-		if out.PkScript, err = c.varBytes(); err != nil {
-			return fail(err, at, "output %d locking script", i)
-		}
+	if msg.TxOut, err = c.txOuts(); err != nil {
+		return nil, err
 	}
 	at = c.off
 	if msg.LockTime, err = c.uint32(); err != nil {
