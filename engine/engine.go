@@ -127,7 +127,8 @@ type Engine interface {
 	Name() string
 
 	// Get returns the value of each key, nil where the record does not
-	// exist (or its time to live has passed).
+	// exist (or its time to live has passed). A record stored with an empty
+	// value is returned as a non-nil empty slice.
 	Get(ctx context.Context, keys []Key) ([][]byte, error)
 
 	// Update applies every update of the batch, each atomically for its

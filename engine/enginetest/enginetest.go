@@ -46,6 +46,7 @@ func Run(t *testing.T, h Harness) {
 		{"FuncErrorLeavesRecord", testFuncError},
 		{"SameKeyInBatchAppliesInOrder", testSameKeyInBatch},
 		{"ReturnedValuesAreCopies", testCopies},
+		{"EmptyValueIsARecord", testEmptyValue},
 		{"CreateOnly", testCreateOnly},
 		{"CreateOnlyTTLExpires", testCreateOnlyTTL},
 		{"DeleteMissingIsNotAnError", testDeleteMissing},
@@ -255,6 +256,22 @@ func testCopies(t *testing.T, h Harness) {
 	copy(got, "CHANGED!")
 	if again := mustGet(t, e, K(1))[0]; string(again) != "original" {
 		t.Fatalf("engine returned its own storage: %q", again)
+	}
+}
+
+// An empty value is a record like any other: Get returns it as a non-nil
+// empty slice, distinct from an absent record (nil).
+func testEmptyValue(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: put(nil, engine.Terms{})}, engine.Update{Key: K(2), Fn: put([]byte{}, engine.Terms{})})
+	for i, v := range mustGet(t, e, K(1), K(2)) {
+		if v == nil || len(v) != 0 {
+			t.Fatalf("record %d stored with an empty value: Get returned %#v, want a non-nil empty slice", i+1, v)
+		}
+	}
+	seen := 0
+	if err := e.ForEach(context.Background(), func(engine.Key, []byte) error { seen++; return nil }); err != nil || seen != 2 {
+		t.Fatalf("ForEach saw %d of the 2 empty records (%v)", seen, err)
 	}
 }
 

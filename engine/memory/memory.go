@@ -61,7 +61,7 @@ func (e *Engine) Get(_ context.Context, keys []engine.Key) ([][]byte, error) {
 	values := make([][]byte, len(keys))
 	for i, k := range keys {
 		if r := e.records[k]; r.live(now) {
-			values[i] = clone(r.value)
+			values[i] = append([]byte{}, r.value...)
 		}
 	}
 	return values, nil
@@ -88,7 +88,8 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 		}
 		switch m.Action {
 		case engine.Put:
-			e.put(u.Key, &entry{value: clone(m.Value), terms: m.Terms})
+			// Never nil: an empty value is a record, nil means absent.
+			e.put(u.Key, &entry{value: append([]byte{}, m.Value...), terms: m.Terms})
 		case engine.Remove:
 			e.remove(u.Key)
 		}
@@ -107,7 +108,7 @@ func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl
 	if e.records[key].live(now) {
 		return engine.ErrExists
 	}
-	r := &entry{value: clone(value)}
+	r := &entry{value: append([]byte{}, value...)}
 	if ttl > 0 {
 		r.expires = now.Add(ttl)
 	}
