@@ -118,13 +118,13 @@ func (db *DB) SetMedianBlockTime(ctx context.Context, t uint32) error {
 // GetMedianBlockTime implements Store.
 func (db *DB) GetMedianBlockTime() uint32 { return db.medianTime.Load() }
 
-// storageErr wraps an engine failure as a STORAGE_ERROR.
+// storageErr wraps an engine failure as a STORAGE_ERROR that still
+// unwraps to the engine's error (errors.Is(err, engine.ErrClosed) works).
 func storageErr(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	e := record.NewError(record.CodeStorageError, chainhash.Hash{}, 0, "%s: %v", what, err)
-	return fmt.Errorf("%w", errors.Join(e, err))
+	return fmt.Errorf("%w: %w", record.NewError(record.CodeStorageError, chainhash.Hash{}, 0, "%s", what), err)
 }
 
 // notFound is the TX_NOT_FOUND error for txid.
