@@ -10,16 +10,27 @@ import (
 // are taken as unsigned; btcd decodes them as int64 and consensus keeps
 // them non-negative.
 func FromWireBlock(mb *wire.MsgBlock, height uint32) *Block {
+	ids := make([]chainhash.Hash, len(mb.Transactions))
+	for i, mtx := range mb.Transactions {
+		ids[i] = mtx.TxHash()
+	}
+	return FromWire(height, &mb.Header, int64(mb.SerializeSize()), mb.Transactions, ids)
+}
+
+// FromWire builds the index's Block from a block's parts, for callers that
+// already hold the transaction ids (a streaming parser computes them as it
+// reads) and the block's serialized size.
+func FromWire(height uint32, header *wire.BlockHeader, size int64, txs []*wire.MsgTx, ids []chainhash.Hash) *Block {
 	b := &Block{
 		Height: height,
-		Hash:   mb.BlockHash(),
-		Time:   uint32(mb.Header.Timestamp.Unix()),
-		Size:   uint32(mb.SerializeSize()),
-		Txs:    make([]Tx, len(mb.Transactions)),
+		Hash:   header.BlockHash(),
+		Time:   uint32(header.Timestamp.Unix()),
+		Size:   uint32(size),
+		Txs:    make([]Tx, len(txs)),
 	}
-	for i, mtx := range mb.Transactions {
+	for i, mtx := range txs {
 		tx := &b.Txs[i]
-		tx.ID = mtx.TxHash()
+		tx.ID = ids[i]
 		coinbase := isCoinbase(mtx)
 		tx.Inputs = make([]Outpoint, len(mtx.TxIn))
 		for j, in := range mtx.TxIn {

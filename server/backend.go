@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 
+	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -19,6 +20,9 @@ type Backend interface {
 	Summary(ctx context.Context) (utxo.Summary, error)
 	// BlockAt returns what the store remembers of the block at height.
 	BlockAt(ctx context.Context, height uint32) (BlockMeta, bool, error)
+	// AddressIndex is the Blockbook address index fed by ConnectBlock, or
+	// nil when it is off.
+	AddressIndex() *index.Index
 }
 
 // BlockMeta is what the store keeps about a connected block.

@@ -8,6 +8,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -175,6 +176,9 @@ func (s *Instrumented) ConnectBlock(ctx context.Context, b utxo.Block) (err erro
 	defer func(start time.Time) { s.m.observe("ConnectBlock", start, err) }(time.Now())
 	return s.next.ConnectBlock(ctx, b)
 }
+
+// AddressIndex implements Backend.
+func (s *Instrumented) AddressIndex() *index.Index { return s.next.AddressIndex() }
 
 func (s *Instrumented) Tip() (utxo.Tip, bool) {
 	defer s.m.observe("Tip", time.Now(), nil)

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/utxostore/utxostore/server"
 )
 
 const demoHelp = `Usage: utxostore demo [flags]
@@ -43,12 +46,24 @@ func runDemo(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	idx, err := cfg.store.openIndex()
+	if err != nil {
+		store.Close()
+		return err
+	}
 	gen := newDemoChain(*seed)
 	start := time.Now()
 	txs := 0
 	for _, b := range gen.build(*blocks) {
-		if err := store.ConnectBlock(ctx, b); err != nil {
+		err := store.ConnectBlock(ctx, b)
+		if err == nil {
+			err = server.IndexBlock(idx, b)
+		}
+		if err != nil {
 			store.Close()
+			if idx != nil {
+				idx.Close()
+			}
 			return fmt.Errorf("connecting synthetic block %d: %w", b.Height, err)
 		}
 		txs += len(b.Txs)
@@ -60,10 +75,15 @@ func runDemo(ctx context.Context, args []string) error {
 		if closeErr := store.Close(); err == nil {
 			err = closeErr
 		}
+		if idx != nil {
+			if closeErr := idx.Close(); err == nil {
+				err = closeErr
+			}
+		}
 		return err
 	}
 	unspent := gen.blocks[len(gen.blocks)-1].Txs[0].ID
-	return serveStore(ctx, cfg, store, func(grpcAddr, httpAddr string) {
+	return serveStore(ctx, cfg, store, idx, func(grpcAddr, httpAddr string) {
 		base := "http://" + httpAddr
 		fmt.Printf(`
 utxostore demo is serving %d synthetic blocks. Try:
@@ -71,6 +91,10 @@ utxostore demo is serving %d synthetic blocks. Try:
   curl %s/api/status
   curl %s/api/v2/tx/%s    # the tip's coinbase: unspent
 `, *blocks, base, base, unspent)
+		if idx != nil {
+			script := gen.blocks[len(gen.blocks)-1].Txs[0].Msg.TxOut[0].PkScript
+			fmt.Printf("  curl %s/api/v2/address/%s    # the tip coinbase's script, by address descriptor\n", base, hex.EncodeToString(script))
+		}
 		if s := gen.firstSpend; s != nil {
 			fmt.Printf("  curl %s/api/v2/tx/%s    # spent by %s\n", base, s.parent, s.spender)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -40,6 +41,7 @@ func runImport(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs)
+	sf.registerIndex(fs)
 	startHeight := fs.Uint("start-height", 0, "height of the first block of the first file")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	every := fs.Int("progress-blocks", 0, "print a progress line every N blocks (instead of a bar on a terminal, or a line every 2 seconds)")
@@ -61,7 +63,12 @@ func runImport(ctx context.Context, args []string) error {
 		return err
 	}
 	imp := &importer{store: store, next: uint32(*startHeight), progress: progress}
+	if imp.index, err = openImportIndex(&sf); err != nil {
+		store.Close()
+		return err
+	}
 	err = imp.importFiles(ctx, fs.Args())
+	err = errors.Join(err, imp.index.close())
 	if err == nil {
 		err = writeSummary(ctx, store, os.Stdout)
 	}
@@ -73,7 +80,8 @@ func runImport(ctx context.Context, args []string) error {
 
 type importer struct {
 	store    *utxo.DB
-	next     uint32 // height of the next block read from the files
+	index    *importIndex // nil without --index
+	next     uint32       // height of the next block read from the files
 	progress blockProgress
 }
 
@@ -81,10 +89,11 @@ func (imp *importer) importFiles(ctx context.Context, paths []string) error {
 	tip, haveTip := imp.store.Tip()
 	err := forEachBlock(ctx, paths, imp.next, func(path string, height uint32, reader *chain.BlockReader) error {
 		info := reader.Info()
-		if haveTip && height <= tip.Height {
-			if height == tip.Height && info.Hash != tip.Hash {
-				return fmt.Errorf("%s: the store's tip at height %d is block %s, but this file has %s there: it holds another chain (use another --data directory)", path, height, tip.Hash, info.Hash)
-			}
+		inStore := haveTip && height <= tip.Height
+		if inStore && height == tip.Height && info.Hash != tip.Hash {
+			return fmt.Errorf("%s: the store's tip at height %d is block %s, but this file has %s there: it holds another chain (use another --data directory)", path, height, tip.Hash, info.Hash)
+		}
+		if inStore && !imp.index.needs(height) {
 			return nil // imported before the interruption
 		}
 		txs, err := readAll(reader)
@@ -93,8 +102,15 @@ func (imp *importer) importFiles(ctx context.Context, paths []string) error {
 		}
 		info = reader.Info() // its Size is final now that every tx was read
 		block := utxo.Block{Hash: info.Hash, PrevHash: info.PrevHash(), Height: height, Txs: txs, Header: &info.Header, Size: info.Size}
-		if err := imp.store.ConnectBlock(ctx, block); err != nil {
-			return fmt.Errorf("%s: connecting block %s at height %d: %w", path, info.Hash, height, err)
+		if !inStore {
+			if err := imp.store.ConnectBlock(ctx, block); err != nil {
+				return fmt.Errorf("%s: connecting block %s at height %d: %w", path, info.Hash, height, err)
+			}
+		}
+		// The store first, the index after: a crash between leaves the
+		// index behind, and the next import catches it up from the files.
+		if err := imp.index.connect(block); err != nil {
+			return fmt.Errorf("%s: indexing block %s at height %d: %w", path, info.Hash, height, err)
 		}
 		imp.progress.block(height, len(txs), info.Size)
 		return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/utxostore/utxostore/engine/pebble"
 	"github.com/utxostore/utxostore/engine/redis"
 	"github.com/utxostore/utxostore/engine/sozu"
+	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -29,6 +30,31 @@ type storeFlags struct {
 	namespace string
 	redisWait int
 	verbose   bool
+	index     bool
+}
+
+// registerIndex adds --index, for the commands that feed or serve the
+// address index (import, serve, demo).
+func (f *storeFlags) registerIndex(fs *flag.FlagSet) {
+	fs.BoolVar(&f.index, "index", envOr("UTXOSTORE_INDEX", "") == "true", "keep the Blockbook address index (data format 5) in DATA/index, fed by the same blocks, and serve /api/v2/address and /api/v2/utxo")
+}
+
+// openIndex opens the address index when --index asks for it (nil
+// otherwise). Its coin name follows the network, so an index of another
+// network is refused like the store.
+func (f *storeFlags) openIndex() (*index.Index, error) {
+	if !f.index {
+		return nil, nil
+	}
+	coin := map[string]string{"mainnet": "Bitcoin", "testnet": "Testnet", "testnet3": "Testnet", "regtest": "Regtest", "signet": "Signet"}[f.network]
+	if coin == "" {
+		coin = f.network
+	}
+	idx, err := index.Open(filepath.Join(f.data, "index"), index.Options{Coin: coin, NoSync: f.sync == "block"})
+	if err != nil {
+		return nil, fmt.Errorf("opening the address index: %w", err)
+	}
+	return idx, nil
 }
 
 // engineLog passes an engine's own messages (pebble's log replay reports,

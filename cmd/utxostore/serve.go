@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -53,20 +54,31 @@ func runServe(ctx context.Context, args []string) error {
 	if store.UncleanShutdown {
 		fmt.Fprintln(os.Stderr, "utxostore serve: the previous run did not close the store; the engine recovered its log")
 	}
-	return serveStore(ctx, cfg, store, nil)
+	idx, err := cfg.store.openIndex()
+	if err != nil {
+		store.Close()
+		return err
+	}
+	return serveStore(ctx, cfg, store, idx, nil)
 }
 
-// serveStore serves an open store until ctx ends, then shuts down and
-// closes the store. ready, when set, runs once both listeners are bound.
-func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, ready func(grpcAddr, httpAddr string)) (err error) {
+// serveStore serves an open store (and the address index, when not nil)
+// until ctx ends, then shuts down and closes them. ready, when set, runs
+// once both listeners are bound.
+func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *index.Index, ready func(grpcAddr, httpAddr string)) (err error) {
 	defer func() {
 		if closeErr := store.Close(); closeErr != nil {
 			err = errors.Join(err, fmt.Errorf("closing the store: %w", closeErr))
 		}
+		if idx != nil {
+			if closeErr := idx.Close(); closeErr != nil {
+				err = errors.Join(err, fmt.Errorf("closing the address index: %w", closeErr))
+			}
+		}
 	}()
 	opts := cfg.serverOptions()
 	opts.ExternalAbove = store.Options().MaxTxSizeInStore
-	srv, err := server.New(server.NewBackend(store), opts)
+	srv, err := server.New(server.NewBackend(store, idx), opts)
 	if err != nil {
 		return usagef("%v", err)
 	}

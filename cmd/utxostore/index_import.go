@@ -1,0 +1,65 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/server"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// importIndex feeds imported blocks to the address index in its bulk mode
+// (balances and tx addresses kept in memory, flushed every flushEvery
+// blocks and at the end). A nil *importIndex is "no index".
+type importIndex struct {
+	idx  *index.Index
+	bulk *index.Bulk
+	next uint32 // the first height the index does not hold
+}
+
+// flushEvery bounds what an interrupted import re-indexes.
+const flushEvery = 1000
+
+func openImportIndex(sf *storeFlags) (*importIndex, error) {
+	idx, err := sf.openIndex()
+	if err != nil || idx == nil {
+		return nil, err
+	}
+	ii := &importIndex{idx: idx}
+	if best, ok, err := idx.BestBlock(); err != nil {
+		idx.Close()
+		return nil, err
+	} else if ok {
+		ii.next = best.Height + 1
+	}
+	if ii.bulk, err = idx.BeginBulk(flushEvery); err != nil {
+		idx.Close()
+		return nil, err
+	}
+	return ii, nil
+}
+
+// needs reports whether the index lacks the block at height.
+func (ii *importIndex) needs(height uint32) bool {
+	return ii != nil && height >= ii.next
+}
+
+func (ii *importIndex) connect(b utxo.Block) error {
+	if !ii.needs(b.Height) {
+		return nil
+	}
+	if err := ii.bulk.Connect(server.IndexedForm(b)); err != nil {
+		return err
+	}
+	ii.next = b.Height + 1
+	return nil
+}
+
+// close flushes what the bulk holds (also after an error or an
+// interruption, so the next import resumes from there) and closes.
+func (ii *importIndex) close() error {
+	if ii == nil {
+		return nil
+	}
+	return errors.Join(ii.bulk.Close(), ii.idx.Close())
+}
