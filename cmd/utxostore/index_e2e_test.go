@@ -1,0 +1,176 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/internal/testdata"
+)
+
+// scriptTotals is what an address descriptor (output script) received and
+// sent over the chain, computed here from the raw blocks.
+type scriptTotals struct{ received, sent uint64 }
+
+func chainScriptTotals(t *testing.T, path string) map[string]*scriptTotals {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type coin struct {
+		script string
+		value  uint64
+	}
+	utxos := map[wire.OutPoint]coin{}
+	totals := map[string]*scriptTotals{}
+	get := func(s string) *scriptTotals {
+		if totals[s] == nil {
+			totals[s] = &scriptTotals{}
+		}
+		return totals[s]
+	}
+	for len(data) >= 8 && binary.LittleEndian.Uint32(data) != 0 {
+		n := binary.LittleEndian.Uint32(data[4:])
+		var blk wire.MsgBlock
+		if err := blk.Deserialize(bytesReader(data[8 : 8+n])); err != nil {
+			t.Fatal(err)
+		}
+		data = data[8+n:]
+		for i, tx := range blk.Transactions {
+			if i > 0 {
+				for _, in := range tx.TxIn {
+					c := utxos[in.PreviousOutPoint]
+					get(c.script).sent += c.value
+					delete(utxos, in.PreviousOutPoint)
+				}
+			}
+			for vout, out := range tx.TxOut {
+				s := string(out.PkScript)
+				get(s).received += uint64(out.Value)
+				utxos[wire.OutPoint{Hash: tx.TxHash(), Index: uint32(vout)}] = coin{s, uint64(out.Value)}
+			}
+		}
+	}
+	return totals
+}
+
+type sliceReader struct{ b []byte }
+
+func (r *sliceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, fmt.Errorf("EOF")
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+func bytesReader(b []byte) *sliceReader { return &sliceReader{b} }
+
+// TestAddressIndexImportAndServe: an `import --index` killed mid-way and
+// rerun leaves an index whose every address balance matches the chain; the
+// daemon answers the Blockbook address and UTXO endpoints from it.
+func TestAddressIndexImportAndServe(t *testing.T) {
+	chainFile := testdata.Path(t, "btc-mainnet-0-14131.blk")
+	data := filepath.Join(t.TempDir(), "data")
+	killMidImport(t, 2, "import", "--index", "--data", data, "--sync", "block", "--progress-blocks", "2000", chainFile)
+	if got := lastLine(t, "import", "--index", "--data", data, "--sync", "block", "--quiet", chainFile); got != btcChainSummary {
+		t.Fatalf("import --index after a SIGKILL:\n%s", got)
+	}
+
+	totals := chainScriptTotals(t, chainFile)
+	idx, err := index.Open(filepath.Join(data, "index"), index.Options{Coin: "Bitcoin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum uint64
+	var busiest string
+	for script, tot := range totals {
+		bal, err := idx.Balance([]byte(script))
+		if err != nil {
+			idx.Close()
+			t.Fatal(err)
+		}
+		if isDataScript(script) {
+			continue // OP_RETURN outputs are not indexed under an address
+		}
+		if bal.Balance != tot.received-tot.sent || bal.Sent != tot.sent {
+			idx.Close()
+			t.Fatalf("script %x: index balance %d sent %d, chain says %d and %d", script, bal.Balance, bal.Sent, tot.received-tot.sent, tot.sent)
+		}
+		sum += bal.Balance
+		if busiest == "" || tot.sent > totals[busiest].sent {
+			busiest = script
+		}
+	}
+	idx.Close()
+	if sum != 70_660_000_000_000 {
+		t.Fatalf("balances sum to %d, the UTXO set holds 70,660,000,000,000", sum)
+	}
+
+	d := startDaemon(t, "serve", "--index", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	base := "http://" + d.http
+	var addr addressReply
+	getJSON(t, base+"/api/v2/address/"+hex.EncodeToString([]byte(busiest))+"?pageSize=1", &addr)
+	want := totals[busiest]
+	if addr.Balance != strconv.FormatUint(want.received-want.sent, 10) || addr.TotalSent != strconv.FormatUint(want.sent, 10) ||
+		addr.TotalReceived != strconv.FormatUint(want.received, 10) || len(addr.Txids) != 1 || addr.TotalPages != addr.Txs {
+		t.Fatalf("address %x: %+v, want received %d sent %d", busiest, addr, want.received, want.sent)
+	}
+	genesis := "4104678afdb0fe5548271967f1a67130b7105cd6a828e03909a67962e0ea1f61deb649f6bc3f4cef38c4f35504e51ec112de5c384df7ba0b8d578a4c702b6bf11d5fac"
+	var utxos []struct {
+		Txid          string `json:"txid"`
+		Value         string `json:"value"`
+		Confirmations int    `json:"confirmations"`
+	}
+	getJSON(t, base+"/api/v2/utxo/"+genesis, &utxos)
+	if len(utxos) != 1 || utxos[0].Txid != "4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b" || utxos[0].Value != "5000000000" || utxos[0].Confirmations != 14132 {
+		t.Fatalf("genesis UTXOs: %+v", utxos)
+	}
+	if code, body := httpGet(t, base+"/api/v2/address/not-an-address"); code != 400 {
+		t.Fatalf("malformed address: %d %s", code, body)
+	}
+	getJSON(t, base+"/api/v2/address/1BitcoinEaterAddressDontSendf59kuE", &addr)
+	if addr.Balance != "0" || addr.Txs != 0 {
+		t.Fatalf("an address with no history: %+v", addr)
+	}
+	d.stop(t, syscall.SIGTERM)
+
+	plain := startDaemon(t, "serve", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	if code, body := httpGet(t, "http://"+plain.http+"/api/v2/address/"+genesis); code != 404 {
+		t.Fatalf("address endpoint without --index: %d %s", code, body)
+	}
+}
+
+type addressReply struct {
+	Page          int      `json:"page"`
+	TotalPages    int      `json:"totalPages"`
+	Balance       string   `json:"balance"`
+	TotalReceived string   `json:"totalReceived"`
+	TotalSent     string   `json:"totalSent"`
+	Txs           int      `json:"txs"`
+	Txids         []string `json:"txids"`
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	code, body := httpGet(t, url)
+	if code != 200 {
+		t.Fatalf("GET %s: %d %s", url, code, body)
+	}
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("GET %s: %v in %s", url, err, body)
+	}
+}
+
+func isDataScript(s string) bool { return len(s) > 0 && s[0] == 0x6a }
