@@ -65,24 +65,24 @@ func (s *Server) addrDesc(param string) ([]byte, bool) {
 	return nil, false
 }
 
-// addressIndex returns the index, or answers 404 when it is off.
-func (s *Server) addressIndex(w http.ResponseWriter) *index.Index {
-	idx := s.backend.AddressIndex()
-	if idx == nil {
+// addressRequest returns the index and the address descriptor a request
+// names, or answers it: 404 when the index is off, 400 for a malformed
+// address.
+func (s *Server) addressRequest(w http.ResponseWriter, r *http.Request) (idx *index.Index, param string, desc []byte, ok bool) {
+	if idx = s.backend.AddressIndex(); idx == nil {
 		writeError(w, http.StatusNotFound, "the address index is off; start serve with --index")
+		return nil, "", nil, false
 	}
-	return idx
+	param = r.PathValue("address")
+	if desc, ok = s.addrDesc(param); !ok {
+		writeError(w, http.StatusBadRequest, "%q is neither a %s address nor an output script in hex", param, s.opts.Network)
+	}
+	return idx, param, desc, ok
 }
 
 func (s *Server) handleAddress(w http.ResponseWriter, r *http.Request) {
-	idx := s.addressIndex(w)
-	if idx == nil {
-		return
-	}
-	param := r.PathValue("address")
-	desc, ok := s.addrDesc(param)
+	idx, param, desc, ok := s.addressRequest(w, r)
 	if !ok {
-		writeError(w, http.StatusBadRequest, "%q is neither a %s address nor an output script in hex", param, s.opts.Network)
 		return
 	}
 	q := r.URL.Query()
@@ -117,14 +117,8 @@ func (s *Server) handleAddress(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleUtxo(w http.ResponseWriter, r *http.Request) {
-	idx := s.addressIndex(w)
-	if idx == nil {
-		return
-	}
-	param := r.PathValue("address")
-	desc, ok := s.addrDesc(param)
+	idx, param, desc, ok := s.addressRequest(w, r)
 	if !ok {
-		writeError(w, http.StatusBadRequest, "%q is neither a %s address nor an output script in hex", param, s.opts.Network)
 		return
 	}
 	utxos, err := idx.UTXOs(desc)
