@@ -1,0 +1,337 @@
+package enginetest
+
+import (
+	"context"
+	"encoding/binary"
+	"flag"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// The flags of BenchmarkCreateSpendMix. They live here, not in the engines'
+// tests, because every engine's test binary links this package: a flag
+// defined both here and in an engine would panic at init, and one command
+// line must run several engines side by side:
+//
+//	UTXOSTORE_BENCH_LIVE=200000 go test -run '^$' -bench CreateSpendMix -benchtime 200000x ./engine/sozu ./engine/pebble -args -sync block
+var (
+	benchLive  = flag.Int("live", 0, "live records loaded before BenchmarkCreateSpendMix measures (default: env UTXOSTORE_BENCH_LIVE, else the engine's own: 200000 for pebble and sozu, 50000 for redis)")
+	benchBatch = flag.Int("batch", 64, "updates per Update call in BenchmarkCreateSpendMix")
+	benchSync  = flag.String("sync", "always", "sync mode of BenchmarkCreateSpendMix: always or block (engines that run in this process: pebble, sozu)")
+	benchDir   = flag.String("benchdir", "", "directory for BenchmarkCreateSpendMix's store (default: a temporary one; engines that run in this process: pebble, sozu)")
+)
+
+// BenchLive is the number of live records a benchmark loads: -live, else
+// UTXOSTORE_BENCH_LIVE, else def (an environment variable as well as a
+// flag, so one go test command over several packages can set it).
+func BenchLive(def int) int {
+	if *benchLive > 0 {
+		return *benchLive
+	}
+	if n, err := strconv.Atoi(os.Getenv("UTXOSTORE_BENCH_LIVE")); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// A benchmark record is shaped like a UTXO record: a header of transaction
+// metadata followed by one 32-byte hash per unspent output; spending an
+// output appends its 36 bytes of spending data (txid and input index), so
+// a spend changes 36..68 bytes. Values are 100..300 bytes.
+const (
+	benchOutputSize  = 32
+	benchSpendSize   = 36
+	benchBlockOps    = 1000 // ops per simulated block
+	benchRetention   = 10   // blocks a fully spent record waits before pruning
+	benchCreateShare = 22   // percent of ops that create: about one create per 3.5 spends keeps the live count steady
+)
+
+// benchRecord draws a record produced at height: byte 0 counts its outputs,
+// byte 1 the spent ones.
+func benchRecord(rng *rand.Rand, height uint32) ([]byte, engine.Terms) {
+	header := 60 + rng.IntN(80)
+	outputs := 1 + rng.IntN(5)
+	v := make([]byte, 2+header+outputs*benchOutputSize)
+	v[0], v[1] = byte(outputs), 0 // outputs, spent so far
+	for i := 2; i < len(v); i++ {
+		v[i] = byte(rng.Uint32())
+	}
+	return v, engine.Terms{ProducedAt: height}
+}
+
+// benchSpend spends the next unspent output; a record whose last output is
+// spent becomes deletable after the retention, as the UTXO store's DAH does.
+func benchSpend(height uint32) engine.UpdateFunc {
+	return func(cur []byte) (engine.Mutation, error) {
+		if cur == nil || cur[1] >= cur[0] {
+			return engine.Mutation{Action: engine.Keep}, nil
+		}
+		next := append(cur, make([]byte, benchSpendSize)...)
+		binary.LittleEndian.PutUint32(next[len(next)-4:], uint32(cur[1]))
+		next[1]++
+		terms := engine.Terms{ProducedAt: height}
+		if next[1] == next[0] {
+			terms.DeleteAtHeight, terms.Consumed = height+benchRetention, true
+		}
+		return engine.Mutation{Action: engine.Put, Value: next, Terms: terms}, nil
+	}
+}
+
+// BenchKey is the key of the benchmark's i-th record: spread over the key
+// space by a multiplicative hash, and unique by its last four bytes.
+func BenchKey(i uint32) engine.Key {
+	var k engine.Key
+	binary.BigEndian.PutUint64(k[:8], uint64(i)*0x9E3779B97F4A7C15)
+	binary.BigEndian.PutUint32(k[28:], i)
+	return k
+}
+
+// BenchLoad writes n records of the benchmark's shape under BenchKey(0)
+// .. BenchKey(n-1), batch updates per Update call, the i-th produced at
+// height(i), drawing them from rng.
+func BenchLoad(b testing.TB, e engine.Engine, rng *rand.Rand, n, batch int, height func(i uint32) uint32) {
+	benchLoad(b, e, rng, n, batch, height, nil)
+}
+
+// benchLoad is BenchLoad telling each record to each, if set.
+func benchLoad(b testing.TB, e engine.Engine, rng *rand.Rand, n, size int, height func(i uint32) uint32, each func(i uint32, v []byte)) {
+	for next := uint32(0); int(next) < n; {
+		batch := make([]engine.Update, 0, size)
+		for ; len(batch) < cap(batch) && int(next) < n; next++ {
+			v, terms := benchRecord(rng, height(next))
+			batch = append(batch, engine.Update{Key: BenchKey(next), Fn: put(v, terms)})
+			if each != nil {
+				each(next, v)
+			}
+		}
+		benchApply(b, e, batch)
+	}
+}
+
+func benchApply(b testing.TB, e engine.Engine, batch []engine.Update) {
+	errs, err := e.Update(context.Background(), batch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchPrune deletes the records whose delete-at-height has come, as the
+// store's pruner does at each block.
+func benchPrune(b testing.TB, e engine.Engine, height uint32) {
+	var keys []engine.Key
+	err := e.Scan(context.Background(), engine.ByDeleteAtHeight, 1, height, func(k engine.Key, _ uint32) error {
+		keys = append(keys, k)
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Delete(context.Background(), keys); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchHarness tells BenchCreateSpendMix how to open an engine and what the
+// engine adds to the shared workload and metrics.
+type BenchHarness[E engine.Engine] struct {
+	// Open opens the engine over dir under mode; the engine's errors fail
+	// b. A second Open of the same dir (after Close) reopens the store.
+	// Engines without a directory (Redis) use dir to name their key space
+	// and may ignore mode.
+	Open func(b *testing.B, dir string, mode engine.SyncMode) E
+	// Live is the engine's default number of live records, used when
+	// neither -live nor UTXOSTORE_BENCH_LIVE is set.
+	Live int
+	// LoadBatch is the updates per Update call while loading (default
+	// 10,000).
+	LoadBatch int
+	// Local engines run in this process over a directory. For them the
+	// load runs under SyncBlock and the engine is reopened under -sync
+	// before the timed phase (the load is not what is measured, and
+	// under SyncAlways it would take far longer), -benchdir applies, and
+	// write-amp and peak-RSS-MB are reported: for a remote engine they
+	// would measure the client only.
+	Local bool
+	// DiskBytes, if set, is the bytes the store takes on disk, reported
+	// per live record (disk-B/live) and per live record over the mean
+	// value size (disk/value).
+	DiskBytes func(b *testing.B, e E) int64
+	// Block, if set, ends each simulated block after its prune, in place
+	// of the default e.Checkpoint(ctx, height).
+	Block func(b *testing.B, e E, height uint32)
+	// Report, if set, reports the engine's own metrics once the timed
+	// phase is over.
+	Report func(b *testing.B, e E)
+}
+
+// BenchCreateSpendMix loads -live records, then measures b.N random
+// creates and spends in batches of -batch; at each simulated block of 1000
+// ops it deletes the records whose DAH came (as the store's pruner does)
+// and checkpoints (or runs h.Block). It reports ops/s and the live count,
+// and for a local engine the device bytes written over the logical bytes
+// (write-amp: value+key for a create, spend data+key for a spend) and the
+// peak RSS.
+//
+// Use -benchtime Nx: the load is not timed but still takes minutes at
+// large sizes, so the framework's first b.N=1 probe returns at once instead
+// of loading a store for one op.
+func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
+	if b.N == 1 {
+		return
+	}
+	mode, err := engine.ParseSyncMode(*benchSync)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	if !h.Local {
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "sync" || f.Name == "benchdir" {
+				b.Logf("-%s does not apply to this engine: ignored", f.Name)
+			}
+		})
+	} else if *benchDir != "" {
+		dir = *benchDir
+	}
+	loadBatch := h.LoadBatch
+	if loadBatch == 0 {
+		loadBatch = 10_000
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+
+	loadStart := time.Now()
+	loadMode := mode
+	if h.Local {
+		loadMode = engine.SyncBlock
+	}
+	e := h.Open(b, dir, loadMode)
+	// The benchmark's own bookkeeping: the records with unspent outputs,
+	// and each record's count of them (one byte per record ever created).
+	var live []uint32
+	var unspent []uint8
+	var valueBytes int64
+	benchLoad(b, e, rng, BenchLive(h.Live), loadBatch, func(uint32) uint32 { return 1 }, func(i uint32, v []byte) {
+		valueBytes += int64(len(v))
+		live = append(live, i)
+		unspent = append(unspent, v[0])
+	})
+	loaded := int64(len(live))
+	if h.Local {
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		e = h.Open(b, dir, mode)
+	}
+	defer e.Close()
+	b.Logf("loaded %d records in %v", loaded, time.Since(loadStart).Round(time.Second))
+
+	height := uint32(2)
+	nextKey := uint32(len(live))
+	var logical int64
+	var ioBefore int64
+	if h.Local {
+		ioBefore = procWriteBytes(b)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for done := 0; done < b.N; {
+		n := min(*benchBatch, b.N-done)
+		batch := make([]engine.Update, 0, n)
+		for len(batch) < n {
+			if rng.IntN(100) < benchCreateShare || len(live) == 0 {
+				v, terms := benchRecord(rng, height)
+				logical += int64(len(v)) + engine.KeySize
+				batch = append(batch, engine.Update{Key: BenchKey(nextKey), Fn: put(v, terms)})
+				live = append(live, nextKey)
+				unspent = append(unspent, v[0])
+				nextKey++
+				continue
+			}
+			p := rng.IntN(len(live))
+			i := live[p]
+			if unspent[i]--; unspent[i] == 0 {
+				live[p] = live[len(live)-1]
+				live = live[:len(live)-1]
+			}
+			logical += benchSpendSize + engine.KeySize
+			batch = append(batch, engine.Update{Key: BenchKey(i), Fn: benchSpend(height)})
+		}
+		benchApply(b, e, batch)
+		done += n
+		if done/benchBlockOps != (done-n)/benchBlockOps {
+			height++
+			benchPrune(b, e, height)
+			if h.Block != nil {
+				h.Block(b, e, height)
+			} else if err := e.Checkpoint(ctx, height); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
+	b.ReportMetric(float64(len(live)), "live")
+	if h.Local {
+		if logical > 0 {
+			b.ReportMetric(float64(procWriteBytes(b)-ioBefore)/float64(logical), "write-amp")
+		}
+		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+	}
+	if h.DiskBytes != nil {
+		disk := float64(h.DiskBytes(b, e))
+		avgValue := float64(valueBytes) / float64(loaded)
+		b.ReportMetric(disk/float64(len(live))/avgValue, "disk/value")
+		b.ReportMetric(disk/float64(len(live)), "disk-B/live")
+	}
+	if h.Report != nil {
+		h.Report(b, e)
+	}
+}
+
+// procWriteBytes is the bytes this process has caused to be written to the
+// storage device (Linux /proc/self/io write_bytes).
+func procWriteBytes(b testing.TB) int64 {
+	n, err := procField("/proc/self/io", "write_bytes:")
+	if err != nil {
+		b.Skipf("no /proc/self/io: %v", err)
+	}
+	return n
+}
+
+// peakRSS is the process's peak resident set in bytes: Linux's VmHWM, which
+// getrusage's ru_maxrss also reports, read from /proc so that this package
+// still compiles where syscall has no Getrusage (Windows).
+func peakRSS() int64 {
+	kb, _ := procField("/proc/self/status", "VmHWM:")
+	return kb << 10 // kilobytes
+}
+
+// procField is the number after name in a /proc file of "name value" lines
+// (0 if the file has no such line).
+func procField(path, name string) (int64, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n, nil
+		}
+	}
+	return 0, nil
+}
