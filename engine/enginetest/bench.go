@@ -179,9 +179,10 @@ type BenchHarness[E engine.Engine] struct {
 // creates and spends in batches of -batch; at each simulated block of 1000
 // ops it deletes the records whose DAH came (as the store's pruner does)
 // and checkpoints (or runs h.Block). It reports ops/s and the live count,
-// and for a local engine the device bytes written over the logical bytes
+// for a local engine the device bytes written over the logical bytes
 // (write-amp: value+key for a create, spend data+key for a spend) and the
-// peak RSS.
+// peak RSS, and then, untimed by the framework, the keys/s of batched
+// reads of old and of fresh records (benchReadOldVsFresh).
 //
 // Use -benchtime Nx: the load is not timed but still takes minutes at
 // large sizes, so the framework's first b.N=1 probe returns at once instead
@@ -299,6 +300,55 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	}
 	if h.Report != nil {
 		h.Report(b, e)
+	}
+	benchReadOldVsFresh(b, e, rng, live, uint32(loaded))
+}
+
+// benchReadBatch is the keys per Get of the read phase, and benchReads the
+// keys it reads of each age.
+const (
+	benchReadBatch = 1000
+	benchReads     = 200_000
+)
+
+// benchReadOldVsFresh reads, in batches of 1000, live records loaded before
+// the mix (old: produced at height 1) and live records the mix created
+// (fresh), and reports keys/s of each: the Lindy bet a layered table makes
+// is that the fresh are the cheap ones. Every key read must be found.
+func benchReadOldVsFresh(b *testing.B, e engine.Engine, rng *rand.Rand, live []uint32, firstFresh uint32) {
+	var old, fresh []uint32
+	for _, i := range live {
+		if i < firstFresh {
+			old = append(old, i)
+		} else {
+			fresh = append(fresh, i)
+		}
+	}
+	for _, c := range []struct {
+		metric string
+		keys   []uint32
+	}{{"old-reads/s", old}, {"fresh-reads/s", fresh}} {
+		if len(c.keys) < benchReadBatch {
+			b.Logf("%s: only %d such records, not measured", c.metric, len(c.keys))
+			continue
+		}
+		batch := make([]engine.Key, benchReadBatch)
+		start := time.Now()
+		for read := 0; read < benchReads; read += len(batch) {
+			for j := range batch {
+				batch[j] = BenchKey(c.keys[rng.IntN(len(c.keys))])
+			}
+			values, err := e.Get(context.Background(), batch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for j, v := range values {
+				if v == nil {
+					b.Fatalf("live record %x read as missing", batch[j])
+				}
+			}
+		}
+		b.ReportMetric(float64(benchReads)/time.Since(start).Seconds(), c.metric)
 	}
 }
 

@@ -38,27 +38,23 @@ type bucketAddr struct {
 
 func (a bucketAddr) String() string { return fmt.Sprintf("layer %d bucket %d", a.layer, a.index) }
 
-// encodePages splits an encoded bucket into checksummed pages.
-func encodePages(addr bucketAddr, stream []byte) [][]byte {
-	count := (len(stream) + pagePayload - 1) / pagePayload
-	if count == 0 {
-		count = 1
-	}
-	pages := make([][]byte, count)
-	for i := range pages {
-		p := make([]byte, PageSize)
-		chunk := stream[min(i*pagePayload, len(stream)):min((i+1)*pagePayload, len(stream))]
-		p[4] = pageMagic
-		p[5] = addr.layer
-		binary.LittleEndian.PutUint16(p[6:], uint16(i))
-		binary.LittleEndian.PutUint16(p[8:], uint16(count))
-		binary.LittleEndian.PutUint16(p[10:], uint16(len(chunk)))
-		binary.LittleEndian.PutUint64(p[12:], addr.index)
-		copy(p[pageHeaderSize:], chunk)
-		binary.LittleEndian.PutUint32(p[0:], checksum(p[4:]))
-		pages[i] = p
-	}
-	return pages
+// pageCount is the number of pages an encoded bucket of n bytes takes (an
+// empty stream still takes one).
+func pageCount(n int) int { return max(1, (n+pagePayload-1)/pagePayload) }
+
+// encodePage fills p (PageSize bytes) with page seq of the count pages that
+// carry an encoded bucket's stream, checksummed.
+func encodePage(p []byte, addr bucketAddr, stream []byte, seq, count int) {
+	chunk := stream[min(seq*pagePayload, len(stream)):min((seq+1)*pagePayload, len(stream))]
+	clear(p)
+	p[4] = pageMagic
+	p[5] = addr.layer
+	binary.LittleEndian.PutUint16(p[6:], uint16(seq))
+	binary.LittleEndian.PutUint16(p[8:], uint16(count))
+	binary.LittleEndian.PutUint16(p[10:], uint16(len(chunk)))
+	binary.LittleEndian.PutUint64(p[12:], addr.index)
+	copy(p[pageHeaderSize:], chunk)
+	binary.LittleEndian.PutUint32(p[0:], checksum(p[4:]))
 }
 
 // checkPage verifies one page read back for addr as page seq of count and

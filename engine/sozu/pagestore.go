@@ -31,6 +31,9 @@ type pageStore struct {
 	retired []uint32
 
 	pageReads, pageWrites uint64
+	// pageBuf and encodeBuf are reused by every read and write: the store
+	// belongs to one shard goroutine, and a bucket never aliases them.
+	pageBuf, encodeBuf []byte
 }
 
 func openPageStore(path string) (*pageStore, error) {
@@ -38,7 +41,7 @@ func openPageStore(path string) (*pageStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pageStore{f: f, path: path, dir: make(map[bucketAddr][]uint32), fresh: make(map[uint32]struct{})}, nil
+	return &pageStore{f: f, path: path, dir: make(map[bucketAddr][]uint32), fresh: make(map[uint32]struct{}), pageBuf: make([]byte, PageSize)}, nil
 }
 
 // adopt installs the directory of a checkpoint and derives the free pages:
@@ -72,13 +75,14 @@ func (s *pageStore) adopt(dir map[bucketAddr][]uint32) error {
 }
 
 // read loads a bucket; a bucket without pages is empty with no children.
+// The decoded entries' values alias a stream allocated here for the bucket.
 func (s *pageStore) read(addr bucketAddr) (*bucket, error) {
 	pages := s.dir[addr]
 	if len(pages) == 0 {
 		return &bucket{}, nil
 	}
 	stream := make([]byte, 0, len(pages)*pagePayload)
-	buf := make([]byte, PageSize)
+	buf := s.pageBuf
 	for i, p := range pages {
 		s.pageReads++
 		if _, err := s.f.ReadAt(buf, int64(p)*PageSize); err != nil {
@@ -110,13 +114,15 @@ func (s *pageStore) write(addr bucketAddr, b *bucket) error {
 		s.release(old)
 		return nil
 	}
-	pages := encodePages(addr, b.encode(make([]byte, 0, b.size+bucketHeaderMax)))
-	placed := make([]uint32, len(pages))
-	for i, p := range pages {
+	s.encodeBuf = b.encode(s.encodeBuf[:0])
+	count := pageCount(len(s.encodeBuf))
+	placed := make([]uint32, count)
+	for i := range placed {
+		encodePage(s.pageBuf, addr, s.encodeBuf, i, count)
 		n := s.allocate()
 		placed[i] = n
 		s.pageWrites++
-		if _, err := s.f.WriteAt(p, int64(n)*PageSize); err != nil {
+		if _, err := s.f.WriteAt(s.pageBuf, int64(n)*PageSize); err != nil {
 			return fmt.Errorf("sozu: writing %v to page %d: %w", addr, n, err)
 		}
 	}
