@@ -46,7 +46,7 @@ type sozuReport struct {
 	// DiskPerEncoded is DiskBytes over EncodedBytes: the storage overhead.
 	DiskPerEncoded float64 `json:"diskPerEncoded"`
 
-	Recovery []sozu.RecoveryReport `json:"recovery"`
+	Recovery sozu.RecoveryReport `json:"recovery"`
 }
 
 type sozuLayerReport struct {
@@ -61,7 +61,7 @@ func sozuDir(dir string) (string, error) {
 		if _, err := os.Stat(filepath.Join(d, "CHECKPOINT")); err == nil {
 			return d, nil
 		}
-		if m, _ := filepath.Glob(filepath.Join(d, "shard-*.wal.*")); len(m) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(d, "wal.*")); len(m) > 0 {
 			return d, nil
 		}
 	}
@@ -158,13 +158,11 @@ func (r *sozuReport) print(w io.Writer) error {
 	fmt.Fprintf(ew, "\nrecords            %d (%s encoded)\n", r.Entries, byteSize(r.EncodedBytes))
 	fmt.Fprintf(ew, "filter             %s, false-positive rate %.4f%% over %d random absent keys\n", byteSize(r.FilterBytes), 100*r.FilterFalsePositiveRate, r.FilterProbes)
 	fmt.Fprintf(ew, "index entries      %d (in memory)\n", r.IndexEntries)
-	fmt.Fprintf(ew, "on disk            %s = pages %s + value log %s (garbage %s) + logs %s + checkpoints %s\n",
+	fmt.Fprintf(ew, "on disk            %s = pages %s + value log %s (garbage %s) + log %s + checkpoints %s\n",
 		byteSize(r.DiskBytes), byteSize(r.PageFileBytes), byteSize(r.ValueLogBytes), byteSize(r.ValueLogGarbage), byteSize(r.WALBytes), byteSize(r.CheckpointBytes))
 	fmt.Fprintf(ew, "disk / encoded     %.2f\n", r.DiskPerEncoded)
-	for _, rep := range r.Recovery {
-		if rep.DroppedBytes > 0 {
-			fmt.Fprintf(ew, "recovery           shard %d: %s\n", rep.Shard, rep.Detail)
-		}
+	if r.Recovery.DroppedBytes > 0 {
+		fmt.Fprintf(ew, "recovery           %s\n", r.Recovery.Detail)
 	}
 	return ew.err
 }

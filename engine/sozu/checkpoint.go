@@ -18,8 +18,8 @@ import (
 // log's length, the chain height and, for shard 0, the store metadata. The file named CHECKPOINT says which generation is
 // current; it is replaced atomically (write, fsync, rename, fsync dir)
 // after every shard's file is durable, so a crash leaves either the old or
-// the new generation whole. The log of generation GEN, shard-NN.wal.GEN,
-// holds what happened after checkpoint GEN.
+// the new generation whole. The log of generation GEN, wal.GEN (one for
+// all shards), holds what happened after checkpoint GEN.
 const (
 	checkpointMagic = "SOZUCKP2"
 	manifestName    = "CHECKPOINT"
@@ -29,8 +29,8 @@ func checkpointPath(dir string, shard int, gen uint64) string {
 	return filepath.Join(dir, fmt.Sprintf("shard-%02d.ckpt.%d", shard, gen))
 }
 
-func logPath(dir string, shard int, gen uint64) string {
-	return filepath.Join(dir, fmt.Sprintf("shard-%02d.wal.%d", shard, gen))
+func logPath(dir string, gen uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("wal.%d", gen))
 }
 
 func pagesPath(dir string, shard int) string {
@@ -237,57 +237,33 @@ func readManifest(dir string) (uint64, error) {
 	return binary.LittleEndian.Uint64(data[len(checkpointMagic):]), nil
 }
 
-// prepareCheckpoint runs on the shard goroutine: it writes every dirty
-// bucket out, makes pages and values durable, writes checkpoint gen and
-// creates the empty log gen. Nothing of the previous generation is
-// touched, so a failure or crash here leaves it whole.
-func (s *shard) prepareCheckpoint(gen uint64) (*writeAheadLog, error) {
-	if err := s.commit(); err != nil {
-		return nil, err
+// prepareCheckpoint runs on the shard goroutine: it appends its pending
+// records to the current log, writes every dirty bucket out, makes pages
+// and values durable and writes checkpoint gen. Nothing of the previous
+// generation is touched, so a failure or crash here leaves it whole.
+func (s *shard) prepareCheckpoint(gen uint64) error {
+	if _, err := s.appendRecords(); err != nil {
+		return err
 	}
 	if err := s.table.flushLayer0(); err != nil {
-		return nil, s.fail(err)
+		return s.fail(err)
 	}
 	if err := s.table.flush(); err != nil {
-		return nil, s.fail(err)
+		return s.fail(err)
 	}
 	if err := s.table.pages.sync(); err != nil {
-		return nil, s.fail(err)
+		return s.fail(err)
 	}
 	if err := s.table.values.f.Sync(); err != nil {
-		return nil, s.fail(err)
+		return s.fail(err)
 	}
-	if err := writeFileSync(checkpointPath(s.dir, s.id, gen), s.table.encodeCheckpoint(gen)); err != nil {
-		return nil, err
-	}
-	next, err := createLog(logPath(s.dir, s.id, gen))
-	if err != nil {
-		return nil, err
-	}
-	if err := next.f.Sync(); err != nil {
-		next.close()
-		return nil, err
-	}
-	return next, nil
+	return writeFileSync(checkpointPath(s.dir, s.id, gen), s.table.encodeCheckpoint(gen))
 }
 
 // finishCheckpoint switches to the new generation once the manifest names
-// it, and deletes the old one.
+// it, and deletes the shard's old checkpoint.
 func (s *shard) finishCheckpoint(prev uint64, next *writeAheadLog) {
-	old := s.log
 	s.log = next
-	old.close()
-	os.Remove(old.path)
 	os.Remove(checkpointPath(s.dir, s.id, prev))
 	s.table.pages.checkpointed()
-}
-
-// abortCheckpoint removes the files of a generation that never became
-// current.
-func (s *shard) abortCheckpoint(gen uint64, next *writeAheadLog) {
-	if next != nil {
-		next.close()
-	}
-	os.Remove(logPath(s.dir, s.id, gen))
-	os.Remove(checkpointPath(s.dir, s.id, gen))
 }

@@ -17,8 +17,8 @@ func (e *Engine) abandon() {
 	for _, s := range e.shards {
 		s.do(func(*shard) error { return nil }) // let in-flight commits finish
 		close(s.inbox)
-		s.closeFiles()
 	}
+	e.closeFiles()
 }
 
 // restarting wraps an engine and, every few calls, checkpoints it, closes

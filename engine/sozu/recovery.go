@@ -10,40 +10,35 @@ import (
 	"github.com/utxostore/utxostore/engine"
 )
 
-// RecoveryReport says what Open found in one shard's log: how much it
-// replayed and what it dropped. A non-zero DroppedBytes is a torn tail
-// (a crash in the middle of a write): it is truncated, never silently
-// accepted.
+// RecoveryReport says what Open found in the log: how much it replayed and
+// what it dropped. A non-zero DroppedBytes is a torn tail (a crash in the
+// middle of a write): it is truncated, never silently accepted.
 type RecoveryReport struct {
-	Shard           int
 	ReplayedRecords int
 	ReplayedBytes   int64
 	DroppedBytes    int64
 	Detail          string
 }
 
-// openShard loads checkpoint gen of shard id (none when gen is 0), rebuilds
-// the in-memory filter and indexes from the data, and replays the log.
-func openShard(dir string, id int, gen uint64, o Options) (*shard, RecoveryReport, error) {
-	rep := RecoveryReport{Shard: id}
+// openShard loads checkpoint gen of shard id (none when gen is 0) and
+// rebuilds the in-memory filter and indexes from the data; Engine.recover
+// then replays the log.
+func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 	pages, err := openPageStore(pagesPath(dir, id))
 	if err != nil {
-		return nil, rep, err
+		return nil, err
 	}
 	values, err := openValueLog(valueLogPath(dir, id))
 	if err != nil {
 		pages.close()
-		return nil, rep, err
+		return nil, err
 	}
-	s := &shard{id: id, dir: dir, opts: o, inbox: make(chan *request, maxGroup)}
+	s := &shard{id: id, dir: dir, opts: o, inbox: make(chan *request, maxGroup), records: logRecords{shard: byte(id)}}
 	s.table = newTable(o, pages, values, func() int64 { return time.Now().UnixNano() })
-	fail := func(err error) (*shard, RecoveryReport, error) {
+	fail := func(err error) (*shard, error) {
 		pages.close()
 		values.f.Close()
-		if s.log != nil {
-			s.log.close()
-		}
-		return nil, rep, err
+		return nil, err
 	}
 
 	img := &checkpointImage{dir: map[bucketAddr][]uint32{}}
@@ -84,26 +79,46 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, RecoveryRepor
 		return fail(err)
 	}
 
-	path := logPath(dir, id, gen)
+	return s, nil
+}
+
+// recover replays the log of the current generation into the shards, each
+// record into the shard that wrote it, truncates a torn tail and reports
+// it, and opens the log for appending.
+func (e *Engine) recover() error {
+	o := e.opts
+	rep := &e.recovery
+	replayed := make([]int, len(e.shards))
+	path := logPath(e.dir, e.gen)
 	tail, err := readLog(path, func(body []byte) error {
+		id := int(body[1])
+		if id >= len(e.shards) {
+			return fmt.Errorf("record of shard %d in a store of %d shards", id, len(e.shards))
+		}
+		if (body[0] == walPut || body[0] == walRemove) && len(body) >= 2+engine.KeySize {
+			if home := e.layout.shard(keyHash((*engine.Key)(body[2:]))); home != id {
+				return fmt.Errorf("record of shard %d for a key of shard %d", id, home)
+			}
+		}
 		rep.ReplayedRecords++
 		rep.ReplayedBytes += int64(walHeaderSize + len(body))
-		if rep.ReplayedRecords%1024 == 0 {
-			s.table.dropClean()
-			if s.table.dirtyBytes() > o.DirtyBytes/o.Shards {
-				if err := s.table.flush(); err != nil {
+		t := e.shards[id].table
+		if replayed[id]++; replayed[id]%1024 == 0 {
+			t.dropClean()
+			if t.dirtyBytes() > o.DirtyBytes/o.Shards {
+				if err := t.flush(); err != nil {
 					return err
 				}
 			}
 		}
-		return s.table.replay(body)
+		return t.replay(body[0], body[2:])
 	})
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	if tail.midLog && !o.DiscardCorruptLog {
-		return fail(&engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, tail.goodBytes),
-			Detail: tail.detail + "; the log is damaged in its middle, not torn at its end (Options.DiscardCorruptLog drops everything from here)"})
+		return &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, tail.goodBytes),
+			Detail: tail.detail + "; the log is damaged in its middle, not torn at its end (Options.DiscardCorruptLog drops everything from here)"}
 	}
 	if tail.droppedBytes > 0 {
 		rep.DroppedBytes = tail.droppedBytes
@@ -113,21 +128,25 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, RecoveryRepor
 			what = "damage inside the log; discarded from there as Options.DiscardCorruptLog asks"
 		}
 		if o.Logf != nil {
-			o.Logf("sozu: shard %d log %s: %s (%s)", id, path, rep.Detail, what)
+			o.Logf("sozu: log %s: %s (%s)", path, rep.Detail, what)
 		}
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	s.log = &writeAheadLog{f: f, path: path, size: tail.goodBytes, synced: tail.goodBytes}
-	if err := f.Truncate(tail.goodBytes); err != nil {
-		return fail(err)
+	if err = f.Truncate(tail.goodBytes); err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
+	if err != nil {
+		f.Close()
+		return err
 	}
-	return s, rep, nil
+	e.log = newLog(f, path, tail.goodBytes)
+	for _, s := range e.shards {
+		s.log = e.log
+	}
+	return nil
 }
 
 // rebuild derives everything the table keeps only in memory (filter,
@@ -154,11 +173,11 @@ func (t *table) rebuild(entries int64) error {
 	})
 }
 
-// replay applies one log record to the table.
-func (t *table) replay(body []byte) error {
-	switch body[0] {
+// replay applies one log record, of kind and payload, to the table.
+func (t *table) replay(kind byte, body []byte) error {
+	switch kind {
 	case walPut:
-		e, value, err := decodePut(body[1:])
+		e, value, err := decodePut(body)
 		if err != nil {
 			return err
 		}
@@ -168,10 +187,10 @@ func (t *table) replay(body []byte) error {
 		}
 		return t.put(loc, found, e, value)
 	case walRemove:
-		if len(body) != 1+engine.KeySize {
+		if len(body) != engine.KeySize {
 			return fmt.Errorf("remove record of %d bytes", len(body))
 		}
-		k := engine.Key(body[1:])
+		k := engine.Key(body)
 		loc, found, err := t.lookup(&k)
 		if err != nil {
 			return err
@@ -180,16 +199,16 @@ func (t *table) replay(body []byte) error {
 			t.remove(loc)
 		}
 	case walMeta:
-		n, rest, err := readUvarint(body[1:])
+		n, rest, err := readUvarint(body)
 		if err != nil || n > uint64(len(rest)) {
 			return fmt.Errorf("bad meta record")
 		}
 		t.meta[string(rest[:n])] = append([]byte{}, rest[n:]...)
 	case walHeight:
-		if len(body) != 5 {
+		if len(body) != 4 {
 			return fmt.Errorf("height record of %d bytes", len(body))
 		}
-		t.height = binary.LittleEndian.Uint32(body[1:])
+		t.height = binary.LittleEndian.Uint32(body)
 	}
 	return nil
 }

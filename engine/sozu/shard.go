@@ -8,18 +8,21 @@ import (
 )
 
 // shard owns one hash segment of the table. Its goroutine is the only one
-// that touches its table and log: a request is a closure run there, and
-// the goroutine drains every request waiting in its inbox, runs them,
-// then writes their log records with one write and, under SyncAlways, one
-// fsync before answering any of them (group commit).
+// that touches its table: a request is a closure run there. The goroutine
+// drains every request waiting in its inbox, applies the writing ones,
+// appends their log records to the shared log with one write and, under
+// SyncAlways, makes them durable (one fsync shared with the other shards
+// of the batch: writeAheadLog.syncTo) before it runs the reading ones and
+// answers any of them. So nothing can read a write that is not yet durable.
 type shard struct {
-	id     int
-	dir    string
-	opts   Options
-	table  *table
-	log    *writeAheadLog
-	inbox  chan *request
-	failed error // the first write failure; the shard then refuses work
+	id      int
+	dir     string
+	opts    Options
+	table   *table
+	log     *writeAheadLog // shared by all shards
+	records logRecords     // this shard's records not yet in the log
+	inbox   chan *request
+	failed  error // the first write failure; the shard then refuses work
 }
 
 type request struct {
@@ -31,6 +34,10 @@ type request struct {
 	// of lazy requests is written without an fsync; the next durable
 	// commit or Checkpoint covers it, and the log keeps its order.
 	lazy bool
+	// reads marks a request that logs nothing (Get, Scan, ForEach, Stats):
+	// it runs after the group's writes are durable, and a long one does
+	// not hold up the other shards' fsync.
+	reads bool
 }
 
 // maxGroup bounds how many requests share one commit, so a flood of
@@ -53,34 +60,71 @@ func (s *shard) loop() {
 				break drain
 			}
 		}
-		lazy := true
+		err := s.write(batch)
 		for _, r := range batch {
-			lazy = lazy && r.lazy
-			if s.failed != nil {
-				r.err = s.failed
-				continue
-			}
-			r.err = r.run(s)
-		}
-		err := s.commitAs(!lazy && s.opts.Sync == engine.SyncAlways)
-		for _, r := range batch {
-			if r.err == nil {
+			if r.reads {
+				r.err = s.runRequest(r)
+			} else if r.err == nil {
 				r.err = err
 			}
 			close(r.done)
 		}
+		s.table.dropClean()
 	}
 }
 
-// do runs fn on the shard goroutine and waits for its commit.
-func (s *shard) do(fn func(s *shard) error) error {
-	r := &request{run: fn, done: make(chan struct{})}
-	s.inbox <- r
-	<-r.done
-	return r.err
+// write applies the group's writing requests, appends their records and
+// makes them as durable as the sync mode asks; it returns the commit's
+// error (each request's own error is in it).
+func (s *shard) write(batch []*request) error {
+	lazy, writes := true, false
+	for _, r := range batch {
+		if !r.reads {
+			lazy, writes = lazy && r.lazy, true
+		}
+	}
+	if !writes {
+		return nil
+	}
+	s.log.startGroup()
+	for _, r := range batch {
+		if !r.reads {
+			r.err = s.runRequest(r)
+		}
+	}
+	end, err := s.appendRecords()
+	s.log.endGroup()
+	if err == nil && !lazy && s.opts.Sync == engine.SyncAlways {
+		err = s.log.syncTo(end)
+	}
+	if err != nil {
+		return s.fail(err)
+	}
+	return s.flushDirty()
 }
 
-// start sends fn without waiting; wait on the returned request.
+func (s *shard) runRequest(r *request) error {
+	if s.failed != nil {
+		return s.failed
+	}
+	return r.run(s)
+}
+
+// do runs fn on the shard goroutine as a writing request and waits for its
+// commit.
+func (s *shard) do(fn func(s *shard) error) error {
+	return s.start(fn).wait()
+}
+
+// read runs fn on the shard goroutine as a reading request and waits.
+func (s *shard) read(fn func(s *shard) error) error {
+	r := &request{run: fn, done: make(chan struct{}), reads: true}
+	s.inbox <- r
+	return r.wait()
+}
+
+// start sends fn as a writing request without waiting; wait on the
+// returned request.
 func (s *shard) start(fn func(s *shard) error) *request {
 	r := &request{run: fn, done: make(chan struct{})}
 	s.inbox <- r
@@ -92,24 +136,25 @@ func (r *request) wait() error {
 	return r.err
 }
 
-// commit makes the batch's log records durable as the sync mode asks, then
-// writes dirty deep buckets out if they exceed their memory budget.
-func (s *shard) commit() error { return s.commitAs(s.opts.Sync == engine.SyncAlways) }
-
-// commitAs is commit with the fsync decided by the caller.
-func (s *shard) commitAs(sync bool) error {
+// appendRecords writes the shard's buffered records to the shared log (no
+// fsync) and returns the log size that covers them.
+func (s *shard) appendRecords() (int64, error) {
 	if s.failed != nil {
-		return s.failed
+		return 0, s.failed
 	}
-	if err := s.log.flush(sync); err != nil {
-		s.failed = err
-		return err
+	end, err := s.log.append(&s.records)
+	if err != nil {
+		return 0, s.fail(err)
 	}
-	s.table.dropClean()
+	return end, nil
+}
+
+// flushDirty writes dirty deep buckets out if they exceed their memory
+// budget.
+func (s *shard) flushDirty() error {
 	if s.table.dirtyBytes() > s.opts.DirtyBytes/s.opts.Shards {
 		if err := s.table.flush(); err != nil {
-			s.failed = err
-			return err
+			return s.fail(err)
 		}
 	}
 	return nil
@@ -136,13 +181,13 @@ func (s *shard) update(updates []engine.Update, positions []int, errs []error) e
 		switch m.Action {
 		case engine.Put:
 			e := entry{key: u.Key, terms: m.Terms}
-			s.log.logPut(&e, m.Value)
+			s.records.logPut(&e, m.Value)
 			if err := s.table.put(loc, found, e, m.Value); err != nil {
 				return s.fail(err)
 			}
 		case engine.Remove:
 			if found {
-				s.log.logRemove(u.Key)
+				s.records.logRemove(u.Key)
 				s.table.remove(loc)
 			}
 		case engine.Keep:
@@ -166,7 +211,7 @@ func (s *shard) createOnly(k engine.Key, value []byte, ttl time.Duration) error 
 	if ttl > 0 {
 		e.expiresAt = now + int64(ttl)
 	}
-	s.log.logPut(&e, value)
+	s.records.logPut(&e, value)
 	if err := s.table.put(loc, found, e, value); err != nil {
 		return s.fail(err)
 	}
@@ -180,7 +225,7 @@ func (s *shard) delete(keys []engine.Key, positions []int) error {
 			return err
 		}
 		if found {
-			s.log.logRemove(keys[i])
+			s.records.logRemove(keys[i])
 			s.table.remove(loc)
 		}
 	}

@@ -21,19 +21,21 @@
 // bytes of its entries, letting the rest flow to its children in the
 // paper's order: consumed first, oldest production height next, key last.
 //
-// Durability. Every mutation's outcome is logged (CRC32C per record) before
-// it is acknowledged; under engine.SyncAlways the shard's goroutine fsyncs
-// once for every request waiting at that moment (group commit). At a block
-// boundary (Checkpoint) the logs are fsynced: that is all a block needs,
-// and it costs what the block wrote. Once the logs outgrow
+// Durability. Every mutation's outcome is logged (CRC32C per record) in the
+// one log all shards share before it is acknowledged; under
+// engine.SyncAlways one fsync covers every request the shards are applying
+// at that moment (group commit), so a batch over all shards costs one
+// fsync. At a block boundary (Checkpoint) the log is fsynced: that is all
+// a block needs, and it costs what the block wrote. Once the log outgrows
 // Options.CheckpointLogBytes, Checkpoint also takes a page checkpoint: it
 // writes the buckets (layer 0 and deep) changed since the last one to
 // fresh pages (copy-on-write: pages the last checkpoint references are
 // never overwritten), fsyncs pages and values, writes each shard's page
 // directory to a new checkpoint file, then atomically switches the
-// CHECKPOINT manifest to it and starts empty logs. Open loads the checkpoint the manifest names and replays the logs;
-// a torn final record is truncated and reported (Stats.Recovery, Logf),
-// damage in the middle of a log is refused as *engine.CorruptionError.
+// CHECKPOINT manifest to it and starts an empty log. Open loads the
+// checkpoint the manifest names and replays the log; a torn final record
+// is truncated and reported (Stats.Recovery, Logf), damage in the middle
+// of the log is refused as *engine.CorruptionError.
 package sozu
 
 import (
@@ -58,12 +60,13 @@ type Engine struct {
 	opts   Options
 	layout layout
 	shards []*shard
+	log    *writeAheadLog
 	// barrier: every operation holds it shared; Checkpoint and Close hold
 	// it exclusively, so a checkpoint sees every shard at rest.
 	barrier  sync.RWMutex
 	closed   bool
 	gen      uint64
-	recovery []RecoveryReport
+	recovery RecoveryReport
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -81,17 +84,21 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseShardLogs(dir); err != nil {
+		return nil, err
+	}
 	e := &Engine{dir: dir, opts: o, layout: newLayout(o), gen: gen}
 	for i := 0; i < o.Shards; i++ {
-		s, rep, err := openShard(dir, i, gen, o)
+		s, err := openShard(dir, i, gen, o)
 		if err != nil {
-			for _, s := range e.shards {
-				s.closeFiles()
-			}
+			e.closeFiles()
 			return nil, err
 		}
 		e.shards = append(e.shards, s)
-		e.recovery = append(e.recovery, rep)
+	}
+	if err := e.recover(); err != nil {
+		e.closeFiles()
+		return nil, err
 	}
 	e.removeStaleFiles()
 	for _, s := range e.shards {
@@ -106,7 +113,7 @@ func (e *Engine) removeStaleFiles() {
 	entries, _ := os.ReadDir(e.dir)
 	for _, d := range entries {
 		name := d.Name()
-		if !strings.Contains(name, ".ckpt.") && !strings.Contains(name, ".wal.") {
+		if !strings.Contains(name, ".ckpt.") && !strings.HasPrefix(name, "wal.") {
 			continue
 		}
 		if !strings.HasSuffix(name, fmt.Sprintf(".%d", e.gen)) {
@@ -115,10 +122,31 @@ func (e *Engine) removeStaleFiles() {
 	}
 }
 
-func (s *shard) closeFiles() {
-	s.log.close()
-	s.table.pages.close()
-	s.table.values.f.Close()
+// refuseShardLogs refuses a store whose shards kept a log each (the format
+// before the shared log) if one of those logs holds records: they would
+// not be replayed. Empty ones, which a clean close leaves, are removed.
+func refuseShardLogs(dir string) error {
+	old, _ := filepath.Glob(filepath.Join(dir, "shard-*.wal.*"))
+	for _, path := range old {
+		if st, err := os.Stat(path); err == nil && st.Size() > 0 {
+			return fmt.Errorf("sozu: %s is a per-shard log of an earlier format with %d bytes not yet checkpointed; open the store with the release that wrote it and close it cleanly first", path, st.Size())
+		}
+	}
+	for _, path := range old {
+		os.Remove(path)
+	}
+	return nil
+}
+
+// closeFiles releases every file the engine holds.
+func (e *Engine) closeFiles() {
+	for _, s := range e.shards {
+		s.table.pages.close()
+		s.table.values.f.Close()
+	}
+	if e.log != nil {
+		e.log.close()
+	}
 }
 
 // Name implements engine.Engine.
@@ -147,12 +175,14 @@ func (e *Engine) byShard(n int, key func(i int) *engine.Key) map[int][]int {
 	return groups
 }
 
-// fanOut runs fn on every shard named in groups, concurrently, and joins
-// the engine errors.
-func (e *Engine) fanOut(groups map[int][]int, fn func(s *shard, positions []int) error) error {
+// fanOut runs fn on every shard named in groups, concurrently, as reading
+// or writing requests, and joins the engine errors.
+func (e *Engine) fanOut(reads bool, groups map[int][]int, fn func(s *shard, positions []int) error) error {
 	reqs := make([]*request, 0, len(groups))
 	for id, positions := range groups {
-		reqs = append(reqs, e.shards[id].start(func(s *shard) error { return fn(s, positions) }))
+		r := &request{run: func(s *shard) error { return fn(s, positions) }, done: make(chan struct{}), reads: reads}
+		e.shards[id].inbox <- r
+		reqs = append(reqs, r)
 	}
 	var errs []error
 	for _, r := range reqs {
@@ -179,7 +209,7 @@ func (e *Engine) GetAtHeight(ctx context.Context, keys []engine.Key, minHeight u
 	}
 	defer e.barrier.RUnlock()
 	out := make([][]byte, len(keys))
-	err := e.fanOut(e.byShard(len(keys), func(i int) *engine.Key { return &keys[i] }), func(s *shard, positions []int) error {
+	err := e.fanOut(true, e.byShard(len(keys), func(i int) *engine.Key { return &keys[i] }), func(s *shard, positions []int) error {
 		sub := make([]engine.Key, len(positions))
 		for j, i := range positions {
 			sub[j] = keys[i]
@@ -207,7 +237,7 @@ func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, 
 	}
 	defer e.barrier.RUnlock()
 	errs := make([]error, len(updates))
-	err := e.fanOut(e.byShard(len(updates), func(i int) *engine.Key { return &updates[i].Key }), func(s *shard, positions []int) error {
+	err := e.fanOut(false, e.byShard(len(updates), func(i int) *engine.Key { return &updates[i].Key }), func(s *shard, positions []int) error {
 		return s.update(updates, positions, errs)
 	})
 	if err != nil {
@@ -231,7 +261,7 @@ func (e *Engine) Delete(ctx context.Context, keys []engine.Key) error {
 		return err
 	}
 	defer e.barrier.RUnlock()
-	return e.fanOut(e.byShard(len(keys), func(i int) *engine.Key { return &keys[i] }), func(s *shard, positions []int) error {
+	return e.fanOut(false, e.byShard(len(keys), func(i int) *engine.Key { return &keys[i] }), func(s *shard, positions []int) error {
 		return s.delete(keys, positions)
 	})
 }
@@ -247,7 +277,7 @@ func (e *Engine) Scan(ctx context.Context, idx engine.Index, lo, hi uint32, fn f
 	}
 	var hits []hit
 	for _, s := range e.shards {
-		err := s.do(func(s *shard) error {
+		err := s.read(func(s *shard) error {
 			for k, term := range (*s.table.indexes)[idx] {
 				if term >= lo && term <= hi {
 					hits = append(hits, hit{k, term})
@@ -278,7 +308,7 @@ func (e *Engine) ForEach(ctx context.Context, fn func(engine.Key, []byte) error)
 	defer e.barrier.RUnlock()
 	for _, s := range e.shards {
 		var fnErr error
-		err := s.do(func(s *shard) error {
+		err := s.read(func(s *shard) error {
 			now := s.table.now()
 			return s.table.walk(func(_ int, b *bucket) error {
 				for i := range b.entries {
@@ -316,7 +346,7 @@ func (e *Engine) GetMeta(ctx context.Context, name string) ([]byte, error) {
 	}
 	defer e.barrier.RUnlock()
 	var v []byte
-	err := e.shards[0].do(func(s *shard) error {
+	err := e.shards[0].read(func(s *shard) error {
 		if m, ok := s.table.meta[name]; ok {
 			v = append([]byte{}, m...)
 		}
@@ -332,7 +362,7 @@ func (e *Engine) PutMeta(ctx context.Context, name string, value []byte) error {
 	}
 	defer e.barrier.RUnlock()
 	return e.shards[0].do(func(s *shard) error {
-		s.log.logMeta(name, value)
+		s.records.logMeta(name, value)
 		s.table.meta[name] = append([]byte{}, value...)
 		return nil
 	})
@@ -356,7 +386,7 @@ func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
 	reqs := make([]*request, len(e.shards))
 	for i, s := range e.shards {
 		reqs[i] = &request{done: make(chan struct{}), lazy: true, run: func(s *shard) error {
-			s.log.logHeight(height)
+			s.records.logHeight(height)
 			s.table.height = height
 			return nil
 		}}
@@ -371,17 +401,12 @@ func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
 
 // checkpoint is the page checkpoint: every shard writes its changed buckets
 // to fresh pages and a new checkpoint file, then the manifest switches
-// generation and the logs start empty.
+// generation and the log starts empty.
 func (e *Engine) checkpoint() error {
 	next := e.gen + 1
-	logs := make([]*writeAheadLog, len(e.shards))
 	reqs := make([]*request, len(e.shards))
 	for i, s := range e.shards {
-		reqs[i] = s.start(func(s *shard) error {
-			l, err := s.prepareCheckpoint(next)
-			logs[i] = l
-			return err
-		})
+		reqs[i] = s.start(func(s *shard) error { return s.prepareCheckpoint(next) })
 	}
 	var errs []error
 	for _, r := range reqs {
@@ -389,23 +414,34 @@ func (e *Engine) checkpoint() error {
 			errs = append(errs, err)
 		}
 	}
+	var log *writeAheadLog
 	if err := errors.Join(errs...); err == nil {
-		if err = engine.SyncDir(e.dir); err == nil {
-			err = writeManifest(e.dir, next)
+		if log, err = createLog(logPath(e.dir, next)); err == nil {
+			if err = log.f.Sync(); err == nil {
+				if err = engine.SyncDir(e.dir); err == nil {
+					err = writeManifest(e.dir, next)
+				}
+			}
 		}
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
-		for i, s := range e.shards {
-			s.do(func(s *shard) error { s.abortCheckpoint(next, logs[i]); return nil })
+		if log != nil {
+			log.close()
+		}
+		os.Remove(logPath(e.dir, next))
+		for _, s := range e.shards {
+			os.Remove(checkpointPath(e.dir, s.id, next))
 		}
 		return fmt.Errorf("sozu: checkpoint %d: %w", next, err)
 	}
-	prev := e.gen
-	e.gen = next
-	for i, s := range e.shards {
-		s.do(func(s *shard) error { s.finishCheckpoint(prev, logs[i]); return nil })
+	prev, old := e.gen, e.log
+	e.gen, e.log = next, log
+	for _, s := range e.shards {
+		s.do(func(s *shard) error { s.finishCheckpoint(prev, log); return nil })
 	}
+	old.close()
+	os.Remove(old.path)
 	return nil
 }
 
@@ -422,8 +458,6 @@ func (e *Engine) Close() error {
 	for _, s := range e.shards {
 		close(s.inbox)
 	}
-	for _, s := range e.shards {
-		s.closeFiles()
-	}
+	e.closeFiles()
 	return err
 }

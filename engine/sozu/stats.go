@@ -3,7 +3,7 @@ package sozu
 import (
 	"context"
 	"os"
-	"path/filepath"
+	"strings"
 )
 
 // LayerShape is the static shape of one layer.
@@ -73,14 +73,17 @@ type Stats struct {
 	ValueLogBytes   int64
 	ValueLogGarbage int64 // bytes no entry points at any more
 	WALBytes        int64
+	// LogSyncs counts the log's fsyncs since Open: under SyncAlways about
+	// one per acknowledged batch, however many shards it touched.
+	LogSyncs        uint64
 	CheckpointBytes int64
 	// DiskBytes is every file in the data directory.
 	DiskBytes int64
 	// IndexEntries counts the secondary-index entries held in memory.
 	IndexEntries int
 
-	// Recovery reports what Open found in each shard's log.
-	Recovery []RecoveryReport
+	// Recovery reports what Open found in the log.
+	Recovery RecoveryReport
 }
 
 // Stats gathers the statistics of every shard.
@@ -92,7 +95,7 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 	st := Stats{Layers: make([]LayerStats, e.opts.Layers), Descent: make([]uint64, e.opts.Layers+1), Recovery: e.recovery}
 	var tn, fp uint64
 	for _, s := range e.shards {
-		err := s.do(func(s *shard) error {
+		err := s.read(func(s *shard) error {
 			t := s.table
 			for i, c := range t.layers {
 				st.Layers[i].Entries += c.entries
@@ -112,7 +115,7 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 			st.PageFileBytes += int64(t.pages.npages) * PageSize
 			st.ValueLogBytes += t.values.size
 			st.ValueLogGarbage += t.values.garbage()
-			st.WALBytes += s.log.size + int64(len(s.log.buf))
+			st.WALBytes += int64(len(s.records.buf))
 			st.IndexEntries += t.indexes.entries()
 			return nil
 		})
@@ -120,6 +123,8 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 			return st, err
 		}
 	}
+	st.WALBytes += e.log.written()
+	st.LogSyncs = e.log.syncCount()
 	for i := range st.Layers {
 		l := &st.Layers[i]
 		l.Layer = i
@@ -135,19 +140,10 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 	for _, f := range files {
 		if info, err := f.Info(); err == nil {
 			st.DiskBytes += info.Size()
-			if filepath.Ext(f.Name()) != "" && len(f.Name()) > 5 && containsCkpt(f.Name()) {
+			if strings.Contains(f.Name(), ".ckpt.") {
 				st.CheckpointBytes += info.Size()
 			}
 		}
 	}
 	return st, nil
-}
-
-func containsCkpt(name string) bool {
-	for i := 0; i+6 <= len(name); i++ {
-		if name[i:i+6] == ".ckpt." {
-			return true
-		}
-	}
-	return false
 }

@@ -6,17 +6,21 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/utxostore/utxostore/engine"
 )
 
-// The write-ahead log of a shard holds, since its last checkpoint, the
-// outcome of every mutation (not the UpdateFunc: replay must not re-run
-// record logic). A record is
+// The write-ahead log holds, since the last page checkpoint, the outcome of
+// every mutation of every shard (not the UpdateFunc: replay must not re-run
+// record logic). One log for all shards, so that an acknowledged batch costs
+// one fsync however many shards it touched. A record is
 //
 //	[0:4] body length  [4:8] CRC32C of the body  [8:] body
 //
-// and the body starts with its kind.
+// and the body is [kind][shard][payload]. Each shard appends its records in
+// the order it applied them, so replaying the records of one shard in log
+// order rebuilds exactly that shard's state.
 const (
 	walHeaderSize = 8
 	walPut        = 1
@@ -28,37 +32,27 @@ const (
 	walMaxBody = 1 << 30
 )
 
-type writeAheadLog struct {
-	f    *os.File
-	path string
-	size int64
-	// synced is the size at the last fsync: what a crash cannot take.
-	synced int64
-	buf    []byte
+// logRecords is a shard's buffer of records not yet in the log file.
+type logRecords struct {
+	shard byte
+	buf   []byte
 }
 
-func createLog(path string) (*writeAheadLog, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return &writeAheadLog{f: f, path: path}, nil
-}
-
-func (w *writeAheadLog) begin() int {
+func (w *logRecords) begin(kind byte) int {
 	w.buf = append(w.buf, make([]byte, walHeaderSize)...)
-	return len(w.buf)
+	start := len(w.buf)
+	w.buf = append(w.buf, kind, w.shard)
+	return start
 }
 
-func (w *writeAheadLog) end(start int) {
+func (w *logRecords) end(start int) {
 	body := w.buf[start:]
 	binary.LittleEndian.PutUint32(w.buf[start-8:], uint32(len(body)))
 	binary.LittleEndian.PutUint32(w.buf[start-4:], checksum(body))
 }
 
-func (w *writeAheadLog) logPut(e *entry, value []byte) {
-	start := w.begin()
-	w.buf = append(w.buf, walPut)
+func (w *logRecords) logPut(e *entry, value []byte) {
+	start := w.begin(walPut)
 	w.buf = append(w.buf, e.key[:]...)
 	flags := byte(0)
 	if e.terms.Consumed {
@@ -73,58 +67,147 @@ func (w *writeAheadLog) logPut(e *entry, value []byte) {
 	w.end(start)
 }
 
-func (w *writeAheadLog) logRemove(k engine.Key) {
-	start := w.begin()
-	w.buf = append(w.buf, walRemove)
+func (w *logRecords) logRemove(k engine.Key) {
+	start := w.begin(walRemove)
 	w.buf = append(w.buf, k[:]...)
 	w.end(start)
 }
 
-func (w *writeAheadLog) logMeta(name string, value []byte) {
-	start := w.begin()
-	w.buf = append(w.buf, walMeta)
+func (w *logRecords) logMeta(name string, value []byte) {
+	start := w.begin(walMeta)
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(name)))
 	w.buf = append(w.buf, name...)
 	w.buf = append(w.buf, value...)
 	w.end(start)
 }
 
-func (w *writeAheadLog) logHeight(h uint32) {
-	start := w.begin()
-	w.buf = append(w.buf, walHeight)
+func (w *logRecords) logHeight(h uint32) {
+	start := w.begin(walHeight)
 	w.buf = binary.LittleEndian.AppendUint32(w.buf, h)
 	w.end(start)
 }
 
-// flush writes the buffered records and, when sync is set, fsyncs them:
-// every caller whose record is in the buffer shares this one fsync (group
-// commit).
-func (w *writeAheadLog) flush(sync bool) error {
-	if len(w.buf) == 0 {
+// writeAheadLog is the log file, shared by the shards. Appends are
+// serialised; fsyncs are group commits: whoever syncs covers every append
+// made before it started, and a caller whose records are already covered
+// returns at once.
+type writeAheadLog struct {
+	path string
+
+	mu     sync.Mutex // guards f's writes, size and failed
+	f      *os.File
+	size   int64
+	failed error // the first write or fsync failure: the log then refuses work
+
+	// busy counts shards applying a group of requests whose records they
+	// have not appended yet; idle is signalled when it drops to zero. A
+	// group commit waits for them, so that the shards of one batch share
+	// one fsync instead of each paying its own.
+	busy int
+	idle sync.Cond
+
+	syncMu sync.Mutex // one fsync at a time
+	synced int64      // the size at the last fsync: what a crash cannot take
+	syncs  uint64     // fsyncs so far
+}
+
+func newLog(f *os.File, path string, size int64) *writeAheadLog {
+	w := &writeAheadLog{f: f, path: path, size: size, synced: size}
+	w.idle.L = &w.mu
+	return w
+}
+
+func createLog(path string) (*writeAheadLog, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return newLog(f, path, 0), nil
+}
+
+// startGroup and endGroup bracket a shard's group of requests, from before
+// it applies the first to after it appended their records.
+func (w *writeAheadLog) startGroup() {
+	w.mu.Lock()
+	w.busy++
+	w.mu.Unlock()
+}
+
+func (w *writeAheadLog) endGroup() {
+	w.mu.Lock()
+	if w.busy--; w.busy == 0 {
+		w.idle.Broadcast()
+	}
+	w.mu.Unlock()
+}
+
+// append writes a shard's buffered records to the file (no fsync) and
+// empties the buffer; it returns the log's size after them, the point a
+// later syncTo must reach for them to be durable.
+func (w *writeAheadLog) append(r *logRecords) (int64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed != nil {
+		return 0, w.failed
+	}
+	if len(r.buf) == 0 {
+		return w.size, nil
+	}
+	if _, err := w.f.WriteAt(r.buf, w.size); err != nil {
+		w.failed = fmt.Errorf("sozu: writing log %s: %w", w.path, err)
+		return 0, w.failed
+	}
+	w.size += int64(len(r.buf))
+	r.buf = r.buf[:0]
+	return w.size, nil
+}
+
+// syncTo makes the log durable up to end at least; it costs nothing when
+// it already is. Before its fsync it waits for the shards still applying a
+// group (they append without blocking), so one fsync covers a whole
+// batch. It must not be called from inside a group: that shard would wait
+// for itself.
+func (w *writeAheadLog) syncTo(end int64) error {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	if w.synced >= end {
 		return nil
 	}
-	if _, err := w.f.WriteAt(w.buf, w.size); err != nil {
-		return fmt.Errorf("sozu: writing log %s: %w", w.path, err)
+	w.mu.Lock()
+	for w.busy > 0 {
+		w.idle.Wait()
 	}
-	w.size += int64(len(w.buf))
-	w.buf = w.buf[:0]
-	if sync {
-		return w.sync()
+	target, failed := w.size, w.failed
+	w.mu.Unlock()
+	if failed != nil {
+		return failed
 	}
+	if err := w.f.Sync(); err != nil {
+		w.mu.Lock()
+		w.failed = fmt.Errorf("sozu: fsync log %s: %w", w.path, err)
+		w.mu.Unlock()
+		return w.failed
+	}
+	w.synced = target
+	w.syncs++
 	return nil
 }
 
-// sync makes everything written so far durable; it costs nothing when it
-// already is (SyncAlways, or a block without writes).
-func (w *writeAheadLog) sync() error {
-	if w.synced == w.size {
-		return nil
-	}
-	if err := w.f.Sync(); err != nil {
-		return fmt.Errorf("sozu: fsync log %s: %w", w.path, err)
-	}
-	w.synced = w.size
-	return nil
+// sync makes everything written so far durable.
+func (w *writeAheadLog) sync() error { return w.syncTo(w.written()) }
+
+// syncCount is the number of fsyncs of the log so far.
+func (w *writeAheadLog) syncCount() uint64 {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	return w.syncs
+}
+
+// written is the log's size: everything appended so far.
+func (w *writeAheadLog) written() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.size
 }
 
 func (w *writeAheadLog) close() error { return w.f.Close() }
@@ -188,7 +271,7 @@ func recordAt(data []byte, off int) ([]byte, bool, string) {
 	if checksum(body) != binary.LittleEndian.Uint32(data[off+4:]) {
 		return nil, false, "record checksum mismatch"
 	}
-	if body[0] < walPut || body[0] > walHeight {
+	if n < 2 || body[0] < walPut || body[0] > walHeight {
 		return nil, false, fmt.Sprintf("record kind %d", body[0])
 	}
 	return body, true, ""

@@ -1,0 +1,132 @@
+package sozu
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/enginetest"
+)
+
+// A group commit waits for the shards still applying their groups, so one
+// fsync covers what they append: the syncer started while another shard
+// was busy must cover that shard's later append too.
+func TestGroupCommitWaitsForBusyShards(t *testing.T) {
+	w, err := createLog(filepath.Join(t.TempDir(), "wal.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	a, b := logRecords{shard: 0}, logRecords{shard: 1}
+	w.startGroup() // shard 1 is applying its group
+	a.logHeight(7)
+	endA, err := w.append(&a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	synced := make(chan error)
+	go func() { synced <- w.syncTo(endA) }()
+	b.logHeight(8)
+	endB, err := w.append(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-synced:
+		t.Fatalf("fsync done (%v) while a shard was still busy", err)
+	default:
+	}
+	w.endGroup()
+	if err := <-synced; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.syncTo(endB); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.syncCount(); n != 1 {
+		t.Fatalf("%d fsyncs for two shards' records appended before the first returned, want 1", n)
+	}
+}
+
+// Batches whose keys fall in every shard share fsyncs: over many of them
+// the log is fsynced fewer times than a log per shard would be.
+func TestBatchesOverAllShardsShareFsyncs(t *testing.T) {
+	e := openFor(t, t.TempDir(), Options{Sync: engine.SyncAlways})
+	defer e.Close()
+	ctx := context.Background()
+	const rounds = 20
+	before := stats(t, e).LogSyncs
+	for round := 0; round < rounds; round++ {
+		batch := make([]engine.Update, 64)
+		shards := map[int]bool{}
+		for i := range batch {
+			k := enginetest.K(uint64(round*64 + i))
+			shards[e.layout.shard(keyHash(&k))] = true
+			batch[i] = engine.Update{Key: k, Fn: func([]byte) (engine.Mutation, error) {
+				return engine.Mutation{Action: engine.Put, Value: []byte("v")}, nil
+			}}
+		}
+		if len(shards) != len(e.shards) {
+			t.Fatalf("the batch touches %d of %d shards", len(shards), len(e.shards))
+		}
+		errs, err := e.Update(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := stats(t, e).LogSyncs - before
+	t.Logf("%d fsyncs for %d batches over %d shards", n, rounds, len(e.shards))
+	if n < rounds || n >= rounds*uint64(len(e.shards)) {
+		t.Fatalf("%d fsyncs for %d acknowledged batches over %d shards: want at least one per batch and fewer than one per shard", n, rounds, len(e.shards))
+	}
+}
+
+// A store of the earlier format (a log per shard) with records in a log
+// is refused, not opened without them; the empty logs a clean close leaves
+// are removed.
+func TestPerShardLogOfEarlierFormat(t *testing.T) {
+	dir := t.TempDir()
+	e := openFor(t, dir, tinyOptions())
+	putN(t, e, 0, 10, 20)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "shard-01.wal.1")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, tinyOptions())
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(empty); !os.IsNotExist(err) {
+		t.Fatalf("empty earlier-format log left in place: %v", err)
+	}
+	held := filepath.Join(dir, "shard-00.wal.2")
+	if err := os.WriteFile(held, []byte("records"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(dir, tinyOptions())
+	if err == nil || !strings.Contains(err.Error(), "earlier format") {
+		t.Fatalf("open with an earlier-format log holding records: %v", err)
+	}
+	if _, err := os.Stat(held); err != nil {
+		t.Fatalf("the refused log was touched: %v", err)
+	}
+}
+
+func stats(t *testing.T, e *Engine) Stats {
+	t.Helper()
+	st, err := e.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
