@@ -49,9 +49,10 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// TestDifferential runs under SyncBlock to keep the run short (the log is
-// still written before every answer, so abandoning the engine loses
-// nothing); SyncAlways is covered by the conformance and crash tests.
+// TestDifferential runs under SyncBlock to keep the run short (its crashes
+// come right after a block boundary, so they lose nothing and the log
+// since the last page checkpoint is replayed); SyncAlways is covered by the
+// conformance and crash tests.
 func TestDifferential(t *testing.T) {
 	tiny := tinyOptions()
 	tiny.Sync = engine.SyncBlock

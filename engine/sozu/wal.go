@@ -30,6 +30,10 @@ const (
 	// walMaxBody bounds a record so that a corrupt length cannot make
 	// recovery allocate gigabytes.
 	walMaxBody = 1 << 30
+	// logBufferBytes is how much the log buffers before it writes without
+	// being asked to sync: under SyncBlock a call then costs a copy, not a
+	// write system call.
+	logBufferBytes = 1 << 20
 )
 
 // logRecords is a shard's buffer of records not yet in the log file.
@@ -88,16 +92,20 @@ func (w *logRecords) logHeight(h uint32) {
 }
 
 // writeAheadLog is the log file, shared by the shards. Appends are
-// serialised; fsyncs are group commits: whoever syncs covers every append
-// made before it started, and a caller whose records are already covered
-// returns at once.
+// serialised into one buffer, written to the file when it holds
+// logBufferBytes or when a sync needs it; fsyncs are group commits:
+// whoever syncs covers every append made before it started, and a caller
+// whose records are already covered returns at once. Because the buffer
+// keeps the global append order, what reaches the file is always a prefix
+// of it: a crash loses a tail, never a record in the middle.
 type writeAheadLog struct {
 	path string
 
-	mu     sync.Mutex // guards f's writes, size and failed
-	f      *os.File
-	size   int64
-	failed error // the first write or fsync failure: the log then refuses work
+	mu      sync.Mutex // guards f's writes, size, pending and failed
+	f       *os.File
+	size    int64  // bytes in the file
+	pending []byte // appended records not yet written to the file
+	failed  error  // the first write or fsync failure: the log then refuses work
 
 	// busy counts shards applying a group of requests whose records they
 	// have not appended yet; idle is signalled when it drops to zero. A
@@ -141,8 +149,8 @@ func (w *writeAheadLog) endGroup() {
 	w.mu.Unlock()
 }
 
-// append writes a shard's buffered records to the file (no fsync) and
-// empties the buffer; it returns the log's size after them, the point a
+// append moves a shard's records into the log (no fsync) and empties the
+// shard's buffer; it returns the log's length after them, the point a
 // later syncTo must reach for them to be durable.
 func (w *writeAheadLog) append(r *logRecords) (int64, error) {
 	w.mu.Lock()
@@ -150,16 +158,28 @@ func (w *writeAheadLog) append(r *logRecords) (int64, error) {
 	if w.failed != nil {
 		return 0, w.failed
 	}
-	if len(r.buf) == 0 {
-		return w.size, nil
-	}
-	if _, err := w.f.WriteAt(r.buf, w.size); err != nil {
-		w.failed = fmt.Errorf("sozu: writing log %s: %w", w.path, err)
-		return 0, w.failed
-	}
-	w.size += int64(len(r.buf))
+	w.pending = append(w.pending, r.buf...)
 	r.buf = r.buf[:0]
-	return w.size, nil
+	if len(w.pending) >= logBufferBytes {
+		if err := w.writePending(); err != nil {
+			return 0, err
+		}
+	}
+	return w.size + int64(len(w.pending)), nil
+}
+
+// writePending writes the buffered records to the file; w.mu is held.
+func (w *writeAheadLog) writePending() error {
+	if len(w.pending) == 0 {
+		return nil
+	}
+	if _, err := w.f.WriteAt(w.pending, w.size); err != nil {
+		w.failed = fmt.Errorf("sozu: writing log %s: %w", w.path, err)
+		return w.failed
+	}
+	w.size += int64(len(w.pending))
+	w.pending = w.pending[:0]
+	return nil
 }
 
 // syncTo makes the log durable up to end at least; it costs nothing when
@@ -177,10 +197,14 @@ func (w *writeAheadLog) syncTo(end int64) error {
 	for w.busy > 0 {
 		w.idle.Wait()
 	}
-	target, failed := w.size, w.failed
+	err := w.failed
+	if err == nil {
+		err = w.writePending()
+	}
+	target := w.size
 	w.mu.Unlock()
-	if failed != nil {
-		return failed
+	if err != nil {
+		return err
 	}
 	if err := w.f.Sync(); err != nil {
 		w.mu.Lock()
@@ -203,11 +227,12 @@ func (w *writeAheadLog) syncCount() uint64 {
 	return w.syncs
 }
 
-// written is the log's size: everything appended so far.
+// written is the log's length: everything appended so far, in the file
+// or buffered.
 func (w *writeAheadLog) written() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.size
+	return w.size + int64(len(w.pending))
 }
 
 func (w *writeAheadLog) close() error { return w.f.Close() }
