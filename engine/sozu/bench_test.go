@@ -120,3 +120,48 @@ func putFn(v []byte, terms engine.Terms) engine.UpdateFunc {
 		return engine.Mutation{Action: engine.Put, Value: v, Terms: terms}, nil
 	}
 }
+
+// BenchmarkReplay measures what Options.CheckpointLogBytes bounds: the
+// time Open takes to replay a log after a crash. It writes -live records
+// with no page checkpoint, makes the log durable at a block boundary,
+// abandons the engine as a killed process would and times the reopen:
+//
+//	UTXOSTORE_BENCH_LIVE=1000000 go test -run '^$' -bench Replay -benchtime 1x ./engine/sozu
+func BenchmarkReplay(b *testing.B) {
+	n := enginetest.BenchLive(200_000)
+	for b.Loop() {
+		b.StopTimer()
+		dir := b.TempDir()
+		o := benchOptions(b, engine.SyncBlock)
+		o.CheckpointLogBytes = 1 << 40 // never a page checkpoint: all of it stays in the log
+		e, err := Open(dir, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		enginetest.BenchLoad(b, e, rand.New(rand.NewPCG(5, 6)), n, 5000, func(uint32) uint32 { return 1 })
+		if err := e.Checkpoint(context.Background(), 1); err != nil {
+			b.Fatal(err)
+		}
+		logBytes := benchStats(b, e).WALBytes
+		e.abandon()
+		b.StartTimer()
+		start := time.Now()
+		e, err = Open(dir, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(start)
+		b.StopTimer()
+		rep := benchStats(b, e).Recovery
+		if rep.ReplayedRecords < n {
+			b.Fatalf("replayed %d records, wrote %d", rep.ReplayedRecords, n)
+		}
+		b.ReportMetric(float64(logBytes)/(1<<20), "log-MiB")
+		b.ReportMetric(took.Seconds(), "replay-s")
+		b.ReportMetric(float64(logBytes)/(1<<20)/took.Seconds(), "MiB/s")
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
