@@ -21,17 +21,12 @@ func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
 		return engine.ErrClosed
 	}
 	_ = height
-	reqs := make([]*request, len(e.shards))
-	for i, s := range e.shards {
-		reqs[i] = s.start(func(s *shard) error {
-			_, err := s.appendRecords()
-			return err
-		})
-	}
-	for _, r := range reqs {
-		if err := r.wait(); err != nil {
-			return err
-		}
+	err := e.eachShard(func(s *shard) error {
+		_, err := s.appendRecords()
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	// Under SyncAlways every answered write is durable already, and what is
 	// not (lazy SetHeight records) need not be.

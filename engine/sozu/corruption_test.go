@@ -30,6 +30,15 @@ func putN(t *testing.T, e *Engine, from, to int, size int) {
 	}
 }
 
+// firstKeys is the keys putN(0, n) writes.
+func firstKeys(n int) []engine.Key {
+	keys := make([]engine.Key, n)
+	for i := range keys {
+		keys[i] = enginetest.K(uint64(i))
+	}
+	return keys
+}
+
 func largestLog(t *testing.T, dir string) (string, int64) {
 	t.Helper()
 	logs, _ := filepath.Glob(filepath.Join(dir, "wal.*"))
@@ -70,10 +79,7 @@ func TestTornLogTailIsTruncatedAndReported(t *testing.T) {
 	if after, _ := os.Stat(path); after.Size() >= size-7 {
 		t.Fatalf("torn tail not truncated: %d bytes", after.Size())
 	}
-	keys := make([]engine.Key, 40)
-	for i := range keys {
-		keys[i] = enginetest.K(uint64(i))
-	}
+	keys := firstKeys(40)
 	got, err := e.Get(context.Background(), keys)
 	if err != nil {
 		t.Fatal(err)
@@ -145,10 +151,7 @@ func TestFlippedPageByteIsDetected(t *testing.T) {
 	for p := int64(0); p < st.Size()/PageSize; p++ {
 		flipByte(t, path, p*PageSize+pageHeaderSize+33)
 	}
-	keys := make([]engine.Key, 300)
-	for i := range keys {
-		keys[i] = enginetest.K(uint64(i))
-	}
+	keys := firstKeys(300)
 	_, err := e.Get(context.Background(), keys)
 	var corrupt *engine.CorruptionError
 	if !errors.As(err, &corrupt) {

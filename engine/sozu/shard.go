@@ -118,15 +118,18 @@ func (s *shard) do(fn func(s *shard) error) error {
 
 // read runs fn on the shard goroutine as a reading request and waits.
 func (s *shard) read(fn func(s *shard) error) error {
-	r := &request{run: fn, done: make(chan struct{}), reads: true}
-	s.inbox <- r
-	return r.wait()
+	return s.send(fn, true).wait()
 }
 
 // start sends fn as a writing request without waiting; wait on the
 // returned request.
 func (s *shard) start(fn func(s *shard) error) *request {
-	r := &request{run: fn, done: make(chan struct{})}
+	return s.send(fn, false)
+}
+
+// send queues fn as a reading or writing request.
+func (s *shard) send(fn func(s *shard) error, reads bool) *request {
+	r := &request{run: fn, done: make(chan struct{}), reads: reads}
 	s.inbox <- r
 	return r
 }

@@ -2,7 +2,6 @@ package sozu
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,29 +56,18 @@ func TestGroupCommitWaitsForBusyShards(t *testing.T) {
 func TestBatchesOverAllShardsShareFsyncs(t *testing.T) {
 	e := openFor(t, t.TempDir(), Options{Sync: engine.SyncAlways})
 	defer e.Close()
-	ctx := context.Background()
-	const rounds = 20
+	const rounds, batch = 20, 64
 	before := stats(t, e).LogSyncs
 	for round := 0; round < rounds; round++ {
-		batch := make([]engine.Update, 64)
 		shards := map[int]bool{}
-		for i := range batch {
-			k := enginetest.K(uint64(round*64 + i))
+		for i := round * batch; i < (round+1)*batch; i++ {
+			k := enginetest.K(uint64(i))
 			shards[e.layout.shard(keyHash(&k))] = true
-			batch[i] = engine.Update{Key: k, Fn: func([]byte) (engine.Mutation, error) {
-				return engine.Mutation{Action: engine.Put, Value: []byte("v")}, nil
-			}}
 		}
 		if len(shards) != len(e.shards) {
 			t.Fatalf("the batch touches %d of %d shards", len(shards), len(e.shards))
 		}
-		errs, err := e.Update(ctx, batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := errors.Join(errs...); err != nil {
-			t.Fatal(err)
-		}
+		putN(t, e, round*batch, (round+1)*batch, 1)
 	}
 	n := stats(t, e).LogSyncs - before
 	t.Logf("%d fsyncs for %d batches over %d shards", n, rounds, len(e.shards))
@@ -140,26 +128,13 @@ func TestCrashUnderSyncBlockLeavesAPrefix(t *testing.T) {
 	o := Options{Sync: engine.SyncBlock}
 	e := openFor(t, dir, o)
 	const n = 5000 // ~2.7 MB of records: the buffer is written out twice
-	value := make([]byte, 500)
 	for i := 0; i < n; i++ {
-		errs, err := e.Update(context.Background(), []engine.Update{{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
-			return engine.Mutation{Action: engine.Put, Value: value}, nil
-		}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := errors.Join(errs...); err != nil {
-			t.Fatal(err)
-		}
+		putN(t, e, i, i+1, 500) // one call per write
 	}
 	e.abandon()
 	e = openFor(t, dir, o)
 	defer e.Close()
-	keys := make([]engine.Key, n)
-	for i := range keys {
-		keys[i] = enginetest.K(uint64(i))
-	}
-	got, err := e.Get(context.Background(), keys)
+	got, err := e.Get(context.Background(), firstKeys(n))
 	if err != nil {
 		t.Fatal(err)
 	}

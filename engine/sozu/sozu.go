@@ -182,9 +182,7 @@ func (e *Engine) byShard(n int, key func(i int) *engine.Key) map[int][]int {
 func (e *Engine) fanOut(reads bool, groups map[int][]int, fn func(s *shard, positions []int) error) error {
 	reqs := make([]*request, 0, len(groups))
 	for id, positions := range groups {
-		r := &request{run: func(s *shard) error { return fn(s, positions) }, done: make(chan struct{}), reads: reads}
-		e.shards[id].inbox <- r
-		reqs = append(reqs, r)
+		reqs = append(reqs, e.shards[id].send(func(s *shard) error { return fn(s, positions) }, reads))
 	}
 	var errs []error
 	for _, r := range reqs {
@@ -406,31 +404,12 @@ func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
 // generation and the log starts empty.
 func (e *Engine) checkpoint() error {
 	next := e.gen + 1
-	reqs := make([]*request, len(e.shards))
-	for i, s := range e.shards {
-		reqs[i] = s.start(func(s *shard) error { return s.prepareCheckpoint(next) })
-	}
-	var errs []error
-	for _, r := range reqs {
-		if err := r.wait(); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	err := e.eachShard(func(s *shard) error { return s.prepareCheckpoint(next) })
 	var log *writeAheadLog
-	if err := errors.Join(errs...); err == nil {
-		if log, err = createLog(logPath(e.dir, next)); err == nil {
-			if err = log.f.Sync(); err == nil {
-				if err = engine.SyncDir(e.dir); err == nil {
-					err = writeManifest(e.dir, next)
-				}
-			}
-		}
-		errs = append(errs, err)
+	if err == nil {
+		log, err = e.startGeneration(next)
 	}
-	if err := errors.Join(errs...); err != nil {
-		if log != nil {
-			log.close()
-		}
+	if err != nil {
 		os.Remove(logPath(e.dir, next))
 		for _, s := range e.shards {
 			os.Remove(checkpointPath(e.dir, s.id, next))
@@ -445,6 +424,40 @@ func (e *Engine) checkpoint() error {
 	old.close()
 	os.Remove(old.path)
 	return nil
+}
+
+// startGeneration creates the empty log of generation gen, makes it
+// durable, then names gen in the manifest: from then on gen is current.
+func (e *Engine) startGeneration(gen uint64) (*writeAheadLog, error) {
+	log, err := createLog(logPath(e.dir, gen))
+	if err != nil {
+		return nil, err
+	}
+	if err = log.f.Sync(); err == nil {
+		err = engine.SyncDir(e.dir)
+	}
+	if err == nil {
+		err = writeManifest(e.dir, gen)
+	}
+	if err != nil {
+		log.close()
+		return nil, err
+	}
+	return log, nil
+}
+
+// eachShard runs fn on every shard's goroutine, concurrently, as writing
+// requests, and joins their errors.
+func (e *Engine) eachShard(fn func(s *shard) error) error {
+	reqs := make([]*request, len(e.shards))
+	for i, s := range e.shards {
+		reqs[i] = s.start(fn)
+	}
+	var errs []error
+	for _, r := range reqs {
+		errs = append(errs, r.wait())
+	}
+	return errors.Join(errs...)
 }
 
 // Close implements engine.Engine: it checkpoints, so the next Open replays
