@@ -15,7 +15,7 @@ import (
 // flags, so one go test command can run this package and engine/pebble
 // side by side), e.g.
 //
-//	SOZU_BENCH_OPTS=shards=2,b0=4096,fanout=3,layers=6,cap0=4085,cap=4085,alpha0=0.5,alpha=0.75,inline=1024,filter=1048576,ckptlog=67108864
+//	SOZU_BENCH_OPTS=shards=2,b0=4096,fanout=3,layers=6,cap0=4085,cap=4085,alpha0=0.5,alpha=0.75,inline=1024,filter=1048576,ckptlog=67108864,dirty=33554432,changes=67108864
 func benchOptions(b *testing.B, mode engine.SyncMode) Options {
 	o := Options{Sync: mode, Logf: b.Logf}
 	spec := os.Getenv("SOZU_BENCH_OPTS")
@@ -56,6 +56,8 @@ func benchOptions(b *testing.B, mode engine.SyncMode) Options {
 			o.CheckpointLogBytes = int(n)
 		case "dirty":
 			o.DirtyBytes = int(n)
+		case "changes":
+			o.ChangeBufferBytes = int(n)
 		default:
 			b.Fatalf("SOZU_BENCH_OPTS: unknown setting %q", k)
 		}
@@ -66,6 +68,6 @@ func benchOptions(b *testing.B, mode engine.SyncMode) Options {
 }
 
 func describe(o Options) string {
-	return fmt.Sprintf("shards=%d b0=%d fanout=%d layers=%d cap=%v alpha=%v inline=%d filter=%d ckptlog=%d dirty=%d",
-		o.Shards, o.Layer0Buckets, o.FanoutBits, o.Layers, o.Capacity, o.FlowRatio, o.InlineMax, o.FilterKeys, o.CheckpointLogBytes, o.DirtyBytes)
+	return fmt.Sprintf("shards=%d b0=%d fanout=%d layers=%d cap=%v alpha=%v inline=%d filter=%d ckptlog=%d dirty=%d changes=%d",
+		o.Shards, o.Layer0Buckets, o.FanoutBits, o.Layers, o.Capacity, o.FlowRatio, o.InlineMax, o.FilterKeys, o.CheckpointLogBytes, o.DirtyBytes, o.ChangeBufferBytes)
 }

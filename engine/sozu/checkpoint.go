@@ -1,6 +1,7 @@
 package sozu
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -21,8 +22,12 @@ import (
 // the new generation whole. The log of generation GEN, wal.GEN (one for
 // all shards), holds what happened after checkpoint GEN.
 const (
-	checkpointMagic = "SOZUCKP2"
-	manifestName    = "CHECKPOINT"
+	// checkpointMagic names the checkpoint format: 3 stores buckets in
+	// runs of siblings; format 2 gave every bucket pages of its own.
+	checkpointMagic        = "SOZUCKP3"
+	earlierCheckpointMagic = "SOZUCKP2"
+	manifestMagic          = "SOZUCKP2"
+	manifestName           = "CHECKPOINT"
 )
 
 func checkpointPath(dir string, shard int, gen uint64) string {
@@ -48,7 +53,7 @@ type checkpointImage struct {
 	vlogSize int64
 	entries  int64
 	meta     map[string][]byte
-	dir      map[bucketAddr][]uint32
+	runs     []*run
 }
 
 func (t *table) encodeCheckpoint(gen uint64) []byte {
@@ -77,12 +82,18 @@ func (t *table) encodeCheckpoint(gen uint64) []byte {
 		out = appendBytes(out, t.meta[n])
 	}
 
-	out = binary.AppendUvarint(out, uint64(len(t.pages.dir)))
-	for a, pages := range t.pages.dir {
-		out = append(out, a.layer)
-		out = binary.AppendUvarint(out, a.index)
-		out = binary.AppendUvarint(out, uint64(len(pages)))
-		for _, p := range pages {
+	var runs []*run
+	t.pages.runs(func(r *run) error { runs = append(runs, r); return nil })
+	out = binary.AppendUvarint(out, uint64(len(runs)))
+	for _, r := range runs {
+		out = append(out, r.layer)
+		out = binary.AppendUvarint(out, uint64(r.size))
+		out = binary.AppendUvarint(out, uint64(len(r.members)))
+		for _, m := range r.members {
+			out = binary.AppendUvarint(out, m)
+		}
+		out = binary.AppendUvarint(out, uint64(len(r.pages)))
+		for _, p := range r.pages {
 			out = binary.AppendUvarint(out, uint64(p))
 		}
 	}
@@ -95,6 +106,9 @@ func appendBytes(dst, b []byte) []byte {
 }
 
 func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
+	if bytes.HasPrefix(data, []byte(earlierCheckpointMagic)) {
+		return nil, errEarlierFormat
+	}
 	if len(data) < len(checkpointMagic)+32+4 || string(data[:len(checkpointMagic)]) != checkpointMagic {
 		return nil, errors.New("not a checkpoint file")
 	}
@@ -114,28 +128,43 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		vlogSize: int64(r.u64()),
 		entries:  int64(r.u64()),
 		meta:     make(map[string][]byte),
-		dir:      make(map[bucketAddr][]uint32),
 	}
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
 		name := string(r.bytes())
 		img.meta[name] = slices.Clone(r.bytes())
 	}
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
-		a := bucketAddr{layer: r.byte(), index: r.uvarint()}
-		pages := make([]uint32, r.uvarint()%(1<<16))
-		for i := range pages {
-			pages[i] = uint32(r.uvarint())
+		rn := &run{layer: r.byte(), size: int(r.uvarint())}
+		rn.members = make([]uint64, r.uvarint()%(1<<16))
+		for i := range rn.members {
+			rn.members[i] = r.uvarint()
 		}
-		if int(a.layer) >= l.layers || a.index >= l.bucketsIn(int(a.layer)) {
-			return nil, fmt.Errorf("directory names %v outside the layout", a)
+		rn.pages = make([]uint32, r.uvarint()%(1<<16))
+		for i := range rn.pages {
+			rn.pages[i] = uint32(r.uvarint())
 		}
-		img.dir[a] = pages
+		if r.err != nil {
+			break
+		}
+		if len(rn.members) == 0 || len(rn.pages) != pageCount(rn.size) {
+			return nil, fmt.Errorf("a run of %d buckets on %d pages for %d bytes", len(rn.members), len(rn.pages), rn.size)
+		}
+		for i, m := range rn.members {
+			if int(rn.layer) >= l.layers || m >= l.bucketsIn(int(rn.layer)) || (i > 0 && m <= rn.members[i-1]) {
+				return nil, fmt.Errorf("directory names layer %d bucket %d outside the layout or out of order", rn.layer, m)
+			}
+		}
+		img.runs = append(img.runs, rn)
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
 	return img, nil
 }
+
+// errEarlierFormat refuses a store whose checkpoint an earlier release
+// wrote: its pages hold one bucket each, which this release does not read.
+var errEarlierFormat = errors.New("sozu: the store was written by an earlier release (checkpoint format 2; this release reads format 3): import the chain into a new directory, or open it with the release that wrote it")
 
 // layoutError refuses to open a store with another layout than the one it
 // was created with.
@@ -208,7 +237,7 @@ func writeFileSync(path string, data []byte) error {
 }
 
 func writeManifest(dir string, gen uint64) error {
-	data := binary.LittleEndian.AppendUint64([]byte(checkpointMagic), gen)
+	data := binary.LittleEndian.AppendUint64([]byte(manifestMagic), gen)
 	data = binary.LittleEndian.AppendUint32(data, checksum(data))
 	tmp := filepath.Join(dir, manifestName+".tmp")
 	if err := writeFileSync(tmp, data); err != nil {
@@ -230,11 +259,11 @@ func readManifest(dir string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(data) != len(checkpointMagic)+12 || string(data[:len(checkpointMagic)]) != checkpointMagic ||
+	if len(data) != len(manifestMagic)+12 || string(data[:len(manifestMagic)]) != manifestMagic ||
 		checksum(data[:len(data)-4]) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
 		return 0, &engine.CorruptionError{Engine: "sozu", Where: path, Detail: "manifest checksum mismatch"}
 	}
-	return binary.LittleEndian.Uint64(data[len(checkpointMagic):]), nil
+	return binary.LittleEndian.Uint64(data[len(manifestMagic):]), nil
 }
 
 // prepareCheckpoint runs on the shard goroutine: it appends its pending
@@ -244,6 +273,9 @@ func readManifest(dir string) (uint64, error) {
 func (s *shard) prepareCheckpoint(gen uint64) error {
 	if _, err := s.appendRecords(); err != nil {
 		return err
+	}
+	if err := s.table.applyAll(); err != nil {
+		return s.fail(err)
 	}
 	if err := s.table.flushLayer0(); err != nil {
 		return s.fail(err)

@@ -37,6 +37,21 @@ func mkKey(n uint64, hashTop uint64) engine.Key {
 	return k
 }
 
+// settle applies every buffered change and writes every dirty bucket, as
+// a page checkpoint does.
+func settle(t *testing.T, tb *table) {
+	t.Helper()
+	if err := tb.applyAll(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.pending) != 0 || tb.pendingMemory != 0 {
+		t.Fatalf("%d buffered changes (%d bytes) left after applying them all", len(tb.pending), tb.pendingMemory)
+	}
+}
+
 func mustPut(t *testing.T, tb *table, k engine.Key, terms engine.Terms) {
 	t.Helper()
 	loc, found, err := tb.lookup(&k)
@@ -123,9 +138,7 @@ func TestLazyAllocation(t *testing.T) {
 		t.Fatal("children allocated before the first spill")
 	}
 	mustPut(t, tb, mkKey(10, 0), engine.Terms{ProducedAt: 10})
-	if err := tb.flush(); err != nil {
-		t.Fatal(err)
-	}
+	settle(t, tb)
 	if !tb.layer0[0].hasChildren {
 		t.Fatal("children reference still nil after a spill")
 	}
@@ -176,6 +189,7 @@ func TestHeightFilterStopsDescent(t *testing.T) {
 	for i := 0; i < 11; i++ {
 		mustPut(t, tb, mkKey(uint64(i), uint64(i)<<40), engine.Terms{ProducedAt: uint32(10 + i)})
 	}
+	settle(t, tb)
 	// The oldest entry (height 10) sank into layer 1.
 	old := mkKey(0, 0)
 	if loc, found, _ := tb.locate(&old); !found || loc.layer != 1 {
@@ -205,9 +219,7 @@ func TestBatchedReadVisitsEachBucketOnce(t *testing.T) {
 		keys = append(keys, k)
 		mustPut(t, tb, k, engine.Terms{ProducedAt: uint32(i)})
 	}
-	if err := tb.flush(); err != nil {
-		t.Fatal(err)
-	}
+	settle(t, tb)
 	// The buckets the reads must visit: every bucket on every key's path.
 	want := map[bucketAddr]bool{}
 	for i := range keys {

@@ -45,6 +45,12 @@ type Options struct {
 	// DirtyBytes bounds the deep buckets a shard keeps modified in memory
 	// between checkpoints before it writes them out.
 	DirtyBytes int
+	// ChangeBufferBytes bounds the memory (estimated: entries, values and
+	// bookkeeping) of the changes to deep buckets (entries that flowed
+	// down, newer versions, deletions) a store buffers, all shards
+	// together, before it applies the largest to their pages; a bucket's
+	// changes are applied anyway once they would fill a quarter page.
+	ChangeBufferBytes int
 	// CheckpointLogBytes is how many log bytes (all shards together) a
 	// Checkpoint lets accumulate before it also takes a page checkpoint
 	// (default 256 MiB: about 9 s of replay after a crash).
@@ -87,6 +93,8 @@ func DefaultOptions() Options {
 		FilterKeys:    1 << 20,
 		DirtyBytes:    32 << 20,
 
+		ChangeBufferBytes: 64 << 20,
+
 		CheckpointLogBytes: 256 << 20,
 	}
 }
@@ -119,6 +127,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.DirtyBytes == 0 {
 		o.DirtyBytes = d.DirtyBytes
+	}
+	if o.ChangeBufferBytes == 0 {
+		o.ChangeBufferBytes = d.ChangeBufferBytes
 	}
 	if o.CheckpointLogBytes == 0 {
 		o.CheckpointLogBytes = d.CheckpointLogBytes

@@ -1,15 +1,25 @@
 package sozu
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/utxostore/utxostore/engine"
 )
 
-// pageStore holds a shard's deep layers in one file of 4 KiB pages.
+// pageStore holds a shard's buckets in one file of 4 KiB pages.
 //
-// Pages are copy-on-write with respect to the last checkpoint: a bucket is
+// The unit of storage is a run: one or more sibling buckets (buckets of one
+// children range, the paper's ReadBucketRange/WriteBucketRange unit)
+// encoded together on as few pages as they need. Sparse siblings share a
+// page, so a bucket holding one entry does not cost a page of its own, and
+// a spill that feeds several sparse children writes one page, not one per
+// child; a bucket that fills a page gets its own run.
+//
+// Pages are copy-on-write with respect to the last checkpoint: a run is
 // never rewritten over a page the checkpoint references, so after a crash
 // the checkpoint's directory still describes intact pages and the log
 // replays on top of them. Pages allocated since the checkpoint are
@@ -19,9 +29,9 @@ import (
 type pageStore struct {
 	f    *os.File
 	path string
-	// dir maps every non-empty deep bucket to its pages. Empty buckets have
-	// no entry and no pages: lazy allocation costs no disk.
-	dir    map[bucketAddr][]uint32
+	// dir maps every non-empty bucket to its run. Empty buckets have no
+	// entry and no pages: lazy allocation costs no disk.
+	dir    map[bucketAddr]*run
 	npages uint32
 	free   []uint32
 	// fresh holds the pages allocated since the last checkpoint.
@@ -31,38 +41,64 @@ type pageStore struct {
 	retired []uint32
 
 	pageReads, pageWrites uint64
-	// pageBuf and encodeBuf are reused by every read and write: the store
-	// belongs to one shard goroutine, and a bucket never aliases them.
-	pageBuf, encodeBuf []byte
+	// pageBuf, encodeBuf and streamBuf are reused by every read and write:
+	// the store belongs to one shard goroutine, and a bucket never aliases
+	// them.
+	pageBuf, encodeBuf, streamBuf []byte
 }
+
+// run is a set of sibling buckets stored together. Its stream is
+//
+//	uvarint member count
+//	per member: uvarint bucket index, uvarint encoded length
+//	the members' encoded buckets, in the same order
+//
+// cut into pages; every page names the run's layer and first member.
+type run struct {
+	layer   uint8
+	members []uint64 // bucket indexes, ascending
+	pages   []uint32
+	size    int // bytes of the stream
+}
+
+// sparseRun is the size up to which a run is worth merging with the
+// siblings being rewritten next to it: it fills at most half a page.
+const sparseRun = pagePayload / 2
 
 func openPageStore(path string) (*pageStore, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return &pageStore{f: f, path: path, dir: make(map[bucketAddr][]uint32), fresh: make(map[uint32]struct{}), pageBuf: make([]byte, PageSize)}, nil
+	return &pageStore{f: f, path: path, dir: make(map[bucketAddr]*run), fresh: make(map[uint32]struct{}), pageBuf: make([]byte, PageSize)}, nil
 }
 
-// adopt installs the directory of a checkpoint and derives the free pages:
-// every page of the file that the directory does not reference.
-func (s *pageStore) adopt(dir map[bucketAddr][]uint32) error {
+// adopt installs the runs of a checkpoint and derives the free pages:
+// every page of the file that no run references.
+func (s *pageStore) adopt(runs []*run) error {
 	st, err := s.f.Stat()
 	if err != nil {
 		return err
 	}
-	s.dir = dir
 	s.npages = uint32(st.Size() / PageSize)
 	used := make([]bool, s.npages)
-	for addr, pages := range dir {
-		for _, p := range pages {
+	s.dir = make(map[bucketAddr]*run)
+	for _, r := range runs {
+		for _, p := range r.pages {
 			if p >= s.npages {
-				return &engine.CorruptionError{Engine: "sozu", Where: s.path, Detail: fmt.Sprintf("checkpoint places %v on page %d beyond the file's %d pages", addr, p, s.npages)}
+				return &engine.CorruptionError{Engine: "sozu", Where: s.path, Detail: fmt.Sprintf("checkpoint places %v on page %d beyond the file's %d pages", r.first(), p, s.npages)}
 			}
 			if used[p] {
-				return &engine.CorruptionError{Engine: "sozu", Where: s.path, Detail: fmt.Sprintf("checkpoint places two buckets on page %d", p)}
+				return &engine.CorruptionError{Engine: "sozu", Where: s.path, Detail: fmt.Sprintf("checkpoint places two runs on page %d", p)}
 			}
 			used[p] = true
+		}
+		for _, m := range r.members {
+			a := bucketAddr{r.layer, m}
+			if s.dir[a] != nil {
+				return &engine.CorruptionError{Engine: "sozu", Where: s.path, Detail: fmt.Sprintf("checkpoint places %v in two runs", a)}
+			}
+			s.dir[a] = r
 		}
 	}
 	s.free = s.free[:0]
@@ -74,60 +110,244 @@ func (s *pageStore) adopt(dir map[bucketAddr][]uint32) error {
 	return nil
 }
 
-// read loads a bucket; a bucket without pages is empty with no children.
-// The decoded entries' values alias a stream allocated here for the bucket.
+func (r *run) first() bucketAddr { return bucketAddr{r.layer, r.members[0]} }
+
+// runs calls fn once for every run.
+func (s *pageStore) runs(fn func(r *run) error) error {
+	for a, r := range s.dir {
+		if a.index == r.members[0] {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// read loads a bucket; a bucket without a run is empty with no children.
+// The decoded entries' values alias a stream allocated here for the run.
 func (s *pageStore) read(addr bucketAddr) (*bucket, error) {
-	pages := s.dir[addr]
-	if len(pages) == 0 {
+	r := s.dir[addr]
+	if r == nil {
 		return &bucket{}, nil
 	}
-	stream := make([]byte, 0, len(pages)*pagePayload)
-	buf := s.pageBuf
-	for i, p := range pages {
+	spans, err := s.readRun(r)
+	if err != nil {
+		return nil, err
+	}
+	i, _ := slices.BinarySearch(r.members, addr.index)
+	b, err := decodeBucket(spans[i])
+	if err != nil {
+		return nil, s.corrupt(r.pages[0], addr, err)
+	}
+	return b, nil
+}
+
+// readRun reads a run's pages and returns each member's encoded bucket.
+func (s *pageStore) readRun(r *run) ([][]byte, error) {
+	stream := make([]byte, 0, len(r.pages)*pagePayload)
+	first := r.first()
+	for i, p := range r.pages {
 		s.pageReads++
-		if _, err := s.f.ReadAt(buf, int64(p)*PageSize); err != nil {
-			return nil, fmt.Errorf("sozu: reading %v from page %d: %w", addr, p, err)
+		if _, err := s.f.ReadAt(s.pageBuf, int64(p)*PageSize); err != nil {
+			return nil, fmt.Errorf("sozu: reading %v from page %d: %w", first, p, err)
 		}
-		payload, err := checkPage(buf, addr, i, len(pages))
+		payload, err := checkPage(s.pageBuf, first, i, len(r.pages))
 		if err != nil {
-			return nil, s.corrupt(p, addr, err)
+			return nil, s.corrupt(p, first, err)
 		}
 		stream = append(stream, payload...)
 	}
-	b, err := decodeBucket(stream)
+	spans, err := splitRun(stream, r.members)
 	if err != nil {
-		return nil, s.corrupt(pages[0], addr, err)
+		return nil, s.corrupt(r.pages[0], first, err)
 	}
-	return b, nil
+	return spans, nil
+}
+
+// splitRun cuts a run's stream into its members' encoded buckets, checking
+// that it holds exactly the members the directory expects.
+func splitRun(stream []byte, members []uint64) ([][]byte, error) {
+	n, rest, err := readUvarint(stream)
+	if err != nil {
+		return nil, err
+	}
+	if n != uint64(len(members)) {
+		return nil, fmt.Errorf("run holds %d buckets, the directory %d", n, len(members))
+	}
+	lengths := make([]uint64, n)
+	for i := range lengths {
+		var index uint64
+		if index, rest, err = readUvarint(rest); err != nil {
+			return nil, err
+		}
+		if index != members[i] {
+			return nil, fmt.Errorf("run holds bucket %d where the directory expects %d", index, members[i])
+		}
+		if lengths[i], rest, err = readUvarint(rest); err != nil {
+			return nil, err
+		}
+	}
+	spans := make([][]byte, n)
+	for i, l := range lengths {
+		if l > uint64(len(rest)) {
+			return nil, errors.New("run cut short")
+		}
+		spans[i], rest = rest[:l:l], rest[l:]
+	}
+	if len(rest) != 0 {
+		return nil, errors.New("trailing bytes after the last bucket of a run")
+	}
+	return spans, nil
 }
 
 func (s *pageStore) corrupt(page uint32, addr bucketAddr, err error) error {
 	return &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s page %d (%v)", s.path, page, addr), Detail: err.Error()}
 }
 
-// write stores a bucket on newly allocated pages and releases its old
-// ones; an empty bucket gives its pages back.
-func (s *pageStore) write(addr bucketAddr, b *bucket) error {
-	old := s.dir[addr]
-	if b.empty() {
-		delete(s.dir, addr)
-		s.release(old)
-		return nil
-	}
-	s.encodeBuf = b.encode(s.encodeBuf[:0])
-	count := pageCount(len(s.encodeBuf))
-	placed := make([]uint32, count)
-	for i := range placed {
-		encodePage(s.pageBuf, addr, s.encodeBuf, i, count)
-		n := s.allocate()
-		placed[i] = n
-		s.pageWrites++
-		if _, err := s.f.WriteAt(s.pageBuf, int64(n)*PageSize); err != nil {
-			return fmt.Errorf("sozu: writing %v to page %d: %w", addr, n, err)
+// writeRange stores the changed buckets of one children range (siblings
+// first … first+count−1 of layer). Their runs are rewritten together with
+// the sparse runs of their siblings and packed, in index order, onto as few
+// pages as they take; a run left exactly as it was is not rewritten.
+// current returns a bucket's state when the caller holds it in memory and
+// nil otherwise (it is then read from its run).
+func (s *pageStore) writeRange(layer uint8, first, count uint64, changed []uint64, current func(uint64) *bucket) error {
+	old := make(map[*run]bool)
+	isChanged := make(map[uint64]bool, len(changed))
+	for _, i := range changed {
+		isChanged[i] = true
+		if r := s.dir[bucketAddr{layer, i}]; r != nil {
+			old[r] = true
 		}
 	}
-	s.dir[addr] = placed
-	s.release(old)
+	for i := first; i < first+count; i++ {
+		if r := s.dir[bucketAddr{layer, i}]; r != nil && r.size <= sparseRun {
+			old[r] = true
+		}
+	}
+
+	// Gather every member to place: the changed buckets and the other
+	// members of the runs taken apart. A member not held in memory keeps
+	// the bytes its run stored (it did not change).
+	inMemory := make(map[uint64]*bucket, len(changed))
+	stored := make(map[uint64][]byte)
+	for _, i := range changed {
+		inMemory[i] = current(i)
+	}
+	for r := range old {
+		var spans [][]byte
+		for k, m := range r.members {
+			if _, ok := inMemory[m]; ok {
+				continue
+			}
+			if b := current(m); b != nil {
+				inMemory[m] = b
+				continue
+			}
+			if spans == nil {
+				var err error
+				if spans, err = s.readRun(r); err != nil {
+					return err
+				}
+			}
+			stored[m] = spans[k]
+		}
+	}
+	members := make([]uint64, 0, len(inMemory)+len(stored))
+	for i, b := range inMemory {
+		if b.empty() {
+			delete(s.dir, bucketAddr{layer, i})
+		} else {
+			members = append(members, i)
+		}
+	}
+	for i := range stored {
+		members = append(members, i)
+	}
+	slices.Sort(members)
+	bounds := make([]int, len(members)+1)
+	scratch := s.encodeBuf[:0]
+	for k, i := range members {
+		if b := inMemory[i]; b != nil {
+			scratch = b.encode(scratch)
+		}
+		bounds[k+1] = len(scratch)
+	}
+	s.encodeBuf = scratch
+	encoded := make([][]byte, len(members))
+	for k, i := range members {
+		if inMemory[i] != nil {
+			encoded[k] = scratch[bounds[k]:bounds[k+1]]
+		} else {
+			encoded[k] = stored[i]
+		}
+	}
+
+	// Pack in index order: a run closes when the next member would push
+	// it past a page. A member larger than a page gets a run of its own.
+	unchanged := make(map[*run]bool)
+	from, size := 0, runCountMax
+	place := func(to int) error {
+		if from == to {
+			return nil
+		}
+		pack := members[from:to:to]
+		if r := s.dir[bucketAddr{layer, pack[0]}]; r != nil && old[r] && slices.Equal(r.members, pack) && !slices.ContainsFunc(pack, func(i uint64) bool { return isChanged[i] }) {
+			unchanged[r] = true
+		} else if err := s.writeRun(layer, pack, encoded[from:to]); err != nil {
+			return err
+		}
+		from, size = to, runCountMax
+		return nil
+	}
+	for k, i := range members {
+		cost := uvarintLen(i) + uvarintLen(uint64(len(encoded[k]))) + len(encoded[k])
+		if k > from && size+cost > pagePayload {
+			if err := place(k); err != nil {
+				return err
+			}
+		}
+		size += cost
+	}
+	if err := place(len(members)); err != nil {
+		return err
+	}
+	for r := range old {
+		if !unchanged[r] {
+			s.release(r.pages)
+		}
+	}
+	return nil
+}
+
+// runCountMax bounds the member count at the head of a run's stream.
+const runCountMax = 3
+
+// writeRun writes members (encoded) as one run on newly allocated pages.
+func (s *pageStore) writeRun(layer uint8, members []uint64, encoded [][]byte) error {
+	stream := binary.AppendUvarint(s.streamBuf[:0], uint64(len(members)))
+	for k, m := range members {
+		stream = binary.AppendUvarint(stream, m)
+		stream = binary.AppendUvarint(stream, uint64(len(encoded[k])))
+	}
+	for _, e := range encoded {
+		stream = append(stream, e...)
+	}
+	s.streamBuf = stream
+	r := &run{layer: layer, members: slices.Clone(members), size: len(stream), pages: make([]uint32, pageCount(len(stream)))}
+	first := r.first()
+	for i := range r.pages {
+		encodePage(s.pageBuf, first, stream, i, len(r.pages))
+		n := s.allocate()
+		r.pages[i] = n
+		s.pageWrites++
+		if _, err := s.f.WriteAt(s.pageBuf, int64(n)*PageSize); err != nil {
+			return fmt.Errorf("sozu: writing %v to page %d: %w", first, n, err)
+		}
+	}
+	for _, m := range members {
+		s.dir[bucketAddr{layer, m}] = r
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 func (t *table) get(keys []engine.Key, minHeight uint32) ([][]byte, error) {
 	out := make([][]byte, len(keys))
 	now := t.now()
+	var err error
 	level := make(map[uint64][]int)
 	for i := range keys {
 		if t.filter.stale {
@@ -36,18 +37,36 @@ func (t *table) get(keys []engine.Key, minHeight uint32) ([][]byte, error) {
 		}
 		slices.Sort(indexes)
 		for _, idx := range indexes {
+			keysHere := level[idx]
+			// Buffered changes come before the bucket (changes.go).
+			if c := t.pending[bucketAddr{uint8(layer), idx}]; c != nil {
+				rest := keysHere[:0:0]
+				for _, i := range keysHere {
+					if pos := c.put.find(&keys[i]); pos >= 0 {
+						t.descent[layer+1]++
+						if out[i], err = t.liveValue(&c.put.entries[pos], now); err != nil {
+							return nil, err
+						}
+					} else if _, gone := c.removed[keys[i]]; gone {
+						t.descent[layer+1]++
+					} else {
+						rest = append(rest, i)
+					}
+				}
+				if keysHere = rest; len(keysHere) == 0 {
+					continue
+				}
+			}
 			b, err := t.load(layer, idx)
 			if err != nil {
 				return nil, err
 			}
 			t.bucketVisits++
-			for _, i := range level[idx] {
+			for _, i := range keysHere {
 				if pos := b.find(&keys[i]); pos >= 0 {
 					t.descent[layer+1]++
-					if e := &b.entries[pos]; e.live(now) {
-						if out[i], err = t.valueOf(e); err != nil {
-							return nil, err
-						}
+					if out[i], err = t.liveValue(&b.entries[pos], now); err != nil {
+						return nil, err
 					}
 					continue
 				}
@@ -65,4 +84,12 @@ func (t *table) get(keys []engine.Key, minHeight uint32) ([][]byte, error) {
 		level = next
 	}
 	return out, nil
+}
+
+// liveValue is e's value, or nil if e has expired.
+func (t *table) liveValue(e *entry, now int64) ([]byte, error) {
+	if !e.live(now) {
+		return nil, nil
+	}
+	return t.valueOf(e)
 }

@@ -41,7 +41,7 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 		return nil, err
 	}
 
-	img := &checkpointImage{dir: map[bucketAddr][]uint32{}}
+	img := &checkpointImage{}
 	if gen > 0 {
 		path := checkpointPath(dir, id, gen)
 		data, err := os.ReadFile(path)
@@ -50,7 +50,7 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 		}
 		if img, err = decodeCheckpoint(data, s.table.layout); err != nil {
 			var le *layoutError
-			if errors.As(err, &le) {
+			if errors.As(err, &le) || errors.Is(err, errEarlierFormat) {
 				return fail(err)
 			}
 			return fail(&engine.CorruptionError{Engine: "sozu", Where: path, Detail: err.Error()})
@@ -60,16 +60,23 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 	if img.meta != nil {
 		s.table.meta = img.meta
 	}
-	if err := pages.adopt(img.dir); err != nil {
+	if err := pages.adopt(img.runs); err != nil {
 		return fail(err)
 	}
-	for a := range img.dir {
-		if a.layer == 0 {
-			b, err := pages.read(a)
+	for _, r := range img.runs {
+		if r.layer != 0 {
+			continue
+		}
+		spans, err := pages.readRun(r)
+		if err != nil {
+			return fail(err)
+		}
+		for k, m := range r.members {
+			b, err := decodeBucket(spans[k])
 			if err != nil {
-				return fail(err)
+				return fail(pages.corrupt(r.pages[0], bucketAddr{0, m}, err))
 			}
-			s.table.layer0[a.index] = b
+			s.table.layer0[m] = b
 		}
 	}
 	if err := values.truncate(img.vlogSize); err != nil {
@@ -105,10 +112,8 @@ func (e *Engine) recover() error {
 		t := e.shards[id].table
 		if replayed[id]++; replayed[id]%1024 == 0 {
 			t.dropClean()
-			if t.dirtyBytes() > o.DirtyBytes/o.Shards {
-				if err := t.flush(); err != nil {
-					return err
-				}
+			if err := t.settle(); err != nil {
+				return err
 			}
 		}
 		return t.replay(body[0], body[2:])
@@ -196,7 +201,7 @@ func (t *table) replay(kind byte, body []byte) error {
 			return err
 		}
 		if found {
-			t.remove(loc)
+			return t.remove(loc)
 		}
 	case walMeta:
 		n, rest, err := readUvarint(body)

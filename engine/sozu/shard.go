@@ -152,13 +152,11 @@ func (s *shard) appendRecords() (int64, error) {
 	return end, nil
 }
 
-// flushDirty writes dirty deep buckets out if they exceed their memory
-// budget.
+// flushDirty keeps buffered changes and dirty deep buckets within their
+// memory budgets.
 func (s *shard) flushDirty() error {
-	if s.table.dirtyBytes() > s.opts.DirtyBytes/s.opts.Shards {
-		if err := s.table.flush(); err != nil {
-			return s.fail(err)
-		}
+	if err := s.table.settle(); err != nil {
+		return s.fail(err)
 	}
 	return nil
 }
@@ -191,7 +189,9 @@ func (s *shard) update(updates []engine.Update, positions []int, errs []error) e
 		case engine.Remove:
 			if found {
 				s.records.logRemove(u.Key)
-				s.table.remove(loc)
+				if err := s.table.remove(loc); err != nil {
+					return s.fail(err)
+				}
 			}
 		case engine.Keep:
 		default:
@@ -229,7 +229,9 @@ func (s *shard) delete(keys []engine.Key, positions []int) error {
 		}
 		if found {
 			s.records.logRemove(keys[i])
-			s.table.remove(loc)
+			if err := s.table.remove(loc); err != nil {
+				return s.fail(err)
+			}
 		}
 	}
 	return nil

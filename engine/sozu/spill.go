@@ -30,7 +30,7 @@ func spillOrder(a, b *entry) int {
 // longest tail of the spill order whose encoded size fits in
 // ⌊α·capacity⌋ bytes, and everything before it flows to the children,
 // which are allocated on this first spill (hasChildren) and may overflow
-// in turn.
+// in turn when the flow is applied to them.
 func (t *table) spill(layer int, index uint64, b *bucket) error {
 	t.purge(layer, b)
 	t.markDirty(layer, index)
@@ -59,32 +59,12 @@ func (t *table) spill(layer int, index uint64, b *bucket) error {
 	}
 	b.hasChildren = true
 
-	// Group the flow by child; the sort kept it deterministic.
-	groups := make(map[uint64][]entry)
-	var order []uint64
+	// What flows is buffered for its children (changes.go): a child's page
+	// is written once its changes are worth it, not for every spill.
 	for _, e := range flow {
 		ci := t.layout.bucketIndex(keyHash(&e.key), layer+1)
-		if _, ok := groups[ci]; !ok {
-			order = append(order, ci)
-		}
-		groups[ci] = append(groups[ci], e)
-	}
-	slices.Sort(order)
-	for _, ci := range order {
-		child, err := t.load(layer+1, ci)
-		if err != nil {
+		if err := t.bufferAdd(layer+1, ci, e); err != nil {
 			return err
-		}
-		for _, e := range groups[ci] {
-			t.addTo(layer+1, child, e)
-		}
-		t.markDirty(layer+1, ci)
-		if t.overflowing(layer+1, child) {
-			if err := t.spill(layer+1, ci, child); err != nil {
-				return err
-			}
-		} else {
-			t.purge(layer+1, child)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package sozu
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/utxostore/utxostore/engine"
@@ -32,8 +33,12 @@ type table struct {
 	// (that scan was the top CPU cost at a million records).
 	loaded     []bucketAddr
 	dirtyCount int
-	filter     *keyFilter
-	indexes    *secondaryIndexes
+	// pending holds the changes buffered for deep buckets (changes.go),
+	// pendingMemory their size.
+	pending       map[bucketAddr]*changes
+	pendingMemory int
+	filter        *keyFilter
+	indexes       *secondaryIndexes
 	// height is the longest-chain height the purge compares DAH against.
 	height uint32
 	meta   map[string][]byte
@@ -60,6 +65,7 @@ func newTable(o Options, pages *pageStore, values *valueLog, now func() int64) *
 		pages:        pages,
 		values:       values,
 		cache:        make(map[bucketAddr]*cachedBucket),
+		pending:      make(map[bucketAddr]*changes),
 		filter:       newKeyFilter(o.FilterKeys),
 		indexes:      newSecondaryIndexes(),
 		meta:         make(map[string][]byte),
@@ -106,25 +112,38 @@ func (t *table) markDirty(layer int, index uint64) {
 	}
 }
 
-// location is where a key was found.
+// location is where a key was found: in the bucket at (layer, index) or,
+// when changes is set, among the changes buffered for it (b is then
+// &changes.put).
 type location struct {
-	layer int
-	index uint64
-	b     *bucket
-	pos   int
+	layer   int
+	index   uint64
+	b       *bucket
+	pos     int
+	changes *changes
 }
 
 // locate descends from layer 0 until it finds k or runs out of children.
+// A bucket's buffered changes come before the bucket.
 func (t *table) locate(k *engine.Key) (location, bool, error) {
 	h := keyHash(k)
 	for layer := 0; layer < t.layout.layers; layer++ {
 		idx := t.layout.bucketIndex(h, layer)
+		if c := t.pending[bucketAddr{uint8(layer), idx}]; c != nil {
+			if pos := c.put.find(k); pos >= 0 {
+				return location{layer, idx, &c.put, pos, c}, true, nil
+			}
+			if _, gone := c.removed[*k]; gone {
+				// The key lived here (keys are unique), so not below.
+				return location{}, false, nil
+			}
+		}
 		b, err := t.load(layer, idx)
 		if err != nil {
 			return location{}, false, err
 		}
 		if pos := b.find(k); pos >= 0 {
-			return location{layer, idx, b, pos}, true, nil
+			return location{layer, idx, b, pos, nil}, true, nil
 		}
 		if !b.hasChildren {
 			break
@@ -185,14 +204,21 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 		}
 	}
 	t.indexes.set(e.key, e.terms)
-	if loc.pos < 0 {
+	buffered := found && t.buffers(loc)
+	switch {
+	case buffered:
+		if err := t.bufferReplace(loc, e); err != nil {
+			return err
+		}
+	case loc.pos < 0:
 		t.addTo(loc.layer, loc.b, e)
-	} else {
+		t.markDirty(loc.layer, loc.index)
+	default:
 		c := &t.layers[loc.layer]
 		c.bytes += int64(e.encodedSize() - loc.b.entries[loc.pos].encodedSize())
 		loc.b.replace(loc.pos, e)
+		t.markDirty(loc.layer, loc.index)
 	}
-	t.markDirty(loc.layer, loc.index)
 	// Every bucket above must cover the new production height, or a
 	// height-filtered read would stop above it.
 	for layer := 0; layer < loc.layer; layer++ {
@@ -205,17 +231,38 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 			t.markDirty(layer, idx)
 		}
 	}
-	if t.overflowing(loc.layer, loc.b) {
+	// A buffered change is checked for overflow when it is applied.
+	if !buffered && t.overflowing(loc.layer, loc.b) {
 		return t.spill(loc.layer, loc.index, loc.b)
 	}
 	return nil
 }
 
+// buffers reports whether a change to the entry at loc is buffered rather
+// than made in the bucket: layer 0 is memory already, and a deep bucket
+// that is dirty in the cache will be written anyway.
+func (t *table) buffers(loc location) bool {
+	if loc.changes != nil {
+		return true
+	}
+	if loc.layer == 0 {
+		return false
+	}
+	c := t.cache[bucketAddr{uint8(loc.layer), loc.index}]
+	return c == nil || !c.dirty
+}
+
 // remove hard-deletes the entry at loc.
-func (t *table) remove(loc location) {
+func (t *table) remove(loc location) error {
+	if t.buffers(loc) {
+		e, err := t.bufferRemove(loc)
+		t.forget(&e)
+		return err
+	}
 	e := t.removeFrom(loc.layer, loc.b, loc.pos)
 	t.forget(&e)
 	t.markDirty(loc.layer, loc.index)
+	return nil
 }
 
 // forget drops a removed entry from the filter, indexes and value log.
@@ -252,10 +299,9 @@ func (t *table) overflowing(layer int, b *bucket) bool {
 	return layer < t.layout.layers-1 && b.size > t.opts.capacity(layer)
 }
 
-// flush writes every dirty deep bucket to fresh pages and empties the
-// cache.
+// flush writes every dirty deep bucket out and empties the cache.
 func (t *table) flush() error {
-	addrs := make([]bucketAddr, 0, len(t.cache))
+	addrs := make([]bucketAddr, 0, t.dirtyCount)
 	for a, c := range t.cache {
 		if c.dirty {
 			addrs = append(addrs, a)
@@ -266,18 +312,28 @@ func (t *table) flush() error {
 		if a.layer != b.layer {
 			return int(a.layer) - int(b.layer)
 		}
-		if a.index < b.index {
-			return -1
-		}
-		if a.index > b.index {
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.index, b.index)
 	})
-	for _, a := range addrs {
-		if err := t.pages.write(a, t.cache[a].b); err != nil {
+	for len(addrs) > 0 {
+		layer := addrs[0].layer
+		n := 1
+		for n < len(addrs) && addrs[n].layer == layer {
+			n++
+		}
+		indexes := make([]uint64, n)
+		for i, a := range addrs[:n] {
+			indexes[i] = a.index
+		}
+		err := t.writeOut(layer, indexes, func(i uint64) *bucket {
+			if c := t.cache[bucketAddr{layer, i}]; c != nil {
+				return c.b
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
+		addrs = addrs[n:]
 	}
 	clear(t.cache)
 	t.loaded = t.loaded[:0]
@@ -290,13 +346,45 @@ func (t *table) flush() error {
 // stays in memory, the pages are only its durable image.
 func (t *table) flushLayer0() error {
 	slices.Sort(t.layer0Dirty)
-	for _, idx := range t.layer0Dirty {
-		if err := t.pages.write(bucketAddr{0, idx}, t.layer0[idx]); err != nil {
-			return err
-		}
-		t.layer0Marked[idx] = false
+	err := t.writeOut(0, t.layer0Dirty, func(i uint64) *bucket { return t.layer0[i] })
+	if err != nil {
+		return err
+	}
+	for _, i := range t.layer0Dirty {
+		t.layer0Marked[i] = false
 	}
 	t.layer0Dirty = t.layer0Dirty[:0]
+	return nil
+}
+
+// writeOut writes the changed buckets of layer (indexes ascending) one
+// children range at a time: siblings share runs.
+func (t *table) writeOut(layer uint8, indexes []uint64, current func(uint64) *bucket) error {
+	span := uint64(1) << t.layout.fanoutBits
+	for len(indexes) > 0 {
+		first := indexes[0] &^ (span - 1)
+		n := 1
+		for n < len(indexes) && indexes[n] < first+span {
+			n++
+		}
+		if err := t.pages.writeRange(layer, first, min(span, t.layout.bucketsIn(int(layer))), indexes[:n], current); err != nil {
+			return err
+		}
+		indexes = indexes[n:]
+	}
+	return nil
+}
+
+// settle keeps the buffered changes and the dirty deep buckets within
+// their memory budgets (this shard's share): over budget, the largest
+// changes are applied, then the dirty buckets written out.
+func (t *table) settle() error {
+	if err := t.trimPending(t.opts.ChangeBufferBytes / t.opts.Shards); err != nil {
+		return err
+	}
+	if t.dirtyBytes() > t.opts.DirtyBytes/t.opts.Shards {
+		return t.flush()
+	}
 	return nil
 }
 
@@ -324,26 +412,59 @@ func (t *table) walk(fn func(layer int, b *bucket) error) error {
 			}
 		}
 	}
-	// Layer 0's pages are only its durable image: memory is current.
-	seen := make(map[bucketAddr]bool, len(t.cache))
-	for a, c := range t.cache {
+	// Layer 0's pages are only its durable image: memory is current. A
+	// deep bucket is seen with its buffered changes applied (to a copy).
+	seen := make(map[bucketAddr]bool, len(t.cache)+len(t.pending))
+	visit := func(a bucketAddr, b *bucket) error {
 		seen[a] = true
-		if !c.b.empty() {
-			if err := fn(int(a.layer), c.b); err != nil {
+		if c := t.pending[a]; c != nil {
+			b = &bucket{entries: slices.Clone(b.entries), size: b.size}
+			c.applyTo(b)
+		}
+		if len(b.entries) == 0 {
+			return nil
+		}
+		return fn(int(a.layer), b)
+	}
+	for a, c := range t.cache {
+		if err := visit(a, c.b); err != nil {
+			return err
+		}
+	}
+	err := t.pages.runs(func(r *run) error {
+		if r.layer == 0 {
+			return nil
+		}
+		var spans [][]byte
+		for k, m := range r.members {
+			a := bucketAddr{r.layer, m}
+			if seen[a] {
+				continue
+			}
+			if spans == nil {
+				var err error
+				if spans, err = t.pages.readRun(r); err != nil {
+					return err
+				}
+			}
+			b, err := decodeBucket(spans[k])
+			if err != nil {
+				return t.pages.corrupt(r.pages[0], a, err)
+			}
+			if err := visit(a, b); err != nil {
 				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	for a := range t.pages.dir {
-		if seen[a] || a.layer == 0 {
-			continue
-		}
-		b, err := t.pages.read(a)
-		if err != nil {
-			return err
-		}
-		if err := fn(int(a.layer), b); err != nil {
-			return err
+	for a := range t.pending {
+		if !seen[a] {
+			if err := visit(a, &bucket{}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,183 @@
+package sozu
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// childKey makes key n whose hash falls in child c of the single layer-0
+// bucket of spillOptions (the hash's top 3 bits pick the child).
+func childKey(n, c uint64) engine.Key { return mkKey(n, c<<61|n<<20) }
+
+// runsOf returns the distinct runs of a layer.
+func runsOf(tb *table, layer uint8) map[*run]bool {
+	runs := map[*run]bool{}
+	for a, r := range tb.pages.dir {
+		if a.layer == layer {
+			runs[r] = true
+		}
+	}
+	return runs
+}
+
+// A spill that feeds several sparse children writes them onto one shared
+// page: a child with an entry or two does not cost a page of its own.
+func TestSparseSiblingsShareAPage(t *testing.T) {
+	tb := newTestTable(t, spillOptions())
+	for n := uint64(0); n < 11; n++ {
+		mustPut(t, tb, childKey(n, n%8), engine.Terms{ProducedAt: uint32(n)})
+	}
+	if !tb.layer0[0].hasChildren {
+		t.Fatal("the overflowing bucket did not spill")
+	}
+	if err := tb.applyAll(); err != nil {
+		t.Fatal(err)
+	}
+	writes := tb.pages.pageWrites
+	if err := tb.flush(); err != nil {
+		t.Fatal(err)
+	}
+	children := 0
+	for a := range tb.pages.dir {
+		if a.layer == 1 {
+			children++
+		}
+	}
+	if children < 4 {
+		t.Fatalf("the spill reached only %d children; the test needs several", children)
+	}
+	if got := tb.pages.pageWrites - writes; got != 1 || tb.pages.npages != 1 || len(runsOf(tb, 1)) != 1 {
+		t.Fatalf("%d sparse children written with %d page writes into %d pages and %d runs, want 1 of each",
+			children, got, tb.pages.npages, len(runsOf(tb, 1)))
+	}
+	// Every entry reads back from the shared page (the cache is empty
+	// after the flush).
+	for n := uint64(0); n < 11; n++ {
+		k := childKey(n, n%8)
+		if _, found, err := tb.lookup(&k); err != nil || !found {
+			t.Fatalf("key %d: found %v, err %v", n, found, err)
+		}
+	}
+}
+
+// Siblings that fill up leave the shared page: no run is larger than a
+// page unless it holds a single bucket, a changed bucket that has a run of
+// its own is rewritten alone, and nothing is lost on the way.
+func TestFillingSiblingsSplitIntoRunsOfTheirOwn(t *testing.T) {
+	o := spillOptions()
+	size := (&entry{value: make([]byte, 20)}).encodedSize()
+	o.Capacity = []int{10 * size, 60 * size}
+	o.FlowRatio = []float64{0.5, 0.9}
+	tb := newTestTable(t, o)
+	const n = 400
+	for i := uint64(0); i < n; i++ {
+		mustPut(t, tb, childKey(i, i%8), engine.Terms{ProducedAt: uint32(i)})
+		if i%25 == 0 {
+			settle(t, tb)
+		}
+	}
+	settle(t, tb)
+	runs := runsOf(tb, 1)
+	if len(runs) < 2 {
+		t.Fatalf("%d runs for %d bytes of children", len(runs), tb.layers[1].bytes)
+	}
+	for r := range runs {
+		if len(r.members) > 1 && r.size > pagePayload {
+			t.Fatalf("run of %d buckets takes %d bytes, more than a page", len(r.members), r.size)
+		}
+	}
+	for i := uint64(0); i < n; i++ {
+		k := childKey(i, i%8)
+		if _, found, err := tb.lookup(&k); err != nil || !found {
+			t.Fatalf("key %d: found %v, err %v", i, found, err)
+		}
+	}
+
+	// Change one entry of a child whose run is its own: only that run is
+	// written, and its siblings keep their pages.
+	var alone *run
+	for r := range runs {
+		if len(r.members) == 1 && r.size > sparseRun {
+			alone = r
+		}
+	}
+	if alone == nil {
+		t.Fatal("no child fills a run of its own")
+	}
+	before := map[bucketAddr]*run{}
+	for a, r := range tb.pages.dir {
+		before[a] = r
+	}
+	child, err := tb.load(1, alone.members[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := child.entries[0]
+	e.terms.Consumed = true
+	child.replace(0, e)
+	tb.markDirty(1, alone.members[0])
+	writes := tb.pages.pageWrites
+	if err := tb.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := tb.pages.pageWrites - writes; got != uint64(len(alone.pages)) {
+		t.Fatalf("changing one bucket wrote %d pages, want its run's %d", got, len(alone.pages))
+	}
+	for a, r := range tb.pages.dir {
+		if a.index != alone.members[0] && before[a] != r {
+			t.Fatalf("sibling %v was rewritten", a)
+		}
+	}
+}
+
+// A run whose stream does not hold the buckets the directory expects is
+// reported as corruption, not read as another bucket's data.
+func TestRunHoldingOtherBucketsIsCorrupt(t *testing.T) {
+	tb := newTestTable(t, spillOptions())
+	for n := uint64(0); n < 11; n++ {
+		mustPut(t, tb, childKey(n, n%8), engine.Terms{ProducedAt: uint32(n)})
+	}
+	settle(t, tb)
+	for r := range runsOf(tb, 1) {
+		r.members[0]++ // the directory now disagrees with the page
+		_, err := tb.pages.read(bucketAddr{1, r.members[0]})
+		var corrupt *engine.CorruptionError
+		if !errors.As(err, &corrupt) {
+			t.Fatalf("read of a run holding other buckets: %v", err)
+		}
+	}
+}
+
+// A store whose checkpoint an earlier release wrote (a page per bucket) is
+// refused with a message that says what to do, not reported as damage.
+func TestCheckpointOfEarlierFormatIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	e := openFor(t, dir, o)
+	putN(t, e, 0, 100, 20)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ckpts, _ := filepath.Glob(filepath.Join(dir, "shard-00.ckpt.*"))
+	if len(ckpts) != 1 {
+		t.Fatalf("checkpoints of shard 0: %v", ckpts)
+	}
+	data, err := os.ReadFile(ckpts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(data, earlierCheckpointMagic)
+	if err := os.WriteFile(ckpts[0], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, o)
+	var corrupt *engine.CorruptionError
+	if err == nil || errors.As(err, &corrupt) || !strings.Contains(err.Error(), "earlier release") {
+		t.Fatalf("open of an earlier-format store: %v", err)
+	}
+}
