@@ -37,6 +37,13 @@ type sozuReport struct {
 	FilterFalsePositiveRate float64 `json:"filterFalsePositiveRate"`
 	IndexEntries            int     `json:"indexEntries"`
 
+	// BufferedBuckets and BufferedMemory: deep buckets with changes waiting
+	// in memory (replayed from the log at open) and their memory.
+	BufferedBuckets int   `json:"bufferedBuckets"`
+	BufferedMemory  int64 `json:"bufferedMemory"`
+	// LivePages: pages the buckets take; the rest of the page file is free
+	// or kept for the last checkpoint.
+	LivePages       int64 `json:"livePages"`
 	PageFileBytes   int64 `json:"pageFileBytes"`
 	ValueLogBytes   int64 `json:"valueLogBytes"`
 	ValueLogGarbage int64 `json:"valueLogGarbage"`
@@ -99,7 +106,8 @@ func readSozuReport(ctx context.Context, dir string) (*sozuReport, error) {
 	r := &sozuReport{
 		Dir: d, Shape: e.Shape(), Entries: st.Entries,
 		FilterBytes: st.FilterBytes, FilterProbes: sozuProbeKeys, FilterFalsePositiveRate: st.FilterFalsePositiveRate,
-		IndexEntries: st.IndexEntries, PageFileBytes: st.PageFileBytes, ValueLogBytes: st.ValueLogBytes,
+		IndexEntries: st.IndexEntries, PageFileBytes: st.PageFileBytes, LivePages: st.LivePages,
+		BufferedBuckets: st.BufferedBuckets, BufferedMemory: st.BufferedMemory, ValueLogBytes: st.ValueLogBytes,
 		ValueLogGarbage: st.ValueLogGarbage, WALBytes: st.WALBytes, CheckpointBytes: st.CheckpointBytes,
 		DiskBytes: st.DiskBytes, Recovery: st.Recovery,
 	}
@@ -160,6 +168,8 @@ func (r *sozuReport) print(w io.Writer) error {
 	fmt.Fprintf(ew, "index entries      %d (in memory)\n", r.IndexEntries)
 	fmt.Fprintf(ew, "on disk            %s = pages %s + value log %s (garbage %s) + log %s + checkpoints %s\n",
 		byteSize(r.DiskBytes), byteSize(r.PageFileBytes), byteSize(r.ValueLogBytes), byteSize(r.ValueLogGarbage), byteSize(r.WALBytes), byteSize(r.CheckpointBytes))
+	fmt.Fprintf(ew, "pages              %d in use of %d in the file (the rest free or kept for the last checkpoint)\n", r.LivePages, r.PageFileBytes/int64(r.Shape.PageSize))
+	fmt.Fprintf(ew, "buffered changes   %d buckets, %s in memory\n", r.BufferedBuckets, byteSize(r.BufferedMemory))
 	fmt.Fprintf(ew, "disk / encoded     %.2f\n", r.DiskPerEncoded)
 	if r.Recovery.DroppedBytes > 0 {
 		fmt.Fprintf(ew, "recovery           %s\n", r.Recovery.Detail)

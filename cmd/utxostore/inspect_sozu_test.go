@@ -41,7 +41,7 @@ func TestInspectSozu(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + table.String())
-	for _, want := range []string{"layer", "fill", "records            3000", "false-positive rate", "disk / encoded"} {
+	for _, want := range []string{"layer", "fill", "records            3000", "false-positive rate", "disk / encoded", "in use of", "buffered changes"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
@@ -57,6 +57,9 @@ func TestInspectSozu(t *testing.T) {
 	}
 	if r.Entries != n || len(r.Layers) != len(r.Shape.Layers) || r.DiskBytes == 0 || r.FilterProbes == 0 {
 		t.Errorf("report %+v", r)
+	}
+	if r.LivePages == 0 || r.LivePages*int64(r.Shape.PageSize) > r.PageFileBytes {
+		t.Errorf("%d pages in use in a page file of %d bytes", r.LivePages, r.PageFileBytes)
 	}
 	if r.Layers[0].DepthShare <= 0 || r.FilterFalsePositiveRate > 0.05 {
 		t.Errorf("depth share %v, false-positive rate %v", r.Layers[0].DepthShare, r.FilterFalsePositiveRate)

@@ -202,6 +202,12 @@ func (t *table) applyAll() error {
 			if err := t.apply(a); err != nil {
 				return err
 			}
+			// Applying loads buckets: keep them within the dirty budget.
+			if t.dirtyBytes() > t.opts.DirtyBytes/t.opts.Shards {
+				if err := t.flush(); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -1,6 +1,10 @@
 package sozu
 
 import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
@@ -151,5 +155,187 @@ func TestChangeBufferStaysWithinBudget(t *testing.T) {
 		if v == nil {
 			t.Fatalf("key %d lost", i)
 		}
+	}
+}
+
+// Random creates, updates (some raising the production height, which
+// marks the buckets above dirty), consumptions and removals against a
+// map, with cache drops, budget trims and flushes in between, under a
+// budget small enough that layers switch from buffering to direct
+// changes: every key reads back as the model says, the table holds each
+// key exactly once, and the layer counters match what it holds.
+func TestBufferedTableMatchesAModel(t *testing.T) {
+	o := tinyOptions()
+	o.Shards = 1
+	o.ChangeBufferBytes = 8 << 10
+	o.DirtyBytes = 1 << 20 // dirty buckets stay long enough to meet buffered changes
+	tb := newTestTable(t, o)
+	rng := rand.New(rand.NewPCG(1, 2))
+	model := map[engine.Key][]byte{}
+	var keys []engine.Key
+	put := func(k engine.Key, terms engine.Terms, v []byte) {
+		t.Helper()
+		loc, found, err := tb.lookup(&k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.put(loc, found, entry{key: k, terms: terms}, v); err != nil {
+			t.Fatal(err)
+		}
+		model[k] = v
+	}
+	check := func(step int) {
+		t.Helper()
+		values, err := tb.get(keys, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, k := range keys {
+			if want := model[k]; !bytes.Equal(values[i], want) {
+				t.Fatalf("step %d: key %d reads %x, want %x", step, i, values[i], want)
+			}
+		}
+		held := map[engine.Key]int{}
+		err = tb.walk(func(_ int, b *bucket) error {
+			for _, e := range b.entries {
+				held[e.key]++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var counted int64
+		for _, c := range tb.layers {
+			counted += c.entries
+		}
+		for k, n := range held {
+			if n != 1 || model[k] == nil {
+				t.Fatalf("step %d: the table holds %d copies of a key the model has as %x", step, n, model[k])
+			}
+		}
+		if len(held) != len(model) || counted != int64(len(model)) {
+			t.Fatalf("step %d: the table holds %d keys, counts %d, the model has %d", step, len(held), counted, len(model))
+		}
+	}
+	buffered, direct := 0, 0
+	for step := 0; step < 6000; step++ {
+		switch op := rng.IntN(10); {
+		case op < 4 || len(model) == 0:
+			k := mkKey(uint64(step), rng.Uint64())
+			keys = append(keys, k)
+			put(k, engine.Terms{ProducedAt: uint32(step)}, []byte(fmt.Sprintf("v%d", step)))
+		case op < 8:
+			k := keys[rng.IntN(len(keys))]
+			if model[k] == nil {
+				continue
+			}
+			if loc, _, _ := tb.lookup(&k); loc.layer > 0 {
+				if tb.buffers(loc) {
+					buffered++
+				} else {
+					direct++
+				}
+			}
+			// Half the updates raise the production height past every
+			// bucket's; values change size, so an update can overflow.
+			terms := engine.Terms{ProducedAt: uint32(rng.IntN(step + 1)), Consumed: rng.IntN(2) == 0}
+			if rng.IntN(2) == 0 {
+				terms.ProducedAt = uint32(step + 1)
+			}
+			put(k, terms, fmt.Appendf(bytes.Repeat([]byte{'u'}, rng.IntN(100)), "%d", step))
+		default:
+			k := keys[rng.IntN(len(keys))]
+			loc, found, err := tb.lookup(&k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if found != (model[k] != nil) {
+				t.Fatalf("step %d: lookup found %v, the model has %x", step, found, model[k])
+			}
+			if found {
+				if err := tb.remove(loc); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+			}
+		}
+		if rng.IntN(4) == 0 {
+			tb.dropClean()
+			if err := tb.settle(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if rng.IntN(500) == 0 {
+			settle(t, tb)
+		}
+		if step%500 == 499 {
+			check(step)
+		}
+	}
+	settle(t, tb)
+	check(-1)
+	if buffered == 0 || direct == 0 {
+		t.Fatalf("deep updates: %d buffered, %d direct; the test needs both", buffered, direct)
+	}
+	t.Logf("deep updates: %d buffered, %d direct; layers %+v", buffered, direct, tb.layers)
+}
+
+// A bucket with buffered changes is never changed directly, even when it
+// is dirty in the cache: a direct change could spill the stored version
+// of an entry whose newer version waits in the buffer, leaving two.
+func TestBucketWithBufferedChangesIsNotBypassed(t *testing.T) {
+	o := spillOptions()
+	size := (&entry{value: make([]byte, 20)}).encodedSize()
+	o.Capacity = []int{10 * size, 12 * size}
+	tb := newTestTable(t, o)
+	for n := uint64(0); n < 16; n++ {
+		mustPut(t, tb, childKey(n, 0), engine.Terms{ProducedAt: uint32(n)})
+	}
+	settle(t, tb)
+	x, err := tb.load(1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.entries) < 2 {
+		t.Fatalf("layer-1 bucket holds %d entries; the test needs two", len(x.entries))
+	}
+	slices.SortFunc(x.entries, func(a, b entry) int { return spillOrder(&a, &b) })
+	first, second := x.entries[0].key, x.entries[1].key // first flows first
+	tb.dropClean()
+
+	loc, _, _ := tb.lookup(&first)
+	if err := tb.put(loc, true, entry{key: first, terms: loc.b.entries[loc.pos].terms}, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if tb.pending[bucketAddr{1, 0}] == nil {
+		t.Fatal("the update of a stored deep entry was not buffered")
+	}
+	// A deeper write raising the height would mark the bucket dirty.
+	if _, err := tb.load(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	tb.markDirty(1, 0)
+	// An update large enough to overflow the bucket.
+	loc, _, _ = tb.lookup(&second)
+	if err := tb.put(loc, true, entry{key: second, terms: loc.b.entries[loc.pos].terms}, make([]byte, 12*size)); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, tb)
+	copies := 0
+	err = tb.walk(func(_ int, b *bucket) error {
+		for _, e := range b.entries {
+			if e.key == first {
+				copies++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := tb.get([]engine.Key{first}, 0)
+	if copies != 1 || string(v[0]) != "new" {
+		t.Fatalf("%d copies of the updated entry, reading %q", copies, v[0])
 	}
 }

@@ -12,12 +12,13 @@ import (
 
 // pageStore holds a shard's buckets in one file of 4 KiB pages.
 //
-// The unit of storage is a run: one or more sibling buckets (buckets of one
-// children range, the paper's ReadBucketRange/WriteBucketRange unit)
-// encoded together on as few pages as they need. Sparse siblings share a
-// page, so a bucket holding one entry does not cost a page of its own, and
-// a spill that feeds several sparse children writes one page, not one per
-// child; a bucket that fills a page gets its own run.
+// The unit of storage is a run: one or more neighbouring buckets of a
+// layer (within a span of runSpan, several children ranges: the paper's
+// ReadBucketRange/WriteBucketRange unit, widened) encoded together on as
+// few pages as they need. Sparse neighbours share a page, so a bucket
+// holding one entry does not cost a page of its own, and a spill that
+// feeds several sparse children writes one page, not one per child; a
+// bucket that fills a page gets its own run.
 //
 // Pages are copy-on-write with respect to the last checkpoint: a run is
 // never rewritten over a page the checkpoint references, so after a crash
@@ -47,7 +48,7 @@ type pageStore struct {
 	pageBuf, encodeBuf, streamBuf []byte
 }
 
-// run is a set of sibling buckets stored together. Its stream is
+// run is a set of neighbouring buckets stored together. Its stream is
 //
 //	uvarint member count
 //	per member: uvarint bucket index, uvarint encoded length
@@ -60,6 +61,12 @@ type run struct {
 	pages   []uint32
 	size    int // bytes of the stream
 }
+
+// runSpan is how many neighbouring buckets may share runs: a power of two
+// covering several children ranges (8 at the default fan-out), because
+// the layer being filled is sparse across whole ranges (at ten million
+// records a range of 8 buckets held ~3 entries, a sixth of a page).
+const runSpan = 64
 
 // sparseRun is the size up to which a run is worth merging with the
 // siblings being rewritten next to it: it fills at most half a page.
@@ -122,6 +129,13 @@ func (s *pageStore) runs(fn func(r *run) error) error {
 		}
 	}
 	return nil
+}
+
+// livePages counts the pages the runs take.
+func (s *pageStore) livePages() int {
+	n := 0
+	s.runs(func(r *run) error { n += len(r.pages); return nil })
+	return n
 }
 
 // read loads a bucket; a bucket without a run is empty with no children.
@@ -205,8 +219,8 @@ func (s *pageStore) corrupt(page uint32, addr bucketAddr, err error) error {
 	return &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s page %d (%v)", s.path, page, addr), Detail: err.Error()}
 }
 
-// writeRange stores the changed buckets of one children range (siblings
-// first … first+count−1 of layer). Their runs are rewritten together with
+// writeRange stores the changed buckets of one span (buckets first …
+// first+count−1 of layer). Their runs are rewritten together with
 // the sparse runs of their siblings and packed, in index order, onto as few
 // pages as they take; a run left exactly as it was is not rewritten.
 // current returns a bucket's state when the caller holds it in memory and

@@ -2,13 +2,15 @@ package sozu
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/utxostore/utxostore/engine"
 )
 
-// shard owns one hash segment of the table. Its goroutine is the only one
-// that touches its table: a request is a closure run there. The goroutine
+// shard owns one hash segment of the table. A request is a closure run by
+// the shard's goroutine or, when the shard is idle, by its caller (call);
+// exec makes one of them at a time touch the table. The goroutine
 // drains every request waiting in its inbox, applies the writing ones,
 // appends their log records to the shared log with one write and, under
 // SyncAlways, makes them durable (one fsync shared with the other shards
@@ -23,6 +25,10 @@ type shard struct {
 	records logRecords     // this shard's records not yet in the log
 	inbox   chan *request
 	failed  error // the first write failure; the shard then refuses work
+	// exec is held while a group of requests runs: by the goroutine, or by
+	// a caller that found the shard idle and runs its request itself
+	// (call). Only its holder touches the table.
+	exec sync.Mutex
 }
 
 type request struct {
@@ -47,6 +53,7 @@ const maxGroup = 512
 func (s *shard) loop() {
 	batch := make([]*request, 0, maxGroup)
 	for r := range s.inbox {
+		s.exec.Lock()
 		batch = append(batch[:0], r)
 	drain:
 		for len(batch) < maxGroup {
@@ -60,17 +67,41 @@ func (s *shard) loop() {
 				break drain
 			}
 		}
-		err := s.write(batch)
-		for _, r := range batch {
-			if r.reads {
-				r.err = s.runRequest(r)
-			} else if r.err == nil {
-				r.err = err
-			}
+		s.execute(batch)
+		s.exec.Unlock()
+	}
+}
+
+// execute runs a group of requests and answers them; the caller holds
+// exec.
+func (s *shard) execute(batch []*request) {
+	err := s.write(batch)
+	for _, r := range batch {
+		if r.reads {
+			r.err = s.runRequest(r)
+		} else if r.err == nil {
+			r.err = err
+		}
+		if r.done != nil {
 			close(r.done)
 		}
-		s.table.dropClean()
 	}
+	s.table.dropClean()
+}
+
+// call runs fn as a reading or writing request and returns its answer. A
+// caller that finds the shard idle (nothing queued, no group running)
+// runs the request itself: a single small call then costs no hand-off to
+// the goroutine and back, whose two thread wake-ups were most of its time.
+// Otherwise fn is queued, and the goroutine groups it with the others.
+func (s *shard) call(fn func(s *shard) error, reads bool) error {
+	if len(s.inbox) == 0 && s.exec.TryLock() {
+		r := &request{run: fn, reads: reads}
+		s.execute([]*request{r})
+		s.exec.Unlock()
+		return r.err
+	}
+	return s.send(fn, reads).wait()
 }
 
 // write applies the group's writing requests, appends their records and
@@ -110,15 +141,14 @@ func (s *shard) runRequest(r *request) error {
 	return r.run(s)
 }
 
-// do runs fn on the shard goroutine as a writing request and waits for its
-// commit.
+// do runs fn as a writing request and waits for its commit.
 func (s *shard) do(fn func(s *shard) error) error {
-	return s.start(fn).wait()
+	return s.call(fn, false)
 }
 
-// read runs fn on the shard goroutine as a reading request and waits.
+// read runs fn as a reading request and waits.
 func (s *shard) read(fn func(s *shard) error) error {
-	return s.send(fn, true).wait()
+	return s.call(fn, true)
 }
 
 // start sends fn as a writing request without waiting; wait on the

@@ -5,10 +5,12 @@
 //
 // Layout. The hash (the key's first 8 bytes) picks a shard, then a bucket
 // in every layer; layer i has B0·2^(k·i) buckets per shard. Layer 0 lives in
-// memory; deeper layers live in the shard's page file, a bucket on one or
-// more checksummed 4 KiB pages, allocated only when a parent first spills
-// and only for buckets that hold something. Values larger than InlineMax
-// live in the shard's value log; the bucket keeps a pointer.
+// memory; deeper layers live in the shard's page file on checksummed 4 KiB
+// pages, allocated only when a parent first spills and only for buckets
+// that hold something. The siblings of one children range are stored in
+// runs: sparse siblings share a page, a bucket that fills one gets its own
+// (pagestore.go). Values larger than InlineMax live in the shard's value
+// log; the bucket keeps a pointer.
 //
 // Writes. Each shard has one goroutine; Update fans a batch out by shard
 // and gathers the per-update results. A key is looked for behind a cuckoo
@@ -20,6 +22,9 @@
 // SetHeight), then keeps ⌊α·capacity⌋
 // bytes of its entries, letting the rest flow to its children in the
 // paper's order: consumed first, oldest production height next, key last.
+// What flows down, and any update or deletion of a deep entry, is first
+// buffered in memory per bucket and applied to the bucket's pages once it
+// is worth a page write (changes.go); reads look at the buffer first.
 //
 // Durability. Every mutation's outcome is logged (CRC32C per record) in the
 // one log all shards share before it is acknowledged; under
@@ -178,13 +183,25 @@ func (e *Engine) byShard(n int, key func(i int) *engine.Key) map[int][]int {
 }
 
 // fanOut runs fn on every shard named in groups, concurrently, as reading
-// or writing requests, and joins the engine errors.
+// or writing requests, and joins the engine errors. The caller runs one
+// group itself if its shard is idle (shard.call) while the shards'
+// goroutines run the others.
 func (e *Engine) fanOut(reads bool, groups map[int][]int, fn func(s *shard, positions []int) error) error {
 	reqs := make([]*request, 0, len(groups))
+	mine := -1
 	for id, positions := range groups {
+		if mine < 0 {
+			mine = id
+			continue
+		}
 		reqs = append(reqs, e.shards[id].send(func(s *shard) error { return fn(s, positions) }, reads))
 	}
 	var errs []error
+	if mine >= 0 {
+		if err := e.shards[mine].call(func(s *shard) error { return fn(s, groups[mine]) }, reads); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, r := range reqs {
 		if err := r.wait(); err != nil {
 			errs = append(errs, err)

@@ -59,12 +59,43 @@ func (t *table) spill(layer int, index uint64, b *bucket) error {
 	}
 	b.hasChildren = true
 
-	// What flows is buffered for its children (changes.go): a child's page
-	// is written once its changes are worth it, not for every spill.
+	// What flows is buffered for a child (changes.go) while its layer
+	// buffers or it has changes waiting already; otherwise it is added to
+	// the child at once. Whether the layer buffers is decided once, so a
+	// child never gets both (buffering may change as the flow is applied).
+	// The spill order keeps both deterministic.
+	buffering := t.buffering(layer + 1)
+	direct := make(map[uint64][]entry)
+	var order []uint64
 	for _, e := range flow {
 		ci := t.layout.bucketIndex(keyHash(&e.key), layer+1)
-		if err := t.bufferAdd(layer+1, ci, e); err != nil {
+		if buffering || t.pending[bucketAddr{uint8(layer + 1), ci}] != nil {
+			if err := t.bufferAdd(layer+1, ci, e); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, ok := direct[ci]; !ok {
+			order = append(order, ci)
+		}
+		direct[ci] = append(direct[ci], e)
+	}
+	slices.Sort(order)
+	for _, ci := range order {
+		child, err := t.load(layer+1, ci)
+		if err != nil {
 			return err
+		}
+		for _, e := range direct[ci] {
+			t.addTo(layer+1, child, e)
+		}
+		t.markDirty(layer+1, ci)
+		if t.overflowing(layer+1, child) {
+			if err := t.spill(layer+1, ci, child); err != nil {
+				return err
+			}
+		} else {
+			t.purge(layer+1, child)
 		}
 	}
 	return nil

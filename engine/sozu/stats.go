@@ -43,7 +43,8 @@ type LayerStats struct {
 	Layer   int
 	Entries int64
 	Bytes   int64 // encoded entry bytes
-	// Buckets is the number of buckets holding at least one entry.
+	// Buckets is the number of buckets holding at least one entry (buffered
+	// changes count once they are applied; Entries and Bytes at once).
 	Buckets int64
 	// FillRatio is Bytes over the capacity of the non-empty buckets.
 	FillRatio float64
@@ -69,7 +70,15 @@ type Stats struct {
 	// keys.
 	FilterFalsePositiveRate float64
 
-	PageFileBytes   int64
+	// BufferedBuckets counts the deep buckets with changes waiting in
+	// memory, BufferedMemory the memory those changes take (estimated).
+	BufferedBuckets int
+	BufferedMemory  int64
+
+	PageFileBytes int64
+	// LivePages counts the pages the current buckets take; the rest of the
+	// page file is pages free for reuse or kept for the last checkpoint.
+	LivePages       int64
 	ValueLogBytes   int64
 	ValueLogGarbage int64 // bytes no entry points at any more
 	WALBytes        int64
@@ -113,6 +122,9 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 			tn += t.filter.trueNegatives
 			fp += t.filter.falsePositives
 			st.PageFileBytes += int64(t.pages.npages) * PageSize
+			st.LivePages += int64(t.pages.livePages())
+			st.BufferedBuckets += len(t.pending)
+			st.BufferedMemory += int64(t.pendingMemory)
 			st.ValueLogBytes += t.values.size
 			st.ValueLogGarbage += t.values.garbage()
 			st.WALBytes += int64(len(s.records.buf))

@@ -239,17 +239,32 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 }
 
 // buffers reports whether a change to the entry at loc is buffered rather
-// than made in the bucket: layer 0 is memory already, and a deep bucket
-// that is dirty in the cache will be written anyway.
+// than made in the bucket. A bucket with buffered changes always takes
+// more (changing it directly could purge or spill a stored entry whose
+// newer version waits in the buffer); layer 0 is memory already; a deep
+// bucket dirty in the cache will be written anyway; otherwise it depends
+// on the layer (buffering).
 func (t *table) buffers(loc location) bool {
-	if loc.changes != nil {
-		return true
-	}
 	if loc.layer == 0 {
 		return false
 	}
-	c := t.cache[bucketAddr{uint8(loc.layer), loc.index}]
-	return c == nil || !c.dirty
+	addr := bucketAddr{uint8(loc.layer), loc.index}
+	if t.pending[addr] != nil {
+		return true
+	}
+	if c := t.cache[addr]; c != nil && c.dirty {
+		return false
+	}
+	return t.buffering(loc.layer)
+}
+
+// buffering reports whether changes to the buckets of layer are buffered:
+// only while the buffer can hold a few changes for each of the layer's
+// populated buckets (half a threshold each). Beyond that, changes to
+// random buckets would leave it one by one, each costing the page read
+// and write that buffering meant to share, plus a read to apply it.
+func (t *table) buffering(layer int) bool {
+	return t.layers[layer].buckets*applyThreshold/2 <= int64(t.opts.ChangeBufferBytes/t.opts.Shards)
 }
 
 // remove hard-deletes the entry at loc.
@@ -358,9 +373,9 @@ func (t *table) flushLayer0() error {
 }
 
 // writeOut writes the changed buckets of layer (indexes ascending) one
-// children range at a time: siblings share runs.
+// span of runSpan neighbouring buckets at a time: neighbours share runs.
 func (t *table) writeOut(layer uint8, indexes []uint64, current func(uint64) *bucket) error {
-	span := uint64(1) << t.layout.fanoutBits
+	span := uint64(runSpan)
 	for len(indexes) > 0 {
 		first := indexes[0] &^ (span - 1)
 		n := 1
