@@ -15,7 +15,7 @@ import (
 // flags, so one go test command can run this package and engine/pebble
 // side by side), e.g.
 //
-//	SOZU_BENCH_OPTS=shards=2,b0=4096,fanout=3,layers=6,cap0=4085,cap=4085,alpha0=0.5,alpha=0.75,inline=1024,filter=1048576,ckptlog=67108864,dirty=33554432,changes=67108864
+//	SOZU_BENCH_OPTS=shards=2,b0=4096,fanout=3,layers=6,cap0=4085,cap=4085,alpha0=0.5,alpha1=0.75,alpha=0.75,inline=1024,filter=1048576,ckptlog=67108864,dirty=33554432,changes=67108864
 func benchOptions(b *testing.B, mode engine.SyncMode) Options {
 	o := Options{Sync: mode, Logf: b.Logf}
 	spec := os.Getenv("SOZU_BENCH_OPTS")
@@ -25,6 +25,7 @@ func benchOptions(b *testing.B, mode engine.SyncMode) Options {
 	d := DefaultOptions()
 	c0, c := d.Capacity[0], d.Capacity[len(d.Capacity)-1]
 	a0, a := d.FlowRatio[0], d.FlowRatio[len(d.FlowRatio)-1]
+	a1 := -1.0 // layer 1's α when set apart from the deeper layers
 	for _, kv := range strings.Split(spec, ",") {
 		k, v, _ := strings.Cut(kv, "=")
 		n, err := strconv.ParseFloat(v, 64)
@@ -48,6 +49,8 @@ func benchOptions(b *testing.B, mode engine.SyncMode) Options {
 			a0 = n
 		case "alpha":
 			a = n
+		case "alpha1":
+			a1 = n
 		case "inline":
 			o.InlineMax = int(n)
 		case "filter":
@@ -63,6 +66,9 @@ func benchOptions(b *testing.B, mode engine.SyncMode) Options {
 		}
 	}
 	o.Capacity, o.FlowRatio = []int{c0, c}, []float64{a0, a}
+	if a1 >= 0 {
+		o.FlowRatio = []float64{a0, a1, a}
+	}
 	b.Logf("options: %s", describe(o))
 	return o
 }

@@ -217,6 +217,7 @@ func TestBufferedTableMatchesAModel(t *testing.T) {
 		if len(held) != len(model) || counted != int64(len(model)) {
 			t.Fatalf("step %d: the table holds %d keys, counts %d, the model has %d", step, len(held), counted, len(model))
 		}
+		checkSparseIndex(t, tb.pages)
 	}
 	buffered, direct := 0, 0
 	for step := 0; step < 6000; step++ {

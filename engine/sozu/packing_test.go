@@ -82,6 +82,7 @@ func TestFillingSiblingsSplitIntoRunsOfTheirOwn(t *testing.T) {
 		}
 	}
 	settle(t, tb)
+	checkSparseIndex(t, tb.pages)
 	runs := runsOf(tb, 1)
 	if len(runs) < 2 {
 		t.Fatalf("%d runs for %d bytes of children", len(runs), tb.layers[1].bytes)
@@ -133,6 +134,7 @@ func TestFillingSiblingsSplitIntoRunsOfTheirOwn(t *testing.T) {
 			t.Fatalf("sibling %v was rewritten", a)
 		}
 	}
+	checkSparseIndex(t, tb.pages)
 }
 
 // A run whose stream does not hold the buckets the directory expects is
@@ -179,5 +181,30 @@ func TestCheckpointOfEarlierFormatIsRefused(t *testing.T) {
 	var corrupt *engine.CorruptionError
 	if err == nil || errors.As(err, &corrupt) || !strings.Contains(err.Error(), "earlier release") {
 		t.Fatalf("open of an earlier-format store: %v", err)
+	}
+}
+
+// checkSparseIndex verifies the page store's list of sparse runs per span
+// against the runs themselves.
+func checkSparseIndex(t *testing.T, s *pageStore) {
+	t.Helper()
+	want := map[*run]bool{}
+	s.runs(func(r *run) error {
+		if r.size <= sparseRun {
+			want[r] = true
+		}
+		return nil
+	})
+	listed := 0
+	for span, list := range s.sparse {
+		for _, r := range list {
+			if !want[r] || r.span() != span {
+				t.Fatalf("span %v lists a run that is gone, not sparse or elsewhere: %+v", span, r)
+			}
+			listed++
+		}
+	}
+	if listed != len(want) {
+		t.Fatalf("%d sparse runs listed, %d exist", listed, len(want))
 	}
 }

@@ -1,6 +1,7 @@
 package sozu
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -32,7 +33,12 @@ type pageStore struct {
 	path string
 	// dir maps every non-empty bucket to its run. Empty buckets have no
 	// entry and no pages: lazy allocation costs no disk.
-	dir    map[bucketAddr]*run
+	dir map[bucketAddr]*run
+	// sparse lists, per span (keyed by its first bucket), the runs that
+	// fill at most half a page: the candidates to share a page with a
+	// small bucket written next to them, found without probing every
+	// bucket of the span.
+	sparse map[bucketAddr][]*run
 	npages uint32
 	free   []uint32
 	// fresh holds the pages allocated since the last checkpoint.
@@ -77,7 +83,7 @@ func openPageStore(path string) (*pageStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pageStore{f: f, path: path, dir: make(map[bucketAddr]*run), fresh: make(map[uint32]struct{}), pageBuf: make([]byte, PageSize)}, nil
+	return &pageStore{f: f, path: path, dir: make(map[bucketAddr]*run), sparse: make(map[bucketAddr][]*run), fresh: make(map[uint32]struct{}), pageBuf: make([]byte, PageSize)}, nil
 }
 
 // adopt installs the runs of a checkpoint and derives the free pages:
@@ -90,7 +96,9 @@ func (s *pageStore) adopt(runs []*run) error {
 	s.npages = uint32(st.Size() / PageSize)
 	used := make([]bool, s.npages)
 	s.dir = make(map[bucketAddr]*run)
+	s.sparse = make(map[bucketAddr][]*run)
 	for _, r := range runs {
+		s.noteSparse(r)
 		for _, p := range r.pages {
 			if p >= s.npages {
 				return &engine.CorruptionError{Engine: "sozu", Where: s.path, Detail: fmt.Sprintf("checkpoint places %v on page %d beyond the file's %d pages", r.first(), p, s.npages)}
@@ -118,6 +126,27 @@ func (s *pageStore) adopt(runs []*run) error {
 }
 
 func (r *run) first() bucketAddr { return bucketAddr{r.layer, r.members[0]} }
+
+// span is the address of the first bucket of the span holding r.
+func (r *run) span() bucketAddr { return bucketAddr{r.layer, r.members[0] &^ (runSpan - 1)} }
+
+func (s *pageStore) noteSparse(r *run) {
+	if r.size <= sparseRun {
+		s.sparse[r.span()] = append(s.sparse[r.span()], r)
+	}
+}
+
+func (s *pageStore) forgetSparse(r *run) {
+	if r.size > sparseRun {
+		return
+	}
+	span := r.span()
+	if list := slices.DeleteFunc(s.sparse[span], func(x *run) bool { return x == r }); len(list) > 0 {
+		s.sparse[span] = list
+	} else {
+		delete(s.sparse, span)
+	}
+}
 
 // runs calls fn once for every run.
 func (s *pageStore) runs(fn func(r *run) error) error {
@@ -219,43 +248,50 @@ func (s *pageStore) corrupt(page uint32, addr bucketAddr, err error) error {
 	return &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s page %d (%v)", s.path, page, addr), Detail: err.Error()}
 }
 
-// writeRange stores the changed buckets of one span (buckets first …
-// first+count−1 of layer). Their runs are rewritten together with
-// the sparse runs of their siblings and packed, in index order, onto as few
-// pages as they take; a run left exactly as it was is not rewritten.
-// current returns a bucket's state when the caller holds it in memory and
-// nil otherwise (it is then read from its run).
-func (s *pageStore) writeRange(layer uint8, first, count uint64, changed []uint64, current func(uint64) *bucket) error {
-	old := make(map[*run]bool)
-	isChanged := make(map[uint64]bool, len(changed))
-	for _, i := range changed {
-		isChanged[i] = true
-		if r := s.dir[bucketAddr{layer, i}]; r != nil {
-			old[r] = true
+// writeRange stores the changed buckets of the span of layer that starts
+// at bucket first. Their runs are rewritten and, when a changed
+// bucket is small, joined by the span's other sparse runs; everything is
+// packed in index order onto as few pages as it takes, and a run left
+// exactly as it was is not rewritten. current returns a bucket's state
+// when the caller holds it in memory and nil otherwise (it is then read
+// from its run).
+func (s *pageStore) writeRange(layer uint8, first uint64, changed []uint64, current func(uint64) *bucket) error {
+	// A member is in memory (b) or keeps the bytes its run stored (raw).
+	type member struct {
+		index   uint64
+		b       *bucket
+		raw     []byte
+		changed bool
+	}
+	var olds []*run
+	takeApart := func(r *run) {
+		if r != nil && !slices.Contains(olds, r) {
+			olds = append(olds, r)
 		}
 	}
-	for i := first; i < first+count; i++ {
-		if r := s.dir[bucketAddr{layer, i}]; r != nil && r.size <= sparseRun {
-			old[r] = true
+	members := make([]member, 0, len(changed))
+	small := false
+	for _, i := range changed {
+		b, r := current(i), s.dir[bucketAddr{layer, i}]
+		takeApart(r)
+		members = append(members, member{index: i, b: b, changed: true})
+		small = small || b.size <= sparseRun || (r != nil && r.size <= sparseRun)
+	}
+	// Only a small bucket gains from sharing a page with sparse
+	// neighbours.
+	if small {
+		for _, r := range s.sparse[bucketAddr{layer, first}] {
+			takeApart(r)
 		}
 	}
-
-	// Gather every member to place: the changed buckets and the other
-	// members of the runs taken apart. A member not held in memory keeps
-	// the bytes its run stored (it did not change).
-	inMemory := make(map[uint64]*bucket, len(changed))
-	stored := make(map[uint64][]byte)
-	for _, i := range changed {
-		inMemory[i] = current(i)
-	}
-	for r := range old {
+	for _, r := range olds {
 		var spans [][]byte
 		for k, m := range r.members {
-			if _, ok := inMemory[m]; ok {
+			if slices.ContainsFunc(members, func(x member) bool { return x.index == m }) {
 				continue
 			}
 			if b := current(m); b != nil {
-				inMemory[m] = b
+				members = append(members, member{index: m, b: b})
 				continue
 			}
 			if spans == nil {
@@ -264,58 +300,58 @@ func (s *pageStore) writeRange(layer uint8, first, count uint64, changed []uint6
 					return err
 				}
 			}
-			stored[m] = spans[k]
+			members = append(members, member{index: m, raw: spans[k]})
 		}
 	}
-	members := make([]uint64, 0, len(inMemory)+len(stored))
-	for i, b := range inMemory {
-		if b.empty() {
-			delete(s.dir, bucketAddr{layer, i})
-		} else {
-			members = append(members, i)
+	members = slices.DeleteFunc(members, func(x member) bool {
+		if x.b != nil && x.b.empty() {
+			delete(s.dir, bucketAddr{layer, x.index})
+			return true
 		}
-	}
-	for i := range stored {
-		members = append(members, i)
-	}
-	slices.Sort(members)
+		return false
+	})
+	slices.SortFunc(members, func(x, y member) int { return cmp.Compare(x.index, y.index) })
+	indexes := make([]uint64, len(members))
 	bounds := make([]int, len(members)+1)
 	scratch := s.encodeBuf[:0]
-	for k, i := range members {
-		if b := inMemory[i]; b != nil {
-			scratch = b.encode(scratch)
+	for k, m := range members {
+		indexes[k] = m.index
+		if m.b != nil {
+			scratch = m.b.encode(scratch)
 		}
 		bounds[k+1] = len(scratch)
 	}
 	s.encodeBuf = scratch
 	encoded := make([][]byte, len(members))
-	for k, i := range members {
-		if inMemory[i] != nil {
+	for k, m := range members {
+		if m.b != nil {
 			encoded[k] = scratch[bounds[k]:bounds[k+1]]
 		} else {
-			encoded[k] = stored[i]
+			encoded[k] = m.raw
 		}
 	}
 
 	// Pack in index order: a run closes when the next member would push
 	// it past a page. A member larger than a page gets a run of its own.
-	unchanged := make(map[*run]bool)
+	var kept []*run
 	from, size := 0, runCountMax
 	place := func(to int) error {
 		if from == to {
 			return nil
 		}
-		pack := members[from:to:to]
-		if r := s.dir[bucketAddr{layer, pack[0]}]; r != nil && old[r] && slices.Equal(r.members, pack) && !slices.ContainsFunc(pack, func(i uint64) bool { return isChanged[i] }) {
-			unchanged[r] = true
+		pack := indexes[from:to:to]
+		r := s.dir[bucketAddr{layer, pack[0]}]
+		if r != nil && slices.Contains(olds, r) && slices.Equal(r.members, pack) &&
+			!slices.ContainsFunc(members[from:to], func(x member) bool { return x.changed }) {
+			kept = append(kept, r)
 		} else if err := s.writeRun(layer, pack, encoded[from:to]); err != nil {
 			return err
 		}
 		from, size = to, runCountMax
 		return nil
 	}
-	for k, i := range members {
-		cost := uvarintLen(i) + uvarintLen(uint64(len(encoded[k]))) + len(encoded[k])
+	for k := range members {
+		cost := uvarintLen(indexes[k]) + uvarintLen(uint64(len(encoded[k]))) + len(encoded[k])
 		if k > from && size+cost > pagePayload {
 			if err := place(k); err != nil {
 				return err
@@ -326,8 +362,9 @@ func (s *pageStore) writeRange(layer uint8, first, count uint64, changed []uint6
 	if err := place(len(members)); err != nil {
 		return err
 	}
-	for r := range old {
-		if !unchanged[r] {
+	for _, r := range olds {
+		if !slices.Contains(kept, r) {
+			s.forgetSparse(r)
 			s.release(r.pages)
 		}
 	}
@@ -362,6 +399,7 @@ func (s *pageStore) writeRun(layer uint8, members []uint64, encoded [][]byte) er
 	for _, m := range members {
 		s.dir[bucketAddr{layer, m}] = r
 	}
+	s.noteSparse(r)
 	return nil
 }
 

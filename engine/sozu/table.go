@@ -382,7 +382,7 @@ func (t *table) writeOut(layer uint8, indexes []uint64, current func(uint64) *bu
 		for n < len(indexes) && indexes[n] < first+span {
 			n++
 		}
-		if err := t.pages.writeRange(layer, first, min(span, t.layout.bucketsIn(int(layer))), indexes[:n], current); err != nil {
+		if err := t.pages.writeRange(layer, first, indexes[:n], current); err != nil {
 			return err
 		}
 		indexes = indexes[n:]
