@@ -14,7 +14,8 @@ import (
 // they are worth a page write: a spill hands each child a fraction of a
 // page, and an update of a deep record changes a few dozen bytes, so
 // writing the child's page at once would cost 4 KiB for each of them.
-// The log makes them durable meanwhile; a page checkpoint applies them all.
+// The log makes them durable meanwhile; a page checkpoint stores them in
+// its checkpoint file as they are.
 //
 // Reads look at a bucket's changes before the bucket: a newer version
 // shadows the stored one and a deletion hides it.
@@ -99,11 +100,15 @@ const applyThreshold = PageSize / 4
 func (t *table) changesOf(addr bucketAddr) *changes {
 	c := t.pending[addr]
 	if c == nil {
-		c = &changes{removed: make(map[engine.Key]struct{}), memory: changesMemory}
+		c = newChanges()
 		t.pending[addr] = c
-		t.pendingMemory += changesMemory
+		t.pendingMemory += c.memory
 	}
 	return c
+}
+
+func newChanges() *changes {
+	return &changes{removed: make(map[engine.Key]struct{}), memory: changesMemory}
 }
 
 // bufferAdd buffers e, which flowed from its parent, for the bucket at

@@ -2,6 +2,7 @@ package sozu
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -338,5 +339,46 @@ func TestBucketWithBufferedChangesIsNotBypassed(t *testing.T) {
 	v, _ := tb.get([]engine.Key{first}, 0)
 	if copies != 1 || string(v[0]) != "new" {
 		t.Fatalf("%d copies of the updated entry, reading %q", copies, v[0])
+	}
+}
+
+// A page checkpoint stores the buffered changes as they are instead of
+// applying them (that would stall the block boundary), and a reopened
+// store has them back and reads through them.
+func TestBufferedChangesSurviveACheckpointAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.CheckpointLogBytes = 1 // every Checkpoint is a page checkpoint
+	e := openFor(t, dir, o)
+	putN(t, e, 0, 400, 20)
+	before := stats(t, e)
+	if before.BufferedBuckets == 0 {
+		t.Fatal("nothing buffered; the test needs buffered changes")
+	}
+	if err := e.Checkpoint(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if st := stats(t, e); st.BufferedBuckets != before.BufferedBuckets || st.BufferedMemory != before.BufferedMemory {
+		t.Fatalf("a page checkpoint changed the buffer: %d buckets (%d bytes), before %d (%d)",
+			st.BufferedBuckets, st.BufferedMemory, before.BufferedBuckets, before.BufferedMemory)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, o)
+	defer e.Close()
+	st := stats(t, e)
+	if st.BufferedBuckets != before.BufferedBuckets || st.Entries != before.Entries {
+		t.Fatalf("reopened with %d buffered buckets and %d entries, closed with %d and %d",
+			st.BufferedBuckets, st.Entries, before.BufferedBuckets, before.Entries)
+	}
+	values, err := e.Get(context.Background(), firstKeys(400))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range values {
+		if !bytes.Equal(v, bytes.Repeat([]byte{byte(i)}, 20)) {
+			t.Fatalf("key %d reads %x after the reopen", i, v)
+		}
 	}
 }

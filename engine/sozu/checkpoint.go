@@ -15,8 +15,10 @@ import (
 // A checkpoint is one file per shard, shard-NN.ckpt.GEN, holding what the
 // shard keeps only in memory: the directory of the buckets' pages (layer 0
 // included: its changed buckets are written to pages like deep ones, so a
-// checkpoint writes what changed, not the whole volatile layer), the value
-// log's length, the chain height and, for shard 0, the store metadata. The file named CHECKPOINT says which generation is
+// checkpoint writes what changed, not the whole volatile layer), the
+// changes buffered for deep buckets (changes.go), the value log's length,
+// the chain height and, for shard 0, the store metadata. The file named
+// CHECKPOINT says which generation is
 // current; it is replaced atomically (write, fsync, rename, fsync dir)
 // after every shard's file is durable, so a crash leaves either the old or
 // the new generation whole. The log of generation GEN, wal.GEN (one for
@@ -54,6 +56,7 @@ type checkpointImage struct {
 	entries  int64
 	meta     map[string][]byte
 	runs     []*run
+	pending  map[bucketAddr]*changes
 }
 
 func (t *table) encodeCheckpoint(gen uint64) []byte {
@@ -95,6 +98,23 @@ func (t *table) encodeCheckpoint(gen uint64) []byte {
 		out = binary.AppendUvarint(out, uint64(len(r.pages)))
 		for _, p := range r.pages {
 			out = binary.AppendUvarint(out, uint64(p))
+		}
+	}
+
+	// The buffered changes are kept, not applied: applying them all at a
+	// block boundary would stall it for the page reads and writes the
+	// buffer exists to spread out.
+	out = binary.AppendUvarint(out, uint64(len(t.pending)))
+	for a, c := range t.pending {
+		out = append(out, a.layer)
+		out = binary.AppendUvarint(out, a.index)
+		out = binary.AppendUvarint(out, uint64(len(c.put.entries)))
+		for i := range c.put.entries {
+			out = appendEntry(out, &c.put.entries[i])
+		}
+		out = binary.AppendUvarint(out, uint64(len(c.removed)))
+		for k := range c.removed {
+			out = append(out, k[:]...)
 		}
 	}
 	return binary.LittleEndian.AppendUint32(out, checksum(out))
@@ -155,6 +175,28 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 			}
 		}
 		img.runs = append(img.runs, rn)
+	}
+	img.pending = make(map[bucketAddr]*changes)
+	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+		a := bucketAddr{layer: r.byte(), index: r.uvarint()}
+		if r.err == nil && (a.layer == 0 || int(a.layer) >= l.layers || a.index >= l.bucketsIn(int(a.layer)) || img.pending[a] != nil) {
+			return nil, fmt.Errorf("buffered changes for %v outside the deep layers or twice", a)
+		}
+		c := newChanges()
+		for m := r.uvarint(); m > 0 && r.err == nil; m-- {
+			e, rest, err := decodeEntry(r.b)
+			if err != nil {
+				return nil, fmt.Errorf("buffered changes for %v: %w", a, err)
+			}
+			// The checkpoint's bytes are not kept: copy the value out.
+			e.value = slices.Clone(e.value)
+			r.b = rest
+			c.add(e)
+		}
+		for m := r.uvarint(); m > 0 && r.err == nil; m-- {
+			c.markRemoved(engine.Key(r.take(engine.KeySize)))
+		}
+		img.pending[a] = c
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -273,9 +315,6 @@ func readManifest(dir string) (uint64, error) {
 func (s *shard) prepareCheckpoint(gen uint64) error {
 	if _, err := s.appendRecords(); err != nil {
 		return err
-	}
-	if err := s.table.applyAll(); err != nil {
-		return s.fail(err)
 	}
 	if err := s.table.flushLayer0(); err != nil {
 		return s.fail(err)

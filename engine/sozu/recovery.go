@@ -79,6 +79,10 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 			s.table.layer0[m] = b
 		}
 	}
+	for a, c := range img.pending {
+		s.table.pending[a] = c
+		s.table.pendingMemory += c.memory
+	}
 	if err := values.truncate(img.vlogSize); err != nil {
 		return fail(err)
 	}
