@@ -62,7 +62,8 @@ func BenchmarkCreateSpendMix(b *testing.B) {
 			// writes are the mix's: the page share of the write-amp.
 			b.ReportMetric(float64(st.PageWrites)*PageSize/float64(b.N), "page-B/op")
 			b.ReportMetric(st.FilterFalsePositiveRate, "filter-fpr")
-			b.Logf("layers %+v; disk %d (pages %d, vlog %d, wal %d, ckpt %d); descent %v", st.Layers, st.DiskBytes, st.PageFileBytes, st.ValueLogBytes, st.WALBytes, st.CheckpointBytes, st.Descent)
+			b.Logf("layers %+v; disk %d (pages %d, of which in use %d, vlog %d, wal %d, ckpt %d); buffered changes %d buckets, %d bytes; descent %v",
+				st.Layers, st.DiskBytes, st.PageFileBytes, st.LivePages*PageSize, st.ValueLogBytes, st.WALBytes, st.CheckpointBytes, st.BufferedBuckets, st.BufferedMemory, st.Descent)
 		},
 	})
 }
