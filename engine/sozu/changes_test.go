@@ -197,12 +197,21 @@ func TestBufferedTableMatchesAModel(t *testing.T) {
 			}
 		}
 		held := map[engine.Key]int{}
-		err = tb.walk(func(_ int, b *bucket) error {
+		nonEmpty := make([]int64, len(tb.layers))
+		err = tb.walk(func(layer int, b *bucket, stored bool) error {
+			if stored {
+				nonEmpty[layer]++
+			}
 			for _, e := range b.entries {
 				held[e.key]++
 			}
 			return nil
 		})
+		for layer, n := range nonEmpty {
+			if tb.layers[layer].buckets != n {
+				t.Fatalf("step %d: layer %d counts %d non-empty buckets, holds %d", step, layer, tb.layers[layer].buckets, n)
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +334,7 @@ func TestBucketWithBufferedChangesIsNotBypassed(t *testing.T) {
 	}
 	settle(t, tb)
 	copies := 0
-	err = tb.walk(func(_ int, b *bucket) error {
+	err = tb.walk(func(_ int, b *bucket, _ bool) error {
 		for _, e := range b.entries {
 			if e.key == first {
 				copies++
@@ -371,6 +380,13 @@ func TestBufferedChangesSurviveACheckpointAndReopen(t *testing.T) {
 	if st.BufferedBuckets != before.BufferedBuckets || st.Entries != before.Entries {
 		t.Fatalf("reopened with %d buffered buckets and %d entries, closed with %d and %d",
 			st.BufferedBuckets, st.Entries, before.BufferedBuckets, before.Entries)
+	}
+	// The layer counters (non-empty buckets count applied changes only)
+	// come back as they were.
+	for i := range st.Layers {
+		if st.Layers[i] != before.Layers[i] {
+			t.Fatalf("layer %d reopened as %+v, closed as %+v", i, st.Layers[i], before.Layers[i])
+		}
 	}
 	values, err := e.Get(context.Background(), firstKeys(400))
 	if err != nil {

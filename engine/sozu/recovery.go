@@ -163,9 +163,9 @@ func (e *Engine) recover() error {
 // buckets; entries sizes the filter.
 func (t *table) rebuild(entries int64) error {
 	t.filter.reset(max(int(entries)+1, t.opts.FilterKeys*7/10))
-	return t.walk(func(layer int, b *bucket) error {
+	return t.walk(func(layer int, b *bucket, held bool) error {
 		c := &t.layers[layer]
-		if len(b.entries) > 0 {
+		if held {
 			c.buckets++
 		}
 		for i := range b.entries {

@@ -327,7 +327,7 @@ func (e *Engine) ForEach(ctx context.Context, fn func(engine.Key, []byte) error)
 		var fnErr error
 		err := s.read(func(s *shard) error {
 			now := s.table.now()
-			return s.table.walk(func(_ int, b *bucket) error {
+			return s.table.walk(func(_ int, b *bucket, _ bool) error {
 				for i := range b.entries {
 					en := &b.entries[i]
 					if !en.live(now) {

@@ -418,11 +418,13 @@ func (t *table) dropClean() {
 	t.loaded = t.loaded[:0]
 }
 
-// walk calls fn for every non-empty bucket, layer 0 first.
-func (t *table) walk(fn func(layer int, b *bucket) error) error {
+// walk calls fn for every non-empty bucket, layer 0 first, with its
+// buffered changes applied; held reports whether the bucket holds entries
+// without them (what the layer counters count as a non-empty bucket).
+func (t *table) walk(fn func(layer int, b *bucket, held bool) error) error {
 	for _, b := range t.layer0 {
 		if !b.empty() {
-			if err := fn(0, b); err != nil {
+			if err := fn(0, b, len(b.entries) > 0); err != nil {
 				return err
 			}
 		}
@@ -432,6 +434,7 @@ func (t *table) walk(fn func(layer int, b *bucket) error) error {
 	seen := make(map[bucketAddr]bool, len(t.cache)+len(t.pending))
 	visit := func(a bucketAddr, b *bucket) error {
 		seen[a] = true
+		held := len(b.entries) > 0
 		if c := t.pending[a]; c != nil {
 			b = &bucket{entries: slices.Clone(b.entries), size: b.size}
 			c.applyTo(b)
@@ -439,7 +442,7 @@ func (t *table) walk(fn func(layer int, b *bucket) error) error {
 		if len(b.entries) == 0 {
 			return nil
 		}
-		return fn(int(a.layer), b)
+		return fn(int(a.layer), b, held)
 	}
 	for a, c := range t.cache {
 		if err := visit(a, c.b); err != nil {
@@ -492,7 +495,7 @@ func (t *table) rebuildFilter() error {
 		n += c.entries
 	}
 	t.filter.reset(int(n) + 1)
-	return t.walk(func(_ int, b *bucket) error {
+	return t.walk(func(_ int, b *bucket, _ bool) error {
 		for i := range b.entries {
 			t.filter.add(&b.entries[i].key)
 		}
