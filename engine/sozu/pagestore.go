@@ -188,7 +188,9 @@ func (s *pageStore) read(addr bucketAddr) (*bucket, error) {
 
 // readRun reads a run's pages and returns each member's encoded bucket.
 func (s *pageStore) readRun(r *run) ([][]byte, error) {
-	stream := make([]byte, 0, len(r.pages)*pagePayload)
+	// The decoded buckets alias the stream: allocate what the run holds,
+	// not whole pages (a sparse run fills a fraction of one).
+	stream := make([]byte, 0, r.size)
 	first := r.first()
 	for i, p := range r.pages {
 		s.pageReads++
