@@ -191,33 +191,6 @@ func (t *table) apply(addr bucketAddr) error {
 	return nil
 }
 
-// applyAll applies every buffered change. Applying one may spill and
-// buffer changes for its children, so it loops until nothing is left.
-func (t *table) applyAll() error {
-	for len(t.pending) > 0 {
-		addrs := make([]bucketAddr, 0, len(t.pending))
-		for a := range t.pending {
-			addrs = append(addrs, a)
-		}
-		slices.SortFunc(addrs, compareAddr)
-		for _, a := range addrs {
-			if t.pending[a] == nil {
-				continue
-			}
-			if err := t.apply(a); err != nil {
-				return err
-			}
-			// Applying loads buckets: keep them within the dirty budget.
-			if t.dirtyBytes() > t.opts.DirtyBytes/t.opts.Shards {
-				if err := t.flush(); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
 // trimPending keeps the buffered changes within their memory budget:
 // over it, it applies the largest ones (they carry the most per page
 // write) until a quarter of the budget is free. "Largest" is found by

@@ -35,7 +35,7 @@ func TestSparseSiblingsShareAPage(t *testing.T) {
 	if !tb.layer0[0].hasChildren {
 		t.Fatal("the overflowing bucket did not spill")
 	}
-	if err := tb.applyAll(); err != nil {
+	if err := tb.trimPending(0); err != nil {
 		t.Fatal(err)
 	}
 	writes := tb.pages.pageWrites

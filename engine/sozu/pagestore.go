@@ -179,9 +179,14 @@ func (s *pageStore) read(addr bucketAddr) (*bucket, error) {
 		return nil, err
 	}
 	i, _ := slices.BinarySearch(r.members, addr.index)
-	b, err := decodeBucket(spans[i])
+	return s.decodeMember(r, spans, i)
+}
+
+// decodeMember decodes member k of run r from the spans readRun returned.
+func (s *pageStore) decodeMember(r *run, spans [][]byte, k int) (*bucket, error) {
+	b, err := decodeBucket(spans[k])
 	if err != nil {
-		return nil, s.corrupt(r.pages[0], addr, err)
+		return nil, s.corrupt(r.pages[0], bucketAddr{r.layer, r.members[k]}, err)
 	}
 	return b, nil
 }

@@ -72,9 +72,9 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 			return fail(err)
 		}
 		for k, m := range r.members {
-			b, err := decodeBucket(spans[k])
+			b, err := pages.decodeMember(r, spans, k)
 			if err != nil {
-				return fail(pages.corrupt(r.pages[0], bucketAddr{0, m}, err))
+				return fail(err)
 			}
 			s.table.layer0[m] = b
 		}

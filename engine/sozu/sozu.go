@@ -7,13 +7,14 @@
 // in every layer; layer i has B0·2^(k·i) buckets per shard. Layer 0 lives in
 // memory; deeper layers live in the shard's page file on checksummed 4 KiB
 // pages, allocated only when a parent first spills and only for buckets
-// that hold something. The siblings of one children range are stored in
-// runs: sparse siblings share a page, a bucket that fills one gets its own
+// that hold something. Neighbouring buckets (spans of 64) are stored in
+// runs: sparse ones share a page, a bucket that fills one gets its own
 // (pagestore.go). Values larger than InlineMax live in the shard's value
 // log; the bucket keeps a pointer.
 //
-// Writes. Each shard has one goroutine; Update fans a batch out by shard
-// and gathers the per-update results. A key is looked for behind a cuckoo
+// Writes. Each shard has one goroutine, and a caller that finds its shard
+// idle runs its request itself under the same lock; Update fans a batch
+// out by shard and gathers the per-update results. A key is looked for behind a cuckoo
 // filter (a "no" proves absence, so a create never descends); an update of
 // an existing key lands where the key lives, so a key is always in exactly
 // one bucket. A new key goes to layer 0. A bucket above its capacity first
@@ -38,7 +39,8 @@
 // writes the buckets (layer 0 and deep) changed since the last one to
 // fresh pages (copy-on-write: pages the last checkpoint references are
 // never overwritten), fsyncs pages and values, writes each shard's page
-// directory to a new checkpoint file, then atomically switches the
+// directory and buffered changes to a new checkpoint file, then
+// atomically switches the
 // CHECKPOINT manifest to it and starts an empty log. Open loads the
 // checkpoint the manifest names and replays the log; a torn final record
 // is truncated and reported (Stats.Recovery, Logf), damage in the middle

@@ -1,7 +1,6 @@
 package sozu
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/utxostore/utxostore/engine"
@@ -323,12 +322,7 @@ func (t *table) flush() error {
 		}
 	}
 	// Writing in address order keeps a layer's pages close together.
-	slices.SortFunc(addrs, func(a, b bucketAddr) int {
-		if a.layer != b.layer {
-			return int(a.layer) - int(b.layer)
-		}
-		return cmp.Compare(a.index, b.index)
-	})
+	slices.SortFunc(addrs, compareAddr)
 	for len(addrs) > 0 {
 		layer := addrs[0].layer
 		n := 1
@@ -465,9 +459,9 @@ func (t *table) walk(fn func(layer int, b *bucket, held bool) error) error {
 					return err
 				}
 			}
-			b, err := decodeBucket(spans[k])
+			b, err := t.pages.decodeMember(r, spans, k)
 			if err != nil {
-				return t.pages.corrupt(r.pages[0], a, err)
+				return err
 			}
 			if err := visit(a, b); err != nil {
 				return err
