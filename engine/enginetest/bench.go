@@ -6,6 +6,7 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +26,9 @@ var (
 	benchBatch = flag.Int("batch", 64, "updates per Update call in BenchmarkCreateSpendMix")
 	benchSync  = flag.String("sync", "always", "sync mode of BenchmarkCreateSpendMix: always or block (engines that run in this process: pebble, sozu)")
 	benchDir   = flag.String("benchdir", "", "directory for BenchmarkCreateSpendMix's store (default: a temporary one; engines that run in this process: pebble, sozu)")
+	// -test.cpuprofile would also profile the load, which at ten million
+	// records takes longer than the timed phase.
+	benchProfile = flag.String("mixprofile", "", "write a CPU profile of BenchmarkCreateSpendMix's timed phase (not the load) to this file")
 )
 
 // BenchLive is the number of live records a benchmark loads: -live, else
@@ -53,20 +57,23 @@ const (
 )
 
 // benchRecord draws a record produced at height: byte 0 counts its outputs,
-// byte 1 the spent ones.
+// byte 1 the spent ones, bytes 2..5 hold the height (a UTXO record keeps
+// the heights of the blocks that mined it).
 func benchRecord(rng *rand.Rand, height uint32) ([]byte, engine.Terms) {
 	header := 60 + rng.IntN(80)
 	outputs := 1 + rng.IntN(5)
 	v := make([]byte, 2+header+outputs*benchOutputSize)
 	v[0], v[1] = byte(outputs), 0 // outputs, spent so far
-	for i := 2; i < len(v); i++ {
+	for i := 6; i < len(v); i++ {
 		v[i] = byte(rng.Uint32())
 	}
+	binary.LittleEndian.PutUint32(v[2:6], height)
 	return v, engine.Terms{ProducedAt: height}
 }
 
 // benchSpend spends the next unspent output; a record whose last output is
 // spent becomes deletable after the retention, as the UTXO store's DAH does.
+// The record keeps its production height: spending does not mine it again.
 func benchSpend(height uint32) engine.UpdateFunc {
 	return func(cur []byte) (engine.Mutation, error) {
 		if cur == nil || cur[1] >= cur[0] {
@@ -75,7 +82,7 @@ func benchSpend(height uint32) engine.UpdateFunc {
 		next := append(cur, make([]byte, benchSpendSize)...)
 		binary.LittleEndian.PutUint32(next[len(next)-4:], uint32(cur[1]))
 		next[1]++
-		terms := engine.Terms{ProducedAt: height}
+		terms := engine.Terms{ProducedAt: binary.LittleEndian.Uint32(next[2:6])}
 		if next[1] == next[0] {
 			terms.DeleteAtHeight, terms.Consumed = height+benchRetention, true
 		}
@@ -219,14 +226,17 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	}
 	e := h.Open(b, dir, loadMode)
 	// The benchmark's own bookkeeping: the records with unspent outputs,
-	// and each record's count of them (one byte per record ever created).
+	// and each record's count of them and value size (per record ever
+	// created).
 	var live []uint32
 	var unspent []uint8
+	var size []uint16
 	var valueBytes int64
 	benchLoad(b, e, rng, BenchLive(h.Live), loadBatch, func(uint32) uint32 { return 1 }, func(i uint32, v []byte) {
 		valueBytes += int64(len(v))
 		live = append(live, i)
 		unspent = append(unspent, v[0])
+		size = append(size, uint16(len(v)))
 	})
 	loaded := int64(len(live))
 	if h.Local {
@@ -240,11 +250,15 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 
 	height := uint32(2)
 	nextKey := uint32(len(live))
-	var logical int64
+	// logical counts what each op means (a create's value and key, a
+	// spend's spending data and key); versions what it hands the engine
+	// (the key and the record's new value).
+	var logical, versions int64
 	var ioBefore int64
 	if h.Local {
 		ioBefore = procWriteBytes(b)
 	}
+	stopProfile := startProfile(b)
 	b.ResetTimer()
 	start := time.Now()
 	for done := 0; done < b.N; {
@@ -254,9 +268,11 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 			if rng.IntN(100) < benchCreateShare || len(live) == 0 {
 				v, terms := benchRecord(rng, height)
 				logical += int64(len(v)) + engine.KeySize
+				versions += int64(len(v)) + engine.KeySize
 				batch = append(batch, engine.Update{Key: BenchKey(nextKey), Fn: put(v, terms)})
 				live = append(live, nextKey)
 				unspent = append(unspent, v[0])
+				size = append(size, uint16(len(v)))
 				nextKey++
 				continue
 			}
@@ -266,7 +282,9 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 				live[p] = live[len(live)-1]
 				live = live[:len(live)-1]
 			}
+			size[i] += benchSpendSize
 			logical += benchSpendSize + engine.KeySize
+			versions += int64(size[i]) + engine.KeySize
 			batch = append(batch, engine.Update{Key: BenchKey(i), Fn: benchSpend(height)})
 		}
 		benchApply(b, e, batch)
@@ -283,12 +301,19 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
+	stopProfile()
 
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(float64(len(live)), "live")
 	if h.Local {
 		if logical > 0 {
-			b.ReportMetric(float64(procWriteBytes(b)-ioBefore)/float64(logical), "write-amp")
+			device := float64(procWriteBytes(b) - ioBefore)
+			b.ReportMetric(device/float64(logical), "write-amp")
+			b.ReportMetric(device/float64(b.N), "device-B/op")
+			// The write-amp of a store that writes each op's outcome
+			// once, nothing else: what logging the new record versions
+			// costs before any table is kept.
+			b.ReportMetric(float64(versions)/float64(logical), "versions-amp")
 		}
 		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
 	}
@@ -296,12 +321,40 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 		disk := float64(h.DiskBytes(b, e))
 		avgValue := float64(valueBytes) / float64(loaded)
 		b.ReportMetric(disk/float64(len(live))/avgValue, "disk/value")
+		// The disk/value of a store that keeps the live records' keys
+		// and values and nothing else.
+		var records int64
+		for _, i := range live {
+			records += int64(size[i]) + engine.KeySize
+		}
+		b.ReportMetric(float64(records)/float64(len(live))/avgValue, "records/value")
 		b.ReportMetric(disk/float64(len(live)), "disk-B/live")
 	}
 	if h.Report != nil {
 		h.Report(b, e)
 	}
 	benchReadOldVsFresh(b, e, rng, live, uint32(loaded))
+}
+
+// startProfile starts the CPU profile -mixprofile asks for and returns
+// what stops it.
+func startProfile(b *testing.B) (stop func()) {
+	if *benchProfile == "" {
+		return func() {}
+	}
+	f, err := os.Create(*benchProfile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("-mixprofile: %v (-test.cpuprofile already profiles the whole run)", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // benchReadBatch is the keys per Get of the read phase, and benchReads the

@@ -328,7 +328,9 @@ func (s *shard) prepareCheckpoint(gen uint64) error {
 	if err := s.table.values.f.Sync(); err != nil {
 		return s.fail(err)
 	}
-	return writeFileSync(checkpointPath(s.dir, s.id, gen), s.table.encodeCheckpoint(gen))
+	image := s.table.encodeCheckpoint(gen)
+	s.checkpointBytes += int64(len(image))
+	return writeFileSync(checkpointPath(s.dir, s.id, gen), image)
 }
 
 // finishCheckpoint switches to the new generation once the manifest names

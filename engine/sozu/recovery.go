@@ -152,6 +152,7 @@ func (e *Engine) recover() error {
 		return err
 	}
 	e.log = newLog(f, path, tail.goodBytes)
+	e.logBytesBefore = tail.goodBytes
 	for _, s := range e.shards {
 		s.log = e.log
 	}

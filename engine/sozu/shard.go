@@ -25,6 +25,8 @@ type shard struct {
 	records logRecords     // this shard's records not yet in the log
 	inbox   chan *request
 	failed  error // the first write failure; the shard then refuses work
+	// checkpointBytes counts the checkpoint file bytes written since Open.
+	checkpointBytes int64
 	// exec is held while a group of requests runs: by the goroutine, or by
 	// a caller that found the shard idle and runs its request itself
 	// (call). Only its holder touches the table.

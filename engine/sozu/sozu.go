@@ -76,6 +76,9 @@ type Engine struct {
 	closed   bool
 	gen      uint64
 	recovery RecoveryReport
+	// logBytesBefore is what Stats.LogBytesWritten leaves out: the log
+	// Open found, less the logs that page checkpoints retired since.
+	logBytesBefore int64
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -440,6 +443,7 @@ func (e *Engine) checkpoint() error {
 	for _, s := range e.shards {
 		s.do(func(s *shard) error { s.finishCheckpoint(prev, log); return nil })
 	}
+	e.logBytesBefore -= old.written()
 	old.close()
 	os.Remove(old.path)
 	return nil

@@ -86,6 +86,12 @@ type Stats struct {
 	// one per acknowledged batch, however many shards it touched.
 	LogSyncs        uint64
 	CheckpointBytes int64
+	// What the engine wrote since Open, by kind (page bytes are
+	// PageWrites·PageSize): the log (every generation's) and the
+	// checkpoint files. The device may write less (the OS page cache
+	// merges rewrites of a page) or more (file system metadata).
+	LogBytesWritten        int64
+	CheckpointBytesWritten int64
 	// DiskBytes is every file in the data directory.
 	DiskBytes int64
 	// IndexEntries counts the secondary-index entries held in memory.
@@ -128,6 +134,7 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 			st.ValueLogBytes += t.values.size
 			st.ValueLogGarbage += t.values.garbage()
 			st.WALBytes += int64(len(s.records.buf))
+			st.CheckpointBytesWritten += s.checkpointBytes
 			st.IndexEntries += t.indexes.entries()
 			return nil
 		})
@@ -136,6 +143,7 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 		}
 	}
 	st.WALBytes += e.log.written()
+	st.LogBytesWritten = st.WALBytes - e.logBytesBefore
 	st.LogSyncs = e.log.syncCount()
 	for i := range st.Layers {
 		l := &st.Layers[i]
