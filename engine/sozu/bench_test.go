@@ -64,6 +64,9 @@ func BenchmarkCreateSpendMix(b *testing.B) {
 			b.ReportMetric(float64(st.PageWrites)*PageSize/float64(b.N), "page-B/op")
 			b.ReportMetric(float64(st.LogBytesWritten)/float64(b.N), "log-B/op")
 			b.ReportMetric(float64(st.CheckpointBytesWritten)/float64(b.N), "ckpt-B/op")
+			// The share of the timed phase spent waiting for the log's
+			// fsyncs (on one goroutine at a time).
+			b.ReportMetric(st.LogSyncTime.Seconds()/b.Elapsed().Seconds(), "fsync-share")
 			b.ReportMetric(st.FilterFalsePositiveRate, "filter-fpr")
 			b.Logf("layers %+v; disk %d (pages %d, of which in use %d, vlog %d, wal %d, ckpt %d); buffered changes %d buckets, %d bytes; descent %v",
 				st.Layers, st.DiskBytes, st.PageFileBytes, st.LivePages*PageSize, st.ValueLogBytes, st.WALBytes, st.CheckpointBytes, st.BufferedBuckets, st.BufferedMemory, st.Descent)

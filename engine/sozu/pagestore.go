@@ -48,6 +48,9 @@ type pageStore struct {
 	retired []uint32
 
 	pageReads, pageWrites uint64
+	// layerWrites splits pageWrites by layer (at most 64: a layer takes
+	// at least one hash bit).
+	layerWrites [64]uint64
 	// pageBuf, encodeBuf and streamBuf are reused by every read and write:
 	// the store belongs to one shard goroutine, and a bucket never aliases
 	// them.
@@ -399,6 +402,7 @@ func (s *pageStore) writeRun(layer uint8, members []uint64, encoded [][]byte) er
 		n := s.allocate()
 		r.pages[i] = n
 		s.pageWrites++
+		s.layerWrites[layer]++
 		if _, err := s.f.WriteAt(s.pageBuf, int64(n)*PageSize); err != nil {
 			return fmt.Errorf("sozu: writing %v to page %d: %w", first, n, err)
 		}

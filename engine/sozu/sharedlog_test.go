@@ -46,7 +46,7 @@ func TestGroupCommitWaitsForBusyShards(t *testing.T) {
 	if err := w.syncTo(endB); err != nil {
 		t.Fatal(err)
 	}
-	if n := w.syncCount(); n != 1 {
+	if n, _ := w.syncCount(); n != 1 {
 		t.Fatalf("%d fsyncs for two shards' records appended before the first returned, want 1", n)
 	}
 }
@@ -151,4 +151,58 @@ func TestCrashUnderSyncBlockLeavesAPrefix(t *testing.T) {
 		t.Fatalf("%d of %d writes survived: the test needs the buffer written out in part", survivors, n)
 	}
 	t.Logf("%d of %d unfsynced writes survived, a prefix", survivors, n)
+}
+
+// The write counters (what the benchmark splits its write-amp by) keep
+// counting across page checkpoints, which start a new log, and count
+// nothing written before Open.
+func TestWriteCountersSpanLogGenerations(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.CheckpointLogBytes = 1 // every Checkpoint is a page checkpoint
+	e := openFor(t, dir, o)
+	putN(t, e, 0, 200, 40)
+	first := stats(t, e)
+	if first.LogBytesWritten != first.WALBytes || first.LogBytesWritten == 0 {
+		t.Fatalf("before any page checkpoint: %d log bytes written, the log holds %d", first.LogBytesWritten, first.WALBytes)
+	}
+	if err := e.Checkpoint(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	putN(t, e, 200, 300, 40)
+	second := stats(t, e)
+	if second.LogBytesWritten != first.LogBytesWritten+second.WALBytes {
+		t.Fatalf("after a page checkpoint: %d log bytes written, want %d before it and %d since",
+			second.LogBytesWritten, first.LogBytesWritten, second.WALBytes)
+	}
+	if second.LogSyncs <= first.LogSyncs || second.LogSyncTime <= first.LogSyncTime {
+		t.Fatalf("fsyncs went from %d (%v) to %d (%v) across a page checkpoint",
+			first.LogSyncs, first.LogSyncTime, second.LogSyncs, second.LogSyncTime)
+	}
+	if second.CheckpointBytesWritten != second.CheckpointBytes || second.CheckpointBytes == 0 {
+		t.Fatalf("one page checkpoint wrote %d checkpoint bytes, its files hold %d", second.CheckpointBytesWritten, second.CheckpointBytes)
+	}
+	var byLayer uint64
+	for _, l := range second.Layers {
+		byLayer += l.PageWrites
+	}
+	if byLayer != second.PageWrites || byLayer == 0 {
+		t.Fatalf("page writes by layer add up to %d of %d", byLayer, second.PageWrites)
+	}
+	if err := e.Checkpoint(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	putN(t, e, 300, 350, 40)
+	e.abandon() // as a killed process would: the log keeps those records
+
+	e = openFor(t, dir, o)
+	defer e.Close()
+	st := stats(t, e)
+	if st.WALBytes == 0 {
+		t.Fatal("the reopened store found no log to replay")
+	}
+	if st.LogBytesWritten != 0 || st.CheckpointBytesWritten != 0 || st.PageWrites != 0 {
+		t.Fatalf("a reopened store counts %d log, %d checkpoint and %d page writes it did not make",
+			st.LogBytesWritten, st.CheckpointBytesWritten, st.PageWrites)
+	}
 }

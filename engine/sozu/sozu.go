@@ -79,6 +79,10 @@ type Engine struct {
 	// logBytesBefore is what Stats.LogBytesWritten leaves out: the log
 	// Open found, less the logs that page checkpoints retired since.
 	logBytesBefore int64
+	// The fsyncs of the logs that page checkpoints retired since Open,
+	// and their time (Stats.LogSyncs, Stats.LogSyncTime).
+	retiredSyncs    uint64
+	retiredSyncTime time.Duration
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -444,6 +448,9 @@ func (e *Engine) checkpoint() error {
 		s.do(func(s *shard) error { s.finishCheckpoint(prev, log); return nil })
 	}
 	e.logBytesBefore -= old.written()
+	syncs, took := old.syncCount()
+	e.retiredSyncs += syncs
+	e.retiredSyncTime += took
 	old.close()
 	os.Remove(old.path)
 	return nil

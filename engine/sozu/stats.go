@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"time"
 )
 
 // LayerShape is the static shape of one layer.
@@ -48,6 +49,9 @@ type LayerStats struct {
 	Buckets int64
 	// FillRatio is Bytes over the capacity of the non-empty buckets.
 	FillRatio float64
+	// PageWrites counts the pages written for the layer's buckets since
+	// Open.
+	PageWrites uint64
 }
 
 // Stats is a snapshot for inspection (utxostore inspect) and benchmarks.
@@ -84,7 +88,9 @@ type Stats struct {
 	WALBytes        int64
 	// LogSyncs counts the log's fsyncs since Open: under SyncAlways about
 	// one per acknowledged batch, however many shards it touched.
-	LogSyncs        uint64
+	LogSyncs uint64
+	// LogSyncTime is the time those fsyncs took.
+	LogSyncTime     time.Duration
 	CheckpointBytes int64
 	// What the engine wrote since Open, by kind (page bytes are
 	// PageWrites·PageSize): the log (every generation's) and the
@@ -116,6 +122,7 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 				st.Layers[i].Entries += c.entries
 				st.Layers[i].Bytes += c.bytes
 				st.Layers[i].Buckets += c.buckets
+				st.Layers[i].PageWrites += t.pages.layerWrites[i]
 			}
 			for i, n := range t.descent {
 				st.Descent[i] += n
@@ -144,7 +151,8 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 	}
 	st.WALBytes += e.log.written()
 	st.LogBytesWritten = st.WALBytes - e.logBytesBefore
-	st.LogSyncs = e.log.syncCount()
+	syncs, took := e.log.syncCount()
+	st.LogSyncs, st.LogSyncTime = e.retiredSyncs+syncs, e.retiredSyncTime+took
 	for i := range st.Layers {
 		l := &st.Layers[i]
 		l.Layer = i

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -117,6 +118,9 @@ type writeAheadLog struct {
 	syncMu sync.Mutex // one fsync at a time
 	synced int64      // the size at the last fsync: what a crash cannot take
 	syncs  uint64     // fsyncs so far
+	// syncTime is the time the fsyncs took: what SyncAlways costs a
+	// caller beyond the work itself.
+	syncTime time.Duration
 }
 
 func newLog(f *os.File, path string, size int64) *writeAheadLog {
@@ -206,6 +210,7 @@ func (w *writeAheadLog) syncTo(end int64) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	if err := w.f.Sync(); err != nil {
 		w.mu.Lock()
 		w.failed = fmt.Errorf("sozu: fsync log %s: %w", w.path, err)
@@ -214,17 +219,19 @@ func (w *writeAheadLog) syncTo(end int64) error {
 	}
 	w.synced = target
 	w.syncs++
+	w.syncTime += time.Since(start)
 	return nil
 }
 
 // sync makes everything written so far durable.
 func (w *writeAheadLog) sync() error { return w.syncTo(w.written()) }
 
-// syncCount is the number of fsyncs of the log so far.
-func (w *writeAheadLog) syncCount() uint64 {
+// syncCount is the number of fsyncs of the log so far, and the time they
+// took.
+func (w *writeAheadLog) syncCount() (uint64, time.Duration) {
 	w.syncMu.Lock()
 	defer w.syncMu.Unlock()
-	return w.syncs
+	return w.syncs, w.syncTime
 }
 
 // written is the log's length: everything appended so far, in the file
