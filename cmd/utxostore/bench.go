@@ -128,6 +128,10 @@ func parseBench(args []string) (*benchConfig, error) {
 		return nil, err
 	}
 	cfg.synthetic.Seed = *seed
+	// Refused here rather than in every child.
+	if _, err := cfg.sf.sozuOptions(); err != nil {
+		return nil, err
+	}
 	if *wl != "synthetic" {
 		cfg.files = strings.Split(*wl, ",")
 	}
@@ -307,7 +311,7 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 	args := []string{"bench", "--child", "--engine=" + name, "--data=" + dir, "--stream=" + stream, "--result=" + resultPath,
 		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
 		"--redis=" + cfg.sf.redis, "--redis-namespace=" + fmt.Sprintf("%s-bench-%d", cfg.sf.namespace, os.Getpid()),
-		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait)}
+		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(os.Environ(), benchChildEnv+"=1")
 	cmd.Stderr = os.Stderr

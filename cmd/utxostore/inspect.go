@@ -35,10 +35,14 @@ func runInspect(ctx context.Context, args []string) error {
 		return err
 	}
 	if fs.NArg() == 0 && sf.engine == "sozu" {
-		if *asJSON {
-			return inspectSozuJSON(ctx, sf.data, os.Stdout)
+		o, err := sf.sozuOptions()
+		if err != nil {
+			return err
 		}
-		return inspectSozu(ctx, sf.data, os.Stdout)
+		if *asJSON {
+			return inspectSozuJSON(ctx, sf.data, o, os.Stdout)
+		}
+		return inspectSozu(ctx, sf.data, o, os.Stdout)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

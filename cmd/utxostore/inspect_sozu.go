@@ -77,12 +77,12 @@ func sozuDir(dir string) (string, error) {
 
 // readSozuReport opens the store (replaying its log, as any open does;
 // closing it takes a checkpoint), probes the filter and gathers Stats.
-func readSozuReport(ctx context.Context, dir string) (*sozuReport, error) {
+func readSozuReport(ctx context.Context, dir string, o sozu.Options) (*sozuReport, error) {
 	d, err := sozuDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	e, err := sozu.Open(d, sozu.Options{})
+	e, err := sozu.Open(d, o)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +128,8 @@ func readSozuReport(ctx context.Context, dir string) (*sozuReport, error) {
 
 // inspectSozu prints the live shape of the Sozu store under the data
 // directory dir as a readable table.
-func inspectSozu(ctx context.Context, dir string, w io.Writer) error {
-	r, err := readSozuReport(ctx, dir)
+func inspectSozu(ctx context.Context, dir string, o sozu.Options, w io.Writer) error {
+	r, err := readSozuReport(ctx, dir, o)
 	if err != nil {
 		return err
 	}
@@ -137,8 +137,8 @@ func inspectSozu(ctx context.Context, dir string, w io.Writer) error {
 }
 
 // inspectSozuJSON prints the same report as one indented JSON object.
-func inspectSozuJSON(ctx context.Context, dir string, w io.Writer) error {
-	r, err := readSozuReport(ctx, dir)
+func inspectSozuJSON(ctx context.Context, dir string, o sozu.Options, w io.Writer) error {
+	r, err := readSozuReport(ctx, dir, o)
 	if err != nil {
 		return err
 	}

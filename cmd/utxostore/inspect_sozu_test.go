@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,7 +40,7 @@ func TestInspectSozu(t *testing.T) {
 	}
 
 	var table bytes.Buffer
-	if err := inspectSozu(ctx, data, &table); err != nil {
+	if err := inspectSozu(ctx, data, sozu.Options{}, &table); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + table.String())
@@ -48,7 +51,7 @@ func TestInspectSozu(t *testing.T) {
 	}
 
 	var js bytes.Buffer
-	if err := inspectSozuJSON(ctx, data, &js); err != nil {
+	if err := inspectSozuJSON(ctx, data, sozu.Options{}, &js); err != nil {
 		t.Fatal(err)
 	}
 	var r sozuReport
@@ -65,7 +68,66 @@ func TestInspectSozu(t *testing.T) {
 		t.Errorf("depth share %v, false-positive rate %v", r.Layers[0].DepthShare, r.FilterFalsePositiveRate)
 	}
 
-	if err := inspectSozu(ctx, t.TempDir(), &table); err == nil {
+	if err := inspectSozu(ctx, t.TempDir(), sozu.Options{}, &table); err == nil {
 		t.Error("an empty directory was inspected without error")
 	}
+}
+
+// --sozu-tuning reaches the engine: a store created with two shards is
+// inspected as such, opening it with another layout is refused and leaves
+// it as it was, and a setting that cannot be read is a usage error that
+// touches nothing.
+func TestSozuTuningFlag(t *testing.T) {
+	data := t.TempDir()
+	if _, stderr, err := run(t, "demo", "--engine", "sozu", "--sozu-tuning", "shards=2,alpha=0.8", "--data", data, "--blocks", "120", "--exit-after-seed"); err != nil {
+		t.Fatalf("demo: %v\n%s", err, stderr)
+	}
+	inspect := func(args ...string) (sozuReport, string, error) {
+		stdout, stderr, err := run(t, append([]string{"inspect", "--engine", "sozu", "--data", data, "--json"}, args...)...)
+		var r sozuReport
+		if err == nil {
+			if jerr := json.Unmarshal([]byte(stdout), &r); jerr != nil {
+				t.Fatalf("inspect --json: %v\n%s", jerr, stdout)
+			}
+		}
+		return r, stderr, err
+	}
+	tuned, stderr, err := inspect("--sozu-tuning", "shards=2")
+	if err != nil {
+		t.Fatalf("inspect with the layout it was created with: %v\n%s", err, stderr)
+	}
+	if tuned.Shape.Shards != 2 || tuned.Entries == 0 {
+		t.Fatalf("inspect reports %d shards and %d entries", tuned.Shape.Shards, tuned.Entries)
+	}
+
+	_, stderr, err = inspect()
+	if code := exitCode(err); code != 1 || !strings.Contains(stderr, "tuning shards=2,b0=2048,fanout=3,layers=6") {
+		t.Fatalf("opening a two-shard store with the default layout: exit %d\n%s", code, stderr)
+	}
+	again, _, err := inspect("--sozu-tuning", "shards=2")
+	if err != nil || again.Entries != tuned.Entries {
+		t.Fatalf("after the refused open: %d entries (was %d), %v", again.Entries, tuned.Entries, err)
+	}
+
+	fresh := t.TempDir()
+	_, stderr, err = run(t, "demo", "--engine", "sozu", "--sozu-tuning", "alpha=1.5", "--data", fresh, "--blocks", "10", "--exit-after-seed")
+	if code := exitCode(err); code != 2 || !strings.Contains(stderr, `"alpha=1.5"`) {
+		t.Fatalf("--sozu-tuning alpha=1.5: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(fresh, sozu.Name)); !os.IsNotExist(err) {
+		t.Fatalf("a refused tuning left a store behind: %v", err)
+	}
+}
+
+// exitCode is the exit status of a finished run (0 when err is nil, -1 if
+// the process did not exit).
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

@@ -31,6 +31,7 @@ type storeFlags struct {
 	redisWait int
 	verbose   bool
 	index     bool
+	sozu      string
 }
 
 // registerIndex adds --index, for the commands that feed or serve the
@@ -74,6 +75,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.redis, "redis", envOr("UTXOSTORE_REDIS", "127.0.0.1:7100"), "Redis Cluster node addresses, comma-separated (engine redis)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print the storage engine's own log messages on stderr")
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
+	fs.StringVar(&f.sozu, "sozu-tuning", envOr("UTXOSTORE_SOZU_TUNING", ""), "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)
 	fs.StringVar(&f.namespace, "redis-namespace", envOr("UTXOSTORE_REDIS_NAMESPACE", "utxostore"), "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
 }
 
@@ -100,11 +102,26 @@ var engines = map[string]opener{
 		return pebble.Open(filepath.Join(f.data, "pebble"), pebble.Options{Sync: sync, Logf: f.engineLog})
 	},
 	"sozu": func(_ context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
-		return sozu.Open(filepath.Join(f.data, "sozu"), sozu.Options{Sync: sync})
+		o, err := f.sozuOptions()
+		if err != nil {
+			return nil, err
+		}
+		o.Sync = sync
+		return sozu.Open(filepath.Join(f.data, "sozu"), o)
 	},
 	"redis": func(ctx context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
 		return redis.Open(ctx, redis.Options{Addrs: strings.Split(f.redis, ","), Namespace: f.namespace, Sync: sync, Wait: f.redisWait})
 	},
+}
+
+// sozuOptions are the Sozu options --sozu-tuning asks for; a spec that
+// cannot be read is a usage error.
+func (f *storeFlags) sozuOptions() (sozu.Options, error) {
+	o, err := sozu.ParseTuning(f.sozu)
+	if err != nil {
+		return o, usagef("--sozu-tuning: %v", err)
+	}
+	return o, nil
 }
 
 func engineNames() []string {

@@ -216,7 +216,9 @@ func (e *layoutError) Error() string {
 	f := func(l layout) string {
 		return fmt.Sprintf("Shards=%d Layer0Buckets=%d FanoutBits=%d Layers=%d", 1<<l.shardBits, 1<<l.b0Bits, l.fanoutBits, l.layers)
 	}
-	return fmt.Sprintf("sozu: the store was created with %s and cannot be opened with %s", f(e.stored), f(e.opened))
+	l := e.stored
+	return fmt.Sprintf("sozu: the store was created with %s and cannot be opened with %s: open it with the layout it has (tuning shards=%d,b0=%d,fanout=%d,layers=%d)",
+		f(e.stored), f(e.opened), 1<<l.shardBits, 1<<l.b0Bits, l.fanoutBits, l.layers)
 }
 
 // reader decodes a checkpoint, remembering the first error.
