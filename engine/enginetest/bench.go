@@ -6,6 +6,7 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -29,6 +30,7 @@ var (
 	// -test.cpuprofile would also profile the load, which at ten million
 	// records takes longer than the timed phase.
 	benchProfile = flag.String("mixprofile", "", "write a CPU profile of BenchmarkCreateSpendMix's timed phase (not the load) to this file")
+	benchHeap    = flag.String("mixheapprofile", "", "write a heap profile of the engine as BenchmarkCreateSpendMix's timed phase ends to this file")
 )
 
 // BenchLive is the number of live records a benchmark loads: -live, else
@@ -302,6 +304,7 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	stopProfile()
+	writeHeapProfile(b)
 
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(float64(len(live)), "live")
@@ -316,6 +319,8 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 			b.ReportMetric(float64(versions)/float64(logical), "versions-amp")
 		}
 		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+		// The peak may come from the load; this is the steady state.
+		b.ReportMetric(float64(currentRSS())/(1<<20), "end-RSS-MB")
 	}
 	if h.DiskBytes != nil {
 		disk := float64(h.DiskBytes(b, e))
@@ -354,6 +359,25 @@ func startProfile(b *testing.B) (stop func()) {
 		if err := f.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// writeHeapProfile writes the heap profile -mixheapprofile asks for.
+func writeHeapProfile(b *testing.B) {
+	if *benchHeap == "" {
+		return
+	}
+	f, err := os.Create(*benchHeap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC() // the profile shows the heap as of the last GC
+	err = pprof.WriteHeapProfile(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatal(err)
 	}
 }
 
@@ -421,6 +445,12 @@ func procWriteBytes(b testing.TB) int64 {
 func peakRSS() int64 {
 	kb, _ := procField("/proc/self/status", "VmHWM:")
 	return kb << 10 // kilobytes
+}
+
+// currentRSS is the process's resident set now (VmRSS).
+func currentRSS() int64 {
+	kb, _ := procField("/proc/self/status", "VmRSS:")
+	return kb << 10
 }
 
 // procField is the number after name in a /proc file of "name value" lines
