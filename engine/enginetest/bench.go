@@ -30,6 +30,7 @@ var (
 	// -test.cpuprofile would also profile the load, which at ten million
 	// records takes longer than the timed phase.
 	benchProfile = flag.String("mixprofile", "", "write a CPU profile of BenchmarkCreateSpendMix's timed phase (not the load) to this file")
+	benchYoung   = flag.Int("young", 0, "percent of BenchmarkCreateSpendMix's spends that pick among the records the mix created in the last 100 blocks, the rest picking any live record (default 0: every spend picks any live record)")
 	benchHeap    = flag.String("mixheapprofile", "", "write a heap profile of the engine as BenchmarkCreateSpendMix's timed phase ends to this file")
 )
 
@@ -56,6 +57,7 @@ const (
 	benchBlockOps    = 1000 // ops per simulated block
 	benchRetention   = 10   // blocks a fully spent record waits before pruning
 	benchCreateShare = 22   // percent of ops that create: about one create per 3.5 spends keeps the live count steady
+	benchYoungBlocks = 100  // how recent a record -young spends is
 )
 
 // benchRecord draws a record produced at height: byte 0 counts its outputs,
@@ -229,13 +231,16 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	e := h.Open(b, dir, loadMode)
 	// The benchmark's own bookkeeping: the records with unspent outputs,
 	// and each record's count of them and value size (per record ever
-	// created).
+	// created); with -young also each record's place in live and the
+	// records created in the last benchYoungBlocks.
 	var live []uint32
 	var unspent []uint8
 	var size []uint16
 	var valueBytes int64
+	young := newYoungRecords(*benchYoung)
 	benchLoad(b, e, rng, BenchLive(h.Live), loadBatch, func(uint32) uint32 { return 1 }, func(i uint32, v []byte) {
 		valueBytes += int64(len(v))
+		young.placed(i, len(live))
 		live = append(live, i)
 		unspent = append(unspent, v[0])
 		size = append(size, uint16(len(v)))
@@ -249,6 +254,9 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	}
 	defer e.Close()
 	b.Logf("loaded %d records in %v", loaded, time.Since(loadStart).Round(time.Second))
+	if young.percent > 0 {
+		b.Logf("%d%% of the spends pick among the records created in the last %d blocks", young.percent, benchYoungBlocks)
+	}
 
 	height := uint32(2)
 	nextKey := uint32(len(live))
@@ -272,6 +280,8 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 				logical += int64(len(v)) + engine.KeySize
 				versions += int64(len(v)) + engine.KeySize
 				batch = append(batch, engine.Update{Key: BenchKey(nextKey), Fn: put(v, terms)})
+				young.placed(nextKey, len(live))
+				young.created(nextKey)
 				live = append(live, nextKey)
 				unspent = append(unspent, v[0])
 				size = append(size, uint16(len(v)))
@@ -279,9 +289,13 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 				continue
 			}
 			p := rng.IntN(len(live))
+			if q, ok := young.pick(rng, unspent); ok {
+				p = q
+			}
 			i := live[p]
 			if unspent[i]--; unspent[i] == 0 {
 				live[p] = live[len(live)-1]
+				young.placed(live[p], p)
 				live = live[:len(live)-1]
 			}
 			size[i] += benchSpendSize
@@ -379,6 +393,59 @@ func writeHeapProfile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+}
+
+// youngRecords serves -young: the records created in the last
+// benchYoungBlocks (a ring) and where each record sits in the live list.
+// With -young 0 it does nothing and draws no random numbers, so the
+// workload stays the default one.
+type youngRecords struct {
+	percent int
+	recent  []uint32
+	next    int
+	at      []int32 // record -> its index in live
+}
+
+func newYoungRecords(percent int) *youngRecords {
+	return &youngRecords{percent: percent}
+}
+
+// placed notes that record i sits at index p of live.
+func (y *youngRecords) placed(i uint32, p int) {
+	if y.percent == 0 {
+		return
+	}
+	for int(i) >= len(y.at) {
+		y.at = append(y.at, -1)
+	}
+	y.at[i] = int32(p)
+}
+
+// created notes a record the mix created.
+func (y *youngRecords) created(i uint32) {
+	if y.percent == 0 {
+		return
+	}
+	ring := benchYoungBlocks * benchBlockOps * benchCreateShare / 100
+	if len(y.recent) < ring {
+		y.recent = append(y.recent, i)
+		return
+	}
+	y.recent[y.next] = i
+	y.next = (y.next + 1) % ring
+}
+
+// pick chooses, for y.percent of the spends, a young record that still has
+// an unspent output and returns its index in live.
+func (y *youngRecords) pick(rng *rand.Rand, unspent []uint8) (int, bool) {
+	if y.percent == 0 || len(y.recent) == 0 || rng.IntN(100) >= y.percent {
+		return 0, false
+	}
+	i := y.recent[rng.IntN(len(y.recent))]
+	if unspent[i] == 0 {
+		return 0, false
+	}
+	return int(y.at[i]), true
 }
 
 // benchReadBatch is the keys per Get of the read phase, and benchReads the
