@@ -206,6 +206,9 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if *benchYoung < 0 || *benchYoung > 100 {
+		b.Fatalf("-young %d: a percentage lies in [0, 100]", *benchYoung)
+	}
 	dir := b.TempDir()
 	if !h.Local {
 		flag.Visit(func(f *flag.Flag) {
