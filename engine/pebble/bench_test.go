@@ -1,6 +1,8 @@
 package pebble_test
 
 import (
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
@@ -16,11 +18,20 @@ import (
 //	go test -run '^$' -bench CreateSpendMix -benchtime 1000000x ./engine/pebble -live 10000000
 //
 // Use -benchtime Nx: the load is not timed but still takes minutes at
-// that size.
+// that size. PEBBLE_BENCH_CACHE sets the block cache in bytes (default
+// 64 MiB), to compare Pebble with as much memory as another engine uses.
 func BenchmarkCreateSpendMix(b *testing.B) {
+	var cache int64
+	if s := os.Getenv("PEBBLE_BENCH_CACHE"); s != "" {
+		var err error
+		if cache, err = strconv.ParseInt(s, 10, 64); err != nil || cache <= 0 {
+			b.Fatalf("PEBBLE_BENCH_CACHE=%q: want a positive number of bytes", s)
+		}
+		b.Logf("block cache %d bytes", cache)
+	}
 	enginetest.BenchCreateSpendMix(b, enginetest.BenchHarness[*pebble.Engine]{
 		Open: func(b *testing.B, dir string, mode engine.SyncMode) *pebble.Engine {
-			e, err := pebble.Open(dir, pebble.Options{Sync: mode, Logf: b.Logf})
+			e, err := pebble.Open(dir, pebble.Options{Sync: mode, Logf: b.Logf, CacheSize: cache})
 			if err != nil {
 				b.Fatal(err)
 			}
