@@ -119,14 +119,17 @@ func (s *shard) write(batch []*request) error {
 	if !writes {
 		return nil
 	}
-	s.log.startGroup()
+	// A page checkpoint's last request switches s.log: the group ends on
+	// the log it started on.
+	log := s.log
+	log.startGroup()
 	for _, r := range batch {
 		if !r.reads {
 			r.err = s.runRequest(r)
 		}
 	}
 	end, err := s.appendRecords()
-	s.log.endGroup()
+	log.endGroup()
 	if err == nil && !lazy && s.opts.Sync == engine.SyncAlways {
 		err = s.log.syncTo(end)
 	}

@@ -206,3 +206,24 @@ func TestWriteCountersSpanLogGenerations(t *testing.T) {
 			st.LogBytesWritten, st.CheckpointBytesWritten, st.PageWrites)
 	}
 }
+
+// A page checkpoint switches the shards to a new log from inside a
+// writing request; the group that request runs in must end on the log it
+// started on, or the new log counts busy shards that are not there and
+// group commit stops waiting for the shards of a batch.
+func TestPageCheckpointLeavesNoShardBusy(t *testing.T) {
+	o := tinyOptions()
+	o.CheckpointLogBytes = 1
+	e := openFor(t, t.TempDir(), o)
+	defer e.Close()
+	putN(t, e, 0, 100, 40)
+	if err := e.Checkpoint(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	e.log.mu.Lock()
+	busy := e.log.busy
+	e.log.mu.Unlock()
+	if busy != 0 {
+		t.Fatalf("after a page checkpoint the new log counts %d busy shards", busy)
+	}
+}
