@@ -331,8 +331,11 @@ func (s *shard) prepareCheckpoint(gen uint64) error {
 		return s.fail(err)
 	}
 	image := s.table.encodeCheckpoint(gen)
+	if err := writeFileSync(checkpointPath(s.dir, s.id, gen), image); err != nil {
+		return err
+	}
 	s.checkpointBytes += int64(len(image))
-	return writeFileSync(checkpointPath(s.dir, s.id, gen), image)
+	return nil
 }
 
 // finishCheckpoint switches to the new generation once the manifest names

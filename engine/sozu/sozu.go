@@ -79,10 +79,6 @@ type Engine struct {
 	// logBytesBefore is what Stats.LogBytesWritten leaves out: the log
 	// Open found, less the logs that page checkpoints retired since.
 	logBytesBefore int64
-	// The fsyncs of the logs that page checkpoints retired since Open,
-	// and their time (Stats.LogSyncs, Stats.LogSyncTime).
-	retiredSyncs    uint64
-	retiredSyncTime time.Duration
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -443,14 +439,14 @@ func (e *Engine) checkpoint() error {
 		return fmt.Errorf("sozu: checkpoint %d: %w", next, err)
 	}
 	prev, old := e.gen, e.log
+	// The fsync counters run on from log to log (Stats.LogSyncs): the
+	// old log syncs no more, every shard has written its checkpoint.
+	log.syncs, log.syncTime = old.syncCount()
 	e.gen, e.log = next, log
 	for _, s := range e.shards {
 		s.do(func(s *shard) error { s.finishCheckpoint(prev, log); return nil })
 	}
 	e.logBytesBefore -= old.written()
-	syncs, took := old.syncCount()
-	e.retiredSyncs += syncs
-	e.retiredSyncTime += took
 	old.close()
 	os.Remove(old.path)
 	return nil

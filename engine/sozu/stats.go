@@ -151,8 +151,7 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 	}
 	st.WALBytes += e.log.written()
 	st.LogBytesWritten = st.WALBytes - e.logBytesBefore
-	syncs, took := e.log.syncCount()
-	st.LogSyncs, st.LogSyncTime = e.retiredSyncs+syncs, e.retiredSyncTime+took
+	st.LogSyncs, st.LogSyncTime = e.log.syncCount()
 	for i := range st.Layers {
 		l := &st.Layers[i]
 		l.Layer = i
