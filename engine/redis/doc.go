@@ -24,6 +24,26 @@
 // sorted set per index on the same slot, so the CAS script touches one
 // slot, and a Scan is one ZRANGEBYSCORE per bucket.
 //
+// # Resharding
+//
+// The engine routes every command itself, by the cluster's slot map, so it
+// follows the cluster's redirections itself (pipeline.go). MOVED means the
+// slot has a new master: the command is sent again after a reload of the
+// map. ASK means the slot is being migrated and the key has already left
+// (or never existed): the command is sent at once, after ASKING on the same
+// connection, to the node importing the slot, and the map is left as it is,
+// since the slot is still the migrating node's until the migration ends.
+// So Get, Scan, ForEach, CreateOnly and the metadata carry on through a
+// migration. Update and Delete do where they can: the CAS script names the
+// record and its bucket's index sets, and Redis runs a multi-key command on
+// a migrating slot only on a node that holds every one of its keys. A
+// record that is on the same node as its bucket's index sets is written
+// there; one apart from them, one whose bucket has an empty index set (it
+// exists nowhere), and one being created get TRYAGAIN, and are retried
+// until the migration of the slot ends, for up to Options.RetryTimeout.
+// Checkpoint makes sure that its WAIT on a master follows a marker written
+// on that master, not on a node importing the marker's slot.
+//
 // # Durability
 //
 // Redis acknowledges a write once the master has applied it and appended it

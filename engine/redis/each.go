@@ -22,7 +22,7 @@ func (e *Engine) each(ctx context.Context, keys []string, add func(p redis.Pipel
 		for j, i := range todo {
 			sub[j] = keys[i]
 		}
-		got, errs := e.fanOut(ctx, sub, func(p redis.Pipeliner, j int) redis.Cmder { return add(p, todo[j]) }, wait)
+		got, errs, _ := e.fanOut(ctx, sub, func(p redis.Pipeliner, j int) redis.Cmder { return add(p, todo[j]) }, wait)
 		var next []int
 		var cause error
 		noScript := false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,6 +26,9 @@ type Engine struct {
 	single  *redis.Client        // nil on a cluster
 	lay     *layout
 	closed  atomic.Bool
+
+	askMu      sync.Mutex
+	askClients map[string]*redis.Client // by address: the nodes ASK replies named
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -55,11 +59,8 @@ func Open(ctx context.Context, opt Options) (*Engine, error) {
 // and a plain client for one server with cluster mode off.
 func (e *Engine) connect(ctx context.Context) error {
 	o := e.opt
-	// A pipelined WAIT blocks for up to WaitTimeout; the read must outlast it.
-	readTimeout := max(3*time.Second, o.WaitTimeout+time.Second)
 	if len(o.Addrs) == 1 {
-		c := redis.NewClient(&redis.Options{Addr: o.Addrs[0], Username: o.Username, Password: o.Password,
-			MaxRetries: -1, ContextTimeoutEnabled: true, ReadTimeout: readTimeout})
+		c := redis.NewClient(e.nodeOptions(o.Addrs[0]))
 		info, err := c.Info(ctx, "cluster").Result()
 		if err != nil {
 			c.Close()
@@ -74,7 +75,7 @@ func (e *Engine) connect(ctx context.Context) error {
 	// Retries are ours (see Update): go-redis must not send a CAS twice
 	// behind our back.
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Addrs, Username: o.Username, Password: o.Password,
-		MaxRetries: -1, ContextTimeoutEnabled: true, ReadTimeout: readTimeout})
+		MaxRetries: -1, ContextTimeoutEnabled: true, ReadTimeout: e.readTimeout()})
 	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		return nodeError(c.Options().Addr, c.Ping(ctx).Err())
 	})
@@ -86,6 +87,18 @@ func (e *Engine) connect(ctx context.Context) error {
 	return nil
 }
 
+// nodeOptions configures a client of one server as connect configures the
+// cluster client: no retries by go-redis, a read timeout that outlasts WAIT.
+func (e *Engine) nodeOptions(addr string) *redis.Options {
+	return &redis.Options{Addr: addr, Username: e.opt.Username, Password: e.opt.Password,
+		MaxRetries: -1, ContextTimeoutEnabled: true, ReadTimeout: e.readTimeout()}
+}
+
+// readTimeout outlasts a pipelined WAIT, which blocks for up to WaitTimeout.
+func (e *Engine) readTimeout() time.Duration {
+	return max(3*time.Second, e.opt.WaitTimeout+time.Second)
+}
+
 // Name implements engine.Engine.
 func (e *Engine) Name() string { return Name }
 
@@ -93,6 +106,11 @@ func (e *Engine) Name() string { return Name }
 func (e *Engine) Close() error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return errClosed
+	}
+	e.askMu.Lock()
+	defer e.askMu.Unlock()
+	for _, c := range e.askClients {
+		c.Close()
 	}
 	return e.client.Close()
 }

@@ -24,7 +24,11 @@ const (
 )
 
 // notRunPrefixes are the server replies that mean the command did not run
-// on this node and will succeed elsewhere or later.
+// on this node and will succeed elsewhere or later. sendTo follows an ASK
+// at once; one still here is one it could not follow (a second redirect).
+// TRYAGAIN is a multi-key command (the CAS script) on a slot whose keys are
+// split between a migrating and an importing node: it runs once they are
+// together again.
 var notRunPrefixes = []string{"MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN", "LOADING", "READONLY", "MASTERDOWN", "NOSCRIPT", "NOREPLICAS"}
 
 func classify(err error) outcome {

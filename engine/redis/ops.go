@@ -79,7 +79,7 @@ func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, t
 	r := e.newRetrier()
 	lost := false
 	for {
-		_, errs := e.fanOut(ctx, rk, func(p redis.Pipeliner, _ int) redis.Cmder {
+		_, errs, _ := e.fanOut(ctx, rk, func(p redis.Pipeliner, _ int) redis.Cmder {
 			return p.SetArgs(ctx, rk[0], encode(stamp, value), redis.SetArgs{Mode: "NX", TTL: ttl})
 		}, e.syncWrites())
 		switch classify(errs[0]) {

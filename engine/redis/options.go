@@ -34,8 +34,8 @@ type Options struct {
 	// than Wait within it is an error.
 	WaitTimeout time.Duration
 	// RetryTimeout is how long an operation keeps retrying through
-	// redirects, a failover or lost connections before it fails
-	// (default 30 s).
+	// redirects, a failover, lost connections or a slot migration that
+	// splits a CAS's keys (TRYAGAIN) before it fails (default 30 s).
 	RetryTimeout time.Duration
 	// Username and Password authenticate, when the servers require it.
 	Username, Password string

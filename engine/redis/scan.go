@@ -93,16 +93,16 @@ func (e *Engine) forEachOn(ctx context.Context, c *redis.Client, call func(engin
 			return nodeError(addr, err)
 		}
 		if len(keys) > 0 {
-			p := c.Pipeline()
-			gets := make([]*redis.StringCmd, len(keys))
-			for i, k := range keys {
-				gets[i] = p.Get(ctx, k)
-			}
-			if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-				return nodeError(addr, err)
+			// The GETs are routed by key like Get's, not sent to the node
+			// the SCAN step ran on: a node importing a slot lists the keys
+			// it received but serves them only through the slot's master
+			// (ASK), and a key may have migrated since the SCAN step.
+			gets, err := e.each(ctx, keys, func(p redis.Pipeliner, i int) redis.Cmder { return p.Get(ctx, keys[i]) }, false)
+			if err != nil {
+				return err
 			}
 			for i, g := range gets {
-				raw, err := g.Result()
+				raw, err := g.(*redis.StringCmd).Result()
 				if errors.Is(err, redis.Nil) {
 					continue // expired or deleted since the SCAN step
 				}

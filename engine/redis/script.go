@@ -3,6 +3,8 @@ package redis
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,16 +76,25 @@ func (e *Engine) addCAS(ctx context.Context, p redis.Pipeliner, w *casWrite) red
 	return p.EvalSha(ctx, cas.Hash(), keys, args...)
 }
 
-// loadScript loads the CAS script on every master. Masters promoted after a
-// failover may not have it; a NOSCRIPT reply brings us here again.
+// loadScript loads the CAS script on every master, and on every node an ASK
+// reply named: a new master importing its first slot is not among the
+// masters yet. Masters promoted after a failover may not have it; a
+// NOSCRIPT reply brings us here again.
 func (e *Engine) loadScript(ctx context.Context) error {
 	load := func(ctx context.Context, c *redis.Client) error {
 		return nodeError(c.Options().Addr, cas.Load(ctx, c).Err())
 	}
-	if e.cluster != nil {
-		return e.cluster.ForEachMaster(ctx, load)
+	if e.cluster == nil {
+		return load(ctx, e.single)
 	}
-	return load(ctx, e.single)
+	err := e.cluster.ForEachMaster(ctx, load)
+	e.askMu.Lock()
+	targets := slices.Collect(maps.Values(e.askClients))
+	e.askMu.Unlock()
+	for _, c := range targets {
+		err = errors.Join(err, load(ctx, c))
+	}
+	return err
 }
 
 func isNoScript(err error) bool {

@@ -162,7 +162,7 @@ func (e *Engine) sendCAS(ctx context.Context, writes []*casWrite, owners []*grou
 	for i, w := range writes {
 		rk[i] = e.lay.record(w.key)
 	}
-	cmds, errs := e.fanOut(ctx, rk, func(p redis.Pipeliner, i int) redis.Cmder { return e.addCAS(ctx, p, writes[i]) }, e.syncWrites())
+	cmds, errs, _ := e.fanOut(ctx, rk, func(p redis.Pipeliner, i int) redis.Cmder { return e.addCAS(ctx, p, writes[i]) }, e.syncWrites())
 	noScript := false
 	for i, c := range cmds {
 		switch classify(errs[i]) {
