@@ -35,6 +35,7 @@ type sozuReport struct {
 	FilterBytes             int64   `json:"filterBytes"`
 	FilterProbes            int     `json:"filterProbes"`
 	FilterFalsePositiveRate float64 `json:"filterFalsePositiveRate"`
+	SummaryBytes            int64   `json:"summaryBytes"`
 	IndexEntries            int     `json:"indexEntries"`
 
 	// BufferedBuckets and BufferedMemory: deep buckets with changes waiting
@@ -105,7 +106,7 @@ func readSozuReport(ctx context.Context, dir string, o sozu.Options) (*sozuRepor
 	}
 	r := &sozuReport{
 		Dir: d, Shape: e.Shape(), Entries: st.Entries,
-		FilterBytes: st.FilterBytes, FilterProbes: sozuProbeKeys, FilterFalsePositiveRate: st.FilterFalsePositiveRate,
+		FilterBytes: st.FilterBytes, FilterProbes: sozuProbeKeys, FilterFalsePositiveRate: st.FilterFalsePositiveRate, SummaryBytes: st.SummaryBytes,
 		IndexEntries: st.IndexEntries, PageFileBytes: st.PageFileBytes, LivePages: st.LivePages,
 		BufferedBuckets: st.BufferedBuckets, BufferedMemory: st.BufferedMemory, ValueLogBytes: st.ValueLogBytes,
 		ValueLogGarbage: st.ValueLogGarbage, WALBytes: st.WALBytes, CheckpointBytes: st.CheckpointBytes,
@@ -156,8 +157,11 @@ func (r *sozuReport) print(w io.Writer) error {
 	for i, l := range r.Layers {
 		s := r.Shape.Layers[i]
 		where := "pages"
-		if s.InMemory {
+		switch {
+		case s.InMemory:
 			where = "memory (+pages)"
+		case s.Summarized:
+			where = "pages, summarized"
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%.2f\t%d\t%.1f%%\t%s\t%d\t%.1f%%\t%s\t\n",
 			l.Layer, s.BucketsPerShard, s.Capacity, s.FlowRatio, l.Entries, 100*l.DepthShare, byteSize(l.Bytes), l.Buckets, 100*l.FillRatio, where)
@@ -165,6 +169,7 @@ func (r *sozuReport) print(w io.Writer) error {
 	tw.Flush()
 	fmt.Fprintf(ew, "\nrecords            %d (%s encoded)\n", r.Entries, byteSize(r.EncodedBytes))
 	fmt.Fprintf(ew, "filter             %s, false-positive rate %.4f%% over %d random absent keys\n", byteSize(r.FilterBytes), 100*r.FilterFalsePositiveRate, r.FilterProbes)
+	fmt.Fprintf(ew, "summaries          %s (per stored bucket of the summarized layers: key fingerprints, children, height)\n", byteSize(r.SummaryBytes))
 	fmt.Fprintf(ew, "index entries      %d (in memory)\n", r.IndexEntries)
 	fmt.Fprintf(ew, "on disk            %s = pages %s + value log %s (garbage %s) + log %s + checkpoints %s\n",
 		byteSize(r.DiskBytes), byteSize(r.PageFileBytes), byteSize(r.ValueLogBytes), byteSize(r.ValueLogGarbage), byteSize(r.WALBytes), byteSize(r.CheckpointBytes))

@@ -50,6 +50,13 @@ func (l layout) bucketIndex(h uint64, layer int) uint64 {
 // bucketsIn is the number of buckets of layer per shard: B0·2^(k·layer).
 func (l layout) bucketsIn(layer int) uint64 { return uint64(1) << (l.b0Bits + l.fanoutBits*layer) }
 
+// summarized reports whether the buckets of layer have summaries in
+// memory (pageStore.summarize): the deep layers of at most
+// summarizedBuckets buckets per shard.
+func (l layout) summarized(layer int) bool {
+	return layer > 0 && layer < l.layers && l.bucketsIn(layer) <= summarizedBuckets
+}
+
 // layerCounters are kept up to date on every change so Stats costs no scan.
 type layerCounters struct {
 	entries int64

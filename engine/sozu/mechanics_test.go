@@ -245,7 +245,9 @@ func TestBatchedReadVisitsEachBucketOnce(t *testing.T) {
 			t.Fatalf("key %d missing", i%len(keys))
 		}
 	}
-	if tb.bucketVisits != uint64(len(want)) {
+	// Summaries spare the buckets above a key that cannot hold it; none
+	// is read twice.
+	if tb.bucketVisits > uint64(len(want)) {
 		t.Fatalf("a batch of %d keys (each twice) visited %d buckets; %d distinct buckets hold their paths", len(keys), tb.bucketVisits, len(want))
 	}
 	if deep := tb.pages.pageReads - reads; deep > uint64(len(want)) {

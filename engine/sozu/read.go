@@ -57,11 +57,17 @@ func (t *table) get(keys []engine.Key, minHeight uint32) ([][]byte, error) {
 					continue
 				}
 			}
-			b, err := t.load(layer, idx)
-			if err != nil {
-				return nil, err
+			// A summary that holds none of the keys answers for the
+			// bucket: its pages need not be read.
+			b := &bucket{}
+			if m := t.storedSummary(layer, idx); m != nil && !slices.ContainsFunc(keysHere, func(i int) bool { return m.mayHold(&keys[i]) }) {
+				b.hasChildren, b.maxHeight = m.hasChildren, m.maxHeight
+			} else {
+				if b, err = t.load(layer, idx); err != nil {
+					return nil, err
+				}
+				t.bucketVisits++
 			}
-			t.bucketVisits++
 			for _, i := range keysHere {
 				if pos := b.find(&keys[i]); pos >= 0 {
 					t.descent[layer+1]++

@@ -14,6 +14,9 @@ type LayerShape struct {
 	Capacity        int     // bytes of entries a bucket holds before it spills
 	FlowRatio       float64 // α: the fraction of capacity kept on a spill
 	InMemory        bool
+	// Summarized: the layer's buckets have summaries in memory, so a
+	// lookup of a key stored below reads none of its pages.
+	Summarized bool
 }
 
 // Shape is the configured shape of the table.
@@ -34,6 +37,7 @@ func (e *Engine) Shape() Shape {
 			Capacity:        e.opts.capacity(i),
 			FlowRatio:       e.opts.flowRatio(i),
 			InMemory:        i == 0,
+			Summarized:      e.layout.summarized(i),
 		})
 	}
 	return sh
@@ -69,6 +73,8 @@ type Stats struct {
 	Purged       uint64
 
 	FilterBytes int64
+	// SummaryBytes is the memory the bucket summaries take.
+	SummaryBytes int64
 	// FilterFalsePositiveRate is measured: lookups the filter let through
 	// for keys the table then proved absent, over all lookups of absent
 	// keys.
@@ -132,6 +138,7 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 			st.PageWrites += t.pages.pageWrites
 			st.Purged += t.purged
 			st.FilterBytes += t.filter.sizeBytes()
+			st.SummaryBytes += t.pages.summaryBytes()
 			tn += t.filter.trueNegatives
 			fp += t.filter.falsePositives
 			st.PageFileBytes += int64(t.pages.npages) * PageSize

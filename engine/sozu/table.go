@@ -75,6 +75,7 @@ func newTable(o Options, pages *pageStore, values *valueLog, now func() int64) *
 	for i := range t.layer0 {
 		t.layer0[i] = &bucket{}
 	}
+	pages.summarize(t.layout)
 	return t
 }
 
@@ -137,6 +138,12 @@ func (t *table) locate(k *engine.Key) (location, bool, error) {
 				return location{}, false, nil
 			}
 		}
+		if m := t.storedSummary(layer, idx); m != nil && !m.mayHold(k) {
+			if !m.hasChildren {
+				break
+			}
+			continue
+		}
 		b, err := t.load(layer, idx)
 		if err != nil {
 			return location{}, false, err
@@ -149,6 +156,18 @@ func (t *table) locate(k *engine.Key) (location, bool, error) {
 		}
 	}
 	return location{}, false, nil
+}
+
+// storedSummary is the summary of the bucket at (layer, index) when its
+// pages hold its current state (it is not in the cache, where it may have
+// changed) and one is known; nil otherwise. Buffered changes are not in
+// it: callers look at them first.
+func (t *table) storedSummary(layer int, index uint64) *summary {
+	addr := bucketAddr{uint8(layer), index}
+	if layer == 0 || t.cache[addr] != nil {
+		return nil
+	}
+	return t.pages.summaryOf(addr)
 }
 
 // lookup is locate behind the filter's proof of absence; it also measures
@@ -222,6 +241,9 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 	// height-filtered read would stop above it.
 	for layer := 0; layer < loc.layer; layer++ {
 		idx := t.layout.bucketIndex(h, layer)
+		if m := t.storedSummary(layer, idx); m != nil && m.maxHeight >= e.terms.ProducedAt {
+			continue
+		}
 		b, err := t.load(layer, idx)
 		if err != nil {
 			return err

@@ -1,0 +1,92 @@
+package sozu
+
+import (
+	"testing"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// summaryTable fills a table whose keys sink two and three layers deep;
+// tail makes each key's last bytes (the fingerprint) from its number.
+func summaryTable(t *testing.T, tail func(i uint64) uint64) (*table, []engine.Key) {
+	t.Helper()
+	o := tinyOptions()
+	o.Shards = 1
+	tb := newTestTable(t, o)
+	var keys []engine.Key
+	for i := uint64(0); i < 400; i++ {
+		k := mkKey(tail(i), i*0x9E3779B97F4A7C15)
+		keys = append(keys, k)
+		mustPut(t, tb, k, engine.Terms{ProducedAt: uint32(i)})
+	}
+	settle(t, tb)
+	return tb, keys
+}
+
+// pagesRead is the number of pages the lookup of k reads from a cold
+// cache, and the layer it finds k in.
+func pagesRead(t *testing.T, tb *table, k engine.Key) (uint64, int) {
+	t.Helper()
+	if err := tb.flush(); err != nil {
+		t.Fatal(err)
+	}
+	before := tb.pages.pageReads
+	loc, found, err := tb.locate(&k)
+	if err != nil || !found {
+		t.Fatalf("key %x: found %v, %v", k[24:], found, err)
+	}
+	return tb.pages.pageReads - before, loc.layer
+}
+
+func TestLookupReadsOnlyTheBucketHoldingTheKey(t *testing.T) {
+	tb, keys := summaryTable(t, func(i uint64) uint64 { return i })
+	deep := 0
+	for _, k := range keys {
+		reads, layer := pagesRead(t, tb, k)
+		if layer == 0 {
+			continue
+		}
+		if layer >= 2 {
+			deep++
+		}
+		run := tb.pages.dir[bucketAddr{uint8(layer), tb.layout.bucketIndex(keyHash(&k), layer)}]
+		if reads != uint64(len(run.pages)) {
+			t.Fatalf("a key of layer %d cost %d page reads; the run holding it has %d pages", layer, reads, len(run.pages))
+		}
+	}
+	if deep == 0 {
+		t.Fatal("no key sank below layer 1: the test proves nothing")
+	}
+}
+
+func TestFingerprintCollisionsCostReadsNotAnswers(t *testing.T) {
+	// Every key has the same fingerprint: no summary can rule a bucket
+	// out, so a lookup reads every bucket on its way, and finds its key.
+	tb, keys := summaryTable(t, func(i uint64) uint64 { return i << 16 })
+	extra := 0
+	for _, k := range keys {
+		reads, layer := pagesRead(t, tb, k)
+		if layer < 2 {
+			continue
+		}
+		h := keyHash(&k)
+		own := uint64(len(tb.pages.dir[bucketAddr{uint8(layer), tb.layout.bucketIndex(h, layer)}].pages))
+		if reads > own {
+			extra++
+		}
+	}
+	if extra == 0 {
+		t.Fatal("colliding fingerprints spared every read of the buckets above: summaries cannot tell the keys apart")
+	}
+	// The same holds in a batched read, and after the table is read back
+	// with no summary known.
+	values, err := tb.get(keys, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range values {
+		if v == nil {
+			t.Fatalf("key %d not found by a batched read", i)
+		}
+	}
+}
