@@ -26,6 +26,10 @@
 // What flows down, and any update or deletion of a deep entry, is first
 // buffered in memory per bucket and applied to the bucket's pages once it
 // is worth a page write (changes.go); reads look at the buffer first.
+// Stored buckets of the layers of at most 2^17 buckets per shard have a
+// summary in memory (their keys' fingerprints, children, height:
+// pagestore.go), so a lookup of a key stored deeper reads none of their
+// pages.
 //
 // Durability. Every mutation's outcome is logged (CRC32C per record) in the
 // one log all shards share before it is acknowledged; under
