@@ -1,13 +1,13 @@
 package workload
 
 import (
-	"math"
 	"math/rand/v2"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/internal/agerank"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -99,7 +99,7 @@ func Generate(cfg Config, emit func(*Op) error) (Stats, error) {
 }
 
 // liveCount is the UTXO set size: spendable and immature outputs.
-func (g *generator) liveCount() uint64 { return uint64(g.live.alive + len(g.immature)) }
+func (g *generator) liveCount() uint64 { return uint64(g.live.alive() + len(g.immature)) }
 
 // block builds, submits and connects the block at g.height.
 func (g *generator) block() error {
@@ -113,18 +113,18 @@ func (g *generator) block() error {
 	txs := make([]*chain.Tx, 1, n+1)
 	var spent []wire.OutPoint
 	var fees int64
-	for i := 0; i < n && g.live.alive > 0; i++ {
+	for i := 0; i < n && g.live.alive() > 0; i++ {
 		nIn, nOut := 1, g.cfg.WarmupFanout
 		if g.measured {
 			nIn, nOut = g.cfg.Inputs.Sample(g.rng), g.cfg.Outputs.Sample(g.rng)
 		}
-		nIn = min(nIn, g.live.alive)
+		nIn = min(nIn, g.live.alive())
 		ins := make([]wire.OutPoint, nIn)
 		var sum int64
 		for j := range ins {
 			r := g.spendRank()
 			if g.measured {
-				g.stats.AgeDraws = append(g.stats.AgeDraws, AgeDraw{Rank: r, Live: g.live.alive})
+				g.stats.AgeDraws = append(g.stats.AgeDraws, AgeDraw{Rank: r, Live: g.live.alive()})
 			}
 			idx := g.live.newest(r)
 			if idx >= firstNew {
@@ -168,14 +168,11 @@ func (g *generator) block() error {
 }
 
 // spendRank draws the age rank of the output to spend from a log-uniform
-// distribution over the live set: rank+1 = floor(n^U), U uniform in [0,1).
-// P(rank < k) = log(k+1)/log(n): half the spends take the newest sqrt(n)
-// outputs, and the older an output already is, the less likely it is to be
-// spent next (the Lindy effect the Sozu table is designed around).
+// distribution over the live set (agerank.LogUniform): half the spends take
+// the newest sqrt(n) outputs, and the older an output already is, the less
+// likely it is to be spent next (the Lindy effect).
 func (g *generator) spendRank() int {
-	n := g.live.alive
-	r := int(math.Pow(float64(n), g.rng.Float64())) - 1
-	return max(0, min(r, n-1))
+	return agerank.LogUniform(g.rng.Float64(), g.live.alive())
 }
 
 // split divides value over n P2PKH outputs with random weights and, with
@@ -228,7 +225,7 @@ func (g *generator) afterBlock() error {
 			return err
 		}
 	}
-	for i := 0; i < g.cfg.ReadsPerBlock && g.live.alive > 0; i++ {
+	for i := 0; i < g.cfg.ReadsPerBlock && g.live.alive() > 0; i++ {
 		ops := make([]wire.OutPoint, g.cfg.ReadBatch)
 		for j := range ops {
 			ops[j] = g.live.entries[g.live.newest(g.spendRank())].op
@@ -258,8 +255,8 @@ func (g *generator) doubleSpend() error {
 	target := pool[g.rng.IntN(len(pool))]
 	ins := []wire.OutPoint{target}
 	input := uint32(0)
-	if g.live.alive > 0 {
-		other := g.live.entries[g.live.kth(1+g.rng.IntN(g.live.alive))].op
+	if g.live.alive() > 0 {
+		other := g.live.entries[g.live.kth(1+g.rng.IntN(g.live.alive()))].op
 		ins = append(ins, other)
 		if g.rng.IntN(2) == 0 {
 			ins[0], ins[1], input = ins[1], ins[0], 1

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/agerank"
 )
 
 // The flags of BenchmarkCreateSpendMix. They live here, not in the engines'
@@ -31,6 +32,7 @@ var (
 	// records takes longer than the timed phase.
 	benchProfile = flag.String("mixprofile", "", "write a CPU profile of BenchmarkCreateSpendMix's timed phase (not the load) to this file")
 	benchYoung   = flag.Int("young", 0, "percent of BenchmarkCreateSpendMix's spends that pick among the records the mix created in the last 100 blocks, the rest picking any live record (default 0: every spend picks any live record)")
+	benchAges    = flag.String("ages", "uniform", "how BenchmarkCreateSpendMix's spends pick the record they spend: uniform (any live record alike) or lindy (the age rank among the live records drawn log-uniformly, newest first, as in utxostore bench's synthetic chain: half the spends take the newest √n records)")
 	benchHeap    = flag.String("mixheapprofile", "", "write a heap profile of the engine as BenchmarkCreateSpendMix's timed phase ends to this file")
 )
 
@@ -209,6 +211,12 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	if *benchYoung < 0 || *benchYoung > 100 {
 		b.Fatalf("-young %d: a percentage lies in [0, 100]", *benchYoung)
 	}
+	if *benchAges != "uniform" && *benchAges != "lindy" {
+		b.Fatalf("-ages %q: uniform or lindy", *benchAges)
+	}
+	if *benchAges == "lindy" && *benchYoung > 0 {
+		b.Fatalf("-young applies to -ages uniform: with -ages lindy the age distribution already decides how many spends are young")
+	}
 	dir := b.TempDir()
 	if !h.Local {
 		flag.Visit(func(f *flag.Flag) {
@@ -234,16 +242,16 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	e := h.Open(b, dir, loadMode)
 	// The benchmark's own bookkeeping: the records with unspent outputs,
 	// and each record's count of them and value size (per record ever
-	// created); with -young also each record's place in live and the
-	// records created in the last benchYoungBlocks.
+	// created); with -young or -ages lindy also each record's place in live
+	// and what the picker needs (spendPicker).
 	var live []uint32
 	var unspent []uint8
 	var size []uint16
 	var valueBytes int64
-	young := newYoungRecords(*benchYoung)
+	picker := newSpendPicker(*benchYoung, *benchAges == "lindy")
 	benchLoad(b, e, rng, BenchLive(h.Live), loadBatch, func(uint32) uint32 { return 1 }, func(i uint32, v []byte) {
 		valueBytes += int64(len(v))
-		young.placed(i, len(live))
+		picker.added(i, len(live))
 		live = append(live, i)
 		unspent = append(unspent, v[0])
 		size = append(size, uint16(len(v)))
@@ -257,8 +265,11 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	}
 	defer e.Close()
 	b.Logf("loaded %d records in %v", loaded, time.Since(loadStart).Round(time.Second))
-	if young.percent > 0 {
-		b.Logf("%d%% of the spends pick among the records created in the last %d blocks", young.percent, benchYoungBlocks)
+	if picker.young > 0 {
+		b.Logf("%d%% of the spends pick among the records created in the last %d blocks", picker.young, benchYoungBlocks)
+	}
+	if picker.lindy {
+		b.Logf("spends draw the age rank of the record they spend log-uniformly over the live records")
 	}
 
 	height := uint32(2)
@@ -283,23 +294,24 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 				logical += int64(len(v)) + engine.KeySize
 				versions += int64(len(v)) + engine.KeySize
 				batch = append(batch, engine.Update{Key: BenchKey(nextKey), Fn: put(v, terms)})
-				young.placed(nextKey, len(live))
-				young.created(nextKey)
+				picker.added(nextKey, len(live))
+				picker.created(nextKey)
 				live = append(live, nextKey)
 				unspent = append(unspent, v[0])
 				size = append(size, uint16(len(v)))
 				nextKey++
 				continue
 			}
-			p := rng.IntN(len(live))
-			if q, ok := young.pick(rng, unspent); ok {
-				p = q
+			p, ok := picker.pick(rng, unspent)
+			if !ok {
+				p = rng.IntN(len(live))
 			}
 			i := live[p]
 			if unspent[i]--; unspent[i] == 0 {
 				live[p] = live[len(live)-1]
-				young.placed(live[p], p)
+				picker.moved(live[p], p)
 				live = live[:len(live)-1]
+				picker.spent(i)
 			}
 			size[i] += benchSpendSize
 			logical += benchSpendSize + engine.KeySize
@@ -398,57 +410,88 @@ func writeHeapProfile(b *testing.B) {
 	}
 }
 
-// youngRecords serves -young: the records created in the last
-// benchYoungBlocks (a ring) and where each record sits in the live list.
-// With -young 0 it does nothing and draws no random numbers, so the
-// workload stays the default one.
-type youngRecords struct {
-	percent int
-	recent  []uint32
-	next    int
-	at      []int32 // record -> its index in live
+// spendPicker serves -young and -ages lindy: it chooses the record a
+// spend takes when the choice is not uniform over live. It knows where each
+// record sits in live, the records created in the last benchYoungBlocks (a
+// ring, for -young) and, for -ages lindy, the live records in creation
+// order (slot i of ages is record i: records are added in key order). With
+// neither it does nothing and draws no random numbers, so the workload
+// stays the default one.
+type spendPicker struct {
+	young  int  // percent of spends that pick among the recent records
+	lindy  bool // every spend draws a log-uniform age rank
+	recent []uint32
+	next   int
+	at     []int32 // record -> its index in live
+	ages   agerank.Set
 }
 
-func newYoungRecords(percent int) *youngRecords {
-	return &youngRecords{percent: percent}
+func newSpendPicker(young int, lindy bool) *spendPicker {
+	return &spendPicker{young: young, lindy: lindy}
 }
 
-// placed notes that record i sits at index p of live.
-func (y *youngRecords) placed(i uint32, p int) {
-	if y.percent == 0 {
+func (s *spendPicker) tracks() bool { return s.young > 0 || s.lindy }
+
+// added notes that record i, the next in key order, was appended to live
+// at index p.
+func (s *spendPicker) added(i uint32, p int) {
+	if !s.tracks() {
 		return
 	}
-	for int(i) >= len(y.at) {
-		y.at = append(y.at, -1)
+	if int(i) != len(s.at) {
+		panic("spendPicker: records must be added in key order")
 	}
-	y.at[i] = int32(p)
+	s.at = append(s.at, int32(p))
+	if s.lindy {
+		s.ages.Add()
+	}
+}
+
+// moved notes that record i now sits at index p of live.
+func (s *spendPicker) moved(i uint32, p int) {
+	if s.tracks() {
+		s.at[i] = int32(p)
+	}
+}
+
+// spent notes that record i has no unspent output left: it left live.
+func (s *spendPicker) spent(i uint32) {
+	if s.lindy {
+		s.ages.Remove(int(i))
+	}
 }
 
 // created notes a record the mix created.
-func (y *youngRecords) created(i uint32) {
-	if y.percent == 0 {
+func (s *spendPicker) created(i uint32) {
+	if s.young == 0 {
 		return
 	}
 	ring := benchYoungBlocks * benchBlockOps * benchCreateShare / 100
-	if len(y.recent) < ring {
-		y.recent = append(y.recent, i)
+	if len(s.recent) < ring {
+		s.recent = append(s.recent, i)
 		return
 	}
-	y.recent[y.next] = i
-	y.next = (y.next + 1) % ring
+	s.recent[s.next] = i
+	s.next = (s.next + 1) % ring
 }
 
-// pick chooses, for y.percent of the spends, a young record that still has
-// an unspent output and returns its index in live.
-func (y *youngRecords) pick(rng *rand.Rand, unspent []uint8) (int, bool) {
-	if y.percent == 0 || len(y.recent) == 0 || rng.IntN(100) >= y.percent {
+// pick returns the index in live of the record to spend: under -ages lindy
+// the one of a log-uniform age rank; under -young, for that percent of the
+// spends, a young record that still has an unspent output. It reports
+// false when the uniform choice stands.
+func (s *spendPicker) pick(rng *rand.Rand, unspent []uint8) (int, bool) {
+	if s.lindy {
+		i := s.ages.Newest(agerank.LogUniform(rng.Float64(), s.ages.Alive()))
+		return int(s.at[i]), true
+	}
+	if s.young == 0 || len(s.recent) == 0 || rng.IntN(100) >= s.young {
 		return 0, false
 	}
-	i := y.recent[rng.IntN(len(y.recent))]
+	i := s.recent[rng.IntN(len(s.recent))]
 	if unspent[i] == 0 {
 		return 0, false
 	}
-	return int(y.at[i]), true
+	return int(s.at[i]), true
 }
 
 // benchReadBatch is the keys per Get of the read phase, and benchReads the
