@@ -24,9 +24,12 @@ import (
 // the new generation whole. The log of generation GEN, wal.GEN (one for
 // all shards), holds what happened after checkpoint GEN.
 const (
-	// checkpointMagic names the checkpoint format: 3 stores buckets in
-	// runs of siblings; format 2 gave every bucket pages of its own.
-	checkpointMagic        = "SOZUCKP3"
+	// checkpointMagic names the checkpoint format: 4 names the value
+	// log's generation; 3, which this release still reads (its value log
+	// is generation 0), stores buckets in runs of siblings; format 2 gave
+	// every bucket pages of its own.
+	checkpointMagic        = "SOZUCKP4"
+	runsCheckpointMagic    = "SOZUCKP3"
 	earlierCheckpointMagic = "SOZUCKP2"
 	manifestMagic          = "SOZUCKP2"
 	manifestName           = "CHECKPOINT"
@@ -44,8 +47,13 @@ func pagesPath(dir string, shard int) string {
 	return filepath.Join(dir, fmt.Sprintf("shard-%02d.pages", shard))
 }
 
-func valueLogPath(dir string, shard int) string {
-	return filepath.Join(dir, fmt.Sprintf("shard-%02d.vlog", shard))
+// valueLogPath names generation gen of a shard's value log; the first
+// (0) has no suffix, as before value logs were compacted.
+func valueLogPath(dir string, shard int, gen uint64) string {
+	if gen == 0 {
+		return filepath.Join(dir, fmt.Sprintf("shard-%02d.vlog", shard))
+	}
+	return filepath.Join(dir, fmt.Sprintf("shard-%02d.vlog.%d", shard, gen))
 }
 
 // checkpointImage is the decoded content of a shard's checkpoint file.
@@ -53,6 +61,7 @@ type checkpointImage struct {
 	gen      uint64
 	height   uint32
 	vlogSize int64
+	vlogGen  uint64
 	entries  int64
 	meta     map[string][]byte
 	runs     []*run
@@ -68,6 +77,7 @@ func (t *table) encodeCheckpoint(gen uint64) []byte {
 	out = append(out, byte(l.shardBits), byte(l.b0Bits), byte(l.fanoutBits), byte(l.layers))
 	out = binary.LittleEndian.AppendUint32(out, t.height)
 	out = binary.LittleEndian.AppendUint64(out, uint64(t.values.size))
+	out = binary.LittleEndian.AppendUint64(out, t.values.gen)
 	var entries int64
 	for _, c := range t.layers {
 		entries += c.entries
@@ -129,7 +139,8 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 	if bytes.HasPrefix(data, []byte(earlierCheckpointMagic)) {
 		return nil, errEarlierFormat
 	}
-	if len(data) < len(checkpointMagic)+32+4 || string(data[:len(checkpointMagic)]) != checkpointMagic {
+	magic := string(data[:min(len(data), len(checkpointMagic))])
+	if len(data) < len(checkpointMagic)+32+4 || (magic != checkpointMagic && magic != runsCheckpointMagic) {
 		return nil, errors.New("not a checkpoint file")
 	}
 	body := data[:len(data)-4]
@@ -146,9 +157,12 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		gen:      gen,
 		height:   r.u32(),
 		vlogSize: int64(r.u64()),
-		entries:  int64(r.u64()),
 		meta:     make(map[string][]byte),
 	}
+	if magic == checkpointMagic {
+		img.vlogGen = r.u64()
+	}
+	img.entries = int64(r.u64())
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
 		name := string(r.bytes())
 		img.meta[name] = slices.Clone(r.bytes())
@@ -318,6 +332,13 @@ func (s *shard) prepareCheckpoint(gen uint64) error {
 	if _, err := s.appendRecords(); err != nil {
 		return err
 	}
+	if s.table.valuesWorthCompacting() && s.table.values.gen != gen {
+		retired, err := s.table.compactValues(valueLogPath(s.dir, s.id, gen), gen)
+		if err != nil {
+			return s.fail(err)
+		}
+		s.retiredValueLogs = append(s.retiredValueLogs, retired)
+	}
 	if err := s.table.flushLayer0(); err != nil {
 		return s.fail(err)
 	}
@@ -339,9 +360,14 @@ func (s *shard) prepareCheckpoint(gen uint64) error {
 }
 
 // finishCheckpoint switches to the new generation once the manifest names
-// it, and deletes the shard's old checkpoint.
+// it, and deletes the shard's old checkpoint and the value logs compacted
+// since the previous generation became current.
 func (s *shard) finishCheckpoint(prev uint64, next *writeAheadLog) {
 	s.log = next
 	os.Remove(checkpointPath(s.dir, s.id, prev))
+	for _, path := range s.retiredValueLogs {
+		os.Remove(path)
+	}
+	s.retiredValueLogs = nil
 	s.table.pages.checkpointed()
 }

@@ -185,7 +185,7 @@ func TestFlippedValueLogByteIsDetected(t *testing.T) {
 	}}}); err != nil {
 		t.Fatal(err)
 	}
-	flipByte(t, valueLogPath(dir, e.layout.shard(keyHash(&k))), vlogHeaderSize+500)
+	flipByte(t, valueLogPath(dir, e.layout.shard(keyHash(&k)), 0), vlogHeaderSize+500)
 	_, err := e.Get(context.Background(), []engine.Key{k})
 	var corrupt *engine.CorruptionError
 	if !errors.As(err, &corrupt) {

@@ -39,6 +39,11 @@ type Options struct {
 	// InlineMax is the largest value kept inside a bucket; larger values go
 	// to the shard's value log and the bucket holds a pointer.
 	InlineMax int
+	// ValueLogGarbageBytes is how much garbage (values overwritten or
+	// removed) a shard's value log may hold before a page checkpoint
+	// compacts it; it is compacted only once the garbage also exceeds its
+	// live values, so the file stays within about twice what it holds.
+	ValueLogGarbageBytes int
 	// FilterKeys sizes each shard's cuckoo filter (keys per shard); it
 	// grows (rebuilt from the data) when it fills up.
 	FilterKeys int
@@ -90,8 +95,10 @@ func DefaultOptions() Options {
 		Capacity:      []int{pagePayload - bucketHeaderMax},
 		FlowRatio:     []float64{0.5, 0.9},
 		InlineMax:     PageSize / 4,
-		FilterKeys:    1 << 20,
-		DirtyBytes:    32 << 20,
+
+		ValueLogGarbageBytes: 64 << 20,
+		FilterKeys:           1 << 20,
+		DirtyBytes:           32 << 20,
 
 		ChangeBufferBytes: 64 << 20,
 
@@ -121,6 +128,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.InlineMax == 0 {
 		o.InlineMax = d.InlineMax
+	}
+	if o.ValueLogGarbageBytes == 0 {
+		o.ValueLogGarbageBytes = d.ValueLogGarbageBytes
 	}
 	if o.FilterKeys == 0 {
 		o.FilterKeys = d.FilterKeys

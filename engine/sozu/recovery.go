@@ -28,19 +28,10 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	values, err := openValueLog(valueLogPath(dir, id))
-	if err != nil {
-		pages.close()
-		return nil, err
-	}
-	s := &shard{id: id, dir: dir, opts: o, inbox: make(chan *request, maxGroup), records: logRecords{shard: byte(id)}}
-	s.table = newTable(o, pages, values, func() int64 { return time.Now().UnixNano() })
 	fail := func(err error) (*shard, error) {
 		pages.close()
-		values.f.Close()
 		return nil, err
 	}
-
 	img := &checkpointImage{}
 	if gen > 0 {
 		path := checkpointPath(dir, id, gen)
@@ -48,13 +39,24 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 		if err != nil {
 			return fail(fmt.Errorf("sozu: checkpoint %d of shard %d: %w", gen, id, err))
 		}
-		if img, err = decodeCheckpoint(data, s.table.layout); err != nil {
+		if img, err = decodeCheckpoint(data, newLayout(o)); err != nil {
 			var le *layoutError
 			if errors.As(err, &le) || errors.Is(err, errEarlierFormat) {
 				return fail(err)
 			}
 			return fail(&engine.CorruptionError{Engine: "sozu", Where: path, Detail: err.Error()})
 		}
+	}
+	values, err := openValueLog(valueLogPath(dir, id, img.vlogGen), img.vlogGen)
+	if err != nil {
+		return fail(err)
+	}
+	s := &shard{id: id, dir: dir, opts: o, inbox: make(chan *request, maxGroup), records: logRecords{shard: byte(id)}}
+	s.table = newTable(o, pages, values, func() int64 { return time.Now().UnixNano() })
+	fail = func(err error) (*shard, error) {
+		pages.close()
+		values.f.Close()
+		return nil, err
 	}
 	s.table.height = img.height
 	if img.meta != nil {

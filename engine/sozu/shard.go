@@ -27,6 +27,9 @@ type shard struct {
 	failed  error // the first write failure; the shard then refuses work
 	// checkpointBytes counts the checkpoint file bytes written since Open.
 	checkpointBytes int64
+	// retiredValueLogs are value logs compacted into a newer one, deleted
+	// once a checkpoint naming the newer one is current.
+	retiredValueLogs []string
 	// exec is held while a group of requests runs: by the goroutine, or by
 	// a caller that found the shard idle and runs its request itself
 	// (call). Only its holder touches the table.

@@ -10,7 +10,8 @@
 // that hold something. Neighbouring buckets (spans of 64) are stored in
 // runs: sparse ones share a page, a bucket that fills one gets its own
 // (pagestore.go). Values larger than InlineMax live in the shard's value
-// log; the bucket keeps a pointer.
+// log; the bucket keeps a pointer. A page checkpoint compacts a value log
+// whose garbage outweighs its live values (vlogcompact.go).
 //
 // Writes. Each shard has one goroutine, and a caller that finds its shard
 // idle runs its request itself under the same lock; Update fans a batch
@@ -123,8 +124,9 @@ func Open(dir string, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// removeStaleFiles deletes checkpoints and logs of other generations: the
-// leftovers of a crash in the middle of a checkpoint.
+// removeStaleFiles deletes checkpoints and logs of other generations and
+// value logs the current checkpoint does not name: the leftovers of a
+// crash in the middle of a checkpoint.
 func (e *Engine) removeStaleFiles() {
 	entries, _ := os.ReadDir(e.dir)
 	for _, d := range entries {
@@ -134,6 +136,14 @@ func (e *Engine) removeStaleFiles() {
 		}
 		if !strings.HasSuffix(name, fmt.Sprintf(".%d", e.gen)) {
 			os.Remove(filepath.Join(e.dir, name))
+		}
+	}
+	for _, s := range e.shards {
+		logs, _ := filepath.Glob(filepath.Join(e.dir, fmt.Sprintf("shard-%02d.vlog*", s.id)))
+		for _, path := range logs {
+			if path != s.table.values.path {
+				os.Remove(path)
+			}
 		}
 	}
 }

@@ -20,8 +20,11 @@ func tinyOptions() Options {
 		Capacity:      []int{400, 600},
 		FlowRatio:     []float64{0.5, 0.6},
 		InlineMax:     150,
-		FilterKeys:    64,
-		DirtyBytes:    4 << 10,
+		// Compact the value logs at most page checkpoints, so the crash
+		// and differential tests run through compactions too.
+		ValueLogGarbageBytes: 2 << 10,
+		FilterKeys:           64,
+		DirtyBytes:           4 << 10,
 		// A page checkpoint every few Checkpoints, so both kinds of block
 		// boundary (log fsync only, and pages) are exercised.
 		CheckpointLogBytes: 4 << 10,
@@ -68,7 +71,7 @@ func TestDifferential(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("layers %+v", st.Layers)
+			t.Logf("layers %+v; value-log compactions %d", st.Layers, st.ValueLogCompactions)
 		})
 	}
 }

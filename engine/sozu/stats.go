@@ -91,7 +91,9 @@ type Stats struct {
 	LivePages       int64
 	ValueLogBytes   int64
 	ValueLogGarbage int64 // bytes no entry points at any more
-	WALBytes        int64
+	// ValueLogCompactions counts the value logs compacted since Open.
+	ValueLogCompactions int
+	WALBytes            int64
 	// LogSyncs counts the log's fsyncs since Open: under SyncAlways about
 	// one per acknowledged batch, however many shards it touched.
 	LogSyncs uint64
@@ -147,6 +149,7 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 			st.BufferedMemory += int64(t.pendingMemory)
 			st.ValueLogBytes += t.values.size
 			st.ValueLogGarbage += t.values.garbage()
+			st.ValueLogCompactions += t.compactions
 			st.WALBytes += int64(len(s.records.buf))
 			st.CheckpointBytesWritten += s.checkpointBytes
 			st.IndexEntries += t.indexes.entries()

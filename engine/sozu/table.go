@@ -45,6 +45,7 @@ type table struct {
 
 	layers       []layerCounters
 	purged       uint64
+	compactions  int // value-log compactions since Open
 	bucketVisits uint64
 	// descent[n] counts key lookups that visited n buckets.
 	descent []uint64

@@ -13,24 +13,27 @@ import (
 //	[0:4] CRC32C of [4:]  [4:8] value length  [8:40] key  [40:] value
 //
 // A bucket entry points at the record. Overwritten and removed values stay
-// in the file as garbage: it is accounted (Stats.ValueLogGarbage) but not
-// reclaimed yet. The file is truncated on recovery to the length the last
-// checkpoint knew, because the log replay rewrites everything after it.
+// in the file as garbage, accounted (Stats.ValueLogGarbage) until a page
+// checkpoint compacts the file (vlogcompact.go): the live records are
+// copied to a file of a new generation, which the checkpoint names. The
+// file is truncated on recovery to the length the last checkpoint knew,
+// because the log replay rewrites everything after it.
 type valueLog struct {
 	f    *os.File
 	path string
+	gen  uint64 // the file's generation: 0 for the first, then the checkpoint that compacted into it
 	size int64
 	live int64 // bytes of records some entry points at
 }
 
 const vlogHeaderSize = 8 + engine.KeySize
 
-func openValueLog(path string) (*valueLog, error) {
+func openValueLog(path string, gen uint64) (*valueLog, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return &valueLog{f: f, path: path}, nil
+	return &valueLog{f: f, path: path, gen: gen}, nil
 }
 
 func (v *valueLog) truncate(size int64) error {

@@ -1,0 +1,281 @@
+package sozu
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/enginetest"
+)
+
+// largeValue is the version-th value of key i: out of line at every
+// tuning these tests use, and different for every version.
+func largeValue(i, version int) []byte {
+	return bytes.Repeat([]byte(fmt.Sprintf("key %d version %d;", i, version)), 60)
+}
+
+// rewriteLarge puts version of every key 0..n-1, then checkpoints.
+func rewriteLarge(t *testing.T, e *Engine, n, version int) {
+	t.Helper()
+	updates := make([]engine.Update, n)
+	for i := range updates {
+		v := largeValue(i, version)
+		updates[i] = engine.Update{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
+			return engine.Mutation{Action: engine.Put, Value: v}, nil
+		}}
+	}
+	errs, err := e.Update(context.Background(), updates)
+	if err = errors.Join(append(errs, err)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Checkpoint(context.Background(), uint32(version)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkLarge reads every key and expects version.
+func checkLarge(t *testing.T, e *Engine, n, version int) {
+	t.Helper()
+	keys := make([]engine.Key, n)
+	for i := range keys {
+		keys[i] = enginetest.K(uint64(i))
+	}
+	got, err := e.Get(context.Background(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if !bytes.Equal(v, largeValue(i, version)) {
+			t.Fatalf("key %d: %.40q, want version %d", i, v, version)
+		}
+	}
+}
+
+func valueLogFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "shard-*.vlog*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestValueLogIsCompacted rewrites large records many times: the value
+// logs' garbage is reclaimed at page checkpoints (the files stay within
+// twice the live values plus the allowed garbage, where they would hold
+// every version), the compacted files replace the old ones, and every
+// record reads its latest version, before and after a reopen.
+func TestValueLogIsCompacted(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.ValueLogGarbageBytes = 64 << 10
+	o.CheckpointLogBytes = 1 // every Checkpoint is a page checkpoint
+	e := openFor(t, dir, o)
+	const keys, versions = 200, 40
+	for v := 1; v <= versions; v++ {
+		rewriteLarge(t, e, keys, v)
+	}
+	st, err := e.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := st.ValueLogBytes - st.ValueLogGarbage
+	written := int64(keys*versions) * int64(vlogHeaderSize+len(largeValue(0, 1)))
+	t.Logf("value logs %d bytes, %d live, %d compactions; %d bytes written to them", st.ValueLogBytes, live, st.ValueLogCompactions, written)
+	if st.ValueLogCompactions == 0 {
+		t.Fatal("no value log was compacted")
+	}
+	if limit := 2*live + int64(o.Shards)*int64(o.ValueLogGarbageBytes); st.ValueLogBytes > limit {
+		t.Errorf("value logs hold %d bytes for %d live: over %d", st.ValueLogBytes, live, limit)
+	}
+	if files := valueLogFiles(t, dir); len(files) != o.Shards {
+		t.Errorf("value log files %v: want one per shard", files)
+	}
+	checkLarge(t, e, keys, versions)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, o)
+	defer e.Close()
+	checkLarge(t, e, keys, versions)
+	after, err := e.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ValueLogBytes != st.ValueLogBytes || after.ValueLogGarbage != st.ValueLogGarbage {
+		t.Errorf("reopened: value logs %d bytes, %d garbage; before closing %d, %d",
+			after.ValueLogBytes, after.ValueLogGarbage, st.ValueLogBytes, st.ValueLogGarbage)
+	}
+}
+
+// TestCompactedValuesInBufferedChanges compacts while the latest versions
+// of deep records wait in the change buffer, whose entries a page
+// checkpoint stores as they are: their pointers must follow the copies.
+func TestCompactedValuesInBufferedChanges(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.ValueLogGarbageBytes = 16 << 10
+	o.CheckpointLogBytes = 1
+	o.ChangeBufferBytes = 64 << 20 // every deep layer buffers
+	e := openFor(t, dir, o)
+	const keys = 300
+	for v := 1; v <= 30; v++ {
+		rewriteLarge(t, e, keys, v)
+	}
+	st, err := e.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.BufferedBuckets == 0 || st.ValueLogCompactions == 0 {
+		t.Fatalf("%d buckets with buffered changes, %d compactions: the test needs both", st.BufferedBuckets, st.ValueLogCompactions)
+	}
+	checkLarge(t, e, keys, 30)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, o)
+	defer e.Close()
+	checkLarge(t, e, keys, 30)
+}
+
+// TestUnfinishedCompactionIsDiscarded: a crash after a compaction wrote
+// its file but before the manifest named its checkpoint leaves a value log
+// the current checkpoint does not name. Open deletes it and reads from the
+// file it names.
+func TestUnfinishedCompactionIsDiscarded(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	e := openFor(t, dir, o)
+	rewriteLarge(t, e, 50, 1)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	leftover := valueLogPath(dir, 0, 99)
+	if err := os.WriteFile(leftover, []byte("half a compaction"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, o)
+	defer e.Close()
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("leftover value log %s: %v, want it deleted", leftover, err)
+	}
+	checkLarge(t, e, 50, 1)
+}
+
+// TestDamagedValueStopsCompaction: a live value whose checksum fails is
+// not copied. The page checkpoint reports the damage, and the store on
+// disk stays as the previous checkpoint left it.
+func TestDamagedValueStopsCompaction(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.Shards = 1
+	o.ValueLogGarbageBytes = 1 << 10
+	o.CheckpointLogBytes = 1
+	e := openFor(t, dir, o)
+	rewriteLarge(t, e, 10, 1)
+	// Key 0's version 1 is the log's first record, and stays live while
+	// the others' records become garbage.
+	for v := 2; v <= 3; v++ {
+		updates := make([]engine.Update, 0, 9)
+		for i := 1; i < 10; i++ {
+			val := largeValue(i, v)
+			updates = append(updates, engine.Update{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
+				return engine.Mutation{Action: engine.Put, Value: val}, nil
+			}})
+		}
+		if _, err := e.Update(context.Background(), updates); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flipByte(t, valueLogPath(dir, 0, 0), vlogHeaderSize+100)
+	err := e.Checkpoint(context.Background(), 2)
+	var corrupt *engine.CorruptionError
+	if !errors.As(err, &corrupt) {
+		t.Fatalf("checkpoint compacting a damaged value: %v, want a CorruptionError", err)
+	}
+	t.Logf("refused: %v", err)
+	e.Close()
+	if files := valueLogFiles(t, dir); len(files) != 1 || files[0] != valueLogPath(dir, 0, 0) {
+		t.Errorf("value log files %v: want the first one only", files)
+	}
+	// Reopened, the log replays versions 2 and 3 over the last checkpoint:
+	// every record but the damaged one reads its latest version, and the
+	// damaged one is reported, not returned.
+	e = openFor(t, dir, o)
+	defer e.Close()
+	for i := 1; i < 10; i++ {
+		got, err := e.Get(context.Background(), []engine.Key{enginetest.K(uint64(i))})
+		if err != nil || !bytes.Equal(got[0], largeValue(i, 3)) {
+			t.Errorf("key %d after reopening: %.40q, %v; want version 3", i, got, err)
+		}
+	}
+	if _, err := e.Get(context.Background(), []engine.Key{enginetest.K(0)}); !errors.As(err, &corrupt) {
+		t.Errorf("damaged key after reopening: %v, want a CorruptionError", err)
+	}
+}
+
+// TestDamagedFramingStopsCompaction: a garbage record whose length was
+// damaged so that it swallows the live record after it would make the scan
+// miss that record, which would be lost with the old file. Compaction
+// counts the live bytes it found against those the entries point at and
+// refuses instead.
+func TestDamagedFramingStopsCompaction(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.Shards = 1
+	o.ValueLogGarbageBytes = 1 << 10
+	o.CheckpointLogBytes = 1
+	e := openFor(t, dir, o)
+	rewriteLarge(t, e, 10, 1) // records 0..9, 1,000 bytes each
+	// Records 10..18 and 19..27: keys 1..9 at versions 2 and 3, so that
+	// the garbage outweighs the live values.
+	for v := 2; v <= 3; v++ {
+		updates := make([]engine.Update, 0, 9)
+		for i := 1; i < 10; i++ {
+			val := largeValue(i, v)
+			updates = append(updates, engine.Update{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
+				return engine.Mutation{Action: engine.Put, Value: val}, nil
+			}})
+		}
+		if _, err := e.Update(context.Background(), updates); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const record = vlogHeaderSize + 960
+	if n := len(largeValue(9, 1)); n != 960 {
+		t.Fatalf("values of %d bytes: the offsets below assume 960", n)
+	}
+	// Record 18 (key 9's version 2, garbage) now claims record 19 (key
+	// 1's live version 3).
+	f, err := os.OpenFile(valueLogPath(dir, 0, 0), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	length := binary.LittleEndian.AppendUint32(nil, 960+record)
+	if _, err := f.WriteAt(length, 18*record+4); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	err = e.Checkpoint(context.Background(), 2)
+	var corrupt *engine.CorruptionError
+	if !errors.As(err, &corrupt) {
+		t.Fatalf("checkpoint compacting a value log with damaged framing: %v, want a CorruptionError", err)
+	}
+	t.Logf("refused: %v", err)
+	e.Close()
+	e = openFor(t, dir, o)
+	defer e.Close()
+	checkLarge(t, e, 1, 1)
+	for i := 1; i < 10; i++ {
+		got, err := e.Get(context.Background(), []engine.Key{enginetest.K(uint64(i))})
+		if err != nil || !bytes.Equal(got[0], largeValue(i, 3)) {
+			t.Errorf("key %d after reopening: %.40q, %v; want version 3", i, got, err)
+		}
+	}
+}
