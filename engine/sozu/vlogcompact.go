@@ -106,11 +106,16 @@ func (t *table) compactValues(path string, gen uint64) (retired string, err erro
 	t.values = values
 	t.compactions++
 	for i, m := range moves {
-		loc, _, err := t.locate(&m.key)
+		loc, found, err := t.locate(&m.key)
 		if err != nil {
 			return "", err
 		}
-		t.repoint(loc, m.ptr)
+		// Settling below may apply buffered changes, whose purge can
+		// remove a record not yet repointed (its copy is then garbage,
+		// and accounted so).
+		if found && loc.b.entries[loc.pos].outOfLine {
+			t.repoint(loc, m.ptr)
+		}
 		if i%1024 == 1023 {
 			// Repointed deep buckets are dirty in the cache: keep it
 			// within its budget, as the log replay does.

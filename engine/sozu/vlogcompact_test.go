@@ -279,3 +279,34 @@ func TestDamagedFramingStopsCompaction(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactionOfManyRecordsSettlesOnTheWay compacts more live records
+// than the cache settles after (1,024), with a tiny dirty budget: the
+// buckets written out halfway hold repointed and not yet repointed
+// entries, and the final state must hold every record's copy.
+func TestCompactionOfManyRecordsSettlesOnTheWay(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.Shards = 1
+	o.ValueLogGarbageBytes = 1 << 10
+	o.CheckpointLogBytes = 1
+	e := openFor(t, dir, o)
+	const keys = 2500
+	for v := 1; v <= 3; v++ {
+		rewriteLarge(t, e, keys, v)
+	}
+	st, err := e.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ValueLogCompactions != 1 || st.ValueLogGarbage != 0 {
+		t.Fatalf("%d compactions, %d bytes of garbage: want one compaction of everything", st.ValueLogCompactions, st.ValueLogGarbage)
+	}
+	checkLarge(t, e, keys, 3)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, o)
+	defer e.Close()
+	checkLarge(t, e, keys, 3)
+}
