@@ -189,7 +189,9 @@ type BenchHarness[E engine.Engine] struct {
 }
 
 // BenchCreateSpendMix loads -live records, then measures b.N random
-// creates and spends in batches of -batch; at each simulated block of 1000
+// creates and spends in batches of -batch (a spend takes any live record
+// alike, or one of a log-uniform age rank with -ages lindy, or a young
+// one for -young percent of the spends); at each simulated block of 1000
 // ops it deletes the records whose DAH came (as the store's pruner does)
 // and checkpoints (or runs h.Block). It reports ops/s and the live count,
 // for a local engine the device bytes written over the logical bytes

@@ -15,8 +15,9 @@ import (
 //
 //	UTXOSTORE_BENCH_LIVE=200000 go test -run '^$' -bench CreateSpendMix -benchtime 200000x ./engine/sozu ./engine/pebble
 //
-// Flags -live, -batch, -sync and -benchdir are enginetest's; Sozu's options
-// come from SOZU_BENCH_OPTS (bench_options_test.go). Each block also tells
+// Flags -live, -batch, -sync, -benchdir, -ages and -young are
+// enginetest's; Sozu's options come from SOZU_BENCH_OPTS
+// (bench_options_test.go). Each block also tells
 // the engine its height, and the checkpoints are timed (ckpt-ms on
 // average, ckpt-max-ms the slowest: a page checkpoint). The
 // 10-million run is manual:
