@@ -131,7 +131,7 @@ func (e *Engine) removeStaleFiles() {
 	entries, _ := os.ReadDir(e.dir)
 	for _, d := range entries {
 		name := d.Name()
-		if !strings.Contains(name, ".ckpt.") && !strings.HasPrefix(name, "wal.") {
+		if name == spareLogName || (!strings.Contains(name, ".ckpt.") && !strings.HasPrefix(name, "wal.")) {
 			continue
 		}
 		if !strings.HasSuffix(name, fmt.Sprintf(".%d", e.gen)) {
@@ -462,14 +462,16 @@ func (e *Engine) checkpoint() error {
 	}
 	e.logBytesBefore -= old.written()
 	old.close()
-	os.Remove(old.path)
+	if os.Rename(old.path, filepath.Join(e.dir, spareLogName)) != nil {
+		os.Remove(old.path)
+	}
 	return nil
 }
 
 // startGeneration creates the empty log of generation gen, makes it
 // durable, then names gen in the manifest: from then on gen is current.
 func (e *Engine) startGeneration(gen uint64) (*writeAheadLog, error) {
-	log, err := createLog(logPath(e.dir, gen))
+	log, err := createLog(logPath(e.dir, gen), gen, filepath.Join(e.dir, spareLogName))
 	if err != nil {
 		return nil, err
 	}
