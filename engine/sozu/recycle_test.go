@@ -200,3 +200,28 @@ func TestLegacyLogIsReplayed(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsyncedLogIsNotKept: a log retired with more than a buffer's worth
+// never synced (SyncBlock, a Close with no Checkpoint before it) is
+// deleted, not kept as the spare: the kernel would write it out only to
+// have it overwritten.
+func TestUnsyncedLogIsNotKept(t *testing.T) {
+	dir := t.TempDir()
+	o := recycleOptions()
+	o.Sync = engine.SyncBlock
+	e := openFor(t, dir, o)
+	putN(t, e, 0, 4000, 400) // 1.7 MB of log, never synced
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, spareLogName)); !os.IsNotExist(err) {
+		t.Fatalf("spare log after closing over an unsynced one: %v, want none", err)
+	}
+	e = openFor(t, dir, o)
+	defer e.Close()
+	putN(t, e, 4000, 4010, 400)
+	checkpointAt(t, e, 1) // synced by the block boundary, then retired
+	if _, err := os.Stat(filepath.Join(dir, spareLogName)); err != nil {
+		t.Fatalf("a synced log was not kept as the spare: %v", err)
+	}
+}

@@ -338,6 +338,14 @@ func (w *writeAheadLog) written() int64 {
 	return w.size + int64(len(w.pending))
 }
 
+// unsynced is how much of the log a crash could still take.
+func (w *writeAheadLog) unsynced() int64 {
+	written := w.written()
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	return written - w.synced
+}
+
 func (w *writeAheadLog) close() error { return w.f.Close() }
 
 // logTail describes what recovery found after the last good record.
