@@ -43,10 +43,6 @@ func logPath(dir string, gen uint64) string {
 	return filepath.Join(dir, fmt.Sprintf("wal.%d", gen))
 }
 
-// spareLogName is the log a page checkpoint retired, kept to become the
-// next generation's.
-const spareLogName = "wal.spare"
-
 func pagesPath(dir string, shard int) string {
 	return filepath.Join(dir, fmt.Sprintf("shard-%02d.pages", shard))
 }
@@ -363,18 +359,11 @@ func (s *shard) prepareCheckpoint(gen uint64) error {
 	return nil
 }
 
-// useLog makes the shard append its records to log, framed in its format.
-// The shard's buffer is empty: records are framed as they are made.
-func (s *shard) useLog(log *writeAheadLog) {
-	s.log = log
-	s.records.format = log.format
-}
-
 // finishCheckpoint switches to the new generation once the manifest names
 // it, and deletes the shard's old checkpoint and the value logs compacted
 // since the previous generation became current.
 func (s *shard) finishCheckpoint(prev uint64, next *writeAheadLog) {
-	s.useLog(next)
+	s.log = next
 	os.Remove(checkpointPath(s.dir, s.id, prev))
 	for _, path := range s.retiredValueLogs {
 		os.Remove(path)

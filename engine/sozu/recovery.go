@@ -103,7 +103,7 @@ func (e *Engine) recover() error {
 	rep := &e.recovery
 	replayed := make([]int, len(e.shards))
 	path := logPath(e.dir, e.gen)
-	tail, err := readLog(path, e.gen, func(body []byte) error {
+	tail, err := readLog(path, func(body []byte) error {
 		id := int(body[1])
 		if id >= len(e.shards) {
 			return fmt.Errorf("record of shard %d in a store of %d shards", id, len(e.shards))
@@ -114,6 +114,7 @@ func (e *Engine) recover() error {
 			}
 		}
 		rep.ReplayedRecords++
+		rep.ReplayedBytes += int64(walHeaderSize + len(body))
 		t := e.shards[id].table
 		if replayed[id]++; replayed[id]%1024 == 0 {
 			t.dropClean()
@@ -126,7 +127,6 @@ func (e *Engine) recover() error {
 	if err != nil {
 		return err
 	}
-	rep.ReplayedBytes = tail.goodBytes
 	if tail.midLog && !o.DiscardCorruptLog {
 		return &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, tail.goodBytes),
 			Detail: tail.detail + "; the log is damaged in its middle, not torn at its end (Options.DiscardCorruptLog drops everything from here)"}
@@ -146,35 +146,17 @@ func (e *Engine) recover() error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case tail.fresh:
-		// No log yet, or an empty one: start it in the current format.
-		e.log, err = startLog(f, path, e.gen)
-		if err == nil {
-			err = f.Sync()
-		}
-	case tail.droppedBytes > 0 || tail.format.legacy:
-		// Cut a torn tail off; a legacy log, which has no end marker,
-		// must end where its records do.
-		if err = f.Truncate(tail.goodBytes); err == nil {
-			err = f.Sync()
-		}
-		e.log = newLog(f, path, tail.goodBytes, tail.format)
-	default:
-		// A clean end: the end marker at goodBytes keeps a reader from
-		// what a recycled file holds after it, and the next write starts
-		// over it.
-		e.log = newLog(f, path, tail.goodBytes, tail.format)
+	if err = f.Truncate(tail.goodBytes); err == nil {
+		err = f.Sync()
 	}
 	if err != nil {
 		f.Close()
 		return err
 	}
-	// What Open found is not what this process wrote (a header it wrote
-	// itself is).
+	e.log = newLog(f, path, tail.goodBytes)
 	e.logBytesBefore = tail.goodBytes
 	for _, s := range e.shards {
-		s.useLog(e.log)
+		s.log = e.log
 	}
 	return nil
 }

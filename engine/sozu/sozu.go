@@ -33,8 +33,7 @@
 // pages.
 //
 // Durability. Every mutation's outcome is logged (CRC32C per record) in the
-// one log all shards share before it is acknowledged (log files are
-// recycled, so a sync overwrites blocks the file has: wal.go); under
+// one log all shards share before it is acknowledged; under
 // engine.SyncAlways one fsync covers every request the shards are applying
 // at that moment (group commit), so a batch over all shards costs one
 // fsync. Between syncs the log buffers its records in memory, in their
@@ -132,7 +131,7 @@ func (e *Engine) removeStaleFiles() {
 	entries, _ := os.ReadDir(e.dir)
 	for _, d := range entries {
 		name := d.Name()
-		if name == spareLogName || (!strings.Contains(name, ".ckpt.") && !strings.HasPrefix(name, "wal.")) {
+		if !strings.Contains(name, ".ckpt.") && !strings.HasPrefix(name, "wal.") {
 			continue
 		}
 		if !strings.HasSuffix(name, fmt.Sprintf(".%d", e.gen)) {
@@ -463,28 +462,14 @@ func (e *Engine) checkpoint() error {
 	}
 	e.logBytesBefore -= old.written()
 	old.close()
-	e.retire(old)
+	os.Remove(old.path)
 	return nil
-}
-
-// retire keeps a retired log as the spare that the next generation's log
-// recycles, when that pays. A log far larger than CheckpointLogBytes (a
-// bulk load with no block boundary; past 64 MiB) would hold its disk for
-// nothing, and
-// one with data never synced (a Close without a Checkpoint before it)
-// would be written out by the kernel only to be overwritten: such logs
-// are deleted, as every retired log was before recycling.
-func (e *Engine) retire(old *writeAheadLog) {
-	worth := old.written() <= max(2*int64(e.opts.CheckpointLogBytes), 64<<20) && old.unsynced() <= logBufferBytes
-	if !worth || os.Rename(old.path, filepath.Join(e.dir, spareLogName)) != nil {
-		os.Remove(old.path)
-	}
 }
 
 // startGeneration creates the empty log of generation gen, makes it
 // durable, then names gen in the manifest: from then on gen is current.
 func (e *Engine) startGeneration(gen uint64) (*writeAheadLog, error) {
-	log, err := createLog(logPath(e.dir, gen), gen, filepath.Join(e.dir, spareLogName))
+	log, err := createLog(logPath(e.dir, gen))
 	if err != nil {
 		return nil, err
 	}

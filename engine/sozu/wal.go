@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"sync"
@@ -16,36 +15,19 @@ import (
 // The write-ahead log holds, since the last page checkpoint, the outcome of
 // every mutation of every shard (not the UpdateFunc: replay must not re-run
 // record logic). One log for all shards, so that an acknowledged batch costs
-// one fsync however many shards it touched. A log file starts with
+// one fsync however many shards it touched. A record is
 //
-//	[0:8] "SOZUWAL2"  [8:16] its generation
+//	[0:4] body length  [4:8] CRC32C of the body  [8:] body
 //
-// and holds records
-//
-//	[0:4] body length  [4:8] CRC32C of [8:12] and the body  [8:12] generation (low 32 bits)  [12:] body
-//
-// whose body is [kind][shard][payload]. Each shard appends its records in
+// and the body is [kind][shard][payload]. Each shard appends its records in
 // the order it applied them, so replaying the records of one shard in log
-// order rebuilds exactly that shard's state. Every write ends with an end
-// marker (a record of length 0), which the next write overwrites.
-//
-// Log files are recycled: the log a page checkpoint retires becomes the
-// next generation's (wal.spare in between), so appending overwrites blocks
-// the file already has and a sync (fdatasync) need not commit a new size
-// and new blocks to the file system's journal, which made every sync cost
-// about half again as much. What follows the end marker is the retired
-// generation's data, which a reader never reaches; a record of another
-// generation never passes as one of this one (its generation is under the
-// checksum). A log written before recycling (no file header, 8-byte record
-// headers with the CRC of the body, no end marker) is still read, and
-// written in that format until the next page checkpoint.
+// order rebuilds exactly that shard's state.
 const (
-	walFileMagic      = "SOZUWAL2"
-	walFileHeaderSize = 16
-	walPut            = 1
-	walRemove         = 2
-	walMeta           = 3
-	walHeight         = 4
+	walHeaderSize = 8
+	walPut        = 1
+	walRemove     = 2
+	walMeta       = 3
+	walHeight     = 4
 	// walMaxBody bounds a record so that a corrupt length cannot make
 	// recovery allocate gigabytes.
 	walMaxBody = 1 << 30
@@ -55,73 +37,23 @@ const (
 	logBufferBytes = 1 << 20
 )
 
-// logFormat is how a log file frames its records.
-type logFormat struct {
-	// legacy is the format before recycling.
-	legacy bool
-	// gen is the low 32 bits of the log's generation (not legacy).
-	gen uint32
-}
-
-func (f logFormat) headerSize() int {
-	if f.legacy {
-		return 8
-	}
-	return 12
-}
-
-// seal fills the record header hdr for body: its length, generation and
-// checksum.
-func (f logFormat) seal(hdr, body []byte) {
-	binary.LittleEndian.PutUint32(hdr, uint32(len(body)))
-	if !f.legacy {
-		binary.LittleEndian.PutUint32(hdr[8:], f.gen)
-	}
-	binary.LittleEndian.PutUint32(hdr[4:], f.sum(hdr, body))
-}
-
-// sum is the checksum of a record whose header hdr has its generation
-// filled in.
-func (f logFormat) sum(hdr, body []byte) uint32 {
-	if f.legacy {
-		return checksum(body)
-	}
-	return crc32.Update(checksum(hdr[8:12]), castagnoli, body)
-}
-
-// endMarker is the record of length 0 that ends every write (nil for the
-// legacy format, which ends where the file does).
-func (f logFormat) endMarker() []byte {
-	if f.legacy {
-		return nil
-	}
-	m := make([]byte, f.headerSize())
-	f.seal(m, nil)
-	return m
-}
-
-// fileHeader starts a log file of generation gen.
-func fileHeader(gen uint64) []byte {
-	return binary.LittleEndian.AppendUint64([]byte(walFileMagic), gen)
-}
-
-// logRecords is a shard's buffer of records not yet in the log file,
-// framed in the format of the log they go to.
+// logRecords is a shard's buffer of records not yet in the log file.
 type logRecords struct {
-	shard  byte
-	format logFormat
-	buf    []byte
+	shard byte
+	buf   []byte
 }
 
 func (w *logRecords) begin(kind byte) int {
-	w.buf = append(w.buf, make([]byte, w.format.headerSize())...)
+	w.buf = append(w.buf, make([]byte, walHeaderSize)...)
 	start := len(w.buf)
 	w.buf = append(w.buf, kind, w.shard)
 	return start
 }
 
 func (w *logRecords) end(start int) {
-	w.format.seal(w.buf[start-w.format.headerSize():start], w.buf[start:])
+	body := w.buf[start:]
+	binary.LittleEndian.PutUint32(w.buf[start-8:], uint32(len(body)))
+	binary.LittleEndian.PutUint32(w.buf[start-4:], checksum(body))
 }
 
 func (w *logRecords) logPut(e *entry, value []byte) {
@@ -168,9 +100,7 @@ func (w *logRecords) logHeight(h uint32) {
 // keeps the global append order, what reaches the file is always a prefix
 // of it: a crash loses a tail, never a record in the middle.
 type writeAheadLog struct {
-	path   string
-	format logFormat
-	marker []byte // written after every write: format.endMarker()
+	path string
 
 	mu      sync.Mutex // guards f's writes, size, pending and failed
 	f       *os.File
@@ -193,41 +123,18 @@ type writeAheadLog struct {
 	syncTime time.Duration
 }
 
-func newLog(f *os.File, path string, size int64, format logFormat) *writeAheadLog {
-	w := &writeAheadLog{f: f, path: path, format: format, marker: format.endMarker(), size: size, synced: size}
+func newLog(f *os.File, path string, size int64) *writeAheadLog {
+	w := &writeAheadLog{f: f, path: path, size: size, synced: size}
 	w.idle.L = &w.mu
 	return w
 }
 
-// createLog starts the log of generation gen at path: in the file spare
-// names when there is one (a retired log, renamed), else in a new file.
-// The caller makes it durable.
-func createLog(path string, gen uint64, spare string) (*writeAheadLog, error) {
-	flags := os.O_RDWR | os.O_CREATE | os.O_TRUNC
-	if spare != "" && os.Rename(spare, path) == nil {
-		flags = os.O_RDWR // its blocks are what recycling is for
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
+func createLog(path string) (*writeAheadLog, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	w, err := startLog(f, path, gen)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return w, nil
-}
-
-// startLog writes the file header of generation gen and an end marker at
-// the start of f, so that whatever the file held before is never read.
-func startLog(f *os.File, path string, gen uint64) (*writeAheadLog, error) {
-	format := logFormat{gen: uint32(gen)}
-	head := append(fileHeader(gen), format.endMarker()...)
-	if _, err := f.WriteAt(head, 0); err != nil {
-		return nil, fmt.Errorf("sozu: starting log %s: %w", path, err)
-	}
-	return newLog(f, path, walFileHeaderSize, format), nil
+	return newLog(f, path, 0), nil
 }
 
 // startGroup and endGroup bracket a shard's group of requests, from before
@@ -270,14 +177,11 @@ func (w *writeAheadLog) writePending() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	n := len(w.pending)
-	// The end marker goes in the same write, after the records; the next
-	// write starts over it.
-	if _, err := w.f.WriteAt(append(w.pending, w.marker...), w.size); err != nil {
+	if _, err := w.f.WriteAt(w.pending, w.size); err != nil {
 		w.failed = fmt.Errorf("sozu: writing log %s: %w", w.path, err)
 		return w.failed
 	}
-	w.size += int64(n)
+	w.size += int64(len(w.pending))
 	w.pending = w.pending[:0]
 	return nil
 }
@@ -307,7 +211,7 @@ func (w *writeAheadLog) syncTo(end int64) error {
 		return err
 	}
 	start := time.Now()
-	if err := syncData(w.f); err != nil {
+	if err := w.f.Sync(); err != nil {
 		w.mu.Lock()
 		w.failed = fmt.Errorf("sozu: fsync log %s: %w", w.path, err)
 		w.mu.Unlock()
@@ -338,19 +242,11 @@ func (w *writeAheadLog) written() int64 {
 	return w.size + int64(len(w.pending))
 }
 
-// unsynced is how much of the log a crash could still take.
-func (w *writeAheadLog) unsynced() int64 {
-	written := w.written()
-	w.syncMu.Lock()
-	defer w.syncMu.Unlock()
-	return written - w.synced
-}
-
 func (w *writeAheadLog) close() error { return w.f.Close() }
 
 // logTail describes what recovery found after the last good record.
 type logTail struct {
-	// goodBytes is the length of the valid prefix, file header included.
+	// goodBytes is the length of the valid prefix.
 	goodBytes int64
 	// droppedBytes is how much followed it; non-zero means a torn tail.
 	droppedBytes int64
@@ -358,39 +254,25 @@ type logTail struct {
 	// write but corruption inside the log.
 	midLog bool
 	detail string
-	// format is the file's; fresh reports a missing or empty file.
-	format logFormat
-	fresh  bool
 }
 
-// readLog calls apply for every valid record of the log of generation gen
-// at path and reports where the valid prefix ends: at an end marker or
-// the end of the file (a clean end), or at a bad record (a torn tail, or
-// corruption if a valid record follows).
-func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, error) {
+// readLog calls apply for every valid record of the log at path and
+// reports where the valid prefix ends.
+func readLog(path string, apply func(body []byte) error) (logTail, error) {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) || (err == nil && len(data) == 0) {
-		return logTail{fresh: true}, nil
+	if errors.Is(err, os.ErrNotExist) {
+		return logTail{}, nil
 	}
 	if err != nil {
 		return logTail{}, err
 	}
-	format, off := logFormat{legacy: true}, 0
-	if len(data) >= walFileHeaderSize && string(data[:len(walFileMagic)]) == walFileMagic {
-		if g := binary.LittleEndian.Uint64(data[len(walFileMagic):]); g != gen {
-			return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: path, Detail: fmt.Sprintf("the log of generation %d says it is of generation %d", gen, g)}
-		}
-		format, off = logFormat{gen: uint32(gen)}, walFileHeaderSize
-	}
+	off := 0
 	for off < len(data) {
-		body, state, why := format.recordAt(data, off)
-		if state == recordEnd {
-			break
-		}
-		if state == recordBad {
-			tail := logTail{goodBytes: int64(off), droppedBytes: int64(len(data) - off), detail: why, format: format}
-			for next := off + 1; next+format.headerSize() < len(data); next++ {
-				if _, state, _ := format.recordAt(data, next); state == recordValid {
+		body, ok, why := recordAt(data, off)
+		if !ok {
+			tail := logTail{goodBytes: int64(off), droppedBytes: int64(len(data) - off), detail: why}
+			for next := off + 1; next+walHeaderSize < len(data); next++ {
+				if _, ok, _ := recordAt(data, next); ok {
 					tail.midLog = true
 					tail.detail = fmt.Sprintf("%s at offset %d, yet a valid record follows at offset %d", why, off, next)
 					break
@@ -401,47 +283,30 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 		if err := apply(body); err != nil {
 			return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, off), Detail: err.Error()}
 		}
-		off += format.headerSize() + len(body)
+		off += walHeaderSize + len(body)
 	}
-	return logTail{goodBytes: int64(off), format: format}, nil
+	return logTail{goodBytes: int64(off)}, nil
 }
 
-// What recordAt finds at an offset.
-const (
-	recordValid = iota
-	recordEnd   // an end marker of this log's generation
-	recordBad
-)
-
-func (f logFormat) recordAt(data []byte, off int) ([]byte, int, string) {
-	h := f.headerSize()
-	if len(data)-off < h {
-		return nil, recordBad, "partial record header"
+func recordAt(data []byte, off int) ([]byte, bool, string) {
+	if len(data)-off < walHeaderSize {
+		return nil, false, "partial record header"
 	}
-	hdr := data[off : off+h]
-	n := int(binary.LittleEndian.Uint32(hdr))
-	if !f.legacy && binary.LittleEndian.Uint32(hdr[8:]) != f.gen {
-		// Checked first: it rejects most offsets at once when recovery
-		// looks for a valid record after a bad one.
-		return nil, recordBad, "record of another generation"
+	n := int(binary.LittleEndian.Uint32(data[off:]))
+	if n < 1 || n > walMaxBody {
+		return nil, false, fmt.Sprintf("record length %d", n)
 	}
-	if n > walMaxBody || (n < 1 && f.legacy) {
-		return nil, recordBad, fmt.Sprintf("record length %d", n)
+	if len(data)-off-walHeaderSize < n {
+		return nil, false, "record cut short"
 	}
-	if len(data)-off-h < n {
-		return nil, recordBad, "record cut short"
-	}
-	body := data[off+h : off+h+n]
-	if f.sum(hdr, body) != binary.LittleEndian.Uint32(hdr[4:]) {
-		return nil, recordBad, "record checksum mismatch"
-	}
-	if n == 0 {
-		return nil, recordEnd, ""
+	body := data[off+walHeaderSize : off+walHeaderSize+n]
+	if checksum(body) != binary.LittleEndian.Uint32(data[off+4:]) {
+		return nil, false, "record checksum mismatch"
 	}
 	if n < 2 || body[0] < walPut || body[0] > walHeight {
-		return nil, recordBad, fmt.Sprintf("record kind %d", body[0])
+		return nil, false, fmt.Sprintf("record kind %d", body[0])
 	}
-	return body, recordValid, ""
+	return body, true, ""
 }
 
 // decodePut parses a put record body (after its kind byte).
