@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -56,7 +57,10 @@ func (t *table) compactValues(path string, gen uint64) (retired string, err erro
 	var moves []move
 	src := bufio.NewReaderSize(io.NewSectionReader(old.f, 0, old.size), 1<<20)
 	rec := make([]byte, vlogHeaderSize)
-	for off := int64(0); off < old.size; {
+	for off, scanned := int64(0), 0; off < old.size; scanned++ {
+		if scanned%1024 == 1023 {
+			t.dropClean() // the lookups fill the cache with clean buckets
+		}
 		if _, err := io.ReadFull(src, rec[:vlogHeaderSize]); err != nil {
 			return "", t.abandonCompaction(values, old.corrupt(valuePointer{offset: uint64(off)}, "record header cut short"))
 		}
@@ -64,7 +68,7 @@ func (t *table) compactValues(path string, gen uint64) (retired string, err erro
 		if off+vlogHeaderSize+length > old.size {
 			return "", t.abandonCompaction(values, old.corrupt(valuePointer{offset: uint64(off)}, "record runs past the end of the value log"))
 		}
-		rec = append(rec[:vlogHeaderSize], make([]byte, length)...)
+		rec = slices.Grow(rec[:vlogHeaderSize], int(length))[:vlogHeaderSize+length]
 		if _, err := io.ReadFull(src, rec[vlogHeaderSize:]); err != nil {
 			return "", t.abandonCompaction(values, fmt.Errorf("sozu: reading value log: %w", err))
 		}
@@ -86,9 +90,6 @@ func (t *table) compactValues(path string, gen uint64) (retired string, err erro
 			return "", t.abandonCompaction(values, err)
 		}
 		moves = append(moves, move{key, p})
-		if len(moves)%1024 == 0 {
-			t.dropClean() // the lookups fill the cache with clean buckets
-		}
 	}
 	if values.live != old.live {
 		// Every live record must have been found. A damaged length in a
