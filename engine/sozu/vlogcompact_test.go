@@ -20,20 +20,26 @@ func largeValue(i, version int) []byte {
 	return bytes.Repeat([]byte(fmt.Sprintf("key %d version %d;", i, version)), 60)
 }
 
-// rewriteLarge puts version of every key 0..n-1, then checkpoints.
-func rewriteLarge(t *testing.T, e *Engine, n, version int) {
+// putLarge puts version of the keys from..to-1.
+func putLarge(t *testing.T, e *Engine, from, to, version int) {
 	t.Helper()
-	updates := make([]engine.Update, n)
-	for i := range updates {
+	updates := make([]engine.Update, 0, to-from)
+	for i := from; i < to; i++ {
 		v := largeValue(i, version)
-		updates[i] = engine.Update{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
+		updates = append(updates, engine.Update{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
 			return engine.Mutation{Action: engine.Put, Value: v}, nil
-		}}
+		}})
 	}
 	errs, err := e.Update(context.Background(), updates)
 	if err = errors.Join(append(errs, err)...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// rewriteLarge puts version of every key 0..n-1, then checkpoints.
+func rewriteLarge(t *testing.T, e *Engine, n, version int) {
+	t.Helper()
+	putLarge(t, e, 0, n, version)
 	if err := e.Checkpoint(context.Background(), uint32(version)); err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +61,19 @@ func checkLarge(t *testing.T, e *Engine, n, version int) {
 			t.Fatalf("key %d: %.40q, want version %d", i, v, version)
 		}
 	}
+}
+
+// checkLargeAcrossReopen checks every key's version, closes e, reopens
+// the store, checks again and returns it open.
+func checkLargeAcrossReopen(t *testing.T, e *Engine, dir string, o Options, n, version int) *Engine {
+	t.Helper()
+	checkLarge(t, e, n, version)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, o)
+	checkLarge(t, e, n, version)
+	return e
 }
 
 func valueLogFiles(t *testing.T, dir string) []string {
@@ -97,17 +116,9 @@ func TestValueLogIsCompacted(t *testing.T) {
 	if files := valueLogFiles(t, dir); len(files) != o.Shards {
 		t.Errorf("value log files %v: want one per shard", files)
 	}
-	checkLarge(t, e, keys, versions)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e = openFor(t, dir, o)
+	e = checkLargeAcrossReopen(t, e, dir, o, keys, versions)
 	defer e.Close()
-	checkLarge(t, e, keys, versions)
-	after, err := e.Stats(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := stats(t, e)
 	if after.ValueLogBytes != st.ValueLogBytes || after.ValueLogGarbage != st.ValueLogGarbage {
 		t.Errorf("reopened: value logs %d bytes, %d garbage; before closing %d, %d",
 			after.ValueLogBytes, after.ValueLogGarbage, st.ValueLogBytes, st.ValueLogGarbage)
@@ -128,20 +139,10 @@ func TestCompactedValuesInBufferedChanges(t *testing.T) {
 	for v := 1; v <= 30; v++ {
 		rewriteLarge(t, e, keys, v)
 	}
-	st, err := e.Stats(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.BufferedBuckets == 0 || st.ValueLogCompactions == 0 {
+	if st := stats(t, e); st.BufferedBuckets == 0 || st.ValueLogCompactions == 0 {
 		t.Fatalf("%d buckets with buffered changes, %d compactions: the test needs both", st.BufferedBuckets, st.ValueLogCompactions)
 	}
-	checkLarge(t, e, keys, 30)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e = openFor(t, dir, o)
-	defer e.Close()
-	checkLarge(t, e, keys, 30)
+	checkLargeAcrossReopen(t, e, dir, o, keys, 30).Close()
 }
 
 // TestUnfinishedCompactionIsDiscarded: a crash after a compaction wrote
@@ -168,31 +169,35 @@ func TestUnfinishedCompactionIsDiscarded(t *testing.T) {
 	checkLarge(t, e, 50, 1)
 }
 
-// TestDamagedValueStopsCompaction: a live value whose checksum fails is
-// not copied. The page checkpoint reports the damage, and the store on
-// disk stays as the previous checkpoint left it.
-func TestDamagedValueStopsCompaction(t *testing.T) {
-	dir := t.TempDir()
+// oneShardCompacting is the tiny tuning with one shard, a page checkpoint
+// at every Checkpoint, and compactions from 1 KiB of garbage.
+func oneShardCompacting() Options {
 	o := tinyOptions()
 	o.Shards = 1
 	o.ValueLogGarbageBytes = 1 << 10
 	o.CheckpointLogBytes = 1
+	return o
+}
+
+// storeWithGarbage is a one-shard store whose value log holds records
+// 0..9 (keys 0..9 at version 1, 1,000 bytes each, then checkpointed),
+// 10..18 and 19..27 (keys 1..9 at versions 2 and 3): key 0's record stays
+// live at offset 0, and the garbage outweighs the live values, so the
+// next page checkpoint compacts.
+func storeWithGarbage(t *testing.T) (string, Options, *Engine) {
+	dir, o := t.TempDir(), oneShardCompacting()
 	e := openFor(t, dir, o)
 	rewriteLarge(t, e, 10, 1)
-	// Key 0's version 1 is the log's first record, and stays live while
-	// the others' records become garbage.
-	for v := 2; v <= 3; v++ {
-		updates := make([]engine.Update, 0, 9)
-		for i := 1; i < 10; i++ {
-			val := largeValue(i, v)
-			updates = append(updates, engine.Update{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
-				return engine.Mutation{Action: engine.Put, Value: val}, nil
-			}})
-		}
-		if _, err := e.Update(context.Background(), updates); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putLarge(t, e, 1, 10, 2)
+	putLarge(t, e, 1, 10, 3)
+	return dir, o, e
+}
+
+// TestDamagedValueStopsCompaction: a live value whose checksum fails is
+// not copied. The page checkpoint reports the damage, and the store on
+// disk stays as the previous checkpoint left it.
+func TestDamagedValueStopsCompaction(t *testing.T) {
+	dir, o, e := storeWithGarbage(t)
 	flipByte(t, valueLogPath(dir, 0, 0), vlogHeaderSize+100)
 	err := e.Checkpoint(context.Background(), 2)
 	var corrupt *engine.CorruptionError
@@ -226,27 +231,7 @@ func TestDamagedValueStopsCompaction(t *testing.T) {
 // counts the live bytes it found against those the entries point at and
 // refuses instead.
 func TestDamagedFramingStopsCompaction(t *testing.T) {
-	dir := t.TempDir()
-	o := tinyOptions()
-	o.Shards = 1
-	o.ValueLogGarbageBytes = 1 << 10
-	o.CheckpointLogBytes = 1
-	e := openFor(t, dir, o)
-	rewriteLarge(t, e, 10, 1) // records 0..9, 1,000 bytes each
-	// Records 10..18 and 19..27: keys 1..9 at versions 2 and 3, so that
-	// the garbage outweighs the live values.
-	for v := 2; v <= 3; v++ {
-		updates := make([]engine.Update, 0, 9)
-		for i := 1; i < 10; i++ {
-			val := largeValue(i, v)
-			updates = append(updates, engine.Update{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
-				return engine.Mutation{Action: engine.Put, Value: val}, nil
-			}})
-		}
-		if _, err := e.Update(context.Background(), updates); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, o, e := storeWithGarbage(t)
 	const record = vlogHeaderSize + 960
 	if n := len(largeValue(9, 1)); n != 960 {
 		t.Fatalf("values of %d bytes: the offsets below assume 960", n)
@@ -285,28 +270,14 @@ func TestDamagedFramingStopsCompaction(t *testing.T) {
 // buckets written out halfway hold repointed and not yet repointed
 // entries, and the final state must hold every record's copy.
 func TestCompactionOfManyRecordsSettlesOnTheWay(t *testing.T) {
-	dir := t.TempDir()
-	o := tinyOptions()
-	o.Shards = 1
-	o.ValueLogGarbageBytes = 1 << 10
-	o.CheckpointLogBytes = 1
+	dir, o := t.TempDir(), oneShardCompacting()
 	e := openFor(t, dir, o)
 	const keys = 2500
 	for v := 1; v <= 3; v++ {
 		rewriteLarge(t, e, keys, v)
 	}
-	st, err := e.Stats(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.ValueLogCompactions != 1 || st.ValueLogGarbage != 0 {
+	if st := stats(t, e); st.ValueLogCompactions != 1 || st.ValueLogGarbage != 0 {
 		t.Fatalf("%d compactions, %d bytes of garbage: want one compaction of everything", st.ValueLogCompactions, st.ValueLogGarbage)
 	}
-	checkLarge(t, e, keys, 3)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e = openFor(t, dir, o)
-	defer e.Close()
-	checkLarge(t, e, keys, 3)
+	checkLargeAcrossReopen(t, e, dir, o, keys, 3).Close()
 }
