@@ -255,3 +255,54 @@ func TestBatchedReadVisitsEachBucketOnce(t *testing.T) {
 	}
 	t.Logf("%d keys over %d buckets, layers %+v", len(keys), len(want), tb.layers)
 }
+
+// Over its budget of dirty buckets, settle writes out only the excess, the
+// buckets dirty the longest, and the others stay in memory, unwritten.
+func TestSettleWritesOutTheOldestDirtyBuckets(t *testing.T) {
+	o := spillOptions()
+	o.DirtyBytes = 4 * PageSize // a budget of four buckets (one shard)
+	tb := newTestTable(t, o)
+	order := []uint64{6, 2, 7, 0, 5, 3} // the order the buckets get dirty
+	for n, i := range order {
+		b, err := tb.load(1, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb.addTo(1, b, entry{key: mkKey(uint64(n), 0), value: make([]byte, 20)})
+		tb.markDirty(1, i)
+	}
+	tb.dropClean()
+	if err := tb.settle(); err != nil {
+		t.Fatal(err)
+	}
+	for n, i := range order {
+		addr := bucketAddr{1, i}
+		_, stored := tb.pages.dir[addr]
+		c, cached := tb.cache[addr]
+		if written := n < 2; written {
+			if !stored || cached {
+				t.Errorf("bucket %d, dirty %d-th of 6 with a budget of 4: stored %v, cached %v; want written out and dropped", i, n+1, stored, cached)
+			}
+			continue
+		}
+		if stored || !cached || !c.dirty {
+			t.Errorf("bucket %d, dirty %d-th of 6 with a budget of 4: stored %v, cached %v; want kept dirty in memory", i, n+1, stored, cached)
+		}
+	}
+	if tb.dirtyCount != 4 || len(tb.dirtyOrder) != 4 {
+		t.Fatalf("%d dirty buckets counted, %d listed after settling; want the budget, 4", tb.dirtyCount, len(tb.dirtyOrder))
+	}
+	// What was written reads back; a full flush writes the rest.
+	if err := tb.flush(); err != nil {
+		t.Fatal(err)
+	}
+	for n, i := range order {
+		b, err := tb.load(1, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := mkKey(uint64(n), 0); len(b.entries) != 1 || b.find(&k) != 0 {
+			t.Errorf("bucket %d read back with %d entries, want its one key", i, len(b.entries))
+		}
+	}
+}

@@ -24,7 +24,9 @@ func tinyOptions() Options {
 		// and differential tests run through compactions too.
 		ValueLogGarbageBytes: 2 << 10,
 		FilterKeys:           64,
-		DirtyBytes:           4 << 10,
+		// Two dirty buckets per shard: most batches write some of them
+		// out and keep the others.
+		DirtyBytes: 4 * 2 * PageSize,
 		// A page checkpoint every few Checkpoints, so both kinds of block
 		// boundary (log fsync only, and pages) are exercised.
 		CheckpointLogBytes: 4 << 10,

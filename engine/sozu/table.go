@@ -32,6 +32,10 @@ type table struct {
 	// (that scan was the top CPU cost at a million records).
 	loaded     []bucketAddr
 	dirtyCount int
+	// dirtyOrder lists the dirty cached buckets in the order they became
+	// dirty: settle writes out the oldest, which a batch is least likely
+	// to modify again (a bucket modified anew while dirty costs no write).
+	dirtyOrder []bucketAddr
 	// pending holds the changes buffered for deep buckets (changes.go),
 	// pendingMemory their size.
 	pending       map[bucketAddr]*changes
@@ -107,9 +111,11 @@ func (t *table) markDirty(layer int, index uint64) {
 		}
 		return
 	}
-	if c := t.cache[bucketAddr{uint8(layer), index}]; c != nil && !c.dirty {
+	addr := bucketAddr{uint8(layer), index}
+	if c := t.cache[addr]; c != nil && !c.dirty {
 		c.dirty = true
 		t.dirtyCount++
+		t.dirtyOrder = append(t.dirtyOrder, addr)
 	}
 }
 
@@ -338,14 +344,35 @@ func (t *table) overflowing(layer int, b *bucket) bool {
 
 // flush writes every dirty deep bucket out and empties the cache.
 func (t *table) flush() error {
-	addrs := make([]bucketAddr, 0, t.dirtyCount)
-	for a, c := range t.cache {
-		if c.dirty {
-			addrs = append(addrs, a)
-		}
+	if err := t.writeDirty(t.dirtyOrder); err != nil {
+		return err
 	}
-	// Writing in address order keeps a layer's pages close together.
-	slices.SortFunc(addrs, compareAddr)
+	clear(t.cache)
+	t.loaded = t.loaded[:0]
+	t.dirtyCount = 0
+	t.dirtyOrder = t.dirtyOrder[:0]
+	return nil
+}
+
+// flushOldest writes out the n buckets dirty the longest and drops them
+// from the cache.
+func (t *table) flushOldest(n int) error {
+	oldest := t.dirtyOrder[:n]
+	if err := t.writeDirty(oldest); err != nil {
+		return err
+	}
+	for _, a := range oldest {
+		delete(t.cache, a)
+	}
+	t.dirtyCount -= n
+	t.dirtyOrder = slices.Delete(t.dirtyOrder, 0, n)
+	return nil
+}
+
+// writeDirty writes the cached buckets at addrs out, sorted by address:
+// a layer's pages then lie close together. It leaves them in the cache.
+func (t *table) writeDirty(addrs []bucketAddr) error {
+	addrs = slices.SortedFunc(slices.Values(addrs), compareAddr)
 	for len(addrs) > 0 {
 		layer := addrs[0].layer
 		n := 1
@@ -367,9 +394,6 @@ func (t *table) flush() error {
 		}
 		addrs = addrs[n:]
 	}
-	clear(t.cache)
-	t.loaded = t.loaded[:0]
-	t.dirtyCount = 0
 	return nil
 }
 
@@ -409,20 +433,23 @@ func (t *table) writeOut(layer uint8, indexes []uint64, current func(uint64) *bu
 
 // settle keeps the buffered changes and the dirty deep buckets within
 // their memory budgets (this shard's share): over budget, the largest
-// changes are applied, then the dirty buckets written out.
+// changes are applied, then the oldest dirty buckets written out, as many
+// as exceed the budget. Writing out a few each batch, rather than all of
+// them once in a while, keeps the work short enough to overlap the log's
+// fsync (shard.write) and keeps every dirty bucket in memory longer.
 func (t *table) settle() error {
 	if err := t.trimPending(t.opts.ChangeBufferBytes / t.opts.Shards); err != nil {
 		return err
 	}
-	if t.dirtyBytes() > t.opts.DirtyBytes/t.opts.Shards {
-		return t.flush()
+	if excess := t.dirtyCount - t.dirtyBudget(); excess > 0 {
+		return t.flushOldest(excess)
 	}
 	return nil
 }
 
-// dirtyBytes bounds the memory the modified deep buckets hold: a page
-// each, which most of them fill.
-func (t *table) dirtyBytes() int { return t.dirtyCount * PageSize }
+// dirtyBudget is how many modified deep buckets the shard keeps in
+// memory: its share of DirtyBytes at a page each, which most of them fill.
+func (t *table) dirtyBudget() int { return t.opts.DirtyBytes / t.opts.Shards / PageSize }
 
 // dropClean forgets the deep buckets read but not modified: the cache is
 // not a read cache (the OS page cache is).
