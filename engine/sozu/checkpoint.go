@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	cuckoo "github.com/seiflotfy/cuckoofilter"
+
 	"github.com/utxostore/utxostore/engine"
 )
 
@@ -17,18 +19,22 @@ import (
 // included: its changed buckets are written to pages like deep ones, so a
 // checkpoint writes what changed, not the whole volatile layer), the
 // changes buffered for deep buckets (changes.go), the value log's length,
-// the chain height and, for shard 0, the store metadata. The file named
+// the chain height, for shard 0 the store metadata, and what is derived
+// from the buckets (derivedState) so that opening need not read them all.
+// The file named
 // CHECKPOINT says which generation is
 // current; it is replaced atomically (write, fsync, rename, fsync dir)
 // after every shard's file is durable, so a crash leaves either the old or
 // the new generation whole. The log of generation GEN, wal.GEN (one for
 // all shards), holds what happened after checkpoint GEN.
 const (
-	// checkpointMagic names the checkpoint format: 4 names the value
-	// log's generation; 3, which this release still reads (its value log
-	// is generation 0), stores buckets in runs of siblings; format 2 gave
-	// every bucket pages of its own.
-	checkpointMagic        = "SOZUCKP4"
+	// checkpointMagic names the checkpoint format: 5 adds the derived
+	// state; 4 names the value log's generation; 3 stores buckets in runs
+	// of siblings (its value log is generation 0). This release reads 3
+	// and 4 too, deriving the state from the buckets. Format 2 gave every
+	// bucket pages of its own.
+	checkpointMagic        = "SOZUCKP5"
+	vlogGenCheckpointMagic = "SOZUCKP4"
 	runsCheckpointMagic    = "SOZUCKP3"
 	earlierCheckpointMagic = "SOZUCKP2"
 	manifestMagic          = "SOZUCKP2"
@@ -66,6 +72,20 @@ type checkpointImage struct {
 	meta     map[string][]byte
 	runs     []*run
 	pending  map[bucketAddr]*changes
+	derived  *derivedState // nil when the checkpoint has none
+}
+
+// derivedState is what a table keeps in memory that its buckets determine:
+// the filter, the secondary indexes, the per-layer counters and the value
+// log's live bytes. A checkpoint stores it so that opening a store does
+// not read every bucket to derive it (seconds per ten million records);
+// the log replay then updates it like any other change.
+type derivedState struct {
+	filter         *cuckoo.Filter
+	filterCapacity uint
+	indexes        *secondaryIndexes
+	layers         []layerCounters
+	valuesLive     int64
 }
 
 func (t *table) encodeCheckpoint(gen uint64) []byte {
@@ -127,7 +147,73 @@ func (t *table) encodeCheckpoint(gen uint64) []byte {
 			out = append(out, k[:]...)
 		}
 	}
+	out = t.appendDerived(out)
 	return binary.LittleEndian.AppendUint32(out, checksum(out))
+}
+
+// appendDerived encodes the table's derivedState: a flag byte, 0 when a
+// stale filter (being rebuilt) leaves the state to be derived on open.
+func (t *table) appendDerived(out []byte) []byte {
+	if t.filter.stale {
+		return append(out, 0)
+	}
+	out = append(out, 1)
+	out = binary.AppendUvarint(out, uint64(t.filter.capacity))
+	out = appendBytes(out, t.filter.f.Encode())
+	for _, idx := range engine.Indexes {
+		m := t.indexes[idx]
+		out = binary.AppendUvarint(out, uint64(len(m)))
+		for k, term := range m {
+			out = append(out, k[:]...)
+			out = binary.AppendUvarint(out, uint64(term))
+		}
+	}
+	for _, c := range t.layers {
+		out = binary.AppendUvarint(out, uint64(c.entries))
+		out = binary.AppendUvarint(out, uint64(c.bytes))
+		out = binary.AppendUvarint(out, uint64(c.buckets))
+	}
+	return binary.AppendUvarint(out, uint64(t.values.live))
+}
+
+// readDerived decodes what appendDerived wrote, for a table of layers
+// layers.
+func readDerived(r *reader, layers int) (*derivedState, error) {
+	if r.byte() == 0 || r.err != nil {
+		return nil, r.err
+	}
+	d := &derivedState{filterCapacity: uint(r.uvarint()), indexes: newSecondaryIndexes()}
+	encoded := r.bytes()
+	if r.err != nil {
+		return nil, r.err
+	}
+	// The filter finds its buckets by masking the hash with their count:
+	// a count that is not a power of two would hide keys it holds.
+	if buckets := len(encoded) / 4; len(encoded)%4 != 0 || buckets == 0 || buckets&(buckets-1) != 0 {
+		return nil, fmt.Errorf("a filter of %d bytes: not a power of two of 4-byte buckets", len(encoded))
+	}
+	var err error
+	if d.filter, err = cuckoo.Decode(encoded); err != nil {
+		return nil, fmt.Errorf("filter: %w", err)
+	}
+	for _, idx := range engine.Indexes {
+		n := r.uvarint()
+		if n > uint64(len(r.b))/engine.KeySize {
+			return nil, fmt.Errorf("index %v of %d keys in %d bytes", idx, n, len(r.b))
+		}
+		m := make(map[engine.Key]uint32, n)
+		for ; n > 0 && r.err == nil; n-- {
+			k := engine.Key(r.take(engine.KeySize))
+			m[k] = uint32(r.uvarint())
+		}
+		d.indexes[idx] = m
+	}
+	d.layers = make([]layerCounters, layers)
+	for i := range d.layers {
+		d.layers[i] = layerCounters{entries: int64(r.uvarint()), bytes: int64(r.uvarint()), buckets: int64(r.uvarint())}
+	}
+	d.valuesLive = int64(r.uvarint())
+	return d, r.err
 }
 
 func appendBytes(dst, b []byte) []byte {
@@ -140,7 +226,7 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		return nil, errEarlierFormat
 	}
 	magic := string(data[:min(len(data), len(checkpointMagic))])
-	if len(data) < len(checkpointMagic)+32+4 || (magic != checkpointMagic && magic != runsCheckpointMagic) {
+	if len(data) < len(checkpointMagic)+32+4 || (magic != checkpointMagic && magic != vlogGenCheckpointMagic && magic != runsCheckpointMagic) {
 		return nil, errors.New("not a checkpoint file")
 	}
 	body := data[:len(data)-4]
@@ -159,7 +245,7 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		vlogSize: int64(r.u64()),
 		meta:     make(map[string][]byte),
 	}
-	if magic == checkpointMagic {
+	if magic != runsCheckpointMagic {
 		img.vlogGen = r.u64()
 	}
 	img.entries = int64(r.u64())
@@ -212,8 +298,27 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		}
 		img.pending[a] = c
 	}
+	if r.err == nil && magic == checkpointMagic {
+		derived, err := readDerived(&r, l.layers)
+		if err != nil {
+			return nil, err
+		}
+		if derived != nil {
+			var sum int64
+			for _, c := range derived.layers {
+				sum += c.entries
+			}
+			if sum != img.entries {
+				return nil, fmt.Errorf("the derived counters hold %d entries, the checkpoint %d", sum, img.entries)
+			}
+		}
+		img.derived = derived
+	}
 	if r.err != nil {
 		return nil, r.err
+	}
+	if len(r.b) != 0 {
+		return nil, fmt.Errorf("%d bytes after the checkpoint's last field", len(r.b))
 	}
 	return img, nil
 }

@@ -7,8 +7,9 @@ import (
 )
 
 // keyFilter is the shard's proof of absence: a cuckoo filter holding one
-// fingerprint per key stored in the shard. It is never persisted; open
-// rebuilds it from the data.
+// fingerprint per key stored in the shard. A page checkpoint stores it
+// (derivedState), and the log replay brings it up to date; a store whose
+// checkpoint lacks it (or holds it stale) rebuilds it from the data.
 //
 // Two rules keep it exact enough to trust a "no": a key is inserted only
 // when the table proved it absent, and deleted only when it leaves the

@@ -3,10 +3,11 @@ package sozu
 import "github.com/utxostore/utxostore/engine"
 
 // secondaryIndexes answers Scan: per index, the keys whose term is
-// non-zero. They live in memory only and are rebuilt on open by the same
-// scan that rebuilds the filter: they hold only records with a pending
-// height (unmined, scheduled for deletion, preserved), a small fraction of
-// a UTXO set, and persisting them would add a write per update.
+// non-zero. They live in memory: updates change them there, the log makes
+// those changes durable, and each page checkpoint stores them whole
+// (derivedState) so open need not scan the buckets for them. They hold
+// only records with a pending height (unmined, scheduled for deletion,
+// preserved), a small fraction of a UTXO set.
 type secondaryIndexes [engine.ByPreserveUntil + 1]map[engine.Key]uint32
 
 func newSecondaryIndexes() *secondaryIndexes {

@@ -20,9 +20,10 @@ type RecoveryReport struct {
 	Detail          string
 }
 
-// openShard loads checkpoint gen of shard id (none when gen is 0) and
-// rebuilds the in-memory filter and indexes from the data; Engine.recover
-// then replays the log.
+// openShard loads checkpoint gen of shard id (none when gen is 0) and the
+// in-memory filter, indexes and counters: from the checkpoint, or derived
+// from the buckets when it has none of them; Engine.recover then replays
+// the log.
 func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 	pages, err := openPageStore(pagesPath(dir, id))
 	if err != nil {
@@ -88,10 +89,11 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 	if err := values.truncate(img.vlogSize); err != nil {
 		return fail(err)
 	}
-	if err := s.table.rebuild(img.entries); err != nil {
+	if img.derived != nil {
+		s.table.adoptDerived(img.derived)
+	} else if err := s.table.rebuild(img.entries); err != nil {
 		return fail(err)
 	}
-
 	return s, nil
 }
 
@@ -183,6 +185,14 @@ func (t *table) rebuild(entries int64) error {
 		}
 		return nil
 	})
+}
+
+// adoptDerived installs the derived state a checkpoint stored.
+func (t *table) adoptDerived(d *derivedState) {
+	t.filter.f, t.filter.capacity, t.filter.stale = d.filter, d.filterCapacity, false
+	t.indexes = d.indexes
+	t.layers = d.layers
+	t.values.live = d.valuesLive
 }
 
 // replay applies one log record, of kind and payload, to the table.

@@ -87,7 +87,8 @@ func (v *valueLog) corrupt(p valuePointer, detail string) error {
 // forget accounts a value no entry points at any more.
 func (v *valueLog) forget(p valuePointer) { v.live -= int64(vlogHeaderSize) + int64(p.length) }
 
-// adopt accounts a value found in a bucket while rebuilding on open.
+// adopt accounts a value found in a bucket while deriving the state on
+// open (a checkpoint without derivedState).
 func (v *valueLog) adopt(p valuePointer) { v.live += int64(vlogHeaderSize) + int64(p.length) }
 
 func (v *valueLog) garbage() int64 { return v.size - v.live }

@@ -1,0 +1,166 @@
+package sozu
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"testing"
+
+	cuckoo "github.com/seiflotfy/cuckoofilter"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/enginetest"
+)
+
+// A reopened store takes its filter, indexes and counters from the
+// checkpoint, reading only layer 0's pages, and they are exactly what
+// deriving them from every bucket gives.
+func TestReopenTakesTheDerivedStateFromTheCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	e := openFor(t, dir, o)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 8))
+	// Records of every kind: small and out-of-line values (InlineMax is
+	// 150), terms for each index, overwrites and removals.
+	for round := range 40 {
+		var batch []engine.Update
+		for range 50 {
+			k := enginetest.K(rng.Uint64N(600))
+			size := 20 + rng.IntN(300)
+			terms := engine.Terms{ProducedAt: uint32(round)}
+			switch rng.IntN(4) {
+			case 0:
+				terms.DeleteAtHeight = uint32(1000 + round)
+			case 1:
+				terms.UnminedSince = uint32(round + 1)
+			case 2:
+				terms.PreserveUntil = uint32(2000 + round)
+			}
+			remove := rng.IntN(8) == 0
+			batch = append(batch, engine.Update{Key: k, Fn: func([]byte) (engine.Mutation, error) {
+				if remove {
+					return engine.Mutation{Action: engine.Remove}, nil
+				}
+				return engine.Mutation{Action: engine.Put, Value: bytes.Repeat([]byte{byte(size)}, size), Terms: terms}, nil
+			}})
+		}
+		if _, err := e.Update(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Checkpoint(ctx, uint32(round)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e = openFor(t, dir, o)
+	defer e.Close()
+	for _, s := range e.shards {
+		tb := s.table
+		var layer0Pages uint64
+		tb.pages.runs(func(r *run) error {
+			if r.layer == 0 {
+				layer0Pages += uint64(len(r.pages))
+			}
+			return nil
+		})
+		if tb.pages.pageReads != layer0Pages {
+			t.Errorf("shard %d: opening read %d pages; layer 0 has %d, and nothing else needs reading", s.id, tb.pages.pageReads, layer0Pages)
+		}
+		stored := struct {
+			layers  []layerCounters
+			indexes *secondaryIndexes
+			live    int64
+			count   uint
+			filter  *cuckoo.Filter
+		}{tb.layers, tb.indexes, tb.values.live, tb.filter.f.Count(), tb.filter.f}
+		var entries int64
+		for _, c := range tb.layers {
+			entries += c.entries
+		}
+		if entries == 0 {
+			t.Fatalf("shard %d holds no entries: the test stores too little", s.id)
+		}
+		tb.layers = make([]layerCounters, len(tb.layers))
+		tb.indexes = newSecondaryIndexes()
+		tb.values.live = 0
+		if err := tb.rebuild(entries); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(stored.layers, tb.layers) {
+			t.Errorf("shard %d: stored layer counters %+v, derived %+v", s.id, stored.layers, tb.layers)
+		}
+		if !reflect.DeepEqual(stored.indexes, tb.indexes) {
+			t.Errorf("shard %d: stored indexes differ from the derived ones", s.id)
+		}
+		if stored.live != tb.values.live {
+			t.Errorf("shard %d: stored %d live value bytes, derived %d", s.id, stored.live, tb.values.live)
+		}
+		if stored.count != tb.filter.f.Count() {
+			t.Errorf("shard %d: stored filter holds %d keys, derived %d", s.id, stored.count, tb.filter.f.Count())
+		}
+		// A key the stored filter lacked would be taken for absent.
+		tb.walk(func(_ int, b *bucket, _ bool) error {
+			for i := range b.entries {
+				if k := b.entries[i].key; !stored.filter.Lookup(k[:]) {
+					t.Errorf("shard %d: the stored filter does not hold key %x", s.id, k)
+				}
+			}
+			return nil
+		})
+	}
+}
+
+// A store whose checkpoint has no derived state (format 4, written by the
+// previous release) opens by deriving it from the buckets.
+func TestFormat4CheckpointOpensByDerivingTheState(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.Shards = 1
+	e := openFor(t, dir, o)
+	const n = 500
+	putN(t, e, 0, n, 200)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, o)
+	want := e.shards[0].table.layers
+	derivedLen := len(e.shards[0].table.appendDerived(nil))
+	gen := e.gen
+	e.abandon()
+
+	path := checkpointPath(dir, 0, gen)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data[:len(checkpointMagic)]) != checkpointMagic {
+		t.Fatalf("checkpoint %s starts %q, want %q", path, data[:len(checkpointMagic)], checkpointMagic)
+	}
+	old := append([]byte(vlogGenCheckpointMagic), data[len(checkpointMagic):len(data)-4-derivedLen]...)
+	old = binary.LittleEndian.AppendUint32(old, checksum(old))
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	e = openFor(t, dir, o)
+	defer e.Close()
+	if got := e.shards[0].table.layers; !reflect.DeepEqual(got, want) {
+		t.Errorf("layer counters derived %+v, stored ones were %+v", got, want)
+	}
+	values, err := e.Get(context.Background(), firstKeys(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range values {
+		if !bytes.Equal(v, bytes.Repeat([]byte{byte(i)}, 200)) {
+			t.Fatalf("key %d read back as %d bytes after opening the format-4 checkpoint", i, len(v))
+		}
+	}
+}
