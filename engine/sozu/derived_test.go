@@ -164,3 +164,38 @@ func TestFormat4CheckpointOpensByDerivingTheState(t *testing.T) {
 		}
 	}
 }
+
+// A store reopened with a larger FilterKeys gets a filter of that size,
+// not the smaller one its checkpoint stored.
+func TestLargerFilterSettingIsHonouredOnReopen(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.Shards = 1
+	e := openFor(t, dir, o)
+	const n = 300
+	putN(t, e, 0, n, 40)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stored := openFor(t, dir, o)
+	before := stored.shards[0].table.filter.capacity
+	if err := stored.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	o.FilterKeys = int(before) * 4
+	e = openFor(t, dir, o)
+	defer e.Close()
+	if got := e.shards[0].table.filter.capacity; got < uint(o.FilterKeys) {
+		t.Fatalf("filter capacity %d after reopening with FilterKeys %d (stored %d)", got, o.FilterKeys, before)
+	}
+	values, err := e.Get(context.Background(), firstKeys(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range values {
+		if !bytes.Equal(v, bytes.Repeat([]byte{byte(i)}, 40)) {
+			t.Fatalf("key %d read back as %d bytes", i, len(v))
+		}
+	}
+}

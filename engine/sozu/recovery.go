@@ -89,8 +89,10 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 	if err := values.truncate(img.vlogSize); err != nil {
 		return fail(err)
 	}
-	if img.derived != nil {
-		s.table.adoptDerived(img.derived)
+	// A filter smaller than Options.FilterKeys asks for is derived anew at
+	// the size asked for, as a store without a stored state would be.
+	if d := img.derived; d != nil && d.filterCapacity >= uint(o.FilterKeys) {
+		s.table.adoptDerived(d)
 	} else if err := s.table.rebuild(img.entries); err != nil {
 		return fail(err)
 	}
