@@ -123,13 +123,9 @@ func TestFormat4CheckpointOpensByDerivingTheState(t *testing.T) {
 	dir := t.TempDir()
 	o := tinyOptions()
 	o.Shards = 1
-	e := openFor(t, dir, o)
 	const n = 500
-	putN(t, e, 0, n, 200)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e = openFor(t, dir, o)
+	writeAndClose(t, dir, o, n, 200)
+	e := openFor(t, dir, o)
 	want := e.shards[0].table.layers
 	derivedLen := len(e.shards[0].table.appendDerived(nil))
 	gen := e.gen
@@ -154,15 +150,7 @@ func TestFormat4CheckpointOpensByDerivingTheState(t *testing.T) {
 	if got := e.shards[0].table.layers; !reflect.DeepEqual(got, want) {
 		t.Errorf("layer counters derived %+v, stored ones were %+v", got, want)
 	}
-	values, err := e.Get(context.Background(), firstKeys(n))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range values {
-		if !bytes.Equal(v, bytes.Repeat([]byte{byte(i)}, 200)) {
-			t.Fatalf("key %d read back as %d bytes after opening the format-4 checkpoint", i, len(v))
-		}
-	}
+	expectPutN(t, e, n, 200)
 }
 
 // A store reopened with a larger FilterKeys gets a filter of that size,
@@ -171,12 +159,8 @@ func TestLargerFilterSettingIsHonouredOnReopen(t *testing.T) {
 	dir := t.TempDir()
 	o := tinyOptions()
 	o.Shards = 1
-	e := openFor(t, dir, o)
 	const n = 300
-	putN(t, e, 0, n, 40)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeAndClose(t, dir, o, n, 40)
 	stored := openFor(t, dir, o)
 	before := stored.shards[0].table.filter.capacity
 	if err := stored.Close(); err != nil {
@@ -184,18 +168,35 @@ func TestLargerFilterSettingIsHonouredOnReopen(t *testing.T) {
 	}
 
 	o.FilterKeys = int(before) * 4
-	e = openFor(t, dir, o)
+	e := openFor(t, dir, o)
 	defer e.Close()
 	if got := e.shards[0].table.filter.capacity; got < uint(o.FilterKeys) {
 		t.Fatalf("filter capacity %d after reopening with FilterKeys %d (stored %d)", got, o.FilterKeys, before)
 	}
+	expectPutN(t, e, n, 40)
+}
+
+// writeAndClose creates a store in dir holding putN's first n records of
+// size bytes, and closes it.
+func writeAndClose(t *testing.T, dir string, o Options, n, size int) {
+	t.Helper()
+	e := openFor(t, dir, o)
+	putN(t, e, 0, n, size)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// expectPutN checks that e holds putN's first n records of size bytes.
+func expectPutN(t *testing.T, e *Engine, n, size int) {
+	t.Helper()
 	values, err := e.Get(context.Background(), firstKeys(n))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, v := range values {
-		if !bytes.Equal(v, bytes.Repeat([]byte{byte(i)}, 40)) {
-			t.Fatalf("key %d read back as %d bytes", i, len(v))
+		if !bytes.Equal(v, bytes.Repeat([]byte{byte(i)}, size)) {
+			t.Fatalf("key %d read back as %d bytes, want %d", i, len(v), size)
 		}
 	}
 }
