@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ var (
 	benchYoung   = flag.Int("young", 0, "percent of BenchmarkCreateSpendMix's spends that pick among the records the mix created in the last 100 blocks, the rest picking any live record (default 0: every spend picks any live record)")
 	benchAges    = flag.String("ages", "uniform", "how BenchmarkCreateSpendMix's spends pick the record they spend: uniform (any live record alike) or lindy (the age rank among the live records drawn log-uniformly, newest first, as in utxostore bench's synthetic chain: half the spends take the newest √n records)")
 	benchHeap    = flag.String("mixheapprofile", "", "write a heap profile of the engine as BenchmarkCreateSpendMix's timed phase ends to this file")
+	benchClients = flag.Int("clients", 1, "Update calls BenchmarkCreateSpendMix keeps in flight at once, as that many callers would (a block boundary waits for all of them); with more than one, a record created in a call becomes spendable once that call returns")
 )
 
 // BenchLive is the number of live records a benchmark loads: -live, else
@@ -129,15 +131,24 @@ func benchLoad(b testing.TB, e engine.Engine, rng *rand.Rand, n, size int, heigh
 }
 
 func benchApply(b testing.TB, e engine.Engine, batch []engine.Update) {
+	if err := applyBatch(e, batch); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// applyBatch applies batch and returns the first error, the call's or an
+// update's.
+func applyBatch(e engine.Engine, batch []engine.Update) error {
 	errs, err := e.Update(context.Background(), batch)
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
 	for _, err := range errs {
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 	}
+	return nil
 }
 
 // benchPrune deletes the records whose delete-at-height has come, as the
@@ -220,6 +231,9 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	if *benchAges == "lindy" && *benchYoung > 0 {
 		b.Fatalf("-young applies to -ages uniform: with -ages lindy the age distribution already decides how many spends are young")
 	}
+	if *benchClients < 1 || *benchClients > 1024 {
+		b.Fatalf("-clients %d: between 1 and 1024 calls in flight", *benchClients)
+	}
 	dir := b.TempDir()
 	if !h.Local {
 		flag.Visit(func(f *flag.Flag) {
@@ -290,24 +304,36 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	if h.Local {
 		ioBefore = procWriteBytes(b)
 	}
+	// spendable makes record i one a spend may pick.
+	spendable := func(i uint32) {
+		picker.added(i, len(live))
+		picker.created(i)
+		live = append(live, i)
+	}
 	// Each Update call's time: a store that does its upkeep in bursts
 	// (writing out what it buffered) makes some callers wait for it.
-	var calls report.Hist
+	calls := &callsInFlight{limit: *benchClients}
 	stopProfile := startProfile(b)
 	b.ResetTimer()
 	start := time.Now()
 	for done := 0; done < b.N; {
 		n := min(*benchBatch, b.N-done)
 		batch := make([]engine.Update, 0, n)
+		var created []uint32
 		for len(batch) < n {
 			if rng.IntN(100) < benchCreateShare || len(live) == 0 {
 				v, terms := benchRecord(rng, height)
 				logical += int64(len(v)) + engine.KeySize
 				versions += int64(len(v)) + engine.KeySize
 				batch = append(batch, engine.Update{Key: BenchKey(nextKey), Fn: put(v, terms)})
-				picker.added(nextKey, len(live))
-				picker.created(nextKey)
-				live = append(live, nextKey)
+				// One caller may spend in a call what it creates in
+				// the same call; callers in parallel may not spend a
+				// record before the call creating it has returned.
+				if calls.limit == 1 {
+					spendable(nextKey)
+				} else {
+					created = append(created, nextKey)
+				}
 				unspent = append(unspent, v[0])
 				size = append(size, uint16(len(v)))
 				nextKey++
@@ -329,11 +355,15 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 			versions += int64(size[i]) + engine.KeySize
 			batch = append(batch, engine.Update{Key: BenchKey(i), Fn: benchSpend(height)})
 		}
-		callStart := time.Now()
-		benchApply(b, e, batch)
-		calls.Record(time.Since(callStart))
+		if err := calls.send(e, batch, created, spendable); err != nil {
+			b.Fatal(err)
+		}
 		done += n
 		if done/benchBlockOps != (done-n)/benchBlockOps {
+			// A block ends once all its transactions are in.
+			if err := calls.wait(0, spendable); err != nil {
+				b.Fatal(err)
+			}
 			height++
 			benchPrune(b, e, height)
 			if h.Block != nil {
@@ -343,14 +373,17 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 			}
 		}
 	}
+	if err := calls.wait(0, spendable); err != nil {
+		b.Fatal(err)
+	}
 	elapsed := time.Since(start)
 	b.StopTimer()
 	stopProfile()
 	writeHeapProfile(b)
 
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
-	b.ReportMetric(float64(calls.Quantile(0.99).Microseconds())/1000, "call-p99-ms")
-	b.ReportMetric(float64(calls.Max().Microseconds())/1000, "call-max-ms")
+	b.ReportMetric(float64(calls.times.Quantile(0.99).Microseconds())/1000, "call-p99-ms")
+	b.ReportMetric(float64(calls.times.Max().Microseconds())/1000, "call-max-ms")
 	b.ReportMetric(float64(len(live)), "live")
 	if h.Local {
 		if logical > 0 {
@@ -384,6 +417,60 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 		h.Report(b, e)
 	}
 	benchReadOldVsFresh(b, e, rng, live, uint32(loaded))
+}
+
+// callsInFlight runs the mix's Update calls, up to limit at once, and
+// times each. Calls return in any order but are taken back in the order
+// they were sent, so the records they created become spendable in key
+// order (spendPicker needs it).
+type callsInFlight struct {
+	limit   int
+	pending []inFlightCall
+	mu      sync.Mutex
+	times   report.Hist
+}
+
+type inFlightCall struct {
+	done    chan error
+	created []uint32
+}
+
+// send waits until fewer than limit calls are in flight, then starts one
+// applying batch; created are the records it creates.
+func (c *callsInFlight) send(e engine.Engine, batch []engine.Update, created []uint32, spendable func(uint32)) error {
+	if err := c.wait(c.limit-1, spendable); err != nil {
+		return err
+	}
+	call := inFlightCall{done: make(chan error, 1), created: created}
+	c.pending = append(c.pending, call)
+	go func() {
+		start := time.Now()
+		err := applyBatch(e, batch)
+		c.mu.Lock()
+		c.times.Record(time.Since(start))
+		c.mu.Unlock()
+		call.done <- err
+	}()
+	if c.limit == 1 {
+		return c.wait(0, spendable)
+	}
+	return nil
+}
+
+// wait takes back the oldest calls until at most n are in flight, making
+// what they created spendable.
+func (c *callsInFlight) wait(n int, spendable func(uint32)) error {
+	for len(c.pending) > n {
+		call := c.pending[0]
+		c.pending = c.pending[1:]
+		if err := <-call.done; err != nil {
+			return err
+		}
+		for _, i := range call.created {
+			spendable(i)
+		}
+	}
+	return nil
 }
 
 // startProfile starts the CPU profile -mixprofile asks for and returns
