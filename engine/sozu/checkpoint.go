@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	cuckoo "github.com/seiflotfy/cuckoofilter"
 
@@ -226,6 +227,9 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		return nil, errEarlierFormat
 	}
 	magic := string(data[:min(len(data), len(checkpointMagic))])
+	if laterFormat(magic) {
+		return nil, fmt.Errorf("%w (its checkpoint starts %q)", errLaterFormat, magic)
+	}
 	if len(data) < len(checkpointMagic)+32+4 || (magic != checkpointMagic && magic != vlogGenCheckpointMagic && magic != runsCheckpointMagic) {
 		return nil, errors.New("not a checkpoint file")
 	}
@@ -325,7 +329,19 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 
 // errEarlierFormat refuses a store whose checkpoint an earlier release
 // wrote: its pages hold one bucket each, which this release does not read.
-var errEarlierFormat = errors.New("sozu: the store was written by an earlier release (checkpoint format 2; this release reads format 3): import the chain into a new directory, or open it with the release that wrote it")
+var errEarlierFormat = errors.New("sozu: the store was written by an earlier release (checkpoint format 2; this release reads formats 3 to 5): import the chain into a new directory, or open it with the release that wrote it")
+
+// errLaterFormat refuses a store whose checkpoint a later release wrote,
+// rather than reporting it as damage.
+var errLaterFormat = errors.New("sozu: the store was written by a later release (a checkpoint format after 5, the newest this release reads): open it with that release or a newer one")
+
+// laterFormat reports whether magic names a checkpoint format after this
+// release's.
+func laterFormat(magic string) bool {
+	prefix := checkpointMagic[:len(checkpointMagic)-1]
+	return len(magic) == len(checkpointMagic) && strings.HasPrefix(magic, prefix) &&
+		magic[len(prefix)] > checkpointMagic[len(prefix)] && magic[len(prefix)] <= '9'
+}
 
 // layoutError refuses to open a store with another layout than the one it
 // was created with.

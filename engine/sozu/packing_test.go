@@ -1,9 +1,11 @@
 package sozu
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -155,32 +157,52 @@ func TestRunHoldingOtherBucketsIsCorrupt(t *testing.T) {
 	}
 }
 
-// A store whose checkpoint an earlier release wrote (a page per bucket) is
-// refused with a message that says what to do, not reported as damage.
-func TestCheckpointOfEarlierFormatIsRefused(t *testing.T) {
-	dir := t.TempDir()
-	o := tinyOptions()
-	e := openFor(t, dir, o)
-	putN(t, e, 0, 100, 20)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ckpts, _ := filepath.Glob(filepath.Join(dir, "shard-00.ckpt.*"))
-	if len(ckpts) != 1 {
-		t.Fatalf("checkpoints of shard 0: %v", ckpts)
-	}
-	data, err := os.ReadFile(ckpts[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(data, earlierCheckpointMagic)
-	if err := os.WriteFile(ckpts[0], data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = Open(dir, o)
-	var corrupt *engine.CorruptionError
-	if err == nil || errors.As(err, &corrupt) || !strings.Contains(err.Error(), "earlier release") {
-		t.Fatalf("open of an earlier-format store: %v", err)
+// A store whose checkpoint an earlier release (a page per bucket) or a
+// later one wrote is refused with a message that says what to do, not
+// reported as damage, and left as it was.
+func TestCheckpointOfAnotherFormatIsRefused(t *testing.T) {
+	for _, c := range []struct{ magic, says string }{
+		{earlierCheckpointMagic, "earlier release"},
+		{"SOZUCKP6", "later release"},
+	} {
+		t.Run(c.magic, func(t *testing.T) {
+			dir := t.TempDir()
+			o := tinyOptions()
+			e := openFor(t, dir, o)
+			putN(t, e, 0, 100, 20)
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			ckpts, _ := filepath.Glob(filepath.Join(dir, "shard-00.ckpt.*"))
+			if len(ckpts) != 1 {
+				t.Fatalf("checkpoints of shard 0: %v", ckpts)
+			}
+			data, err := os.ReadFile(ckpts[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			original := slices.Clone(data)
+			copy(data, c.magic)
+			if err := os.WriteFile(ckpts[0], data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = Open(dir, o)
+			var corrupt *engine.CorruptionError
+			if err == nil || errors.As(err, &corrupt) || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("open of a store with checkpoint %q: %v, want a refusal naming the %s", c.magic, err, c.says)
+			}
+			t.Logf("refused: %v", err)
+			if after, _ := os.ReadFile(ckpts[0]); !bytes.Equal(after, data) {
+				t.Fatal("the refused open changed the checkpoint")
+			}
+			// Put back, the checkpoint opens with every record.
+			if err := os.WriteFile(ckpts[0], original, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e = openFor(t, dir, o)
+			defer e.Close()
+			expectPutN(t, e, 100, 20)
+		})
 	}
 }
 

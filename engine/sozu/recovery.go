@@ -42,7 +42,7 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 		}
 		if img, err = decodeCheckpoint(data, newLayout(o)); err != nil {
 			var le *layoutError
-			if errors.As(err, &le) || errors.Is(err, errEarlierFormat) {
+			if errors.As(err, &le) || errors.Is(err, errEarlierFormat) || errors.Is(err, errLaterFormat) {
 				return fail(err)
 			}
 			return fail(&engine.CorruptionError{Engine: "sozu", Where: path, Detail: err.Error()})
@@ -165,9 +165,9 @@ func (e *Engine) recover() error {
 	return nil
 }
 
-// rebuild derives everything the table keeps only in memory (filter,
-// secondary indexes, per-layer counters, value-log accounting) from the
-// buckets; entries sizes the filter.
+// rebuild derives the table's derivedState (filter, secondary indexes,
+// per-layer counters, value-log accounting) from the buckets, for a
+// checkpoint that does not store it; entries sizes the filter.
 func (t *table) rebuild(entries int64) error {
 	t.filter.reset(max(int(entries)+1, t.opts.FilterKeys*7/10))
 	return t.walk(func(layer int, b *bucket, held bool) error {
