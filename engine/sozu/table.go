@@ -435,8 +435,8 @@ func (t *table) writeOut(layer uint8, indexes []uint64, current func(uint64) *bu
 // their memory budgets (this shard's share): over budget, the largest
 // changes are applied, then the oldest dirty buckets written out, as many
 // as exceed the budget. Writing out a few each batch, rather than all of
-// them once in a while, keeps the work short enough to overlap the log's
-// fsync (shard.write) and keeps every dirty bucket in memory longer.
+// them once in a while, keeps each call's share of the work short and
+// keeps every dirty bucket in memory longer.
 func (t *table) settle() error {
 	if err := t.trimPending(t.opts.ChangeBufferBytes / t.opts.Shards); err != nil {
 		return err
