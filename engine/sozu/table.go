@@ -27,14 +27,13 @@ type table struct {
 	// into one bucket then cost one page write.
 	cache map[bucketAddr]*cachedBucket
 	// loaded lists the addresses put in the cache since the last
-	// dropClean, and dirtyCount the cached buckets marked dirty: commits
-	// run them after every batch, so they must not scan the whole cache
-	// (that scan was the top CPU cost at a million records).
+	// dropClean, and dirtyOrder the cached buckets marked dirty, in the
+	// order they became dirty: commits run them after every batch, so they
+	// must not scan the whole cache (that scan was the top CPU cost at a
+	// million records), and settle writes out the oldest, which a batch is
+	// least likely to modify again (a bucket modified anew while dirty
+	// costs no write).
 	loaded     []bucketAddr
-	dirtyCount int
-	// dirtyOrder lists the dirty cached buckets in the order they became
-	// dirty: settle writes out the oldest, which a batch is least likely
-	// to modify again (a bucket modified anew while dirty costs no write).
 	dirtyOrder []bucketAddr
 	// pending holds the changes buffered for deep buckets (changes.go),
 	// pendingMemory their size.
@@ -114,7 +113,6 @@ func (t *table) markDirty(layer int, index uint64) {
 	addr := bucketAddr{uint8(layer), index}
 	if c := t.cache[addr]; c != nil && !c.dirty {
 		c.dirty = true
-		t.dirtyCount++
 		t.dirtyOrder = append(t.dirtyOrder, addr)
 	}
 }
@@ -349,7 +347,6 @@ func (t *table) flush() error {
 	}
 	clear(t.cache)
 	t.loaded = t.loaded[:0]
-	t.dirtyCount = 0
 	t.dirtyOrder = t.dirtyOrder[:0]
 	return nil
 }
@@ -364,7 +361,6 @@ func (t *table) flushOldest(n int) error {
 	for _, a := range oldest {
 		delete(t.cache, a)
 	}
-	t.dirtyCount -= n
 	t.dirtyOrder = slices.Delete(t.dirtyOrder, 0, n)
 	return nil
 }
@@ -441,7 +437,7 @@ func (t *table) settle() error {
 	if err := t.trimPending(t.opts.ChangeBufferBytes / t.opts.Shards); err != nil {
 		return err
 	}
-	if excess := t.dirtyCount - t.dirtyBudget(); excess > 0 {
+	if excess := len(t.dirtyOrder) - t.dirtyBudget(); excess > 0 {
 		return t.flushOldest(excess)
 	}
 	return nil
