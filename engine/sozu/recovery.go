@@ -107,7 +107,7 @@ func (e *Engine) recover() error {
 	rep := &e.recovery
 	replayed := make([]int, len(e.shards))
 	path := logPath(e.dir, e.gen)
-	tail, err := readLog(path, func(body []byte) error {
+	tail, err := readLog(path, e.gen, func(body []byte) error {
 		id := int(body[1])
 		if id >= len(e.shards) {
 			return fmt.Errorf("record of shard %d in a store of %d shards", id, len(e.shards))
@@ -118,7 +118,6 @@ func (e *Engine) recover() error {
 			}
 		}
 		rep.ReplayedRecords++
-		rep.ReplayedBytes += int64(walHeaderSize + len(body))
 		t := e.shards[id].table
 		if replayed[id]++; replayed[id]%1024 == 0 {
 			t.dropClean()
@@ -131,6 +130,7 @@ func (e *Engine) recover() error {
 	if err != nil {
 		return err
 	}
+	rep.ReplayedBytes = max(tail.goodBytes-int64(tail.format.fileHeader), 0)
 	if tail.midLog && !o.DiscardCorruptLog {
 		return &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, tail.goodBytes),
 			Detail: tail.detail + "; the log is damaged in its middle, not torn at its end (Options.DiscardCorruptLog drops everything from here)"}
@@ -146,23 +146,58 @@ func (e *Engine) recover() error {
 			o.Logf("sozu: log %s: %s (%s)", path, rep.Detail, what)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	log, err := e.resumeLog(path, tail)
 	if err != nil {
 		return err
+	}
+	e.log = log
+	e.logBytesBefore = tail.goodBytes
+	for _, s := range e.shards {
+		s.log = e.log
+	}
+	return nil
+}
+
+// resumeLog opens the replayed log for appending after its valid prefix.
+// A missing log, or one of format 1 without records, is started anew in
+// the current format; one of format 1 with records stays as it is,
+// written no more (Open checkpoints it away at once). A recycled file's earlier generation is kept, to be
+// overwritten, unless this generation wrote records there before the
+// crash: then the file is cut after the valid prefix, as after a torn
+// tail, because a power loss can leave later records of this generation
+// on the disk past a stretch of the earlier one, and appending up to one
+// would bring records back that the crash had cut off.
+func (e *Engine) resumeLog(path string, tail logTail) (*writeAheadLog, error) {
+	if tail.goodBytes == 0 {
+		log, err := createLog(path, e.gen)
+		if err != nil {
+			return nil, err
+		}
+		if err := syncData(log.f); err != nil {
+			log.close()
+			return nil, err
+		}
+		return log, nil
+	}
+	e.format1Log = tail.format == format1Log
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	log := newLog(f, path, e.gen, tail.goodBytes)
+	log.recyclable = tail.format == currentLogFormat
+	keep := tail.droppedBytes == 0 && tail.goodBytes == int64(tail.format.fileHeader)
+	if keep || tail.droppedBytes+tail.staleBytes == 0 {
+		return log, nil
 	}
 	if err = f.Truncate(tail.goodBytes); err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
 		f.Close()
-		return err
+		return nil, err
 	}
-	e.log = newLog(f, path, tail.goodBytes)
-	e.logBytesBefore = tail.goodBytes
-	for _, s := range e.shards {
-		s.log = e.log
-	}
-	return nil
+	return log, nil
 }
 
 // rebuild derives the table's derivedState (filter, secondary indexes,

@@ -15,7 +15,7 @@ import (
 // fsync covers what they append: the syncer started while another shard
 // was busy must cover that shard's later append too.
 func TestGroupCommitWaitsForBusyShards(t *testing.T) {
-	w, err := createLog(filepath.Join(t.TempDir(), "wal.0"))
+	w, err := createLog(filepath.Join(t.TempDir(), "wal.0"), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

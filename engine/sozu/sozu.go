@@ -84,6 +84,10 @@ type Engine struct {
 	// logBytesBefore is what Stats.LogBytesWritten leaves out: the log
 	// Open found, less the logs that page checkpoints retired since.
 	logBytesBefore int64
+	// format1Log is set when Open replayed records from a log of the
+	// earlier format, which the log does not append to: Open then takes a
+	// page checkpoint, which starts a log of the current format.
+	format1Log bool
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -120,6 +124,12 @@ func Open(dir string, opts Options) (*Engine, error) {
 	e.removeStaleFiles()
 	for _, s := range e.shards {
 		go s.loop()
+	}
+	if e.format1Log {
+		if err := e.checkpoint(); err != nil {
+			e.stop()
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -441,49 +451,57 @@ func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
 func (e *Engine) checkpoint() error {
 	next := e.gen + 1
 	err := e.eachShard(func(s *shard) error { return s.prepareCheckpoint(next) })
-	var log *writeAheadLog
 	if err == nil {
-		log, err = e.startGeneration(next)
+		err = writeManifest(e.dir, next)
 	}
 	if err != nil {
-		os.Remove(logPath(e.dir, next))
 		for _, s := range e.shards {
 			os.Remove(checkpointPath(e.dir, s.id, next))
 		}
 		return fmt.Errorf("sozu: checkpoint %d: %w", next, err)
 	}
 	prev, old := e.gen, e.log
-	// The fsync counters run on from log to log (Stats.LogSyncs): the
-	// old log syncs no more, every shard has written its checkpoint.
+	log, err := e.nextLog(old, next)
+	// The fsync counters run on from log to log (Stats.LogSyncs).
 	log.syncs, log.syncTime = old.syncCount()
 	e.gen, e.log = next, log
 	for _, s := range e.shards {
 		s.do(func(s *shard) error { s.finishCheckpoint(prev, log); return nil })
 	}
 	e.logBytesBefore -= old.written()
-	old.close()
-	os.Remove(old.path)
+	if err != nil {
+		return fmt.Errorf("sozu: checkpoint %d: %w", next, err)
+	}
 	return nil
 }
 
-// startGeneration creates the empty log of generation gen, makes it
-// durable, then names gen in the manifest: from then on gen is current.
-func (e *Engine) startGeneration(gen uint64) (*writeAheadLog, error) {
-	log, err := createLog(logPath(e.dir, gen))
-	if err != nil {
-		return nil, err
-	}
-	if err = log.f.Sync(); err == nil {
-		err = engine.SyncDir(e.dir)
-	}
+// nextLog starts the log of generation gen, which the manifest names
+// already; until the log exists, Open reads it as empty, and it is: no
+// write runs during a page checkpoint. It writes the new log over old's
+// file (recycle). Failing that (a log of format 1, or an error), it
+// starts the log in a new file; failing that too, it returns a log that
+// refuses every write with the error, as the log does after a failed
+// fsync.
+func (e *Engine) nextLog(old *writeAheadLog, gen uint64) (*writeAheadLog, error) {
+	path := logPath(e.dir, gen)
+	log, err := old.recycle(path, gen, int64(e.opts.CheckpointLogBytes))
 	if err == nil {
-		err = writeManifest(e.dir, gen)
+		return log, nil
 	}
-	if err != nil {
+	old.close()
+	os.Remove(old.path)
+	if log, err = createLog(path, gen); err == nil {
+		if err = syncData(log.f); err == nil {
+			err = engine.SyncDir(e.dir)
+		}
+		if err == nil {
+			return log, nil
+		}
 		log.close()
-		return nil, err
 	}
-	return log, nil
+	log = newLog(nil, path, gen, 0)
+	log.failed = fmt.Errorf("sozu: starting log %s: %w", path, err)
+	return log, log.failed
 }
 
 // eachShard runs fn on every shard's goroutine, concurrently, as writing
@@ -510,9 +528,14 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	err := e.checkpoint()
+	e.stop()
+	return err
+}
+
+// stop ends the shards' goroutines and releases the files.
+func (e *Engine) stop() {
 	for _, s := range e.shards {
 		close(s.inbox)
 	}
 	e.closeFiles()
-	return err
 }

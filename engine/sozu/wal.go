@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,19 +17,34 @@ import (
 // The write-ahead log holds, since the last page checkpoint, the outcome of
 // every mutation of every shard (not the UpdateFunc: replay must not re-run
 // record logic). One log for all shards, so that an acknowledged batch costs
-// one fsync however many shards it touched. A record is
+// one fsync however many shards it touched. The file starts with
 //
-//	[0:4] body length  [4:8] CRC32C of the body  [8:] body
+//	[0:8] "SOZUWAL2"  [8:16] the generation it belongs to
+//
+// and a record is
+//
+//	[0:4] body length  [4:8] CRC32C of [8:] to the body's end
+//	[8:12] generation (low 32 bits)  [12:] body
 //
 // and the body is [kind][shard][payload]. Each shard appends its records in
 // the order it applied them, so replaying the records of one shard in log
 // order rebuilds exactly that shard's state.
+//
+// A page checkpoint makes the log obsolete and starts the next one in the
+// same file (recycle): the log then overwrites blocks the file already has
+// instead of growing, so an fsync writes the records and nothing else,
+// where growing a file also commits the file system's journal (which then
+// waits for the page files' pending writes). What lies past the last
+// record is an earlier generation's, told apart by the generation every
+// record carries.
 const (
-	walHeaderSize = 8
-	walPut        = 1
-	walRemove     = 2
-	walMeta       = 3
-	walHeight     = 4
+	logMagic          = "SOZUWAL2"
+	logFileHeaderSize = 16
+	walHeaderSize     = 12
+	walPut            = 1
+	walRemove         = 2
+	walMeta           = 3
+	walHeight         = 4
 	// walMaxBody bounds a record so that a corrupt length cannot make
 	// recovery allocate gigabytes.
 	walMaxBody = 1 << 30
@@ -35,6 +52,19 @@ const (
 	// being asked to sync: under SyncBlock a call then costs a copy, not a
 	// write system call.
 	logBufferBytes = 1 << 20
+)
+
+// logFormat is the framing of a log file's records. Earlier releases
+// wrote format 1: no file header, records of [length][CRC32C of the
+// body][body]; such a log is replayed, then checkpointed away.
+type logFormat struct {
+	fileHeader, recordHeader int
+	stamped                  bool // records carry their generation
+}
+
+var (
+	currentLogFormat = logFormat{fileHeader: logFileHeaderSize, recordHeader: walHeaderSize, stamped: true}
+	format1Log       = logFormat{recordHeader: 8}
 )
 
 // logRecords is a shard's buffer of records not yet in the log file.
@@ -50,10 +80,21 @@ func (w *logRecords) begin(kind byte) int {
 	return start
 }
 
+// end sets the record's length; the log stamps its generation and
+// checksum as it takes the records (stamp), since only it knows which
+// generation they land in.
 func (w *logRecords) end(start int) {
-	body := w.buf[start:]
-	binary.LittleEndian.PutUint32(w.buf[start-8:], uint32(len(body)))
-	binary.LittleEndian.PutUint32(w.buf[start-4:], checksum(body))
+	binary.LittleEndian.PutUint32(w.buf[start-walHeaderSize:], uint32(len(w.buf)-start))
+}
+
+// stamp sets the generation and checksum of every record in buf.
+func stamp(buf []byte, gen uint64) {
+	for len(buf) > 0 {
+		n := walHeaderSize + int(binary.LittleEndian.Uint32(buf))
+		binary.LittleEndian.PutUint32(buf[8:], uint32(gen))
+		binary.LittleEndian.PutUint32(buf[4:], checksum(buf[8:n]))
+		buf = buf[n:]
+	}
 }
 
 func (w *logRecords) logPut(e *entry, value []byte) {
@@ -101,10 +142,14 @@ func (w *logRecords) logHeight(h uint32) {
 // of it: a crash loses a tail, never a record in the middle.
 type writeAheadLog struct {
 	path string
+	gen  uint64
+	// recyclable is false for a log of format 1: its records would not
+	// read as another generation's, so its file is not written over.
+	recyclable bool
 
 	mu      sync.Mutex // guards f's writes, size, pending and failed
 	f       *os.File
-	size    int64  // bytes in the file
+	size    int64  // bytes of the log: its header and records (the file may hold more, an earlier generation's)
 	pending []byte // appended records not yet written to the file
 	failed  error  // the first write or fsync failure: the log then refuses work
 
@@ -123,18 +168,70 @@ type writeAheadLog struct {
 	syncTime time.Duration
 }
 
-func newLog(f *os.File, path string, size int64) *writeAheadLog {
-	w := &writeAheadLog{f: f, path: path, size: size, synced: size}
+func newLog(f *os.File, path string, gen uint64, size int64) *writeAheadLog {
+	w := &writeAheadLog{f: f, path: path, gen: gen, recyclable: true, size: size, synced: size}
 	w.idle.L = &w.mu
 	return w
 }
 
-func createLog(path string) (*writeAheadLog, error) {
+// createLog starts the log of generation gen in a new file at path. It
+// writes the file header; the caller makes it durable.
+func createLog(path string, gen uint64) (*writeAheadLog, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return newLog(f, path, 0), nil
+	w := newLog(f, path, gen, logFileHeaderSize)
+	if err := w.writeHeader(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *writeAheadLog) writeHeader() error {
+	header := binary.LittleEndian.AppendUint64([]byte(logMagic), w.gen)
+	if _, err := w.f.WriteAt(header, 0); err != nil {
+		return fmt.Errorf("sozu: writing log %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// recycle turns w, a log a page checkpoint has made obsolete, into the
+// empty log of generation gen at path, in the same file: the header
+// names gen, and the records past it, of w's generation, end the new
+// log until it overwrites them. The file is first cut to at most keep
+// bytes (a log that grew far past a page checkpoint's size, as an import
+// that never reached a block boundary makes, would otherwise keep its
+// disk). The header is durable before the rename, so a file named for a
+// generation never carries another's header.
+func (w *writeAheadLog) recycle(path string, gen uint64, keep int64) (*writeAheadLog, error) {
+	if !w.recyclable || w.failed != nil {
+		return nil, errors.New("not recyclable")
+	}
+	st, err := w.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > keep {
+		if err := w.f.Truncate(keep); err != nil {
+			return nil, err
+		}
+	}
+	next := newLog(w.f, path, gen, logFileHeaderSize)
+	if err := next.writeHeader(); err != nil {
+		return nil, err
+	}
+	if err := syncData(w.f); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(w.path, path); err != nil {
+		return nil, err
+	}
+	if err := engine.SyncDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return next, nil
 }
 
 // startGroup and endGroup bracket a shard's group of requests, from before
@@ -162,6 +259,7 @@ func (w *writeAheadLog) append(r *logRecords) (int64, error) {
 	if w.failed != nil {
 		return 0, w.failed
 	}
+	stamp(r.buf, w.gen)
 	w.pending = append(w.pending, r.buf...)
 	r.buf = r.buf[:0]
 	if len(w.pending) >= logBufferBytes {
@@ -211,7 +309,7 @@ func (w *writeAheadLog) syncTo(end int64) error {
 		return err
 	}
 	start := time.Now()
-	if err := w.f.Sync(); err != nil {
+	if err := syncData(w.f); err != nil {
 		w.mu.Lock()
 		w.failed = fmt.Errorf("sozu: fsync log %s: %w", w.path, err)
 		w.mu.Unlock()
@@ -242,71 +340,209 @@ func (w *writeAheadLog) written() int64 {
 	return w.size + int64(len(w.pending))
 }
 
-func (w *writeAheadLog) close() error { return w.f.Close() }
+func (w *writeAheadLog) close() error {
+	if w.f == nil { // a log that failed to start
+		return nil
+	}
+	return w.f.Close()
+}
 
 // logTail describes what recovery found after the last good record.
 type logTail struct {
-	// goodBytes is the length of the valid prefix.
+	format logFormat
+	// goodBytes is the length of the valid prefix, the file header included.
 	goodBytes int64
-	// droppedBytes is how much followed it; non-zero means a torn tail.
+	// droppedBytes is how much followed it that this generation wrote;
+	// non-zero means a torn tail.
 	droppedBytes int64
+	// staleBytes is how much of the file past the valid prefix holds an
+	// earlier generation's records (a recycled file): not a tear.
+	staleBytes int64
 	// midLog reports a bad record followed by a valid one: not a torn
 	// write but corruption inside the log.
 	midLog bool
 	detail string
 }
 
-// readLog calls apply for every valid record of the log at path and
-// reports where the valid prefix ends.
-func readLog(path string, apply func(body []byte) error) (logTail, error) {
-	data, err := os.ReadFile(path)
+// readLog calls apply for every valid record of generation gen in the log
+// at path and reports where the valid prefix ends. The body passed to
+// apply is valid until apply returns.
+//
+// The prefix ends at a record that is not whole and valid. If a record
+// of this generation follows, the log is damaged in its middle. If an
+// earlier generation's follows first, or nothing does, what lies between
+// is a tear when it starts with a header of this generation, and else
+// the rest of an earlier generation's record: the end of this one's, in a
+// recycled file. (A tear that cut the header too reads as such an end; it
+// cost only writes no fsync had covered.) The scan stops at the first
+// earlier record, so a recycled file is not read to its end.
+func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return logTail{}, nil
+		return logTail{format: currentLogFormat}, nil
 	}
 	if err != nil {
 		return logTail{}, err
 	}
-	off := 0
-	for off < len(data) {
-		body, ok, why := recordAt(data, off)
-		if !ok {
-			tail := logTail{goodBytes: int64(off), droppedBytes: int64(len(data) - off), detail: why}
-			for next := off + 1; next+walHeaderSize < len(data); next++ {
-				if _, ok, _ := recordAt(data, next); ok {
-					tail.midLog = true
-					tail.detail = fmt.Sprintf("%s at offset %d, yet a valid record follows at offset %d", why, off, next)
-					break
-				}
-			}
-			return tail, nil
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return logTail{}, err
+	}
+	w := &logWindow{f: f, size: st.Size()}
+	tail := logTail{format: format1Log}
+	head, err := w.at(0, logFileHeaderSize)
+	if err != nil {
+		return logTail{}, err
+	}
+	if len(head) == logFileHeaderSize && string(head[:8]) == logMagic {
+		if got := binary.LittleEndian.Uint64(head[8:]); got != gen {
+			return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: path,
+				Detail: fmt.Sprintf("the log belongs to generation %d, the checkpoint names %d", got, gen)}
 		}
-		if err := apply(body); err != nil {
+		tail.format = currentLogFormat
+	}
+	lf := tail.format
+	off := int64(lf.fileHeader)
+	var why string
+	for off < w.size {
+		r, err := w.record(off, lf, gen)
+		if err != nil {
+			return logTail{}, err
+		}
+		if why = r.why; why != "" || r.gen != uint32(gen) {
+			break
+		}
+		if err := apply(r.body); err != nil {
 			return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, off), Detail: err.Error()}
 		}
-		off += walHeaderSize + len(body)
+		off += int64(r.length)
 	}
-	return logTail{goodBytes: int64(off)}, nil
+	tail.goodBytes = off
+	if off >= w.size {
+		return tail, nil
+	}
+	if why == "" {
+		// An earlier generation's whole record: this one's ended here.
+		tail.staleBytes = w.size - off
+		return tail, nil
+	}
+	torn := !lf.stamped
+	if head, err := w.at(off, walHeaderSize); err == nil && lf.stamped && len(head) == walHeaderSize {
+		torn = binary.LittleEndian.Uint32(head[8:]) == uint32(gen)
+	}
+	earlier := w.size
+	for next := off + 1; next+int64(lf.recordHeader) < w.size; next++ {
+		r, err := w.record(next, lf, gen)
+		if err != nil {
+			return logTail{}, err
+		}
+		if r.why != "" {
+			continue
+		}
+		if r.gen != uint32(gen) {
+			earlier = next
+			break
+		}
+		tail.midLog = true
+		tail.droppedBytes = w.size - off
+		tail.detail = fmt.Sprintf("%s at offset %d, yet a valid record follows at offset %d", why, off, next)
+		return tail, nil
+	}
+	if torn || earlier == w.size {
+		tail.droppedBytes, tail.detail = earlier-off, why
+	}
+	tail.staleBytes = w.size - off - tail.droppedBytes
+	return tail, nil
 }
 
-func recordAt(data []byte, off int) ([]byte, bool, string) {
-	if len(data)-off < walHeaderSize {
-		return nil, false, "partial record header"
+// logWindow reads a log file forward, holding the stretch being looked at.
+type logWindow struct {
+	f    *os.File
+	size int64
+	base int64 // the file offset of data[0]
+	data []byte
+}
+
+// logReadChunk is how much a logWindow reads at a time.
+const logReadChunk = 1 << 20
+
+// at returns the file's bytes from off, n of them or fewer at its end.
+func (w *logWindow) at(off int64, n int) ([]byte, error) {
+	end := min(off+int64(n), w.size)
+	if off < w.base || end > w.base+int64(len(w.data)) {
+		size := int(min(max(end, off+logReadChunk), w.size) - off)
+		w.data = slices.Grow(w.data[:0], size)[:size]
+		if _, err := w.f.ReadAt(w.data, off); err != nil {
+			return nil, err
+		}
+		w.base = off
 	}
-	n := int(binary.LittleEndian.Uint32(data[off:]))
+	return w.data[off-w.base : end-w.base], nil
+}
+
+// logRecord is what reading a log at an offset found: a whole, valid
+// record of length bytes with its body and generation, or why not.
+type logRecord struct {
+	body   []byte
+	gen    uint32
+	length int
+	why    string
+}
+
+func (w *logWindow) record(off int64, lf logFormat, gen uint64) (logRecord, error) {
+	head, err := w.at(off, lf.recordHeader)
+	if err != nil {
+		return logRecord{}, err
+	}
+	n := len(head)
+	if n == lf.recordHeader {
+		if l := int64(binary.LittleEndian.Uint32(head)); l <= walMaxBody && off+int64(n)+l <= w.size {
+			n += int(l)
+		}
+	}
+	data, err := w.at(off, n)
+	if err != nil {
+		return logRecord{}, err
+	}
+	body, recGen, why := lf.recordAt(data, gen)
+	return logRecord{body: body, gen: recGen, length: n, why: why}, nil
+}
+
+// recordAt reads the record data starts with: its body and generation, or
+// why it is not a whole, valid record. A generation after gen cannot be a
+// record's, and is refused before the checksum is computed (scanning a
+// recycled file for records costs a compare per byte, not a checksum).
+func (lf logFormat) recordAt(data []byte, gen uint64) ([]byte, uint32, string) {
+	h := lf.recordHeader
+	if len(data) < h {
+		return nil, 0, "partial record header"
+	}
+	n := int(binary.LittleEndian.Uint32(data))
 	if n < 1 || n > walMaxBody {
-		return nil, false, fmt.Sprintf("record length %d", n)
+		return nil, 0, fmt.Sprintf("record length %d", n)
 	}
-	if len(data)-off-walHeaderSize < n {
-		return nil, false, "record cut short"
+	if len(data)-h < n {
+		return nil, 0, "record cut short"
 	}
-	body := data[off+walHeaderSize : off+walHeaderSize+n]
-	if checksum(body) != binary.LittleEndian.Uint32(data[off+4:]) {
-		return nil, false, "record checksum mismatch"
+	covered := data[h : h+n]
+	var recGen uint32
+	if lf.stamped {
+		if recGen = binary.LittleEndian.Uint32(data[8:]); recGen > uint32(gen) {
+			return nil, 0, fmt.Sprintf("record of generation %d", recGen)
+		}
+		covered = data[8 : h+n]
+	} else {
+		recGen = uint32(gen)
 	}
+	if checksum(covered) != binary.LittleEndian.Uint32(data[4:]) {
+		return nil, 0, "record checksum mismatch"
+	}
+	body := data[h : h+n]
 	if n < 2 || body[0] < walPut || body[0] > walHeight {
-		return nil, false, fmt.Sprintf("record kind %d", body[0])
+		return nil, 0, fmt.Sprintf("record kind %d", body[0])
 	}
-	return body, true, ""
+	return body, recGen, ""
 }
 
 // decodePut parses a put record body (after its kind byte).

@@ -1,0 +1,302 @@
+package sozu
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// countPresent is how many of keys the store holds.
+func countPresent(t *testing.T, e *Engine, keys []engine.Key) int {
+	t.Helper()
+	got, err := e.Get(context.Background(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range got {
+		if v != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func pageCheckpoint(t *testing.T, e *Engine) {
+	t.Helper()
+	if err := e.Checkpoint(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// recycledStore returns a store whose current log (generation 1) is
+// written over the file of generation 0, which holds 300 records of 200
+// bytes: more than the test writes after them, so the earlier
+// generation's records follow this one's.
+func recycledStore(t *testing.T, dir string) *Engine {
+	t.Helper()
+	e := openFor(t, dir, recycledOptions())
+	putN(t, e, 0, 300, 200)
+	before, err := os.Stat(logPath(dir, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageCheckpoint(t, e)
+	after, err := os.Stat(logPath(dir, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Fatal("the page checkpoint started its log in a new file, not over the previous one")
+	}
+	if _, err := os.Stat(logPath(dir, 0)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the previous generation's log is still there (%v)", err)
+	}
+	return e
+}
+
+// recycledOptions takes a page checkpoint at a Checkpoint once the log
+// holds 64 KiB, and keeps that much of a log's file for the next.
+func recycledOptions() Options {
+	o := tinyOptions()
+	o.CheckpointLogBytes = 64 << 10
+	return o
+}
+
+// A page checkpoint writes its log over the file the previous one made
+// obsolete; what lies past this generation's records is the earlier
+// generation's, which ends the log without being a tear, after a crash
+// as after a clean close.
+func TestRecycledLogEndsAtThisGenerationsRecords(t *testing.T) {
+	dir := t.TempDir()
+	e := recycledStore(t, dir)
+	if size, keep := fileSize(t, logPath(dir, 1)), int64(recycledOptions().CheckpointLogBytes); size != keep {
+		t.Fatalf("the recycled log file holds %d bytes, want it cut to the %d of a page checkpoint's log", size, keep)
+	}
+	putN(t, e, 300, 320, 20)
+	written := e.log.written()
+	e.abandon()
+	path := logPath(dir, 1)
+	if size := fileSize(t, path); size <= written {
+		t.Fatalf("the recycled log file holds %d bytes, this generation %d: nothing of the earlier one is left to tell apart", size, written)
+	}
+
+	e = openFor(t, dir, recycledOptions())
+	st := stats(t, e)
+	if st.Recovery.DroppedBytes != 0 || st.Recovery.ReplayedRecords < 20 {
+		t.Fatalf("recovery over a recycled log: %+v, want 20 records or more replayed and nothing dropped", st.Recovery)
+	}
+	if n := countPresent(t, e, firstKeys(320)); n != 320 {
+		t.Fatalf("%d of 320 records after the crash", n)
+	}
+	// This generation wrote records before the crash, so the file is cut
+	// after them (resumeLog says why).
+	if size := fileSize(t, path); size != written {
+		t.Fatalf("after recovering records the log file holds %d bytes, want the %d of its records", size, written)
+	}
+	putN(t, e, 320, 340, 20)
+	// A clean close takes a page checkpoint, whose log goes over the file
+	// holding the records just written, with no record of its own:
+	// reopening keeps the file whole for the next writes.
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, recycledOptions())
+	defer e.Close()
+	st = stats(t, e)
+	if st.Recovery.DroppedBytes != 0 || st.Recovery.ReplayedRecords != 0 {
+		t.Fatalf("reopening after a clean close: %+v", st.Recovery)
+	}
+	if size := fileSize(t, logPath(dir, e.gen)); size <= e.log.written() {
+		t.Fatalf("the log after a clean close holds %d bytes of %d: it was not written over the spare, or was cut", size, e.log.written())
+	}
+	if n := countPresent(t, e, firstKeys(340)); n != 340 {
+		t.Fatalf("%d of 340 records after a clean close", n)
+	}
+}
+
+// A record of this generation torn over the earlier generation's is a tear
+// (reported, dropped), not the end of the log and not damage in its
+// middle: the earlier generation's records after it are not this one's.
+func TestTornRecordInARecycledLogIsReported(t *testing.T) {
+	dir := t.TempDir()
+	e := recycledStore(t, dir)
+	for i := 300; i < 320; i++ {
+		putN(t, e, i, i+1, 20) // one record per update
+	}
+	written := e.log.written()
+	e.abandon()
+	flipByte(t, logPath(dir, 1), written-3)
+
+	e = openFor(t, dir, recycledOptions())
+	defer e.Close()
+	st := stats(t, e)
+	t.Logf("recovery report: %+v", st.Recovery)
+	if st.Recovery.DroppedBytes == 0 {
+		t.Fatal("a torn record of this generation was taken for the end of the log")
+	}
+	if n := countPresent(t, e, firstKeys(320)); n != 319 {
+		t.Fatalf("%d of 320 records, want all but the torn one", n)
+	}
+}
+
+// rewriteAsFormat1 rewrites the log of generation gen in dir in the format
+// earlier releases wrote: no file header, records [length][CRC32C of the
+// body][body].
+func rewriteAsFormat1(t *testing.T, dir string, gen uint64) int {
+	t.Helper()
+	var out []byte
+	n := 0
+	path := logPath(dir, gen)
+	_, err := readLog(path, gen, func(body []byte) error {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(body)))
+		out = binary.LittleEndian.AppendUint32(out, checksum(body))
+		out = append(out, body...)
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A store an earlier release left with records in its log opens with
+// them, and leaves a log of the current format: Open checkpoints the old
+// one away.
+func TestLogOfFormat1IsReplayedAndCheckpointedAway(t *testing.T) {
+	dir := t.TempDir()
+	e := openFor(t, dir, tinyOptions())
+	putN(t, e, 0, 50, 20)
+	e.abandon()
+	records := rewriteAsFormat1(t, dir, 0)
+
+	e = openFor(t, dir, tinyOptions())
+	if got := stats(t, e).Recovery.ReplayedRecords; got != records {
+		t.Fatalf("replayed %d records of the format-1 log's %d", got, records)
+	}
+	if e.gen == 0 {
+		t.Fatal("Open kept appending to a log of format 1")
+	}
+	if _, err := os.Stat(logPath(dir, 0)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the format-1 log is still there (%v)", err)
+	}
+	putN(t, e, 50, 60, 20)
+	e.abandon()
+	head, err := os.ReadFile(logPath(dir, e.gen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(head), logMagic) {
+		t.Fatal("the log after a format-1 one is not of the current format")
+	}
+	e = openFor(t, dir, tinyOptions())
+	defer e.Close()
+	if n := countPresent(t, e, firstKeys(60)); n != 60 {
+		t.Fatalf("%d of 60 records", n)
+	}
+}
+
+// An empty log of format 1 (what an earlier release's clean close leaves)
+// opens and is started anew in the current format.
+func TestEmptyLogOfFormat1IsStartedAnew(t *testing.T) {
+	dir := t.TempDir()
+	e := openFor(t, dir, tinyOptions())
+	putN(t, e, 0, 50, 20)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := logPath(dir, 1)
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, tinyOptions())
+	defer e.Close()
+	if n := countPresent(t, e, firstKeys(50)); n != 50 {
+		t.Fatalf("%d of 50 records", n)
+	}
+	putN(t, e, 50, 60, 20)
+	head, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(head), logMagic) {
+		t.Fatal("an empty format-1 log was appended to as it was")
+	}
+}
+
+// A log whose header names another generation than the checkpoint is
+// refused, untouched.
+func TestLogOfAnotherGenerationIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	e := openFor(t, dir, tinyOptions())
+	putN(t, e, 0, 50, 20)
+	e.abandon()
+	path := logPath(dir, 0)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipByte(t, path, 8) // the generation's low byte
+	_, err = Open(dir, tinyOptions())
+	var corrupt *engine.CorruptionError
+	if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "generation") {
+		t.Fatalf("open over a log of another generation: %v, want a CorruptionError naming the generations", err)
+	}
+	t.Logf("reported: %v", err)
+	flipByte(t, path, 8)
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Fatal("the refused open changed the log")
+	}
+	e = openFor(t, dir, tinyOptions())
+	defer e.Close()
+	if n := countPresent(t, e, firstKeys(50)); n != 50 {
+		t.Fatalf("%d of 50 records", n)
+	}
+}
+
+// A page checkpoint names the new generation in the manifest before it
+// starts that generation's log (over the old one's file): a crash between
+// the two leaves no log for the current generation, which then reads as
+// empty, as it is (no write runs during a page checkpoint).
+func TestCrashBeforeTheNewLogStartsLosesNothing(t *testing.T) {
+	dir := t.TempDir()
+	e := openFor(t, dir, tinyOptions())
+	putN(t, e, 0, 50, 20)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(logPath(dir, 1)); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, tinyOptions())
+	defer e.Close()
+	if n := countPresent(t, e, firstKeys(50)); n != 50 {
+		t.Fatalf("%d of 50 records", n)
+	}
+	putN(t, e, 50, 60, 20)
+	if n := countPresent(t, e, firstKeys(60)); n != 60 {
+		t.Fatalf("%d of 60 records", n)
+	}
+}
