@@ -65,8 +65,10 @@ type EngineResult struct {
 	DiskBytes int64 `json:"disk_bytes"`
 	// LogicalBytes is what the store was asked to write; see BENCHMARKS.md.
 	LogicalBytes int64 `json:"logical_bytes"`
-	// DeviceWriteBytes is /proc/self/io write_bytes of the engine's process
-	// over the whole replay; SyscallWriteBytes its wchar.
+	// DeviceWriteBytes is what the block device under the data directory
+	// wrote over the whole replay (sysstat.DeviceWrites), or where that
+	// cannot be read /proc/self/io write_bytes of the engine's process;
+	// SyscallWriteBytes is the process's wchar.
 	DeviceWriteBytes  int64 `json:"device_write_bytes"`
 	SyscallWriteBytes int64 `json:"syscall_write_bytes"`
 	// PeakRSSBytes is the engine's process maximum resident set size.

@@ -361,6 +361,7 @@ func runBenchChild(ctx context.Context, args []string) error {
 // data directory and measures it. Failures are reported in the result.
 func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, seriesEvery int) *report.EngineResult {
 	io0 := sysstat.ReadIO()
+	device0, deviceOK := sysstat.DeviceWrites(dir)
 	res, err := replayEngine(ctx, name, sf, dir, stream, seriesEvery)
 	if err != nil {
 		return &report.EngineResult{Engine: name, Err: err.Error()}
@@ -368,6 +369,9 @@ func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream st
 	io1 := sysstat.ReadIO()
 	res.Engine = name
 	res.DeviceWriteBytes, res.SyscallWriteBytes = io1.WriteBytes-io0.WriteBytes, io1.WChar-io0.WChar
+	if device1, ok := sysstat.DeviceWrites(dir); ok && deviceOK {
+		res.DeviceWriteBytes = device1 - device0
+	}
 	res.PeakRSSBytes = sysstat.PeakRSS()
 	if size, err := sysstat.DirSize(dir); err == nil {
 		res.DiskBytes = size

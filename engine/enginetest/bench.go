@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/bench/report"
+	"github.com/utxostore/utxostore/bench/sysstat"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/internal/agerank"
 )
@@ -206,7 +207,7 @@ type BenchHarness[E engine.Engine] struct {
 // one for -young percent of the spends); at each simulated block of 1000
 // ops it deletes the records whose DAH came (as the store's pruner does)
 // and checkpoints (or runs h.Block). It reports ops/s and the live count,
-// for a local engine the device bytes written over the logical bytes
+// for a local engine the bytes the device wrote over the logical bytes
 // (write-amp: value+key for a create, spend data+key for a spend) and the
 // peak RSS, and then, untimed by the framework, the keys/s of batched
 // reads of old and of fresh records (benchReadOldVsFresh).
@@ -300,9 +301,11 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	// spend's spending data and key); versions what it hands the engine
 	// (the key and the record's new value).
 	var logical, versions int64
-	var ioBefore int64
+	var dirtiedBefore, deviceBefore int64
+	deviceOK := false
 	if h.Local {
-		ioBefore = procWriteBytes(b)
+		dirtiedBefore = procWriteBytes(b)
+		deviceBefore, deviceOK = sysstat.DeviceWrites(dir)
 	}
 	// spendable makes record i one a spend may pick.
 	spendable := func(i uint32) {
@@ -387,9 +390,17 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	b.ReportMetric(float64(len(live)), "live")
 	if h.Local {
 		if logical > 0 {
-			device := float64(procWriteBytes(b) - ioBefore)
+			// What the device wrote, where it can be read (see
+			// sysstat.DeviceWrites for why write_bytes is not that);
+			// write_bytes, what the process dirtied, as well.
+			dirtied := float64(procWriteBytes(b) - dirtiedBefore)
+			device := dirtied
+			if deviceAfter, ok := sysstat.DeviceWrites(dir); ok && deviceOK {
+				device = float64(deviceAfter - deviceBefore)
+			}
 			b.ReportMetric(device/float64(logical), "write-amp")
 			b.ReportMetric(device/float64(b.N), "device-B/op")
+			b.ReportMetric(dirtied/float64(b.N), "dirtied-B/op")
 			// The write-amp of a store that writes each op's outcome
 			// once, nothing else: what logging the new record versions
 			// costs before any table is kept.
@@ -645,8 +656,9 @@ func benchReadOldVsFresh(b *testing.B, e engine.Engine, rng *rand.Rand, live []u
 	}
 }
 
-// procWriteBytes is the bytes this process has caused to be written to the
-// storage device (Linux /proc/self/io write_bytes).
+// procWriteBytes is the bytes this process has dirtied in the page cache
+// (Linux /proc/self/io write_bytes), which the kernel counts as bound for
+// the storage device.
 func procWriteBytes(b testing.TB) int64 {
 	n, err := procField("/proc/self/io", "write_bytes:")
 	if err != nil {

@@ -46,7 +46,9 @@
 // never overwritten), fsyncs pages and values, writes each shard's page
 // directory and buffered changes to a new checkpoint file, then
 // atomically switches the
-// CHECKPOINT manifest to it and starts an empty log. Open loads the
+// CHECKPOINT manifest to it and starts an empty log, in the previous log's
+// file (wal.go: syncs then overwrite blocks the file has, and the file
+// system's journal stays out of them). Open loads the
 // checkpoint the manifest names and replays the log; a torn final record
 // is truncated and reported (Stats.Recovery, Logf), damage in the middle
 // of the log is refused as *engine.CorruptionError.

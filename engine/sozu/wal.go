@@ -495,11 +495,9 @@ func (w *logWindow) record(off int64, lf logFormat, gen uint64) (logRecord, erro
 	if err != nil {
 		return logRecord{}, err
 	}
-	n := len(head)
-	if n == lf.recordHeader {
-		if l := int64(binary.LittleEndian.Uint32(head)); l <= walMaxBody && off+int64(n)+l <= w.size {
-			n += int(l)
-		}
+	n, _, why := lf.headerAt(head, gen)
+	if why != "" {
+		return logRecord{why: why}, nil
 	}
 	data, err := w.at(off, n)
 	if err != nil {
@@ -509,37 +507,48 @@ func (w *logWindow) record(off int64, lf logFormat, gen uint64) (logRecord, erro
 	return logRecord{body: body, gen: recGen, length: n, why: why}, nil
 }
 
-// recordAt reads the record data starts with: its body and generation, or
-// why it is not a whole, valid record. A generation after gen cannot be a
-// record's, and is refused before the checksum is computed (scanning a
-// recycled file for records costs a compare per byte, not a checksum).
-func (lf logFormat) recordAt(data []byte, gen uint64) ([]byte, uint32, string) {
+// headerAt reads the record header data starts with: the record's length
+// (header included) and generation, or why no record can start there. A
+// generation after gen cannot be a record's: scanning a recycled file
+// byte by byte then reads and checksums only what could be a record.
+func (lf logFormat) headerAt(data []byte, gen uint64) (int, uint32, string) {
 	h := lf.recordHeader
 	if len(data) < h {
-		return nil, 0, "partial record header"
+		return 0, 0, "partial record header"
 	}
 	n := int(binary.LittleEndian.Uint32(data))
 	if n < 1 || n > walMaxBody {
-		return nil, 0, fmt.Sprintf("record length %d", n)
+		return 0, 0, "record length out of range"
 	}
-	if len(data)-h < n {
+	if !lf.stamped {
+		return h + n, uint32(gen), ""
+	}
+	recGen := binary.LittleEndian.Uint32(data[8:])
+	if recGen > uint32(gen) {
+		return 0, 0, "record of a later generation"
+	}
+	return h + n, recGen, ""
+}
+
+// recordAt reads the record data starts with: its body and generation, or
+// why it is not a whole, valid record.
+func (lf logFormat) recordAt(data []byte, gen uint64) ([]byte, uint32, string) {
+	n, recGen, why := lf.headerAt(data, gen)
+	if why != "" {
+		return nil, 0, why
+	}
+	if len(data) < n {
 		return nil, 0, "record cut short"
 	}
-	covered := data[h : h+n]
-	var recGen uint32
+	covered := data[lf.recordHeader:n]
 	if lf.stamped {
-		if recGen = binary.LittleEndian.Uint32(data[8:]); recGen > uint32(gen) {
-			return nil, 0, fmt.Sprintf("record of generation %d", recGen)
-		}
-		covered = data[8 : h+n]
-	} else {
-		recGen = uint32(gen)
+		covered = data[8:n]
 	}
 	if checksum(covered) != binary.LittleEndian.Uint32(data[4:]) {
 		return nil, 0, "record checksum mismatch"
 	}
-	body := data[h : h+n]
-	if n < 2 || body[0] < walPut || body[0] > walHeight {
+	body := data[lf.recordHeader:n]
+	if len(body) < 2 || body[0] < walPut || body[0] > walHeight {
 		return nil, 0, fmt.Sprintf("record kind %d", body[0])
 	}
 	return body, recGen, ""
