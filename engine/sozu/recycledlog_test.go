@@ -27,6 +27,28 @@ func countPresent(t *testing.T, e *Engine, keys []engine.Key) int {
 	return n
 }
 
+// openHolding opens the store in dir and checks that it holds the n
+// records putN(0, n) wrote.
+func openHolding(t *testing.T, dir string, o Options, n int) *Engine {
+	t.Helper()
+	e := openFor(t, dir, o)
+	if got := countPresent(t, e, firstKeys(n)); got != n {
+		e.Close()
+		t.Fatalf("%d of %d records", got, n)
+	}
+	return e
+}
+
+// closedStore writes 50 records in dir and closes the store cleanly.
+func closedStore(t *testing.T, dir string) {
+	t.Helper()
+	e := openFor(t, dir, tinyOptions())
+	putN(t, e, 0, 50, 20)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func pageCheckpoint(t *testing.T, e *Engine) {
 	t.Helper()
 	if err := e.Checkpoint(context.Background(), 1); err != nil {
@@ -207,31 +229,20 @@ func TestLogOfFormat1IsReplayedAndCheckpointedAway(t *testing.T) {
 	if !strings.HasPrefix(string(head), logMagic) {
 		t.Fatal("the log after a format-1 one is not of the current format")
 	}
-	e = openFor(t, dir, tinyOptions())
-	defer e.Close()
-	if n := countPresent(t, e, firstKeys(60)); n != 60 {
-		t.Fatalf("%d of 60 records", n)
-	}
+	openHolding(t, dir, tinyOptions(), 60).Close()
 }
 
 // An empty log of format 1 (what an earlier release's clean close leaves)
 // opens and is started anew in the current format.
 func TestEmptyLogOfFormat1IsStartedAnew(t *testing.T) {
 	dir := t.TempDir()
-	e := openFor(t, dir, tinyOptions())
-	putN(t, e, 0, 50, 20)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
+	closedStore(t, dir)
 	path := logPath(dir, 1)
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
-	e = openFor(t, dir, tinyOptions())
+	e := openHolding(t, dir, tinyOptions(), 50)
 	defer e.Close()
-	if n := countPresent(t, e, firstKeys(50)); n != 50 {
-		t.Fatalf("%d of 50 records", n)
-	}
 	putN(t, e, 50, 60, 20)
 	head, err := os.ReadFile(path)
 	if err != nil {
@@ -269,11 +280,7 @@ func TestLogOfAnotherGenerationIsRefused(t *testing.T) {
 	if string(after) != string(before) {
 		t.Fatal("the refused open changed the log")
 	}
-	e = openFor(t, dir, tinyOptions())
-	defer e.Close()
-	if n := countPresent(t, e, firstKeys(50)); n != 50 {
-		t.Fatalf("%d of 50 records", n)
-	}
+	openHolding(t, dir, tinyOptions(), 50).Close()
 }
 
 // A page checkpoint names the new generation in the manifest before it
@@ -282,19 +289,12 @@ func TestLogOfAnotherGenerationIsRefused(t *testing.T) {
 // empty, as it is (no write runs during a page checkpoint).
 func TestCrashBeforeTheNewLogStartsLosesNothing(t *testing.T) {
 	dir := t.TempDir()
-	e := openFor(t, dir, tinyOptions())
-	putN(t, e, 0, 50, 20)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
+	closedStore(t, dir)
 	if err := os.Remove(logPath(dir, 1)); err != nil {
 		t.Fatal(err)
 	}
-	e = openFor(t, dir, tinyOptions())
+	e := openHolding(t, dir, tinyOptions(), 50)
 	defer e.Close()
-	if n := countPresent(t, e, firstKeys(50)); n != 50 {
-		t.Fatalf("%d of 50 records", n)
-	}
 	putN(t, e, 50, 60, 20)
 	if n := countPresent(t, e, firstKeys(60)); n != 60 {
 		t.Fatalf("%d of 60 records", n)
