@@ -161,23 +161,16 @@ func (e *Engine) recover() error {
 // resumeLog opens the replayed log for appending after its valid prefix.
 // A missing log, or one of format 1 without records, is started anew in
 // the current format; one of format 1 with records stays as it is,
-// written no more (Open checkpoints it away at once). A recycled file's earlier generation is kept, to be
-// overwritten, unless this generation wrote records there before the
-// crash: then the file is cut after the valid prefix, as after a torn
-// tail, because a power loss can leave later records of this generation
-// on the disk past a stretch of the earlier one, and appending up to one
-// would bring records back that the crash had cut off.
+// written no more (Open checkpoints it away at once). What follows the
+// prefix is cut off when it is a tear, and when this generation wrote
+// records before the crash: a power loss can leave later records of this
+// generation on the disk past a stretch of an earlier one, and appending
+// up to one would bring records back that the crash had cut off. Only an
+// earlier generation's records after none of this one's are kept, to be
+// overwritten.
 func (e *Engine) resumeLog(path string, tail logTail) (*writeAheadLog, error) {
 	if tail.goodBytes == 0 {
-		log, err := createLog(path, e.gen)
-		if err != nil {
-			return nil, err
-		}
-		if err := syncData(log.f); err != nil {
-			log.close()
-			return nil, err
-		}
-		return log, nil
+		return createLog(path, e.gen)
 	}
 	e.format1Log = tail.format == format1Log
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -186,8 +179,8 @@ func (e *Engine) resumeLog(path string, tail logTail) (*writeAheadLog, error) {
 	}
 	log := newLog(f, path, e.gen, tail.goodBytes)
 	log.recyclable = tail.format == currentLogFormat
-	keep := tail.droppedBytes == 0 && tail.goodBytes == int64(tail.format.fileHeader)
-	if keep || tail.droppedBytes+tail.staleBytes == 0 {
+	records := tail.goodBytes > int64(tail.format.fileHeader)
+	if tail.droppedBytes == 0 && (tail.staleBytes == 0 || !records) {
 		return log, nil
 	}
 	if err = f.Truncate(tail.goodBytes); err == nil {

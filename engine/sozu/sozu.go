@@ -493,13 +493,7 @@ func (e *Engine) nextLog(old *writeAheadLog, gen uint64) (*writeAheadLog, error)
 	old.close()
 	os.Remove(old.path)
 	if log, err = createLog(path, gen); err == nil {
-		if err = syncData(log.f); err == nil {
-			err = engine.SyncDir(e.dir)
-		}
-		if err == nil {
-			return log, nil
-		}
-		log.close()
+		return log, nil
 	}
 	log = newLog(nil, path, gen, 0)
 	log.failed = fmt.Errorf("sozu: starting log %s: %w", path, err)

@@ -174,15 +174,22 @@ func newLog(f *os.File, path string, gen uint64, size int64) *writeAheadLog {
 	return w
 }
 
-// createLog starts the log of generation gen in a new file at path. It
-// writes the file header; the caller makes it durable.
+// createLog starts the log of generation gen in a new file at path, with
+// its header, durable (the file and its directory entry).
 func createLog(path string, gen uint64) (*writeAheadLog, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	w := newLog(f, path, gen, logFileHeaderSize)
-	if err := w.writeHeader(); err != nil {
+	err = w.writeHeader()
+	if err == nil {
+		err = syncData(f)
+	}
+	if err == nil {
+		err = engine.SyncDir(filepath.Dir(path))
+	}
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -254,12 +261,14 @@ func (w *writeAheadLog) endGroup() {
 // shard's buffer; it returns the log's length after them, the point a
 // later syncTo must reach for them to be durable.
 func (w *writeAheadLog) append(r *logRecords) (int64, error) {
+	// The buffer is the shard's and w.gen never changes: the checksums
+	// are computed before the lock, by each shard in parallel.
+	stamp(r.buf, w.gen)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.failed != nil {
 		return 0, w.failed
 	}
-	stamp(r.buf, w.gen)
 	w.pending = append(w.pending, r.buf...)
 	r.buf = r.buf[:0]
 	if len(w.pending) >= logBufferBytes {
