@@ -133,13 +133,26 @@ func (s *shard) write(batch []*request) error {
 	}
 	end, err := s.appendRecords()
 	log.endGroup()
-	if err == nil && !lazy && s.opts.Sync == engine.SyncAlways {
-		err = s.log.syncTo(end)
+	if err != nil {
+		return err
+	}
+	if lazy || s.opts.Sync != engine.SyncAlways {
+		return s.flushDirty()
+	}
+	// The table's upkeep needs nothing from the log: it runs while the
+	// log syncs, on a goroutine that owns the table until it answers. Its
+	// page writes go to pages no checkpoint references (pagestore.go), so
+	// a crash before the sync leaves them unread.
+	settled := make(chan error, 1)
+	go func() { settled <- s.table.settle() }()
+	err = s.log.syncTo(end)
+	if settleErr := <-settled; err == nil {
+		err = settleErr
 	}
 	if err != nil {
 		return s.fail(err)
 	}
-	return s.flushDirty()
+	return nil
 }
 
 func (s *shard) runRequest(r *request) error {

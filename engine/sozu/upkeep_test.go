@@ -1,0 +1,83 @@
+package sozu
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/enginetest"
+)
+
+// A batch's upkeep (writing the oldest dirty buckets out) runs while the
+// log syncs, on another goroutine (shard.write). A page write that fails
+// there must still fail the batch's call and every later write to the
+// shard, and every call acknowledged before it must be there after a
+// reopen.
+func TestPageWriteFailingDuringTheSyncFailsTheCall(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.Sync = engine.SyncAlways
+	e := openFor(t, dir, o)
+	putN(t, e, 0, 200, 20)
+	acknowledged := 200
+
+	// Each shard's page file is swapped for a read-only handle on the
+	// same file: reads go on, the next page write fails as a failing
+	// disk's would.
+	for _, s := range e.shards {
+		writable := s.table.pages.f
+		readOnly, err := os.Open(s.table.pages.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.table.pages.f = readOnly
+		defer writable.Close()
+	}
+
+	var failure error
+	for next := acknowledged; failure == nil; next += 40 {
+		if next > 20_000 {
+			t.Fatal("20,000 puts and no call failed: a failed page write went unreported, or no write reached the upkeep")
+		}
+		var batch []engine.Update
+		for i := next; i < next+40; i++ {
+			batch = append(batch, engine.Update{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
+				return engine.Mutation{Action: engine.Put, Value: make([]byte, 20), Terms: engine.Terms{ProducedAt: uint32(i)}}, nil
+			}})
+		}
+		errs, err := e.Update(context.Background(), batch)
+		if err != nil {
+			failure = err
+			break
+		}
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		acknowledged = next + 40
+	}
+	if !errors.Is(failure, syscall.EBADF) {
+		t.Fatalf("the failed call's error is not the page write's: %v", failure)
+	}
+	// The shard that failed refuses every later write (a batch of 64 keys
+	// reaches every shard).
+	batch := make([]engine.Update, 0, 64)
+	for i := range 64 {
+		batch = append(batch, engine.Update{Key: enginetest.K(uint64(30_000 + i)), Fn: func([]byte) (engine.Mutation, error) {
+			return engine.Mutation{Action: engine.Put, Value: []byte("after")}, nil
+		}})
+	}
+	if _, err := e.Update(context.Background(), batch); err == nil {
+		t.Fatal("a shard whose page write failed took further writes")
+	}
+	if err := e.Close(); err == nil {
+		t.Fatal("Close after a failed page write reported no error")
+	}
+
+	e = openHolding(t, dir, o, acknowledged)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
