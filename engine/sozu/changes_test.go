@@ -59,7 +59,7 @@ func TestChangesAreAppliedAtTheThreshold(t *testing.T) {
 		t.Fatalf("changes of %d bytes still buffered over the %d-byte threshold", c.bytes(), applyThreshold)
 	}
 	child := tb.cache[bucketAddr{1, 0}]
-	if child == nil || !child.dirty || len(child.b.entries) == 0 {
+	if child.b == nil || !child.dirty || len(child.b.entries) == 0 {
 		t.Fatal("the child did not receive its changes at the threshold")
 	}
 }

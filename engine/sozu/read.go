@@ -59,11 +59,14 @@ func (t *table) get(keys []engine.Key, minHeight uint32) ([][]byte, error) {
 			}
 			// A summary that holds none of the keys answers for the
 			// bucket: its pages need not be read.
-			b := &bucket{}
-			if m := t.storedSummary(layer, idx); m != nil && !slices.ContainsFunc(keysHere, func(i int) bool { return m.mayHold(&keys[i]) }) {
-				b.hasChildren, b.maxHeight = m.hasChildren, m.maxHeight
-			} else {
-				if b, err = t.load(layer, idx); err != nil {
+			b, m := t.held(layer, idx)
+			switch {
+			case b != nil:
+				t.bucketVisits++
+			case m != nil && !slices.ContainsFunc(keysHere, func(i int) bool { return m.mayHold(&keys[i]) }):
+				b = &bucket{hasChildren: m.hasChildren, maxHeight: m.maxHeight}
+			default:
+				if b, err = t.readIn(layer, idx); err != nil {
 					return nil, err
 				}
 				t.bucketVisits++

@@ -25,7 +25,7 @@ type table struct {
 	// deferred (bounded by Options.DirtyBytes, forced at checkpoints)
 	// because the log already makes the change durable and several spills
 	// into one bucket then cost one page write.
-	cache map[bucketAddr]*cachedBucket
+	cache map[bucketAddr]cachedBucket
 	// loaded lists the addresses put in the cache since the last
 	// dropClean, and dirtyOrder the cached buckets marked dirty, in the
 	// order they became dirty: commits run them after every batch, so they
@@ -67,7 +67,7 @@ func newTable(o Options, pages *pageStore, values *valueLog, now func() int64) *
 		layer0Marked: make([]bool, o.Layer0Buckets),
 		pages:        pages,
 		values:       values,
-		cache:        make(map[bucketAddr]*cachedBucket),
+		cache:        make(map[bucketAddr]cachedBucket),
 		pending:      make(map[bucketAddr]*changes),
 		filter:       newKeyFilter(o.FilterKeys),
 		indexes:      newSecondaryIndexes(),
@@ -83,21 +83,39 @@ func newTable(o Options, pages *pageStore, values *valueLog, now func() int64) *
 	return t
 }
 
-// load returns the bucket at (layer, index): layer 0 from memory, deeper
-// ones from the cache or their pages.
-func (t *table) load(layer int, index uint64) (*bucket, error) {
+// held returns the bucket at (layer, index) when memory holds it (layer
+// 0, or a cached deep bucket), and otherwise the summary of its stored
+// state when one is known (pageStore.summaryOf): one cache probe answers
+// both.
+func (t *table) held(layer int, index uint64) (*bucket, *summary) {
 	if layer == 0 {
 		return t.layer0[index], nil
 	}
 	addr := bucketAddr{uint8(layer), index}
-	if c, ok := t.cache[addr]; ok {
-		return c.b, nil
+	if b := t.cache[addr].b; b != nil {
+		return b, nil
 	}
+	return nil, t.pages.summaryOf(addr)
+}
+
+// load returns the bucket at (layer, index): from memory, or read from
+// its pages into the cache.
+func (t *table) load(layer int, index uint64) (*bucket, error) {
+	if b, _ := t.held(layer, index); b != nil {
+		return b, nil
+	}
+	return t.readIn(layer, index)
+}
+
+// readIn reads the deep bucket at (layer, index), which memory does not
+// hold, into the cache.
+func (t *table) readIn(layer int, index uint64) (*bucket, error) {
+	addr := bucketAddr{uint8(layer), index}
 	b, err := t.pages.read(addr)
 	if err != nil {
 		return nil, err
 	}
-	t.cache[addr] = &cachedBucket{b: b}
+	t.cache[addr] = cachedBucket{b: b}
 	t.loaded = append(t.loaded, addr)
 	return b, nil
 }
@@ -111,8 +129,8 @@ func (t *table) markDirty(layer int, index uint64) {
 		return
 	}
 	addr := bucketAddr{uint8(layer), index}
-	if c := t.cache[addr]; c != nil && !c.dirty {
-		c.dirty = true
+	if c := t.cache[addr]; c.b != nil && !c.dirty {
+		t.cache[addr] = cachedBucket{b: c.b, dirty: true}
 		t.dirtyOrder = append(t.dirtyOrder, addr)
 	}
 }
@@ -143,15 +161,18 @@ func (t *table) locate(k *engine.Key) (location, bool, error) {
 				return location{}, false, nil
 			}
 		}
-		if m := t.storedSummary(layer, idx); m != nil && !m.mayHold(k) {
+		b, m := t.held(layer, idx)
+		if b == nil && m != nil && !m.mayHold(k) {
 			if !m.hasChildren {
 				break
 			}
 			continue
 		}
-		b, err := t.load(layer, idx)
-		if err != nil {
-			return location{}, false, err
+		if b == nil {
+			var err error
+			if b, err = t.readIn(layer, idx); err != nil {
+				return location{}, false, err
+			}
 		}
 		if pos := b.find(k); pos >= 0 {
 			return location{layer, idx, b, pos, nil}, true, nil
@@ -161,18 +182,6 @@ func (t *table) locate(k *engine.Key) (location, bool, error) {
 		}
 	}
 	return location{}, false, nil
-}
-
-// storedSummary is the summary of the bucket at (layer, index) when its
-// pages hold its current state (it is not in the cache, where it may have
-// changed) and one is known; nil otherwise. Buffered changes are not in
-// it: callers look at them first.
-func (t *table) storedSummary(layer int, index uint64) *summary {
-	addr := bucketAddr{uint8(layer), index}
-	if layer == 0 || t.cache[addr] != nil {
-		return nil
-	}
-	return t.pages.summaryOf(addr)
 }
 
 // lookup is locate behind the filter's proof of absence; it also measures
@@ -246,12 +255,15 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 	// height-filtered read would stop above it.
 	for layer := 0; layer < loc.layer; layer++ {
 		idx := t.layout.bucketIndex(h, layer)
-		if m := t.storedSummary(layer, idx); m != nil && m.maxHeight >= e.terms.ProducedAt {
+		b, m := t.held(layer, idx)
+		if b == nil && m != nil && m.maxHeight >= e.terms.ProducedAt {
 			continue
 		}
-		b, err := t.load(layer, idx)
-		if err != nil {
-			return err
+		if b == nil {
+			var err error
+			if b, err = t.readIn(layer, idx); err != nil {
+				return err
+			}
 		}
 		if b.raiseHeight(e.terms.ProducedAt) {
 			t.markDirty(layer, idx)
@@ -278,7 +290,7 @@ func (t *table) buffers(loc location) bool {
 	if t.pending[addr] != nil {
 		return true
 	}
-	if c := t.cache[addr]; c != nil && c.dirty {
+	if t.cache[addr].dirty {
 		return false
 	}
 	return t.buffering(loc.layer)
@@ -380,10 +392,7 @@ func (t *table) writeDirty(addrs []bucketAddr) error {
 			indexes[i] = a.index
 		}
 		err := t.writeOut(layer, indexes, func(i uint64) *bucket {
-			if c := t.cache[bucketAddr{layer, i}]; c != nil {
-				return c.b
-			}
-			return nil
+			return t.cache[bucketAddr{layer, i}].b
 		})
 		if err != nil {
 			return err
