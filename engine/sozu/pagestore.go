@@ -42,8 +42,9 @@ type pageStore struct {
 	sparse map[bucketAddr][]*run
 	npages uint32
 	free   []uint32
-	// fresh holds the pages allocated since the last checkpoint.
-	fresh map[uint32]struct{}
+	// fresh marks, by page number, the pages allocated since the last
+	// checkpoint.
+	fresh []bool
 	// retired holds pages the last checkpoint references but the current
 	// state no longer uses.
 	retired []uint32
@@ -91,7 +92,7 @@ func openPageStore(path string) (*pageStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pageStore{f: f, path: path, dir: make(map[bucketAddr]*run), sparse: make(map[bucketAddr][]*run), fresh: make(map[uint32]struct{}), pageBuf: make([]byte, PageSize)}, nil
+	return &pageStore{f: f, path: path, dir: make(map[bucketAddr]*run), sparse: make(map[bucketAddr][]*run), pageBuf: make([]byte, PageSize)}, nil
 }
 
 // adopt installs the runs of a checkpoint and derives the free pages:
@@ -316,7 +317,12 @@ func splitRun(stream []byte, members []uint64) ([][]byte, error) {
 	if n != uint64(len(members)) {
 		return nil, fmt.Errorf("run holds %d buckets, the directory %d", n, len(members))
 	}
-	lengths := make([]uint64, n)
+	if n > runSpan {
+		return nil, fmt.Errorf("run holds %d buckets, more than a span's %d", n, runSpan)
+	}
+	// Their lengths fit on the stack: a run lies in one span.
+	var stack [runSpan]uint64
+	lengths := stack[:n]
 	for i := range lengths {
 		var index uint64
 		if index, rest, err = readUvarint(rest); err != nil {
@@ -518,14 +524,18 @@ func (s *pageStore) allocate() uint32 {
 		p = s.npages
 		s.npages++
 	}
-	s.fresh[p] = struct{}{}
+	if n := int(p) + 1; n > len(s.fresh) {
+		// Past len nothing was ever set: the slice only grows.
+		s.fresh = slices.Grow(s.fresh, n-len(s.fresh))[:n]
+	}
+	s.fresh[p] = true
 	return p
 }
 
 func (s *pageStore) release(pages []uint32) {
 	for _, p := range pages {
-		if _, ok := s.fresh[p]; ok {
-			delete(s.fresh, p)
+		if int(p) < len(s.fresh) && s.fresh[p] {
+			s.fresh[p] = false
 			s.free = append(s.free, p)
 		} else {
 			s.retired = append(s.retired, p)
