@@ -422,6 +422,10 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 			records += int64(size[i]) + engine.KeySize
 		}
 		b.ReportMetric(float64(records)/float64(len(live))/avgValue, "records/value")
+		// The disk per live record over its own encoded size (its key
+		// and current value): the other reading of "bytes on disk per
+		// live record over its encoded size", whose floor is 1.
+		b.ReportMetric(disk/float64(records), "disk/record")
 		b.ReportMetric(disk/float64(len(live)), "disk-B/live")
 	}
 	if h.Report != nil {
