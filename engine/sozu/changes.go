@@ -1,7 +1,6 @@
 package sozu
 
 import (
-	"cmp"
 	"slices"
 	"unsafe"
 
@@ -117,7 +116,7 @@ func newChanges() *changes {
 // otherwise stay in memory as long as the entry waits here.
 func (t *table) bufferAdd(layer int, index uint64, e entry) error {
 	e.value = slices.Clone(e.value)
-	c := t.changesOf(bucketAddr{uint8(layer), index})
+	c := t.changesOf(addrOf(uint8(layer), index))
 	t.pendingMemory += c.add(e)
 	t.layers[layer].entries++
 	t.layers[layer].bytes += int64(e.encodedSize())
@@ -133,7 +132,7 @@ func (t *table) bufferReplace(loc location, e entry) error {
 		t.pendingMemory += loc.changes.replace(loc.pos, e)
 		return t.applyIfFull(loc.layer, loc.index, loc.changes)
 	}
-	c := t.changesOf(bucketAddr{uint8(loc.layer), loc.index})
+	c := t.changesOf(addrOf(uint8(loc.layer), loc.index))
 	t.pendingMemory += c.add(e)
 	return t.applyIfFull(loc.layer, loc.index, c)
 }
@@ -147,7 +146,7 @@ func (t *table) bufferRemove(loc location) (entry, error) {
 	if c != nil {
 		t.pendingMemory += c.removeAt(loc.pos)
 	} else {
-		c = t.changesOf(bucketAddr{uint8(loc.layer), loc.index})
+		c = t.changesOf(addrOf(uint8(loc.layer), loc.index))
 	}
 	// A buffered version may stand for a stored one: delete both.
 	t.pendingMemory += c.markRemoved(e.key)
@@ -158,7 +157,7 @@ func (t *table) applyIfFull(layer int, index uint64, c *changes) error {
 	if c.bytes() < applyThreshold {
 		return nil
 	}
-	return t.apply(bucketAddr{uint8(layer), index})
+	return t.apply(addrOf(uint8(layer), index))
 }
 
 // apply merges the changes buffered for addr into the bucket: one page
@@ -169,8 +168,8 @@ func (t *table) apply(addr bucketAddr) error {
 	c := t.pending[addr]
 	delete(t.pending, addr)
 	t.pendingMemory -= c.memory
-	layer := int(addr.layer)
-	b, err := t.load(layer, addr.index)
+	layer := int(addr.layer())
+	b, err := t.load(layer, addr.index())
 	if err != nil {
 		return err
 	}
@@ -183,9 +182,9 @@ func (t *table) apply(addr bucketAddr) error {
 			t.layers[layer].buckets++
 		}
 	}
-	t.markDirty(layer, addr.index)
+	t.markDirty(layer, addr.index())
 	if t.overflowing(layer, b) {
-		return t.spill(layer, addr.index, b)
+		return t.spill(layer, addr.index(), b)
 	}
 	t.purge(layer, b)
 	return nil
@@ -213,11 +212,4 @@ func (t *table) trimPending(budget int) error {
 		}
 	}
 	return nil
-}
-
-func compareAddr(a, b bucketAddr) int {
-	if a.layer != b.layer {
-		return cmp.Compare(a.layer, b.layer)
-	}
-	return cmp.Compare(a.index, b.index)
 }

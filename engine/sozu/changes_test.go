@@ -55,10 +55,10 @@ func TestChangesAreAppliedAtTheThreshold(t *testing.T) {
 		mustPut(t, tb, childKey(n, 0), engine.Terms{ProducedAt: uint32(n)})
 		n++
 	}
-	if c := tb.pending[bucketAddr{1, 0}]; c != nil && c.bytes() >= applyThreshold {
+	if c := tb.pending[addrOf(1, 0)]; c != nil && c.bytes() >= applyThreshold {
 		t.Fatalf("changes of %d bytes still buffered over the %d-byte threshold", c.bytes(), applyThreshold)
 	}
-	child := tb.cache[bucketAddr{1, 0}]
+	child := tb.cache[addrOf(1, 0)]
 	if child.b == nil || !child.dirty || len(child.b.entries) == 0 {
 		t.Fatal("the child did not receive its changes at the threshold")
 	}
@@ -319,7 +319,7 @@ func TestBucketWithBufferedChangesIsNotBypassed(t *testing.T) {
 	if err := tb.put(loc, true, entry{key: first, terms: loc.b.entries[loc.pos].terms}, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
-	if tb.pending[bucketAddr{1, 0}] == nil {
+	if tb.pending[addrOf(1, 0)] == nil {
 		t.Fatal("the update of a stored deep entry was not buffered")
 	}
 	// A deeper write raising the height would mark the bucket dirty.

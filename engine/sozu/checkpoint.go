@@ -137,8 +137,8 @@ func (t *table) encodeCheckpoint(gen uint64) []byte {
 	// buffer exists to spread out.
 	out = binary.AppendUvarint(out, uint64(len(t.pending)))
 	for a, c := range t.pending {
-		out = append(out, a.layer)
-		out = binary.AppendUvarint(out, a.index)
+		out = append(out, a.layer())
+		out = binary.AppendUvarint(out, a.index())
 		out = binary.AppendUvarint(out, uint64(len(c.put.entries)))
 		for i := range c.put.entries {
 			out = appendEntry(out, &c.put.entries[i])
@@ -282,9 +282,13 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 	}
 	img.pending = make(map[bucketAddr]*changes)
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
-		a := bucketAddr{layer: r.byte(), index: r.uvarint()}
-		if r.err == nil && (a.layer == 0 || int(a.layer) >= l.layers || a.index >= l.bucketsIn(int(a.layer)) || img.pending[a] != nil) {
-			return nil, fmt.Errorf("buffered changes for %v outside the deep layers or twice", a)
+		layer, index := r.byte(), r.uvarint()
+		if r.err == nil && (layer == 0 || int(layer) >= l.layers || index >= l.bucketsIn(int(layer))) {
+			return nil, fmt.Errorf("buffered changes for layer %d bucket %d, outside the deep layers", layer, index)
+		}
+		a := addrOf(layer, index)
+		if img.pending[a] != nil {
+			return nil, fmt.Errorf("buffered changes for %v twice", a)
 		}
 		c := newChanges()
 		for m := r.uvarint(); m > 0 && r.err == nil; m-- {

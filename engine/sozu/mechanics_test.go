@@ -226,7 +226,7 @@ func TestBatchedReadVisitsEachBucketOnce(t *testing.T) {
 		h := keyHash(&keys[i])
 		for layer := 0; layer < tb.layout.layers; layer++ {
 			idx := tb.layout.bucketIndex(h, layer)
-			want[bucketAddr{uint8(layer), idx}] = true
+			want[addrOf(uint8(layer), idx)] = true
 			b, _ := tb.load(layer, idx)
 			if b.find(&keys[i]) >= 0 {
 				break
@@ -276,7 +276,7 @@ func TestSettleWritesOutTheOldestDirtyBuckets(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n, i := range order {
-		addr := bucketAddr{1, i}
+		addr := addrOf(1, i)
 		_, stored := tb.pages.dir[addr]
 		c, cached := tb.cache[addr]
 		if written := n < 2; written {

@@ -154,6 +154,9 @@ func (o Options) withDefaults() (Options, error) {
 	if used > 64 {
 		return o, fmt.Errorf("sozu: shards, buckets and layers need %d hash bits, only 64 exist", used)
 	}
+	if index := used - bits.TrailingZeros(uint(o.Shards)); index > addrIndexBits {
+		return o, fmt.Errorf("sozu: the last layer's bucket indexes need %d bits, a bucket address keeps %d: use fewer layers, a smaller fan-out or more shards", index, addrIndexBits)
+	}
 	for _, a := range o.FlowRatio {
 		if a < 0 || a >= 1 {
 			return o, fmt.Errorf("sozu: flow ratio %v outside [0,1)", a)

@@ -20,7 +20,7 @@ func childKey(n, c uint64) engine.Key { return mkKey(n, c<<61|n<<20) }
 func runsOf(tb *table, layer uint8) map[*run]bool {
 	runs := map[*run]bool{}
 	for a, r := range tb.pages.dir {
-		if a.layer == layer {
+		if a.layer() == layer {
 			runs[r] = true
 		}
 	}
@@ -46,7 +46,7 @@ func TestSparseSiblingsShareAPage(t *testing.T) {
 	}
 	children := 0
 	for a := range tb.pages.dir {
-		if a.layer == 1 {
+		if a.layer() == 1 {
 			children++
 		}
 	}
@@ -132,7 +132,7 @@ func TestFillingSiblingsSplitIntoRunsOfTheirOwn(t *testing.T) {
 		t.Fatalf("changing one bucket wrote %d pages, want its run's %d", got, len(alone.pages))
 	}
 	for a, r := range tb.pages.dir {
-		if a.index != alone.members[0] && before[a] != r {
+		if a.index() != alone.members[0] && before[a] != r {
 			t.Fatalf("sibling %v was rewritten", a)
 		}
 	}
@@ -149,7 +149,7 @@ func TestRunHoldingOtherBucketsIsCorrupt(t *testing.T) {
 	settle(t, tb)
 	for r := range runsOf(tb, 1) {
 		r.members[0]++ // the directory now disagrees with the page
-		_, err := tb.pages.read(bucketAddr{1, r.members[0]})
+		_, err := tb.pages.read(addrOf(1, r.members[0]))
 		var corrupt *engine.CorruptionError
 		if !errors.As(err, &corrupt) {
 			t.Fatalf("read of a run holding other buckets: %v", err)

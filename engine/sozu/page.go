@@ -29,14 +29,22 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
-// bucketAddr names a bucket: its layer and its index within the layer (of
-// its shard).
-type bucketAddr struct {
-	layer uint8
-	index uint64
+// bucketAddr names a bucket: its layer (the top 8 bits) and its index
+// within the layer of its shard (the rest; Options.withDefaults keeps a
+// layout's indexes within them). One integer, so the maps it keys hash
+// and compare a word, and addresses sort by layer, then index.
+type bucketAddr uint64
+
+const addrIndexBits = 56
+
+func addrOf(layer uint8, index uint64) bucketAddr {
+	return bucketAddr(uint64(layer)<<addrIndexBits | index)
 }
 
-func (a bucketAddr) String() string { return fmt.Sprintf("layer %d bucket %d", a.layer, a.index) }
+func (a bucketAddr) layer() uint8  { return uint8(a >> addrIndexBits) }
+func (a bucketAddr) index() uint64 { return uint64(a) & (1<<addrIndexBits - 1) }
+
+func (a bucketAddr) String() string { return fmt.Sprintf("layer %d bucket %d", a.layer(), a.index()) }
 
 // pageCount is the number of pages an encoded bucket of n bytes takes (an
 // empty stream still takes one).
@@ -48,11 +56,11 @@ func encodePage(p []byte, addr bucketAddr, stream []byte, seq, count int) {
 	chunk := stream[min(seq*pagePayload, len(stream)):min((seq+1)*pagePayload, len(stream))]
 	clear(p)
 	p[4] = pageMagic
-	p[5] = addr.layer
+	p[5] = addr.layer()
 	binary.LittleEndian.PutUint16(p[6:], uint16(seq))
 	binary.LittleEndian.PutUint16(p[8:], uint16(count))
 	binary.LittleEndian.PutUint16(p[10:], uint16(len(chunk)))
-	binary.LittleEndian.PutUint64(p[12:], addr.index)
+	binary.LittleEndian.PutUint64(p[12:], addr.index())
 	copy(p[pageHeaderSize:], chunk)
 	binary.LittleEndian.PutUint32(p[0:], checksum(p[4:]))
 }
@@ -63,7 +71,7 @@ func checkPage(p []byte, addr bucketAddr, seq, count int) ([]byte, error) {
 	if got, want := checksum(p[4:]), binary.LittleEndian.Uint32(p[0:]); got != want {
 		return nil, fmt.Errorf("page checksum %08x, stored %08x", got, want)
 	}
-	if p[4] != pageMagic || p[5] != addr.layer || binary.LittleEndian.Uint64(p[12:]) != addr.index {
+	if p[4] != pageMagic || p[5] != addr.layer() || binary.LittleEndian.Uint64(p[12:]) != addr.index() {
 		return nil, fmt.Errorf("page belongs to layer %d bucket %d", p[5], binary.LittleEndian.Uint64(p[12:]))
 	}
 	if int(binary.LittleEndian.Uint16(p[6:])) != seq || int(binary.LittleEndian.Uint16(p[8:])) != count {

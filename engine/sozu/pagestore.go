@@ -121,7 +121,7 @@ func (s *pageStore) adopt(runs []*run) error {
 			used[p] = true
 		}
 		for _, m := range r.members {
-			a := bucketAddr{r.layer, m}
+			a := addrOf(r.layer, m)
 			if s.dir[a] != nil {
 				return &engine.CorruptionError{Engine: "sozu", Where: s.path, Detail: fmt.Sprintf("checkpoint places %v in two runs", a)}
 			}
@@ -193,10 +193,10 @@ func (s *pageStore) summaryBytes() int64 {
 // summaryOf is the summary of the bucket at addr as stored, or nil when
 // none is known.
 func (s *pageStore) summaryOf(addr bucketAddr) *summary {
-	if int(addr.layer) >= len(s.summaries) || s.summaries[addr.layer] == nil {
+	if int(addr.layer()) >= len(s.summaries) || s.summaries[addr.layer()] == nil {
 		return nil
 	}
-	if m := &s.summaries[addr.layer][addr.index]; m.known {
+	if m := &s.summaries[addr.layer()][addr.index()]; m.known {
 		return m
 	}
 	return nil
@@ -204,10 +204,10 @@ func (s *pageStore) summaryOf(addr bucketAddr) *summary {
 
 // noteSummary records b as the stored state of the bucket at addr.
 func (s *pageStore) noteSummary(addr bucketAddr, b *bucket) {
-	if int(addr.layer) >= len(s.summaries) || s.summaries[addr.layer] == nil {
+	if int(addr.layer()) >= len(s.summaries) || s.summaries[addr.layer()] == nil {
 		return
 	}
-	m := &s.summaries[addr.layer][addr.index]
+	m := &s.summaries[addr.layer()][addr.index()]
 	m.fingerprints = m.fingerprints[:0]
 	for i := range b.entries {
 		m.fingerprints = append(m.fingerprints, fingerprint(&b.entries[i].key))
@@ -215,10 +215,10 @@ func (s *pageStore) noteSummary(addr bucketAddr, b *bucket) {
 	m.maxHeight, m.hasChildren, m.known = b.maxHeight, b.hasChildren, true
 }
 
-func (r *run) first() bucketAddr { return bucketAddr{r.layer, r.members[0]} }
+func (r *run) first() bucketAddr { return addrOf(r.layer, r.members[0]) }
 
 // span is the address of the first bucket of the span holding r.
-func (r *run) span() bucketAddr { return bucketAddr{r.layer, r.members[0] &^ (runSpan - 1)} }
+func (r *run) span() bucketAddr { return addrOf(r.layer, r.members[0]&^(runSpan-1)) }
 
 func (s *pageStore) noteSparse(r *run) {
 	if r.size <= sparseRun {
@@ -241,7 +241,7 @@ func (s *pageStore) forgetSparse(r *run) {
 // runs calls fn once for every run.
 func (s *pageStore) runs(fn func(r *run) error) error {
 	for a, r := range s.dir {
-		if a.index == r.members[0] {
+		if a.index() == r.members[0] {
 			if err := fn(r); err != nil {
 				return err
 			}
@@ -268,13 +268,13 @@ func (s *pageStore) read(addr bucketAddr) (*bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	i, _ := slices.BinarySearch(r.members, addr.index)
+	i, _ := slices.BinarySearch(r.members, addr.index())
 	return s.decodeMember(r, spans, i)
 }
 
 // decodeMember decodes member k of run r from the spans readRun returned.
 func (s *pageStore) decodeMember(r *run, spans [][]byte, k int) (*bucket, error) {
-	addr := bucketAddr{r.layer, r.members[k]}
+	addr := addrOf(r.layer, r.members[k])
 	b, err := decodeBucket(spans[k])
 	if err != nil {
 		return nil, s.corrupt(r.pages[0], addr, err)
@@ -376,7 +376,7 @@ func (s *pageStore) writeRange(layer uint8, first uint64, changed []uint64, curr
 	members := make([]member, 0, len(changed))
 	small := false
 	for _, i := range changed {
-		b, r := current(i), s.dir[bucketAddr{layer, i}]
+		b, r := current(i), s.dir[addrOf(layer, i)]
 		takeApart(r)
 		members = append(members, member{index: i, b: b, changed: true})
 		small = small || b.size <= sparseRun || (r != nil && r.size <= sparseRun)
@@ -384,7 +384,7 @@ func (s *pageStore) writeRange(layer uint8, first uint64, changed []uint64, curr
 	// Only a small bucket gains from sharing a page with sparse
 	// neighbours.
 	if small {
-		for _, r := range s.sparse[bucketAddr{layer, first}] {
+		for _, r := range s.sparse[addrOf(layer, first)] {
 			takeApart(r)
 		}
 	}
@@ -410,8 +410,8 @@ func (s *pageStore) writeRange(layer uint8, first uint64, changed []uint64, curr
 	members = slices.DeleteFunc(members, func(x member) bool {
 		if x.b != nil && x.b.empty() {
 			// Not stored: it reads as empty, without children.
-			delete(s.dir, bucketAddr{layer, x.index})
-			s.noteSummary(bucketAddr{layer, x.index}, x.b)
+			delete(s.dir, addrOf(layer, x.index))
+			s.noteSummary(addrOf(layer, x.index), x.b)
 			return true
 		}
 		return false
@@ -446,7 +446,7 @@ func (s *pageStore) writeRange(layer uint8, first uint64, changed []uint64, curr
 			return nil
 		}
 		pack := indexes[from:to:to]
-		r := s.dir[bucketAddr{layer, pack[0]}]
+		r := s.dir[addrOf(layer, pack[0])]
 		if r != nil && slices.Contains(olds, r) && slices.Equal(r.members, pack) &&
 			!slices.ContainsFunc(members[from:to], func(x member) bool { return x.changed }) {
 			kept = append(kept, r)
@@ -470,7 +470,7 @@ func (s *pageStore) writeRange(layer uint8, first uint64, changed []uint64, curr
 	}
 	for _, m := range members {
 		if m.b != nil {
-			s.noteSummary(bucketAddr{layer, m.index}, m.b)
+			s.noteSummary(addrOf(layer, m.index), m.b)
 		}
 	}
 	for _, r := range olds {
@@ -509,7 +509,7 @@ func (s *pageStore) writeRun(layer uint8, members []uint64, encoded [][]byte) er
 		}
 	}
 	for _, m := range members {
-		s.dir[bucketAddr{layer, m}] = r
+		s.dir[addrOf(layer, m)] = r
 	}
 	s.noteSparse(r)
 	return nil

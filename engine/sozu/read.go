@@ -39,7 +39,7 @@ func (t *table) get(keys []engine.Key, minHeight uint32) ([][]byte, error) {
 		for _, idx := range indexes {
 			keysHere := level[idx]
 			// Buffered changes come before the bucket (changes.go).
-			if c := t.pending[bucketAddr{uint8(layer), idx}]; c != nil {
+			if c := t.pending[addrOf(uint8(layer), idx)]; c != nil {
 				rest := keysHere[:0:0]
 				for _, i := range keysHere {
 					if pos := c.put.find(&keys[i]); pos >= 0 {

@@ -69,7 +69,7 @@ func (t *table) spill(layer int, index uint64, b *bucket) error {
 	var order []uint64
 	for _, e := range flow {
 		ci := t.layout.bucketIndex(keyHash(&e.key), layer+1)
-		if buffering || t.pending[bucketAddr{uint8(layer + 1), ci}] != nil {
+		if buffering || t.pending[addrOf(uint8(layer+1), ci)] != nil {
 			if err := t.bufferAdd(layer+1, ci, e); err != nil {
 				return err
 			}

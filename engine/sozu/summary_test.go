@@ -49,7 +49,7 @@ func TestLookupReadsOnlyTheBucketHoldingTheKey(t *testing.T) {
 		if layer >= 2 {
 			deep++
 		}
-		run := tb.pages.dir[bucketAddr{uint8(layer), tb.layout.bucketIndex(keyHash(&k), layer)}]
+		run := tb.pages.dir[addrOf(uint8(layer), tb.layout.bucketIndex(keyHash(&k), layer))]
 		if reads != uint64(len(run.pages)) {
 			t.Fatalf("a key of layer %d cost %d page reads; the run holding it has %d pages", layer, reads, len(run.pages))
 		}
@@ -70,7 +70,7 @@ func TestFingerprintCollisionsCostReadsNotAnswers(t *testing.T) {
 			continue
 		}
 		h := keyHash(&k)
-		own := uint64(len(tb.pages.dir[bucketAddr{uint8(layer), tb.layout.bucketIndex(h, layer)}].pages))
+		own := uint64(len(tb.pages.dir[addrOf(uint8(layer), tb.layout.bucketIndex(h, layer))].pages))
 		if reads > own {
 			extra++
 		}

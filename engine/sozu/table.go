@@ -91,7 +91,7 @@ func (t *table) held(layer int, index uint64) (*bucket, *summary) {
 	if layer == 0 {
 		return t.layer0[index], nil
 	}
-	addr := bucketAddr{uint8(layer), index}
+	addr := addrOf(uint8(layer), index)
 	if b := t.cache[addr].b; b != nil {
 		return b, nil
 	}
@@ -110,7 +110,7 @@ func (t *table) load(layer int, index uint64) (*bucket, error) {
 // readIn reads the deep bucket at (layer, index), which memory does not
 // hold, into the cache.
 func (t *table) readIn(layer int, index uint64) (*bucket, error) {
-	addr := bucketAddr{uint8(layer), index}
+	addr := addrOf(uint8(layer), index)
 	b, err := t.pages.read(addr)
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (t *table) markDirty(layer int, index uint64) {
 		}
 		return
 	}
-	addr := bucketAddr{uint8(layer), index}
+	addr := addrOf(uint8(layer), index)
 	if c := t.cache[addr]; c.b != nil && !c.dirty {
 		t.cache[addr] = cachedBucket{b: c.b, dirty: true}
 		t.dirtyOrder = append(t.dirtyOrder, addr)
@@ -152,7 +152,7 @@ func (t *table) locate(k *engine.Key) (location, bool, error) {
 	h := keyHash(k)
 	for layer := 0; layer < t.layout.layers; layer++ {
 		idx := t.layout.bucketIndex(h, layer)
-		if c := t.pending[bucketAddr{uint8(layer), idx}]; c != nil {
+		if c := t.pending[addrOf(uint8(layer), idx)]; c != nil {
 			if pos := c.put.find(k); pos >= 0 {
 				return location{layer, idx, &c.put, pos, c}, true, nil
 			}
@@ -286,7 +286,7 @@ func (t *table) buffers(loc location) bool {
 	if loc.layer == 0 {
 		return false
 	}
-	addr := bucketAddr{uint8(loc.layer), loc.index}
+	addr := addrOf(uint8(loc.layer), loc.index)
 	if t.pending[addr] != nil {
 		return true
 	}
@@ -380,19 +380,19 @@ func (t *table) flushOldest(n int) error {
 // writeDirty writes the cached buckets at addrs out, sorted by address:
 // a layer's pages then lie close together. It leaves them in the cache.
 func (t *table) writeDirty(addrs []bucketAddr) error {
-	addrs = slices.SortedFunc(slices.Values(addrs), compareAddr)
+	addrs = slices.Sorted(slices.Values(addrs))
 	for len(addrs) > 0 {
-		layer := addrs[0].layer
+		layer := addrs[0].layer()
 		n := 1
-		for n < len(addrs) && addrs[n].layer == layer {
+		for n < len(addrs) && addrs[n].layer() == layer {
 			n++
 		}
 		indexes := make([]uint64, n)
 		for i, a := range addrs[:n] {
-			indexes[i] = a.index
+			indexes[i] = a.index()
 		}
 		err := t.writeOut(layer, indexes, func(i uint64) *bucket {
-			return t.cache[bucketAddr{layer, i}].b
+			return t.cache[addrOf(layer, i)].b
 		})
 		if err != nil {
 			return err
@@ -491,7 +491,7 @@ func (t *table) walk(fn func(layer int, b *bucket, held bool) error) error {
 		if len(b.entries) == 0 {
 			return nil
 		}
-		return fn(int(a.layer), b, held)
+		return fn(int(a.layer()), b, held)
 	}
 	for a, c := range t.cache {
 		if err := visit(a, c.b); err != nil {
@@ -504,7 +504,7 @@ func (t *table) walk(fn func(layer int, b *bucket, held bool) error) error {
 		}
 		var spans [][]byte
 		for k, m := range r.members {
-			a := bucketAddr{r.layer, m}
+			a := addrOf(r.layer, m)
 			if seen[a] {
 				continue
 			}

@@ -25,15 +25,16 @@ func TestParseTuning(t *testing.T) {
 	}
 
 	for spec, want := range map[string]string{
-		"shards":            "want name=value",
-		"shards=3":          "powers of two",
-		"shards=-4":         "positive whole number",
-		"alpha=1":           "ratio in [0, 1)",
-		"alpha=abc":         "ratio in [0, 1)",
-		"pagesize=8192":     "unknown setting",
-		"shards=4,shards=8": "set twice",
-		"inline=4000":       "InlineMax",
-		"layers=40":         "hash bits",
+		"shards":                                "want name=value",
+		"shards=3":                              "powers of two",
+		"shards=-4":                             "positive whole number",
+		"alpha=1":                               "ratio in [0, 1)",
+		"alpha=abc":                             "ratio in [0, 1)",
+		"pagesize=8192":                         "unknown setting",
+		"shards=4,shards=8":                     "set twice",
+		"inline=4000":                           "InlineMax",
+		"layers=40":                             "hash bits",
+		"shards=1,b0=1048576,fanout=8,layers=6": "bucket address keeps 56",
 	} {
 		_, err := ParseTuning(spec)
 		var te *TuningError
