@@ -259,11 +259,11 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 	}
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
 		rn := &run{layer: r.byte(), size: int(r.uvarint())}
-		rn.members = make([]uint64, r.uvarint()%(1<<16))
+		rn.setMembers(int(r.uvarint() % (1 << 16)))
 		for i := range rn.members {
 			rn.members[i] = r.uvarint()
 		}
-		rn.pages = make([]uint32, r.uvarint()%(1<<16))
+		rn.setPages(int(r.uvarint() % (1 << 16)))
 		for i := range rn.pages {
 			rn.pages[i] = uint32(r.uvarint())
 		}
