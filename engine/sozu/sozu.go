@@ -36,7 +36,8 @@
 // one log all shards share before it is acknowledged; under
 // engine.SyncAlways one fsync covers every request the shards are applying
 // at that moment (group commit), so a batch over all shards costs one
-// fsync. Between syncs the log buffers its records in memory, in their
+// fsync; a shard writes its oldest dirty buckets out while it waits for
+// it (shard.write). Between syncs the log buffers its records in memory, in their
 // global order, so a crash loses a tail, never a record in the middle. At
 // a block boundary (Checkpoint) the log is fsynced: that is all
 // a block needs, and it costs what the block wrote. Once the log outgrows
