@@ -85,8 +85,9 @@ func newTable(o Options, pages *pageStore, values *valueLog, now func() int64) *
 
 // held returns the bucket at (layer, index) when memory holds it (layer
 // 0, or a cached deep bucket), and otherwise the summary of its stored
-// state when one is known (pageStore.summaryOf): one cache probe answers
-// both.
+// state when one is known (pageStore.summaryOf), which is then its
+// current state: one cache probe answers both. Buffered changes are in
+// neither; callers look at them first.
 func (t *table) held(layer int, index uint64) (*bucket, *summary) {
 	if layer == 0 {
 		return t.layer0[index], nil
