@@ -504,7 +504,7 @@ func (w *logWindow) record(off int64, lf logFormat, gen uint64) (logRecord, erro
 	if err != nil {
 		return logRecord{}, err
 	}
-	n, _, why := lf.headerAt(head, gen)
+	n, recGen, why := lf.headerAt(head, gen)
 	if why != "" {
 		return logRecord{why: why}, nil
 	}
@@ -512,8 +512,11 @@ func (w *logWindow) record(off int64, lf logFormat, gen uint64) (logRecord, erro
 	if err != nil {
 		return logRecord{}, err
 	}
-	body, recGen, why := lf.recordAt(data, gen)
-	return logRecord{body: body, gen: recGen, length: n, why: why}, nil
+	body, why := lf.bodyOf(data, n)
+	if why != "" {
+		return logRecord{why: why}, nil
+	}
+	return logRecord{body: body, gen: recGen, length: n}, nil
 }
 
 // headerAt reads the record header data starts with: the record's length
@@ -539,28 +542,24 @@ func (lf logFormat) headerAt(data []byte, gen uint64) (int, uint32, string) {
 	return h + n, recGen, ""
 }
 
-// recordAt reads the record data starts with: its body and generation, or
-// why it is not a whole, valid record.
-func (lf logFormat) recordAt(data []byte, gen uint64) ([]byte, uint32, string) {
-	n, recGen, why := lf.headerAt(data, gen)
-	if why != "" {
-		return nil, 0, why
-	}
+// bodyOf checks the record of n bytes (headerAt's length) that data
+// starts with and returns its body, or why it is not whole and valid.
+func (lf logFormat) bodyOf(data []byte, n int) ([]byte, string) {
 	if len(data) < n {
-		return nil, 0, "record cut short"
+		return nil, "record cut short"
 	}
 	covered := data[lf.recordHeader:n]
 	if lf.stamped {
 		covered = data[8:n]
 	}
 	if checksum(covered) != binary.LittleEndian.Uint32(data[4:]) {
-		return nil, 0, "record checksum mismatch"
+		return nil, "record checksum mismatch"
 	}
 	body := data[lf.recordHeader:n]
 	if len(body) < 2 || body[0] < walPut || body[0] > walHeight {
-		return nil, 0, fmt.Sprintf("record kind %d", body[0])
+		return nil, fmt.Sprintf("record kind %d", body[0])
 	}
-	return body, recGen, ""
+	return body, ""
 }
 
 // decodePut parses a put record body (after its kind byte).
