@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"unsafe"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -49,9 +48,9 @@ type pageStore struct {
 	// state no longer uses.
 	retired []uint32
 
-	// summaries[layer][index] is the summary of a bucket's stored state,
-	// for the layers summarize chose (nil for the others).
-	summaries [][]summary
+	// summaries[layer] holds the summaries of the layer's buckets as
+	// stored, for the layers summarize chose (nil for the others).
+	summaries []*layerSummaries
 
 	pageReads, pageWrites uint64
 	// layerWrites splits pageWrites by layer (at most 64: a layer takes
@@ -131,7 +130,9 @@ func (s *pageStore) adopt(runs []*run) error {
 	s.dir = make(map[bucketAddr]*run)
 	s.sparse = make(map[bucketAddr][]*run)
 	for _, layer := range s.summaries {
-		clear(layer)
+		if layer != nil {
+			layer.reset()
+		}
 	}
 	for _, r := range runs {
 		s.noteSparse(r)
@@ -159,84 +160,6 @@ func (s *pageStore) adopt(runs []*run) error {
 		}
 	}
 	return nil
-}
-
-// summary is what a lookup needs to know of a bucket as its pages hold
-// it, kept in memory so that a key stored deeper costs no read of this
-// bucket: the fingerprints of the keys it holds, whether it has children
-// and its maximum production height. It is taken whenever the bucket is
-// decoded from its pages or written to them, and is unknown until then
-// (open starts with none known). A fingerprint may match a key the bucket
-// does not hold (2^-16 per entry): that costs a read, never a wrong
-// answer.
-type summary struct {
-	fingerprints []uint16
-	maxHeight    uint32
-	hasChildren  bool
-	known        bool
-}
-
-// fingerprint is a key's last two bytes: keys are uniform (layout.go),
-// and the layout places a key by its first eight, so these are
-// independent of the bucket.
-func fingerprint(k *engine.Key) uint16 { return binary.BigEndian.Uint16(k[engine.KeySize-2:]) }
-
-func (m *summary) mayHold(k *engine.Key) bool {
-	return slices.Contains(m.fingerprints, fingerprint(k))
-}
-
-// summarizedBuckets bounds the layers that keep summaries: those of at
-// most this many buckets per shard (32 bytes each plus 2 per entry). At
-// the default layout that is layers 1 and 2, the layers a lookup of a
-// deep record passes through; layer 3's million buckets per shard would
-// cost 128 MB across four shards and spare only reads of keys below it.
-const summarizedBuckets = 1 << 17
-
-// summarize makes the store keep summaries for the layers l summarizes.
-func (s *pageStore) summarize(l layout) {
-	s.summaries = make([][]summary, l.layers)
-	for layer := 1; layer < l.layers; layer++ {
-		if l.summarized(layer) {
-			s.summaries[layer] = make([]summary, l.bucketsIn(layer))
-		}
-	}
-}
-
-// summaryBytes is the memory the summaries take.
-func (s *pageStore) summaryBytes() int64 {
-	var n int64
-	for _, layer := range s.summaries {
-		n += int64(len(layer)) * int64(unsafe.Sizeof(summary{}))
-		for i := range layer {
-			n += int64(cap(layer[i].fingerprints)) * 2
-		}
-	}
-	return n
-}
-
-// summaryOf is the summary of the bucket at addr as stored, or nil when
-// none is known.
-func (s *pageStore) summaryOf(addr bucketAddr) *summary {
-	if int(addr.layer()) >= len(s.summaries) || s.summaries[addr.layer()] == nil {
-		return nil
-	}
-	if m := &s.summaries[addr.layer()][addr.index()]; m.known {
-		return m
-	}
-	return nil
-}
-
-// noteSummary records b as the stored state of the bucket at addr.
-func (s *pageStore) noteSummary(addr bucketAddr, b *bucket) {
-	if int(addr.layer()) >= len(s.summaries) || s.summaries[addr.layer()] == nil {
-		return
-	}
-	m := &s.summaries[addr.layer()][addr.index()]
-	m.fingerprints = m.fingerprints[:0]
-	for i := range b.entries {
-		m.fingerprints = append(m.fingerprints, fingerprint(&b.entries[i].key))
-	}
-	m.maxHeight, m.hasChildren, m.known = b.maxHeight, b.hasChildren, true
 }
 
 func (r *run) first() bucketAddr { return addrOf(r.layer, r.members[0]) }

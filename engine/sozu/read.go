@@ -63,7 +63,7 @@ func (t *table) get(keys []engine.Key, minHeight uint32) ([][]byte, error) {
 			switch {
 			case b != nil:
 				t.bucketVisits++
-			case m != nil && !slices.ContainsFunc(keysHere, func(i int) bool { return m.mayHold(&keys[i]) }):
+			case m.known && !slices.ContainsFunc(keysHere, func(i int) bool { return m.mayHold(&keys[i]) }):
 				b = &bucket{hasChildren: m.hasChildren, maxHeight: m.maxHeight}
 			default:
 				if b, err = t.readIn(layer, idx); err != nil {

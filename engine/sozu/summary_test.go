@@ -1,6 +1,8 @@
 package sozu
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
@@ -88,5 +90,61 @@ func TestFingerprintCollisionsCostReadsNotAnswers(t *testing.T) {
 		if v == nil {
 			t.Fatalf("key %d not found by a batched read", i)
 		}
+	}
+}
+
+func TestLayerSummariesKeepEveryBucketsFingerprints(t *testing.T) {
+	l := newLayerSummaries(65)
+	want := map[uint64][]uint16{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for step := 0; step < 5000; step++ {
+		index := rng.Uint64N(64)
+		b := &bucket{maxHeight: uint32(step), hasChildren: step%3 == 0}
+		var fps []uint16
+		for range rng.IntN(40) {
+			k := mkKey(rng.Uint64(), rng.Uint64())
+			b.entries = append(b.entries, entry{key: k})
+			fps = append(fps, fingerprint(&k))
+		}
+		l.note(index, b)
+		want[index] = fps
+		if m := l.of(index); m.maxHeight != uint32(step) || m.hasChildren != (step%3 == 0) {
+			t.Fatalf("step %d: summary of bucket %d has height %d, children %v", step, index, m.maxHeight, m.hasChildren)
+		}
+		// A bucket's new fingerprints must not overwrite another's.
+		for i, fps := range want {
+			if m := l.of(i); !m.known || !slices.Equal(m.fingerprints, fps) {
+				t.Fatalf("step %d: bucket %d summarizes %v, want %v", step, i, m.fingerprints, fps)
+			}
+		}
+	}
+	if l.of(64).known {
+		t.Fatal("a bucket never noted has a known summary")
+	}
+	// Room never shrinks, so 64 buckets of fewer than 40 entries hold at
+	// most one block of each size from 4 to 64.
+	if len(l.fingerprints) > 64*(4+8+16+32+64) {
+		t.Fatalf("the fingerprints grew to %d for 64 buckets of fewer than 40 entries", len(l.fingerprints))
+	}
+	// A block given back by a bucket that outgrew it is the next one of
+	// its size handed out.
+	l.reset()
+	withEntries := func(n int) *bucket {
+		b := &bucket{}
+		for i := range n {
+			b.entries = append(b.entries, entry{key: mkKey(uint64(i), 0)})
+		}
+		return b
+	}
+	l.note(0, withEntries(5))
+	l.note(0, withEntries(20))
+	grown := len(l.fingerprints)
+	l.note(1, withEntries(6))
+	if len(l.fingerprints) != grown || !l.of(1).known || len(l.of(1).fingerprints) != 6 {
+		t.Fatalf("a bucket of 6 entries took new room (%d fingerprints, %d before) beside the 8 its neighbour gave back", len(l.fingerprints), grown)
+	}
+	l.reset()
+	if m := l.of(0); m.known {
+		t.Fatal("a summary is known after reset")
 	}
 }

@@ -88,13 +88,13 @@ func newTable(o Options, pages *pageStore, values *valueLog, now func() int64) *
 // state when one is known (pageStore.summaryOf), which is then its
 // current state: one cache probe answers both. Buffered changes are in
 // neither; callers look at them first.
-func (t *table) held(layer int, index uint64) (*bucket, *summary) {
+func (t *table) held(layer int, index uint64) (*bucket, summary) {
 	if layer == 0 {
-		return t.layer0[index], nil
+		return t.layer0[index], summary{}
 	}
 	addr := addrOf(uint8(layer), index)
 	if b := t.cache[addr].b; b != nil {
-		return b, nil
+		return b, summary{}
 	}
 	return nil, t.pages.summaryOf(addr)
 }
@@ -163,7 +163,7 @@ func (t *table) locate(k *engine.Key) (location, bool, error) {
 			}
 		}
 		b, m := t.held(layer, idx)
-		if b == nil && m != nil && !m.mayHold(k) {
+		if b == nil && m.known && !m.mayHold(k) {
 			if !m.hasChildren {
 				break
 			}
@@ -257,7 +257,7 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 	for layer := 0; layer < loc.layer; layer++ {
 		idx := t.layout.bucketIndex(h, layer)
 		b, m := t.held(layer, idx)
-		if b == nil && m != nil && m.maxHeight >= e.terms.ProducedAt {
+		if b == nil && m.known && m.maxHeight >= e.terms.ProducedAt {
 			continue
 		}
 		if b == nil {
