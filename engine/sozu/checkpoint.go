@@ -122,12 +122,12 @@ func (t *table) encodeCheckpoint(gen uint64) []byte {
 	for _, r := range runs {
 		out = append(out, r.layer)
 		out = binary.AppendUvarint(out, uint64(r.size))
-		out = binary.AppendUvarint(out, uint64(len(r.members)))
-		for _, m := range r.members {
+		out = binary.AppendUvarint(out, uint64(len(r.members())))
+		for _, m := range r.members() {
 			out = binary.AppendUvarint(out, m)
 		}
-		out = binary.AppendUvarint(out, uint64(len(r.pages)))
-		for _, p := range r.pages {
+		out = binary.AppendUvarint(out, uint64(len(r.pages())))
+		for _, p := range r.pages() {
 			out = binary.AppendUvarint(out, uint64(p))
 		}
 	}
@@ -260,21 +260,21 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
 		rn := &run{layer: r.byte(), size: int(r.uvarint())}
 		rn.setMembers(int(r.uvarint() % (1 << 16)))
-		for i := range rn.members {
-			rn.members[i] = r.uvarint()
+		for i := range rn.members() {
+			rn.members()[i] = r.uvarint()
 		}
 		rn.setPages(int(r.uvarint() % (1 << 16)))
-		for i := range rn.pages {
-			rn.pages[i] = uint32(r.uvarint())
+		for i := range rn.pages() {
+			rn.pages()[i] = uint32(r.uvarint())
 		}
 		if r.err != nil {
 			break
 		}
-		if len(rn.members) == 0 || len(rn.pages) != pageCount(rn.size) {
-			return nil, fmt.Errorf("a run of %d buckets on %d pages for %d bytes", len(rn.members), len(rn.pages), rn.size)
+		if len(rn.members()) == 0 || len(rn.pages()) != pageCount(rn.size) {
+			return nil, fmt.Errorf("a run of %d buckets on %d pages for %d bytes", len(rn.members()), len(rn.pages()), rn.size)
 		}
-		for i, m := range rn.members {
-			if int(rn.layer) >= l.layers || m >= l.bucketsIn(int(rn.layer)) || (i > 0 && m <= rn.members[i-1]) {
+		for i, m := range rn.members() {
+			if int(rn.layer) >= l.layers || m >= l.bucketsIn(int(rn.layer)) || (i > 0 && m <= rn.members()[i-1]) {
 				return nil, fmt.Errorf("directory names layer %d bucket %d outside the layout or out of order", rn.layer, m)
 			}
 		}

@@ -66,7 +66,7 @@ func TestReopenTakesTheDerivedStateFromTheCheckpoint(t *testing.T) {
 		var layer0Pages uint64
 		tb.pages.runs(func(r *run) error {
 			if r.layer == 0 {
-				layer0Pages += uint64(len(r.pages))
+				layer0Pages += uint64(len(r.pages()))
 			}
 			return nil
 		})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -19,9 +20,9 @@ func childKey(n, c uint64) engine.Key { return mkKey(n, c<<61|n<<20) }
 // runsOf returns the distinct runs of a layer.
 func runsOf(tb *table, layer uint8) map[*run]bool {
 	runs := map[*run]bool{}
-	for a, r := range tb.pages.dir {
+	for a := range tb.pages.dir {
 		if a.layer() == layer {
-			runs[r] = true
+			runs[tb.pages.runAt(a)] = true
 		}
 	}
 	return runs
@@ -90,8 +91,8 @@ func TestFillingSiblingsSplitIntoRunsOfTheirOwn(t *testing.T) {
 		t.Fatalf("%d runs for %d bytes of children", len(runs), tb.layers[1].bytes)
 	}
 	for r := range runs {
-		if len(r.members) > 1 && r.size > pagePayload {
-			t.Fatalf("run of %d buckets takes %d bytes, more than a page", len(r.members), r.size)
+		if len(r.members()) > 1 && r.size > pagePayload {
+			t.Fatalf("run of %d buckets takes %d bytes, more than a page", len(r.members()), r.size)
 		}
 	}
 	for i := uint64(0); i < n; i++ {
@@ -105,35 +106,37 @@ func TestFillingSiblingsSplitIntoRunsOfTheirOwn(t *testing.T) {
 	// written, and its siblings keep their pages.
 	var alone *run
 	for r := range runs {
-		if len(r.members) == 1 && r.size > sparseRun {
+		if len(r.members()) == 1 && r.size > sparseRun {
 			alone = r
 		}
 	}
 	if alone == nil {
 		t.Fatal("no child fills a run of its own")
 	}
-	before := map[bucketAddr]*run{}
-	for a, r := range tb.pages.dir {
-		before[a] = r
+	// Its run is released once rewritten: keep what the checks need.
+	aloneIndex, alonePages := alone.members()[0], len(alone.pages())
+	before := map[bucketAddr]run{}
+	for a := range tb.pages.dir {
+		before[a] = *tb.pages.runAt(a)
 	}
-	child, err := tb.load(1, alone.members[0])
+	child, err := tb.load(1, aloneIndex)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := child.entries[0]
 	e.terms.Consumed = true
 	child.replace(0, e)
-	tb.markDirty(1, alone.members[0])
+	tb.markDirty(1, aloneIndex)
 	writes := tb.pages.pageWrites
 	if err := tb.flush(); err != nil {
 		t.Fatal(err)
 	}
-	if got := tb.pages.pageWrites - writes; got != uint64(len(alone.pages)) {
-		t.Fatalf("changing one bucket wrote %d pages, want its run's %d", got, len(alone.pages))
+	if got := tb.pages.pageWrites - writes; got != uint64(alonePages) {
+		t.Fatalf("changing one bucket wrote %d pages, want its run's %d", got, alonePages)
 	}
-	for a, r := range tb.pages.dir {
-		if a.index() != alone.members[0] && before[a] != r {
-			t.Fatalf("sibling %v was rewritten", a)
+	for a := range tb.pages.dir {
+		if r := tb.pages.runAt(a); a.index() != aloneIndex && !reflect.DeepEqual(before[a], *r) {
+			t.Fatalf("sibling %v was rewritten: %+v, now %+v", a, before[a], *r)
 		}
 	}
 	checkSparseIndex(t, tb.pages)
@@ -148,8 +151,8 @@ func TestRunHoldingOtherBucketsIsCorrupt(t *testing.T) {
 	}
 	settle(t, tb)
 	for r := range runsOf(tb, 1) {
-		r.members[0]++ // the directory now disagrees with the page
-		_, err := tb.pages.read(addrOf(1, r.members[0]))
+		r.members()[0]++ // the directory now disagrees with the page
+		_, err := tb.pages.read(addrOf(1, r.members()[0]))
 		var corrupt *engine.CorruptionError
 		if !errors.As(err, &corrupt) {
 			t.Fatalf("read of a run holding other buckets: %v", err)
@@ -219,9 +222,9 @@ func checkSparseIndex(t *testing.T, s *pageStore) {
 	})
 	listed := 0
 	for span, list := range s.sparse {
-		for _, r := range list {
-			if !want[r] || r.span() != span {
-				t.Fatalf("span %v lists a run that is gone, not sparse or elsewhere: %+v", span, r)
+		for _, id := range list {
+			if r := s.arena.at(id); !want[r] || r.span() != span {
+				t.Fatalf("span %v lists a run that is gone, not sparse or elsewhere: %+v", span, s.arena.at(id))
 			}
 			listed++
 		}

@@ -33,12 +33,14 @@ type pageStore struct {
 	path string
 	// dir maps every non-empty bucket to its run. Empty buckets have no
 	// entry and no pages: lazy allocation costs no disk.
-	dir map[bucketAddr]*run
+	dir map[bucketAddr]runID
 	// sparse lists, per span (keyed by its first bucket), the runs that
 	// fill at most half a page: the candidates to share a page with a
 	// small bucket written next to them, found without probing every
 	// bucket of the span.
-	sparse map[bucketAddr][]*run
+	sparse map[bucketAddr][]runID
+	// arena holds the runs dir and sparse name.
+	arena  runArena
 	npages uint32
 	free   []uint32
 	// fresh marks, by page number, the pages allocated since the last
@@ -70,34 +72,92 @@ type pageStore struct {
 //
 // cut into pages; every page names the run's layer and first member.
 type run struct {
-	layer   uint8
-	members []uint64 // bucket indexes, ascending
-	pages   []uint32
-	size    int // bytes of the stream
-	// member and page back members and pages in the common run, one
-	// bucket on one page (setMembers, setPages): such a run is then one
-	// heap object instead of three, and ten million records make about a
-	// million runs for the garbage collector to mark at every cycle.
-	member [1]uint64
-	page   [1]uint32
+	id    runID
+	layer uint8
+	size  int // bytes of the stream
+	// The common run, one bucket on one page, keeps its member and page
+	// in member and page; other runs have manyMembers and manyPages
+	// (setMembers, setPages). Ten million records make about a million
+	// runs, and a run without pointers costs the garbage collector
+	// nothing to mark.
+	member      [1]uint64
+	page        [1]uint32
+	manyMembers []uint64
+	manyPages   []uint32
+}
+
+// members are the indexes of the run's buckets, ascending.
+func (r *run) members() []uint64 {
+	if r.manyMembers != nil {
+		return r.manyMembers
+	}
+	return r.member[:]
+}
+
+// pages are the run's pages, in stream order.
+func (r *run) pages() []uint32 {
+	if r.manyPages != nil {
+		return r.manyPages
+	}
+	return r.page[:]
 }
 
 // setMembers gives r room for n members.
 func (r *run) setMembers(n int) {
-	if n == 1 {
-		r.members = r.member[:]
-	} else {
-		r.members = make([]uint64, n)
+	r.manyMembers = nil
+	if n != 1 {
+		r.manyMembers = make([]uint64, n)
 	}
 }
 
 // setPages gives r room for n pages.
 func (r *run) setPages(n int) {
-	if n == 1 {
-		r.pages = r.page[:]
-	} else {
-		r.pages = make([]uint32, n)
+	r.manyPages = nil
+	if n != 1 {
+		r.manyPages = make([]uint32, n)
 	}
+}
+
+// runID names a run in its store's arena; 0 names none.
+type runID uint32
+
+// runArena holds a store's runs in chunks that never move, so a *run
+// stays valid until its run is released, and the directory maps buckets
+// to ids: a map without pointers, which the garbage collector need not
+// scan (a map of a million *run was a million pointers to follow at
+// every cycle).
+type runArena struct {
+	chunks []*[runChunk]run
+	used   runID // ids handed out, counting the unused 0
+	free   []runID
+}
+
+const runChunk = 4096
+
+func (a *runArena) at(id runID) *run { return &a.chunks[id/runChunk][id%runChunk] }
+
+// alloc returns a zeroed run with its id set.
+func (a *runArena) alloc() *run {
+	var id runID
+	if n := len(a.free); n > 0 {
+		id, a.free = a.free[n-1], a.free[:n-1]
+	} else {
+		id = max(a.used, 1)
+		a.used = id + 1
+		if int(id/runChunk) == len(a.chunks) {
+			a.chunks = append(a.chunks, new([runChunk]run))
+		}
+	}
+	r := a.at(id)
+	r.id = id
+	return r
+}
+
+// release makes r's slot reusable; r must no longer be named.
+func (a *runArena) release(r *run) {
+	id := r.id
+	*r = run{}
+	a.free = append(a.free, id)
 }
 
 // runSpan is how many neighbouring buckets may share runs: a power of two
@@ -115,7 +175,7 @@ func openPageStore(path string) (*pageStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pageStore{f: f, path: path, dir: make(map[bucketAddr]*run), sparse: make(map[bucketAddr][]*run), pageBuf: make([]byte, PageSize)}, nil
+	return &pageStore{f: f, path: path, dir: make(map[bucketAddr]runID), sparse: make(map[bucketAddr][]runID), pageBuf: make([]byte, PageSize)}, nil
 }
 
 // adopt installs the runs of a checkpoint and derives the free pages:
@@ -127,16 +187,21 @@ func (s *pageStore) adopt(runs []*run) error {
 	}
 	s.npages = uint32(st.Size() / PageSize)
 	used := make([]bool, s.npages)
-	s.dir = make(map[bucketAddr]*run)
-	s.sparse = make(map[bucketAddr][]*run)
+	s.dir = make(map[bucketAddr]runID)
+	s.sparse = make(map[bucketAddr][]runID)
+	s.arena = runArena{}
 	for _, layer := range s.summaries {
 		if layer != nil {
 			layer.reset()
 		}
 	}
-	for _, r := range runs {
+	for _, image := range runs {
+		r := s.arena.alloc()
+		id := r.id
+		*r = *image
+		r.id = id
 		s.noteSparse(r)
-		for _, p := range r.pages {
+		for _, p := range r.pages() {
 			if p >= s.npages {
 				return &engine.CorruptionError{Engine: "sozu", Where: s.path, Detail: fmt.Sprintf("checkpoint places %v on page %d beyond the file's %d pages", r.first(), p, s.npages)}
 			}
@@ -145,12 +210,12 @@ func (s *pageStore) adopt(runs []*run) error {
 			}
 			used[p] = true
 		}
-		for _, m := range r.members {
+		for _, m := range r.members() {
 			a := addrOf(r.layer, m)
-			if s.dir[a] != nil {
+			if s.dir[a] != 0 {
 				return &engine.CorruptionError{Engine: "sozu", Where: s.path, Detail: fmt.Sprintf("checkpoint places %v in two runs", a)}
 			}
-			s.dir[a] = r
+			s.dir[a] = r.id
 		}
 	}
 	s.free = s.free[:0]
@@ -162,14 +227,14 @@ func (s *pageStore) adopt(runs []*run) error {
 	return nil
 }
 
-func (r *run) first() bucketAddr { return addrOf(r.layer, r.members[0]) }
+func (r *run) first() bucketAddr { return addrOf(r.layer, r.members()[0]) }
 
 // span is the address of the first bucket of the span holding r.
-func (r *run) span() bucketAddr { return addrOf(r.layer, r.members[0]&^(runSpan-1)) }
+func (r *run) span() bucketAddr { return addrOf(r.layer, r.members()[0]&^(runSpan-1)) }
 
 func (s *pageStore) noteSparse(r *run) {
 	if r.size <= sparseRun {
-		s.sparse[r.span()] = append(s.sparse[r.span()], r)
+		s.sparse[r.span()] = append(s.sparse[r.span()], r.id)
 	}
 }
 
@@ -178,7 +243,7 @@ func (s *pageStore) forgetSparse(r *run) {
 		return
 	}
 	span := r.span()
-	if list := slices.DeleteFunc(s.sparse[span], func(x *run) bool { return x == r }); len(list) > 0 {
+	if list := slices.DeleteFunc(s.sparse[span], func(id runID) bool { return id == r.id }); len(list) > 0 {
 		s.sparse[span] = list
 	} else {
 		delete(s.sparse, span)
@@ -187,8 +252,8 @@ func (s *pageStore) forgetSparse(r *run) {
 
 // runs calls fn once for every run.
 func (s *pageStore) runs(fn func(r *run) error) error {
-	for a, r := range s.dir {
-		if a.index() == r.members[0] {
+	for a, id := range s.dir {
+		if r := s.arena.at(id); a.index() == r.members()[0] {
 			if err := fn(r); err != nil {
 				return err
 			}
@@ -200,14 +265,22 @@ func (s *pageStore) runs(fn func(r *run) error) error {
 // livePages counts the pages the runs take.
 func (s *pageStore) livePages() int {
 	n := 0
-	s.runs(func(r *run) error { n += len(r.pages); return nil })
+	s.runs(func(r *run) error { n += len(r.pages()); return nil })
 	return n
+}
+
+// runAt is the run holding the bucket at addr, nil when it has none.
+func (s *pageStore) runAt(addr bucketAddr) *run {
+	if id := s.dir[addr]; id != 0 {
+		return s.arena.at(id)
+	}
+	return nil
 }
 
 // read loads a bucket; a bucket without a run is empty with no children.
 // The decoded entries' values alias a stream allocated here for the run.
 func (s *pageStore) read(addr bucketAddr) (*bucket, error) {
-	r := s.dir[addr]
+	r := s.runAt(addr)
 	if r == nil {
 		return &bucket{}, nil
 	}
@@ -215,16 +288,16 @@ func (s *pageStore) read(addr bucketAddr) (*bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	i, _ := slices.BinarySearch(r.members, addr.index())
+	i, _ := slices.BinarySearch(r.members(), addr.index())
 	return s.decodeMember(r, spans, i)
 }
 
 // decodeMember decodes member k of run r from the spans readRun returned.
 func (s *pageStore) decodeMember(r *run, spans [][]byte, k int) (*bucket, error) {
-	addr := addrOf(r.layer, r.members[k])
+	addr := addrOf(r.layer, r.members()[k])
 	b, err := decodeBucket(spans[k])
 	if err != nil {
-		return nil, s.corrupt(r.pages[0], addr, err)
+		return nil, s.corrupt(r.pages()[0], addr, err)
 	}
 	s.noteSummary(addr, b)
 	return b, nil
@@ -236,20 +309,21 @@ func (s *pageStore) readRun(r *run) ([][]byte, error) {
 	// not whole pages (a sparse run fills a fraction of one).
 	stream := make([]byte, 0, r.size)
 	first := r.first()
-	for i, p := range r.pages {
+	pages := r.pages()
+	for i, p := range pages {
 		s.pageReads++
 		if _, err := s.f.ReadAt(s.pageBuf, int64(p)*PageSize); err != nil {
 			return nil, fmt.Errorf("sozu: reading %v from page %d: %w", first, p, err)
 		}
-		payload, err := checkPage(s.pageBuf, first, i, len(r.pages))
+		payload, err := checkPage(s.pageBuf, first, i, len(pages))
 		if err != nil {
 			return nil, s.corrupt(p, first, err)
 		}
 		stream = append(stream, payload...)
 	}
-	spans, err := splitRun(stream, r.members)
+	spans, err := splitRun(stream, r.members())
 	if err != nil {
-		return nil, s.corrupt(r.pages[0], first, err)
+		return nil, s.corrupt(pages[0], first, err)
 	}
 	return spans, nil
 }
@@ -323,7 +397,7 @@ func (s *pageStore) writeRange(layer uint8, first uint64, changed []uint64, curr
 	members := make([]member, 0, len(changed))
 	small := false
 	for _, i := range changed {
-		b, r := current(i), s.dir[addrOf(layer, i)]
+		b, r := current(i), s.runAt(addrOf(layer, i))
 		takeApart(r)
 		members = append(members, member{index: i, b: b, changed: true})
 		small = small || b.size <= sparseRun || (r != nil && r.size <= sparseRun)
@@ -331,13 +405,13 @@ func (s *pageStore) writeRange(layer uint8, first uint64, changed []uint64, curr
 	// Only a small bucket gains from sharing a page with sparse
 	// neighbours.
 	if small {
-		for _, r := range s.sparse[addrOf(layer, first)] {
-			takeApart(r)
+		for _, id := range s.sparse[addrOf(layer, first)] {
+			takeApart(s.arena.at(id))
 		}
 	}
 	for _, r := range olds {
 		var spans [][]byte
-		for k, m := range r.members {
+		for k, m := range r.members() {
 			if slices.ContainsFunc(members, func(x member) bool { return x.index == m }) {
 				continue
 			}
@@ -393,8 +467,8 @@ func (s *pageStore) writeRange(layer uint8, first uint64, changed []uint64, curr
 			return nil
 		}
 		pack := indexes[from:to:to]
-		r := s.dir[addrOf(layer, pack[0])]
-		if r != nil && slices.Contains(olds, r) && slices.Equal(r.members, pack) &&
+		r := s.runAt(addrOf(layer, pack[0]))
+		if r != nil && slices.Contains(olds, r) && slices.Equal(r.members(), pack) &&
 			!slices.ContainsFunc(members[from:to], func(x member) bool { return x.changed }) {
 			kept = append(kept, r)
 		} else if err := s.writeRun(layer, pack, encoded[from:to]); err != nil {
@@ -423,7 +497,8 @@ func (s *pageStore) writeRange(layer uint8, first uint64, changed []uint64, curr
 	for _, r := range olds {
 		if !slices.Contains(kept, r) {
 			s.forgetSparse(r)
-			s.release(r.pages)
+			s.release(r.pages())
+			s.arena.release(r)
 		}
 	}
 	return nil
@@ -443,15 +518,17 @@ func (s *pageStore) writeRun(layer uint8, members []uint64, encoded [][]byte) er
 		stream = append(stream, e...)
 	}
 	s.streamBuf = stream
-	r := &run{layer: layer, size: len(stream)}
+	r := s.arena.alloc()
+	r.layer, r.size = layer, len(stream)
 	r.setMembers(len(members))
-	copy(r.members, members)
+	copy(r.members(), members)
 	r.setPages(pageCount(len(stream)))
 	first := r.first()
-	for i := range r.pages {
-		encodePage(s.pageBuf, first, stream, i, len(r.pages))
+	pages := r.pages()
+	for i := range pages {
+		encodePage(s.pageBuf, first, stream, i, len(pages))
 		n := s.allocate()
-		r.pages[i] = n
+		pages[i] = n
 		s.pageWrites++
 		s.layerWrites[layer]++
 		if _, err := s.f.WriteAt(s.pageBuf, int64(n)*PageSize); err != nil {
@@ -459,7 +536,7 @@ func (s *pageStore) writeRun(layer uint8, members []uint64, encoded [][]byte) er
 		}
 	}
 	for _, m := range members {
-		s.dir[addrOf(layer, m)] = r
+		s.dir[addrOf(layer, m)] = r.id
 	}
 	s.noteSparse(r)
 	return nil

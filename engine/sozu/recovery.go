@@ -74,7 +74,7 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 		if err != nil {
 			return fail(err)
 		}
-		for k, m := range r.members {
+		for k, m := range r.members() {
 			b, err := pages.decodeMember(r, spans, k)
 			if err != nil {
 				return fail(err)

@@ -51,9 +51,9 @@ func TestLookupReadsOnlyTheBucketHoldingTheKey(t *testing.T) {
 		if layer >= 2 {
 			deep++
 		}
-		run := tb.pages.dir[addrOf(uint8(layer), tb.layout.bucketIndex(keyHash(&k), layer))]
-		if reads != uint64(len(run.pages)) {
-			t.Fatalf("a key of layer %d cost %d page reads; the run holding it has %d pages", layer, reads, len(run.pages))
+		run := tb.pages.runAt(addrOf(uint8(layer), tb.layout.bucketIndex(keyHash(&k), layer)))
+		if reads != uint64(len(run.pages())) {
+			t.Fatalf("a key of layer %d cost %d page reads; the run holding it has %d pages", layer, reads, len(run.pages()))
 		}
 	}
 	if deep == 0 {
@@ -72,7 +72,7 @@ func TestFingerprintCollisionsCostReadsNotAnswers(t *testing.T) {
 			continue
 		}
 		h := keyHash(&k)
-		own := uint64(len(tb.pages.dir[addrOf(uint8(layer), tb.layout.bucketIndex(h, layer))].pages))
+		own := uint64(len(tb.pages.runAt(addrOf(uint8(layer), tb.layout.bucketIndex(h, layer))).pages()))
 		if reads > own {
 			extra++
 		}

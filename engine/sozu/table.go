@@ -504,7 +504,7 @@ func (t *table) walk(fn func(layer int, b *bucket, held bool) error) error {
 			return nil
 		}
 		var spans [][]byte
-		for k, m := range r.members {
+		for k, m := range r.members() {
 			a := addrOf(r.layer, m)
 			if seen[a] {
 				continue
