@@ -21,8 +21,12 @@ import (
 type changes struct {
 	// put holds the entries to add to the bucket or to replace there.
 	put bucket
-	// removed holds the keys to delete from the bucket.
-	removed map[engine.Key]struct{}
+	// removed holds the keys to delete from the bucket: at most
+	// applyThreshold/KeySize of them, few enough to search in turn. A
+	// slice is one object where a map was several, for each of the ~90,000
+	// buckets with buffered changes at ten million records, for the
+	// garbage collector to mark.
+	removed []engine.Key
 	// memory estimates the bytes the changes take in memory.
 	memory int
 }
@@ -32,7 +36,7 @@ type changes struct {
 // changes their own bookkeeping.
 const (
 	entryMemory   = int(unsafe.Sizeof(entry{}))
-	removedMemory = engine.KeySize + 16
+	removedMemory = engine.KeySize
 	changesMemory = int(unsafe.Sizeof(changes{})) + 64
 )
 
@@ -60,11 +64,16 @@ func (c *changes) removeAt(pos int) int {
 }
 
 func (c *changes) markRemoved(k engine.Key) int {
-	if _, ok := c.removed[k]; ok {
+	if c.isRemoved(&k) {
 		return 0
 	}
-	c.removed[k] = struct{}{}
+	c.removed = append(c.removed, k)
 	return c.account(removedMemory)
+}
+
+// isRemoved reports whether the changes delete k from the bucket.
+func (c *changes) isRemoved(k *engine.Key) bool {
+	return slices.Contains(c.removed, *k)
 }
 
 func (c *changes) account(delta int) int {
@@ -76,8 +85,8 @@ func (c *changes) account(delta int) int {
 // then created again has its new version in put), then the entries of put,
 // over the stored version of the same key or added.
 func (c *changes) applyTo(b *bucket) {
-	for k := range c.removed {
-		if pos := b.find(&k); pos >= 0 {
+	for i := range c.removed {
+		if pos := b.find(&c.removed[i]); pos >= 0 {
 			b.removeAt(pos)
 		}
 	}
@@ -107,7 +116,7 @@ func (t *table) changesOf(addr bucketAddr) *changes {
 }
 
 func newChanges() *changes {
-	return &changes{removed: make(map[engine.Key]struct{}), memory: changesMemory}
+	return &changes{memory: changesMemory}
 }
 
 // bufferAdd buffers e, which flowed from its parent, for the bucket at

@@ -144,7 +144,7 @@ func (t *table) encodeCheckpoint(gen uint64) []byte {
 			out = appendEntry(out, &c.put.entries[i])
 		}
 		out = binary.AppendUvarint(out, uint64(len(c.removed)))
-		for k := range c.removed {
+		for _, k := range c.removed {
 			out = append(out, k[:]...)
 		}
 	}

@@ -47,7 +47,7 @@ func (t *table) get(keys []engine.Key, minHeight uint32) ([][]byte, error) {
 						if out[i], err = t.liveValue(&c.put.entries[pos], now); err != nil {
 							return nil, err
 						}
-					} else if _, gone := c.removed[keys[i]]; gone {
+					} else if c.isRemoved(&keys[i]) {
 						t.descent[layer+1]++
 					} else {
 						rest = append(rest, i)

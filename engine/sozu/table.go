@@ -157,7 +157,7 @@ func (t *table) locate(k *engine.Key) (location, bool, error) {
 			if pos := c.put.find(k); pos >= 0 {
 				return location{layer, idx, &c.put, pos, c}, true, nil
 			}
-			if _, gone := c.removed[*k]; gone {
+			if c.isRemoved(k) {
 				// The key lived here (keys are unique), so not below.
 				return location{}, false, nil
 			}
