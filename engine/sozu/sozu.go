@@ -29,7 +29,7 @@
 // is worth a page write (changes.go); reads look at the buffer first.
 // Stored buckets of the layers of at most 2^17 buckets per shard have a
 // summary in memory (their keys' fingerprints, children, height:
-// pagestore.go), so a lookup of a key stored deeper reads none of their
+// summary.go), so a lookup of a key stored deeper reads none of their
 // pages.
 //
 // Durability. Every mutation's outcome is logged (CRC32C per record) in the

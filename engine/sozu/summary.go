@@ -40,7 +40,7 @@ func (m *summary) mayHold(k *engine.Key) bool {
 // most this many buckets per shard (20 bytes each plus 2 to 4 per entry).
 // At the default layout that is layers 1 and 2, the layers a lookup of a
 // deep record passes through; layer 3's million buckets per shard would
-// cost 100 MB across four shards and spare only reads of keys below it.
+// cost 80 MiB across four shards and spare only reads of keys below it.
 const summarizedBuckets = 1 << 17
 
 // layerSummaries holds the summaries of one layer's buckets without a
