@@ -233,3 +233,36 @@ func checkSparseIndex(t *testing.T, s *pageStore) {
 		t.Fatalf("%d sparse runs listed, %d exist", listed, len(want))
 	}
 }
+
+// The directory names runs by id; a *run must stay valid while the arena
+// grows, and a released id is handed out again only after its release.
+func TestRunArenaKeepsRunsInPlace(t *testing.T) {
+	var a runArena
+	first := a.alloc()
+	first.layer, first.size = 2, 77
+	firstID := first.id
+	if firstID == 0 {
+		t.Fatal("the arena handed out id 0, which the directory reads as no run")
+	}
+	held := map[runID]*run{firstID: first}
+	for len(held) < 3*runChunk {
+		r := a.alloc()
+		if held[r.id] != nil {
+			t.Fatalf("id %d handed out twice", r.id)
+		}
+		r.size = int(r.id)
+		held[r.id] = r
+	}
+	if first != a.at(firstID) || first.layer != 2 || first.size != 77 {
+		t.Fatalf("the first run moved or changed as the arena grew: %+v", *a.at(firstID))
+	}
+	for id, r := range held {
+		if id != firstID && (a.at(id) != r || r.size != int(id)) {
+			t.Fatalf("run %d moved or changed", id)
+		}
+	}
+	a.release(first)
+	if reused := a.alloc(); reused.id != firstID || reused.size != 0 || reused.layer != 0 {
+		t.Fatalf("after a release the arena handed out %+v, want id %d zeroed", *reused, firstID)
+	}
+}

@@ -78,8 +78,8 @@ type run struct {
 	// The common run, one bucket on one page, keeps its member and page
 	// in member and page; other runs have manyMembers and manyPages
 	// (setMembers, setPages). Ten million records make about a million
-	// runs, and a run without pointers costs the garbage collector
-	// nothing to mark.
+	// runs, and the common one then holds no pointer for the garbage
+	// collector to follow.
 	member      [1]uint64
 	page        [1]uint32
 	manyMembers []uint64
