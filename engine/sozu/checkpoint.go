@@ -260,21 +260,23 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
 		rn := &run{layer: r.byte(), size: int(r.uvarint())}
 		rn.setMembers(int(r.uvarint() % (1 << 16)))
-		for i := range rn.members() {
-			rn.members()[i] = r.uvarint()
+		members := rn.members()
+		for i := range members {
+			members[i] = r.uvarint()
 		}
 		rn.setPages(int(r.uvarint() % (1 << 16)))
-		for i := range rn.pages() {
-			rn.pages()[i] = uint32(r.uvarint())
+		pages := rn.pages()
+		for i := range pages {
+			pages[i] = uint32(r.uvarint())
 		}
 		if r.err != nil {
 			break
 		}
-		if len(rn.members()) == 0 || len(rn.pages()) != pageCount(rn.size) {
-			return nil, fmt.Errorf("a run of %d buckets on %d pages for %d bytes", len(rn.members()), len(rn.pages()), rn.size)
+		if len(members) == 0 || len(pages) != pageCount(rn.size) {
+			return nil, fmt.Errorf("a run of %d buckets on %d pages for %d bytes", len(members), len(pages), rn.size)
 		}
-		for i, m := range rn.members() {
-			if int(rn.layer) >= l.layers || m >= l.bucketsIn(int(rn.layer)) || (i > 0 && m <= rn.members()[i-1]) {
+		for i, m := range members {
+			if int(rn.layer) >= l.layers || m >= l.bucketsIn(int(rn.layer)) || (i > 0 && m <= members[i-1]) {
 				return nil, fmt.Errorf("directory names layer %d bucket %d outside the layout or out of order", rn.layer, m)
 			}
 		}

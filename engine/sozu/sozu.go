@@ -37,10 +37,10 @@
 // engine.SyncAlways one fsync covers every request the shards are applying
 // at that moment (group commit), so a batch over all shards costs one
 // fsync; a shard writes its oldest dirty buckets out while it waits for
-// it (shard.write). Between syncs the log buffers its records in memory, in their
-// global order, so a crash loses a tail, never a record in the middle. At
-// a block boundary (Checkpoint) the log is fsynced: that is all
-// a block needs, and it costs what the block wrote. Once the log outgrows
+// it (shard.write). Between syncs the log buffers its records in memory,
+// in their global order, so a crash loses a tail, never a record in the
+// middle. At a block boundary (Checkpoint) the log is fsynced: that is
+// all a block needs, and it costs what the block wrote. Once the log outgrows
 // Options.CheckpointLogBytes, Checkpoint also takes a page checkpoint: it
 // writes the buckets (layer 0 and deep) changed since the last one to
 // fresh pages (copy-on-write: pages the last checkpoint references are
