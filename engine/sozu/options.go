@@ -19,7 +19,7 @@ type Options struct {
 	// Checkpoint).
 	Sync engine.SyncMode
 	// Shards partitions the hash space; each shard has one writer
-	// goroutine. A power of two.
+	// goroutine. A power of two, at most 128.
 	Shards int
 	// Layer0Buckets is B0, the number of layer-0 buckets per shard; a power
 	// of two. Layer 0 lives in memory.
@@ -65,8 +65,10 @@ type Options struct {
 	CheckpointLogBytes int
 	// DiscardCorruptLog lets Open drop a log from a damaged record in its
 	// middle onwards instead of refusing to open (a torn tail is always
-	// truncated). Writes after the damage are lost; use it to salvage a
-	// store opened with SyncBlock after a power loss.
+	// truncated, also one a power loss left with later blocks of an
+	// unsynced write on the disk). Writes after the damage are lost,
+	// acknowledged ones among them; use it to salvage a store whose log
+	// was damaged after it was durable.
 	DiscardCorruptLog bool
 	// Logf receives recovery reports (a truncated log tail, a rebuilt
 	// filter). Nil discards them; they are also in Stats.
@@ -146,6 +148,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if !isPow2(o.Shards) || !isPow2(o.Layer0Buckets) {
 		return o, fmt.Errorf("sozu: Shards (%d) and Layer0Buckets (%d) must be powers of two", o.Shards, o.Layer0Buckets)
+	}
+	if o.Shards > maxShards {
+		return o, fmt.Errorf("sozu: Shards (%d) must be at most %d: the log names a record's shard in one byte", o.Shards, maxShards)
 	}
 	if o.Layers < 2 || o.FanoutBits < 1 {
 		return o, fmt.Errorf("sozu: need at least 2 layers and a fan-out of at least 1 bit")

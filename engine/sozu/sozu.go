@@ -50,9 +50,11 @@
 // CHECKPOINT manifest to it and starts an empty log, in the previous log's
 // file (wal.go: syncs then overwrite blocks the file has, and the file
 // system's journal stays out of them). Open loads the
-// checkpoint the manifest names and replays the log; a torn final record
-// is truncated and reported (Stats.Recovery, Logf), damage in the middle
-// of the log is refused as *engine.CorruptionError.
+// checkpoint the manifest names and replays the log; a torn tail is
+// truncated and reported (Stats.Recovery, Logf), also one a power loss left
+// with later blocks of an unsynced write on the disk (the marks around each
+// write tell it apart, wal.go); damage to records an fsync had made durable
+// is refused as *engine.CorruptionError.
 package sozu
 
 import (

@@ -28,6 +28,7 @@ func TestParseTuning(t *testing.T) {
 		"shards":                                "want name=value",
 		"shards=3":                              "powers of two",
 		"shards=-4":                             "positive whole number",
+		"shards=256":                            "at most 128",
 		"alpha=1":                               "ratio in [0, 1)",
 		"alpha=abc":                             "ratio in [0, 1)",
 		"pagesize=8192":                         "unknown setting",

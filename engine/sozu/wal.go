@@ -30,6 +30,14 @@ import (
 // the order it applied them, so replaying the records of one shard in log
 // order rebuilds exactly that shard's state.
 //
+// Every write of records to the file opens and closes with a mark
+// (walWritten, shard byte markShard): the length of the log that was
+// durable when the write was made, and where the write ends. A power loss
+// can keep any of the blocks that no fsync covered yet, in any order, so
+// after one the log may show a bad record followed by valid ones of its
+// generation. The marks tell recovery whether that is such a tear or
+// damage to records an fsync had made durable (readLog).
+//
 // A page checkpoint makes the log obsolete and starts the next one in the
 // same file (recycle): the log then overwrites blocks the file already has
 // instead of growing, so an fsync writes the records and nothing else,
@@ -45,6 +53,15 @@ const (
 	walRemove         = 2
 	walMeta           = 3
 	walHeight         = 4
+	walWritten        = 5
+	// markShard is the shard byte of a mark, which belongs to no shard.
+	markShard = 0xFF
+	// maxShards is the most shards a store may have: a record names its
+	// shard in one byte, and markShard is none of them.
+	maxShards = 128
+	// markRecordSize is a mark's length: header, kind, shard byte, the
+	// durable length and the write's end.
+	markRecordSize = walHeaderSize + 2 + 16
 	// walMaxBody bounds a record so that a corrupt length cannot make
 	// recovery allocate gigabytes.
 	walMaxBody = 1 << 30
@@ -95,6 +112,25 @@ func stamp(buf []byte, gen uint64) {
 		binary.LittleEndian.PutUint32(buf[4:], checksum(buf[8:n]))
 		buf = buf[n:]
 	}
+}
+
+// fillMark writes into buf (markRecordSize bytes) the mark of a write
+// made when durable bytes of the log were durable and ending at end; the
+// log stamps it with the write's records.
+func fillMark(buf []byte, durable, end int64) {
+	binary.LittleEndian.PutUint32(buf, markRecordSize-walHeaderSize)
+	buf[walHeaderSize], buf[walHeaderSize+1] = walWritten, markShard
+	binary.LittleEndian.PutUint64(buf[walHeaderSize+2:], uint64(durable))
+	binary.LittleEndian.PutUint64(buf[walHeaderSize+10:], uint64(end))
+}
+
+// readMark parses body if it is a mark's: the durable length when its
+// write was made, and the write's end.
+func readMark(body []byte) (durable, end int64, ok bool) {
+	if len(body) != markRecordSize-walHeaderSize || body[0] != walWritten || body[1] != markShard {
+		return 0, 0, false
+	}
+	return int64(binary.LittleEndian.Uint64(body[2:])), int64(binary.LittleEndian.Uint64(body[10:])), true
 }
 
 func (w *logRecords) logPut(e *entry, value []byte) {
@@ -161,8 +197,10 @@ type writeAheadLog struct {
 	idle sync.Cond
 
 	syncMu sync.Mutex // one fsync at a time
-	synced int64      // the size at the last fsync: what a crash cannot take
-	syncs  uint64     // fsyncs so far
+	// synced is the size at the last fsync: what a crash cannot take.
+	// Written under syncMu and mu, so either lock reads it.
+	synced int64
+	syncs  uint64 // fsyncs so far
 	// syncTime is the time the fsyncs took: what SyncAlways costs a
 	// caller beyond the work itself.
 	syncTime time.Duration
@@ -269,6 +307,10 @@ func (w *writeAheadLog) append(r *logRecords) (int64, error) {
 	if w.failed != nil {
 		return 0, w.failed
 	}
+	if len(w.pending) == 0 && len(r.buf) > 0 {
+		// Room for the opening mark, which writePending fills in.
+		w.pending = append(w.pending, make([]byte, markRecordSize)...)
+	}
 	w.pending = append(w.pending, r.buf...)
 	r.buf = r.buf[:0]
 	if len(w.pending) >= logBufferBytes {
@@ -279,11 +321,18 @@ func (w *writeAheadLog) append(r *logRecords) (int64, error) {
 	return w.size + int64(len(w.pending)), nil
 }
 
-// writePending writes the buffered records to the file; w.mu is held.
+// writePending writes the buffered records to the file, between their
+// marks; w.mu is held.
 func (w *writeAheadLog) writePending() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
+	end := w.size + int64(len(w.pending)) + markRecordSize
+	fillMark(w.pending[:markRecordSize], w.synced, end)
+	w.pending = append(w.pending, make([]byte, markRecordSize)...)
+	fillMark(w.pending[len(w.pending)-markRecordSize:], w.synced, end)
+	stamp(w.pending[:markRecordSize], w.gen)
+	stamp(w.pending[len(w.pending)-markRecordSize:], w.gen)
 	if _, err := w.f.WriteAt(w.pending, w.size); err != nil {
 		w.failed = fmt.Errorf("sozu: writing log %s: %w", w.path, err)
 		return w.failed
@@ -324,7 +373,9 @@ func (w *writeAheadLog) syncTo(end int64) error {
 		w.mu.Unlock()
 		return w.failed
 	}
+	w.mu.Lock()
 	w.synced = target
+	w.mu.Unlock()
 	w.syncs++
 	w.syncTime += time.Since(start)
 	return nil
@@ -414,6 +465,8 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 	lf := tail.format
 	off := int64(lf.fileHeader)
 	var why string
+	// writeEnd is where the last write the valid prefix has a mark of ends.
+	var writeEnd int64
 	for off < w.size {
 		r, err := w.record(off, lf, gen)
 		if err != nil {
@@ -422,7 +475,9 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 		if why = r.why; why != "" || r.gen != uint32(gen) {
 			break
 		}
-		if err := apply(r.body); err != nil {
+		if _, end, ok := readMark(r.body); ok {
+			writeEnd = end
+		} else if err := apply(r.body); err != nil {
 			return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, off), Detail: err.Error()}
 		}
 		off += int64(r.length)
@@ -440,29 +495,82 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 	if head, err := w.at(off, walHeaderSize); err == nil && lf.stamped && len(head) == walHeaderSize {
 		torn = binary.LittleEndian.Uint32(head[8:]) == uint32(gen)
 	}
-	earlier := w.size
-	for next := off + 1; next+int64(lf.recordHeader) < w.size; next++ {
-		r, err := w.record(next, lf, gen)
-		if err != nil {
-			return logTail{}, err
-		}
-		if r.why != "" {
-			continue
-		}
-		if r.gen != uint32(gen) {
-			earlier = next
-			break
-		}
+	earlier, after, err := w.recordsAfterTear(off, lf, gen, writeEnd)
+	if err != nil {
+		return logTail{}, err
+	}
+	if after.damage != "" {
 		tail.midLog = true
 		tail.droppedBytes = w.size - off
-		tail.detail = fmt.Sprintf("%s at offset %d, yet a valid record follows at offset %d", why, off, next)
+		tail.detail = fmt.Sprintf("%s at offset %d, yet %s", why, off, after.damage)
 		return tail, nil
 	}
-	if torn || earlier == w.size {
+	if torn || earlier == w.size || after.records > 0 {
 		tail.droppedBytes, tail.detail = earlier-off, why
+	}
+	if after.records > 0 {
+		tail.detail = fmt.Sprintf("%s, then %d valid records written before it was durable (a power loss kept their blocks, not its),", why, after.records)
 	}
 	tail.staleBytes = w.size - off - tail.droppedBytes
 	return tail, nil
+}
+
+// afterTear is what follows a bad record of the log: how many valid
+// records of its generation, and why they show damage rather than a tear
+// ("" if they do not).
+type afterTear struct {
+	records int
+	damage  string
+}
+
+// recordsAfterTear looks at what follows the bad record at off, up to the
+// first record of an earlier generation (whose offset it returns, or the
+// file's size). writeEnd is the end of the write the last mark before off
+// described.
+//
+// A valid record of this generation after a bad one is damage unless it
+// was written before the bad record was durable: then nothing past the
+// bad record was acknowledged, and a power loss that kept this record's
+// block but not the bad one's explains what the disk shows. A mark says
+// so of its write (its durable length is at most off), and of every write
+// before it, since the durable length only grows; the write the bad record
+// belongs to was made before it was durable by definition. A record no
+// such mark vouches for, or a mark of a write made after off was durable,
+// is damage. (Damage to the last write an fsync covered, with nothing
+// written after the fsync, reads as a tear as a damaged final record
+// does: no later record says the fsync happened.)
+func (w *logWindow) recordsAfterTear(off int64, lf logFormat, gen uint64, writeEnd int64) (int64, afterTear, error) {
+	var after afterTear
+	vouched := writeEnd // records before this offset were written before off was durable
+	lastRecord := int64(-1)
+	for next := off + 1; next+int64(lf.recordHeader) < w.size; {
+		r, err := w.record(next, lf, gen)
+		if err != nil {
+			return 0, after, err
+		}
+		if r.why != "" {
+			next++
+			continue
+		}
+		if r.gen != uint32(gen) {
+			return next, after, nil
+		}
+		if durable, end, ok := readMark(r.body); ok {
+			if durable > off {
+				after.damage = fmt.Sprintf("a write made once the log was durable to offset %d follows at offset %d", durable, next)
+				return w.size, after, nil
+			}
+			vouched = max(vouched, end)
+		} else {
+			after.records++
+			lastRecord = next
+		}
+		next += int64(r.length)
+	}
+	if lastRecord >= vouched {
+		after.damage = fmt.Sprintf("a valid record follows at offset %d", lastRecord)
+	}
+	return w.size, after, nil
 }
 
 // logWindow reads a log file forward, holding the stretch being looked at.
@@ -556,8 +664,11 @@ func (lf logFormat) bodyOf(data []byte, n int) ([]byte, string) {
 		return nil, "record checksum mismatch"
 	}
 	body := data[lf.recordHeader:n]
-	if len(body) < 2 || body[0] < walPut || body[0] > walHeight {
+	if len(body) < 2 || body[0] < walPut || body[0] > walWritten {
 		return nil, fmt.Sprintf("record kind %d", body[0])
+	}
+	if _, _, ok := readMark(body); body[0] == walWritten && !ok {
+		return nil, "malformed write mark"
 	}
 	return body, ""
 }
