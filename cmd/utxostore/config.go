@@ -41,6 +41,11 @@ type serveConfig struct {
 // secretFlags are never printed.
 var secretFlags = map[string]bool{"token": true}
 
+// commandLineOnly are flags taken from the command line alone: a salvage
+// for one run, which would stay in force for every later damage if the
+// environment or a config file could set it.
+var commandLineOnly = map[string]bool{"discard-corrupt-log": true}
+
 func newServeConfig(name string) *serveConfig {
 	c := &serveConfig{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	fs := c.fs
@@ -89,10 +94,17 @@ func (c *serveConfig) resolve() error {
 		if name == "config" || c.fs.Lookup(name) == nil {
 			return usagef("config file %s: unknown setting %q (settings are flag names: %s)", c.configFile, name, strings.Join(c.names(), ", "))
 		}
+		if commandLineOnly[name] {
+			return usagef("config file %s: %q is taken from the command line only (a salvage for one run)", c.configFile, name)
+		}
 	}
 	var firstErr error
 	c.fs.VisitAll(func(f *flag.Flag) {
 		if c.sources[f.Name] != "" || firstErr != nil {
+			return
+		}
+		if commandLineOnly[f.Name] {
+			c.sources[f.Name] = "default"
 			return
 		}
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && v != "" {

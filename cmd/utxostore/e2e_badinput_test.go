@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -114,7 +115,7 @@ func TestServeRefusesToStart(t *testing.T) {
 func TestConfigSources(t *testing.T) {
 	file := t.TempDir() + "/utxostore.json"
 	writeFile(t, file, `{"max-batch": 7, "http": "127.0.0.1:9001", "grpc": "127.0.0.1:9002"}`)
-	cmdEnv := []string{"UTXOSTORE_HTTP=127.0.0.1:9003", "UTXOSTORE_TOKEN=hidden-value"}
+	cmdEnv := []string{"UTXOSTORE_HTTP=127.0.0.1:9003", "UTXOSTORE_TOKEN=hidden-value", "UTXOSTORE_DISCARD_CORRUPT_LOG=true"}
 	out, stderr, err := runEnv(t, cmdEnv, "config", "--config", file, "--grpc", "127.0.0.1:9004")
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, stderr)
@@ -132,6 +133,15 @@ func TestConfigSources(t *testing.T) {
 	}
 	if strings.Contains(out, "hidden-value") {
 		t.Errorf("config printed the token:\n%s", out)
+	}
+	// A salvage is for one run: the environment does not set it, and a
+	// config file that names it is refused.
+	if !regexp.MustCompile(`(?m)^discard-corrupt-log\s+false\s+default$`).MatchString(out) {
+		t.Errorf("UTXOSTORE_DISCARD_CORRUPT_LOG set --discard-corrupt-log:\n%s", out)
+	}
+	writeFile(t, file, `{"discard-corrupt-log": true}`)
+	if _, stderr, err := run(t, "config", "--config", file); err == nil || !strings.Contains(stderr, "command line only") {
+		t.Errorf("discard-corrupt-log in a config file: want a refusal, got %v %s", err, stderr)
 	}
 	writeFile(t, file, `{"no-such-setting": 1}`)
 	if _, stderr, err := run(t, "config", "--config", file); err == nil || !strings.Contains(stderr, "unknown setting") {

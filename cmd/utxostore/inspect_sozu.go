@@ -83,7 +83,7 @@ func readSozuReport(ctx context.Context, dir string, o sozu.Options) (*sozuRepor
 	if err != nil {
 		return nil, err
 	}
-	e, err := sozu.Open(d, o)
+	e, err := openSozu(d, o)
 	if err != nil {
 		return nil, err
 	}

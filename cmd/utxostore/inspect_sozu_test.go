@@ -131,3 +131,91 @@ func exitCode(err error) int {
 	}
 	return 0
 }
+
+// A log damaged before its end (a record the fsync of a later write had
+// made durable) is refused, untouched, with the flag that salvages it
+// named; with --discard-corrupt-log the store opens with what the log held
+// before the damage.
+func TestDiscardCorruptLogFlag(t *testing.T) {
+	ctx := context.Background()
+	live := filepath.Join(t.TempDir(), sozu.Name)
+	e, err := sozu.Open(live, sozu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	put := func(from, to int) {
+		batch := make([]engine.Update, 0, to-from)
+		for i := from; i < to; i++ {
+			var k engine.Key
+			binary.BigEndian.PutUint64(k[:8], uint64(i)*0x9E3779B97F4A7C15)
+			batch = append(batch, engine.Update{Key: k, Fn: func([]byte) (engine.Mutation, error) {
+				return engine.Mutation{Action: engine.Put, Value: make([]byte, 120), Terms: engine.Terms{ProducedAt: 7}}, nil
+			}})
+		}
+		if _, err := e.Update(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logPath := func(dir string) string { return filepath.Join(dir, "wal.0") }
+	put(0, 100)
+	st, err := os.Stat(logPath(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstWrite := st.Size() // durable: the call returned after its fsync
+	put(100, 200)
+	// At a block boundary every shard is at rest: the files are what a
+	// crash would leave now.
+	if err := e.Checkpoint(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	crashed := filepath.Join(data, sozu.Name)
+	copyDir(t, live, crashed)
+	damaged := readFile(t, logPath(crashed))
+	damaged[firstWrite/2] ^= 0x40
+	writeFile(t, logPath(crashed), string(damaged))
+
+	_, stderr, err := run(t, "inspect", "--engine", "sozu", "--data", data, "--json")
+	if code := exitCode(err); code != 1 || !strings.Contains(stderr, "damaged in its middle") || !strings.Contains(stderr, "--discard-corrupt-log") {
+		t.Fatalf("inspect over a damaged log: exit %d, want 1 naming --discard-corrupt-log:\n%s", code, stderr)
+	}
+	if !bytes.Equal(readFile(t, logPath(crashed)), damaged) {
+		t.Fatal("the refused open changed the log")
+	}
+	stdout, stderr, err := run(t, "inspect", "--engine", "sozu", "--data", data, "--json", "--discard-corrupt-log")
+	if err != nil {
+		t.Fatalf("inspect --discard-corrupt-log: %v\n%s", err, stderr)
+	}
+	var r sozuReport
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("inspect --json: %v\n%s", err, stdout)
+	}
+	if r.Entries == 0 || r.Entries >= 100 || r.Recovery.DroppedBytes == 0 {
+		t.Fatalf("salvaged store holds %d records (want some of the first call's 100), recovery %+v", r.Entries, r.Recovery)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range entries {
+		writeFile(t, filepath.Join(to, d.Name()), string(readFile(t, filepath.Join(from, d.Name()))))
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -32,6 +33,9 @@ type storeFlags struct {
 	verbose   bool
 	index     bool
 	sozu      string
+	// discardCorruptLog is --discard-corrupt-log: a salvage for one run,
+	// taken from the command line only (commandLineOnly).
+	discardCorruptLog bool
 }
 
 // registerIndex adds --index, for the commands that feed or serve the
@@ -75,6 +79,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.redis, "redis", envOr("UTXOSTORE_REDIS", "127.0.0.1:7100"), "Redis Cluster node addresses, comma-separated (engine redis)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print the storage engine's own log messages on stderr")
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
+	fs.BoolVar(&f.discardCorruptLog, "discard-corrupt-log", false, "engine sozu: open a store whose log is damaged before its end (Open refuses it otherwise) by dropping the log from the damage on; the writes logged after the damage are lost. A torn end is always dropped, and reported")
 	fs.StringVar(&f.sozu, "sozu-tuning", envOr("UTXOSTORE_SOZU_TUNING", ""), "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)
 	fs.StringVar(&f.namespace, "redis-namespace", envOr("UTXOSTORE_REDIS_NAMESPACE", "utxostore"), "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
 }
@@ -107,21 +112,33 @@ var engines = map[string]opener{
 			return nil, err
 		}
 		o.Sync = sync
-		return sozu.Open(filepath.Join(f.data, "sozu"), o)
+		return openSozu(filepath.Join(f.data, "sozu"), o)
 	},
 	"redis": func(ctx context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
 		return redis.Open(ctx, redis.Options{Addrs: strings.Split(f.redis, ","), Namespace: f.namespace, Sync: sync, Wait: f.redisWait})
 	},
 }
 
-// sozuOptions are the Sozu options --sozu-tuning asks for; a spec that
-// cannot be read is a usage error.
+// sozuOptions are the Sozu options --sozu-tuning and --discard-corrupt-log
+// ask for; a spec that cannot be read is a usage error.
 func (f *storeFlags) sozuOptions() (sozu.Options, error) {
 	o, err := sozu.ParseTuning(f.sozu)
 	if err != nil {
 		return o, usagef("--sozu-tuning: %v", err)
 	}
+	o.DiscardCorruptLog = f.discardCorruptLog
 	return o, nil
+}
+
+// openSozu opens the Sozu store in dir; a refusal of a log damaged before
+// its end says what --discard-corrupt-log would do about it.
+func openSozu(dir string, o sozu.Options) (*sozu.Engine, error) {
+	e, err := sozu.Open(dir, o)
+	var damaged *sozu.DamagedLogError
+	if errors.As(err, &damaged) {
+		return nil, fmt.Errorf("%w\nto open the store anyway, dropping the log from the damage on (the writes it holds after the damage are lost), run again with --discard-corrupt-log", err)
+	}
+	return e, err
 }
 
 func engineNames() []string {

@@ -126,9 +126,10 @@ func TestDamageBeforeADurableWriteIsRefused(t *testing.T) {
 	flipByte(t, path, (starts[10]+starts[11])/2)
 
 	_, err := Open(dir, oneShard())
+	var damaged *DamagedLogError
 	var corrupt *engine.CorruptionError
-	if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "durable") {
-		t.Fatalf("open over a damaged durable record: %v, want a CorruptionError naming the later durable write", err)
+	if !errors.As(err, &damaged) || !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "durable") {
+		t.Fatalf("open over a damaged durable record: %v, want a DamagedLogError naming the later durable write", err)
 	}
 	t.Logf("reported: %v", err)
 	o := oneShard()

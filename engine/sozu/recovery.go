@@ -20,6 +20,17 @@ type RecoveryReport struct {
 	Detail          string
 }
 
+// DamagedLogError is Open's refusal of a log damaged before its end, as
+// opposed to torn at it: writes logged after the damage may have been
+// acknowledged. Nothing is changed; Options.DiscardCorruptLog opens the
+// store by dropping the log from the damage on. It unwraps to the
+// *engine.CorruptionError that says where.
+type DamagedLogError struct {
+	*engine.CorruptionError
+}
+
+func (e *DamagedLogError) Unwrap() error { return e.CorruptionError }
+
 // openShard loads checkpoint gen of shard id (none when gen is 0) and the
 // in-memory filter, indexes and counters: from the checkpoint, or derived
 // from the buckets when it has none of them; Engine.recover then replays
@@ -132,8 +143,8 @@ func (e *Engine) recover() error {
 	}
 	rep.ReplayedBytes = max(tail.goodBytes-int64(tail.format.fileHeader), 0)
 	if tail.midLog && !o.DiscardCorruptLog {
-		return &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, tail.goodBytes),
-			Detail: tail.detail + "; the log is damaged in its middle, not torn at its end (Options.DiscardCorruptLog drops everything from here)"}
+		return &DamagedLogError{&engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, tail.goodBytes),
+			Detail: tail.detail + "; the log is damaged in its middle, not torn at its end (Options.DiscardCorruptLog drops everything from here)"}}
 	}
 	if tail.droppedBytes > 0 {
 		rep.DroppedBytes = tail.droppedBytes
