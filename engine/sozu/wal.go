@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/utxostore/utxostore/engine"
@@ -198,8 +199,9 @@ type writeAheadLog struct {
 
 	syncMu sync.Mutex // one fsync at a time
 	// synced is the size at the last fsync: what a crash cannot take.
-	// Written under syncMu and mu, so either lock reads it.
-	synced int64
+	// Written under syncMu; atomic because a write's marks read it under
+	// mu, which the fsync must not wait for.
+	synced atomic.Int64
 	syncs  uint64 // fsyncs so far
 	// syncTime is the time the fsyncs took: what SyncAlways costs a
 	// caller beyond the work itself.
@@ -207,7 +209,8 @@ type writeAheadLog struct {
 }
 
 func newLog(f *os.File, path string, gen uint64, size int64) *writeAheadLog {
-	w := &writeAheadLog{f: f, path: path, gen: gen, recyclable: true, size: size, synced: size}
+	w := &writeAheadLog{f: f, path: path, gen: gen, recyclable: true, size: size}
+	w.synced.Store(size)
 	w.idle.L = &w.mu
 	return w
 }
@@ -328,9 +331,10 @@ func (w *writeAheadLog) writePending() error {
 		return nil
 	}
 	end := w.size + int64(len(w.pending)) + markRecordSize
-	fillMark(w.pending[:markRecordSize], w.synced, end)
+	durable := w.synced.Load()
+	fillMark(w.pending[:markRecordSize], durable, end)
 	w.pending = append(w.pending, make([]byte, markRecordSize)...)
-	fillMark(w.pending[len(w.pending)-markRecordSize:], w.synced, end)
+	fillMark(w.pending[len(w.pending)-markRecordSize:], durable, end)
 	stamp(w.pending[:markRecordSize], w.gen)
 	stamp(w.pending[len(w.pending)-markRecordSize:], w.gen)
 	if _, err := w.f.WriteAt(w.pending, w.size); err != nil {
@@ -350,7 +354,7 @@ func (w *writeAheadLog) writePending() error {
 func (w *writeAheadLog) syncTo(end int64) error {
 	w.syncMu.Lock()
 	defer w.syncMu.Unlock()
-	if w.synced >= end {
+	if w.synced.Load() >= end {
 		return nil
 	}
 	w.mu.Lock()
@@ -373,9 +377,7 @@ func (w *writeAheadLog) syncTo(end int64) error {
 		w.mu.Unlock()
 		return w.failed
 	}
-	w.mu.Lock()
-	w.synced = target
-	w.mu.Unlock()
+	w.synced.Store(target)
 	w.syncs++
 	w.syncTime += time.Since(start)
 	return nil
