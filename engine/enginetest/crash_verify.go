@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -80,8 +81,8 @@ func judge(observed map[engine.Key][]byte, start map[engine.Key][]byte, hist map
 			c.problems = append(c.problems, fmt.Sprintf("key %s: lost acknowledged op %d: holds %s, the state after op %d",
 				keyName(k), states[first].op, describe(got), states[match].op))
 		default:
-			c.problems = append(c.problems, fmt.Sprintf("key %s: holds %s, which no op of the stream could have left there",
-				keyName(k), describe(got)))
+			c.problems = append(c.problems, fmt.Sprintf("key %s: holds %s, which no op of the stream could have left there; its possible states this round: %s",
+				keyName(k), describe(got), describeStates(states)))
 		}
 	}
 	return c
@@ -106,7 +107,27 @@ func describe(v []byte) string {
 	if err != nil {
 		return fmt.Sprintf("an undecodable %d-byte value (%v)", len(v), err)
 	}
-	return fmt.Sprintf("the value of op %d slot %d", cv.op, cv.slot)
+	switch {
+	case cv.slot == metaSlot:
+		return fmt.Sprintf("the metadata of op %d", cv.op)
+	case cv.prev == noPrev:
+		return fmt.Sprintf("the value of op %d slot %d, written over nothing", cv.op, cv.slot)
+	}
+	return fmt.Sprintf("the value of op %d slot %d, written over the value of op %d", cv.op, cv.slot, cv.prev)
+}
+
+// describeStates lists a key's possible states, so that a value no op
+// could have left can be told apart: which op's update saw what.
+func describeStates(states []crashState) string {
+	parts := make([]string, len(states))
+	for i, s := range states {
+		when := "at the start"
+		if s.op != 0 {
+			when = fmt.Sprintf("after op %d", s.op)
+		}
+		parts[i] = when + ": " + describe(s.value)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // observeCrashStore reads everything the store holds and checks what needs
