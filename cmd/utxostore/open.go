@@ -79,7 +79,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.redis, "redis", envOr("UTXOSTORE_REDIS", "127.0.0.1:7100"), "Redis Cluster node addresses, comma-separated (engine redis)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print the storage engine's own log messages on stderr")
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
-	fs.BoolVar(&f.discardCorruptLog, "discard-corrupt-log", false, "engine sozu: open a store whose log is damaged before its end (Open refuses it otherwise) by dropping the log from the damage on; the writes logged after the damage are lost. A torn end is always dropped, and reported")
+	fs.BoolVar(&f.discardCorruptLog, "discard-corrupt-log", false, "engine sozu: open a store whose log is damaged before its end (Open refuses it otherwise) by dropping the log from the damaged write on; the writes logged from there are lost. A torn end is always dropped, and reported")
 	fs.StringVar(&f.sozu, "sozu-tuning", envOr("UTXOSTORE_SOZU_TUNING", ""), "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)
 	fs.StringVar(&f.namespace, "redis-namespace", envOr("UTXOSTORE_REDIS_NAMESPACE", "utxostore"), "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
 }
@@ -136,7 +136,7 @@ func openSozu(dir string, o sozu.Options) (*sozu.Engine, error) {
 	e, err := sozu.Open(dir, o)
 	var damaged *sozu.DamagedLogError
 	if errors.As(err, &damaged) {
-		return nil, fmt.Errorf("%w\nto open the store anyway, dropping the log from the damage on (the writes it holds after the damage are lost), run again with --discard-corrupt-log", err)
+		return nil, fmt.Errorf("%w\nto open the store anyway, dropping the log from the damaged write on (the writes it holds from there are lost), run again with --discard-corrupt-log", err)
 	}
 	return e, err
 }

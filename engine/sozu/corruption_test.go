@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
@@ -96,6 +97,103 @@ func TestTornLogTailIsTruncatedAndReported(t *testing.T) {
 	if missing != 1 {
 		t.Fatalf("%d records lost, want exactly the torn one", missing)
 	}
+}
+
+// A SIGKILL in the middle of a log write leaves a prefix of it, cut at a
+// page boundary: inside a record, or between two. Recovery drops the
+// whole write, so it never keeps part of a shard's group of requests:
+// here the first of two updates of one key in one batch, which no caller
+// could ever have read.
+func TestTornWriteIsDroppedWhole(t *testing.T) {
+	for _, where := range []string{"inside a record", "between records"} {
+		t.Run(where, func(t *testing.T) {
+			dir := t.TempDir()
+			e := openFor(t, dir, oneShard())
+			putN(t, e, 0, 10, 20) // durable: the call returned after its fsync
+			before, err := e.Get(t.Context(), firstKeys(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := e.log.written()
+			key := firstKeys(1)[0]
+			batch := []engine.Update{{Key: key, Fn: putValue([]byte("first of the batch"))}}
+			for i := 10; i < 20; i++ {
+				batch = append(batch, engine.Update{Key: enginetest.K(uint64(i)), Fn: putValue([]byte("other key"))})
+			}
+			batch = append(batch, engine.Update{Key: key, Fn: putValue([]byte("last of the batch"))})
+			if _, err := e.Update(t.Context(), batch); err != nil {
+				t.Fatal(err)
+			}
+			e.abandon()
+
+			// The write's records: its opening mark, the batch's twelve
+			// records, its closing mark. Cut it before the last update of
+			// the key, or a few bytes into it.
+			path := logPath(dir, 0)
+			offsets := recordOffsets(t, path, start)
+			if len(offsets) != 14 {
+				t.Fatalf("the batch's write holds %d records, want 14", len(offsets))
+			}
+			cut := offsets[12]
+			if where == "inside a record" {
+				cut += 5
+			}
+			if err := os.Truncate(path, cut); err != nil {
+				t.Fatal(err)
+			}
+
+			e = openFor(t, dir, oneShard())
+			defer e.Close()
+			rep := stats(t, e).Recovery
+			t.Logf("recovery report: %+v", rep)
+			if rep.DroppedBytes != cut-start || !strings.Contains(rep.Detail, "does not read whole") {
+				t.Fatalf("dropped %d bytes, want the torn write's %d, reported as such", rep.DroppedBytes, cut-start)
+			}
+			if size := fileSize(t, path); size != start {
+				t.Fatalf("the log keeps %d bytes, want %d: up to the torn write", size, start)
+			}
+			got, err := e.Get(t.Context(), firstKeys(20))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got[0], before[0]) {
+				t.Fatalf("the key updated twice by the torn batch holds %q, want its value from before the batch", got[0])
+			}
+			if n := countPresent(t, e, firstKeys(20)); n != 10 {
+				t.Fatalf("%d of the 20 keys present, want the 10 written before the torn batch", n)
+			}
+		})
+	}
+}
+
+func putValue(v []byte) engine.UpdateFunc {
+	return func([]byte) (engine.Mutation, error) { return engine.Mutation{Action: engine.Put, Value: v}, nil }
+}
+
+// recordOffsets lists where the records of the log at path start, from
+// offset from on.
+func recordOffsets(t *testing.T, path string, from int64) []int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &logWindow{f: f, size: st.Size()}
+	var offsets []int64
+	for off := from; off < w.size; {
+		r, err := w.record(off, currentLogFormat, 0)
+		if err != nil || r.why != "" {
+			t.Fatalf("record at %d: %v %s", off, err, r.why)
+		}
+		offsets = append(offsets, off)
+		off += int64(r.length)
+	}
+	return offsets
 }
 
 func TestCorruptLogMiddleIsRefused(t *testing.T) {

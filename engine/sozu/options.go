@@ -63,12 +63,12 @@ type Options struct {
 	// after a crash and the disk the logs take; 1 makes every Checkpoint a
 	// page checkpoint.
 	CheckpointLogBytes int
-	// DiscardCorruptLog lets Open drop a log from a damaged record in its
-	// middle onwards instead of refusing to open (a torn tail is always
-	// truncated, also one a power loss left with later blocks of an
-	// unsynced write on the disk). Writes after the damage are lost,
-	// acknowledged ones among them; use it to salvage a store whose log
-	// was damaged after it was durable.
+	// DiscardCorruptLog lets Open drop a log from the write holding a
+	// damaged record in its middle onwards instead of refusing to open (a
+	// torn tail is always truncated, also one a power loss left with later
+	// blocks of an unsynced write on the disk). The damaged write and those
+	// after it are lost, acknowledged ones among them; use it to salvage a
+	// store whose log was damaged after it was durable.
 	DiscardCorruptLog bool
 	// Logf receives recovery reports (a truncated log tail, a rebuilt
 	// filter). Nil discards them; they are also in Stats.

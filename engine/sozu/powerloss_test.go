@@ -83,8 +83,8 @@ func tearInTheLastWrite(t *testing.T, closingLost bool) {
 	if rep.DroppedBytes == 0 || !strings.Contains(rep.Detail, "valid records written before it was durable") {
 		t.Fatalf("the tear was not reported as one with records after it: %+v", rep)
 	}
-	if size := fileSize(t, path); size > mid-40 {
-		t.Fatalf("the log keeps %d bytes, past the tear at %d", size, mid-40)
+	if size := fileSize(t, path); size != starts[20] {
+		t.Fatalf("the log keeps %d bytes, want %d: up to the torn write", size, starts[20])
 	}
 	got, err := e.Get(t.Context(), firstKeys(40))
 	if err != nil {
@@ -99,11 +99,10 @@ func tearInTheLastWrite(t *testing.T, closingLost bool) {
 			t.Fatalf("record %d survived after record %d was lost: not a prefix", i, kept)
 		}
 	}
-	// Every earlier call's write was durable; of the last, what precedes
-	// the lost stretch survives, and at least the record it cut and the
-	// next are gone.
-	if kept < 20 || kept > 38 {
-		t.Fatalf("%d records kept, want the 20 durable ones and a prefix of the last write's", kept)
+	// Every earlier call's write was durable; the last, torn, is dropped
+	// whole.
+	if kept != 20 {
+		t.Fatalf("%d records kept, want the 20 durable ones and none of the torn write's", kept)
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ type RecoveryReport struct {
 // DamagedLogError is Open's refusal of a log damaged before its end, as
 // opposed to torn at it: writes logged after the damage may have been
 // acknowledged. Nothing is changed; Options.DiscardCorruptLog opens the
-// store by dropping the log from the damage on. It unwraps to the
+// store by dropping the log from the damaged write on. It unwraps to the
 // *engine.CorruptionError that says where.
 type DamagedLogError struct {
 	*engine.CorruptionError
@@ -148,7 +148,7 @@ func (e *Engine) recover() error {
 	}
 	if tail.droppedBytes > 0 {
 		rep.DroppedBytes = tail.droppedBytes
-		rep.Detail = fmt.Sprintf("%s at offset %d: dropped %d bytes", tail.detail, tail.goodBytes, tail.droppedBytes)
+		rep.Detail = fmt.Sprintf("%s; dropped %d bytes from offset %d", tail.detail, tail.droppedBytes, tail.goodBytes)
 		what := "a torn final write, truncated"
 		if tail.midLog {
 			what = "damage inside the log; discarded from there as Options.DiscardCorruptLog asks"

@@ -53,8 +53,9 @@
 // checkpoint the manifest names and replays the log; a torn tail is
 // truncated and reported (Stats.Recovery, Logf), also one a power loss left
 // with later blocks of an unsynced write on the disk (the marks around each
-// write tell it apart, wal.go); damage to records an fsync had made durable
-// is refused as *engine.CorruptionError.
+// write tell it apart, wal.go). A torn write is dropped whole, so no
+// shard's group of requests survives in part. Damage to records an fsync
+// had made durable is refused as *engine.CorruptionError.
 package sozu
 
 import (

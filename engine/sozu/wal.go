@@ -430,6 +430,15 @@ type logTail struct {
 // at path and reports where the valid prefix ends. The body passed to
 // apply is valid until apply returns.
 //
+// The records of a write are applied when its closing mark is read: a
+// crash in the middle of a write (a SIGKILL stops it at a page boundary)
+// takes the whole write, so recovery never keeps part of a shard's group
+// of requests, such as the first of two updates of one key in a batch.
+// Nothing in that write was durable: under SyncAlways its requests wait
+// for the fsync that follows it, under SyncBlock for the next Checkpoint.
+// Records outside any write's marks (a log from before the marks) are
+// applied as they are read.
+//
 // The prefix ends at a record that is not whole and valid. If a record
 // of this generation follows, the log is damaged in its middle. If an
 // earlier generation's follows first, or nothing does, what lies between
@@ -452,7 +461,7 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 		return logTail{}, err
 	}
 	w := &logWindow{f: f, size: st.Size()}
-	tail := logTail{format: format1Log}
+	lf := format1Log
 	head, err := w.at(0, logFileHeaderSize)
 	if err != nil {
 		return logTail{}, err
@@ -462,13 +471,22 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 			return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: path,
 				Detail: fmt.Sprintf("the log belongs to generation %d, the checkpoint names %d", got, gen)}
 		}
-		tail.format = currentLogFormat
+		lf = currentLogFormat
 	}
-	lf := tail.format
 	off := int64(lf.fileHeader)
 	var why string
 	// writeEnd is where the last write the valid prefix has a mark of ends.
 	var writeEnd int64
+	// open holds the records of the write being read, until its closing
+	// mark.
+	var open *openWrite
+	applyAt := func(off int64, body []byte) error {
+		if err := apply(body); err != nil {
+			return &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, off), Detail: err.Error()}
+		}
+		return nil
+	}
+scan:
 	for off < w.size {
 		r, err := w.record(off, lf, gen)
 		if err != nil {
@@ -478,13 +496,68 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 			break
 		}
 		if _, end, ok := readMark(r.body); ok {
-			writeEnd = end
-		} else if err := apply(r.body); err != nil {
-			return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, off), Detail: err.Error()}
+			closing := off+markRecordSize == end
+			switch {
+			case open == nil && end > off+markRecordSize:
+				open = &openWrite{start: off, end: end}
+				writeEnd = end
+			case open != nil && closing && end == open.end:
+				if err := open.applyAll(applyAt); err != nil {
+					return logTail{}, err
+				}
+				open = nil
+			default:
+				why = "write mark out of place"
+				break scan
+			}
+		} else if open != nil {
+			open.add(off, r.body)
+		} else if err := applyAt(off, r.body); err != nil {
+			return logTail{}, err
 		}
 		off += int64(r.length)
 	}
-	tail.goodBytes = off
+	tail, err := w.tailAt(off, why, lf, gen, writeEnd)
+	if err != nil || open == nil {
+		return tail, err
+	}
+	// The write from open.start is not whole: drop it with what follows.
+	tail.droppedBytes += off - open.start
+	tail.goodBytes = open.start
+	if tail.detail == "" {
+		tail.detail = fmt.Sprintf("its records end at offset %d", off)
+	}
+	tail.detail = fmt.Sprintf("the write at offset %d (%d bytes) does not read whole: %s", open.start, open.end-open.start, tail.detail)
+	return tail, nil
+}
+
+// openWrite is a write of the log whose opening mark was read and whose
+// closing mark was not yet: its records, held until it proves whole.
+type openWrite struct {
+	start, end int64 // the write's offsets, from its opening mark
+	offsets    []int64
+	bodies     [][]byte
+}
+
+func (o *openWrite) add(off int64, body []byte) {
+	o.offsets = append(o.offsets, off)
+	o.bodies = append(o.bodies, slices.Clone(body))
+}
+
+func (o *openWrite) applyAll(apply func(off int64, body []byte) error) error {
+	for i, body := range o.bodies {
+		if err := apply(o.offsets[i], body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tailAt describes the log past its valid records, which end at off; why
+// is what is wrong with the record there ("" if it is whole: an earlier
+// generation's).
+func (w *logWindow) tailAt(off int64, why string, lf logFormat, gen uint64, writeEnd int64) (logTail, error) {
+	tail := logTail{format: lf, goodBytes: off}
 	if off >= w.size {
 		return tail, nil
 	}
@@ -508,10 +581,10 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 		return tail, nil
 	}
 	if torn || earlier == w.size || after.records > 0 {
-		tail.droppedBytes, tail.detail = earlier-off, why
+		tail.droppedBytes, tail.detail = earlier-off, fmt.Sprintf("%s at offset %d", why, off)
 	}
 	if after.records > 0 {
-		tail.detail = fmt.Sprintf("%s, then %d valid records written before it was durable (a power loss kept their blocks, not its),", why, after.records)
+		tail.detail = fmt.Sprintf("%s at offset %d, then %d valid records written before it was durable (a power loss kept their blocks, not its)", why, off, after.records)
 	}
 	tail.staleBytes = w.size - off - tail.droppedBytes
 	return tail, nil
