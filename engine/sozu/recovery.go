@@ -179,6 +179,12 @@ func (e *Engine) recover() error {
 // up to one would bring records back that the crash had cut off. Only an
 // earlier generation's records after none of this one's are kept, to be
 // overwritten.
+//
+// The records were replayed from what the file shows, which after a
+// crash of the process is the page cache: its last writes may not be on
+// the disk. They are fsynced before the log is built on, or the store
+// would serve (and a Checkpoint would report durable, its log being as
+// long as at its last fsync) writes that a power loss could still take.
 func (e *Engine) resumeLog(path string, tail logTail) (*writeAheadLog, error) {
 	if tail.goodBytes == 0 {
 		return createLog(path, e.gen)
@@ -191,11 +197,13 @@ func (e *Engine) resumeLog(path string, tail logTail) (*writeAheadLog, error) {
 	log := newLog(f, path, e.gen, tail.goodBytes)
 	log.recyclable = tail.format == currentLogFormat
 	records := tail.goodBytes > int64(tail.format.fileHeader)
-	if tail.droppedBytes == 0 && (tail.staleBytes == 0 || !records) {
-		return log, nil
+	cut := tail.droppedBytes > 0 || (tail.staleBytes > 0 && records)
+	if cut {
+		err = f.Truncate(tail.goodBytes)
 	}
-	if err = f.Truncate(tail.goodBytes); err == nil {
-		err = f.Sync()
+	if err == nil && (cut || records) {
+		log.synced.Store(0)
+		err = log.sync()
 	}
 	if err != nil {
 		f.Close()
