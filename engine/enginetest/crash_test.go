@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
@@ -79,6 +80,57 @@ func TestCrashJudge(t *testing.T) {
 	if c := judge(swapped, start, hist, keys, 199, 200); len(c.problems) == 0 {
 		t.Fatal("values swapped between keys passed")
 	}
+}
+
+// A key left between two updates of it in one op (a torn batch) holds a
+// value no state of the stream has: judge must flag it and say what the
+// value was written over.
+func TestCrashJudgeFlagsAHalfAppliedOp(t *testing.T) {
+	const seed, space = 3, 32
+	keys := append(crashKeys(space), crashMetaKey)
+	start := map[engine.Key][]byte{}
+	hist := predictRound(seed, space, start, 1, 400)
+	model := map[engine.Key][]byte{}
+	for n := uint64(1); n <= 400; n++ {
+		op := genCrashOp(seed, n, space)
+		if first, ok := twicePut(op); ok {
+			half := maps.Clone(model)
+			for i := 0; i <= first; i++ {
+				u := op.updates[i]
+				if m, err := u.fn(n, i)(half[u.key]); err == nil && m.Action == engine.Put {
+					half[u.key] = m.Value
+				} else if err == nil && m.Action == engine.Remove {
+					delete(half, u.key)
+				}
+			}
+			c := judge(half, start, hist, keys, n-1, 400)
+			if msg := strings.Join(c.problems, "\n"); !strings.Contains(msg, "no op of the stream") || !strings.Contains(msg, "written over") {
+				t.Fatalf("op %d applied through update %d of the key it puts twice: %q", n, first, msg)
+			}
+			return
+		}
+		op.predict(model)
+	}
+	t.Fatal("no op of the stream puts one key twice")
+}
+
+// twicePut finds in op a put of a key that a later put of the op
+// overwrites, and returns the first's position.
+func twicePut(op crashOp) (int, bool) {
+	if op.kind != kindUpdate {
+		return 0, false
+	}
+	for i, u := range op.updates {
+		if u.verb != verbPut {
+			continue
+		}
+		for _, v := range op.updates[i+1:] {
+			if v.key == u.key && v.verb == verbPut {
+				return i, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // observeCrashStore must catch a bad checksum and an index that disagrees

@@ -119,13 +119,16 @@ func describe(v []byte) string {
 // describeStates lists a key's possible states, so that a value no op
 // could have left can be told apart: which op's update saw what.
 func describeStates(states []crashState) string {
-	parts := make([]string, len(states))
+	var parts []string
 	for i, s := range states {
+		if i > 0 && s.op == states[i-1].op {
+			continue // an op that touched the key twice: its final state is listed
+		}
 		when := "at the start"
 		if s.op != 0 {
 			when = fmt.Sprintf("after op %d", s.op)
 		}
-		parts[i] = when + ": " + describe(s.value)
+		parts = append(parts, when+": "+describe(s.value))
 	}
 	return strings.Join(parts, "; ")
 }
