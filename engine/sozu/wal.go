@@ -496,9 +496,9 @@ scan:
 			break
 		}
 		if _, end, ok := readMark(r.body); ok {
-			closing := off+markRecordSize == end
+			closing := end == off+markRecordSize
 			switch {
-			case open == nil && end > off+markRecordSize:
+			case open == nil && end > off+markRecordSize: // an opening mark
 				open = &openWrite{start: off, end: end}
 				writeEnd = end
 			case open != nil && closing && end == open.end:
@@ -535,18 +535,23 @@ scan:
 // closing mark was not yet: its records, held until it proves whole.
 type openWrite struct {
 	start, end int64 // the write's offsets, from its opening mark
-	offsets    []int64
-	bodies     [][]byte
+	records    []heldRecord
+}
+
+// heldRecord is a record's body (a copy: the window it was read from
+// moves on) and its offset, for the error that names it.
+type heldRecord struct {
+	off  int64
+	body []byte
 }
 
 func (o *openWrite) add(off int64, body []byte) {
-	o.offsets = append(o.offsets, off)
-	o.bodies = append(o.bodies, slices.Clone(body))
+	o.records = append(o.records, heldRecord{off, slices.Clone(body)})
 }
 
 func (o *openWrite) applyAll(apply func(off int64, body []byte) error) error {
-	for i, body := range o.bodies {
-		if err := apply(o.offsets[i], body); err != nil {
+	for _, r := range o.records {
+		if err := apply(r.off, r.body); err != nil {
 			return err
 		}
 	}
