@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -48,6 +50,16 @@ type CrashHarness struct {
 	// RoundTimeout kills a child that has not reached its kill point in
 	// time (a slow or stuck engine); 0 means 60 s.
 	RoundTimeout time.Duration
+	// WriteLimit, when set, makes each child's writes fail as a full disk
+	// fails them: once its store is open, no write may reach past a size
+	// limit, the size of one of the directory's files (drawn at random, so
+	// that each file in turn is the one to fail) plus a slack drawn from
+	// [0, WriteLimit) bytes (RLIMIT_FSIZE; a write past the limit fails with
+	// EFBIG, a write across it is cut short). The first op or
+	// Checkpoint that fails must fail with an error that wraps EFBIG; the
+	// child then closes the engine and is killed, and the parent checks
+	// the store as after any kill. Linux only: elsewhere the test skips.
+	WriteLimit int64
 }
 
 func (h CrashHarness) withDefaults() CrashHarness {
@@ -90,6 +102,12 @@ func (h CrashHarness) withDefaults() CrashHarness {
 // kills it after a random number of acknowledgements, reopens the store
 // in-process, verifies it against the stream, and starts a new child that
 // continues the stream after the last op the killed one could have begun.
+//
+// With WriteLimit set, the same rounds run on a full disk: the child's
+// writes start failing partway, and the round ends at the first failed op
+// or Checkpoint (the child closes the engine, then is killed) or when the
+// engine ends the process itself. The check is the same: nothing
+// acknowledged lost, nothing torn, the store opens.
 func Crash(t *testing.T, h CrashHarness) {
 	t.Helper()
 	if orders := os.Getenv(crashEnv); orders != "" {
@@ -112,23 +130,38 @@ func Crash(t *testing.T, h CrashHarness) {
 	all := append(keys[:len(keys):len(keys)], crashMetaKey)
 	rng := rand.New(rand.NewPCG(uint64(h.Seed), 0x6b696c6c)) // "kill"
 
+	if h.WriteLimit > 0 && !canLimitFileSize {
+		t.Skip("limiting a process's file size (RLIMIT_FSIZE) is supported on Linux only")
+	}
 	var (
 		state            = map[engine.Key][]byte{} // the store as last verified
 		next             = uint64(1)               // the next op to apply
 		acked, applied   uint64
 		lost, inFlight   int
 		timeouts, rounds int
+		writeFailures    int
 	)
 	for round := 1; round <= h.Kills; round++ {
 		target := 1 + rng.IntN(h.MaxAcks)
-		res := runCrashRound(t, h, crashOrders{
+		orders := crashOrders{
 			Test: t.Name(), Dir: dir, Seed: h.Seed, Start: next,
 			// Enough that the child is killed long before it runs out.
 			Ops:      uint64(target) + 100_000,
 			KeySpace: h.KeySpace, CheckpointEvery: uint64(h.CheckpointEvery),
-		}, target)
+		}
+		if h.WriteLimit > 0 {
+			orders.FileSizeLimit = someFileSize(t, dir, rng) + rng.Int64N(h.WriteLimit)
+		}
+		res := runCrashRound(t, h, orders, target)
 		if res.timedOut {
 			timeouts++
+		}
+		if res.writeFailure != "" {
+			writeFailures++
+			t.Logf("round %d: %s", round, res.writeFailure)
+			if res.timedOut {
+				t.Fatalf("round %d: after %s, the engine's Close did not return within %v", round, res.writeFailure, h.RoundTimeout)
+			}
 		}
 		durable := res.lastOp
 		if h.Sync == engine.SyncBlock {
@@ -172,6 +205,38 @@ func Crash(t *testing.T, h CrashHarness) {
 	}
 	t.Logf("%d kills survived: %d ops acknowledged as durable (%d returned), %d ops lost, %d keys showed the op in flight at the kill, %d rounds hit the time limit",
 		rounds, acked, applied, lost, inFlight, timeouts)
+	if h.WriteLimit > 0 {
+		t.Logf("%d rounds ended in a failed write", writeFailures)
+		if writeFailures == 0 {
+			t.Fatalf("no round reached its file size limit, so no write failed: raise WriteLimit's rounds (Kills, MaxAcks) or lower WriteLimit")
+		}
+	}
+}
+
+// someFileSize is the size of a file of dir drawn at random, 0 when it
+// has none: the base of a round's file size limit, under which that file
+// has room to grow by the slack and larger ones fail their writes past
+// the limit.
+func someFileSize(t *testing.T, dir string, rng *rand.Rand) int64 {
+	var sizes []int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sizes = append(sizes, info.Size())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sizes) == 0 {
+		return 0
+	}
+	return sizes[rng.IntN(len(sizes))]
 }
 
 // crashRound is what the parent learned from one child.
@@ -179,6 +244,9 @@ type crashRound struct {
 	lastOp         uint64 // last op acknowledged (start-1 if none)
 	lastCheckpoint uint64 // op after which the last acknowledged checkpoint ran (0 if none)
 	timedOut       bool
+	// writeFailure is the failed op or Checkpoint and its error, when the
+	// child's file size limit failed one ("" if none did).
+	writeFailure string
 }
 
 // runCrashRound starts a child with the orders and SIGKILLs it as soon as
@@ -211,25 +279,12 @@ func runCrashRound(t *testing.T, h CrashHarness, o crashOrders, target int) cras
 	}
 	w.Close() // only the child writes; its death closes the pipe
 
-	type ack struct {
-		checkpoint bool
-		n          uint64
-		err        error
-	}
-	acks := make(chan ack, 64)
+	acks := make(chan crashAck, 64)
 	go func() {
 		defer close(acks)
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
-			var a ack
-			line := sc.Text()
-			if _, err := fmt.Sscanf(line, "op %d", &a.n); err != nil {
-				a.checkpoint = true
-				if _, err := fmt.Sscanf(line, "checkpoint %d", &a.n); err != nil {
-					a.err = fmt.Errorf("unreadable acknowledgement %q", line)
-				}
-			}
-			acks <- a
+			acks <- parseCrashAck(sc.Text())
 		}
 	}()
 
@@ -254,11 +309,24 @@ func runCrashRound(t *testing.T, h CrashHarness, o crashOrders, target int) cras
 			case a.err != nil:
 				protocol = a.err
 				kill()
-			case a.checkpoint:
+			case a.kind == ackCheckpoint:
 				if a.n != res.lastOp && protocol == nil {
 					protocol = fmt.Errorf("checkpoint acknowledged after op %d while the last op was %d", a.n, res.lastOp)
 				}
 				res.lastCheckpoint = a.n
+			case a.kind == ackFailedOp || a.kind == ackFailedCheckpoint:
+				if want := res.lastOp + 1; a.kind == ackFailedOp && a.n != want && protocol == nil {
+					protocol = fmt.Errorf("op %d failed after op %d", a.n, res.lastOp)
+				}
+				if a.kind == ackFailedCheckpoint && a.n != res.lastOp && protocol == nil {
+					protocol = fmt.Errorf("checkpoint failed after op %d while the last op was %d", a.n, res.lastOp)
+				}
+				res.writeFailure = a.text
+			case a.kind == ackClosed:
+				// The child closed its engine after the failed write:
+				// now it may die.
+				res.writeFailure += "; then " + a.text
+				kill()
 			default:
 				if a.n != res.lastOp+1 && protocol == nil {
 					protocol = fmt.Errorf("op %d acknowledged after op %d", a.n, res.lastOp)
@@ -274,10 +342,22 @@ func runCrashRound(t *testing.T, h CrashHarness, o crashOrders, target int) cras
 		}
 	}
 	waitErr := cmd.Wait()
-	if !killed {
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	byKill := ws.Signaled() && ws.Signal() == syscall.SIGKILL
+	if !byKill && h.WriteLimit > 0 && (res.writeFailure != "" || bytes.Contains(out.Bytes(), []byte(syscall.EFBIG.Error()))) {
+		// An engine may end the process when a write fails rather than
+		// go on (pebble does, in the failed op or in Close): as good as a
+		// kill, if it loses nothing.
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		ended := fmt.Sprintf("the engine ended the process (%v): %s", waitErr, lines[len(lines)-1])
+		if res.writeFailure == "" {
+			res.writeFailure = fmt.Sprintf("after op %d, %s", res.lastOp, ended)
+		} else {
+			res.writeFailure += "; then " + ended
+		}
+	} else if !killed {
 		t.Fatalf("crash child exited before it was killed (%v), after op %d:\n%s", waitErr, res.lastOp, out.Bytes())
-	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+	} else if !byKill {
 		t.Fatalf("crash child ended with %v, not by SIGKILL:\n%s", cmd.ProcessState, out.Bytes())
 	}
 	if protocol != nil {

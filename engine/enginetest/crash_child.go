@@ -3,9 +3,12 @@ package enginetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -27,6 +30,9 @@ type crashOrders struct {
 	Ops             uint64 `json:"ops"`   // how many, at most
 	KeySpace        int    `json:"keys"`
 	CheckpointEvery uint64 `json:"checkpoint_every"`
+	// FileSizeLimit is the size no file may grow past once the store is
+	// open (CrashHarness.WriteLimit); 0 means none.
+	FileSizeLimit int64 `json:"file_size_limit,omitempty"`
 }
 
 // IsCrashChild reports whether this process is a crash child started by
@@ -52,28 +58,95 @@ func runCrashChild(t *testing.T, h CrashHarness, orders crashOrders) {
 	}()
 	ctx := context.Background()
 	e := h.Open(t, orders.Dir)
-	send := func(format string, n uint64) {
-		if _, err := fmt.Fprintf(ack, format+"\n", n); err != nil {
+	send := func(format string, args ...any) {
+		if _, err := fmt.Fprintf(ack, format+"\n", args...); err != nil {
 			os.Exit(4) // the parent stopped listening
 		}
 	}
+	if orders.FileSizeLimit > 0 {
+		if err := limitFileSize(orders.FileSizeLimit); err != nil {
+			t.Fatalf("crash child: %v", err)
+		}
+	}
+	// failed reports a write the file size limit failed, closes the
+	// engine (which must not make the failure worse) and waits to be
+	// killed. Any other failure is the engine's.
+	failed := func(what string, n uint64, err error) {
+		if orders.FileSizeLimit == 0 || !errors.Is(err, syscall.EFBIG) {
+			t.Fatalf("crash child: %s %d: %v", what, n, err)
+		}
+		send("failed %s %d: %s", what, n, oneLine(err))
+		send("closed: %s", oneLine(e.Close()))
+		waitForTheKill()
+	}
 	for n := orders.Start; n < orders.Start+orders.Ops; n++ {
 		if err := genCrashOp(orders.Seed, n, orders.KeySpace).apply(ctx, e); err != nil {
-			t.Fatalf("crash child: %v", err)
+			failed("op", n, err)
 		}
 		send("op %d", n)
 		if n%orders.CheckpointEvery == 0 {
 			if err := e.Checkpoint(ctx, uint32(n)); err != nil {
-				t.Fatalf("crash child: checkpoint after op %d: %v", n, err)
+				failed("checkpoint", n, err)
 			}
 			send("checkpoint %d", n)
 		}
 	}
 	// Out of orders: wait to be killed, as a crashed process would have
 	// been, without closing the engine.
+	waitForTheKill()
+}
+
+// oneLine is err's message on one line (a joined error has several), or
+// "ok" for none.
+func oneLine(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}
+
+func waitForTheKill() {
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+// The child's acknowledgement lines: "op N" and "checkpoint N" after op
+// N, or the Checkpoint that followed it, returned; "failed op N: ERROR"
+// or "failed checkpoint N: ERROR" when the file size limit failed it,
+// then "closed: ERROR" once the engine's Close returned.
+type ackKind uint8
+
+const (
+	ackOp ackKind = iota
+	ackCheckpoint
+	ackFailedOp
+	ackFailedCheckpoint
+	ackClosed
+)
+
+type crashAck struct {
+	kind ackKind
+	n    uint64
+	text string // what failed, and how (failures)
+	err  error  // the line does not read as an acknowledgement
+}
+
+func parseCrashAck(line string) crashAck {
+	head, _, _ := strings.Cut(line, ":")
+	for _, f := range []struct {
+		format string
+		kind   ackKind
+	}{{"op %d", ackOp}, {"checkpoint %d", ackCheckpoint}, {"failed op %d", ackFailedOp}, {"failed checkpoint %d", ackFailedCheckpoint}} {
+		a := crashAck{kind: f.kind, text: line}
+		if _, err := fmt.Sscanf(head, f.format, &a.n); err == nil && fmt.Sprintf(f.format, a.n) == head {
+			return a
+		}
+	}
+	if strings.HasPrefix(line, "closed: ") {
+		return crashAck{kind: ackClosed, text: line}
+	}
+	return crashAck{err: fmt.Errorf("unreadable acknowledgement %q", line)}
 }
 
 func parseCrashOrders(s string) (crashOrders, error) {

@@ -165,3 +165,25 @@ func TestObserveCrashStore(t *testing.T) {
 		t.Fatal("an index entry that disagrees with the value's terms went unnoticed")
 	}
 }
+
+func TestCrashAckLinesParse(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want crashAck
+	}{
+		{"op 12", crashAck{kind: ackOp, n: 12, text: "op 12"}},
+		{"checkpoint 16", crashAck{kind: ackCheckpoint, n: 16, text: "checkpoint 16"}},
+		{"failed op 9: op 9: update: file too large", crashAck{kind: ackFailedOp, n: 9, text: "failed op 9: op 9: update: file too large"}},
+		{"failed checkpoint 32: sozu: checkpoint 3: file too large", crashAck{kind: ackFailedCheckpoint, n: 32, text: "failed checkpoint 32: sozu: checkpoint 3: file too large"}},
+		{"closed: ok", crashAck{kind: ackClosed, text: "closed: ok"}},
+	} {
+		if got := parseCrashAck(c.line); got != c.want {
+			t.Errorf("parseCrashAck(%q) = %+v, want %+v", c.line, got, c.want)
+		}
+	}
+	for _, line := range []string{"", "op", "op x", "op 12 extra", "opp 12", "failed op", "checkpoint -1", "closed"} {
+		if got := parseCrashAck(line); got.err == nil {
+			t.Errorf("parseCrashAck(%q) = %+v, want an error", line, got)
+		}
+	}
+}

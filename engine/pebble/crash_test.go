@@ -16,3 +16,13 @@ func TestCrashSyncAlways(t *testing.T) {
 func TestCrashSyncBlock(t *testing.T) {
 	enginetest.Crash(t, enginetest.CrashHarness{Open: opener(engine.SyncBlock), Sync: engine.SyncBlock})
 }
+
+// A write that fails (a full disk) loses no acknowledged op either, and
+// closing the engine after it leaves a store that opens.
+func TestWriteFailureSyncAlways(t *testing.T) {
+	enginetest.Crash(t, enginetest.CrashHarness{Open: opener(engine.SyncAlways), Sync: engine.SyncAlways, WriteLimit: 64 << 10})
+}
+
+func TestWriteFailureSyncBlock(t *testing.T) {
+	enginetest.Crash(t, enginetest.CrashHarness{Open: opener(engine.SyncBlock), Sync: engine.SyncBlock, WriteLimit: 64 << 10})
+}

@@ -64,6 +64,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -242,7 +243,7 @@ func (e *Engine) fanOut(reads bool, groups map[int][]int, fn func(s *shard, posi
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return joinShardErrors(errs)
 }
 
 // Get implements engine.Engine.
@@ -448,7 +449,7 @@ func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
 	for _, r := range reqs {
 		errs = append(errs, r.wait())
 	}
-	return errors.Join(errs...)
+	return joinShardErrors(errs)
 }
 
 // checkpoint is the page checkpoint: every shard writes its changed buckets
@@ -504,6 +505,18 @@ func (e *Engine) nextLog(old *writeAheadLog, gen uint64) (*writeAheadLog, error)
 	return log, log.failed
 }
 
+// joinShardErrors joins the shards' errors, each message once: a failed
+// log fails every shard with the same error, which one line says.
+func joinShardErrors(errs []error) error {
+	var distinct []error
+	for _, err := range errs {
+		if err != nil && !slices.ContainsFunc(distinct, func(d error) bool { return d.Error() == err.Error() }) {
+			distinct = append(distinct, err)
+		}
+	}
+	return errors.Join(distinct...)
+}
+
 // eachShard runs fn on every shard's goroutine, concurrently, as writing
 // requests, and joins their errors.
 func (e *Engine) eachShard(fn func(s *shard) error) error {
@@ -515,7 +528,7 @@ func (e *Engine) eachShard(fn func(s *shard) error) error {
 	for _, r := range reqs {
 		errs = append(errs, r.wait())
 	}
-	return errors.Join(errs...)
+	return joinShardErrors(errs)
 }
 
 // Close implements engine.Engine: it checkpoints, so the next Open replays

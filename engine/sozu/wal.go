@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,7 +241,7 @@ func createLog(path string, gen uint64) (*writeAheadLog, error) {
 func (w *writeAheadLog) writeHeader() error {
 	header := binary.LittleEndian.AppendUint64([]byte(logMagic), w.gen)
 	if _, err := w.f.WriteAt(header, 0); err != nil {
-		return fmt.Errorf("sozu: writing log %s: %w", w.path, err)
+		return fmt.Errorf("sozu: writing log %s: %w", w.path, withoutPath(err))
 	}
 	return nil
 }
@@ -280,6 +281,16 @@ func (w *writeAheadLog) recycle(path string, gen uint64, keep int64) (*writeAhea
 		return nil, err
 	}
 	return next, nil
+}
+
+// withoutPath drops the file name an *fs.PathError adds to err: the log's
+// own path names the file, and a recycled log's file still carries the
+// name of the generation it was opened as.
+func withoutPath(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	return err
 }
 
 // startGroup and endGroup bracket a shard's group of requests, from before
@@ -338,7 +349,7 @@ func (w *writeAheadLog) writePending() error {
 	stamp(w.pending[:markRecordSize], w.gen)
 	stamp(w.pending[len(w.pending)-markRecordSize:], w.gen)
 	if _, err := w.f.WriteAt(w.pending, w.size); err != nil {
-		w.failed = fmt.Errorf("sozu: writing log %s: %w", w.path, err)
+		w.failed = fmt.Errorf("sozu: writing log %s: %w", w.path, withoutPath(err))
 		return w.failed
 	}
 	w.size += int64(len(w.pending))
