@@ -121,6 +121,9 @@ func Crash(t *testing.T, h CrashHarness) {
 		runCrashChild(t, h, o)
 		return
 	}
+	if h.WriteLimit > 0 && !canLimitFileSize {
+		t.Skip("limiting a process's file size (RLIMIT_FSIZE) is supported on Linux only")
+	}
 	h = h.withDefaults()
 	t.Logf("crash test of %v durability: seed %d, %d kills", h.Sync, h.Seed, h.Kills)
 
@@ -130,9 +133,6 @@ func Crash(t *testing.T, h CrashHarness) {
 	all := append(keys[:len(keys):len(keys)], crashMetaKey)
 	rng := rand.New(rand.NewPCG(uint64(h.Seed), 0x6b696c6c)) // "kill"
 
-	if h.WriteLimit > 0 && !canLimitFileSize {
-		t.Skip("limiting a process's file size (RLIMIT_FSIZE) is supported on Linux only")
-	}
 	var (
 		state            = map[engine.Key][]byte{} // the store as last verified
 		next             = uint64(1)               // the next op to apply
@@ -208,7 +208,7 @@ func Crash(t *testing.T, h CrashHarness) {
 	if h.WriteLimit > 0 {
 		t.Logf("%d rounds ended in a failed write", writeFailures)
 		if writeFailures == 0 {
-			t.Fatalf("no round reached its file size limit, so no write failed: raise WriteLimit's rounds (Kills, MaxAcks) or lower WriteLimit")
+			t.Fatalf("no round's writes reached its file size limit, so the test saw no failed write: raise Kills or MaxAcks, or lower WriteLimit")
 		}
 	}
 }
