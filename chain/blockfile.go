@@ -80,6 +80,15 @@ func OpenBlockFile(path string) (*BlockFile, error) {
 	return bf, nil
 }
 
+// Magic is the network magic of a framed file's blocks; false for a raw
+// block file, which carries none.
+func (b *BlockFile) Magic() (Magic, bool) {
+	if b.format != FormatFramed {
+		return Magic{}, false
+	}
+	return b.frames.Magic(), true
+}
+
 // Format is the detected layout.
 func (b *BlockFile) Format() Format { return b.format }
 

@@ -80,3 +80,58 @@ func TestOpenBlockFileErrors(t *testing.T) {
 		t.Errorf("raw block with a trailing byte: %v", err)
 	}
 }
+
+func TestMagicCheckNetwork(t *testing.T) {
+	for _, c := range []struct {
+		magic   Magic
+		network string
+		refused bool
+	}{
+		{MagicMainnet, "mainnet", false},
+		{MagicBSVP2P, "mainnet", false},
+		{MagicTestnet3, "testnet", false},
+		{MagicTestnet3, "testnet3", false},
+		{MagicRegtest, "regtest", false},
+		{MagicMainnet, "testnet", true},
+		{MagicTestnet3, "mainnet", true},
+		{MagicRegtest, "mainnet", true},
+		{MagicBSVP2P, "regtest", true},
+		// A network or a magic this package does not know: nothing to
+		// check against.
+		{MagicMainnet, "signet", false},
+		{Magic{1, 2, 3, 4}, "mainnet", false},
+	} {
+		err := c.magic.CheckNetwork(c.network)
+		if refused := errors.Is(err, ErrOtherNetwork); refused != c.refused || (err != nil && !refused) {
+			t.Errorf("%s.CheckNetwork(%q) = %v, want refused %v", c.magic, c.network, err, c.refused)
+		}
+	}
+	err := MagicMainnet.CheckNetwork("testnet")
+	if want := "block file of another network: its magic f9beb4d9 is mainnet's, not testnet's"; err == nil || err.Error() != want {
+		t.Errorf("the refusal reads %q, want %q", err, want)
+	}
+}
+
+func TestBlockFileMagic(t *testing.T) {
+	dir := t.TempDir()
+	framed := filepath.Join(dir, "framed.blk")
+	block := asBlock(SerializeTx(bigTx([]byte{0x51}, nil)))
+	if err := os.WriteFile(framed, frame(MagicTestnet3, block), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw := filepath.Join(dir, "raw.bin")
+	if err := os.WriteFile(raw, block, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{framed: true, raw: false} {
+		bf, err := OpenBlockFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		magic, ok := bf.Magic()
+		bf.Close()
+		if ok != want || (ok && magic != MagicTestnet3) {
+			t.Errorf("%s: Magic() = %s, %v", filepath.Base(path), magic, ok)
+		}
+	}
+}

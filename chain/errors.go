@@ -42,6 +42,10 @@ var (
 	// ErrUnknownFormat means a file is neither blk*.dat framing with a known
 	// magic nor a raw block.
 	ErrUnknownFormat = errors.New("unknown block file format")
+
+	// ErrOtherNetwork means a block file's magic belongs to another network
+	// than the one asked for.
+	ErrOtherNetwork = errors.New("block file of another network")
 )
 
 // ParseError locates a decoding failure: which transaction, which field, and

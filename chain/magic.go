@@ -1,6 +1,10 @@
 package chain
 
-import "encoding/hex"
+import (
+	"encoding/hex"
+	"fmt"
+	"slices"
+)
 
 // Magic is the 4-byte network marker that starts every frame of a
 // blk*.dat file, in file byte order.
@@ -27,6 +31,26 @@ var knownMagics = map[Magic]string{
 	MagicTestnet3: "testnet3",
 	MagicRegtest:  "regtest",
 	MagicBSVP2P:   "BSV mainnet P2P",
+}
+
+// networkMagics lists, by network name as stores and --network name
+// networks, the disk magics that network's block files carry.
+var networkMagics = map[string][]Magic{
+	"mainnet":  {MagicMainnet, MagicBSVP2P},
+	"testnet":  {MagicTestnet3},
+	"testnet3": {MagicTestnet3},
+	"regtest":  {MagicRegtest},
+}
+
+// CheckNetwork returns an error wrapping [ErrOtherNetwork] when m is the
+// magic of a network other than network, and nil when it is network's or
+// this package does not know which network either belongs to.
+func (m Magic) CheckNetwork(network string) error {
+	want, known := networkMagics[network]
+	if !known || slices.Contains(want, m) || knownMagics[m] == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: its magic %s is %s's, not %s's", ErrOtherNetwork, m, m.Network(), network)
 }
 
 func (m Magic) String() string { return hex.EncodeToString(m[:]) }

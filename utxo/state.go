@@ -41,7 +41,7 @@ type StateError struct {
 }
 
 func (e *StateError) Error() string {
-	return fmt.Sprintf("store refused to open: its %s is %q, this store needs %q; %s", e.Field, e.Found, e.Want, e.Hint)
+	return fmt.Sprintf("store refused to open: its %s is %q where this run expects %q; %s", e.Field, e.Found, e.Want, e.Hint)
 }
 
 // checkInternalState verifies the stored state against this store and marks

@@ -10,14 +10,22 @@ import (
 )
 
 // forEachBlock walks the blocks of the files in order, the first at height
-// start, and hands each one's streaming reader to fn. Errors name the file
-// and the height; fn's own errors are returned as they are.
-func forEachBlock(ctx context.Context, paths []string, start uint32, fn func(path string, height uint32, r *chain.BlockReader) error) error {
+// start, and hands each one's streaming reader to fn. A file whose magic
+// names another network than network is refused before any of its blocks
+// ("" checks none). Errors name the file and the height; fn's own errors
+// are returned as they are.
+func forEachBlock(ctx context.Context, paths []string, start uint32, network string, fn func(path string, height uint32, r *chain.BlockReader) error) error {
 	height := start
 	for _, path := range paths {
 		blocks, err := chain.OpenBlockFile(path)
 		if err != nil {
 			return err
+		}
+		if magic, framed := blocks.Magic(); framed && network != "" {
+			if err := magic.CheckNetwork(network); err != nil {
+				blocks.Close()
+				return fmt.Errorf("%s: %w; this store holds %s blocks: give it %s block files, or import this file into another --data directory with the --network it belongs to", path, err, network, network)
+			}
 		}
 		for {
 			if err = ctx.Err(); err != nil {

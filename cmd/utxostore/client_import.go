@@ -31,7 +31,8 @@ func serverImport(ctx context.Context, addr, token string, paths []string, start
 	if err != nil {
 		return fmt.Errorf("daemon at %s: %w", addr, err)
 	}
-	err = forEachBlock(ctx, paths, startHeight, func(path string, height uint32, reader *chain.BlockReader) error {
+	// The daemon's store checks what it is sent, not the files' magic.
+	err = forEachBlock(ctx, paths, startHeight, "", func(path string, height uint32, reader *chain.BlockReader) error {
 		raw, txs, err := rawBlock(reader)
 		if err != nil {
 			return fmt.Errorf("%s: block at height %d: %w", path, height, err)

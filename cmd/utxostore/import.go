@@ -19,7 +19,9 @@ const importHelp = `Usage: utxostore import [flags] FILE...
 Replays blocks into the store, in order: for each block it creates the
 block's transactions, spends their inputs, marks them mined and advances
 the height. FILE is a Bitcoin Core blk*.dat file (magic + length framing)
-or a raw block file (header, transaction count, transactions).
+or a raw block file (header, transaction count, transactions). A blk*.dat
+file whose magic is another network's than the store's (--network) is
+refused before any of its blocks is read.
 
 The first block of the first file is at --start-height (0: the genesis
 block). The genesis coinbase is imported like any other transaction, so its
@@ -62,7 +64,7 @@ func runImport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	imp := &importer{store: store, next: uint32(*startHeight), progress: progress}
+	imp := &importer{store: store, network: sf.network, next: uint32(*startHeight), progress: progress}
 	if imp.index, err = openImportIndex(&sf); err != nil {
 		store.Close()
 		return err
@@ -80,6 +82,7 @@ func runImport(ctx context.Context, args []string) error {
 
 type importer struct {
 	store    *utxo.DB
+	network  string       // the store's: block files of another are refused
 	index    *importIndex // nil without --index
 	next     uint32       // height of the next block read from the files
 	progress blockProgress
@@ -87,7 +90,7 @@ type importer struct {
 
 func (imp *importer) importFiles(ctx context.Context, paths []string) error {
 	tip, haveTip := imp.store.Tip()
-	err := forEachBlock(ctx, paths, imp.next, func(path string, height uint32, reader *chain.BlockReader) error {
+	err := forEachBlock(ctx, paths, imp.next, imp.network, func(path string, height uint32, reader *chain.BlockReader) error {
 		info := reader.Info()
 		inStore := haveTip && height <= tip.Height
 		if inStore && height == tip.Height && info.Hash != tip.Hash {

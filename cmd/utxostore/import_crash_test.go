@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,5 +139,68 @@ func TestEveryEngineImportsTheSameChain(t *testing.T) {
 				t.Fatalf("%s import:\n%s\nwant\n%s", flags[1], got, btcChainSummary)
 			}
 		})
+	}
+}
+
+// TestImportResumesAfterAFullDisk runs imports whose writes start failing
+// partway (a file size limit, as a full disk fails them), expects each to
+// stop with an error that says so, then reruns the import with room to
+// finish and expects the summary of an uninterrupted import.
+func TestImportResumesAfterAFullDisk(t *testing.T) {
+	chainFile := chainPrefix(t, 2000)
+	want := lastLine(t, "import", "--engine", "memory", "--quiet", chainFile)
+	for _, engine := range []string{"pebble", "sozu"} {
+		for _, sync := range []string{"always", "block"} {
+			t.Run(engine+"/"+sync, func(t *testing.T) {
+				data := filepath.Join(t.TempDir(), "data")
+				args := []string{"import", "--engine", engine, "--data", data, "--sync", sync, "--quiet", chainFile}
+				// The second limit is below what the first run left in
+				// the largest file: the rerun fails at once, as on a disk
+				// that is still full.
+				for _, limit := range []int64{256 << 10, 64 << 10} {
+					importOnAFullDisk(t, limit, args...)
+				}
+				if got := lastLine(t, args...); got != want {
+					t.Fatalf("after imports on a full disk and a rerun:\n%s\nwant\n%s", got, want)
+				}
+				if out := lastLine(t, "verify", "--engine", engine, "--data", data); !strings.Contains(out, `"records":`) {
+					t.Fatalf("verify: %s", out)
+				}
+			})
+		}
+	}
+}
+
+// importOnAFullDisk runs utxostore with args where no file may grow past
+// limit bytes (RLIMIT_FSIZE, set by the shell's ulimit in its 512-byte
+// blocks) and expects it to fail, saying that a file grew too large.
+func importOnAFullDisk(t *testing.T, limit int64, args ...string) {
+	t.Helper()
+	script := fmt.Sprintf(`ulimit -f %d && exec "$0" "$@"`, limit/512)
+	cmd := exec.Command("sh", append([]string{"-c", script, utxostoreBin}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the import finished within a file size limit of %d bytes: raise the chain prefix or lower the limit\n%s", limit, out)
+	}
+	if !bytes.Contains(out, []byte(syscall.EFBIG.Error())) {
+		t.Fatalf("the import on a full disk failed (%v) without saying a write failed:\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	t.Logf("limit %d bytes: %s", limit, lines[len(lines)-1])
+}
+
+// TestImportRefusesAnotherNetworksBlockFile imports mainnet blocks into a
+// testnet store: refused before any block, the store left empty.
+func TestImportRefusesAnotherNetworksBlockFile(t *testing.T) {
+	chainFile := chainPrefix(t, 10)
+	data := filepath.Join(t.TempDir(), "data")
+	store := []string{"--engine", "sozu", "--data", data, "--network", "testnet"}
+	cmd := exec.Command(utxostoreBin, append(append([]string{"import", "--quiet"}, store...), chainFile)...)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !bytes.Contains(out, []byte("block file of another network: its magic f9beb4d9 is mainnet's, not testnet's")) {
+		t.Fatalf("importing mainnet blocks into a testnet store: %v\n%s", err, out)
+	}
+	if got := lastLine(t, append([]string{"info"}, store...)...); !strings.Contains(got, `"blocks":0,`) {
+		t.Fatalf("the refused import changed the store: %s", got)
 	}
 }

@@ -167,7 +167,7 @@ func (f *storeFlags) open(ctx context.Context) (*utxo.DB, error) {
 	store, err := utxo.Open(ctx, eng, utxo.Options{Network: f.network})
 	if err != nil {
 		eng.Close()
-		return nil, err
+		return nil, fmt.Errorf("opening the store on the %s engine: %w", f.engine, err)
 	}
 	return store, nil
 }
