@@ -189,10 +189,16 @@ func importOnAFullDisk(t *testing.T, limit int64, args ...string) {
 	t.Logf("limit %d bytes: %s", limit, lines[len(lines)-1])
 }
 
-// TestImportRefusesAnotherNetworksBlockFile imports mainnet blocks into a
-// testnet store: refused before any block, the store left empty.
+// TestImportRefusesAnotherNetworksBlockFile imports a mainnet blk*.dat
+// file into a testnet store: refused before any block is read (the one
+// here is not even a block), the store left empty.
 func TestImportRefusesAnotherNetworksBlockFile(t *testing.T) {
-	chainFile := chainPrefix(t, 10)
+	junk := bytes.Repeat([]byte{0xAB}, 200)
+	frame := append(binary.LittleEndian.AppendUint32([]byte{0xf9, 0xbe, 0xb4, 0xd9}, uint32(len(junk))), junk...)
+	chainFile := filepath.Join(t.TempDir(), "mainnet.blk")
+	if err := os.WriteFile(chainFile, frame, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	data := filepath.Join(t.TempDir(), "data")
 	store := []string{"--engine", "sozu", "--data", data, "--network", "testnet"}
 	cmd := exec.Command(utxostoreBin, append(append([]string{"import", "--quiet"}, store...), chainFile)...)
