@@ -24,7 +24,7 @@ func forEachBlock(ctx context.Context, paths []string, start uint32, network str
 		if magic, framed := blocks.Magic(); framed && network != "" {
 			if err := magic.CheckNetwork(network); err != nil {
 				blocks.Close()
-				return fmt.Errorf("%s: %w; this store holds %s blocks: give it %s block files, or import this file into another --data directory with the --network it belongs to", path, err, network, network)
+				return fmt.Errorf("%s: %w; the store holds %s blocks: give it %s block files, or import this file into a store of its own network (another --data directory, with --network)", path, err, network, network)
 			}
 		}
 		for {

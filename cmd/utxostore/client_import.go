@@ -31,8 +31,7 @@ func serverImport(ctx context.Context, addr, token string, paths []string, start
 	if err != nil {
 		return fmt.Errorf("daemon at %s: %w", addr, err)
 	}
-	// The daemon's store checks what it is sent, not the files' magic.
-	err = forEachBlock(ctx, paths, startHeight, "", func(path string, height uint32, reader *chain.BlockReader) error {
+	err = forEachBlock(ctx, paths, startHeight, health.Network, func(path string, height uint32, reader *chain.BlockReader) error {
 		raw, txs, err := rawBlock(reader)
 		if err != nil {
 			return fmt.Errorf("%s: block at height %d: %w", path, height, err)

@@ -209,4 +209,13 @@ func TestImportRefusesAnotherNetworksBlockFile(t *testing.T) {
 	if got := lastLine(t, append([]string{"info"}, store...)...); !strings.Contains(got, `"blocks":0,`) {
 		t.Fatalf("the refused import changed the store: %s", got)
 	}
+
+	// The same file sent to a daemon serving that store: the client asks
+	// the daemon its network and refuses the file itself.
+	d := startDaemon(t, append([]string{"serve", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, store...)...)
+	defer d.stop(t, syscall.SIGTERM)
+	_, stderr, err := run(t, "client", "--server", d.grpc, "--quiet", "import", chainFile)
+	if err == nil || !strings.Contains(stderr, "block file of another network: its magic f9beb4d9 is mainnet's, not testnet's") {
+		t.Fatalf("importing mainnet blocks into a testnet daemon: %v\n%s", err, stderr)
+	}
 }
