@@ -3,6 +3,7 @@ package sozu
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/utxostore/utxostore/engine"
@@ -24,7 +25,7 @@ type shard struct {
 	log     *writeAheadLog // shared by all shards
 	records logRecords     // this shard's records not yet in the log
 	inbox   chan *request
-	failed  error // the first write failure; the shard then refuses work
+	failure *storeFailure // the store's first write failure; shared by all shards
 	// checkpointBytes counts the checkpoint file bytes written since Open.
 	checkpointBytes int64
 	// retiredValueLogs are value logs compacted into a newer one, deleted
@@ -156,8 +157,8 @@ func (s *shard) write(batch []*request) error {
 }
 
 func (s *shard) runRequest(r *request) error {
-	if s.failed != nil {
-		return s.failed
+	if err := s.failure.err(); err != nil {
+		return err
 	}
 	return r.run(s)
 }
@@ -193,8 +194,8 @@ func (r *request) wait() error {
 // appendRecords writes the shard's buffered records to the shared log (no
 // fsync) and returns the log size that covers them.
 func (s *shard) appendRecords() (int64, error) {
-	if s.failed != nil {
-		return 0, s.failed
+	if err := s.failure.err(); err != nil {
+		return 0, err
 	}
 	end, err := s.log.append(&s.records)
 	if err != nil {
@@ -288,9 +289,27 @@ func (s *shard) delete(keys []engine.Key, positions []int) error {
 	return nil
 }
 
-// fail records a write failure: the in-memory table may now be ahead of
-// the log, so the shard stops taking work until it is reopened.
+// fail records a write failure: the shard's in-memory table may now be
+// ahead of the log, so the store stops taking work until it is reopened.
 func (s *shard) fail(err error) error {
-	s.failed = err
+	s.failure.record(err)
 	return err
+}
+
+// storeFailure holds the first write failure of any shard. From then on
+// every shard refuses every request with it, reads included: the store
+// answers as one, so that a health check (a read of the metadata, which
+// one shard holds) sees what the other shards' callers see.
+type storeFailure struct {
+	first atomic.Pointer[error]
+}
+
+func (f *storeFailure) record(err error) { f.first.CompareAndSwap(nil, &err) }
+
+// err is the first failure, nil while there was none.
+func (f *storeFailure) err() error {
+	if p := f.first.Load(); p != nil {
+		return *p
+	}
+	return nil
 }

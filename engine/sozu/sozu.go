@@ -86,6 +86,7 @@ type Engine struct {
 	// it exclusively, so a checkpoint sees every shard at rest.
 	barrier  sync.RWMutex
 	closed   bool
+	failure  storeFailure // the first write failure of any shard (shard.fail)
 	gen      uint64
 	recovery RecoveryReport
 	// logBytesBefore is what Stats.LogBytesWritten leaves out: the log
@@ -122,6 +123,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 			e.closeFiles()
 			return nil, err
 		}
+		s.failure = &e.failure
 		e.shards = append(e.shards, s)
 	}
 	if err := e.recover(); err != nil {

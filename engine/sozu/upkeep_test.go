@@ -42,13 +42,7 @@ func TestPageWriteFailingDuringTheSyncFailsTheCall(t *testing.T) {
 		if next > 20_000 {
 			t.Fatal("20,000 puts and no call failed: a failed page write went unreported, or no write reached the upkeep")
 		}
-		var batch []engine.Update
-		for i := next; i < next+40; i++ {
-			batch = append(batch, engine.Update{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
-				return engine.Mutation{Action: engine.Put, Value: make([]byte, 20), Terms: engine.Terms{ProducedAt: uint32(i)}}, nil
-			}})
-		}
-		errs, err := e.Update(context.Background(), batch)
+		errs, err := e.Update(context.Background(), putBatch(next, next+40))
 		if err != nil {
 			failure = err
 			break
@@ -80,4 +74,87 @@ func TestPageWriteFailingDuringTheSyncFailsTheCall(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A write that fails in one shard stops the whole store: every later call
+// fails with that error, reads of the other shards' keys and of the
+// metadata (which shard 0 holds, and a health check reads) included, and
+// so does Checkpoint, until the store is reopened with every acknowledged
+// write.
+func TestAFailedWriteStopsTheWholeStore(t *testing.T) {
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.Sync = engine.SyncAlways
+	e := openFor(t, dir, o)
+	ctx := context.Background()
+	putN(t, e, 0, 200, 20)
+	if err := e.PutMeta(ctx, "state", []byte("open")); err != nil {
+		t.Fatal(err)
+	}
+	acknowledged := 200
+
+	// Only shard 1's page file becomes read-only: its next page write
+	// fails, the other shards' writes would not.
+	s := e.shards[1]
+	writable := s.table.pages.f
+	defer writable.Close()
+	readOnly, err := os.Open(s.table.pages.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.table.pages.f = readOnly
+
+	var failure error
+	for next := acknowledged; failure == nil; next += 40 {
+		if next > 20_000 {
+			t.Fatal("20,000 puts and no call failed: the failed page write went unreported")
+		}
+		errs, err := e.Update(ctx, putBatch(next, next+40))
+		if err == nil {
+			err = errors.Join(errs...)
+		}
+		if err != nil {
+			failure = err
+			break
+		}
+		acknowledged = next + 40
+	}
+	if !errors.Is(failure, syscall.EBADF) {
+		t.Fatalf("the failed call's error is not the page write's: %v", failure)
+	}
+
+	if _, err := e.GetMeta(ctx, "state"); !errors.Is(err, syscall.EBADF) {
+		t.Errorf("reading the metadata after shard 1 failed a write: %v, want its failure", err)
+	}
+	keys := firstKeys(acknowledged)
+	for _, k := range keys {
+		if _, err := e.Get(ctx, []engine.Key{k}); !errors.Is(err, syscall.EBADF) {
+			t.Fatalf("reading key %x after shard 1 failed a write: %v, want its failure", k[24:], err)
+		}
+	}
+	if err := e.Checkpoint(ctx, 1); !errors.Is(err, syscall.EBADF) {
+		t.Errorf("Checkpoint after a failed write: %v, want its failure", err)
+	}
+	if err := e.Close(); err == nil {
+		t.Fatal("Close after a failed page write reported no error")
+	}
+
+	e = openHolding(t, dir, o, acknowledged)
+	if got, err := e.GetMeta(ctx, "state"); err != nil || string(got) != "open" {
+		t.Errorf("metadata after the reopen: %q, %v", got, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// putBatch puts 20-byte values under keys from..to-1.
+func putBatch(from, to int) []engine.Update {
+	var batch []engine.Update
+	for i := from; i < to; i++ {
+		batch = append(batch, engine.Update{Key: enginetest.K(uint64(i)), Fn: func([]byte) (engine.Mutation, error) {
+			return engine.Mutation{Action: engine.Put, Value: make([]byte, 20), Terms: engine.Terms{ProducedAt: uint32(i)}}, nil
+		}})
+	}
+	return batch
 }
