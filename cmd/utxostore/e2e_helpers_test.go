@@ -52,7 +52,14 @@ var listening = regexp.MustCompile(`listening grpc=(\S+) http=(\S+)`)
 // and waits for the line naming the bound addresses.
 func startDaemon(t *testing.T, args ...string) *daemon {
 	t.Helper()
-	d := &daemon{cmd: exec.Command(utxostoreBin, args...), exited: make(chan error, 1)}
+	return startDaemonCmd(t, exec.Command(utxostoreBin, args...), args)
+}
+
+// startDaemonCmd is startDaemon for a command that runs utxostoreBin with
+// args in some other way (under a shell's ulimit, say).
+func startDaemonCmd(t *testing.T, cmd *exec.Cmd, args []string) *daemon {
+	t.Helper()
+	d := &daemon{cmd: cmd, exited: make(chan error, 1)}
 	pipe, err := d.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

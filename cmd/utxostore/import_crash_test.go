@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/utxostore/utxostore/internal/testdata"
 )
@@ -171,14 +173,67 @@ func TestImportResumesAfterAFullDisk(t *testing.T) {
 	}
 }
 
+// TestServeOnAFullDisk imports blocks into a daemon whose writes start
+// failing partway (a file size limit). The import must fail; a Sozu daemon
+// must then report itself not ready, saying why, and a Pebble one ends
+// itself (pebble's rule). Restarted with room, the daemon takes the rest
+// of the import, and the store ends as an uninterrupted import does.
+func TestServeOnAFullDisk(t *testing.T) {
+	chainFile := chainPrefix(t, 2000)
+	want := lastLine(t, "import", "--engine", "memory", "--quiet", chainFile)
+	for _, engine := range []string{"sozu", "pebble"} {
+		t.Run(engine, func(t *testing.T) {
+			store := []string{"--engine", engine, "--data", filepath.Join(t.TempDir(), "data")}
+			serve := append([]string{"serve", "--sync", "block", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, store...)
+			d := startDaemonCmd(t, fullDiskCommand(256<<10, serve...), serve)
+			_, stderr, err := run(t, "client", "--server", d.grpc, "--quiet", "import", chainFile)
+			if err == nil {
+				t.Fatalf("the import into a daemon on a full disk succeeded:\n%s", stderr)
+			}
+			t.Logf("the import: %s", strings.TrimSpace(stderr))
+			if engine == "pebble" {
+				select {
+				case err := <-d.exited:
+					t.Logf("the daemon ended: %v", err)
+				case <-time.After(60 * time.Second):
+					t.Fatalf("the pebble daemon went on after a failed log write:\n%s", d.log())
+				}
+			} else {
+				code, body := httpGet(t, "http://"+d.http+"/health/ready")
+				if code != http.StatusServiceUnavailable || !strings.Contains(body, syscall.EFBIG.Error()) {
+					t.Fatalf("readiness after a failed write: %d %s\n%s", code, body, d.log())
+				}
+				d.stop(t, syscall.SIGTERM)
+			}
+
+			d = startDaemon(t, serve...)
+			if _, stderr, err := run(t, "client", "--server", d.grpc, "--quiet", "import", chainFile); err != nil {
+				t.Fatalf("the import after a restart with room: %v\n%s", err, stderr)
+			}
+			if err := d.stop(t, syscall.SIGTERM); err != nil {
+				t.Fatalf("SIGTERM: %v\n%s", err, d.log())
+			}
+			if got := lastLine(t, append([]string{"info"}, store...)...); got != want {
+				t.Fatalf("after a full disk and a restart:\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// fullDiskCommand is a command that runs utxostore with args where no
+// file may grow past limit bytes (RLIMIT_FSIZE, set by the shell's ulimit
+// in its 512-byte blocks), as on a disk that fills up.
+func fullDiskCommand(limit int64, args ...string) *exec.Cmd {
+	script := fmt.Sprintf(`ulimit -f %d && exec "$0" "$@"`, limit/512)
+	return exec.Command("sh", append([]string{"-c", script, utxostoreBin}, args...)...)
+}
+
 // importOnAFullDisk runs utxostore with args where no file may grow past
 // limit bytes (RLIMIT_FSIZE, set by the shell's ulimit in its 512-byte
 // blocks) and expects it to fail, saying that a file grew too large.
 func importOnAFullDisk(t *testing.T, limit int64, args ...string) {
 	t.Helper()
-	script := fmt.Sprintf(`ulimit -f %d && exec "$0" "$@"`, limit/512)
-	cmd := exec.Command("sh", append([]string{"-c", script, utxostoreBin}, args...)...)
-	out, err := cmd.CombinedOutput()
+	out, err := fullDiskCommand(limit, args...).CombinedOutput()
 	if err == nil {
 		t.Fatalf("the import finished within a file size limit of %d bytes: raise the chain prefix or lower the limit\n%s", limit, out)
 	}

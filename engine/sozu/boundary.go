@@ -32,7 +32,7 @@ func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
 	// not (lazy SetHeight records) need not be.
 	if e.opts.Sync != engine.SyncAlways {
 		if err := e.log.sync(); err != nil {
-			return err
+			return e.fail(err)
 		}
 	}
 	if e.log.written() < int64(e.opts.CheckpointLogBytes) {

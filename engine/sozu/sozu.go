@@ -479,9 +479,16 @@ func (e *Engine) checkpoint() error {
 	}
 	e.logBytesBefore -= old.written()
 	if err != nil {
-		return fmt.Errorf("sozu: checkpoint %d: %w", next, err)
+		return e.fail(fmt.Errorf("sozu: checkpoint %d: %w", next, err))
 	}
 	return nil
+}
+
+// fail records a failure of the log, which every shard shares: like a
+// shard's failed write (shard.fail), it stops the store until reopened.
+func (e *Engine) fail(err error) error {
+	e.failure.record(err)
+	return err
 }
 
 // nextLog starts the log of generation gen, which the manifest names

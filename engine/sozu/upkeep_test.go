@@ -28,13 +28,7 @@ func TestPageWriteFailingDuringTheSyncFailsTheCall(t *testing.T) {
 	// same file: reads go on, the next page write fails as a failing
 	// disk's would.
 	for _, s := range e.shards {
-		writable := s.table.pages.f
-		readOnly, err := os.Open(s.table.pages.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.table.pages.f = readOnly
-		defer writable.Close()
+		readOnlyInstead(t, &s.table.pages.f, s.table.pages.path)
 	}
 
 	var failure error
@@ -82,27 +76,12 @@ func TestPageWriteFailingDuringTheSyncFailsTheCall(t *testing.T) {
 // so does Checkpoint, until the store is reopened with every acknowledged
 // write.
 func TestAFailedWriteStopsTheWholeStore(t *testing.T) {
-	dir := t.TempDir()
-	o := tinyOptions()
-	o.Sync = engine.SyncAlways
-	e := openFor(t, dir, o)
+	dir, o, e := storeOf200(t, engine.SyncAlways)
 	ctx := context.Background()
-	putN(t, e, 0, 200, 20)
-	if err := e.PutMeta(ctx, "state", []byte("open")); err != nil {
-		t.Fatal(err)
-	}
 	acknowledged := 200
-
-	// Only shard 1's page file becomes read-only: its next page write
-	// fails, the other shards' writes would not.
-	s := e.shards[1]
-	writable := s.table.pages.f
-	defer writable.Close()
-	readOnly, err := os.Open(s.table.pages.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.table.pages.f = readOnly
+	// Only shard 1's page file: its next page write fails, the other
+	// shards' writes would not.
+	readOnlyInstead(t, &e.shards[1].table.pages.f, e.shards[1].table.pages.path)
 
 	var failure error
 	for next := acknowledged; failure == nil; next += 40 {
@@ -157,4 +136,62 @@ func putBatch(from, to int) []engine.Update {
 		}})
 	}
 	return batch
+}
+
+// A log write that fails at a block boundary (SyncBlock: the Checkpoint
+// writes and syncs what the calls buffered) stops the store the same way,
+// though no shard's own write failed.
+func TestAFailedLogWriteAtACheckpointStopsTheStore(t *testing.T) {
+	dir, o, e := storeOf200(t, engine.SyncBlock)
+	ctx := context.Background()
+	if err := e.Checkpoint(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	readOnlyInstead(t, &e.log.f, e.log.path)
+	putN(t, e, 200, 210, 20) // buffered: nothing is written yet
+	if err := e.Checkpoint(ctx, 2); !errors.Is(err, syscall.EBADF) {
+		t.Fatalf("Checkpoint with a log that cannot be written: %v", err)
+	}
+	if _, err := e.GetMeta(ctx, "state"); !errors.Is(err, syscall.EBADF) {
+		t.Errorf("reading the metadata after the log failed: %v, want its failure", err)
+	}
+	if _, err := e.Get(ctx, firstKeys(1)); !errors.Is(err, syscall.EBADF) {
+		t.Errorf("reading a key after the log failed: %v, want its failure", err)
+	}
+	if err := e.Close(); err == nil {
+		t.Fatal("Close after a failed log write reported no error")
+	}
+	e = openHolding(t, dir, o, 200)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// storeOf200 opens a store of the tiny tuning under mode holding keys
+// 0..199 and the metadata entry state=open.
+func storeOf200(t *testing.T, mode engine.SyncMode) (string, Options, *Engine) {
+	t.Helper()
+	dir := t.TempDir()
+	o := tinyOptions()
+	o.Sync = mode
+	e := openFor(t, dir, o)
+	putN(t, e, 0, 200, 20)
+	if err := e.PutMeta(context.Background(), "state", []byte("open")); err != nil {
+		t.Fatal(err)
+	}
+	return dir, o, e
+}
+
+// readOnlyInstead swaps *f for a read-only handle on path: reads go on,
+// the next write fails as a failing disk's would. The writable handle is
+// closed when the test ends.
+func readOnlyInstead(t *testing.T, f **os.File, path string) {
+	t.Helper()
+	readOnly, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writable := *f
+	*f = readOnly
+	t.Cleanup(func() { writable.Close() })
 }
