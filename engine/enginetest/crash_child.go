@@ -114,7 +114,8 @@ func waitForTheKill() {
 // The child's acknowledgement lines: "op N" and "checkpoint N" after op
 // N, or the Checkpoint that followed it, returned; "failed op N: ERROR"
 // or "failed checkpoint N: ERROR" when the file size limit failed it,
-// then "closed: ERROR" once the engine's Close returned.
+// then "closed: ERROR" (or "closed: ok") once the engine's Close
+// returned.
 type ackKind uint8
 
 const (
