@@ -297,19 +297,34 @@ func (s *shard) fail(err error) error {
 }
 
 // storeFailure holds the first write failure of any shard. From then on
-// every shard refuses every request with it, reads included: the store
-// answers as one, so that a health check (a read of the metadata, which
-// one shard holds) sees what the other shards' callers see.
+// every shard refuses every request, reads included, with a
+// *StoppedError: the store answers as one, so that a health check (a
+// read of the metadata, which one shard holds) sees what the other
+// shards' callers see.
 type storeFailure struct {
-	first atomic.Pointer[error]
+	first atomic.Pointer[StoppedError]
 }
 
-func (f *storeFailure) record(err error) { f.first.CompareAndSwap(nil, &err) }
+func (f *storeFailure) record(err error) { f.first.CompareAndSwap(nil, &StoppedError{Cause: err}) }
 
-// err is the first failure, nil while there was none.
+// err is the store's refusal once a write failed, nil before.
 func (f *storeFailure) err() error {
-	if p := f.first.Load(); p != nil {
-		return *p
+	if stopped := f.first.Load(); stopped != nil {
+		return stopped
 	}
 	return nil
 }
+
+// StoppedError is what every call returns once a write of the store
+// failed (a full disk, an I/O error): the memory of the shard that failed
+// may be ahead of its log, so the store refuses work until it is
+// reopened, which recovers it as after a crash. It unwraps to the failure.
+type StoppedError struct {
+	Cause error
+}
+
+func (e *StoppedError) Error() string {
+	return "sozu: the store stopped at a failed write; fix the cause (free disk space, say) and reopen it: " + e.Cause.Error()
+}
+
+func (e *StoppedError) Unwrap() error { return e.Cause }

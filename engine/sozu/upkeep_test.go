@@ -102,8 +102,9 @@ func TestAFailedWriteStopsTheWholeStore(t *testing.T) {
 		t.Fatalf("the failed call's error is not the page write's: %v", failure)
 	}
 
-	if _, err := e.GetMeta(ctx, "state"); !errors.Is(err, syscall.EBADF) {
-		t.Errorf("reading the metadata after shard 1 failed a write: %v, want its failure", err)
+	var stopped *StoppedError
+	if _, err := e.GetMeta(ctx, "state"); !errors.As(err, &stopped) || !errors.Is(err, syscall.EBADF) {
+		t.Errorf("reading the metadata after shard 1 failed a write: %v, want the store stopped by its failure", err)
 	}
 	keys := firstKeys(acknowledged)
 	for _, k := range keys {
