@@ -12,8 +12,8 @@ import (
 // forEachBlock walks the blocks of the files in order, the first at height
 // start, and hands each one's streaming reader to fn. A file whose magic
 // names another network than network is refused before any of its blocks
-// ("" checks none). Errors name the file and the height; fn's own errors
-// are returned as they are.
+// (chain.Magic.CheckNetwork). Errors name the file and the height; fn's
+// own errors are returned as they are.
 func forEachBlock(ctx context.Context, paths []string, start uint32, network string, fn func(path string, height uint32, r *chain.BlockReader) error) error {
 	height := start
 	for _, path := range paths {
@@ -21,7 +21,7 @@ func forEachBlock(ctx context.Context, paths []string, start uint32, network str
 		if err != nil {
 			return err
 		}
-		if magic, framed := blocks.Magic(); framed && network != "" {
+		if magic, framed := blocks.Magic(); framed {
 			if err := magic.CheckNetwork(network); err != nil {
 				blocks.Close()
 				return fmt.Errorf("%s: %w; the store holds %s blocks: give it %s block files, or import this file into a store of its own network (another --data directory, with --network)", path, err, network, network)

@@ -315,7 +315,7 @@ func runCrashRound(t *testing.T, h CrashHarness, o crashOrders, target int) cras
 				}
 				res.lastCheckpoint = a.n
 			case a.kind == ackFailedOp || a.kind == ackFailedCheckpoint:
-				if want := res.lastOp + 1; a.kind == ackFailedOp && a.n != want && protocol == nil {
+				if a.kind == ackFailedOp && a.n != res.lastOp+1 && protocol == nil {
 					protocol = fmt.Errorf("op %d failed after op %d", a.n, res.lastOp)
 				}
 				if a.kind == ackFailedCheckpoint && a.n != res.lastOp && protocol == nil {
