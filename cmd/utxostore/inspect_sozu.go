@@ -48,7 +48,11 @@ type sozuReport struct {
 	PageFileBytes   int64 `json:"pageFileBytes"`
 	ValueLogBytes   int64 `json:"valueLogBytes"`
 	ValueLogGarbage int64 `json:"valueLogGarbage"`
+	// WALBytes: the log's records (since the last page checkpoint);
+	// LogFileBytes: its files on disk, which a log written in place keeps
+	// at the size of the longest one.
 	WALBytes        int64 `json:"walBytes"`
+	LogFileBytes    int64 `json:"logFileBytes"`
 	CheckpointBytes int64 `json:"checkpointBytes"`
 	DiskBytes       int64 `json:"diskBytes"`
 	// DiskPerEncoded is DiskBytes over EncodedBytes: the storage overhead.
@@ -109,7 +113,7 @@ func readSozuReport(ctx context.Context, dir string, o sozu.Options) (*sozuRepor
 		FilterBytes: st.FilterBytes, FilterProbes: sozuProbeKeys, FilterFalsePositiveRate: st.FilterFalsePositiveRate, SummaryBytes: st.SummaryBytes,
 		IndexEntries: st.IndexEntries, PageFileBytes: st.PageFileBytes, LivePages: st.LivePages,
 		BufferedBuckets: st.BufferedBuckets, BufferedMemory: st.BufferedMemory, ValueLogBytes: st.ValueLogBytes,
-		ValueLogGarbage: st.ValueLogGarbage, WALBytes: st.WALBytes, CheckpointBytes: st.CheckpointBytes,
+		ValueLogGarbage: st.ValueLogGarbage, WALBytes: st.WALBytes, LogFileBytes: st.LogFileBytes, CheckpointBytes: st.CheckpointBytes,
 		DiskBytes: st.DiskBytes, Recovery: st.Recovery,
 	}
 	r.EncodedBytes = st.ValueLogBytes - st.ValueLogGarbage
@@ -171,8 +175,8 @@ func (r *sozuReport) print(w io.Writer) error {
 	fmt.Fprintf(ew, "filter             %s, false-positive rate %.4f%% over %d random absent keys\n", byteSize(r.FilterBytes), 100*r.FilterFalsePositiveRate, r.FilterProbes)
 	fmt.Fprintf(ew, "summaries          %s (per stored bucket of the summarized layers: key fingerprints, children, height)\n", byteSize(r.SummaryBytes))
 	fmt.Fprintf(ew, "index entries      %d (in memory)\n", r.IndexEntries)
-	fmt.Fprintf(ew, "on disk            %s = pages %s + value log %s (garbage %s) + log %s + checkpoints %s\n",
-		byteSize(r.DiskBytes), byteSize(r.PageFileBytes), byteSize(r.ValueLogBytes), byteSize(r.ValueLogGarbage), byteSize(r.WALBytes), byteSize(r.CheckpointBytes))
+	fmt.Fprintf(ew, "on disk            %s = pages %s + value log %s (garbage %s) + log %s (records since the last page checkpoint %s) + checkpoints %s\n",
+		byteSize(r.DiskBytes), byteSize(r.PageFileBytes), byteSize(r.ValueLogBytes), byteSize(r.ValueLogGarbage), byteSize(r.LogFileBytes), byteSize(r.WALBytes), byteSize(r.CheckpointBytes))
 	fmt.Fprintf(ew, "pages              %d in use of %d in the file (the rest free or kept for the last checkpoint)\n", r.LivePages, r.PageFileBytes/int64(r.Shape.PageSize))
 	fmt.Fprintf(ew, "buffered changes   %d buckets, %s in memory\n", r.BufferedBuckets, byteSize(r.BufferedMemory))
 	fmt.Fprintf(ew, "disk / encoded     %.2f\n", r.DiskPerEncoded)

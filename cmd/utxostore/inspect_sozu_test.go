@@ -58,7 +58,7 @@ func TestInspectSozu(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &r); err != nil {
 		t.Fatalf("%v in %s", err, js.String())
 	}
-	if r.Entries != n || len(r.Layers) != len(r.Shape.Layers) || r.DiskBytes == 0 || r.FilterProbes == 0 {
+	if r.Entries != n || len(r.Layers) != len(r.Shape.Layers) || r.DiskBytes == 0 || r.LogFileBytes == 0 || r.FilterProbes == 0 {
 		t.Errorf("report %+v", r)
 	}
 	if r.LivePages == 0 || r.LivePages*int64(r.Shape.PageSize) > r.PageFileBytes {

@@ -69,8 +69,8 @@ func BenchmarkCreateSpendMix(b *testing.B) {
 			// fsyncs (on one goroutine at a time).
 			b.ReportMetric(st.LogSyncTime.Seconds()/b.Elapsed().Seconds(), "fsync-share")
 			b.ReportMetric(st.FilterFalsePositiveRate, "filter-fpr")
-			b.Logf("layers %+v; disk %d (pages %d, of which in use %d, vlog %d, wal %d, ckpt %d); buffered changes %d buckets, %d bytes; summaries %d bytes; descent %v",
-				st.Layers, st.DiskBytes, st.PageFileBytes, st.LivePages*PageSize, st.ValueLogBytes, st.WALBytes, st.CheckpointBytes, st.BufferedBuckets, st.BufferedMemory, st.SummaryBytes, st.Descent)
+			b.Logf("layers %+v; disk %d (pages %d, of which in use %d, vlog %d, log file %d holding %d of records, ckpt %d); buffered changes %d buckets, %d bytes; summaries %d bytes; descent %v",
+				st.Layers, st.DiskBytes, st.PageFileBytes, st.LivePages*PageSize, st.ValueLogBytes, st.LogFileBytes, st.WALBytes, st.CheckpointBytes, st.BufferedBuckets, st.BufferedMemory, st.SummaryBytes, st.Descent)
 		},
 	})
 }

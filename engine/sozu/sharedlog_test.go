@@ -207,6 +207,30 @@ func TestWriteCountersSpanLogGenerations(t *testing.T) {
 	}
 }
 
+// The bytes on disk are the parts Stats names (and the two small files
+// naming the engine and its checkpoint), the log counted by its file:
+// after a page checkpoint the next log is written over the same file,
+// which keeps the size of the longer log before it.
+func TestDiskBytesAreTheirParts(t *testing.T) {
+	o := tinyOptions()
+	o.CheckpointLogBytes = 16 << 10 // what the file is cut to at a page checkpoint
+	e := openFor(t, t.TempDir(), o)
+	defer e.Close()
+	putN(t, e, 0, 400, 40) // more log than that: the next Checkpoint writes pages
+	if err := e.Checkpoint(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	putN(t, e, 400, 410, 40)
+	st := stats(t, e)
+	if st.LogFileBytes <= st.WALBytes+PageSize {
+		t.Fatalf("the log's file holds %d bytes, its records %d: want the file kept at the earlier, longer log's size", st.LogFileBytes, st.WALBytes)
+	}
+	parts := st.PageFileBytes + st.ValueLogBytes + st.LogFileBytes + st.CheckpointBytes
+	if other := st.DiskBytes - parts; other < 0 || other >= PageSize {
+		t.Fatalf("%d bytes on disk, %d in pages, value log, log file and checkpoints", st.DiskBytes, parts)
+	}
+}
+
 // A page checkpoint switches the shards to a new log from inside a
 // writing request; the group that request runs in must end on the log it
 // started on, or the new log counts busy shards that are not there and

@@ -93,7 +93,14 @@ type Stats struct {
 	ValueLogGarbage int64 // bytes no entry points at any more
 	// ValueLogCompactions counts the value logs compacted since Open.
 	ValueLogCompactions int
-	WALBytes            int64
+	// WALBytes counts the records the log holds: those written since the
+	// last page checkpoint, replayed by the next open.
+	WALBytes int64
+	// LogFileBytes is the size of the log's files on disk. A page
+	// checkpoint starts the next log at the start of the same file, which
+	// keeps the size the longest log gave it, so it holds more than
+	// WALBytes.
+	LogFileBytes int64
 	// LogSyncs counts the log's fsyncs since Open: under SyncAlways about
 	// one per acknowledged batch, however many shards it touched.
 	LogSyncs uint64
@@ -177,8 +184,11 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 	for _, f := range files {
 		if info, err := f.Info(); err == nil {
 			st.DiskBytes += info.Size()
-			if strings.Contains(f.Name(), ".ckpt.") {
+			switch {
+			case strings.Contains(f.Name(), ".ckpt."):
 				st.CheckpointBytes += info.Size()
+			case strings.HasPrefix(f.Name(), "wal."):
+				st.LogFileBytes += info.Size()
 			}
 		}
 	}
