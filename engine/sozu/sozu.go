@@ -459,15 +459,18 @@ func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
 // generation and the log starts empty.
 func (e *Engine) checkpoint() error {
 	next := e.gen + 1
-	err := e.eachShard(func(s *shard) error { return s.prepareCheckpoint(next) })
-	if err == nil {
-		err = writeManifest(e.dir, next)
-	}
-	if err != nil {
+	if err := e.eachShard(func(s *shard) error { return s.prepareCheckpoint(next) }); err != nil {
 		for _, s := range e.shards {
 			os.Remove(checkpointPath(e.dir, s.id, next))
 		}
 		return fmt.Errorf("sozu: checkpoint %d: %w", next, err)
+	}
+	// A manifest that failed may still name next (renamed, its directory
+	// not synced), so a reopen may find either generation: both must stay
+	// whole, and neither can be written on. Stop the store, keeping next's
+	// checkpoints; Open removes the generation the manifest does not name.
+	if err := writeManifest(e.dir, next); err != nil {
+		return e.fail(fmt.Errorf("sozu: checkpoint %d: writing the manifest: %w", next, err))
 	}
 	prev, old := e.gen, e.log
 	log, err := e.nextLog(old, next)

@@ -3,7 +3,9 @@ package sozu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -165,6 +167,55 @@ func TestAFailedLogWriteAtACheckpointStopsTheStore(t *testing.T) {
 	e = openHolding(t, dir, o, 200)
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A manifest that cannot be written stops the store and leaves both
+// generations whole: a failed manifest write may leave either manifest on
+// the disk (renamed, then the directory's sync failed), and a reopen must
+// find every record under either. A directory in the way of the
+// manifest's temporary file makes the write fail; the disk a rename that
+// reached it would leave is made by writing the new manifest afterwards.
+func TestAFailedManifestWriteStopsTheStore(t *testing.T) {
+	for _, renamed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("renamed=%v", renamed), func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			o := tinyOptions()
+			o.CheckpointLogBytes = 1 // every Checkpoint is a page checkpoint
+			e := openFor(t, dir, o)
+			putN(t, e, 0, 150, 20)
+			pageCheckpoint(t, e)
+			putN(t, e, 150, 200, 20)
+			inTheWay := filepath.Join(dir, manifestName+".tmp")
+			if err := os.Mkdir(inTheWay, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			next := e.gen + 1
+			if err := e.Checkpoint(ctx, 2); err == nil {
+				t.Fatal("a checkpoint whose manifest cannot be written succeeded")
+			}
+			var stopped *StoppedError
+			if _, err := e.Get(ctx, firstKeys(1)); !errors.As(err, &stopped) {
+				t.Fatalf("a read after the manifest failed: %v, want the store stopped", err)
+			}
+			e.abandon()
+			if err := os.Remove(inTheWay); err != nil {
+				t.Fatal(err)
+			}
+			want := next - 1
+			if renamed {
+				if err := writeManifest(dir, next); err != nil {
+					t.Fatal(err)
+				}
+				want = next
+			}
+			e = openHolding(t, dir, o, 200)
+			defer e.Close()
+			if e.gen != want {
+				t.Fatalf("reopened at generation %d, want %d", e.gen, want)
+			}
+		})
 	}
 }
 
