@@ -14,8 +14,9 @@ import (
 
 // FileStore keeps each blob in its own file, <dir>/<xx>/<txid>.<type>, with
 // its delete-at-height in a sidecar file <name>.dah. Writes go to a temporary
-// file that is fsynced and then hard-linked into place, so a blob is either
-// complete or absent and an existing blob is never overwritten.
+// file that is fsynced and then hard-linked (a blob: an existing one is
+// never overwritten) or renamed (a sidecar) into place, so either is
+// complete or absent, also after a power loss.
 type FileStore struct {
 	dir string
 }
@@ -41,23 +42,13 @@ func (s *FileStore) Put(_ context.Context, txid chainhash.Hash, ft FileType, dat
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	tmp, err := writeTemp(path, data)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if closeErr := tmp.Close(); err == nil {
-		err = closeErr
-	}
-	if err != nil {
-		return fmt.Errorf("blob: writing %s: %w", path, err)
-	}
+	defer os.Remove(tmp)
 	// link fails if the name exists: write-if-absent without a race.
-	if err := os.Link(tmp.Name(), path); err != nil {
+	if err := os.Link(tmp, path); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return ErrExists
 		}
@@ -91,11 +82,37 @@ func (s *FileStore) SetDAH(_ context.Context, txid chainhash.Hash, ft FileType, 
 		}
 		return err
 	}
-	tmp := path + ".dah.tmp"
-	if err := os.WriteFile(tmp, binary.BigEndian.AppendUint32(nil, height), 0o644); err != nil {
+	tmp, err := writeTemp(path+".dah", binary.BigEndian.AppendUint32(nil, height))
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path+".dah")
+	if err := os.Rename(tmp, path+".dah"); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("blob: publishing %s.dah: %w", path, err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// writeTemp writes data to a new temporary file beside path and fsyncs
+// it, returning its name: renamed or linked into place, it is complete
+// after a power loss, and each caller has its own.
+func writeTemp(path string, data []byte) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("blob: writing %s: %w", path, err)
+	}
+	return tmp.Name(), nil
 }
 
 // Delete implements Store.

@@ -146,3 +146,40 @@ func TestDamagedDAHFileIsReported(t *testing.T) {
 		t.Fatal("a damaged DAH file led to a deletion")
 	}
 }
+
+// Setting a blob's delete-at-height from several goroutines at once: every
+// call succeeds, and the height left is one of theirs, whole. (Each call
+// writes a temporary file of its own: with one shared name, a call could
+// rename away the file another was about to rename.)
+func TestConcurrentDAHUpdatesEachSucceed(t *testing.T) {
+	s, dir := newStore(t)
+	id := chainhash.Hash{7}
+	if err := s.Put(ctx, id, blob.FileTypeTx, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	const writers, rounds = 8, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*rounds)
+	for w := 1; w <= writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				errs <- s.SetDAH(ctx, id, blob.FileTypeTx, uint32(w))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.Prune(ctx, writers); err != nil || n != 1 {
+		t.Fatalf("prune at the highest height set: %d blobs deleted, %v", n, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*", ".tmp-*")); len(left) != 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+}
