@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -48,10 +49,13 @@ func ClaimDir(dir, name string) error {
 	if err != nil {
 		return fmt.Errorf("reading data directory: %w", err)
 	}
+	// The marker's temporary file alone is a claim a crash cut short: the
+	// write below starts it again.
+	tmp := marker + ".tmp"
+	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return e.Name() == filepath.Base(tmp) })
 	if len(entries) > 0 {
 		return fmt.Errorf("data directory %s is not empty and holds no utxostore marker (%s): refusing to mix a store with unknown files; choose an empty or new directory", dir, MarkerFile)
 	}
-	tmp := marker + ".tmp"
 	if err := os.WriteFile(tmp, []byte(name+"\n"), 0o644); err != nil {
 		return fmt.Errorf("claiming data directory: %w", err)
 	}

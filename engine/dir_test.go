@@ -41,3 +41,22 @@ func TestClaimDirRefusesForeignFiles(t *testing.T) {
 		t.Fatal("a refused claim left a marker behind")
 	}
 }
+
+// A claim cut short by a crash (the marker written to its temporary name,
+// not yet renamed) leaves nothing else in the directory: the next claim
+// goes ahead rather than refusing the store's own file as a stranger's.
+func TestClaimDirFinishesAnInterruptedClaim(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, engine.MarkerFile+".tmp"), []byte("sozu\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.ClaimDir(dir, "pebble"); err != nil {
+		t.Fatalf("claiming after an interrupted claim: %v", err)
+	}
+	if err := engine.ClaimDir(dir, "sozu"); err == nil {
+		t.Fatal("the directory was not claimed for pebble")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("the directory holds %d entries, want the marker alone", len(entries))
+	}
+}
