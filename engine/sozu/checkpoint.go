@@ -50,6 +50,11 @@ func logPath(dir string, gen uint64) string {
 	return filepath.Join(dir, fmt.Sprintf("wal.%d", gen))
 }
 
+// isCheckpointFile and isLogFile tell the files checkpointPath and
+// logPath name, of any shard and generation, by their names.
+func isCheckpointFile(name string) bool { return strings.Contains(name, ".ckpt.") }
+func isLogFile(name string) bool        { return strings.HasPrefix(name, "wal.") }
+
 func pagesPath(dir string, shard int) string {
 	return filepath.Join(dir, fmt.Sprintf("shard-%02d.pages", shard))
 }

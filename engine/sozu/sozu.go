@@ -150,7 +150,7 @@ func (e *Engine) removeStaleFiles() {
 	entries, _ := os.ReadDir(e.dir)
 	for _, d := range entries {
 		name := d.Name()
-		if !strings.Contains(name, ".ckpt.") && !strings.HasPrefix(name, "wal.") {
+		if !isCheckpointFile(name) && !isLogFile(name) {
 			continue
 		}
 		if !strings.HasSuffix(name, fmt.Sprintf(".%d", e.gen)) {

@@ -3,7 +3,6 @@ package sozu
 import (
 	"context"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -185,9 +184,9 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 		if info, err := f.Info(); err == nil {
 			st.DiskBytes += info.Size()
 			switch {
-			case strings.Contains(f.Name(), ".ckpt."):
+			case isCheckpointFile(f.Name()):
 				st.CheckpointBytes += info.Size()
-			case strings.HasPrefix(f.Name(), "wal."):
+			case isLogFile(f.Name()):
 				st.LogFileBytes += info.Size()
 			}
 		}
