@@ -32,8 +32,9 @@ type Spend struct {
 type SpendResponse struct {
 	Status       OutputStatus
 	SpendingData *SpendingData
-	// SpendableIn is the height from which a frozen-until (reassigned)
-	// output may be spent; 0 when it is not limited.
+	// SpendableIn is the reassignment hold of the output: a spend in a
+	// block at or below this height is refused with FROZEN_UNTIL; 0 when
+	// it is not limited.
 	SpendableIn uint32
 	// LockTime is the transaction's lock time.
 	LockTime uint32
@@ -120,8 +121,8 @@ type OutputState struct {
 	UTXOHash     chainhash.Hash
 	SpendingData *SpendingData // nil while unspent
 	Frozen       bool
-	// SpendableIn is the height from which the output may be spent, when
-	// limited (reassignment).
+	// SpendableIn is the reassignment hold, when limited: the output may
+	// be spent in blocks above this height.
 	SpendableIn uint32
 }
 

@@ -29,7 +29,8 @@ type SpendItem struct {
 // ignored), locked (LOCKED, unless ignored), coinbase maturity
 // (COINBASE_IMMATURE), then the output: missing (UTXO_NOT_FOUND), other
 // hash (UTXO_HASH_MISMATCH), frozen (FROZEN), held after a reassignment
-// (FROZEN_UNTIL), spent by someone else (SPENT, carrying the existing
+// (FROZEN_UNTIL while its UtxoSpendableIn height >= CurrentHeight, as
+// teranode.lua's spendMulti compares it), spent by someone else (SPENT, carrying the existing
 // spender). Spending it again with the same spending data succeeds without
 // changing anything. On success SpentUtxos grows by one and the result may
 // carry ALLSPENT and the DAH signals.
@@ -99,8 +100,8 @@ func (r *Record) spendOne(it *SpendItem, currentHeight uint32) (applied bool, er
 	if e.IsFrozen() {
 		return false, r.outputError(CodeFrozen, it.Offset, "output is frozen")
 	}
-	if h, ok := r.UtxoSpendableIn[it.Offset]; ok && h > currentHeight {
-		return false, r.outputError(CodeFrozenUntil, it.Offset, "output is not spendable until height %d", h)
+	if h, ok := r.UtxoSpendableIn[it.Offset]; ok && h >= currentHeight {
+		return false, r.outputError(CodeFrozenUntil, it.Offset, "output is not spendable until after height %d", h)
 	}
 	if existing, ok := e.SpendingData(); ok {
 		if existing == it.Spending {

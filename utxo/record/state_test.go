@@ -195,7 +195,8 @@ func TestSpendTransitions(t *testing.T) {
 		{name: "hash mismatch", op: spend(0, out2, spA), wantCode: CodeUtxoHashMismatch},
 		{name: "frozen: FROZEN", setup: func(r *Record) { r.Utxos[0] = NewFrozenEntry(out0); r.Frozen = true }, op: spend(0, out0, spA), wantCode: CodeFrozen},
 		{name: "reassigned and held: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur + 1} }, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
-		{name: "reassigned hold over", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur} },
+		{name: "reassigned and held at exactly the current height: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur} }, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
+		{name: "reassigned hold over", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur - 1} },
 			op: spend(0, out0, spA), want: func(r *Record) { spentAt(r, 0, out0, spA) }},
 		{name: "frozen marker as spending data: INVALID_SPEND", op: spend(0, out0, frozenSpendingData), wantCode: CodeInvalidSpend},
 		{name: "vout of a child record's error", setup: func(r *Record) {
