@@ -49,21 +49,36 @@ func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, confli
 			if !slices.Contains(parents, parent) {
 				parents = append(parents, parent)
 			}
-			parentOps = append(parentOps, &recordOp{txid: parent, missingOK: true, op: func(r *record.Record) (record.Signal, error) {
-				r.AddConflictingChild(child)
-				return 0, nil
-			}})
+			parentOps = append(parentOps, conflictingChildOp(parent, child))
 		}
 	}
-	if err := db.apply(ctx, parentOps); err != nil {
+	if err := db.applyAll(ctx, parentOps); err != nil {
 		return nil, nil, err
 	}
-	for _, o := range parentOps {
+	return spends, parents, nil
+}
+
+// conflictingChildOp records child among parent's conflictingChildren; a
+// parent that is not stored is skipped, as the reference's update-only
+// write skips it.
+func conflictingChildOp(parent, child chainhash.Hash) *recordOp {
+	return &recordOp{txid: parent, missingOK: true, op: func(r *record.Record) (record.Signal, error) {
+		r.AddConflictingChild(child)
+		return 0, nil
+	}}
+}
+
+// applyAll applies ops and returns the first refusal, if any.
+func (db *DB) applyAll(ctx context.Context, ops []*recordOp) error {
+	if err := db.apply(ctx, ops); err != nil {
+		return err
+	}
+	for _, o := range ops {
 		if o.err != nil {
-			return nil, nil, o.err
+			return o.err
 		}
 	}
-	return spends, parents, nil
+	return nil
 }
 
 // GetConflictingChildren implements Store.

@@ -13,7 +13,9 @@ import (
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
-// Create implements Store. A transaction that fits one record is written
+// Create implements Store. A transaction created conflicting is first
+// recorded among its parents' conflictingChildren (aerospike/create.go of
+// the reference does the same). A transaction that fits one record is written
 // with one create-only update. A larger one runs the lock record pattern:
 // take the lock record, write the external blob, write every record with
 // creating=true, release the lock, then clear creating on the children and
@@ -27,6 +29,17 @@ func (db *DB) Create(ctx context.Context, tx *chain.Tx, blockHeight uint32, opts
 	recs, external, err := db.buildRecords(tx, blockHeight, o)
 	if err != nil {
 		return nil, err
+	}
+	if o.conflicting {
+		// The parents learn of the conflicting child first, as the
+		// reference's Create does: a failure here stores nothing.
+		var ops []*recordOp
+		for _, parent := range recs[0].TxInpoints.ParentTxHashes {
+			ops = append(ops, conflictingChildOp(parent, tx.ID))
+		}
+		if err := db.applyAll(ctx, ops); err != nil {
+			return nil, err
+		}
 	}
 	if len(recs) == 1 && !external {
 		if err := db.createSingle(ctx, tx.ID, recs[0]); err != nil {
