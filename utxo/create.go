@@ -60,7 +60,7 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([
 	}
 	hashes := make([]*chainhash.Hash, len(msg.TxOut))
 	for vout, out := range msg.TxOut {
-		if !StoredAsUTXO(coinbase, out) {
+		if !StoredAsUTXO(out) {
 			continue
 		}
 		h := chainhash.Hash(chain.UTXOHash(tx.ID, uint32(vout), out.PkScript, uint64(out.Value)))
@@ -115,10 +115,13 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([
 
 // StoredAsUTXO reports whether the store keeps an output as a UTXO: every
 // output except zero-value data carriers (OP_RETURN, or OP_FALSE
-// OP_RETURN) of ordinary transactions, which can never be spent. Exported so
-// that tools reasoning about the same UTXO set use the same rule.
-func StoredAsUTXO(coinbase bool, out *wire.TxOut) bool {
-	if coinbase || out.Value != 0 {
+// OP_RETURN), which can never be spent, in coinbases too (the reference's
+// ShouldStoreOutputAsUTXO in stores/utxo/utils.go): a coinbase carrying one
+// is fully spent, and scheduled for deletion, once its other outputs are.
+// Exported so that tools reasoning about the same UTXO set use the same
+// rule.
+func StoredAsUTXO(out *wire.TxOut) bool {
+	if out.Value != 0 {
 		return true
 	}
 	s := out.PkScript
