@@ -24,3 +24,14 @@ func (r *Record) AddConflictingChild(child chainhash.Hash) bool {
 	r.ConflictingChildren = append(r.ConflictingChildren, child)
 	return true
 }
+
+// AddDeletedChild records that child, a spender of outputs of this record,
+// has been deleted (the pruner calls it on the parent's records). It
+// reports whether the child was new.
+func (r *Record) AddDeletedChild(child chainhash.Hash) bool {
+	if slices.Contains(r.DeletedChildren, child) {
+		return false
+	}
+	r.DeletedChildren = append(r.DeletedChildren, child)
+	return true
+}

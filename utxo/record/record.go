@@ -58,6 +58,10 @@ type Record struct {
 	Conflicting bool
 	// ConflictingChildren lists spenders of this tx marked conflicting.
 	ConflictingChildren []chainhash.Hash
+	// DeletedChildren lists the transactions spending outputs of this
+	// record that have since been pruned (the reference's deletedChildren
+	// bin). Spend refuses their re-spend with INVALID_SPEND.
+	DeletedChildren []chainhash.Hash
 
 	// UnminedSince is the height at which the tx was stored while not on
 	// the longest chain; 0 once mined on the longest chain.
@@ -107,6 +111,7 @@ func (r *Record) Clone() *Record {
 	c.Utxos = slices.Clone(r.Utxos)
 	c.UtxoSpendableIn = maps.Clone(r.UtxoSpendableIn)
 	c.ConflictingChildren = slices.Clone(r.ConflictingChildren)
+	c.DeletedChildren = slices.Clone(r.DeletedChildren)
 	c.BlockIDs = slices.Clone(r.BlockIDs)
 	c.BlockHeights = slices.Clone(r.BlockHeights)
 	c.SubtreeIdxs = slices.Clone(r.SubtreeIdxs)

@@ -198,6 +198,8 @@ func TestSpendTransitions(t *testing.T) {
 		{name: "reassigned and held at exactly the current height: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur} }, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
 		{name: "reassigned hold over", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur - 1} },
 			op: spend(0, out0, spA), want: func(r *Record) { spentAt(r, 0, out0, spA) }},
+		{name: "same spender again after it was deleted: INVALID_SPEND", setup: func(r *Record) { spentAt(r, 0, out0, spA); r.AddDeletedChild(spA.TxID) },
+			op: spend(0, out0, spA), wantCode: CodeInvalidSpend},
 		{name: "frozen marker as spending data: INVALID_SPEND", op: spend(0, out0, frozenSpendingData), wantCode: CodeInvalidSpend},
 		{name: "vout of a child record's error", setup: func(r *Record) {
 			*r = Record{TxID: r.TxID, Index: 2, FirstVout: 40000, Utxos: []Entry{NewUnspentEntry(out0), NewSpentEntry(out2, spA)}, RecordUtxos: 2, SpentUtxos: 1}
