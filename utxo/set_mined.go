@@ -51,11 +51,12 @@ func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info Mi
 
 // MarkTransactionsOnLongestChain implements Store: a transaction on the
 // longest chain is mined (unminedSince 0); off it, it is unmined since the
-// current height.
+// store height. Its delete-at-height is left as it is.
 func (db *DB) MarkTransactionsOnLongestChain(ctx context.Context, txids []chainhash.Hash, onLongestChain bool) error {
-	height, retention := db.height.Load(), db.opts.BlockHeightRetention
+	height := db.height.Load()
 	return db.applyToMasters(ctx, txids, func(r *record.Record) (record.Signal, error) {
-		return r.MarkOnLongestChain(onLongestChain, height, retention), nil
+		r.MarkOnLongestChain(onLongestChain, height)
+		return 0, nil
 	})
 }
 

@@ -15,8 +15,12 @@ const DefaultBlockHeightRetention = 288
 //  4. a child record stops here: the caller schedules children together
 //     with their master (SetDeleteAtHeight), driven by the master's signals.
 //  5. a master whose outputs and child records are all spent, and which is
-//     mined on the longest chain, is scheduled at height+retention; an
-//     existing earlier DAH is moved later (DAHSET each time it moves).
+//     in at least one block, is scheduled at height+retention; an existing
+//     earlier DAH is moved later (DAHSET each time it moves). Whether that
+//     block is on the longest chain does not matter: teranode.lua's
+//     setDeleteAtHeight looks at blockIDs only, and the reference's tests
+//     of large externally stored transactions expect a DAH for a
+//     transaction off the longest chain.
 //  6. otherwise an existing DAH is cleared (DAHUNSET).
 //
 // Differences from the reference Lua: the reference only returns DAHSET /
@@ -42,7 +46,7 @@ func (r *Record) reevaluateDAH(height, retention uint32) Signal {
 	if !r.IsMaster() {
 		return 0
 	}
-	if r.fullySpent() && r.minedOnLongestChain() {
+	if r.fullySpent() && len(r.BlockIDs) > 0 {
 		if r.DeleteAtHeight == 0 || r.DeleteAtHeight < next {
 			r.DeleteAtHeight = next
 			return SignalDAHSet

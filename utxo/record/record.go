@@ -136,12 +136,6 @@ func (r *Record) fullySpent() bool {
 	return r.ownOutputsSpent() && r.SpentExtraRecs == r.TotalExtraRecs
 }
 
-// minedOnLongestChain reports whether the transaction is in at least one
-// block and that block is on the longest chain.
-func (r *Record) minedOnLongestChain() bool {
-	return r.UnminedSince == 0 && len(r.BlockIDs) > 0
-}
-
 // recomputeFrozen keeps Frozen equal to "some entry is frozen".
 func (r *Record) recomputeFrozen() {
 	r.Frozen = slices.ContainsFunc(r.Utxos, Entry.IsFrozen)
