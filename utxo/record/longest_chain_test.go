@@ -10,7 +10,7 @@ func TestMarkOnLongestChainTransitions(t *testing.T) {
 	runTransitions(t, []transition{
 		{name: "off the longest chain: unmined since now", op: mark(false, cur), want: func(r *Record) { r.UnminedSince = cur }},
 		{name: "off at height 0 still reads as unmined", op: mark(false, 0), want: func(r *Record) { r.UnminedSince = 1 }},
-		{name: "already unmined keeps its height", setup: func(r *Record) { r.UnminedSince = 150 }, op: mark(false, cur)},
+		{name: "already unmined: unmined since now", setup: func(r *Record) { r.UnminedSince = 150 }, op: mark(false, cur), want: func(r *Record) { r.UnminedSince = cur }},
 		{name: "back on the longest chain, DAH untouched", setup: func(r *Record) { allSpent(r); r.UnminedSince = 150; r.DeleteAtHeight = 400 },
 			op: mark(true, cur), want: func(r *Record) { r.UnminedSince = 0 }},
 		{name: "off the longest chain keeps the DAH", setup: func(r *Record) { allSpent(r); r.DeleteAtHeight = 400 },
