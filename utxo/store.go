@@ -52,8 +52,8 @@ type Store interface {
 	// SetLocked sets or clears the locked flag.
 	SetLocked(ctx context.Context, txids []chainhash.Hash, locked bool) error
 
-	// GetUnminedTxIterator yields unmined transactions in createdAt order,
-	// for recovery after a restart.
+	// GetUnminedTxIterator yields unmined transactions that are not
+	// conflicting, in createdAt order, for recovery after a restart.
 	GetUnminedTxIterator(ctx context.Context) (UnminedTxIterator, error)
 	// QueryOldUnminedTransactions lists unmined transactions stored at or
 	// before cutoffHeight.
