@@ -18,9 +18,9 @@ import (
 // otherwise it is TX_NOT_FOUND.
 func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
 	mined := info.record()
-	height, retention := db.height.Load(), db.opts.BlockHeightRetention
+	next, retention := db.height.Load()+1, db.opts.BlockHeightRetention
 	setMined := func(r *record.Record) (record.Signal, error) {
-		return r.SetMined(mined, height, retention), nil
+		return r.SetMined(mined, next, retention), nil
 	}
 	masters := make([]*recordOp, len(txids))
 	for i, txid := range txids {

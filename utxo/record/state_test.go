@@ -261,12 +261,12 @@ func TestSetMinedTransitions(t *testing.T) {
 			want: func(r *Record) {
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{1, 2}, []uint32{100, 100}, []int{0, 7}
 			}},
-		{name: "mined fully spent: DAHSET at block height + retention", setup: func(r *Record) { unmined(r); spentAt(r, 0, out0, spA); spentAt(r, 2, out2, spB) },
+		{name: "mined fully spent: DAHSET at current height + retention, not the block's", setup: func(r *Record) { unmined(r); spentAt(r, 0, out0, spA); spentAt(r, 2, out2, spB) },
 			op: mine(MinedBlockInfo{BlockID: 5, BlockHeight: 205, OnLongestChain: true}), wantSig: SignalDAHSet,
 			want: func(r *Record) {
 				r.UnminedSince = 0
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{5}, []uint32{205}, []int{0}
-				r.DeleteAtHeight = 205 + ret
+				r.DeleteAtHeight = cur + ret
 			}},
 		{name: "unset mined: back to unmined, DAH cleared", setup: func(r *Record) {
 			spentAt(r, 0, out0, spA)
@@ -399,7 +399,7 @@ func TestConflictingPreserveDAHTransitions(t *testing.T) {
 			op: noErr(func(r *Record) Signal {
 				return r.SetMined(MinedBlockInfo{BlockID: 1, BlockHeight: 100, OnLongestChain: true}, cur, 250)
 			}),
-			wantSig: SignalDAHSet, want: func(r *Record) { r.DeleteAtHeight = 350 }},
+			wantSig: SignalDAHSet, want: func(r *Record) { r.DeleteAtHeight = cur + 250 }},
 	})
 }
 
