@@ -74,7 +74,7 @@ type Record struct {
 	// DeleteAtHeight is the block height at which the record may be pruned.
 	DeleteAtHeight uint32
 	// SpendingHeight is the first height at which a coinbase's outputs may
-	// be spent (mined height + 100); 0 for other transactions.
+	// be spent (Create's block height + 100); 0 for other transactions.
 	SpendingHeight uint32
 
 	// BlockIDs, BlockHeights and SubtreeIdxs are parallel lists of the

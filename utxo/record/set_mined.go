@@ -2,10 +2,6 @@ package record
 
 import "slices"
 
-// CoinbaseMaturity is how many blocks a coinbase's outputs wait: they are
-// spendable from mined height + 100.
-const CoinbaseMaturity = 100
-
 // MinedBlockInfo names one block that mined (or, with UnsetMined, no longer
 // mines) the transaction.
 type MinedBlockInfo struct {
@@ -61,9 +57,6 @@ func (r *Record) SetMined(info MinedBlockInfo, currentHeight, retention uint32) 
 		}
 	} else {
 		r.UnminedSince = currentHeight
-	}
-	if r.IsCoinbase && r.SpendingHeight == 0 && !info.UnsetMined {
-		r.SpendingHeight = info.BlockHeight + CoinbaseMaturity
 	}
 	return r.reevaluateDAH(currentHeight, retention)
 }

@@ -283,12 +283,11 @@ func TestSetMinedTransitions(t *testing.T) {
 		}, op: mine(MinedBlockInfo{BlockID: 1, UnsetMined: true}),
 			want: func(r *Record) { r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{2}, []uint32{101}, []int{4} }},
 		{name: "unset unknown block is harmless", op: mine(MinedBlockInfo{BlockID: 9, UnsetMined: true})},
-		{name: "coinbase without maturity gets block+100", setup: func(r *Record) { unmined(r); r.IsCoinbase = true },
+		{name: "coinbase maturity is Create's, not the block's", setup: func(r *Record) { unmined(r); r.IsCoinbase = true; r.SpendingHeight = 250 },
 			op: mine(MinedBlockInfo{BlockID: 5, BlockHeight: 180, OnLongestChain: true}),
 			want: func(r *Record) {
 				r.UnminedSince = 0
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{5}, []uint32{180}, []int{0}
-				r.SpendingHeight = 280
 			}},
 		{name: "child record: only lock and creating cleared", setup: func(r *Record) {
 			*r = Record{TxID: r.TxID, Index: 1, FirstVout: 3, Utxos: []Entry{NewUnspentEntry(out0)}, RecordUtxos: 1, Locked: true, Creating: true}
