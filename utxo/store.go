@@ -30,7 +30,8 @@ type Store interface {
 	// Get returns the transaction's metadata; fields selects what to read
 	// (all when empty).
 	Get(ctx context.Context, txid chainhash.Hash, fields ...Field) (*Meta, error)
-	// Delete removes the transaction's records and external blob.
+	// Delete removes the transaction's records and external blob; deleting
+	// a transaction that is not stored succeeds.
 	Delete(ctx context.Context, txid chainhash.Hash) error
 
 	// GetSpend reports the state of one output.
