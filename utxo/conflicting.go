@@ -11,8 +11,14 @@ import (
 
 // SetConflicting implements Store. Marking a transaction conflicting also
 // records it among its parents' conflictingChildren, and schedules it for
-// deletion. It returns the spends of the marked transactions (their inputs)
-// and the parents it touched.
+// deletion. It returns the spends of the marked transactions (their
+// inputs) and the transactions spending their outputs, so that a caller
+// can walk down the descendants as the reference's markConflictingRecursively
+// (process_conflicting.go) does.
+//
+// The reference also writes the parents' conflictingChildren when
+// unmarking; this store records a child there only when it is marked, so
+// that the list keeps meaning "spenders marked conflicting".
 func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, conflicting bool) ([]*Spend, []chainhash.Hash, error) {
 	height, retention := db.height.Load(), db.opts.BlockHeightRetention
 	if err := db.applyToAllRecords(ctx, txids, func(r *record.Record) (record.Signal, error) {
@@ -24,15 +30,20 @@ func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, confli
 	for i, txid := range txids {
 		items[i] = &UnresolvedMetaData{TxID: txid}
 	}
-	if err := db.BatchDecorate(ctx, items, FieldTx); err != nil {
+	if err := db.BatchDecorate(ctx, items, FieldTx, FieldOutputs); err != nil {
 		return nil, nil, err
 	}
 	var spends []*Spend
 	var parentOps []*recordOp
-	var parents []chainhash.Hash
+	var spenders []chainhash.Hash
 	for _, it := range items {
 		if it.Err != nil {
 			return nil, nil, it.Err
+		}
+		for _, o := range it.Meta.Outputs {
+			if o.SpendingData != nil && !slices.Contains(spenders, o.SpendingData.TxID) {
+				spenders = append(spenders, o.SpendingData.TxID)
+			}
 		}
 		// The inputs in their own order: the spending data names the input
 		// index, which TxInpoints (grouped by parent) does not keep.
@@ -46,16 +57,13 @@ func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, confli
 		}
 		child := it.TxID
 		for _, parent := range it.Meta.TxInpoints.ParentTxHashes {
-			if !slices.Contains(parents, parent) {
-				parents = append(parents, parent)
-			}
 			parentOps = append(parentOps, conflictingChildOp(parent, child))
 		}
 	}
 	if err := db.applyAll(ctx, parentOps); err != nil {
 		return nil, nil, err
 	}
-	return spends, parents, nil
+	return spends, spenders, nil
 }
 
 // conflictingChildOp records child among parent's conflictingChildren; a

@@ -85,8 +85,9 @@ type Store interface {
 	// GetConflictingChildren returns the conflicting transactions spending
 	// txid's outputs.
 	GetConflictingChildren(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error)
-	// SetConflicting marks the transactions (and returns the spends and
-	// transactions affected).
+	// SetConflicting marks (or unmarks) the transactions conflicting. It
+	// returns their inputs as spends, and the transactions spending their
+	// outputs (the next generation for a recursive marker).
 	SetConflicting(ctx context.Context, txids []chainhash.Hash, conflicting bool) ([]*Spend, []chainhash.Hash, error)
 
 	// SetBlockHeight and GetBlockHeight hold the longest chain's height,
