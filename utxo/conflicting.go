@@ -2,6 +2,7 @@ package utxo
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -89,31 +90,88 @@ func (db *DB) applyAll(ctx context.Context, ops []*recordOp) error {
 	return nil
 }
 
-// GetConflictingChildren implements Store.
+// GetConflictingChildren implements Store: the transactions recorded in
+// txid's conflictingChildren and those spending its outputs, and, down the
+// generations, theirs (the reference's GetConflictingChildren in
+// process_conflicting.go). A descendant that is no longer stored ends its
+// branch, where the reference fails the whole query.
 func (db *DB) GetConflictingChildren(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error) {
 	meta, err := db.Get(ctx, txid, FieldOutputs)
 	if err != nil {
 		return nil, err
 	}
-	return meta.ConflictingChildren, nil
+	return db.descendants(ctx, childrenOf(meta), map[chainhash.Hash]bool{txid: true})
+}
+
+// childrenOf lists the recorded conflicting children and the spenders of
+// meta's outputs, without repeats.
+func childrenOf(meta *Meta) []chainhash.Hash {
+	children := slices.Clone(meta.ConflictingChildren)
+	for _, o := range meta.Outputs {
+		if o.SpendingData != nil && !slices.Contains(children, o.SpendingData.TxID) {
+			children = append(children, o.SpendingData.TxID)
+		}
+	}
+	return children
+}
+
+// descendants returns roots and all their children (see childrenOf),
+// breadth first, leaving out what seen already holds.
+func (db *DB) descendants(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool) ([]chainhash.Hash, error) {
+	var out []chainhash.Hash
+	queue := slices.Clone(roots)
+	for len(queue) > 0 {
+		txid := queue[0]
+		queue = queue[1:]
+		if seen[txid] {
+			continue
+		}
+		seen[txid] = true
+		out = append(out, txid)
+		meta, err := db.Get(ctx, txid, FieldOutputs)
+		if errors.Is(err, ErrTxNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		queue = append(queue, childrenOf(meta)...)
+	}
+	return out, nil
 }
 
 // GetCounterConflicting implements Store: txid together with every
-// transaction the store records as spending one of the outputs txid spends.
+// transaction the store records as spending one of the outputs txid spends,
+// and their descendants (the reference's GetCounterConflictingTxHashes). A
+// parent that is not stored, or an output it holds unspent, adds nothing.
 func (db *DB) GetCounterConflicting(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error) {
 	meta, err := db.Get(ctx, txid, FieldOutputs)
 	if err != nil {
 		return nil, err
 	}
-	result := []chainhash.Hash{txid}
-	for _, op := range meta.TxInpoints.Outpoints() {
-		resp, err := db.GetSpend(ctx, &Spend{TxID: op.TxID, Vout: op.Vout})
-		if err != nil || resp.SpendingData == nil {
-			continue // parent gone or output unspent: no counter spender
+	parents := make([]*UnresolvedMetaData, len(meta.TxInpoints.ParentTxHashes))
+	for i, parent := range meta.TxInpoints.ParentTxHashes {
+		parents[i] = &UnresolvedMetaData{TxID: parent}
+	}
+	if err := db.BatchDecorate(ctx, parents, FieldOutputs); err != nil {
+		return nil, err
+	}
+	var spenders []chainhash.Hash
+	for i, p := range parents {
+		if p.Err != nil {
+			continue
 		}
-		if other := resp.SpendingData.TxID; other != txid && !slices.Contains(result, other) {
-			result = append(result, other)
+		for _, vout := range meta.TxInpoints.Idxs[i] {
+			if int(vout) < len(p.Meta.Outputs) {
+				if sd := p.Meta.Outputs[vout].SpendingData; sd != nil {
+					spenders = append(spenders, sd.TxID)
+				}
+			}
 		}
 	}
-	return result, nil
+	rest, err := db.descendants(ctx, spenders, map[chainhash.Hash]bool{txid: true})
+	if err != nil {
+		return nil, err
+	}
+	return append([]chainhash.Hash{txid}, rest...), nil
 }

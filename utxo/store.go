@@ -80,10 +80,12 @@ type Store interface {
 	ReAssignUTXO(ctx context.Context, utxo *Spend, newUtxo *Spend) error
 
 	// GetCounterConflicting returns the transactions that double spend an
-	// input of txid (its counter-conflicting set), txid included.
+	// input of txid and their descendants (its counter-conflicting set),
+	// txid included.
 	GetCounterConflicting(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error)
-	// GetConflictingChildren returns the conflicting transactions spending
-	// txid's outputs.
+	// GetConflictingChildren returns the transactions recorded as
+	// conflicting children of txid and those spending its outputs, with
+	// all their descendants.
 	GetConflictingChildren(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error)
 	// SetConflicting marks (or unmarks) the transactions conflicting. It
 	// returns their inputs as spends, and the transactions spending their
