@@ -30,7 +30,10 @@ type Spend struct {
 
 // SpendResponse is the state of one output, as GetSpend reports it.
 type SpendResponse struct {
-	Status       OutputStatus
+	Status OutputStatus
+	// SpendingData is the spender of a spent output; for a frozen one,
+	// 32 × 0xFF with the output's vout as the input (the reference's
+	// frozen spending data); nil while unspent.
 	SpendingData *SpendingData
 	// SpendableIn is the reassignment hold of the output: a spend in a
 	// block at or below this height is refused with FROZEN_UNTIL; 0 when
