@@ -42,6 +42,16 @@ func spendsOf(tx *chain.Tx, previous []*wire.TxOut) ([]*Spend, error) {
 }
 
 // Spend implements Store.
+//
+// An output whose transaction is not stored is refused with TX_NOT_FOUND,
+// even when tx itself is already stored. That is the SQL reference store's
+// answer (sql.go); the Aerospike store (aerospike/spend.go) instead forgives
+// it when tx is stored, reasoning that tx was validated before its parent
+// was pruned. Here a stored transaction proves no such thing: Create does
+// not require a prior Spend (ConnectBlock creates a block's transactions
+// before spending their inputs, and callers may store a transaction before
+// validating it), so forgiving would accept spends of outputs that never
+// existed.
 func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*Spend, error) {
 	o := spendOptions{blockHeight: db.height.Load() + 1}
 	for _, opt := range opts {

@@ -8,8 +8,11 @@ import (
 
 // SetConflicting marks (or unmarks) the transaction as a double spend. A
 // conflicting record is scheduled for deletion at currentHeight+retention
-// straight away (DAHSET), on masters and children alike, as the reference
-// does; unmarking re-runs the normal DAH rule.
+// straight away (DAHSET), as teranode.lua's setConflicting does through
+// setDeleteAtHeight; unmarking re-runs the normal DAH rule. The store calls
+// it on every record of the transaction, where the reference's
+// aerospike/conflicting.go marks only the master: a spend routed to a child
+// record then meets the flag too.
 func (r *Record) SetConflicting(conflicting bool, currentHeight, retention uint32) Signal {
 	r.Conflicting = conflicting
 	return r.reevaluateDAH(currentHeight, retention)

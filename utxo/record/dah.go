@@ -91,10 +91,13 @@ func (r *Record) SetDeleteAtHeight(height uint32) Signal {
 
 // IncrementSpentExtraRecs adds delta (normally ±1, on a child's ALLSPENT /
 // NOTALLSPENT signal) to the master's count of fully spent child records and
-// re-evaluates the DAH rule. Like the reference, the count is clamped to
-// [0, TotalExtraRecs] rather than refused: an interrupted rollback can make
-// it drift, and the caller verifies the children before deleting anything.
-// Only a master record with children accepts it (INVALID_PARAMETER).
+// re-evaluates the DAH rule. The count is clamped to [0, TotalExtraRecs],
+// where teranode.lua's incrementSpentExtraRecs refuses a value outside that
+// range with INVALID_PARAMETER: the signal reaches the master in a second
+// write after the child's, so a call interrupted in between can leave the
+// count off by one, and a refusal would then block every later update of
+// the master instead of bounding the drift. Only a master record with
+// children accepts it (INVALID_PARAMETER).
 func (r *Record) IncrementSpentExtraRecs(delta int, currentHeight, retention uint32) (Signal, error) {
 	if !r.IsMaster() || r.TotalExtraRecs == 0 {
 		return 0, r.recordError(CodeInvalidParameter, "spentExtraRecs only exists on a master record with child records")
