@@ -32,9 +32,9 @@ type SpendItem struct {
 // reference order: creating (UTXO_LOCKED), conflicting (CONFLICTING, unless
 // ignored), locked (LOCKED, unless ignored), coinbase maturity
 // (COINBASE_IMMATURE), then the output: missing (UTXO_NOT_FOUND), other
-// hash (UTXO_HASH_MISMATCH), frozen (FROZEN), held after a reassignment
-// (FROZEN_UNTIL while its UtxoSpendableIn height is >= CurrentHeight, as
-// teranode.lua's spendMulti compares them), spent by someone else (SPENT,
+// hash (UTXO_HASH_MISMATCH), held after a reassignment (FROZEN_UNTIL while
+// its UtxoSpendableIn height is >= CurrentHeight, as teranode.lua's
+// spendMulti compares them), frozen (FROZEN), spent by someone else (SPENT,
 // carrying the existing spender). Spending it again with the same spending
 // data succeeds without changing anything, unless that spender has been
 // deleted (DeletedChildren): then INVALID_SPEND, as in teranode.lua's
@@ -103,11 +103,11 @@ func (r *Record) spendOne(it *SpendItem, currentHeight uint32) (applied bool, er
 	if err != nil {
 		return false, err
 	}
-	if e.IsFrozen() {
-		return false, r.outputError(CodeFrozen, it.Offset, "output is frozen")
-	}
 	if h, ok := r.UtxoSpendableIn[it.Offset]; ok && h >= currentHeight {
 		return false, r.outputError(CodeFrozenUntil, it.Offset, "output is not spendable until after height %d", h)
+	}
+	if e.IsFrozen() {
+		return false, r.outputError(CodeFrozen, it.Offset, "output is frozen")
 	}
 	if existing, ok := e.SpendingData(); ok {
 		if existing == it.Spending {

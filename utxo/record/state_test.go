@@ -196,6 +196,11 @@ func TestSpendTransitions(t *testing.T) {
 		{name: "frozen: FROZEN", setup: func(r *Record) { r.Utxos[0] = NewFrozenEntry(out0); r.Frozen = true }, op: spend(0, out0, spA), wantCode: CodeFrozen},
 		{name: "reassigned and held: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur + 1} }, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
 		{name: "reassigned and held at exactly the current height: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur} }, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
+		{name: "frozen again within its reassignment hold: FROZEN_UNTIL first, as in the reference", setup: func(r *Record) {
+			r.UtxoSpendableIn = map[uint32]uint32{0: cur}
+			r.Utxos[0] = NewFrozenEntry(out0)
+			r.Frozen = true
+		}, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
 		{name: "reassigned hold over", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur - 1} },
 			op: spend(0, out0, spA), want: func(r *Record) { spentAt(r, 0, out0, spA) }},
 		{name: "same spender again after it was deleted: INVALID_SPEND", setup: func(r *Record) { spentAt(r, 0, out0, spA); r.AddDeletedChild(spA.TxID) },
