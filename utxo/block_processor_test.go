@@ -189,10 +189,13 @@ func TestBlockMakesUnminedDoubleSpenderConflicting(t *testing.T) {
 	if sd := mustGet(t, db, cb.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != winner.ID {
 		t.Fatalf("output spent by %v, want the block's transaction", sd)
 	}
+	// The parent's conflicting children: the loser it records, the block's
+	// transaction now spending its output, and the loser's descendants.
 	children, err := db.GetConflictingChildren(ctx, cb.ID)
-	if err != nil || len(children) != 1 || children[0] != unmined.ID {
-		t.Fatalf("conflicting children of the parent: %v %v", children, err)
+	if err != nil {
+		t.Fatal(err)
 	}
+	wantSet(t, "conflicting children of the parent", children, unmined.ID, winner.ID, child.ID)
 	if kids, _ := db.GetConflictingChildren(ctx, unmined.ID); len(kids) != 1 || kids[0] != child.ID {
 		t.Fatalf("conflicting children of the loser: %v", kids)
 	}

@@ -2,6 +2,7 @@ package utxo
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -11,8 +12,14 @@ import (
 
 // SetConflicting implements Store. Marking a transaction conflicting also
 // records it among its parents' conflictingChildren, and schedules it for
-// deletion. It returns the spends of the marked transactions (their inputs)
-// and the parents it touched.
+// deletion. It returns the spends of the marked transactions (their
+// inputs) and the transactions spending their outputs, so that a caller
+// can walk down the descendants as the reference's markConflictingRecursively
+// (process_conflicting.go) does.
+//
+// The reference also writes the parents' conflictingChildren when
+// unmarking; this store records a child there only when it is marked, so
+// that the list keeps meaning "spenders marked conflicting".
 func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, conflicting bool) ([]*Spend, []chainhash.Hash, error) {
 	height, retention := db.height.Load(), db.opts.BlockHeightRetention
 	if err := db.applyToAllRecords(ctx, txids, func(r *record.Record) (record.Signal, error) {
@@ -24,15 +31,20 @@ func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, confli
 	for i, txid := range txids {
 		items[i] = &UnresolvedMetaData{TxID: txid}
 	}
-	if err := db.BatchDecorate(ctx, items, FieldTx); err != nil {
+	if err := db.BatchDecorate(ctx, items, FieldTx, FieldOutputs); err != nil {
 		return nil, nil, err
 	}
 	var spends []*Spend
 	var parentOps []*recordOp
-	var parents []chainhash.Hash
+	var spenders []chainhash.Hash
 	for _, it := range items {
 		if it.Err != nil {
 			return nil, nil, it.Err
+		}
+		for _, o := range it.Meta.Outputs {
+			if o.SpendingData != nil && !slices.Contains(spenders, o.SpendingData.TxID) {
+				spenders = append(spenders, o.SpendingData.TxID)
+			}
 		}
 		// The inputs in their own order: the spending data names the input
 		// index, which TxInpoints (grouped by parent) does not keep.
@@ -46,51 +58,120 @@ func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, confli
 		}
 		child := it.TxID
 		for _, parent := range it.Meta.TxInpoints.ParentTxHashes {
-			if !slices.Contains(parents, parent) {
-				parents = append(parents, parent)
-			}
-			parentOps = append(parentOps, &recordOp{txid: parent, missingOK: true, op: func(r *record.Record) (record.Signal, error) {
-				r.AddConflictingChild(child)
-				return 0, nil
-			}})
+			parentOps = append(parentOps, conflictingChildOp(parent, child))
 		}
 	}
-	if err := db.apply(ctx, parentOps); err != nil {
+	if err := db.applyAll(ctx, parentOps); err != nil {
 		return nil, nil, err
 	}
-	for _, o := range parentOps {
-		if o.err != nil {
-			return nil, nil, o.err
-		}
-	}
-	return spends, parents, nil
+	return spends, spenders, nil
 }
 
-// GetConflictingChildren implements Store.
+// conflictingChildOp records child among parent's conflictingChildren; a
+// parent that is not stored is skipped, as the reference's update-only
+// write skips it.
+func conflictingChildOp(parent, child chainhash.Hash) *recordOp {
+	return &recordOp{txid: parent, missingOK: true, op: func(r *record.Record) (record.Signal, error) {
+		r.AddConflictingChild(child)
+		return 0, nil
+	}}
+}
+
+// applyAll applies ops and returns the first refusal, if any.
+func (db *DB) applyAll(ctx context.Context, ops []*recordOp) error {
+	if err := db.apply(ctx, ops); err != nil {
+		return err
+	}
+	for _, o := range ops {
+		if o.err != nil {
+			return o.err
+		}
+	}
+	return nil
+}
+
+// GetConflictingChildren implements Store: the transactions recorded in
+// txid's conflictingChildren and those spending its outputs, and, down the
+// generations, theirs (the reference's GetConflictingChildren in
+// process_conflicting.go). A descendant that is no longer stored ends its
+// branch, where the reference fails the whole query.
 func (db *DB) GetConflictingChildren(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error) {
 	meta, err := db.Get(ctx, txid, FieldOutputs)
 	if err != nil {
 		return nil, err
 	}
-	return meta.ConflictingChildren, nil
+	return db.descendants(ctx, childrenOf(meta), map[chainhash.Hash]bool{txid: true})
+}
+
+// childrenOf lists the recorded conflicting children and the spenders of
+// meta's outputs, without repeats.
+func childrenOf(meta *Meta) []chainhash.Hash {
+	children := slices.Clone(meta.ConflictingChildren)
+	for _, o := range meta.Outputs {
+		if o.SpendingData != nil && !slices.Contains(children, o.SpendingData.TxID) {
+			children = append(children, o.SpendingData.TxID)
+		}
+	}
+	return children
+}
+
+// descendants returns roots and all their children (see childrenOf),
+// breadth first, leaving out what seen already holds.
+func (db *DB) descendants(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool) ([]chainhash.Hash, error) {
+	var out []chainhash.Hash
+	queue := slices.Clone(roots)
+	for len(queue) > 0 {
+		txid := queue[0]
+		queue = queue[1:]
+		if seen[txid] {
+			continue
+		}
+		seen[txid] = true
+		out = append(out, txid)
+		meta, err := db.Get(ctx, txid, FieldOutputs)
+		if errors.Is(err, ErrTxNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		queue = append(queue, childrenOf(meta)...)
+	}
+	return out, nil
 }
 
 // GetCounterConflicting implements Store: txid together with every
-// transaction the store records as spending one of the outputs txid spends.
+// transaction the store records as spending one of the outputs txid spends,
+// and their descendants (the reference's GetCounterConflictingTxHashes). A
+// parent that is not stored, or an output it holds unspent, adds nothing.
 func (db *DB) GetCounterConflicting(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error) {
 	meta, err := db.Get(ctx, txid, FieldOutputs)
 	if err != nil {
 		return nil, err
 	}
-	result := []chainhash.Hash{txid}
-	for _, op := range meta.TxInpoints.Outpoints() {
-		resp, err := db.GetSpend(ctx, &Spend{TxID: op.TxID, Vout: op.Vout})
-		if err != nil || resp.SpendingData == nil {
-			continue // parent gone or output unspent: no counter spender
+	parents := make([]*UnresolvedMetaData, len(meta.TxInpoints.ParentTxHashes))
+	for i, parent := range meta.TxInpoints.ParentTxHashes {
+		parents[i] = &UnresolvedMetaData{TxID: parent}
+	}
+	if err := db.BatchDecorate(ctx, parents, FieldOutputs); err != nil {
+		return nil, err
+	}
+	var spenders []chainhash.Hash
+	for i, p := range parents {
+		if p.Err != nil {
+			continue
 		}
-		if other := resp.SpendingData.TxID; other != txid && !slices.Contains(result, other) {
-			result = append(result, other)
+		for _, vout := range meta.TxInpoints.Idxs[i] {
+			if int(vout) < len(p.Meta.Outputs) {
+				if sd := p.Meta.Outputs[vout].SpendingData; sd != nil {
+					spenders = append(spenders, sd.TxID)
+				}
+			}
 		}
 	}
-	return result, nil
+	rest, err := db.descendants(ctx, spenders, map[chainhash.Hash]bool{txid: true})
+	if err != nil {
+		return nil, err
+	}
+	return append([]chainhash.Hash{txid}, rest...), nil
 }

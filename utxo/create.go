@@ -13,7 +13,9 @@ import (
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
-// Create implements Store. A transaction that fits one record is written
+// Create implements Store. A transaction created conflicting is first
+// recorded among its parents' conflictingChildren (aerospike/create.go of
+// the reference does the same). A transaction that fits one record is written
 // with one create-only update. A larger one runs the lock record pattern:
 // take the lock record, write the external blob, write every record with
 // creating=true, release the lock, then clear creating on the children and
@@ -27,6 +29,17 @@ func (db *DB) Create(ctx context.Context, tx *chain.Tx, blockHeight uint32, opts
 	recs, external, err := db.buildRecords(tx, blockHeight, o)
 	if err != nil {
 		return nil, err
+	}
+	if o.conflicting {
+		// The parents learn of the conflicting child first, as the
+		// reference's Create does: a failure here stores nothing.
+		var ops []*recordOp
+		for _, parent := range recs[0].TxInpoints.ParentTxHashes {
+			ops = append(ops, conflictingChildOp(parent, tx.ID))
+		}
+		if err := db.applyAll(ctx, ops); err != nil {
+			return nil, err
+		}
 	}
 	if len(recs) == 1 && !external {
 		if err := db.createSingle(ctx, tx.ID, recs[0]); err != nil {
@@ -47,7 +60,7 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([
 	}
 	hashes := make([]*chainhash.Hash, len(msg.TxOut))
 	for vout, out := range msg.TxOut {
-		if !StoredAsUTXO(coinbase, out) {
+		if !StoredAsUTXO(out) {
 			continue
 		}
 		h := chainhash.Hash(chain.UTXOHash(tx.ID, uint32(vout), out.PkScript, uint64(out.Value)))
@@ -102,10 +115,13 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([
 
 // StoredAsUTXO reports whether the store keeps an output as a UTXO: every
 // output except zero-value data carriers (OP_RETURN, or OP_FALSE
-// OP_RETURN) of ordinary transactions, which can never be spent. Exported so
-// that tools reasoning about the same UTXO set use the same rule.
-func StoredAsUTXO(coinbase bool, out *wire.TxOut) bool {
-	if coinbase || out.Value != 0 {
+// OP_RETURN), which can never be spent, in coinbases too (the reference's
+// ShouldStoreOutputAsUTXO in stores/utxo/utils.go): a coinbase carrying one
+// is fully spent, and scheduled for deletion, once its other outputs are.
+// Exported so that tools reasoning about the same UTXO set use the same
+// rule.
+func StoredAsUTXO(out *wire.TxOut) bool {
+	if out.Value != 0 {
 		return true
 	}
 	s := out.PkScript
@@ -164,8 +180,9 @@ func (db *DB) createMulti(ctx context.Context, tx *chain.Tx, recs []*record.Reco
 	}
 	// Phase 2 failing leaves every record with creating set: the
 	// transaction is stored but not yet spendable; Get reports it as
-	// creating, and a retry or SetMinedMulti completes it. The reference reports success here;
-	// this store reports the error so the caller knows to retry.
+	// creating, and a retry or SetMinedMulti completes it. The lock-record
+	// seed and the reference report success here; this store reports the
+	// error so the caller knows to retry.
 	return db.clearCreating(ctx, txid, uint32(len(recs)-1))
 }
 

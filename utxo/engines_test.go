@@ -54,7 +54,8 @@ func persistentEngines(t *testing.T) map[string]func(testing.TB) engine.Engine {
 
 // TestStoreOnEveryEngine runs the store's tests of large transactions (the
 // lock record pattern, with faults between its phases), reorganisations,
-// conflicts and pruning on every persistent engine.
+// conflicts, pruning and the reference behaviours that lean on the
+// engines' indexes and atomic updates on every persistent engine.
 func TestStoreOnEveryEngine(t *testing.T) {
 	tests := []struct {
 		name string
@@ -71,6 +72,15 @@ func TestStoreOnEveryEngine(t *testing.T) {
 		{"SpendOutcomes", TestSpendOutcomes},
 		{"FreezeUnfreezeReassign", TestFreezeUnfreezeReassign},
 		{"UnminedLifecycle", TestUnminedLifecycle},
+		// Where the store follows the reference (parity_test.go).
+		{"ReassignedOutputIsHeldThroughItsSpendableInHeight", TestReassignedOutputIsHeldThroughItsSpendableInHeight},
+		{"CreateConflictingRecordsItAmongItsParentsConflictingChildren", TestCreateConflictingRecordsItAmongItsParentsConflictingChildren},
+		{"RespendByADeletedChildIsInvalidSpend", TestRespendByADeletedChildIsInvalidSpend},
+		{"DeleteAtHeightNeedsBlocksNotTheLongestChain", TestDeleteAtHeightNeedsBlocksNotTheLongestChain},
+		{"UnminedIteratorSkipsConflictingTransactions", TestUnminedIteratorSkipsConflictingTransactions},
+		{"UnsetMinedOfAMissingTransactionSucceeds", TestUnsetMinedOfAMissingTransactionSucceeds},
+		{"CounterConflictingAndConflictingChildrenIncludeDescendants", TestCounterConflictingAndConflictingChildrenIncludeDescendants},
+		{"GetSpendLockedAndConflictingTakePrecedence", TestGetSpendLockedAndConflictingTakePrecedence},
 	}
 	for name, open := range persistentEngines(t) {
 		t.Run(name, func(t *testing.T) {

@@ -215,9 +215,13 @@ func (db *DB) PreviousOutputsDecorate(ctx context.Context, tx *chain.Tx) ([]*wir
 	return outs, nil
 }
 
-// Delete implements Store: every record, the lock record and the blobs.
+// Delete implements Store: every record, the lock record and the blobs. A
+// missing transaction is not an error, as in both reference stores.
 func (db *DB) Delete(ctx context.Context, txid chainhash.Hash) error {
 	master, err := db.readRecord(ctx, txid, 0)
+	if errors.Is(err, ErrTxNotFound) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

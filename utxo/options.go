@@ -105,7 +105,8 @@ func WithCoinbase(coinbase bool) CreateOption {
 // WithFrozen creates the transaction with every output frozen.
 func WithFrozen() CreateOption { return func(o *createOptions) { o.frozen = true } }
 
-// WithConflicting creates the transaction as conflicting.
+// WithConflicting creates the transaction as conflicting (scheduled for
+// deletion) and records it among its parents' conflictingChildren.
 func WithConflicting() CreateOption { return func(o *createOptions) { o.conflicting = true } }
 
 // WithLocked creates the transaction locked (Created & Locked state).

@@ -18,7 +18,8 @@ type PruneResult struct {
 
 // Prune deletes every record whose delete-at-height has been reached at
 // height (child records carry their master's), with the external blobs of
-// the transactions removed. Each record is re-checked inside its atomic
+// the transactions removed; each removed transaction is recorded in its
+// parents' deletedChildren. Each record is re-checked inside its atomic
 // update, so one whose deletion was cancelled since the scan is kept.
 func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 	var keys []engine.Key
@@ -32,10 +33,13 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 	var res PruneResult
 	external := make([]*chainhash.Hash, len(keys))
 	removed := make([]bool, len(keys))
+	// The removed masters' transactions and what they spent.
+	spender := make([]chainhash.Hash, len(keys))
+	inpoints := make([]record.TxInpoints, len(keys))
 	updates := make([]engine.Update, len(keys))
 	for i, k := range keys {
 		updates[i] = engine.Update{Key: k, Fn: func(current []byte) (engine.Mutation, error) {
-			external[i], removed[i] = nil, false
+			external[i], removed[i], inpoints[i] = nil, false, record.TxInpoints{}
 			if current == nil {
 				return engine.Mutation{Action: engine.Keep}, nil
 			}
@@ -50,6 +54,9 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 				txid := r.TxID
 				external[i] = &txid
 			}
+			if r.IsMaster() {
+				spender[i], inpoints[i] = r.TxID, r.TxInpoints
+			}
 			removed[i] = true
 			return engine.Mutation{Action: engine.Remove}, nil
 		}}
@@ -58,12 +65,14 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 	if err != nil {
 		return res, storageErr("pruning", err)
 	}
+	var parentOps []*recordOp
 	for i := range keys {
 		if errs[i] != nil {
 			return res, errs[i]
 		}
 		if removed[i] {
 			res.Records++
+			parentOps = append(parentOps, db.deletedChildOps(inpoints[i], spender[i])...)
 		}
 		if external[i] != nil {
 			if err := db.deleteBlobs(ctx, *external[i]); err != nil {
@@ -71,6 +80,9 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 			}
 			res.Blobs++
 		}
+	}
+	if err := db.applyAll(ctx, parentOps); err != nil {
+		return res, err
 	}
 	if db.opts.Blobs != nil {
 		// Blobs scheduled on their own (their record already gone).
@@ -81,6 +93,29 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 		res.Blobs += n
 	}
 	return res, nil
+}
+
+// deletedChildOps record child, a pruned transaction spending inpoints,
+// in the deletedChildren of every parent record holding one of those
+// outputs (one op per record), as the reference's cleanup service does, so
+// that a later re-spend by the deleted child is refused. Parents already
+// gone are skipped.
+func (db *DB) deletedChildOps(inpoints record.TxInpoints, child chainhash.Hash) []*recordOp {
+	var ops []*recordOp
+	seen := map[engine.Key]bool{}
+	for _, op := range inpoints.Outpoints() {
+		index := record.RecordIndex(op.Vout, db.opts.UtxoBatchSize)
+		key := engine.Key(record.RecordKey(op.TxID, index))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		ops = append(ops, &recordOp{txid: op.TxID, index: index, missingOK: true, op: func(r *record.Record) (record.Signal, error) {
+			r.AddDeletedChild(child)
+			return 0, nil
+		}})
+	}
+	return ops
 }
 
 // CleanupOldUnmined removes the transactions that have stayed unmined for

@@ -13,16 +13,20 @@ import (
 // SetMinedMulti implements Store. Masters are updated in one batch; the
 // child records of paginated transactions then get the same change (it
 // clears their locked and creating flags, completing an interrupted
-// multi-record create).
+// multi-record create). With info.UnsetMined a transaction that is not
+// stored is skipped, as aerospike/set_mined.go skips TX_NOT_FOUND there;
+// otherwise it is TX_NOT_FOUND.
 func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
 	mined := info.record()
-	height, retention := db.height.Load(), db.opts.BlockHeightRetention
+	next, retention := db.height.Load()+1, db.opts.BlockHeightRetention
 	setMined := func(r *record.Record) (record.Signal, error) {
-		return r.SetMined(mined, height, retention), nil
+		return r.SetMined(mined, next, retention), nil
 	}
 	masters := make([]*recordOp, len(txids))
 	for i, txid := range txids {
-		masters[i] = &recordOp{txid: txid, op: setMined}
+		// Unsetting a block on a transaction that is not stored has
+		// nothing to undo: a no-op, as in the reference.
+		masters[i] = &recordOp{txid: txid, op: setMined, missingOK: info.UnsetMined}
 	}
 	if err := db.apply(ctx, masters); err != nil {
 		return nil, err
@@ -34,6 +38,9 @@ func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info Mi
 		if m.err != nil {
 			errs = append(errs, m.err)
 			continue
+		}
+		if m.after == nil {
+			continue // missing, and unsetting
 		}
 		blockIDs[m.txid] = slices.Clone(m.after.BlockIDs)
 		for i := uint32(1); i <= m.after.TotalExtraRecs; i++ {
@@ -51,11 +58,12 @@ func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info Mi
 
 // MarkTransactionsOnLongestChain implements Store: a transaction on the
 // longest chain is mined (unminedSince 0); off it, it is unmined since the
-// current height.
+// store height. Its delete-at-height is left as it is.
 func (db *DB) MarkTransactionsOnLongestChain(ctx context.Context, txids []chainhash.Hash, onLongestChain bool) error {
-	height, retention := db.height.Load(), db.opts.BlockHeightRetention
+	height := db.height.Load()
 	return db.applyToMasters(ctx, txids, func(r *record.Record) (record.Signal, error) {
-		return r.MarkOnLongestChain(onLongestChain, height, retention), nil
+		r.MarkOnLongestChain(onLongestChain, height)
+		return 0, nil
 	})
 }
 

@@ -42,6 +42,16 @@ func spendsOf(tx *chain.Tx, previous []*wire.TxOut) ([]*Spend, error) {
 }
 
 // Spend implements Store.
+//
+// An output whose transaction is not stored is refused with TX_NOT_FOUND,
+// even when tx itself is already stored. That is the SQL reference store's
+// answer (sql.go); the Aerospike store (aerospike/spend.go) instead forgives
+// it when tx is stored, reasoning that tx was validated before its parent
+// was pruned. Here a stored transaction proves no such thing: Create does
+// not require a prior Spend (ConnectBlock creates a block's transactions
+// before spending their inputs, and callers may store a transaction before
+// validating it), so forgiving would accept spends of outputs that never
+// existed.
 func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*Spend, error) {
 	o := spendOptions{blockHeight: db.height.Load() + 1}
 	for _, opt := range opts {
@@ -280,7 +290,14 @@ func (db *DB) unspendAll(ctx context.Context, spends []*Spend, flagAsLocked bool
 	return errors.Join(append(errs, db.settle(ctx, ops))...)
 }
 
-// GetSpend implements Store.
+// GetSpend implements Store. The status follows the precedence of the
+// reference's aerospike/get.go GetSpend: locked (or still being created),
+// then conflicting, then frozen, then held after a reassignment (IMMATURE
+// while its spendable-in height is above the store height), then spent.
+// An unspent coinbase output that has not matured is IMMATURE too, a check
+// the reference's GetSpend does not make. A frozen output reports the
+// reference's frozen spending data: 32 × 0xFF and the output's vout as the
+// input; a spent one its spender whatever the status.
 func (db *DB) GetSpend(ctx context.Context, sp *Spend) (*SpendResponse, error) {
 	idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
 	r, err := db.readRecord(ctx, sp.TxID, idx)
@@ -296,23 +313,37 @@ func (db *DB) GetSpend(ctx context.Context, sp *Spend) (*SpendResponse, error) {
 		return resp, record.NewError(record.CodeUtxoHashMismatch, sp.TxID, sp.Vout, "stored UTXO hash differs")
 	}
 	resp.SpendableIn = r.UtxoSpendableIn[offset]
-	switch {
-	case e.IsFrozen():
-		resp.Status = StatusFrozen
-	case e.IsSpent():
-		resp.Status = StatusSpent
-		data, _ := e.SpendingData()
+	if data, ok := e.SpendingData(); ok {
 		resp.SpendingData = &data
-	case r.Conflicting:
-		resp.Status = StatusConflicting
+	}
+	if e.IsFrozen() {
+		resp.SpendingData = &SpendingData{TxID: frozenTxID, Vin: sp.Vout}
+	}
+	height := db.height.Load()
+	switch {
 	case r.Locked || r.Creating:
 		resp.Status = StatusLocked
-	case r.SpendingHeight > db.height.Load()+1:
+	case r.Conflicting:
+		resp.Status = StatusConflicting
+	case e.IsFrozen():
+		resp.Status = StatusFrozen
+	case resp.SpendableIn > height:
+		resp.Status = StatusImmature
+	case e.IsSpent():
+		resp.Status = StatusSpent
+	case r.SpendingHeight > height+1:
 		resp.Status = StatusImmature
 	default:
 		resp.Status = StatusUnspent
 	}
 	return resp, nil
+}
+
+// frozenTxID is the transaction GetSpend names as the spender of a frozen
+// output: 32 × 0xFF, the reference's FrozenBytesTxHash.
+var frozenTxID = chainhash.Hash{
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 }
 
 // readRecord reads and decodes one record.

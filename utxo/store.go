@@ -30,7 +30,8 @@ type Store interface {
 	// Get returns the transaction's metadata; fields selects what to read
 	// (all when empty).
 	Get(ctx context.Context, txid chainhash.Hash, fields ...Field) (*Meta, error)
-	// Delete removes the transaction's records and external blob.
+	// Delete removes the transaction's records and external blob; deleting
+	// a transaction that is not stored succeeds.
 	Delete(ctx context.Context, txid chainhash.Hash) error
 
 	// GetSpend reports the state of one output.
@@ -52,8 +53,8 @@ type Store interface {
 	// SetLocked sets or clears the locked flag.
 	SetLocked(ctx context.Context, txids []chainhash.Hash, locked bool) error
 
-	// GetUnminedTxIterator yields unmined transactions in createdAt order,
-	// for recovery after a restart.
+	// GetUnminedTxIterator yields unmined transactions that are not
+	// conflicting, in createdAt order, for recovery after a restart.
 	GetUnminedTxIterator(ctx context.Context) (UnminedTxIterator, error)
 	// QueryOldUnminedTransactions lists unmined transactions stored at or
 	// before cutoffHeight.
@@ -79,13 +80,16 @@ type Store interface {
 	ReAssignUTXO(ctx context.Context, utxo *Spend, newUtxo *Spend) error
 
 	// GetCounterConflicting returns the transactions that double spend an
-	// input of txid (its counter-conflicting set), txid included.
+	// input of txid and their descendants (its counter-conflicting set),
+	// txid included.
 	GetCounterConflicting(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error)
-	// GetConflictingChildren returns the conflicting transactions spending
-	// txid's outputs.
+	// GetConflictingChildren returns the transactions recorded as
+	// conflicting children of txid and those spending its outputs, with
+	// all their descendants.
 	GetConflictingChildren(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error)
-	// SetConflicting marks the transactions (and returns the spends and
-	// transactions affected).
+	// SetConflicting marks (or unmarks) the transactions conflicting. It
+	// returns their inputs as spends, and the transactions spending their
+	// outputs (the next generation for a recursive marker).
 	SetConflicting(ctx context.Context, txids []chainhash.Hash, conflicting bool) ([]*Spend, []chainhash.Hash, error)
 
 	// SetBlockHeight and GetBlockHeight hold the longest chain's height,

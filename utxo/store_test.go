@@ -148,7 +148,8 @@ func TestFreezeUnfreezeReassign(t *testing.T) {
 	}
 	wantCode(t, db.UnFreezeUTXOs(ctx, []*Spend{{TxID: parent.ID, Vout: 0}}), ErrUtxoNotFrozen)
 
-	// Reassignment: freeze, move to a new owner, spendable 1,000 blocks on.
+	// Reassignment: freeze, move to a new owner, spendable in the first
+	// block after 1,000 blocks on.
 	if err := db.SetBlockHeight(ctx, 20); err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +165,8 @@ func TestFreezeUnfreezeReassign(t *testing.T) {
 		_, err := db.Spend(ctx, thief, WithBlockHeight(h))
 		return err
 	}
-	wantCode(t, spendAt(20+ReassignmentDelay-1), ErrFrozenUntil)
-	if err := spendAt(20 + ReassignmentDelay); err != nil {
+	wantCode(t, spendAt(20+ReassignmentDelay), ErrFrozenUntil)
+	if err := spendAt(20 + ReassignmentDelay + 1); err != nil {
 		t.Fatalf("spend after the reassignment delay: %v", err)
 	}
 	if got := mustGet(t, db, parent.ID).Outputs[1].UTXOHash; got != newHash {

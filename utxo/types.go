@@ -30,10 +30,14 @@ type Spend struct {
 
 // SpendResponse is the state of one output, as GetSpend reports it.
 type SpendResponse struct {
-	Status       OutputStatus
+	Status OutputStatus
+	// SpendingData is the spender of a spent output; for a frozen one,
+	// 32 × 0xFF with the output's vout as the input (the reference's
+	// frozen spending data); nil while unspent.
 	SpendingData *SpendingData
-	// SpendableIn is the height from which a frozen-until (reassigned)
-	// output may be spent; 0 when it is not limited.
+	// SpendableIn is the reassignment hold of the output: a spend in a
+	// block at or below this height is refused with FROZEN_UNTIL; 0 when
+	// it is not limited.
 	SpendableIn uint32
 	// LockTime is the transaction's lock time.
 	LockTime uint32
@@ -120,8 +124,8 @@ type OutputState struct {
 	UTXOHash     chainhash.Hash
 	SpendingData *SpendingData // nil while unspent
 	Frozen       bool
-	// SpendableIn is the height from which the output may be spent, when
-	// limited (reassignment).
+	// SpendableIn is the reassignment hold, when limited: the output may
+	// be spent in blocks above this height.
 	SpendableIn uint32
 }
 

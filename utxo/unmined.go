@@ -11,7 +11,8 @@ import (
 )
 
 // GetUnminedTxIterator implements Store. It lists the unmined transactions
-// once, in createdAt order (then txid, so the order is total).
+// once, in createdAt order (then txid, so the order is total), leaving out
+// conflicting ones as both reference stores do.
 func (db *DB) GetUnminedTxIterator(ctx context.Context) (UnminedTxIterator, error) {
 	txids, err := db.scanUnmined(ctx, 1, ^uint32(0))
 	if err != nil {
@@ -33,6 +34,9 @@ func (db *DB) GetUnminedTxIterator(ctx context.Context) (UnminedTxIterator, erro
 			return nil, it.Err
 		}
 		m := it.Meta
+		if m.Conflicting {
+			continue // a double spend is not to be recovered
+		}
 		list = append(list, &UnminedTransaction{
 			TxID: m.TxID, CreatedAt: m.CreatedAt, UnminedSince: m.UnminedSince,
 			Fee: m.Fee, SizeInBytes: m.SizeInBytes, Locked: m.Locked, Creating: m.Creating,

@@ -57,16 +57,13 @@ func (s *Set) Create(tx *chain.Tx, mined bool) error {
 	t := &txState{mined: mined, coinbase: tx.IsCoinbase()}
 	s.txs[tx.ID] = t
 	for vout, out := range tx.Msg.TxOut {
-		if !stored(t.coinbase, out) {
+		if !utxo.StoredAsUTXO(out) {
 			continue
 		}
 		s.outs[wire.OutPoint{Hash: tx.ID, Index: uint32(vout)}] = &output{tx: t, value: uint64(out.Value), scriptLen: len(out.PkScript)}
 	}
 	return nil
 }
-
-// stored is the store's own rule of which outputs are UTXOs.
-func stored(coinbase bool, out *wire.TxOut) bool { return utxo.StoredAsUTXO(coinbase, out) }
 
 // Spend spends the listed inputs of tx (all of them when inputs is nil),
 // all or nothing, like utxo.DB.Spend: errs[i] is the outcome of the i-th

@@ -166,9 +166,8 @@ type replayer struct {
 
 func (r *replayer) add(tx *chain.Tx) {
 	r.known[tx.ID] = true
-	coinbase := tx.IsCoinbase()
 	for vout, out := range tx.Msg.TxOut {
-		if !utxo.StoredAsUTXO(coinbase, out) {
+		if !utxo.StoredAsUTXO(out) {
 			continue
 		}
 		op := wire.OutPoint{Hash: tx.ID, Index: uint32(vout)}

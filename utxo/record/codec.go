@@ -22,7 +22,8 @@ const (
 	flagExternal
 	flagCoinbase
 	flagHasTx
-	flagsKnown = flagHasTx<<1 - 1
+	flagHasDeletedChildren
+	flagsKnown = flagHasDeletedChildren<<1 - 1
 )
 
 // Entry tags in the encoded utxos array.
@@ -38,13 +39,15 @@ const (
 // unsigned LEB128 varints (CreatedAt and SubtreeIdxs zig-zag) unless noted:
 //
 //	u8      FormatVersion (1)
-//	uvarint flags: frozen|locked<<1|creating<<2|conflicting<<3|external<<4|coinbase<<5|hasTx<<6
+//	uvarint flags: frozen|locked<<1|creating<<2|conflicting<<3|external<<4|coinbase<<5|hasTx<<6|
+//	        hasDeletedChildren<<7
 //	[32]    TxID
 //	        Index, FirstVout, Version, LockTime, Fee, SizeInBytes, SpendingHeight,
 //	        UnminedSince, CreatedAt (zig-zag), PreserveUntil, DeleteAtHeight,
 //	        TotalUtxos, TotalExtraRecs, SpentExtraRecs, RecordUtxos, SpentUtxos
 //	        n, n × BlockID;  n, n × BlockHeight;  n, n × SubtreeIdx (zig-zag)
 //	        n, n × [32] ConflictingChildren
+//	        n, n × [32] DeletedChildren           (only when hasDeletedChildren)
 //	        n, n × (offset, height) UtxoSpendableIn, ascending offset
 //	        n, n × (offset, [32] utxoHash, [32] newUtxoHash, blockHeight) Reassignments
 //	        len, Tx bytes                        (only when hasTx)
@@ -60,7 +63,7 @@ func (r *Record) Encode() []byte {
 }
 
 func (r *Record) encodedSizeHint() int {
-	n := 160 + len(r.Tx) + 36*len(r.ConflictingChildren) + 12*len(r.BlockIDs) +
+	n := 160 + len(r.Tx) + 36*len(r.ConflictingChildren) + 32*len(r.DeletedChildren) + 12*len(r.BlockIDs) +
 		10*len(r.UtxoSpendableIn) + 76*len(r.Reassignments) + r.TxInpoints.encodedSize() + 10
 	for _, e := range r.Utxos {
 		n += 1 + len(e)
@@ -78,6 +81,7 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 		{r.Frozen, flagFrozen}, {r.Locked, flagLocked}, {r.Creating, flagCreating},
 		{r.Conflicting, flagConflicting}, {r.External, flagExternal},
 		{r.IsCoinbase, flagCoinbase}, {r.Tx != nil, flagHasTx},
+		{len(r.DeletedChildren) > 0, flagHasDeletedChildren},
 	} {
 		if f.set {
 			flags |= f.bit
@@ -117,6 +121,12 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 	dst = u(dst, uint64(len(r.ConflictingChildren)))
 	for _, h := range r.ConflictingChildren {
 		dst = append(dst, h[:]...)
+	}
+	if len(r.DeletedChildren) > 0 {
+		dst = u(dst, uint64(len(r.DeletedChildren)))
+		for _, h := range r.DeletedChildren {
+			dst = append(dst, h[:]...)
+		}
 	}
 
 	dst = u(dst, uint64(len(r.UtxoSpendableIn)))
@@ -238,6 +248,16 @@ func Decode(b []byte) (*Record, error) {
 		rec.ConflictingChildren = make([]chainhash.Hash, n)
 		for i := range rec.ConflictingChildren {
 			rec.ConflictingChildren[i] = rd.hash()
+		}
+	}
+	if flags&flagHasDeletedChildren != 0 {
+		n := rd.count(chainhash.HashSize)
+		if n == 0 {
+			rd.fail("deletedChildren flagged but empty")
+		}
+		rec.DeletedChildren = make([]chainhash.Hash, n)
+		for i := range rec.DeletedChildren {
+			rec.DeletedChildren[i] = rd.hash()
 		}
 	}
 	if n := rd.count(2); n > 0 {

@@ -76,7 +76,7 @@ func TestDecodeRejects(t *testing.T) {
 		"version zero":        {append([]byte{0}, valid[1:]...), CodeUnsupportedVersion},
 		"truncated":           {valid[:len(valid)-1], CodeMalformed},
 		"trailing":            {append(bytes.Clone(valid), 0), CodeMalformed},
-		"unknown flag":        {append([]byte{1, 0x80, 0x01}, valid[2:]...), CodeMalformed},
+		"unknown flag":        {append([]byte{1, 0x80, 0x02}, valid[2:]...), CodeMalformed},
 		"recordUtxos wrong":   {mutate(func(r *Record) { r.RecordUtxos++ }), CodeMalformed},
 		"spentUtxos wrong":    {mutate(func(r *Record) { r.SpentUtxos = 0 }), CodeMalformed},
 		"frozen flag wrong":   {mutate(func(r *Record) { r.Frozen = false }), CodeMalformed},

@@ -7,6 +7,10 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
+// CoinbaseMaturity is how many blocks a coinbase's outputs wait: they are
+// spendable from Create's block height + 100 (see Build).
+const CoinbaseMaturity = 100
+
 // BuildParams describe a new transaction to store (seed: Create).
 type BuildParams struct {
 	TxID chainhash.Hash
@@ -65,8 +69,9 @@ type BuildParams struct {
 // Rules taken from the reference:
 //   - more than one record forces External (and drops Tx): the caller must
 //     then write the transaction to the blob store. Check records[0].External.
-//   - a coinbase's SpendingHeight is the (first) mined block height + 100,
-//     or CurrentHeight + 100 when created unmined.
+//   - a coinbase's SpendingHeight is CurrentHeight + 100, whatever the
+//     blocks in MinedBlocks (aerospike/create.go and sql.go count from
+//     Create's blockHeight); SetMined never changes it.
 //   - a conflicting tx's master is created with DAH CurrentHeight+Retention.
 //
 // Additions: child records with no stored output start out fully spent and
@@ -89,11 +94,7 @@ func Build(p BuildParams) ([]*Record, error) {
 
 	var spendingHeight uint32
 	if p.IsCoinbase {
-		base := p.CurrentHeight
-		if len(p.MinedBlocks) > 0 {
-			base = p.MinedBlocks[0].BlockHeight
-		}
-		spendingHeight = base + CoinbaseMaturity
+		spendingHeight = p.CurrentHeight + CoinbaseMaturity
 	}
 
 	records := make([]*Record, count)

@@ -68,12 +68,12 @@ func TestBuild(t *testing.T) {
 			t.Fatal("external keeps tx bytes")
 		}
 	})
-	t.Run("mined coinbase", func(t *testing.T) {
+	t.Run("mined coinbase matures from the create height", func(t *testing.T) {
 		p := base()
 		p.IsCoinbase = true
 		p.MinedBlocks = []MinedBlockInfo{{BlockID: 3, BlockHeight: 450, SubtreeIdx: 0, OnLongestChain: true}, {BlockID: 3, BlockHeight: 450}}
 		r, _ := Build(p)
-		if r[0].SpendingHeight != 550 || r[0].UnminedSince != 0 || len(r[0].BlockIDs) != 1 || r[0].BlockHeights[0] != 450 {
+		if r[0].SpendingHeight != 600 || r[0].UnminedSince != 0 || len(r[0].BlockIDs) != 1 || r[0].BlockHeights[0] != 450 {
 			t.Fatalf("%+v", r[0])
 		}
 	})

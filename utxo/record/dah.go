@@ -15,8 +15,12 @@ const DefaultBlockHeightRetention = 288
 //  4. a child record stops here: the caller schedules children together
 //     with their master (SetDeleteAtHeight), driven by the master's signals.
 //  5. a master whose outputs and child records are all spent, and which is
-//     mined on the longest chain, is scheduled at height+retention; an
-//     existing earlier DAH is moved later (DAHSET each time it moves).
+//     in at least one block, is scheduled at height+retention; an existing
+//     earlier DAH is moved later (DAHSET each time it moves). Whether that
+//     block is on the longest chain does not matter: teranode.lua's
+//     setDeleteAtHeight looks at blockIDs only, and the reference's tests
+//     of large externally stored transactions expect a DAH for a
+//     transaction off the longest chain.
 //  6. otherwise an existing DAH is cleared (DAHUNSET).
 //
 // Differences from the reference Lua: the reference only returns DAHSET /
@@ -42,7 +46,7 @@ func (r *Record) reevaluateDAH(height, retention uint32) Signal {
 	if !r.IsMaster() {
 		return 0
 	}
-	if r.fullySpent() && r.minedOnLongestChain() {
+	if r.fullySpent() && len(r.BlockIDs) > 0 {
 		if r.DeleteAtHeight == 0 || r.DeleteAtHeight < next {
 			r.DeleteAtHeight = next
 			return SignalDAHSet
@@ -87,10 +91,13 @@ func (r *Record) SetDeleteAtHeight(height uint32) Signal {
 
 // IncrementSpentExtraRecs adds delta (normally ±1, on a child's ALLSPENT /
 // NOTALLSPENT signal) to the master's count of fully spent child records and
-// re-evaluates the DAH rule. Like the reference, the count is clamped to
-// [0, TotalExtraRecs] rather than refused: an interrupted rollback can make
-// it drift, and the caller verifies the children before deleting anything.
-// Only a master record with children accepts it (INVALID_PARAMETER).
+// re-evaluates the DAH rule. The count is clamped to [0, TotalExtraRecs],
+// where teranode.lua's incrementSpentExtraRecs refuses a value outside that
+// range with INVALID_PARAMETER: the signal reaches the master in a second
+// write after the child's, so a call interrupted in between can leave the
+// count off by one, and a refusal would then block every later update of
+// the master instead of bounding the drift. Only a master record with
+// children accepts it (INVALID_PARAMETER).
 func (r *Record) IncrementSpentExtraRecs(delta int, currentHeight, retention uint32) (Signal, error) {
 	if !r.IsMaster() || r.TotalExtraRecs == 0 {
 		return 0, r.recordError(CodeInvalidParameter, "spentExtraRecs only exists on a master record with child records")

@@ -49,6 +49,7 @@ func richRecord() *Record {
 		Creating:            true,
 		Conflicting:         true,
 		ConflictingChildren: []chainhash.Hash{h("c1"), h("c2")},
+		DeletedChildren:     []chainhash.Hash{h("d1")},
 		UnminedSince:        0,
 		CreatedAt:           1_700_000_000_123,
 		PreserveUntil:       500,

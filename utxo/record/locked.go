@@ -4,7 +4,8 @@ package record
 // → Unlocked & Unmined). Locking also clears any DAH, as in the reference,
 // because a locked transaction is about to be re-validated and must not be
 // pruned meanwhile; that returns DAHUNSET so the caller can clear the child
-// records and blob too (the reference clears only the master).
+// records and the blob too (the reference clears the records' DAH, each in
+// its own setLocked call, but not the blob's).
 func (r *Record) SetLocked(locked bool) Signal {
 	r.Locked = locked
 	if locked && r.DeleteAtHeight != 0 {

@@ -3,17 +3,21 @@ package record
 // MarkOnLongestChain (seed: MarkTransactionsOnLongestChain) records whether
 // the block holding the transaction is on the longest chain: on it, the
 // transaction is mined (UnminedSince 0); off it, it is unmined since
-// currentHeight, as a transaction first seen then. The DAH rule follows,
-// since only transactions mined on the longest chain may be scheduled.
-func (r *Record) MarkOnLongestChain(onLongestChain bool, currentHeight, retention uint32) Signal {
+// currentHeight, overwriting an earlier UnminedSince, as the reference's
+// aerospike/longest_chain.go writes the store height unconditionally. Height
+// 0 is written as 1, because UnminedSince 0 means "mined" here.
+//
+// The delete-at-height is left alone: the DAH rule needs the transaction's
+// blocks, not the longest chain (see reevaluateDAH), and the reference's
+// longest-chain update (aerospike/longest_chain.go) does not touch it
+// either.
+func (r *Record) MarkOnLongestChain(onLongestChain bool, currentHeight uint32) {
 	if !r.IsMaster() {
-		return 0
+		return
 	}
-	switch {
-	case onLongestChain:
+	if onLongestChain {
 		r.UnminedSince = 0
-	case r.UnminedSince == 0:
+	} else {
 		r.UnminedSince = max(currentHeight, 1)
 	}
-	return r.reevaluateDAH(currentHeight, retention)
 }

@@ -16,9 +16,12 @@ func (r *Record) Preserve(height uint32) Signal {
 }
 
 // ExpirePreserve lifts a preservation whose height has been reached and
-// re-runs the DAH rule, so a fully spent record becomes prunable again.
-// The reference leaves this to its pruner; it is here so the rule stays in
-// one place. A preservation still in force is left alone.
+// re-runs the DAH rule, so a fully spent record becomes prunable again and
+// one with unspent outputs stays. A preservation still in force is left
+// alone. The reference's ProcessExpiredPreservations (aerospike.go and
+// sql.go) instead sets every expired record's DAH to currentHeight +
+// retention, spent or not; this store does not, because deleting a record
+// that still holds unspent outputs would drop them from the UTXO set.
 func (r *Record) ExpirePreserve(currentHeight, retention uint32) Signal {
 	if r.PreserveUntil == 0 || r.PreserveUntil > currentHeight {
 		return 0

@@ -7,9 +7,11 @@ import "github.com/btcsuite/btcd/chaincfg/chainhash"
 const DefaultReassignSpendableAfter = 1000
 
 // Reassign moves a frozen output to a new UTXO hash (the alert system's
-// court-ordered transfer): the entry becomes the unspent newUtxoHash,
-// spendable from blockHeight + spendableAfter (Spend answers FROZEN_UNTIL
-// before that), and the move is appended to Reassignments.
+// court-ordered transfer): the entry becomes the unspent newUtxoHash, its
+// UtxoSpendableIn becomes blockHeight + spendableAfter, and the move is
+// appended to Reassignments. Spend answers FROZEN_UNTIL while that height
+// is >= the spend's current height, so the first block that may spend it
+// is the one after it.
 //
 // Only a frozen output can be reassigned (UTXO_NOT_FROZEN otherwise, also
 // for a spent one), as in the reference. A record with a reassignment is

@@ -58,6 +58,10 @@ type Record struct {
 	Conflicting bool
 	// ConflictingChildren lists spenders of this tx marked conflicting.
 	ConflictingChildren []chainhash.Hash
+	// DeletedChildren lists the transactions spending outputs of this
+	// record that have since been pruned (the reference's deletedChildren
+	// bin). Spend refuses their re-spend with INVALID_SPEND.
+	DeletedChildren []chainhash.Hash
 
 	// UnminedSince is the height at which the tx was stored while not on
 	// the longest chain; 0 once mined on the longest chain.
@@ -70,7 +74,7 @@ type Record struct {
 	// DeleteAtHeight is the block height at which the record may be pruned.
 	DeleteAtHeight uint32
 	// SpendingHeight is the first height at which a coinbase's outputs may
-	// be spent (mined height + 100); 0 for other transactions.
+	// be spent (Create's block height + 100); 0 for other transactions.
 	SpendingHeight uint32
 
 	// BlockIDs, BlockHeights and SubtreeIdxs are parallel lists of the
@@ -107,6 +111,7 @@ func (r *Record) Clone() *Record {
 	c.Utxos = slices.Clone(r.Utxos)
 	c.UtxoSpendableIn = maps.Clone(r.UtxoSpendableIn)
 	c.ConflictingChildren = slices.Clone(r.ConflictingChildren)
+	c.DeletedChildren = slices.Clone(r.DeletedChildren)
 	c.BlockIDs = slices.Clone(r.BlockIDs)
 	c.BlockHeights = slices.Clone(r.BlockHeights)
 	c.SubtreeIdxs = slices.Clone(r.SubtreeIdxs)
@@ -129,12 +134,6 @@ func (r *Record) ownOutputsSpent() bool {
 // outputs and every child record.
 func (r *Record) fullySpent() bool {
 	return r.ownOutputsSpent() && r.SpentExtraRecs == r.TotalExtraRecs
-}
-
-// minedOnLongestChain reports whether the transaction is in at least one
-// block and that block is on the longest chain.
-func (r *Record) minedOnLongestChain() bool {
-	return r.UnminedSince == 0 && len(r.BlockIDs) > 0
 }
 
 // recomputeFrozen keeps Frozen equal to "some entry is frozen".

@@ -2,10 +2,6 @@ package record
 
 import "slices"
 
-// CoinbaseMaturity is how many blocks a coinbase's outputs wait: they are
-// spendable from mined height + 100.
-const CoinbaseMaturity = 100
-
 // MinedBlockInfo names one block that mined (or, with UnsetMined, no longer
 // mines) the transaction.
 type MinedBlockInfo struct {
@@ -22,17 +18,19 @@ type MinedBlockInfo struct {
 // SetMined records that the block in info mined the transaction (seed:
 // SetMinedMulti), or with info.UnsetMined that it no longer does.
 //
+// currentHeight is the height of the next block (the store height + 1,
+// the reference's thisBlockHeight in aerospike/set_mined.go).
+//
 //   - The block reference is added once per BlockID (or removed).
 //   - With at least one block left and info.OnLongestChain, UnminedSince
-//     becomes 0; with no block left it becomes currentHeight again (the
-//     reference does the same: a tx whose only block is off the longest
-//     chain but still listed keeps its previous UnminedSince).
+//     becomes 0; with no block left it becomes currentHeight, as
+//     teranode.lua's setMined does. A tx whose only blocks are off the
+//     longest chain keeps its previous UnminedSince.
 //   - Locked and Creating are cleared: mining completes any unfinished
 //     commit (the third recovery path of the lock-record seed).
-//   - A coinbase without a maturity height gets block height + 100.
-//   - The DAH rule runs against info.BlockHeight, not currentHeight, as the
-//     reference does since it found that a lagging tip let records be pruned
-//     before their retention had passed.
+//   - The DAH rule runs against currentHeight, like every other operation
+//     and like teranode.lua's setMined, whatever the height of the block
+//     named in info.
 //
 // On a child record only Locked and Creating change: block references live
 // on the master.
@@ -60,8 +58,5 @@ func (r *Record) SetMined(info MinedBlockInfo, currentHeight, retention uint32) 
 	} else {
 		r.UnminedSince = currentHeight
 	}
-	if r.IsCoinbase && r.SpendingHeight == 0 && !info.UnsetMined {
-		r.SpendingHeight = info.BlockHeight + CoinbaseMaturity
-	}
-	return r.reevaluateDAH(info.BlockHeight, retention)
+	return r.reevaluateDAH(currentHeight, retention)
 }

@@ -1,6 +1,10 @@
 package record
 
-import "github.com/btcsuite/btcd/chaincfg/chainhash"
+import (
+	"slices"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
 
 // SpendOptions are the context of a spend.
 type SpendOptions struct {
@@ -28,11 +32,14 @@ type SpendItem struct {
 // reference order: creating (UTXO_LOCKED), conflicting (CONFLICTING, unless
 // ignored), locked (LOCKED, unless ignored), coinbase maturity
 // (COINBASE_IMMATURE), then the output: missing (UTXO_NOT_FOUND), other
-// hash (UTXO_HASH_MISMATCH), frozen (FROZEN), held after a reassignment
-// (FROZEN_UNTIL), spent by someone else (SPENT, carrying the existing
-// spender). Spending it again with the same spending data succeeds without
-// changing anything. On success SpentUtxos grows by one and the result may
-// carry ALLSPENT and the DAH signals.
+// hash (UTXO_HASH_MISMATCH), held after a reassignment (FROZEN_UNTIL while
+// its UtxoSpendableIn height is >= CurrentHeight, as teranode.lua's
+// spendMulti compares them), frozen (FROZEN), spent by someone else (SPENT,
+// carrying the existing spender). Spending it again with the same spending
+// data succeeds without changing anything, unless that spender has been
+// deleted (DeletedChildren): then INVALID_SPEND, as in teranode.lua's
+// already-spent branch. On success SpentUtxos grows by one and the result
+// may carry ALLSPENT and the DAH signals.
 func (r *Record) Spend(offset uint32, utxoHash chainhash.Hash, spending SpendingData, opts SpendOptions) (Signal, error) {
 	sig, errs, err := r.SpendMulti([]SpendItem{{Offset: offset, UtxoHash: utxoHash, Spending: spending}}, opts)
 	if err != nil {
@@ -96,14 +103,19 @@ func (r *Record) spendOne(it *SpendItem, currentHeight uint32) (applied bool, er
 	if err != nil {
 		return false, err
 	}
+	if h, ok := r.UtxoSpendableIn[it.Offset]; ok && h >= currentHeight {
+		return false, r.outputError(CodeFrozenUntil, it.Offset, "output is not spendable until after height %d", h)
+	}
 	if e.IsFrozen() {
 		return false, r.outputError(CodeFrozen, it.Offset, "output is frozen")
 	}
-	if h, ok := r.UtxoSpendableIn[it.Offset]; ok && h > currentHeight {
-		return false, r.outputError(CodeFrozenUntil, it.Offset, "output is not spendable until height %d", h)
-	}
 	if existing, ok := e.SpendingData(); ok {
 		if existing == it.Spending {
+			if slices.Contains(r.DeletedChildren, existing.TxID) {
+				err := r.outputError(CodeInvalidSpend, it.Offset, "the spending transaction has been deleted")
+				err.Spending = &existing
+				return false, err
+			}
 			return false, nil
 		}
 		err := r.outputError(CodeSpent, it.Offset, "already spent")

@@ -195,8 +195,16 @@ func TestSpendTransitions(t *testing.T) {
 		{name: "hash mismatch", op: spend(0, out2, spA), wantCode: CodeUtxoHashMismatch},
 		{name: "frozen: FROZEN", setup: func(r *Record) { r.Utxos[0] = NewFrozenEntry(out0); r.Frozen = true }, op: spend(0, out0, spA), wantCode: CodeFrozen},
 		{name: "reassigned and held: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur + 1} }, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
-		{name: "reassigned hold over", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur} },
+		{name: "reassigned and held at exactly the current height: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur} }, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
+		{name: "frozen again within its reassignment hold: FROZEN_UNTIL first, as in the reference", setup: func(r *Record) {
+			r.UtxoSpendableIn = map[uint32]uint32{0: cur}
+			r.Utxos[0] = NewFrozenEntry(out0)
+			r.Frozen = true
+		}, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
+		{name: "reassigned hold over", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur - 1} },
 			op: spend(0, out0, spA), want: func(r *Record) { spentAt(r, 0, out0, spA) }},
+		{name: "same spender again after it was deleted: INVALID_SPEND", setup: func(r *Record) { spentAt(r, 0, out0, spA); r.AddDeletedChild(spA.TxID) },
+			op: spend(0, out0, spA), wantCode: CodeInvalidSpend},
 		{name: "frozen marker as spending data: INVALID_SPEND", op: spend(0, out0, frozenSpendingData), wantCode: CodeInvalidSpend},
 		{name: "vout of a child record's error", setup: func(r *Record) {
 			*r = Record{TxID: r.TxID, Index: 2, FirstVout: 40000, Utxos: []Entry{NewUnspentEntry(out0), NewSpentEntry(out2, spA)}, RecordUtxos: 2, SpentUtxos: 1}
@@ -258,12 +266,12 @@ func TestSetMinedTransitions(t *testing.T) {
 			want: func(r *Record) {
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{1, 2}, []uint32{100, 100}, []int{0, 7}
 			}},
-		{name: "mined fully spent: DAHSET at block height + retention", setup: func(r *Record) { unmined(r); spentAt(r, 0, out0, spA); spentAt(r, 2, out2, spB) },
+		{name: "mined fully spent: DAHSET at current height + retention, not the block's", setup: func(r *Record) { unmined(r); spentAt(r, 0, out0, spA); spentAt(r, 2, out2, spB) },
 			op: mine(MinedBlockInfo{BlockID: 5, BlockHeight: 205, OnLongestChain: true}), wantSig: SignalDAHSet,
 			want: func(r *Record) {
 				r.UnminedSince = 0
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{5}, []uint32{205}, []int{0}
-				r.DeleteAtHeight = 205 + ret
+				r.DeleteAtHeight = cur + ret
 			}},
 		{name: "unset mined: back to unmined, DAH cleared", setup: func(r *Record) {
 			spentAt(r, 0, out0, spA)
@@ -280,12 +288,11 @@ func TestSetMinedTransitions(t *testing.T) {
 		}, op: mine(MinedBlockInfo{BlockID: 1, UnsetMined: true}),
 			want: func(r *Record) { r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{2}, []uint32{101}, []int{4} }},
 		{name: "unset unknown block is harmless", op: mine(MinedBlockInfo{BlockID: 9, UnsetMined: true})},
-		{name: "coinbase without maturity gets block+100", setup: func(r *Record) { unmined(r); r.IsCoinbase = true },
+		{name: "coinbase maturity is Create's, not the block's", setup: func(r *Record) { unmined(r); r.IsCoinbase = true; r.SpendingHeight = 250 },
 			op: mine(MinedBlockInfo{BlockID: 5, BlockHeight: 180, OnLongestChain: true}),
 			want: func(r *Record) {
 				r.UnminedSince = 0
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{5}, []uint32{180}, []int{0}
-				r.SpendingHeight = 280
 			}},
 		{name: "child record: only lock and creating cleared", setup: func(r *Record) {
 			*r = Record{TxID: r.TxID, Index: 1, FirstVout: 3, Utxos: []Entry{NewUnspentEntry(out0)}, RecordUtxos: 1, Locked: true, Creating: true}
@@ -396,7 +403,7 @@ func TestConflictingPreserveDAHTransitions(t *testing.T) {
 			op: noErr(func(r *Record) Signal {
 				return r.SetMined(MinedBlockInfo{BlockID: 1, BlockHeight: 100, OnLongestChain: true}, cur, 250)
 			}),
-			wantSig: SignalDAHSet, want: func(r *Record) { r.DeleteAtHeight = 350 }},
+			wantSig: SignalDAHSet, want: func(r *Record) { r.DeleteAtHeight = cur + 250 }},
 	})
 }
 

@@ -9,8 +9,12 @@ type UnspendOptions struct {
 	Retention     uint32
 	// Expected, when set, is the spender the caller believes it is undoing.
 	// If the output is spent by anyone else the unspend is a successful
-	// no-op: a rollback must never wipe a spend it does not own (reference
-	// behaviour during conflict resolution).
+	// no-op: a rollback must never wipe a spend it does not own. This is
+	// this store's own rule: teranode.lua's unspend takes no spending data
+	// and clears whatever spend the output holds. The store needs it
+	// because Spend is all or nothing and undoes its partial spends, and
+	// conflict resolution and cleanup release spends concurrently with new
+	// ones; without the check an undo could release a rival's spend.
 	Expected *SpendingData
 	// FlagAsLocked locks the transaction after the unspend (SetLocked(true)),
 	// so that during a reorg its outputs wait for re-validation.
