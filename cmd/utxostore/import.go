@@ -89,8 +89,11 @@ type importer struct {
 }
 
 func (imp *importer) importFiles(ctx context.Context, paths []string) error {
-	tip, haveTip := imp.store.Tip()
-	err := forEachBlock(ctx, paths, imp.next, imp.network, func(path string, height uint32, reader *chain.BlockReader) error {
+	tip, haveTip, err := imp.store.Tip(ctx)
+	if err != nil {
+		return err
+	}
+	err = forEachBlock(ctx, paths, imp.next, imp.network, func(path string, height uint32, reader *chain.BlockReader) error {
 		info := reader.Info()
 		inStore := haveTip && height <= tip.Height
 		if inStore && height == tip.Height && info.Hash != tip.Hash {
