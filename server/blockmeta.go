@@ -64,8 +64,8 @@ func (b *dbBackend) ConnectBlock(ctx context.Context, blk utxo.Block) error {
 		return err
 	}
 	if !ok || held.Hash != blk.Hash {
-		return fmt.Errorf("%w: block %s at height %d is not the store's block there (%s): it belongs to another chain",
-			ErrIndexBehind, blk.Hash, blk.Height, held.Hash)
+		return fmt.Errorf("%w: block %s at height %d is not the store's block there: it belongs to another chain",
+			ErrIndexBehind, blk.Hash, blk.Height)
 	}
 	return b.idx.ConnectBlock(IndexedForm(blk))
 }

@@ -65,7 +65,7 @@ func runImport(ctx context.Context, args []string) error {
 		return err
 	}
 	imp := &importer{store: store, network: sf.network, next: uint32(*startHeight), progress: progress}
-	if imp.index, err = openImportIndex(&sf); err != nil {
+	if imp.index, err = openImportIndex(ctx, &sf, store, uint32(*startHeight)); err != nil {
 		store.Close()
 		return err
 	}
