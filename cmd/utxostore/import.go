@@ -29,6 +29,11 @@ block). The genesis coinbase is imported like any other transaction, so its
 
 An interrupted import resumes: blocks the store already holds are skipped,
 after checking that the store's tip is the block at that height in FILE.
+With --server the daemon's tip is the one checked; when the daemon keeps
+the address index and a crash left it behind the store, the blocks from the
+index's tip on are sent again for the daemon to index. With --index, an
+index behind the store catches up from FILE, which must hold the blocks it
+lacks.
 
 Progress goes to stderr; the last line on stdout is one JSON object:
   {"blocks":N,"txs":N,"utxos":N,"satoshis":N,"height":N,"digest":"<hex>"}
