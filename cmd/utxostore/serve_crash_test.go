@@ -75,11 +75,31 @@ func TestImportThroughADaemonSurvivesSIGKILL(t *testing.T) {
 	}
 }
 
+// checkOneTip expects the daemon's /api/status to name one block: the
+// tip's height (bestHeight) and the store's block height agree.
+func checkOneTip(t *testing.T, d *daemon) {
+	t.Helper()
+	var status struct {
+		Blockbook struct {
+			BestHeight uint32 `json:"bestHeight"`
+		} `json:"blockbook"`
+		Utxostore struct {
+			Height uint32 `json:"height"`
+		} `json:"utxostore"`
+	}
+	getJSON(t, "http://"+d.http+"/api/status", &status)
+	if status.Blockbook.BestHeight != status.Utxostore.Height {
+		t.Fatalf("after a restart the tip is at height %d and the store's block height is %d", status.Blockbook.BestHeight, status.Utxostore.Height)
+	}
+}
+
 // killDaemonMidImport runs `import --server` against d and SIGKILLs the
 // daemon once the import has reported `reports` progress lines (25 blocks
-// each, acknowledged by the daemon). The import must then fail.
+// each, acknowledged by the daemon). The import must then fail. Before
+// the import, the daemon must report one tip.
 func killDaemonMidImport(t *testing.T, d *daemon, reports int, chainFile string) {
 	t.Helper()
+	checkOneTip(t, d)
 	imp := exec.Command(utxostoreBin, "import", "--server", d.grpc, "--progress-blocks", "25", chainFile)
 	stderr, err := imp.StderrPipe()
 	if err != nil {
