@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -17,6 +18,13 @@ import (
 type HealthInfo struct {
 	Engine, Network string
 	Height          uint32
+	// Tip is the store's last connected block; nil for an empty store.
+	Tip *utxo.Tip
+	// Indexed reports that the daemon keeps the address index; IndexTip
+	// is the index's last block, nil while it is empty. After a crash it
+	// can be behind Tip, and the daemon takes the blocks after it again.
+	Indexed  bool
+	IndexTip *utxo.Tip
 }
 
 // Health checks the daemon and its store.
@@ -25,7 +33,26 @@ func (c *Client) Health(ctx context.Context) (HealthInfo, error) {
 	if err != nil {
 		return HealthInfo{}, callErr(err)
 	}
-	return HealthInfo{Engine: r.Engine, Network: r.Network, Height: r.Height}, nil
+	info := HealthInfo{Engine: r.Engine, Network: r.Network, Height: r.Height, Indexed: r.Indexed}
+	if info.Tip, err = blockRef(r.Tip, "tip"); err != nil {
+		return HealthInfo{}, err
+	}
+	if info.IndexTip, err = blockRef(r.IndexTip, "index tip"); err != nil {
+		return HealthInfo{}, err
+	}
+	return info, nil
+}
+
+// blockRef decodes a block reference of a reply; nil stays nil.
+func blockRef(ref *pb.BlockRef, what string) (*utxo.Tip, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	hash, err := chainhash.NewHash(ref.Hash)
+	if err != nil {
+		return nil, fmt.Errorf("the daemon's %s: %w", what, err)
+	}
+	return &utxo.Tip{Height: ref.Height, Hash: *hash}, nil
 }
 
 // CreateOptions are Create's options (utxo.CreateOption's fields).

@@ -16,7 +16,7 @@ import (
 type Backend interface {
 	utxo.Store
 	ConnectBlock(ctx context.Context, b utxo.Block) error
-	Tip() (utxo.Tip, bool)
+	Tip(ctx context.Context) (utxo.Tip, bool, error)
 	Summary(ctx context.Context) (utxo.Summary, error)
 	// BlockAt returns what the store remembers of the block at height.
 	BlockAt(ctx context.Context, height uint32) (BlockMeta, bool, error)

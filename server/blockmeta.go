@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -15,25 +18,91 @@ import (
 type dbBackend struct {
 	*utxo.DB
 	idx *index.Index
+	// connectMu makes comparing the index with the store and connecting a
+	// block one step, so that two ConnectBlock calls never both pass the
+	// comparison.
+	connectMu sync.Mutex
 }
 
 // NewBackend serves db; idx, when not nil, is the address index that every
 // connected block also feeds.
-func NewBackend(db *utxo.DB, idx *index.Index) Backend { return dbBackend{db, idx} }
+func NewBackend(db *utxo.DB, idx *index.Index) Backend { return &dbBackend{DB: db, idx: idx} }
 
 // AddressIndex implements Backend.
-func (b dbBackend) AddressIndex() *index.Index { return b.idx }
+func (b *dbBackend) AddressIndex() *index.Index { return b.idx }
+
+// ErrIndexBehind refuses a block while the address index lacks blocks
+// that the store holds.
+var ErrIndexBehind = errors.New("the address index is behind the store")
 
 // ConnectBlock connects the block to the store and then to the address
-// index. The store goes first: after a crash between the two, the index is
-// behind and catches up when the block is sent again (a block the store
-// already holds is refused as not extending its tip, so the import resumes
-// from the store's tip and IndexBlock fills the gap from the files).
-func (b dbBackend) ConnectBlock(ctx context.Context, blk utxo.Block) error {
-	if err := b.DB.ConnectBlock(ctx, blk); err != nil {
+// index. The store goes first, so a crash between the two leaves the index
+// behind the store. While it is behind, the daemon takes again the blocks
+// the store holds, from the first one the index lacks, and only indexes
+// them; any other block is refused with ErrIndexBehind, naming the height
+// to send, so the gap never grows. `utxostore import --server` resumes
+// from the index's tip for this.
+func (b *dbBackend) ConnectBlock(ctx context.Context, blk utxo.Block) error {
+	b.connectMu.Lock()
+	defer b.connectMu.Unlock()
+	next, behind, err := IndexLag(ctx, b.DB, b.idx)
+	if err != nil {
 		return err
 	}
-	return IndexBlock(b.idx, blk)
+	if !behind {
+		if err := b.DB.ConnectBlock(ctx, blk); err != nil {
+			return err
+		}
+		return IndexBlock(b.idx, blk)
+	}
+	if blk.Height != next {
+		return fmt.Errorf("%w: block %s at height %d refused; the index lacks the store's blocks from height %d on, send those first",
+			ErrIndexBehind, blk.Hash, blk.Height, next)
+	}
+	held, ok, err := b.DB.BlockAt(ctx, blk.Height)
+	if err != nil {
+		return err
+	}
+	if !ok || held.Hash != blk.Hash {
+		return fmt.Errorf("%w: block %s at height %d is not the store's block there: it belongs to another chain",
+			ErrIndexBehind, blk.Hash, blk.Height)
+	}
+	return b.idx.ConnectBlock(IndexedForm(blk))
+}
+
+// IndexLag compares the address index (nil: off) with the store: behind
+// is true while the index lacks blocks that the store holds, and next is
+// the first height it lacks. An index whose tip is not the store's block at
+// that height belongs to another chain and is refused.
+func IndexLag(ctx context.Context, db *utxo.DB, idx *index.Index) (next uint32, behind bool, err error) {
+	if idx == nil {
+		return 0, false, nil
+	}
+	tip, stored, err := db.Tip(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	best, indexed, err := idx.BestBlock()
+	if err != nil {
+		return 0, false, fmt.Errorf("reading the address index's tip: %w", err)
+	}
+	switch {
+	case !stored:
+		return 0, false, nil
+	case !indexed:
+		return 0, true, nil
+	case best.Height > tip.Height:
+		return best.Height + 1, false, nil // the store lost blocks since its last checkpoint; it takes them again
+	}
+	held, ok, err := db.BlockAt(ctx, best.Height)
+	if err != nil {
+		return 0, false, err
+	}
+	if !ok || held.Hash != best.Hash {
+		return 0, false, fmt.Errorf("the address index's tip is block %s at height %d, which the store does not hold there (%s): "+
+			"the index belongs to another chain; remove the index directory and import again with --index", best.Hash, best.Height, held.Hash)
+	}
+	return best.Height + 1, best.Height < tip.Height, nil
 }
 
 // IndexBlock feeds blk to the address index unless it is off or already
@@ -67,6 +136,6 @@ func IndexedForm(blk utxo.Block) *index.Block {
 }
 
 // BlockAt implements Backend.
-func (b dbBackend) BlockAt(ctx context.Context, height uint32) (BlockMeta, bool, error) {
+func (b *dbBackend) BlockAt(ctx context.Context, height uint32) (BlockMeta, bool, error) {
 	return b.DB.BlockAt(ctx, height)
 }

@@ -45,7 +45,7 @@ func storeStatus(err error) error {
 		if code, ok = grpcCodes[e.Code]; !ok {
 			code = codes.FailedPrecondition // SPENT, FROZEN, LOCKED, CONFLICTING, ...
 		}
-	case errors.Is(err, utxo.ErrNotTip):
+	case errors.Is(err, utxo.ErrNotTip), errors.Is(err, ErrIndexBehind):
 		code = codes.FailedPrecondition
 	}
 	st := status.New(code, err.Error())

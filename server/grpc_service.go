@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/proto/pbconv"
@@ -52,7 +54,25 @@ func (s *grpcService) Health(ctx context.Context, _ *pb.HealthRequest) (*pb.Heal
 	if err := s.b.Health(ctx); err != nil {
 		return nil, storeStatus(err)
 	}
-	return &pb.HealthReply{Engine: s.engine, Network: s.network, Height: s.b.GetBlockHeight()}, nil
+	reply := &pb.HealthReply{Engine: s.engine, Network: s.network, Height: s.b.GetBlockHeight()}
+	tip, ok, err := s.b.Tip(ctx)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	if ok {
+		reply.Tip = &pb.BlockRef{Height: tip.Height, Hash: tip.Hash[:]}
+	}
+	if idx := s.b.AddressIndex(); idx != nil {
+		reply.Indexed = true
+		best, ok, err := idx.BestBlock()
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "reading the address index's tip: %v", err)
+		}
+		if ok {
+			reply.IndexTip = &pb.BlockRef{Height: best.Height, Hash: best.Hash[:]}
+		}
+	}
+	return reply, nil
 }
 
 func createOptions(r *pb.CreateRequest) []utxo.CreateOption {

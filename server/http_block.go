@@ -55,7 +55,12 @@ func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request) {
 	if next, ok, err := s.backend.BlockAt(r.Context(), uint32(height)+1); err == nil && ok {
 		out.NextBlockHash = next.Hash.String()
 	}
-	if tip, ok := s.backend.Tip(); ok && tip.Height >= uint32(height) {
+	tip, ok, err := s.backend.Tip(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the tip: %v", err)
+		return
+	}
+	if ok && tip.Height >= uint32(height) {
 		out.Confirmations = tip.Height - uint32(height) + 1
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -49,7 +49,10 @@ type summaryCache struct {
 func (c *summaryCache) get(ctx context.Context, b Backend) (utxo.Summary, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	tip, _ := b.Tip()
+	tip, _, err := b.Tip(ctx)
+	if err != nil {
+		return utxo.Summary{}, err
+	}
 	if c.ok && c.tip == tip {
 		return c.sum, nil
 	}
@@ -71,7 +74,12 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	out.Blockbook.Coin, out.Blockbook.Host, out.Blockbook.InSync = "Bitcoin", "utxostore", true
 	out.Blockbook.Decimals, out.Blockbook.About = 8, "utxostore: a UTXO database for Bitcoin-family nodes"
 	out.Backend.Chain = s.opts.Network
-	if tip, ok := s.backend.Tip(); ok {
+	tip, ok, err := s.backend.Tip(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the tip: %v", err)
+		return
+	}
+	if ok {
 		out.Blockbook.BestHeight, out.Backend.Blocks, out.Backend.BestBlockHash = tip.Height, tip.Height, tip.Hash.String()
 	}
 	u := &out.Utxostore

@@ -91,10 +91,15 @@ func (s *Server) handleTx(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "reading transaction %s: %v", txid, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.txJSON(r, meta))
+	out, err := s.txJSON(r, meta)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "transaction %s: %v", txid, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) txJSON(r *http.Request, meta *utxo.Meta) txJSON {
+func (s *Server) txJSON(r *http.Request, meta *utxo.Meta) (txJSON, error) {
 	tx := meta.Tx.Msg
 	out := txJSON{TxID: meta.TxID.String(), Version: tx.Version, LockTime: tx.LockTime, BlockHeight: -1,
 		Size: meta.Tx.Size(), Hex: hex.EncodeToString(meta.Tx.Raw),
@@ -114,7 +119,11 @@ func (s *Server) txJSON(r *http.Request, meta *utxo.Meta) txJSON {
 	if len(out.Utxostore.MinedBlocks) > 0 && meta.UnminedSince == 0 {
 		first := out.Utxostore.MinedBlocks[0]
 		out.BlockHeight, out.BlockHash = int64(first.BlockHeight), first.BlockHash
-		if tip, ok := s.backend.Tip(); ok && tip.Height >= first.BlockHeight {
+		tip, ok, err := s.backend.Tip(r.Context())
+		if err != nil {
+			return txJSON{}, fmt.Errorf("reading the tip: %w", err)
+		}
+		if ok && tip.Height >= first.BlockHeight {
 			out.Confirmations = tip.Height - first.BlockHeight + 1
 		}
 	}
@@ -156,7 +165,7 @@ func (s *Server) txJSON(r *http.Request, meta *utxo.Meta) txJSON {
 	if !meta.IsCoinbase && prevErr == nil {
 		out.ValueIn, out.Fees = sats(valueIn), sats(valueIn-value)
 	}
-	return out
+	return out, nil
 }
 
 // outputState fills the per-output state from the record.

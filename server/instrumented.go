@@ -180,9 +180,9 @@ func (s *Instrumented) ConnectBlock(ctx context.Context, b utxo.Block) (err erro
 // AddressIndex implements Backend.
 func (s *Instrumented) AddressIndex() *index.Index { return s.next.AddressIndex() }
 
-func (s *Instrumented) Tip() (utxo.Tip, bool) {
-	defer s.m.observe("Tip", time.Now(), nil)
-	return s.next.Tip()
+func (s *Instrumented) Tip(ctx context.Context) (tip utxo.Tip, ok bool, err error) {
+	defer func(start time.Time) { s.m.observe("Tip", start, err) }(time.Now())
+	return s.next.Tip(ctx)
 }
 
 func (s *Instrumented) Summary(ctx context.Context) (sum utxo.Summary, err error) {

@@ -43,6 +43,8 @@ var ErrNotTip = errors.New("block does not match the store's tip")
 // is a unit: if one of its spends is refused, everything it changed is
 // undone and the error says which input failed.
 func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
+	db.chainMu.Lock()
+	defer db.chainMu.Unlock()
 	cs, err := db.loadChainState(ctx)
 	if err != nil {
 		return err
@@ -82,13 +84,15 @@ func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
 	return db.finishBlock(ctx, cs, b.Height)
 }
 
-// finishBlock records the new chain state and height, runs the cleanup that
-// the height makes due, and checkpoints: the block boundary.
+// finishBlock records the new chain state with the height in it (one
+// write, so the tip and the height never disagree after a crash), runs the
+// cleanup that the height makes due, and checkpoints: the block boundary.
 func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) error {
+	cs.Height = height
 	if err := db.saveChainState(ctx, cs); err != nil {
 		return err
 	}
-	if err := db.SetBlockHeight(ctx, height); err != nil {
+	if err := db.useHeight(ctx, height); err != nil {
 		return err
 	}
 	if err := db.ProcessExpiredPreservations(ctx, height); err != nil {
@@ -288,6 +292,8 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 // cannot come back and are deleted), the transactions it made conflicting
 // are restored, and the height goes back by one.
 func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
+	db.chainMu.Lock()
+	defer db.chainMu.Unlock()
 	cs, err := db.loadChainState(ctx)
 	if err != nil {
 		return err

@@ -10,8 +10,13 @@ import (
 )
 
 // chainState is the block processor's view of the chain, kept in the
-// engine's metadata and written at every block boundary.
+// engine's metadata as one value and written at every block boundary. The
+// block height lives in it too, so the tip and the height change in one
+// write: a crash leaves both of the last block, or both of the one before.
 type chainState struct {
+	// Height is the longest chain's height: the tip's after a block is
+	// connected or disconnected, or what SetBlockHeight last set.
+	Height      uint32         `json:"height"`
 	HasTip      bool           `json:"hasTip"`
 	TipHeight   uint32         `json:"tipHeight"`
 	TipHash     chainhash.Hash `json:"tipHash"`
@@ -53,12 +58,14 @@ type Tip struct {
 }
 
 // Tip returns the last connected block; ok is false for an empty store.
-func (db *DB) Tip() (Tip, bool) {
-	cs, err := db.loadChainState(context.Background())
+// An error reading the chain state is returned, never taken for an empty
+// store.
+func (db *DB) Tip(ctx context.Context) (tip Tip, ok bool, err error) {
+	cs, err := db.loadChainState(ctx)
 	if err != nil || !cs.HasTip {
-		return Tip{}, false
+		return Tip{}, false, err
 	}
-	return Tip{Height: cs.TipHeight, Hash: cs.TipHash}, true
+	return Tip{Height: cs.TipHeight, Hash: cs.TipHash}, true, nil
 }
 
 func (db *DB) loadChainState(ctx context.Context) (chainState, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -18,6 +19,9 @@ type DB struct {
 	eng  engine.Engine
 	opts Options
 
+	// chainMu serialises the writers of the chain state: ConnectBlock,
+	// DisconnectBlock and SetBlockHeight.
+	chainMu    sync.Mutex
 	height     atomic.Uint32
 	medianTime atomic.Uint32
 	closed     atomic.Bool
@@ -34,9 +38,7 @@ var _ Store = (*DB)(nil)
 
 // Metadata keys of the store (besides the internal state).
 const (
-	metaHeight     = "height"
 	metaMedianTime = "medianTime"
-	metaTip        = "tip"
 )
 
 // Open opens the store over eng after checking the engine's internal state
@@ -49,14 +51,17 @@ func Open(ctx context.Context, eng engine.Engine, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{eng: eng, opts: opts, UncleanShutdown: unclean}
-	for name, dst := range map[string]*atomic.Uint32{metaHeight: &db.height, metaMedianTime: &db.medianTime} {
-		v, err := eng.GetMeta(ctx, name)
-		if err != nil {
-			return nil, storageErr("reading "+name, err)
-		}
-		if len(v) == 4 {
-			dst.Store(binary.BigEndian.Uint32(v))
-		}
+	cs, err := db.loadChainState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db.height.Store(cs.Height)
+	v, err := eng.GetMeta(ctx, metaMedianTime)
+	if err != nil {
+		return nil, storageErr("reading "+metaMedianTime, err)
+	}
+	if len(v) == 4 {
+		db.medianTime.Store(binary.BigEndian.Uint32(v))
 	}
 	return db, nil
 }
@@ -89,11 +94,25 @@ func (db *DB) Close() error {
 	return errors.Join(err, db.eng.Close())
 }
 
-// SetBlockHeight implements Store.
+// SetBlockHeight implements Store. The height is kept in the chain state,
+// beside the tip that the block processor writes.
 func (db *DB) SetBlockHeight(ctx context.Context, height uint32) error {
-	if err := db.eng.PutMeta(ctx, metaHeight, binary.BigEndian.AppendUint32(nil, height)); err != nil {
-		return storageErr("storing the block height", err)
+	db.chainMu.Lock()
+	defer db.chainMu.Unlock()
+	cs, err := db.loadChainState(ctx)
+	if err != nil {
+		return err
 	}
+	cs.Height = height
+	if err := db.saveChainState(ctx, cs); err != nil {
+		return err
+	}
+	return db.useHeight(ctx, height)
+}
+
+// useHeight passes a height that the chain state holds to the engine and
+// to the operations that read it.
+func (db *DB) useHeight(ctx context.Context, height uint32) error {
 	if aware, ok := db.eng.(engine.HeightAware); ok {
 		if err := aware.SetHeight(ctx, height); err != nil {
 			return storageErr("passing the height to the engine", err)

@@ -10,7 +10,7 @@ import (
 
 // FormatVersion is the version of the record and metadata layout. A store
 // written with another version is refused rather than misread.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // The states of the dbState field, as Blockbook names them.
 const (

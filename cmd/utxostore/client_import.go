@@ -7,18 +7,19 @@ import (
 	"os"
 
 	"github.com/btcsuite/btcd/wire"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/client"
+	"github.com/utxostore/utxostore/utxo"
 )
 
 // serverImport sends the blocks of block files to a running daemon with the
-// ConnectBlock RPC, the first block at startHeight. Blocks below the
-// daemon's height are skipped, and a block the daemon refuses as not
-// extending its tip at a height it already holds is taken as imported
-// before, so an interrupted import resumes.
+// ConnectBlock RPC, the first block at startHeight. It resumes where the
+// daemon stands: blocks up to the daemon's tip are skipped, once the file
+// shows the tip's own block at the tip's height (another block there is
+// another chain, refused), and with the address index on, sending starts
+// after the index's tip when that is behind the store's (as a crash
+// between the two leaves it), so the daemon indexes those blocks.
 //
 // import.go calls it for `utxostore import --server ADDR`.
 func serverImport(ctx context.Context, addr, token string, paths []string, startHeight uint32, progress blockProgress) error {
@@ -31,18 +32,23 @@ func serverImport(ctx context.Context, addr, token string, paths []string, start
 	if err != nil {
 		return fmt.Errorf("daemon at %s: %w", addr, err)
 	}
+	resume := resumeHeight(health)
 	err = forEachBlock(ctx, paths, startHeight, health.Network, func(path string, height uint32, reader *chain.BlockReader) error {
+		hash := reader.Info().Hash
+		for _, tip := range []*utxo.Tip{health.Tip, health.IndexTip} {
+			if tip != nil && tip.Height == height && tip.Hash != hash {
+				return fmt.Errorf("%s: the daemon at %s holds block %s at height %d, but this file has %s there: it holds another chain",
+					path, addr, tip.Hash, height, hash)
+			}
+		}
+		if height < resume {
+			return nil // the daemon holds it
+		}
 		raw, txs, err := rawBlock(reader)
 		if err != nil {
 			return fmt.Errorf("%s: block at height %d: %w", path, height, err)
 		}
-		if height < health.Height {
-			return nil
-		}
 		if _, _, err := c.ConnectBlock(ctx, raw, height); err != nil {
-			if height == health.Height && status.Code(err) == codes.FailedPrecondition {
-				return nil // the daemon's tip: imported before
-			}
 			return fmt.Errorf("%s: connecting block at height %d: %w", path, height, err)
 		}
 		progress.block(height, txs, int64(len(raw)))
@@ -53,6 +59,21 @@ func serverImport(ctx context.Context, addr, token string, paths []string, start
 	}
 	progress.done()
 	return nil
+}
+
+// resumeHeight is the first height the daemon lacks: the one after its
+// tip, or after its address index's tip when that is behind.
+func resumeHeight(h client.HealthInfo) uint32 {
+	next := func(tip *utxo.Tip) uint32 {
+		if tip == nil {
+			return 0
+		}
+		return tip.Height + 1
+	}
+	if h.Indexed {
+		return min(next(h.Tip), next(h.IndexTip))
+	}
+	return next(h.Tip)
 }
 
 // rawBlock reassembles a block's bytes from the reader: the header, the

@@ -29,6 +29,11 @@ block). The genesis coinbase is imported like any other transaction, so its
 
 An interrupted import resumes: blocks the store already holds are skipped,
 after checking that the store's tip is the block at that height in FILE.
+With --server the daemon's tip is the one checked; when the daemon keeps
+the address index and a crash left it behind the store, the blocks from the
+index's tip on are sent again for the daemon to index. With --index, an
+index behind the store catches up from FILE, which must hold the blocks it
+lacks.
 
 Progress goes to stderr; the last line on stdout is one JSON object:
   {"blocks":N,"txs":N,"utxos":N,"satoshis":N,"height":N,"digest":"<hex>"}
@@ -65,7 +70,7 @@ func runImport(ctx context.Context, args []string) error {
 		return err
 	}
 	imp := &importer{store: store, network: sf.network, next: uint32(*startHeight), progress: progress}
-	if imp.index, err = openImportIndex(&sf); err != nil {
+	if imp.index, err = openImportIndex(ctx, &sf, store, uint32(*startHeight)); err != nil {
 		store.Close()
 		return err
 	}
@@ -89,8 +94,11 @@ type importer struct {
 }
 
 func (imp *importer) importFiles(ctx context.Context, paths []string) error {
-	tip, haveTip := imp.store.Tip()
-	err := forEachBlock(ctx, paths, imp.next, imp.network, func(path string, height uint32, reader *chain.BlockReader) error {
+	tip, haveTip, err := imp.store.Tip(ctx)
+	if err != nil {
+		return err
+	}
+	err = forEachBlock(ctx, paths, imp.next, imp.network, func(path string, height uint32, reader *chain.BlockReader) error {
 		info := reader.Info()
 		inStore := haveTip && height <= tip.Height
 		if inStore && height == tip.Height && info.Hash != tip.Hash {

@@ -174,3 +174,69 @@ func getJSON(t *testing.T, url string, v any) {
 }
 
 func isDataScript(s string) bool { return len(s) > 0 && s[0] == 0x6a }
+
+// chainRange writes blocks [from, to) of the real chain file to a
+// temporary file.
+func chainRange(t *testing.T, from, to int) string {
+	t.Helper()
+	data, err := os.ReadFile(testdata.Path(t, "btc-mainnet-0-14131.blk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, end := 0, 0
+	for i := 0; i < to; i++ {
+		if i == from {
+			start = end
+		}
+		end += 8 + int(binary.LittleEndian.Uint32(data[end+4:]))
+	}
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("blocks-%d-%d.blk", from, to))
+	if err := os.WriteFile(path, data[start:end], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestServeIndexesTheBlocksItsIndexLacks serves a store whose address
+// index lacks its blocks (turned on after an import without it): the
+// daemon says so and what to run, refuses new blocks until the index is
+// level, and an `import --server` of the files indexes the store's blocks
+// and then goes on with new ones.
+func TestServeIndexesTheBlocksItsIndexLacks(t *testing.T) {
+	chainFile := chainPrefix(t, 400)
+	want := lastLine(t, "import", "--engine", "memory", "--quiet", chainFile)
+	data := filepath.Join(t.TempDir(), "data")
+	lastLine(t, "import", "--data", data, "--quiet", chainPrefix(t, 300))
+
+	d := startDaemon(t, "serve", "--index", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	mustContain(t, "the daemon's start", d.log(), "the address index lacks the store's blocks from height 0 on", "utxostore import --server")
+	_, stderr, err := run(t, "import", "--server", d.grpc, "--start-height", "300", "--quiet", chainRange(t, 300, 400))
+	if err == nil {
+		t.Fatal("a new block was taken while the index lacks the store's blocks")
+	}
+	mustContain(t, "a new block while the index is behind", stderr, "FailedPrecondition", "the address index is behind the store", "from height 0 on")
+	if _, stderr, err := run(t, "import", "--server", d.grpc, "--quiet", chainFile); err != nil {
+		t.Fatalf("import --server: %v\n%s", err, stderr)
+	}
+	d.stop(t, syscall.SIGTERM)
+	if got := lastLine(t, "info", "--data", data); got != want {
+		t.Fatalf("after the import:\n%s\nwant\n%s", got, want)
+	}
+	checkIndexHoldsChain(t, filepath.Join(data, "index"), chainFile, want)
+}
+
+// TestImportRefusesFilesThatSkipWhatTheIndexLacks: an `import --index`
+// whose files start after the blocks its index lacks is refused before it
+// changes anything, saying what to import.
+func TestImportRefusesFilesThatSkipWhatTheIndexLacks(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	before := lastLine(t, "import", "--data", data, "--quiet", chainPrefix(t, 300))
+	_, stderr, err := run(t, "import", "--index", "--data", data, "--start-height", "300", "--quiet", chainRange(t, 300, 400))
+	if err == nil {
+		t.Fatal("an import that skips the index's missing blocks succeeded")
+	}
+	mustContain(t, "the refused import", stderr, "the address index lacks the store's blocks from height 0 on", "--start-height 0 or lower")
+	if got := lastLine(t, "info", "--data", data); got != before {
+		t.Fatalf("the refused import changed the store:\n%s\nwas\n%s", got, before)
+	}
+}

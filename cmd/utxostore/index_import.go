@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/server"
@@ -20,9 +22,22 @@ type importIndex struct {
 // flushEvery bounds what an interrupted import re-indexes.
 const flushEvery = 1000
 
-func openImportIndex(sf *storeFlags) (*importIndex, error) {
+// openImportIndex opens the index for an import whose files start at
+// height start. An index behind the store (a crash between the store's
+// write and the index's) catches up from the files, so they must start
+// where it lacks blocks; an index of another chain is refused.
+func openImportIndex(ctx context.Context, sf *storeFlags, store *utxo.DB, start uint32) (*importIndex, error) {
 	idx, err := sf.openIndex()
 	if err != nil || idx == nil {
+		return nil, err
+	}
+	next, behind, err := server.IndexLag(ctx, store, idx)
+	if err == nil && behind && start > next {
+		err = fmt.Errorf("the address index lacks the store's blocks from height %d on, and the files start at height %d: "+
+			"import files that hold block %d on (--start-height %d or lower) to index them", next, start, next, next)
+	}
+	if err != nil {
+		idx.Close()
 		return nil, err
 	}
 	ii := &importIndex{idx: idx}

@@ -59,6 +59,11 @@ func runServe(ctx context.Context, args []string) error {
 		store.Close()
 		return err
 	}
+	if err := reportIndexLag(ctx, store, idx); err != nil {
+		store.Close()
+		idx.Close()
+		return err
+	}
 	return serveStore(ctx, cfg, store, idx, nil)
 }
 
@@ -101,4 +106,18 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 		fmt.Fprintf(os.Stderr, "utxostore serve: requests cut off after %s: %v\n", cfg.shutdownTimeout, shutdownErr)
 	}
 	return err
+}
+
+// reportIndexLag refuses an address index of another chain than the
+// store's, and says so when the index is behind the store (a crash between
+// the store's write and the index's): the daemon then takes the missing
+// blocks again, and only indexes them, before any new one.
+func reportIndexLag(ctx context.Context, store *utxo.DB, idx *index.Index) error {
+	next, behind, err := server.IndexLag(ctx, store, idx)
+	if err != nil || !behind {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "utxostore serve: the address index lacks the store's blocks from height %d on; "+
+		"run 'utxostore import --server ADDR FILE...' with the block files to index them (new blocks are refused until then)\n", next)
+	return nil
 }

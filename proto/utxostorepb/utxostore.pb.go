@@ -155,10 +155,19 @@ func (*HealthRequest) Descriptor() ([]byte, []int) {
 }
 
 type HealthReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Engine        string                 `protobuf:"bytes,1,opt,name=engine,proto3" json:"engine,omitempty"`
-	Network       string                 `protobuf:"bytes,2,opt,name=network,proto3" json:"network,omitempty"`
-	Height        uint32                 `protobuf:"varint,3,opt,name=height,proto3" json:"height,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Engine  string                 `protobuf:"bytes,1,opt,name=engine,proto3" json:"engine,omitempty"`
+	Network string                 `protobuf:"bytes,2,opt,name=network,proto3" json:"network,omitempty"`
+	Height  uint32                 `protobuf:"varint,3,opt,name=height,proto3" json:"height,omitempty"`
+	// tip is the store's last connected block, unset for an empty store; a
+	// client resuming an import starts after it, checking its hash.
+	Tip *BlockRef `protobuf:"bytes,4,opt,name=tip,proto3" json:"tip,omitempty"`
+	// indexed is true when the daemon keeps the address index; index_tip is
+	// the index's last block, unset while it is empty. After a crash it can
+	// be behind tip: the daemon then takes the blocks after index_tip again,
+	// to index them.
+	Indexed       bool      `protobuf:"varint,5,opt,name=indexed,proto3" json:"indexed,omitempty"`
+	IndexTip      *BlockRef `protobuf:"bytes,6,opt,name=index_tip,json=indexTip,proto3" json:"index_tip,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -214,6 +223,80 @@ func (x *HealthReply) GetHeight() uint32 {
 	return 0
 }
 
+func (x *HealthReply) GetTip() *BlockRef {
+	if x != nil {
+		return x.Tip
+	}
+	return nil
+}
+
+func (x *HealthReply) GetIndexed() bool {
+	if x != nil {
+		return x.Indexed
+	}
+	return false
+}
+
+func (x *HealthReply) GetIndexTip() *BlockRef {
+	if x != nil {
+		return x.IndexTip
+	}
+	return nil
+}
+
+// BlockRef names a block of the chain.
+type BlockRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Height        uint32                 `protobuf:"varint,1,opt,name=height,proto3" json:"height,omitempty"`
+	Hash          []byte                 `protobuf:"bytes,2,opt,name=hash,proto3" json:"hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockRef) Reset() {
+	*x = BlockRef{}
+	mi := &file_utxostore_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockRef) ProtoMessage() {}
+
+func (x *BlockRef) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockRef.ProtoReflect.Descriptor instead.
+func (*BlockRef) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *BlockRef) GetHeight() uint32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *BlockRef) GetHash() []byte {
+	if x != nil {
+		return x.Hash
+	}
+	return nil
+}
+
 // StoreError is the store's typed error (utxo.Error).
 type StoreError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -229,7 +312,7 @@ type StoreError struct {
 
 func (x *StoreError) Reset() {
 	*x = StoreError{}
-	mi := &file_utxostore_proto_msgTypes[3]
+	mi := &file_utxostore_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -241,7 +324,7 @@ func (x *StoreError) String() string {
 func (*StoreError) ProtoMessage() {}
 
 func (x *StoreError) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[3]
+	mi := &file_utxostore_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -254,7 +337,7 @@ func (x *StoreError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreError.ProtoReflect.Descriptor instead.
 func (*StoreError) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{3}
+	return file_utxostore_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StoreError) GetCode() string {
@@ -302,7 +385,7 @@ type SpendingData struct {
 
 func (x *SpendingData) Reset() {
 	*x = SpendingData{}
-	mi := &file_utxostore_proto_msgTypes[4]
+	mi := &file_utxostore_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -314,7 +397,7 @@ func (x *SpendingData) String() string {
 func (*SpendingData) ProtoMessage() {}
 
 func (x *SpendingData) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[4]
+	mi := &file_utxostore_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -327,7 +410,7 @@ func (x *SpendingData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendingData.ProtoReflect.Descriptor instead.
 func (*SpendingData) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{4}
+	return file_utxostore_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SpendingData) GetTxid() []byte {
@@ -357,7 +440,7 @@ type MinedBlockInfo struct {
 
 func (x *MinedBlockInfo) Reset() {
 	*x = MinedBlockInfo{}
-	mi := &file_utxostore_proto_msgTypes[5]
+	mi := &file_utxostore_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -369,7 +452,7 @@ func (x *MinedBlockInfo) String() string {
 func (*MinedBlockInfo) ProtoMessage() {}
 
 func (x *MinedBlockInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[5]
+	mi := &file_utxostore_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -382,7 +465,7 @@ func (x *MinedBlockInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MinedBlockInfo.ProtoReflect.Descriptor instead.
 func (*MinedBlockInfo) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{5}
+	return file_utxostore_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *MinedBlockInfo) GetBlockId() uint32 {
@@ -433,7 +516,7 @@ type OutputState struct {
 
 func (x *OutputState) Reset() {
 	*x = OutputState{}
-	mi := &file_utxostore_proto_msgTypes[6]
+	mi := &file_utxostore_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -445,7 +528,7 @@ func (x *OutputState) String() string {
 func (*OutputState) ProtoMessage() {}
 
 func (x *OutputState) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[6]
+	mi := &file_utxostore_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -458,7 +541,7 @@ func (x *OutputState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputState.ProtoReflect.Descriptor instead.
 func (*OutputState) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{6}
+	return file_utxostore_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *OutputState) GetStored() bool {
@@ -526,7 +609,7 @@ type Meta struct {
 
 func (x *Meta) Reset() {
 	*x = Meta{}
-	mi := &file_utxostore_proto_msgTypes[7]
+	mi := &file_utxostore_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +621,7 @@ func (x *Meta) String() string {
 func (*Meta) ProtoMessage() {}
 
 func (x *Meta) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[7]
+	mi := &file_utxostore_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +634,7 @@ func (x *Meta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Meta.ProtoReflect.Descriptor instead.
 func (*Meta) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{7}
+	return file_utxostore_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Meta) GetTxid() []byte {
@@ -725,7 +808,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_utxostore_proto_msgTypes[8]
+	mi := &file_utxostore_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -737,7 +820,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[8]
+	mi := &file_utxostore_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -750,7 +833,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{8}
+	return file_utxostore_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CreateRequest) GetTx() []byte {
@@ -818,7 +901,7 @@ type CreateBatchRequest struct {
 
 func (x *CreateBatchRequest) Reset() {
 	*x = CreateBatchRequest{}
-	mi := &file_utxostore_proto_msgTypes[9]
+	mi := &file_utxostore_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -830,7 +913,7 @@ func (x *CreateBatchRequest) String() string {
 func (*CreateBatchRequest) ProtoMessage() {}
 
 func (x *CreateBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[9]
+	mi := &file_utxostore_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -843,7 +926,7 @@ func (x *CreateBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBatchRequest.ProtoReflect.Descriptor instead.
 func (*CreateBatchRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{9}
+	return file_utxostore_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateBatchRequest) GetCreates() []*CreateRequest {
@@ -862,7 +945,7 @@ type MetaReply struct {
 
 func (x *MetaReply) Reset() {
 	*x = MetaReply{}
-	mi := &file_utxostore_proto_msgTypes[10]
+	mi := &file_utxostore_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -874,7 +957,7 @@ func (x *MetaReply) String() string {
 func (*MetaReply) ProtoMessage() {}
 
 func (x *MetaReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[10]
+	mi := &file_utxostore_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -887,7 +970,7 @@ func (x *MetaReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaReply.ProtoReflect.Descriptor instead.
 func (*MetaReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{10}
+	return file_utxostore_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *MetaReply) GetMeta() *Meta {
@@ -907,7 +990,7 @@ type MetaResult struct {
 
 func (x *MetaResult) Reset() {
 	*x = MetaResult{}
-	mi := &file_utxostore_proto_msgTypes[11]
+	mi := &file_utxostore_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1002,7 @@ func (x *MetaResult) String() string {
 func (*MetaResult) ProtoMessage() {}
 
 func (x *MetaResult) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[11]
+	mi := &file_utxostore_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1015,7 @@ func (x *MetaResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaResult.ProtoReflect.Descriptor instead.
 func (*MetaResult) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{11}
+	return file_utxostore_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MetaResult) GetMeta() *Meta {
@@ -958,7 +1041,7 @@ type MetaBatchReply struct {
 
 func (x *MetaBatchReply) Reset() {
 	*x = MetaBatchReply{}
-	mi := &file_utxostore_proto_msgTypes[12]
+	mi := &file_utxostore_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -970,7 +1053,7 @@ func (x *MetaBatchReply) String() string {
 func (*MetaBatchReply) ProtoMessage() {}
 
 func (x *MetaBatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[12]
+	mi := &file_utxostore_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -983,7 +1066,7 @@ func (x *MetaBatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaBatchReply.ProtoReflect.Descriptor instead.
 func (*MetaBatchReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{12}
+	return file_utxostore_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MetaBatchReply) GetResults() []*MetaResult {
@@ -1003,7 +1086,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_utxostore_proto_msgTypes[13]
+	mi := &file_utxostore_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1098,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[13]
+	mi := &file_utxostore_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1111,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{13}
+	return file_utxostore_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetRequest) GetTxid() []byte {
@@ -1055,7 +1138,7 @@ type BatchDecorateRequest struct {
 
 func (x *BatchDecorateRequest) Reset() {
 	*x = BatchDecorateRequest{}
-	mi := &file_utxostore_proto_msgTypes[14]
+	mi := &file_utxostore_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1150,7 @@ func (x *BatchDecorateRequest) String() string {
 func (*BatchDecorateRequest) ProtoMessage() {}
 
 func (x *BatchDecorateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[14]
+	mi := &file_utxostore_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1163,7 @@ func (x *BatchDecorateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchDecorateRequest.ProtoReflect.Descriptor instead.
 func (*BatchDecorateRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{14}
+	return file_utxostore_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *BatchDecorateRequest) GetTxids() [][]byte {
@@ -1106,7 +1189,7 @@ type TxIDRequest struct {
 
 func (x *TxIDRequest) Reset() {
 	*x = TxIDRequest{}
-	mi := &file_utxostore_proto_msgTypes[15]
+	mi := &file_utxostore_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1118,7 +1201,7 @@ func (x *TxIDRequest) String() string {
 func (*TxIDRequest) ProtoMessage() {}
 
 func (x *TxIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[15]
+	mi := &file_utxostore_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1131,7 +1214,7 @@ func (x *TxIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxIDRequest.ProtoReflect.Descriptor instead.
 func (*TxIDRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{15}
+	return file_utxostore_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TxIDRequest) GetTxid() []byte {
@@ -1150,7 +1233,7 @@ type TxIDsRequest struct {
 
 func (x *TxIDsRequest) Reset() {
 	*x = TxIDsRequest{}
-	mi := &file_utxostore_proto_msgTypes[16]
+	mi := &file_utxostore_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1245,7 @@ func (x *TxIDsRequest) String() string {
 func (*TxIDsRequest) ProtoMessage() {}
 
 func (x *TxIDsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[16]
+	mi := &file_utxostore_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1258,7 @@ func (x *TxIDsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxIDsRequest.ProtoReflect.Descriptor instead.
 func (*TxIDsRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{16}
+	return file_utxostore_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TxIDsRequest) GetTxids() [][]byte {
@@ -1194,7 +1277,7 @@ type TxIDsReply struct {
 
 func (x *TxIDsReply) Reset() {
 	*x = TxIDsReply{}
-	mi := &file_utxostore_proto_msgTypes[17]
+	mi := &file_utxostore_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1206,7 +1289,7 @@ func (x *TxIDsReply) String() string {
 func (*TxIDsReply) ProtoMessage() {}
 
 func (x *TxIDsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[17]
+	mi := &file_utxostore_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1219,7 +1302,7 @@ func (x *TxIDsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxIDsReply.ProtoReflect.Descriptor instead.
 func (*TxIDsReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{17}
+	return file_utxostore_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TxIDsReply) GetTxids() [][]byte {
@@ -1239,7 +1322,7 @@ type BatchReply struct {
 
 func (x *BatchReply) Reset() {
 	*x = BatchReply{}
-	mi := &file_utxostore_proto_msgTypes[18]
+	mi := &file_utxostore_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1334,7 @@ func (x *BatchReply) String() string {
 func (*BatchReply) ProtoMessage() {}
 
 func (x *BatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[18]
+	mi := &file_utxostore_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1347,7 @@ func (x *BatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchReply.ProtoReflect.Descriptor instead.
 func (*BatchReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{18}
+	return file_utxostore_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BatchReply) GetErrors() []*StoreError {
@@ -1289,7 +1372,7 @@ type Spend struct {
 
 func (x *Spend) Reset() {
 	*x = Spend{}
-	mi := &file_utxostore_proto_msgTypes[19]
+	mi := &file_utxostore_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1301,7 +1384,7 @@ func (x *Spend) String() string {
 func (*Spend) ProtoMessage() {}
 
 func (x *Spend) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[19]
+	mi := &file_utxostore_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1314,7 +1397,7 @@ func (x *Spend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spend.ProtoReflect.Descriptor instead.
 func (*Spend) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{19}
+	return file_utxostore_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Spend) GetTxid() []byte {
@@ -1368,7 +1451,7 @@ type GetSpendRequest struct {
 
 func (x *GetSpendRequest) Reset() {
 	*x = GetSpendRequest{}
-	mi := &file_utxostore_proto_msgTypes[20]
+	mi := &file_utxostore_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1463,7 @@ func (x *GetSpendRequest) String() string {
 func (*GetSpendRequest) ProtoMessage() {}
 
 func (x *GetSpendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[20]
+	mi := &file_utxostore_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1476,7 @@ func (x *GetSpendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpendRequest.ProtoReflect.Descriptor instead.
 func (*GetSpendRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{20}
+	return file_utxostore_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetSpendRequest) GetSpend() *Spend {
@@ -1415,7 +1498,7 @@ type GetSpendReply struct {
 
 func (x *GetSpendReply) Reset() {
 	*x = GetSpendReply{}
-	mi := &file_utxostore_proto_msgTypes[21]
+	mi := &file_utxostore_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1427,7 +1510,7 @@ func (x *GetSpendReply) String() string {
 func (*GetSpendReply) ProtoMessage() {}
 
 func (x *GetSpendReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[21]
+	mi := &file_utxostore_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1440,7 +1523,7 @@ func (x *GetSpendReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpendReply.ProtoReflect.Descriptor instead.
 func (*GetSpendReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{21}
+	return file_utxostore_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetSpendReply) GetStatus() string {
@@ -1480,7 +1563,7 @@ type GetSpendBatchRequest struct {
 
 func (x *GetSpendBatchRequest) Reset() {
 	*x = GetSpendBatchRequest{}
-	mi := &file_utxostore_proto_msgTypes[22]
+	mi := &file_utxostore_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1575,7 @@ func (x *GetSpendBatchRequest) String() string {
 func (*GetSpendBatchRequest) ProtoMessage() {}
 
 func (x *GetSpendBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[22]
+	mi := &file_utxostore_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +1588,7 @@ func (x *GetSpendBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpendBatchRequest.ProtoReflect.Descriptor instead.
 func (*GetSpendBatchRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{22}
+	return file_utxostore_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetSpendBatchRequest) GetSpends() []*Spend {
@@ -1525,7 +1608,7 @@ type GetSpendBatchReply struct {
 
 func (x *GetSpendBatchReply) Reset() {
 	*x = GetSpendBatchReply{}
-	mi := &file_utxostore_proto_msgTypes[23]
+	mi := &file_utxostore_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1537,7 +1620,7 @@ func (x *GetSpendBatchReply) String() string {
 func (*GetSpendBatchReply) ProtoMessage() {}
 
 func (x *GetSpendBatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[23]
+	mi := &file_utxostore_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1550,7 +1633,7 @@ func (x *GetSpendBatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpendBatchReply.ProtoReflect.Descriptor instead.
 func (*GetSpendBatchReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{23}
+	return file_utxostore_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetSpendBatchReply) GetReplies() []*GetSpendReply {
@@ -1577,7 +1660,7 @@ type TxOut struct {
 
 func (x *TxOut) Reset() {
 	*x = TxOut{}
-	mi := &file_utxostore_proto_msgTypes[24]
+	mi := &file_utxostore_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1672,7 @@ func (x *TxOut) String() string {
 func (*TxOut) ProtoMessage() {}
 
 func (x *TxOut) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[24]
+	mi := &file_utxostore_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1685,7 @@ func (x *TxOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxOut.ProtoReflect.Descriptor instead.
 func (*TxOut) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{24}
+	return file_utxostore_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TxOut) GetValue() int64 {
@@ -1632,7 +1715,7 @@ type SpendRequest struct {
 
 func (x *SpendRequest) Reset() {
 	*x = SpendRequest{}
-	mi := &file_utxostore_proto_msgTypes[25]
+	mi := &file_utxostore_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1644,7 +1727,7 @@ func (x *SpendRequest) String() string {
 func (*SpendRequest) ProtoMessage() {}
 
 func (x *SpendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[25]
+	mi := &file_utxostore_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1657,7 +1740,7 @@ func (x *SpendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendRequest.ProtoReflect.Descriptor instead.
 func (*SpendRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{25}
+	return file_utxostore_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SpendRequest) GetTx() []byte {
@@ -1706,7 +1789,7 @@ type SpendReply struct {
 
 func (x *SpendReply) Reset() {
 	*x = SpendReply{}
-	mi := &file_utxostore_proto_msgTypes[26]
+	mi := &file_utxostore_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +1801,7 @@ func (x *SpendReply) String() string {
 func (*SpendReply) ProtoMessage() {}
 
 func (x *SpendReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[26]
+	mi := &file_utxostore_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +1814,7 @@ func (x *SpendReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendReply.ProtoReflect.Descriptor instead.
 func (*SpendReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{26}
+	return file_utxostore_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SpendReply) GetSpends() []*Spend {
@@ -1757,7 +1840,7 @@ type SpendBatchRequest struct {
 
 func (x *SpendBatchRequest) Reset() {
 	*x = SpendBatchRequest{}
-	mi := &file_utxostore_proto_msgTypes[27]
+	mi := &file_utxostore_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +1852,7 @@ func (x *SpendBatchRequest) String() string {
 func (*SpendBatchRequest) ProtoMessage() {}
 
 func (x *SpendBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[27]
+	mi := &file_utxostore_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +1865,7 @@ func (x *SpendBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendBatchRequest.ProtoReflect.Descriptor instead.
 func (*SpendBatchRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{27}
+	return file_utxostore_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SpendBatchRequest) GetSpends() []*SpendRequest {
@@ -1801,7 +1884,7 @@ type SpendBatchReply struct {
 
 func (x *SpendBatchReply) Reset() {
 	*x = SpendBatchReply{}
-	mi := &file_utxostore_proto_msgTypes[28]
+	mi := &file_utxostore_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1813,7 +1896,7 @@ func (x *SpendBatchReply) String() string {
 func (*SpendBatchReply) ProtoMessage() {}
 
 func (x *SpendBatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[28]
+	mi := &file_utxostore_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1826,7 +1909,7 @@ func (x *SpendBatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendBatchReply.ProtoReflect.Descriptor instead.
 func (*SpendBatchReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{28}
+	return file_utxostore_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SpendBatchReply) GetReplies() []*SpendReply {
@@ -1846,7 +1929,7 @@ type UnspendRequest struct {
 
 func (x *UnspendRequest) Reset() {
 	*x = UnspendRequest{}
-	mi := &file_utxostore_proto_msgTypes[29]
+	mi := &file_utxostore_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +1941,7 @@ func (x *UnspendRequest) String() string {
 func (*UnspendRequest) ProtoMessage() {}
 
 func (x *UnspendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[29]
+	mi := &file_utxostore_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +1954,7 @@ func (x *UnspendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnspendRequest.ProtoReflect.Descriptor instead.
 func (*UnspendRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{29}
+	return file_utxostore_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *UnspendRequest) GetSpends() []*Spend {
@@ -1898,7 +1981,7 @@ type SetMinedMultiRequest struct {
 
 func (x *SetMinedMultiRequest) Reset() {
 	*x = SetMinedMultiRequest{}
-	mi := &file_utxostore_proto_msgTypes[30]
+	mi := &file_utxostore_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +1993,7 @@ func (x *SetMinedMultiRequest) String() string {
 func (*SetMinedMultiRequest) ProtoMessage() {}
 
 func (x *SetMinedMultiRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[30]
+	mi := &file_utxostore_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2006,7 @@ func (x *SetMinedMultiRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetMinedMultiRequest.ProtoReflect.Descriptor instead.
 func (*SetMinedMultiRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{30}
+	return file_utxostore_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SetMinedMultiRequest) GetTxids() [][]byte {
@@ -1950,7 +2033,7 @@ type BlockIDs struct {
 
 func (x *BlockIDs) Reset() {
 	*x = BlockIDs{}
-	mi := &file_utxostore_proto_msgTypes[31]
+	mi := &file_utxostore_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1962,7 +2045,7 @@ func (x *BlockIDs) String() string {
 func (*BlockIDs) ProtoMessage() {}
 
 func (x *BlockIDs) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[31]
+	mi := &file_utxostore_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1975,7 +2058,7 @@ func (x *BlockIDs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockIDs.ProtoReflect.Descriptor instead.
 func (*BlockIDs) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{31}
+	return file_utxostore_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BlockIDs) GetTxid() []byte {
@@ -2001,7 +2084,7 @@ type SetMinedMultiReply struct {
 
 func (x *SetMinedMultiReply) Reset() {
 	*x = SetMinedMultiReply{}
-	mi := &file_utxostore_proto_msgTypes[32]
+	mi := &file_utxostore_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2013,7 +2096,7 @@ func (x *SetMinedMultiReply) String() string {
 func (*SetMinedMultiReply) ProtoMessage() {}
 
 func (x *SetMinedMultiReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[32]
+	mi := &file_utxostore_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2026,7 +2109,7 @@ func (x *SetMinedMultiReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetMinedMultiReply.ProtoReflect.Descriptor instead.
 func (*SetMinedMultiReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{32}
+	return file_utxostore_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SetMinedMultiReply) GetMined() []*BlockIDs {
@@ -2046,7 +2129,7 @@ type FlagTxIDsRequest struct {
 
 func (x *FlagTxIDsRequest) Reset() {
 	*x = FlagTxIDsRequest{}
-	mi := &file_utxostore_proto_msgTypes[33]
+	mi := &file_utxostore_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2058,7 +2141,7 @@ func (x *FlagTxIDsRequest) String() string {
 func (*FlagTxIDsRequest) ProtoMessage() {}
 
 func (x *FlagTxIDsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[33]
+	mi := &file_utxostore_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2071,7 +2154,7 @@ func (x *FlagTxIDsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlagTxIDsRequest.ProtoReflect.Descriptor instead.
 func (*FlagTxIDsRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{33}
+	return file_utxostore_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FlagTxIDsRequest) GetTxids() [][]byte {
@@ -2103,7 +2186,7 @@ type UnminedTransaction struct {
 
 func (x *UnminedTransaction) Reset() {
 	*x = UnminedTransaction{}
-	mi := &file_utxostore_proto_msgTypes[34]
+	mi := &file_utxostore_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2115,7 +2198,7 @@ func (x *UnminedTransaction) String() string {
 func (*UnminedTransaction) ProtoMessage() {}
 
 func (x *UnminedTransaction) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[34]
+	mi := &file_utxostore_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2128,7 +2211,7 @@ func (x *UnminedTransaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnminedTransaction.ProtoReflect.Descriptor instead.
 func (*UnminedTransaction) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{34}
+	return file_utxostore_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *UnminedTransaction) GetTxid() []byte {
@@ -2189,7 +2272,7 @@ type HeightRequest struct {
 
 func (x *HeightRequest) Reset() {
 	*x = HeightRequest{}
-	mi := &file_utxostore_proto_msgTypes[35]
+	mi := &file_utxostore_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2201,7 +2284,7 @@ func (x *HeightRequest) String() string {
 func (*HeightRequest) ProtoMessage() {}
 
 func (x *HeightRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[35]
+	mi := &file_utxostore_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2214,7 +2297,7 @@ func (x *HeightRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeightRequest.ProtoReflect.Descriptor instead.
 func (*HeightRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{35}
+	return file_utxostore_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *HeightRequest) GetHeight() uint32 {
@@ -2233,7 +2316,7 @@ type HeightReply struct {
 
 func (x *HeightReply) Reset() {
 	*x = HeightReply{}
-	mi := &file_utxostore_proto_msgTypes[36]
+	mi := &file_utxostore_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2245,7 +2328,7 @@ func (x *HeightReply) String() string {
 func (*HeightReply) ProtoMessage() {}
 
 func (x *HeightReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[36]
+	mi := &file_utxostore_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2258,7 +2341,7 @@ func (x *HeightReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeightReply.ProtoReflect.Descriptor instead.
 func (*HeightReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{36}
+	return file_utxostore_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *HeightReply) GetHeight() uint32 {
@@ -2278,7 +2361,7 @@ type PreserveRequest struct {
 
 func (x *PreserveRequest) Reset() {
 	*x = PreserveRequest{}
-	mi := &file_utxostore_proto_msgTypes[37]
+	mi := &file_utxostore_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2290,7 +2373,7 @@ func (x *PreserveRequest) String() string {
 func (*PreserveRequest) ProtoMessage() {}
 
 func (x *PreserveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[37]
+	mi := &file_utxostore_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2303,7 +2386,7 @@ func (x *PreserveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreserveRequest.ProtoReflect.Descriptor instead.
 func (*PreserveRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{37}
+	return file_utxostore_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PreserveRequest) GetTxids() [][]byte {
@@ -2329,7 +2412,7 @@ type TxRequest struct {
 
 func (x *TxRequest) Reset() {
 	*x = TxRequest{}
-	mi := &file_utxostore_proto_msgTypes[38]
+	mi := &file_utxostore_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2341,7 +2424,7 @@ func (x *TxRequest) String() string {
 func (*TxRequest) ProtoMessage() {}
 
 func (x *TxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[38]
+	mi := &file_utxostore_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2354,7 +2437,7 @@ func (x *TxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxRequest.ProtoReflect.Descriptor instead.
 func (*TxRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{38}
+	return file_utxostore_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TxRequest) GetTx() []byte {
@@ -2373,7 +2456,7 @@ type PreviousOutputsReply struct {
 
 func (x *PreviousOutputsReply) Reset() {
 	*x = PreviousOutputsReply{}
-	mi := &file_utxostore_proto_msgTypes[39]
+	mi := &file_utxostore_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2385,7 +2468,7 @@ func (x *PreviousOutputsReply) String() string {
 func (*PreviousOutputsReply) ProtoMessage() {}
 
 func (x *PreviousOutputsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[39]
+	mi := &file_utxostore_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2398,7 +2481,7 @@ func (x *PreviousOutputsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviousOutputsReply.ProtoReflect.Descriptor instead.
 func (*PreviousOutputsReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{39}
+	return file_utxostore_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PreviousOutputsReply) GetOutputs() []*TxOut {
@@ -2417,7 +2500,7 @@ type SpendsRequest struct {
 
 func (x *SpendsRequest) Reset() {
 	*x = SpendsRequest{}
-	mi := &file_utxostore_proto_msgTypes[40]
+	mi := &file_utxostore_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2429,7 +2512,7 @@ func (x *SpendsRequest) String() string {
 func (*SpendsRequest) ProtoMessage() {}
 
 func (x *SpendsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[40]
+	mi := &file_utxostore_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2442,7 +2525,7 @@ func (x *SpendsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendsRequest.ProtoReflect.Descriptor instead.
 func (*SpendsRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{40}
+	return file_utxostore_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SpendsRequest) GetSpends() []*Spend {
@@ -2462,7 +2545,7 @@ type ReAssignRequest struct {
 
 func (x *ReAssignRequest) Reset() {
 	*x = ReAssignRequest{}
-	mi := &file_utxostore_proto_msgTypes[41]
+	mi := &file_utxostore_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2474,7 +2557,7 @@ func (x *ReAssignRequest) String() string {
 func (*ReAssignRequest) ProtoMessage() {}
 
 func (x *ReAssignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[41]
+	mi := &file_utxostore_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2487,7 +2570,7 @@ func (x *ReAssignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReAssignRequest.ProtoReflect.Descriptor instead.
 func (*ReAssignRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{41}
+	return file_utxostore_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReAssignRequest) GetUtxo() *Spend {
@@ -2514,7 +2597,7 @@ type SetConflictingReply struct {
 
 func (x *SetConflictingReply) Reset() {
 	*x = SetConflictingReply{}
-	mi := &file_utxostore_proto_msgTypes[42]
+	mi := &file_utxostore_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2526,7 +2609,7 @@ func (x *SetConflictingReply) String() string {
 func (*SetConflictingReply) ProtoMessage() {}
 
 func (x *SetConflictingReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[42]
+	mi := &file_utxostore_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2539,7 +2622,7 @@ func (x *SetConflictingReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConflictingReply.ProtoReflect.Descriptor instead.
 func (*SetConflictingReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{42}
+	return file_utxostore_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetConflictingReply) GetSpends() []*Spend {
@@ -2566,7 +2649,7 @@ type ConnectBlockRequest struct {
 
 func (x *ConnectBlockRequest) Reset() {
 	*x = ConnectBlockRequest{}
-	mi := &file_utxostore_proto_msgTypes[43]
+	mi := &file_utxostore_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2578,7 +2661,7 @@ func (x *ConnectBlockRequest) String() string {
 func (*ConnectBlockRequest) ProtoMessage() {}
 
 func (x *ConnectBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[43]
+	mi := &file_utxostore_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2591,7 +2674,7 @@ func (x *ConnectBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectBlockRequest.ProtoReflect.Descriptor instead.
 func (*ConnectBlockRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{43}
+	return file_utxostore_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ConnectBlockRequest) GetBlock() []byte {
@@ -2619,7 +2702,7 @@ type ConnectBlockReply struct {
 
 func (x *ConnectBlockReply) Reset() {
 	*x = ConnectBlockReply{}
-	mi := &file_utxostore_proto_msgTypes[44]
+	mi := &file_utxostore_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2631,7 +2714,7 @@ func (x *ConnectBlockReply) String() string {
 func (*ConnectBlockReply) ProtoMessage() {}
 
 func (x *ConnectBlockReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[44]
+	mi := &file_utxostore_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2644,7 +2727,7 @@ func (x *ConnectBlockReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectBlockReply.ProtoReflect.Descriptor instead.
 func (*ConnectBlockReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{44}
+	return file_utxostore_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ConnectBlockReply) GetHash() []byte {
@@ -2674,11 +2757,17 @@ const file_utxostore_proto_rawDesc = "" +
 	"\n" +
 	"\x0futxostore.proto\x12\futxostore.v1\"\a\n" +
 	"\x05Empty\"\x0f\n" +
-	"\rHealthRequest\"W\n" +
+	"\rHealthRequest\"\xd0\x01\n" +
 	"\vHealthReply\x12\x16\n" +
 	"\x06engine\x18\x01 \x01(\tR\x06engine\x12\x18\n" +
 	"\anetwork\x18\x02 \x01(\tR\anetwork\x12\x16\n" +
-	"\x06height\x18\x03 \x01(\rR\x06height\"\x9a\x01\n" +
+	"\x06height\x18\x03 \x01(\rR\x06height\x12(\n" +
+	"\x03tip\x18\x04 \x01(\v2\x16.utxostore.v1.BlockRefR\x03tip\x12\x18\n" +
+	"\aindexed\x18\x05 \x01(\bR\aindexed\x123\n" +
+	"\tindex_tip\x18\x06 \x01(\v2\x16.utxostore.v1.BlockRefR\bindexTip\"6\n" +
+	"\bBlockRef\x12\x16\n" +
+	"\x06height\x18\x01 \x01(\rR\x06height\x12\x12\n" +
+	"\x04hash\x18\x02 \x01(\fR\x04hash\"\x9a\x01\n" +
 	"\n" +
 	"StoreError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x12\n" +
@@ -2901,153 +2990,156 @@ func file_utxostore_proto_rawDescGZIP() []byte {
 }
 
 var file_utxostore_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_utxostore_proto_goTypes = []any{
 	(Field)(0),                   // 0: utxostore.v1.Field
 	(*Empty)(nil),                // 1: utxostore.v1.Empty
 	(*HealthRequest)(nil),        // 2: utxostore.v1.HealthRequest
 	(*HealthReply)(nil),          // 3: utxostore.v1.HealthReply
-	(*StoreError)(nil),           // 4: utxostore.v1.StoreError
-	(*SpendingData)(nil),         // 5: utxostore.v1.SpendingData
-	(*MinedBlockInfo)(nil),       // 6: utxostore.v1.MinedBlockInfo
-	(*OutputState)(nil),          // 7: utxostore.v1.OutputState
-	(*Meta)(nil),                 // 8: utxostore.v1.Meta
-	(*CreateRequest)(nil),        // 9: utxostore.v1.CreateRequest
-	(*CreateBatchRequest)(nil),   // 10: utxostore.v1.CreateBatchRequest
-	(*MetaReply)(nil),            // 11: utxostore.v1.MetaReply
-	(*MetaResult)(nil),           // 12: utxostore.v1.MetaResult
-	(*MetaBatchReply)(nil),       // 13: utxostore.v1.MetaBatchReply
-	(*GetRequest)(nil),           // 14: utxostore.v1.GetRequest
-	(*BatchDecorateRequest)(nil), // 15: utxostore.v1.BatchDecorateRequest
-	(*TxIDRequest)(nil),          // 16: utxostore.v1.TxIDRequest
-	(*TxIDsRequest)(nil),         // 17: utxostore.v1.TxIDsRequest
-	(*TxIDsReply)(nil),           // 18: utxostore.v1.TxIDsReply
-	(*BatchReply)(nil),           // 19: utxostore.v1.BatchReply
-	(*Spend)(nil),                // 20: utxostore.v1.Spend
-	(*GetSpendRequest)(nil),      // 21: utxostore.v1.GetSpendRequest
-	(*GetSpendReply)(nil),        // 22: utxostore.v1.GetSpendReply
-	(*GetSpendBatchRequest)(nil), // 23: utxostore.v1.GetSpendBatchRequest
-	(*GetSpendBatchReply)(nil),   // 24: utxostore.v1.GetSpendBatchReply
-	(*TxOut)(nil),                // 25: utxostore.v1.TxOut
-	(*SpendRequest)(nil),         // 26: utxostore.v1.SpendRequest
-	(*SpendReply)(nil),           // 27: utxostore.v1.SpendReply
-	(*SpendBatchRequest)(nil),    // 28: utxostore.v1.SpendBatchRequest
-	(*SpendBatchReply)(nil),      // 29: utxostore.v1.SpendBatchReply
-	(*UnspendRequest)(nil),       // 30: utxostore.v1.UnspendRequest
-	(*SetMinedMultiRequest)(nil), // 31: utxostore.v1.SetMinedMultiRequest
-	(*BlockIDs)(nil),             // 32: utxostore.v1.BlockIDs
-	(*SetMinedMultiReply)(nil),   // 33: utxostore.v1.SetMinedMultiReply
-	(*FlagTxIDsRequest)(nil),     // 34: utxostore.v1.FlagTxIDsRequest
-	(*UnminedTransaction)(nil),   // 35: utxostore.v1.UnminedTransaction
-	(*HeightRequest)(nil),        // 36: utxostore.v1.HeightRequest
-	(*HeightReply)(nil),          // 37: utxostore.v1.HeightReply
-	(*PreserveRequest)(nil),      // 38: utxostore.v1.PreserveRequest
-	(*TxRequest)(nil),            // 39: utxostore.v1.TxRequest
-	(*PreviousOutputsReply)(nil), // 40: utxostore.v1.PreviousOutputsReply
-	(*SpendsRequest)(nil),        // 41: utxostore.v1.SpendsRequest
-	(*ReAssignRequest)(nil),      // 42: utxostore.v1.ReAssignRequest
-	(*SetConflictingReply)(nil),  // 43: utxostore.v1.SetConflictingReply
-	(*ConnectBlockRequest)(nil),  // 44: utxostore.v1.ConnectBlockRequest
-	(*ConnectBlockReply)(nil),    // 45: utxostore.v1.ConnectBlockReply
+	(*BlockRef)(nil),             // 4: utxostore.v1.BlockRef
+	(*StoreError)(nil),           // 5: utxostore.v1.StoreError
+	(*SpendingData)(nil),         // 6: utxostore.v1.SpendingData
+	(*MinedBlockInfo)(nil),       // 7: utxostore.v1.MinedBlockInfo
+	(*OutputState)(nil),          // 8: utxostore.v1.OutputState
+	(*Meta)(nil),                 // 9: utxostore.v1.Meta
+	(*CreateRequest)(nil),        // 10: utxostore.v1.CreateRequest
+	(*CreateBatchRequest)(nil),   // 11: utxostore.v1.CreateBatchRequest
+	(*MetaReply)(nil),            // 12: utxostore.v1.MetaReply
+	(*MetaResult)(nil),           // 13: utxostore.v1.MetaResult
+	(*MetaBatchReply)(nil),       // 14: utxostore.v1.MetaBatchReply
+	(*GetRequest)(nil),           // 15: utxostore.v1.GetRequest
+	(*BatchDecorateRequest)(nil), // 16: utxostore.v1.BatchDecorateRequest
+	(*TxIDRequest)(nil),          // 17: utxostore.v1.TxIDRequest
+	(*TxIDsRequest)(nil),         // 18: utxostore.v1.TxIDsRequest
+	(*TxIDsReply)(nil),           // 19: utxostore.v1.TxIDsReply
+	(*BatchReply)(nil),           // 20: utxostore.v1.BatchReply
+	(*Spend)(nil),                // 21: utxostore.v1.Spend
+	(*GetSpendRequest)(nil),      // 22: utxostore.v1.GetSpendRequest
+	(*GetSpendReply)(nil),        // 23: utxostore.v1.GetSpendReply
+	(*GetSpendBatchRequest)(nil), // 24: utxostore.v1.GetSpendBatchRequest
+	(*GetSpendBatchReply)(nil),   // 25: utxostore.v1.GetSpendBatchReply
+	(*TxOut)(nil),                // 26: utxostore.v1.TxOut
+	(*SpendRequest)(nil),         // 27: utxostore.v1.SpendRequest
+	(*SpendReply)(nil),           // 28: utxostore.v1.SpendReply
+	(*SpendBatchRequest)(nil),    // 29: utxostore.v1.SpendBatchRequest
+	(*SpendBatchReply)(nil),      // 30: utxostore.v1.SpendBatchReply
+	(*UnspendRequest)(nil),       // 31: utxostore.v1.UnspendRequest
+	(*SetMinedMultiRequest)(nil), // 32: utxostore.v1.SetMinedMultiRequest
+	(*BlockIDs)(nil),             // 33: utxostore.v1.BlockIDs
+	(*SetMinedMultiReply)(nil),   // 34: utxostore.v1.SetMinedMultiReply
+	(*FlagTxIDsRequest)(nil),     // 35: utxostore.v1.FlagTxIDsRequest
+	(*UnminedTransaction)(nil),   // 36: utxostore.v1.UnminedTransaction
+	(*HeightRequest)(nil),        // 37: utxostore.v1.HeightRequest
+	(*HeightReply)(nil),          // 38: utxostore.v1.HeightReply
+	(*PreserveRequest)(nil),      // 39: utxostore.v1.PreserveRequest
+	(*TxRequest)(nil),            // 40: utxostore.v1.TxRequest
+	(*PreviousOutputsReply)(nil), // 41: utxostore.v1.PreviousOutputsReply
+	(*SpendsRequest)(nil),        // 42: utxostore.v1.SpendsRequest
+	(*ReAssignRequest)(nil),      // 43: utxostore.v1.ReAssignRequest
+	(*SetConflictingReply)(nil),  // 44: utxostore.v1.SetConflictingReply
+	(*ConnectBlockRequest)(nil),  // 45: utxostore.v1.ConnectBlockRequest
+	(*ConnectBlockReply)(nil),    // 46: utxostore.v1.ConnectBlockReply
 }
 var file_utxostore_proto_depIdxs = []int32{
-	5,  // 0: utxostore.v1.StoreError.spending:type_name -> utxostore.v1.SpendingData
-	5,  // 1: utxostore.v1.OutputState.spending:type_name -> utxostore.v1.SpendingData
-	7,  // 2: utxostore.v1.Meta.outputs:type_name -> utxostore.v1.OutputState
-	6,  // 3: utxostore.v1.CreateRequest.mined_blocks:type_name -> utxostore.v1.MinedBlockInfo
-	9,  // 4: utxostore.v1.CreateBatchRequest.creates:type_name -> utxostore.v1.CreateRequest
-	8,  // 5: utxostore.v1.MetaReply.meta:type_name -> utxostore.v1.Meta
-	8,  // 6: utxostore.v1.MetaResult.meta:type_name -> utxostore.v1.Meta
-	4,  // 7: utxostore.v1.MetaResult.error:type_name -> utxostore.v1.StoreError
-	12, // 8: utxostore.v1.MetaBatchReply.results:type_name -> utxostore.v1.MetaResult
-	0,  // 9: utxostore.v1.GetRequest.fields:type_name -> utxostore.v1.Field
-	0,  // 10: utxostore.v1.BatchDecorateRequest.fields:type_name -> utxostore.v1.Field
-	4,  // 11: utxostore.v1.BatchReply.errors:type_name -> utxostore.v1.StoreError
-	5,  // 12: utxostore.v1.Spend.spending:type_name -> utxostore.v1.SpendingData
-	4,  // 13: utxostore.v1.Spend.error:type_name -> utxostore.v1.StoreError
-	20, // 14: utxostore.v1.GetSpendRequest.spend:type_name -> utxostore.v1.Spend
-	5,  // 15: utxostore.v1.GetSpendReply.spending:type_name -> utxostore.v1.SpendingData
-	20, // 16: utxostore.v1.GetSpendBatchRequest.spends:type_name -> utxostore.v1.Spend
-	22, // 17: utxostore.v1.GetSpendBatchReply.replies:type_name -> utxostore.v1.GetSpendReply
-	4,  // 18: utxostore.v1.GetSpendBatchReply.errors:type_name -> utxostore.v1.StoreError
-	25, // 19: utxostore.v1.SpendRequest.previous_outputs:type_name -> utxostore.v1.TxOut
-	20, // 20: utxostore.v1.SpendReply.spends:type_name -> utxostore.v1.Spend
-	4,  // 21: utxostore.v1.SpendReply.error:type_name -> utxostore.v1.StoreError
-	26, // 22: utxostore.v1.SpendBatchRequest.spends:type_name -> utxostore.v1.SpendRequest
-	27, // 23: utxostore.v1.SpendBatchReply.replies:type_name -> utxostore.v1.SpendReply
-	20, // 24: utxostore.v1.UnspendRequest.spends:type_name -> utxostore.v1.Spend
-	6,  // 25: utxostore.v1.SetMinedMultiRequest.info:type_name -> utxostore.v1.MinedBlockInfo
-	32, // 26: utxostore.v1.SetMinedMultiReply.mined:type_name -> utxostore.v1.BlockIDs
-	25, // 27: utxostore.v1.PreviousOutputsReply.outputs:type_name -> utxostore.v1.TxOut
-	20, // 28: utxostore.v1.SpendsRequest.spends:type_name -> utxostore.v1.Spend
-	20, // 29: utxostore.v1.ReAssignRequest.utxo:type_name -> utxostore.v1.Spend
-	20, // 30: utxostore.v1.ReAssignRequest.new_utxo:type_name -> utxostore.v1.Spend
-	20, // 31: utxostore.v1.SetConflictingReply.spends:type_name -> utxostore.v1.Spend
-	2,  // 32: utxostore.v1.UtxoStore.Health:input_type -> utxostore.v1.HealthRequest
-	9,  // 33: utxostore.v1.UtxoStore.Create:input_type -> utxostore.v1.CreateRequest
-	10, // 34: utxostore.v1.UtxoStore.CreateBatch:input_type -> utxostore.v1.CreateBatchRequest
-	14, // 35: utxostore.v1.UtxoStore.Get:input_type -> utxostore.v1.GetRequest
-	15, // 36: utxostore.v1.UtxoStore.BatchDecorate:input_type -> utxostore.v1.BatchDecorateRequest
-	17, // 37: utxostore.v1.UtxoStore.Delete:input_type -> utxostore.v1.TxIDsRequest
-	21, // 38: utxostore.v1.UtxoStore.GetSpend:input_type -> utxostore.v1.GetSpendRequest
-	23, // 39: utxostore.v1.UtxoStore.GetSpendBatch:input_type -> utxostore.v1.GetSpendBatchRequest
-	26, // 40: utxostore.v1.UtxoStore.Spend:input_type -> utxostore.v1.SpendRequest
-	28, // 41: utxostore.v1.UtxoStore.SpendBatch:input_type -> utxostore.v1.SpendBatchRequest
-	30, // 42: utxostore.v1.UtxoStore.Unspend:input_type -> utxostore.v1.UnspendRequest
-	31, // 43: utxostore.v1.UtxoStore.SetMinedMulti:input_type -> utxostore.v1.SetMinedMultiRequest
-	34, // 44: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:input_type -> utxostore.v1.FlagTxIDsRequest
-	34, // 45: utxostore.v1.UtxoStore.SetLocked:input_type -> utxostore.v1.FlagTxIDsRequest
-	1,  // 46: utxostore.v1.UtxoStore.GetUnminedTxs:input_type -> utxostore.v1.Empty
-	36, // 47: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:input_type -> utxostore.v1.HeightRequest
-	38, // 48: utxostore.v1.UtxoStore.PreserveTransactions:input_type -> utxostore.v1.PreserveRequest
-	36, // 49: utxostore.v1.UtxoStore.ProcessExpiredPreservations:input_type -> utxostore.v1.HeightRequest
-	39, // 50: utxostore.v1.UtxoStore.PreviousOutputsDecorate:input_type -> utxostore.v1.TxRequest
-	41, // 51: utxostore.v1.UtxoStore.FreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
-	41, // 52: utxostore.v1.UtxoStore.UnFreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
-	42, // 53: utxostore.v1.UtxoStore.ReAssignUTXO:input_type -> utxostore.v1.ReAssignRequest
-	16, // 54: utxostore.v1.UtxoStore.GetCounterConflicting:input_type -> utxostore.v1.TxIDRequest
-	16, // 55: utxostore.v1.UtxoStore.GetConflictingChildren:input_type -> utxostore.v1.TxIDRequest
-	34, // 56: utxostore.v1.UtxoStore.SetConflicting:input_type -> utxostore.v1.FlagTxIDsRequest
-	36, // 57: utxostore.v1.UtxoStore.SetBlockHeight:input_type -> utxostore.v1.HeightRequest
-	1,  // 58: utxostore.v1.UtxoStore.GetBlockHeight:input_type -> utxostore.v1.Empty
-	36, // 59: utxostore.v1.UtxoStore.SetMedianBlockTime:input_type -> utxostore.v1.HeightRequest
-	1,  // 60: utxostore.v1.UtxoStore.GetMedianBlockTime:input_type -> utxostore.v1.Empty
-	44, // 61: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
-	3,  // 62: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
-	11, // 63: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
-	13, // 64: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
-	11, // 65: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
-	13, // 66: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
-	19, // 67: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
-	22, // 68: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
-	24, // 69: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
-	27, // 70: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
-	29, // 71: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
-	1,  // 72: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
-	33, // 73: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
-	1,  // 74: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
-	1,  // 75: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
-	35, // 76: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
-	18, // 77: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
-	1,  // 78: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
-	1,  // 79: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
-	40, // 80: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
-	1,  // 81: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 82: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 83: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
-	18, // 84: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
-	18, // 85: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
-	43, // 86: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
-	1,  // 87: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
-	37, // 88: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
-	1,  // 89: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
-	37, // 90: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
-	45, // 91: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
-	62, // [62:92] is the sub-list for method output_type
-	32, // [32:62] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	4,  // 0: utxostore.v1.HealthReply.tip:type_name -> utxostore.v1.BlockRef
+	4,  // 1: utxostore.v1.HealthReply.index_tip:type_name -> utxostore.v1.BlockRef
+	6,  // 2: utxostore.v1.StoreError.spending:type_name -> utxostore.v1.SpendingData
+	6,  // 3: utxostore.v1.OutputState.spending:type_name -> utxostore.v1.SpendingData
+	8,  // 4: utxostore.v1.Meta.outputs:type_name -> utxostore.v1.OutputState
+	7,  // 5: utxostore.v1.CreateRequest.mined_blocks:type_name -> utxostore.v1.MinedBlockInfo
+	10, // 6: utxostore.v1.CreateBatchRequest.creates:type_name -> utxostore.v1.CreateRequest
+	9,  // 7: utxostore.v1.MetaReply.meta:type_name -> utxostore.v1.Meta
+	9,  // 8: utxostore.v1.MetaResult.meta:type_name -> utxostore.v1.Meta
+	5,  // 9: utxostore.v1.MetaResult.error:type_name -> utxostore.v1.StoreError
+	13, // 10: utxostore.v1.MetaBatchReply.results:type_name -> utxostore.v1.MetaResult
+	0,  // 11: utxostore.v1.GetRequest.fields:type_name -> utxostore.v1.Field
+	0,  // 12: utxostore.v1.BatchDecorateRequest.fields:type_name -> utxostore.v1.Field
+	5,  // 13: utxostore.v1.BatchReply.errors:type_name -> utxostore.v1.StoreError
+	6,  // 14: utxostore.v1.Spend.spending:type_name -> utxostore.v1.SpendingData
+	5,  // 15: utxostore.v1.Spend.error:type_name -> utxostore.v1.StoreError
+	21, // 16: utxostore.v1.GetSpendRequest.spend:type_name -> utxostore.v1.Spend
+	6,  // 17: utxostore.v1.GetSpendReply.spending:type_name -> utxostore.v1.SpendingData
+	21, // 18: utxostore.v1.GetSpendBatchRequest.spends:type_name -> utxostore.v1.Spend
+	23, // 19: utxostore.v1.GetSpendBatchReply.replies:type_name -> utxostore.v1.GetSpendReply
+	5,  // 20: utxostore.v1.GetSpendBatchReply.errors:type_name -> utxostore.v1.StoreError
+	26, // 21: utxostore.v1.SpendRequest.previous_outputs:type_name -> utxostore.v1.TxOut
+	21, // 22: utxostore.v1.SpendReply.spends:type_name -> utxostore.v1.Spend
+	5,  // 23: utxostore.v1.SpendReply.error:type_name -> utxostore.v1.StoreError
+	27, // 24: utxostore.v1.SpendBatchRequest.spends:type_name -> utxostore.v1.SpendRequest
+	28, // 25: utxostore.v1.SpendBatchReply.replies:type_name -> utxostore.v1.SpendReply
+	21, // 26: utxostore.v1.UnspendRequest.spends:type_name -> utxostore.v1.Spend
+	7,  // 27: utxostore.v1.SetMinedMultiRequest.info:type_name -> utxostore.v1.MinedBlockInfo
+	33, // 28: utxostore.v1.SetMinedMultiReply.mined:type_name -> utxostore.v1.BlockIDs
+	26, // 29: utxostore.v1.PreviousOutputsReply.outputs:type_name -> utxostore.v1.TxOut
+	21, // 30: utxostore.v1.SpendsRequest.spends:type_name -> utxostore.v1.Spend
+	21, // 31: utxostore.v1.ReAssignRequest.utxo:type_name -> utxostore.v1.Spend
+	21, // 32: utxostore.v1.ReAssignRequest.new_utxo:type_name -> utxostore.v1.Spend
+	21, // 33: utxostore.v1.SetConflictingReply.spends:type_name -> utxostore.v1.Spend
+	2,  // 34: utxostore.v1.UtxoStore.Health:input_type -> utxostore.v1.HealthRequest
+	10, // 35: utxostore.v1.UtxoStore.Create:input_type -> utxostore.v1.CreateRequest
+	11, // 36: utxostore.v1.UtxoStore.CreateBatch:input_type -> utxostore.v1.CreateBatchRequest
+	15, // 37: utxostore.v1.UtxoStore.Get:input_type -> utxostore.v1.GetRequest
+	16, // 38: utxostore.v1.UtxoStore.BatchDecorate:input_type -> utxostore.v1.BatchDecorateRequest
+	18, // 39: utxostore.v1.UtxoStore.Delete:input_type -> utxostore.v1.TxIDsRequest
+	22, // 40: utxostore.v1.UtxoStore.GetSpend:input_type -> utxostore.v1.GetSpendRequest
+	24, // 41: utxostore.v1.UtxoStore.GetSpendBatch:input_type -> utxostore.v1.GetSpendBatchRequest
+	27, // 42: utxostore.v1.UtxoStore.Spend:input_type -> utxostore.v1.SpendRequest
+	29, // 43: utxostore.v1.UtxoStore.SpendBatch:input_type -> utxostore.v1.SpendBatchRequest
+	31, // 44: utxostore.v1.UtxoStore.Unspend:input_type -> utxostore.v1.UnspendRequest
+	32, // 45: utxostore.v1.UtxoStore.SetMinedMulti:input_type -> utxostore.v1.SetMinedMultiRequest
+	35, // 46: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:input_type -> utxostore.v1.FlagTxIDsRequest
+	35, // 47: utxostore.v1.UtxoStore.SetLocked:input_type -> utxostore.v1.FlagTxIDsRequest
+	1,  // 48: utxostore.v1.UtxoStore.GetUnminedTxs:input_type -> utxostore.v1.Empty
+	37, // 49: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:input_type -> utxostore.v1.HeightRequest
+	39, // 50: utxostore.v1.UtxoStore.PreserveTransactions:input_type -> utxostore.v1.PreserveRequest
+	37, // 51: utxostore.v1.UtxoStore.ProcessExpiredPreservations:input_type -> utxostore.v1.HeightRequest
+	40, // 52: utxostore.v1.UtxoStore.PreviousOutputsDecorate:input_type -> utxostore.v1.TxRequest
+	42, // 53: utxostore.v1.UtxoStore.FreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
+	42, // 54: utxostore.v1.UtxoStore.UnFreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
+	43, // 55: utxostore.v1.UtxoStore.ReAssignUTXO:input_type -> utxostore.v1.ReAssignRequest
+	17, // 56: utxostore.v1.UtxoStore.GetCounterConflicting:input_type -> utxostore.v1.TxIDRequest
+	17, // 57: utxostore.v1.UtxoStore.GetConflictingChildren:input_type -> utxostore.v1.TxIDRequest
+	35, // 58: utxostore.v1.UtxoStore.SetConflicting:input_type -> utxostore.v1.FlagTxIDsRequest
+	37, // 59: utxostore.v1.UtxoStore.SetBlockHeight:input_type -> utxostore.v1.HeightRequest
+	1,  // 60: utxostore.v1.UtxoStore.GetBlockHeight:input_type -> utxostore.v1.Empty
+	37, // 61: utxostore.v1.UtxoStore.SetMedianBlockTime:input_type -> utxostore.v1.HeightRequest
+	1,  // 62: utxostore.v1.UtxoStore.GetMedianBlockTime:input_type -> utxostore.v1.Empty
+	45, // 63: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
+	3,  // 64: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
+	12, // 65: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
+	14, // 66: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
+	12, // 67: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
+	14, // 68: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
+	20, // 69: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
+	23, // 70: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
+	25, // 71: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
+	28, // 72: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
+	30, // 73: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
+	1,  // 74: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
+	34, // 75: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
+	1,  // 76: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
+	1,  // 77: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
+	36, // 78: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
+	19, // 79: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
+	1,  // 80: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
+	1,  // 81: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
+	41, // 82: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
+	1,  // 83: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 84: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 85: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
+	19, // 86: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
+	19, // 87: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
+	44, // 88: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
+	1,  // 89: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
+	38, // 90: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
+	1,  // 91: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
+	38, // 92: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
+	46, // 93: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
+	64, // [64:94] is the sub-list for method output_type
+	34, // [34:64] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_utxostore_proto_init() }
@@ -3055,14 +3147,14 @@ func file_utxostore_proto_init() {
 	if File_utxostore_proto != nil {
 		return
 	}
-	file_utxostore_proto_msgTypes[8].OneofWrappers = []any{}
+	file_utxostore_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_utxostore_proto_rawDesc), len(file_utxostore_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   45,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
