@@ -29,7 +29,7 @@ const (
 	// CheckDuplicateTx: no txid appears twice in the block.
 	CheckDuplicateTx Check = "duplicate transaction"
 	// CheckCoinbaseHeight: from the network's BIP34 height on, the coinbase
-	// script starts with the block's height.
+	// script starts with the block's height (the genesis block excepted).
 	CheckCoinbaseHeight Check = "BIP34 coinbase height"
 )
 
@@ -119,7 +119,9 @@ func (r BlockRules) Check(b *Block, height uint32) error {
 		}
 		seen[tx.ID] = i
 	}
-	if int64(height) >= int64(r.Params.BIP0034Height) {
+	// The genesis block is fixed by the network, not built under its rules
+	// (simnet's coinbase holds no height though BIP34 is active from 0).
+	if height > 0 && int64(height) >= int64(r.Params.BIP0034Height) {
 		if err := blockchain.CheckSerializedHeight(btcutil.NewTx(b.Txs[0].Msg), int32(height)); err != nil {
 			return refuse(CheckCoinbaseHeight, "%v", err)
 		}
