@@ -18,7 +18,8 @@ import (
 // ConnectBlock RPC, the first block at startHeight. Blocks below the
 // daemon's height are skipped, and a block the daemon refuses as not
 // extending its tip at a height it already holds is taken as imported
-// before, so an interrupted import resumes.
+// before, so an interrupted import resumes. A block the daemon refuses is
+// named with its file offset.
 //
 // import.go calls it for `utxostore import --server ADDR`.
 func serverImport(ctx context.Context, addr, token string, paths []string, startHeight uint32, progress blockProgress) error {
@@ -43,7 +44,7 @@ func serverImport(ctx context.Context, addr, token string, paths []string, start
 			if height == health.Height && status.Code(err) == codes.FailedPrecondition {
 				return nil // the daemon's tip: imported before
 			}
-			return fmt.Errorf("%s: connecting block at height %d: %w", path, height, err)
+			return fmt.Errorf("%s: connecting block at height %d: %w", path, height, reader.Locate(err))
 		}
 		progress.block(height, txs, int64(len(raw)))
 		return nil

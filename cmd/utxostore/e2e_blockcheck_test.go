@@ -161,11 +161,12 @@ func TestImportTrustBlocks(t *testing.T) {
 
 // TestServeConnectBlockRefusesDamagedBlocks sends the same damaged blocks
 // to a daemon's ConnectBlock: each is refused with InvalidArgument naming
-// the check, the block and its height, and the store is as it was. A
+// the check, the block and its height (import --server adds its file
+// offset), and the store is as it was. A
 // daemon started with --trust-blocks still refuses a block without a
 // coinbase, and applies one whose merkle root is wrong.
 func TestServeConnectBlockRefusesDamagedBlocks(t *testing.T) {
-	frames, _, block := mainnetPrefix(t, damagedHeight)
+	frames, last, block := mainnetPrefix(t, damagedHeight)
 	store, before := importPrefix(t, frames)
 	serve := append([]string{"serve", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, store...)
 	ctx := context.Background()
@@ -192,6 +193,14 @@ func TestServeConnectBlockRefusesDamagedBlocks(t *testing.T) {
 		mustContain(t, c.Region, err.Error(), fmt.Sprintf("fails the %s check", c.Check), c.Reason,
 			blockHash(t, c.Block), fmt.Sprintf("at height %d", damagedHeight))
 	}
+	// import --server names the file offset of the block the daemon refused.
+	file := filepath.Join(t.TempDir(), "damaged.blk")
+	writeFramed(t, file, last, cases["output script"].Block)
+	_, stderr, err := run(t, "import", "--quiet", "--server", d.grpc, "--start-height", fmt.Sprint(damagedHeight-1), file)
+	if err == nil {
+		t.Error("import --server of a damaged block: want a failure")
+	}
+	mustContain(t, "import --server", stderr, "fails the merkle root check", fmt.Sprintf("file offset %d", len(last)))
 	if err := d.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("SIGTERM: %v\n%s", err, d.log())
 	}
