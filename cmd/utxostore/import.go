@@ -99,10 +99,10 @@ func runImport(ctx context.Context, args []string) error {
 
 type importer struct {
 	store    *utxo.DB
-	network  string // the store's: block files of another are refused
-	rules    chain.BlockRules
-	index    *importIndex // nil without --index
-	next     uint32       // height of the next block read from the files
+	network  string           // the store's: block files of another are refused
+	rules    chain.BlockRules // every block passes them before anything of it is applied
+	index    *importIndex     // nil without --index
+	next     uint32           // height of the next block read from the files
 	progress blockProgress
 }
 
