@@ -117,6 +117,12 @@ func (b *BlockReader) Next() (*Tx, error) {
 	return nil, b.err
 }
 
+// Locate wraps err with where the block lies, as the reader's own errors
+// are: for a block of a blk*.dat file, a [*FrameError] with the frame
+// number and file offset. Callers use it for what they find wrong with the
+// block after reading it (a failed [BlockRules.Check]).
+func (b *BlockReader) Locate(err error) error { return b.wrap(err) }
+
 // skipRest reads and discards the remaining transactions, so that the
 // underlying reader is positioned after the block.
 func (b *BlockReader) skipRest() error {

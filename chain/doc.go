@@ -13,6 +13,11 @@
 // ([Tx]), so storing or re-sending it never needs a re-serialisation, and
 // its txid is computed once from those bytes.
 //
+// [BlockRules] checks what a block can be checked for alone (proof of
+// work, merkle root, coinbase, duplicate txids, BIP34 height) before a
+// store applies it; a block that fails gets a [*CheckError] naming the
+// block and the check.
+//
 // Malformed input always yields an error (a [*ParseError] naming the field,
 // the transaction index and the byte offset, wrapping a sentinel such as
 // [ErrTruncated]), never a panic, and a hostile length prefix never causes

@@ -21,6 +21,10 @@ type grpcService struct {
 	maxBatch int
 	engine   string
 	network  string
+	// rules check every block ConnectBlock is sent; rulesErr says why
+	// there are none (a network without known rules), and refuses blocks.
+	rules    chain.BlockRules
+	rulesErr error
 }
 
 // checkBatch refuses a list longer than --max-batch.
@@ -452,7 +456,9 @@ func (s *grpcService) GetMedianBlockTime(context.Context, *pb.Empty) (*pb.Height
 }
 
 // ConnectBlock is bounded by the gRPC message limit, not by --max-batch: a
-// block is one unit and cannot be split.
+// block is one unit and cannot be split. A block that fails the network's
+// rules is refused (InvalidArgument, naming the check) before anything of
+// it is applied.
 func (s *grpcService) ConnectBlock(ctx context.Context, r *pb.ConnectBlockRequest) (*pb.ConnectBlockReply, error) {
 	if len(r.Block) == 0 {
 		return nil, badRequest("block: no bytes")
@@ -460,6 +466,12 @@ func (s *grpcService) ConnectBlock(ctx context.Context, r *pb.ConnectBlockReques
 	blk, err := chain.ParseBlock(r.Block)
 	if err != nil {
 		return nil, badRequest("block at height %d: %v", r.Height, err)
+	}
+	if s.rulesErr != nil {
+		return nil, status.Error(codes.FailedPrecondition, s.rulesErr.Error())
+	}
+	if err := s.rules.Check(blk, r.Height); err != nil {
+		return nil, badRequest("%v", err)
 	}
 	if err := s.b.ConnectBlock(ctx, utxo.BlockFromChain(blk, r.Height)); err != nil {
 		return nil, storeStatus(err)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/utxostore/utxostore/chain"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 )
 
@@ -56,7 +57,8 @@ func New(backend Backend, opts Options) (*Server, error) {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(s.tls)))
 	}
 	s.grpc = grpc.NewServer(grpcOpts...)
-	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, maxBatch: opts.MaxBatch, engine: opts.Engine, network: opts.Network})
+	rules, rulesErr := chain.NetworkRules(opts.Network, opts.TrustBlocks)
+	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, maxBatch: opts.MaxBatch, engine: opts.Engine, network: opts.Network, rules: rules, rulesErr: rulesErr})
 	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls}
 	return s, nil
 }

@@ -19,7 +19,8 @@ import (
 // shows the tip's own block at the tip's height (another block there is
 // another chain, refused), and with the address index on, sending starts
 // after the index's tip when that is behind the store's (as a crash
-// between the two leaves it), so the daemon indexes those blocks.
+// between the two leaves it), so the daemon indexes those blocks. A block
+// the daemon refuses is named with its file offset.
 //
 // import.go calls it for `utxostore import --server ADDR`.
 func serverImport(ctx context.Context, addr, token string, paths []string, startHeight uint32, progress blockProgress) error {
@@ -49,7 +50,7 @@ func serverImport(ctx context.Context, addr, token string, paths []string, start
 			return fmt.Errorf("%s: block at height %d: %w", path, height, err)
 		}
 		if _, _, err := c.ConnectBlock(ctx, raw, height); err != nil {
-			return fmt.Errorf("%s: connecting block at height %d: %w", path, height, err)
+			return fmt.Errorf("%s: connecting block at height %d: %w", path, height, reader.Locate(err))
 		}
 		progress.block(height, txs, int64(len(raw)))
 		return nil

@@ -31,6 +31,7 @@ type serveConfig struct {
 	maxMessage      int
 	shutdownTimeout time.Duration
 	configFile      string
+	trustBlocks     bool
 
 	fs *flag.FlagSet
 	// sources says where each flag's value came from: flag, env, file or
@@ -41,10 +42,13 @@ type serveConfig struct {
 // secretFlags are never printed.
 var secretFlags = map[string]bool{"token": true}
 
-// commandLineOnly are flags taken from the command line alone: a salvage
-// for one run, which would stay in force for every later damage if the
-// environment or a config file could set it.
-var commandLineOnly = map[string]bool{"discard-corrupt-log": true}
+// commandLineOnly are flags taken from the command line alone, each with
+// why: a setting that waives a safeguard would stay in force for every
+// later run if the environment or a config file could set it.
+var commandLineOnly = map[string]string{
+	"discard-corrupt-log": "a salvage for one run",
+	"trust-blocks":        "it waives the block checks of one run",
+}
 
 func newServeConfig(name string) *serveConfig {
 	c := &serveConfig{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
@@ -61,6 +65,7 @@ func newServeConfig(name string) *serveConfig {
 	fs.IntVar(&c.maxMessage, "max-message", server.DefaultMaxMessage, "largest gRPC message in bytes (ResourceExhausted above); a whole block must fit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&c.configFile, "config", "", `JSON file of settings, {"flag-name": value, ...}`)
+	fs.BoolVar(&c.trustBlocks, "trust-blocks", false, "skip ConnectBlock's proof-of-work and merkle root checks (the structure checks still run): for a caller that validated its blocks already; command line only")
 	return c
 }
 
@@ -94,8 +99,8 @@ func (c *serveConfig) resolve() error {
 		if name == "config" || c.fs.Lookup(name) == nil {
 			return usagef("config file %s: unknown setting %q (settings are flag names: %s)", c.configFile, name, strings.Join(c.names(), ", "))
 		}
-		if commandLineOnly[name] {
-			return usagef("config file %s: %q is taken from the command line only (a salvage for one run)", c.configFile, name)
+		if why, only := commandLineOnly[name]; only {
+			return usagef("config file %s: %q is taken from the command line only (%s)", c.configFile, name, why)
 		}
 	}
 	var firstErr error
@@ -103,7 +108,7 @@ func (c *serveConfig) resolve() error {
 		if c.sources[f.Name] != "" || firstErr != nil {
 			return
 		}
-		if commandLineOnly[f.Name] {
+		if _, only := commandLineOnly[f.Name]; only {
 			c.sources[f.Name] = "default"
 			return
 		}
@@ -173,7 +178,7 @@ func (c *serveConfig) print(w io.Writer) {
 // serverOptions maps the configuration to the server's options.
 func (c *serveConfig) serverOptions() server.Options {
 	return server.Options{GRPCAddr: c.grpcAddr, HTTPAddr: c.httpAddr, Token: c.token, TLSCert: c.tlsCert, TLSKey: c.tlsKey,
-		MaxBatch: c.maxBatch, MaxBody: c.maxBody, MaxMessage: c.maxMessage, Engine: c.store.engine, Network: c.store.network}
+		MaxBatch: c.maxBatch, MaxBody: c.maxBody, MaxMessage: c.maxMessage, Engine: c.store.engine, Network: c.store.network, TrustBlocks: c.trustBlocks}
 }
 
 const configHelp = `Usage: utxostore config [flags]

@@ -27,6 +27,15 @@ The first block of the first file is at --start-height (0: the genesis
 block). The genesis coinbase is imported like any other transaction, so its
 50 BTC output is counted (Bitcoin Core leaves it out of its UTXO set).
 
+Every block is checked before anything of it is applied: its proof of work
+against the network's limit, its merkle root (refusing the repeated subtree
+of CVE-2012-2459), one coinbase and first, no txid twice, and from the
+network's BIP34 height the height in the coinbase. A block that fails is
+refused with its hash, height, file offset and the check it failed; the
+import stops there with a non-zero exit, the store holding the blocks
+before it. --trust-blocks skips the proof-of-work and merkle checks, for
+blocks validated already; it is taken from the command line only.
+
 An interrupted import resumes: blocks the store already holds are skipped,
 after checking that the store's tip is the block at that height in FILE.
 With --server the daemon's tip is the one checked; when the daemon keeps
@@ -53,6 +62,7 @@ func runImport(ctx context.Context, args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	every := fs.Int("progress-blocks", 0, "print a progress line every N blocks (instead of a bar on a terminal, or a line every 2 seconds)")
 	server := fs.String("server", "", "send the blocks to a running daemon at this gRPC address instead of opening a store (token from UTXOSTORE_TOKEN)")
+	trustBlocks := fs.Bool("trust-blocks", false, "skip the proof-of-work and merkle root checks of every block (the structure checks still run): for blocks validated already")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), importHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,13 +73,20 @@ func runImport(ctx context.Context, args []string) error {
 	}
 	progress := newBlockProgress(os.Stderr, totalSize(fs.Args()), *quiet, *every)
 	if *server != "" {
+		if *trustBlocks {
+			return usagef("--trust-blocks with --server: the daemon checks the blocks it is sent; start its serve with --trust-blocks instead")
+		}
 		return serverImport(ctx, *server, os.Getenv("UTXOSTORE_TOKEN"), fs.Args(), uint32(*startHeight), progress)
+	}
+	rules, err := chain.NetworkRules(sf.network, *trustBlocks)
+	if err != nil {
+		return err
 	}
 	store, err := sf.open(ctx)
 	if err != nil {
 		return err
 	}
-	imp := &importer{store: store, network: sf.network, next: uint32(*startHeight), progress: progress}
+	imp := &importer{store: store, network: sf.network, rules: rules, next: uint32(*startHeight), progress: progress}
 	if imp.index, err = openImportIndex(ctx, &sf, store, uint32(*startHeight)); err != nil {
 		store.Close()
 		return err
@@ -87,9 +104,10 @@ func runImport(ctx context.Context, args []string) error {
 
 type importer struct {
 	store    *utxo.DB
-	network  string       // the store's: block files of another are refused
-	index    *importIndex // nil without --index
-	next     uint32       // height of the next block read from the files
+	network  string           // the store's: block files of another are refused
+	rules    chain.BlockRules // every block passes them before anything of it is applied
+	index    *importIndex     // nil without --index
+	next     uint32           // height of the next block read from the files
 	progress blockProgress
 }
 
@@ -112,6 +130,9 @@ func (imp *importer) importFiles(ctx context.Context, paths []string) error {
 			return fmt.Errorf("%s: block %s at height %d: %w", path, info.Hash, height, err)
 		}
 		info = reader.Info() // its Size is final now that every tx was read
+		if err := imp.rules.Check(&chain.Block{BlockInfo: info, Txs: txs}, height); err != nil {
+			return fmt.Errorf("%s: %w", path, reader.Locate(err))
+		}
 		block := utxo.Block{Hash: info.Hash, PrevHash: info.PrevHash(), Height: height, Txs: txs, Header: &info.Header, Size: info.Size}
 		if !inStore {
 			if err := imp.store.ConnectBlock(ctx, block); err != nil {

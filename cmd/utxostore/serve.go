@@ -18,6 +18,11 @@ Blockbook's REST shape (/api/v2/tx/{txid}, /api/v2/block/{height},
 /api/status), Prometheus metrics (/metrics) and health (/health/live,
 /health/ready).
 
+ConnectBlock checks every block it is sent before applying any of it, as
+import does (see 'utxostore import -h'), and refuses one that fails with
+InvalidArgument naming the check. --trust-blocks, taken from the command
+line only, skips the proof-of-work and merkle root checks.
+
 It listens on loopback by default. On any other address it refuses to start
 without --token, which every mutating RPC must then send as
 "authorization: Bearer <token>". --tls-cert/--tls-key turn on TLS.

@@ -1,0 +1,239 @@
+package chain_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/internal/damage"
+	"github.com/utxostore/utxostore/internal/testdata"
+)
+
+// damagedHeight is a mainnet block of six transactions: two or more, so
+// a transaction that spends can be damaged, and 2 modulo 4, so repeating
+// its last pair keeps the merkle root (CVE-2012-2459).
+const damagedHeight = 2812
+
+// bsvHeights are the heights of the four BSV blocks by transaction count
+// (../shared/data/README.md).
+var bsvHeights = map[int]uint32{901: 367495, 485: 379389, 1356: 384188, 564: 384189}
+
+func mainnetRules(t *testing.T, trustProof bool) chain.BlockRules {
+	t.Helper()
+	rules, err := chain.NetworkRules("mainnet", trustProof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules
+}
+
+// mainnetBlocks reads the blocks of the mainnet file, in chain order.
+func mainnetBlocks(t testing.TB) []*chain.Block {
+	t.Helper()
+	f, err := os.Open(testdata.Path(t, "btc-mainnet-0-14131.blk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	frames := chain.NewFrameReader(f, chain.MagicMainnet)
+	var blocks []*chain.Block
+	for {
+		blk, err := frames.NextBlock()
+		if errors.Is(err, io.EOF) {
+			return blocks
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, blk)
+	}
+}
+
+func bsvBlocks(t *testing.T) map[uint32]*chain.Block {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(testdata.Path(t, "bsv-mainnet"), "*.bin"))
+	blocks := map[uint32]*chain.Block{}
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk, err := chain.ParseBlock(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		blocks[bsvHeights[len(blk.Txs)]] = blk
+	}
+	if len(blocks) != 4 {
+		t.Fatalf("found %d BSV blocks of the four heights the README names", len(blocks))
+	}
+	return blocks
+}
+
+// checkErr returns Check's error as a *chain.CheckError, failing t when it
+// is nil or of another type.
+func checkErr(t *testing.T, err error) *chain.CheckError {
+	t.Helper()
+	var ce *chain.CheckError
+	if !errors.As(err, &ce) {
+		t.Fatalf("want a *chain.CheckError, got %T %v", err, err)
+	}
+	return ce
+}
+
+func TestCheckPassesRealBlocks(t *testing.T) {
+	rules := mainnetRules(t, false)
+	blocks := mainnetBlocks(t)
+	if len(blocks) != 14132 {
+		t.Fatalf("read %d mainnet blocks, the README says 14,132", len(blocks))
+	}
+	for height, blk := range blocks {
+		if err := rules.Check(blk, uint32(height)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for height, blk := range bsvBlocks(t) {
+		if err := rules.Check(blk, height); err != nil {
+			t.Errorf("BSV block %s: %v", blk.Hash, err)
+		}
+	}
+}
+
+func TestCheckRefusesEachDamagedRegion(t *testing.T) {
+	raw := mainnetBlocks(t)[damagedHeight].Raw
+	cases, err := damage.Flips(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, trusted := mainnetRules(t, false), mainnetRules(t, true)
+	for _, c := range cases {
+		blk, err := chain.ParseBlock(c.Block)
+		if err != nil {
+			t.Fatalf("%s: the damaged block no longer parses, so it tests the parser, not the checks: %v", c.Region, err)
+		}
+		ce := checkErr(t, checked.Check(blk, damagedHeight))
+		if ce.Check != c.Check || !strings.Contains(ce.Reason, c.Reason) || ce.Hash != blk.Hash || ce.Height != damagedHeight {
+			t.Errorf("%s: want the %s check (%q) for block %s at %d, got %v", c.Region, c.Check, c.Reason, blk.Hash, damagedHeight, ce)
+		}
+		// Trusting the proof skips the proof-of-work and merkle checks,
+		// never the structure.
+		err = trusted.Check(blk, damagedHeight)
+		if skipped := c.Check == chain.CheckProofOfWork || c.Check == chain.CheckMerkleRoot; skipped != (err == nil) {
+			t.Errorf("%s with the proof trusted: got %v", c.Region, err)
+		}
+	}
+}
+
+func TestCheckRefusesCVE20122459(t *testing.T) {
+	raw := mainnetBlocks(t)[damagedHeight].Raw
+	c, err := damage.RepeatTrailingPair(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := chain.ParseBlock(c.Block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// btcd's merkle code, which has no mutation check, agrees the root is
+	// unchanged: this is the mutation, not a plain mismatch.
+	txs := make([]*btcutil.Tx, len(blk.Txs))
+	for i, tx := range blk.Txs {
+		txs[i] = btcutil.NewTx(tx.Msg)
+	}
+	if root := blockchain.CalcMerkleRoot(txs, false); root != blk.Header.MerkleRoot || len(txs) != 8 {
+		t.Fatalf("the mutated list of %d transactions hashes to %s, the header says %s", len(txs), root, blk.Header.MerkleRoot)
+	}
+	ce := checkErr(t, mainnetRules(t, false).Check(blk, damagedHeight))
+	if ce.Check != chain.CheckMerkleRoot || !strings.Contains(ce.Reason, "CVE-2012-2459") {
+		t.Errorf("want the merkle root check naming CVE-2012-2459, got %v", ce)
+	}
+	// With the merkle check trusted away, the repeated transactions are
+	// still refused as duplicates.
+	ce = checkErr(t, mainnetRules(t, true).Check(blk, damagedHeight))
+	if ce.Check != chain.CheckDuplicateTx {
+		t.Errorf("proof trusted: want the duplicate transaction check, got %v", ce)
+	}
+}
+
+func TestCheckRefusesBlockWithoutTransactions(t *testing.T) {
+	raw := mainnetBlocks(t)[damagedHeight].Raw
+	blk, err := chain.ParseBlock(append(bytes.Clone(raw[:chain.HeaderSize]), 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ce := checkErr(t, mainnetRules(t, false).Check(blk, damagedHeight)); ce.Check != chain.CheckCoinbase {
+		t.Errorf("want the coinbase check, got %v", ce)
+	}
+}
+
+// From BIP34's height on, the coinbase names its block's height: a real
+// BSV block offered at another height is refused.
+func TestCheckCoinbaseHeight(t *testing.T) {
+	const height = 384188
+	blk := bsvBlocks(t)[height]
+	ce := checkErr(t, mainnetRules(t, true).Check(blk, height+1))
+	if ce.Check != chain.CheckCoinbaseHeight || !strings.Contains(ce.Reason, "384188") {
+		t.Errorf("want the BIP34 check naming height 384188, got %v", ce)
+	}
+}
+
+// Each network's limit on bits: the regtest and simnet genesis blocks
+// pass their own network's rules and are refused by mainnet's, whose limit
+// is far lower.
+func TestCheckProofOfWorkLimitPerNetwork(t *testing.T) {
+	for _, params := range []*chaincfg.Params{&chaincfg.MainNetParams, &chaincfg.RegressionNetParams, &chaincfg.SimNetParams, &chaincfg.TestNet3Params} {
+		var buf bytes.Buffer
+		if err := params.GenesisBlock.Serialize(&buf); err != nil {
+			t.Fatal(err)
+		}
+		blk, err := chain.ParseBlock(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := chain.NetworkRules(params.Name, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := own.Check(blk, 0); err != nil {
+			t.Errorf("%s genesis under its own rules: %v", params.Name, err)
+		}
+		err = mainnetRules(t, false).Check(blk, 0)
+		if overLimit := params.PowLimitBits != chaincfg.MainNetParams.PowLimitBits; overLimit {
+			if ce := checkErr(t, err); ce.Check != chain.CheckProofOfWork || !strings.Contains(ce.Reason, "higher than max") {
+				t.Errorf("%s genesis under mainnet's rules: want its bits over the limit, got %v", params.Name, ce)
+			}
+		}
+	}
+	if _, err := chain.NetworkRules("nosuchnet", false); err == nil || !strings.Contains(err.Error(), "nosuchnet") {
+		t.Errorf("an unknown network: want an error naming it, got %v", err)
+	}
+}
+
+// Check's cost on the mainnet file, with the proof checked and trusted.
+func BenchmarkCheckMainnet(b *testing.B) {
+	blocks := mainnetBlocks(b)
+	for _, trust := range []bool{false, true} {
+		rules, err := chain.NetworkRules("mainnet", trust)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(map[bool]string{false: "checked", true: "trusted"}[trust], func(b *testing.B) {
+			for b.Loop() {
+				for height, blk := range blocks {
+					if err := rules.Check(blk, uint32(height)); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
