@@ -15,10 +15,22 @@ import (
 
 // spendsOf lists the outputs tx's inputs consume. previous, when given, holds
 // the output each input claims to spend, from which the claimed UTXO hash is
-// computed.
+// computed. A transaction that spends nothing, or one output twice, is not
+// a spend: INVALID_SPEND, before anything is read.
 func spendsOf(tx *chain.Tx, previous []*wire.TxOut) ([]*Spend, error) {
 	if tx.IsCoinbase() {
 		return nil, nil
+	}
+	if len(tx.Msg.TxIn) == 0 {
+		return nil, record.NewError(record.CodeInvalidSpend, tx.ID, 0, "transaction has no inputs")
+	}
+	firstInput := make(map[wire.OutPoint]int, len(tx.Msg.TxIn))
+	for vin, in := range tx.Msg.TxIn {
+		if first, seen := firstInput[in.PreviousOutPoint]; seen {
+			return nil, record.NewError(record.CodeInvalidSpend, tx.ID, 0,
+				"inputs %d and %d both spend %s", first, vin, in.PreviousOutPoint)
+		}
+		firstInput[in.PreviousOutPoint] = vin
 	}
 	if previous != nil && len(previous) != len(tx.Msg.TxIn) {
 		return nil, record.NewError(record.CodeInvalidParameter, tx.ID, 0,
@@ -284,6 +296,14 @@ func (db *DB) unspendAll(ctx context.Context, spends []*Spend, flagAsLocked bool
 func (db *DB) GetSpend(ctx context.Context, sp *Spend) (*SpendResponse, error) {
 	idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
 	r, err := db.readRecord(ctx, sp.TxID, idx)
+	if errors.Is(err, ErrTxNotFound) && idx > 0 {
+		// No child record at that index: the output is past the
+		// transaction's last one, unless the transaction is missing too.
+		if _, masterErr := db.readRecord(ctx, sp.TxID, 0); masterErr != nil {
+			return nil, masterErr
+		}
+		return &SpendResponse{}, record.NewError(record.CodeUtxoNotFound, sp.TxID, sp.Vout, "no such output")
+	}
 	if err != nil {
 		return nil, err
 	}
