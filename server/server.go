@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -26,6 +27,8 @@ type Server struct {
 	tls     *tls.Config
 
 	summaries summaryCache
+	// writes counts the RPCs served that may have changed the store.
+	writes atomic.Uint64
 
 	grpcLn, httpLn net.Listener
 	serveErr       chan error
@@ -49,7 +52,7 @@ func New(backend Backend, opts Options) (*Server, error) {
 	}
 	grpcOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxMessage),
-		grpc.ChainUnaryInterceptor(unaryAuth(opts.Token)),
+		grpc.ChainUnaryInterceptor(unaryAuth(opts.Token), s.countWrites),
 		grpc.ChainStreamInterceptor(streamAuth(opts.Token)),
 	}
 	if s.tls != nil {
@@ -59,6 +62,16 @@ func New(backend Backend, opts Options) (*Server, error) {
 	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, maxBatch: opts.MaxBatch, engine: opts.Engine, network: opts.Network})
 	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls}
 	return s, nil
+}
+
+// countWrites counts every RPC that may change the store, after it ran, so
+// that what is cached per store state (the /api/status summary) is redone.
+func (s *Server) countWrites(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if !readOnlyMethods[info.FullMethod] {
+		s.writes.Add(1)
+	}
+	return resp, err
 }
 
 // Metrics returns the daemon's metrics.
