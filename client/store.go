@@ -28,6 +28,15 @@ func (c *Client) Health(ctx context.Context) (HealthInfo, error) {
 	return HealthInfo{Engine: r.Engine, Network: r.Network, Height: r.Height}, nil
 }
 
+// Summary is the store's summary, the JSON line `utxostore import` prints.
+func (c *Client) Summary(ctx context.Context) (utxo.Summary, error) {
+	r, err := c.rpc.Summary(ctx, &pb.Empty{})
+	if err != nil {
+		return utxo.Summary{}, callErr(err)
+	}
+	return utxo.Summary{Blocks: r.Blocks, Txs: r.Txs, Utxos: r.Utxos, Satoshis: r.Satoshis, Height: r.Height, Digest: r.Digest}, nil
+}
+
 // CreateOptions are Create's options (utxo.CreateOption's fields).
 type CreateOptions struct {
 	MinedBlocks []utxo.MinedBlockInfo

@@ -21,7 +21,7 @@ var readOnlyMethods = map[string]bool{}
 func init() {
 	for _, name := range []string{"Health", "Get", "BatchDecorate", "GetSpend", "GetSpendBatch", "GetUnminedTxs",
 		"QueryOldUnminedTransactions", "PreviousOutputsDecorate", "GetCounterConflicting",
-		"GetConflictingChildren", "GetBlockHeight", "GetMedianBlockTime"} {
+		"GetConflictingChildren", "GetBlockHeight", "GetMedianBlockTime", "Summary"} {
 		readOnlyMethods["/"+pb.UtxoStore_ServiceDesc.ServiceName+"/"+name] = true
 	}
 }

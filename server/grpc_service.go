@@ -19,6 +19,8 @@ type grpcService struct {
 	maxBatch int
 	engine   string
 	network  string
+	// summary is the daemon's Summary, cached per store state.
+	summary func(context.Context) (utxo.Summary, error)
 }
 
 // checkBatch refuses a list longer than --max-batch.
@@ -445,4 +447,12 @@ func (s *grpcService) ConnectBlock(ctx context.Context, r *pb.ConnectBlockReques
 		return nil, storeStatus(err)
 	}
 	return &pb.ConnectBlockReply{Hash: blk.Hash[:], Height: r.Height, Txs: uint32(len(blk.Txs))}, nil
+}
+
+func (s *grpcService) Summary(ctx context.Context, _ *pb.Empty) (*pb.SummaryReply, error) {
+	sum, err := s.summary(ctx)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	return &pb.SummaryReply{Blocks: sum.Blocks, Txs: sum.Txs, Utxos: sum.Utxos, Satoshis: sum.Satoshis, Height: sum.Height, Digest: sum.Digest}, nil
 }

@@ -65,8 +65,14 @@ func (c *summaryCache) get(ctx context.Context, b Backend, writes uint64) (utxo.
 	return sum, nil
 }
 
+// summary is the store's Summary as of now, from the cache when no write
+// was served since it was computed.
+func (s *Server) summary(ctx context.Context) (utxo.Summary, error) {
+	return s.summaries.get(ctx, s.backend, s.writes.Load())
+}
+
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	sum, err := s.summaries.get(r.Context(), s.backend, s.writes.Load())
+	sum, err := s.summary(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "summarising the store: %v", err)
 		return

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/utxostore/utxostore/chain"
-	"github.com/utxostore/utxostore/client"
 )
 
 // serverImport sends the blocks of block files to a running daemon with the
@@ -20,9 +19,12 @@ import (
 // extending its tip at a height it already holds is taken as imported
 // before, so an interrupted import resumes.
 //
+// When every block is in, it prints the daemon's summary line on stdout,
+// the line a direct import ends with.
+//
 // import.go calls it for `utxostore import --server ADDR`.
-func serverImport(ctx context.Context, addr, token string, paths []string, startHeight uint32, progress blockProgress) error {
-	c, err := client.Dial(addr, client.Options{Token: token})
+func serverImport(ctx context.Context, addr, token string, tlsFlags *clientTLS, paths []string, startHeight uint32, progress blockProgress) error {
+	c, err := dial(addr, token, tlsFlags)
 	if err != nil {
 		return err
 	}
@@ -52,7 +54,11 @@ func serverImport(ctx context.Context, addr, token string, paths []string, start
 		return err
 	}
 	progress.done()
-	return nil
+	sum, err := c.Summary(ctx)
+	if err != nil {
+		return fmt.Errorf("daemon at %s: the summary: %w", addr, err)
+	}
+	return printSummaryLine(sum, os.Stdout)
 }
 
 // rawBlock reassembles a block's bytes from the reader: the header, the

@@ -30,6 +30,10 @@ block). The genesis coinbase is imported like any other transaction, so its
 An interrupted import resumes: blocks the store already holds are skipped,
 after checking that the store's tip is the block at that height in FILE.
 
+With --server ADDR the blocks go to a running daemon over gRPC instead
+(ConnectBlock; --tls, --tls-ca and --tls-server-name reach one serving TLS)
+and the line below is the daemon's store's.
+
 Progress goes to stderr; the last line on stdout is one JSON object:
   {"blocks":N,"txs":N,"utxos":N,"satoshis":N,"height":N,"digest":"<hex>"}
 where utxos and satoshis count unspent outputs and digest is the SHA-256 of
@@ -48,6 +52,8 @@ func runImport(ctx context.Context, args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	every := fs.Int("progress-blocks", 0, "print a progress line every N blocks (instead of a bar on a terminal, or a line every 2 seconds)")
 	server := fs.String("server", "", "send the blocks to a running daemon at this gRPC address instead of opening a store (token from UTXOSTORE_TOKEN)")
+	var tlsFlags clientTLS
+	tlsFlags.register(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), importHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -58,7 +64,7 @@ func runImport(ctx context.Context, args []string) error {
 	}
 	progress := newBlockProgress(os.Stderr, totalSize(fs.Args()), *quiet, *every)
 	if *server != "" {
-		return serverImport(ctx, *server, os.Getenv("UTXOSTORE_TOKEN"), fs.Args(), uint32(*startHeight), progress)
+		return serverImport(ctx, *server, os.Getenv("UTXOSTORE_TOKEN"), &tlsFlags, fs.Args(), uint32(*startHeight), progress)
 	}
 	store, err := sf.open(ctx)
 	if err != nil {
@@ -153,6 +159,11 @@ func writeSummary(ctx context.Context, store *utxo.DB, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return printSummaryLine(sum, w)
+}
+
+// printSummaryLine writes the summary as the one JSON line import ends with.
+func printSummaryLine(sum utxo.Summary, w io.Writer) error {
 	line, err := json.Marshal(sum)
 	if err != nil {
 		return err
