@@ -8,10 +8,11 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
-	"time"
 
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 )
@@ -52,15 +53,19 @@ func New(backend Backend, opts Options) (*Server, error) {
 	}
 	grpcOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxMessage),
-		grpc.ChainUnaryInterceptor(unaryAuth(opts.Token), s.countWrites),
-		grpc.ChainStreamInterceptor(streamAuth(opts.Token)),
+		grpc.InTapHandle(tapAuth(opts.Token)),
+		grpc.StatsHandler(newInflight(opts.MaxInflightBytes, int64(opts.MaxMessage))),
+		grpc.ChainUnaryInterceptor(s.countWrites),
+		grpc.ConnectionTimeout(opts.HTTPHeaderTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: opts.IdleTimeout}),
 	}
 	if s.tls != nil {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(s.tls)))
 	}
 	s.grpc = grpc.NewServer(grpcOpts...)
 	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, maxBatch: opts.MaxBatch, engine: opts.Engine, network: opts.Network, summary: s.summary})
-	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls}
+	s.http = &http.Server{Handler: s.routes(), TLSConfig: s.tls,
+		ReadHeaderTimeout: opts.HTTPHeaderTimeout, ReadTimeout: opts.HTTPReadTimeout, IdleTimeout: opts.IdleTimeout}
 	return s, nil
 }
 
@@ -87,6 +92,10 @@ func (s *Server) Start() error {
 		s.grpcLn.Close()
 		return fmt.Errorf("HTTP listener: %w", err)
 	}
+	// Connections over the limit wait in the kernel's backlog until one
+	// closes, so they cost the process no file descriptor.
+	s.grpcLn = netutil.LimitListener(s.grpcLn, s.opts.MaxConns)
+	s.httpLn = netutil.LimitListener(s.httpLn, s.opts.MaxConns)
 	go func() { s.serveErr <- s.grpc.Serve(s.grpcLn) }()
 	go func() {
 		var err error
