@@ -13,24 +13,30 @@ import (
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
-// spendsOf lists the outputs tx's inputs consume. previous, when given, holds
-// the output each input claims to spend, from which the claimed UTXO hash is
-// computed. A transaction that spends nothing, or one output twice, is not
-// a spend: INVALID_SPEND, before anything is read.
-func spendsOf(tx *chain.Tx, previous []*wire.TxOut) ([]*Spend, error) {
-	if tx.IsCoinbase() {
-		return nil, nil
-	}
+// checkSpender refuses, as INVALID_SPEND, a transaction that is no spend:
+// one without inputs, or one spending an output twice. Spend runs it before
+// anything is read; transactions already stored are not checked again.
+func checkSpender(tx *chain.Tx) error {
 	if len(tx.Msg.TxIn) == 0 {
-		return nil, record.NewError(record.CodeInvalidSpend, tx.ID, 0, "transaction has no inputs")
+		return record.NewError(record.CodeInvalidSpend, tx.ID, 0, "transaction has no inputs")
 	}
 	firstInput := make(map[wire.OutPoint]int, len(tx.Msg.TxIn))
 	for vin, in := range tx.Msg.TxIn {
 		if first, seen := firstInput[in.PreviousOutPoint]; seen {
-			return nil, record.NewError(record.CodeInvalidSpend, tx.ID, 0,
+			return record.NewError(record.CodeInvalidSpend, tx.ID, 0,
 				"inputs %d and %d both spend %s", first, vin, in.PreviousOutPoint)
 		}
 		firstInput[in.PreviousOutPoint] = vin
+	}
+	return nil
+}
+
+// spendsOf lists the outputs tx's inputs consume. previous, when given, holds
+// the output each input claims to spend, from which the claimed UTXO hash is
+// computed.
+func spendsOf(tx *chain.Tx, previous []*wire.TxOut) ([]*Spend, error) {
+	if tx.IsCoinbase() {
+		return nil, nil
 	}
 	if previous != nil && len(previous) != len(tx.Msg.TxIn) {
 		return nil, record.NewError(record.CodeInvalidParameter, tx.ID, 0,
@@ -58,6 +64,9 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 	o := spendOptions{blockHeight: db.height.Load() + 1}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if err := checkSpender(tx); err != nil {
+		return nil, err
 	}
 	spends, err := spendsOf(tx, o.previousOutputs)
 	if err != nil {
