@@ -55,6 +55,15 @@ func blockRef(ref *pb.BlockRef, what string) (*utxo.Tip, error) {
 	return &utxo.Tip{Height: ref.Height, Hash: *hash}, nil
 }
 
+// Summary is the store's summary, the JSON line `utxostore import` prints.
+func (c *Client) Summary(ctx context.Context) (utxo.Summary, error) {
+	r, err := c.rpc.Summary(ctx, &pb.Empty{})
+	if err != nil {
+		return utxo.Summary{}, callErr(err)
+	}
+	return utxo.Summary{Blocks: r.Blocks, Txs: r.Txs, Utxos: r.Utxos, Satoshis: r.Satoshis, Height: r.Height, Digest: r.Digest}, nil
+}
+
 // CreateOptions are Create's options (utxo.CreateOption's fields).
 type CreateOptions struct {
 	MinedBlocks []utxo.MinedBlockInfo

@@ -5,10 +5,10 @@ import (
 	"crypto/subtle"
 	"strings"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 )
@@ -21,7 +21,7 @@ var readOnlyMethods = map[string]bool{}
 func init() {
 	for _, name := range []string{"Health", "Get", "BatchDecorate", "GetSpend", "GetSpendBatch", "GetUnminedTxs",
 		"QueryOldUnminedTransactions", "PreviousOutputsDecorate", "GetCounterConflicting",
-		"GetConflictingChildren", "GetBlockHeight", "GetMedianBlockTime"} {
+		"GetConflictingChildren", "GetBlockHeight", "GetMedianBlockTime", "Summary"} {
 		readOnlyMethods["/"+pb.UtxoStore_ServiceDesc.ServiceName+"/"+name] = true
 	}
 }
@@ -32,12 +32,11 @@ func tokenOK(authorization, token string) bool {
 	return found && subtle.ConstantTimeCompare([]byte(given), []byte(token)) == 1
 }
 
-// authorize checks the bearer token of a mutating call.
-func authorize(ctx context.Context, method, token string) error {
+// authorize checks the bearer token of a mutating call from its headers.
+func authorize(md metadata.MD, method, token string) error {
 	if token == "" || readOnlyMethods[method] {
 		return nil
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
 	values := md.Get("authorization")
 	if len(values) == 0 {
 		return status.Errorf(codes.Unauthenticated, "%s changes the store and needs an \"authorization: Bearer <token>\" header (the server's --token)", method)
@@ -48,20 +47,10 @@ func authorize(ctx context.Context, method, token string) error {
 	return nil
 }
 
-func unaryAuth(token string) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if err := authorize(ctx, info.FullMethod, token); err != nil {
-			return nil, err
-		}
-		return handler(ctx, req)
-	}
-}
-
-func streamAuth(token string) grpc.StreamServerInterceptor {
-	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if err := authorize(ss.Context(), info.FullMethod, token); err != nil {
-			return err
-		}
-		return handler(srv, ss)
+// tapAuth checks the token when a call's headers arrive, before its message
+// is read: a refused call never gets its body into memory.
+func tapAuth(token string) tap.ServerInHandle {
+	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
+		return ctx, authorize(info.Header, info.FullMethodName, token)
 	}
 }

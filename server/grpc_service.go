@@ -25,6 +25,8 @@ type grpcService struct {
 	// there are none (a network without known rules), and refuses blocks.
 	rules    chain.BlockRules
 	rulesErr error
+	// summary is the daemon's Summary, cached per store state.
+	summary func(context.Context) (utxo.Summary, error)
 }
 
 // checkBatch refuses a list longer than --max-batch.
@@ -477,4 +479,12 @@ func (s *grpcService) ConnectBlock(ctx context.Context, r *pb.ConnectBlockReques
 		return nil, storeStatus(err)
 	}
 	return &pb.ConnectBlockReply{Hash: blk.Hash[:], Height: r.Height, Txs: uint32(len(blk.Txs))}, nil
+}
+
+func (s *grpcService) Summary(ctx context.Context, _ *pb.Empty) (*pb.SummaryReply, error) {
+	sum, err := s.summary(ctx)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	return &pb.SummaryReply{Blocks: sum.Blocks, Txs: sum.Txs, Utxos: sum.Utxos, Satoshis: sum.Satoshis, Height: sum.Height, Digest: sum.Digest}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -30,7 +31,24 @@ func (s *Server) routes() http.Handler {
 	if AddressRoutes != nil {
 		AddressRoutes(mux)
 	}
-	return limitBody(s.opts.MaxBody, mux)
+	return s.requireToken(limitBody(s.opts.MaxBody, mux))
+}
+
+// requireToken answers 401 to a request without the bearer token, when one
+// is configured, before its body is read. /health/* stays open for probes;
+// --http-public opens everything else too.
+func (s *Server) requireToken(next http.Handler) http.Handler {
+	if s.opts.Token == "" || s.opts.HTTPPublic {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/health/") && !tokenOK(r.Header.Get("Authorization"), s.opts.Token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="utxostore"`)
+			writeError(w, http.StatusUnauthorized, "%s needs an \"Authorization: Bearer <token>\" header (the server's --token; --http-public serves the API without it)", r.URL.Path)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // AddressRoutes is the hook for the address index's HTTP endpoints: set it

@@ -30,7 +30,7 @@ type blockJSON struct {
 func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request) {
 	height, err := strconv.ParseUint(r.PathValue("height"), 10, 32)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "malformed block height %q: want a decimal height (lookup by hash is not supported)", r.PathValue("height"))
+		writeError(w, http.StatusBadRequest, "malformed block height %s: want a decimal height (lookup by hash is not supported)", echoed(r.PathValue("height")))
 		return
 	}
 	b, ok, err := s.backend.BlockAt(r.Context(), uint32(height))

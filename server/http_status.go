@@ -37,35 +37,45 @@ type statusJSON struct {
 	} `json:"utxostore"`
 }
 
-// summaryCache keeps the last Summary per tip: Summary walks every record,
-// so it is computed once per block, not once per request.
+// summaryCache keeps the last Summary per store state, the tip and the
+// count of writes the daemon served: Summary walks every record, so it is
+// computed again only after the store changed, not once per request.
 type summaryCache struct {
-	mu  sync.Mutex
-	tip utxo.Tip
-	ok  bool
-	sum utxo.Summary
+	mu     sync.Mutex
+	tip    utxo.Tip
+	writes uint64
+	ok     bool
+	sum    utxo.Summary
 }
 
-func (c *summaryCache) get(ctx context.Context, b Backend) (utxo.Summary, error) {
+// get returns the summary of the store as of writes, the daemon's count of
+// served writes read before the call.
+func (c *summaryCache) get(ctx context.Context, b Backend, writes uint64) (utxo.Summary, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	tip, _, err := b.Tip(ctx)
 	if err != nil {
 		return utxo.Summary{}, err
 	}
-	if c.ok && c.tip == tip {
+	if c.ok && c.tip == tip && c.writes == writes {
 		return c.sum, nil
 	}
 	sum, err := b.Summary(ctx)
 	if err != nil {
 		return sum, err
 	}
-	c.tip, c.sum, c.ok = tip, sum, true
+	c.tip, c.writes, c.sum, c.ok = tip, writes, sum, true
 	return sum, nil
 }
 
+// summary is the store's Summary as of now, from the cache when no write
+// was served since it was computed.
+func (s *Server) summary(ctx context.Context) (utxo.Summary, error) {
+	return s.summaries.get(ctx, s.backend, s.writes.Load())
+}
+
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	sum, err := s.summaries.get(r.Context(), s.backend)
+	sum, err := s.summary(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "summarising the store: %v", err)
 		return

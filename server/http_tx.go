@@ -79,7 +79,7 @@ type minedJSON struct {
 func (s *Server) handleTx(w http.ResponseWriter, r *http.Request) {
 	txid, err := chainhash.NewHashFromStr(r.PathValue("txid"))
 	if err != nil || len(r.PathValue("txid")) != 2*chainhash.HashSize {
-		writeError(w, http.StatusBadRequest, "malformed txid %q: want 64 hex digits", r.PathValue("txid"))
+		writeError(w, http.StatusBadRequest, "malformed txid %s: want 64 hex digits", echoed(r.PathValue("txid")))
 		return
 	}
 	meta, err := s.backend.Get(r.Context(), *txid, utxo.FieldTx, utxo.FieldOutputs)

@@ -9,3 +9,16 @@ func sprintf(format string, args ...any) string { return fmt.Sprintf(format, arg
 
 // sats formats an amount as Blockbook does: satoshis in a decimal string.
 func sats(v int64) string { return strconv.FormatInt(v, 10) }
+
+// maxEcho is how much of a value the client sent an error repeats.
+const maxEcho = 80
+
+// echoed quotes a value the client sent for an error message, cut to its
+// first maxEcho bytes: enough to recognise it, and a huge bogus value does
+// not come back whole.
+func echoed(s string) string {
+	if len(s) <= maxEcho {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:maxEcho]), len(s))
+}

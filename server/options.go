@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 )
 
 // Defaults of the daemon. The ports sit next to Bitcoin's 8333 so they are
@@ -14,6 +15,15 @@ const (
 	DefaultMaxBatch   = 10_000
 	DefaultMaxBody    = 1 << 20  // HTTP request body: the API has no writes
 	DefaultMaxMessage = 64 << 20 // gRPC message: one whole block must fit
+	// DefaultMaxInflightBytes lets 16 calls of the largest message run at
+	// once.
+	DefaultMaxInflightBytes = 16 * DefaultMaxMessage
+	// DefaultMaxConns bounds the connections of each listener, well under
+	// the usual open-file limits.
+	DefaultMaxConns          = 512
+	DefaultHTTPHeaderTimeout = 10 * time.Second
+	DefaultHTTPReadTimeout   = 60 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
 )
 
 // Options configure the daemon.
@@ -21,9 +31,15 @@ type Options struct {
 	GRPCAddr string
 	HTTPAddr string
 	// Token, when set, is required as "Authorization: Bearer <token>" on
-	// every mutating RPC. It is mandatory when either address is not
-	// loopback.
+	// every mutating RPC and on every HTTP request but /health/*. It is
+	// mandatory when either address is not loopback.
 	Token string
+	// HTTPPublic serves /api and /metrics without the token.
+	HTTPPublic bool
+	// TrustedNetwork allows a token over plain TCP on a non-loopback
+	// address; without it, a token there needs TLS, since anyone on the
+	// path could read it.
+	TrustedNetwork bool
 	// TLSCert and TLSKey (PEM files) turn on TLS for both listeners.
 	TLSCert, TLSKey string
 	// MaxBatch bounds the items of one batch RPC.
@@ -31,6 +47,20 @@ type Options struct {
 	// MaxBody bounds an HTTP request body; MaxMessage a gRPC message.
 	MaxBody    int64
 	MaxMessage int
+	// MaxInflightBytes bounds the gRPC request memory of all calls served
+	// at once: each call reserves MaxMessage of it before its message is
+	// read, and the calls beyond it wait.
+	MaxInflightBytes int64
+	// MaxConns bounds the open connections of each listener; more wait to
+	// be accepted.
+	MaxConns int
+	// HTTPHeaderTimeout bounds reading a request's headers (and a gRPC
+	// connection's handshake); HTTPReadTimeout the whole request, body
+	// included; IdleTimeout how long a connection without a request in
+	// progress is kept (HTTP keep-alive, gRPC).
+	HTTPHeaderTimeout time.Duration
+	HTTPReadTimeout   time.Duration
+	IdleTimeout       time.Duration
 	// Engine and Network are reported by Health and /api/status. Network
 	// also picks the rules ConnectBlock checks every block against
 	// (chain.NetworkRules).
@@ -54,16 +84,37 @@ func (o Options) withDefaults() Options {
 	if o.MaxMessage <= 0 {
 		o.MaxMessage = DefaultMaxMessage
 	}
+	if o.MaxInflightBytes <= 0 {
+		o.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.HTTPHeaderTimeout <= 0 {
+		o.HTTPHeaderTimeout = DefaultHTTPHeaderTimeout
+	}
+	if o.HTTPReadTimeout <= 0 {
+		o.HTTPReadTimeout = DefaultHTTPReadTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
 	return o
 }
 
 // ErrTokenRequired refuses to expose writes without authentication.
 var ErrTokenRequired = errors.New("a non-loopback address needs a bearer token (--token or UTXOSTORE_TOKEN), because anyone who can reach it could change the store")
 
+// ErrTokenInClear refuses to send the token in clear over a network.
+var ErrTokenInClear = errors.New("a bearer token on a non-loopback address needs TLS (--tls-cert, --tls-key), because anyone on the path could read it; --trusted-network allows it on a network you trust")
+
 // Validate checks the options without binding anything.
 func (o Options) Validate() error {
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return errors.New("TLS needs both --tls-cert and --tls-key")
+	}
+	if o.MaxInflightBytes > 0 && o.MaxMessage > 0 && o.MaxInflightBytes < int64(o.MaxMessage) {
+		return fmt.Errorf("--max-inflight-bytes %d is under --max-message %d: not even one largest message would fit", o.MaxInflightBytes, o.MaxMessage)
 	}
 	for _, addr := range []string{o.GRPCAddr, o.HTTPAddr} {
 		loopback, err := IsLoopback(addr)
@@ -72,6 +123,9 @@ func (o Options) Validate() error {
 		}
 		if !loopback && o.Token == "" {
 			return fmt.Errorf("%s: %w", addr, ErrTokenRequired)
+		}
+		if !loopback && o.TLSCert == "" && !o.TrustedNetwork {
+			return fmt.Errorf("%s: %w", addr, ErrTokenInClear)
 		}
 	}
 	return nil

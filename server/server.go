@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"time"
+	"sync/atomic"
 
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 
 	"github.com/utxostore/utxostore/chain"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
@@ -27,6 +29,8 @@ type Server struct {
 	tls     *tls.Config
 
 	summaries summaryCache
+	// writes counts the RPCs served that may have changed the store.
+	writes atomic.Uint64
 
 	grpcLn, httpLn net.Listener
 	serveErr       chan error
@@ -50,17 +54,32 @@ func New(backend Backend, opts Options) (*Server, error) {
 	}
 	grpcOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxMessage),
-		grpc.ChainUnaryInterceptor(unaryAuth(opts.Token)),
-		grpc.ChainStreamInterceptor(streamAuth(opts.Token)),
+		grpc.InTapHandle(tapAuth(opts.Token)),
+		grpc.StatsHandler(newInflight(opts.MaxInflightBytes, int64(opts.MaxMessage))),
+		grpc.ChainUnaryInterceptor(s.countWrites),
+		grpc.ConnectionTimeout(opts.HTTPHeaderTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: opts.IdleTimeout}),
 	}
 	if s.tls != nil {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(s.tls)))
 	}
 	s.grpc = grpc.NewServer(grpcOpts...)
 	rules, rulesErr := chain.NetworkRules(opts.Network, opts.TrustBlocks)
-	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, maxBatch: opts.MaxBatch, engine: opts.Engine, network: opts.Network, rules: rules, rulesErr: rulesErr})
-	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls}
+	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, maxBatch: opts.MaxBatch, engine: opts.Engine, network: opts.Network,
+		rules: rules, rulesErr: rulesErr, summary: s.summary})
+	s.http = &http.Server{Handler: s.routes(), TLSConfig: s.tls,
+		ReadHeaderTimeout: opts.HTTPHeaderTimeout, ReadTimeout: opts.HTTPReadTimeout, IdleTimeout: opts.IdleTimeout}
 	return s, nil
+}
+
+// countWrites counts every RPC that may change the store, after it ran, so
+// that what is cached per store state (the /api/status summary) is redone.
+func (s *Server) countWrites(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if !readOnlyMethods[info.FullMethod] {
+		s.writes.Add(1)
+	}
+	return resp, err
 }
 
 // Metrics returns the daemon's metrics.
@@ -76,6 +95,10 @@ func (s *Server) Start() error {
 		s.grpcLn.Close()
 		return fmt.Errorf("HTTP listener: %w", err)
 	}
+	// Connections over the limit wait in the kernel's backlog until one
+	// closes, so they cost the process no file descriptor.
+	s.grpcLn = netutil.LimitListener(s.grpcLn, s.opts.MaxConns)
+	s.httpLn = netutil.LimitListener(s.httpLn, s.opts.MaxConns)
 	go func() { s.serveErr <- s.grpc.Serve(s.grpcLn) }()
 	go func() {
 		var err error

@@ -13,6 +13,24 @@ import (
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
+// checkSpender refuses, as INVALID_SPEND, a transaction that is no spend:
+// one without inputs, or one spending an output twice. Spend runs it before
+// anything is read; transactions already stored are not checked again.
+func checkSpender(tx *chain.Tx) error {
+	if len(tx.Msg.TxIn) == 0 {
+		return record.NewError(record.CodeInvalidSpend, tx.ID, 0, "transaction has no inputs")
+	}
+	firstInput := make(map[wire.OutPoint]int, len(tx.Msg.TxIn))
+	for vin, in := range tx.Msg.TxIn {
+		if first, seen := firstInput[in.PreviousOutPoint]; seen {
+			return record.NewError(record.CodeInvalidSpend, tx.ID, 0,
+				"inputs %d and %d both spend %s", first, vin, in.PreviousOutPoint)
+		}
+		firstInput[in.PreviousOutPoint] = vin
+	}
+	return nil
+}
+
 // spendsOf lists the outputs tx's inputs consume. previous, when given, holds
 // the output each input claims to spend, from which the claimed UTXO hash is
 // computed.
@@ -56,6 +74,9 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 	o := spendOptions{blockHeight: db.height.Load() + 1}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if err := checkSpender(tx); err != nil {
+		return nil, err
 	}
 	spends, err := spendsOf(tx, o.previousOutputs)
 	if err != nil {
@@ -301,6 +322,14 @@ func (db *DB) unspendAll(ctx context.Context, spends []*Spend, flagAsLocked bool
 func (db *DB) GetSpend(ctx context.Context, sp *Spend) (*SpendResponse, error) {
 	idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
 	r, err := db.readRecord(ctx, sp.TxID, idx)
+	if errors.Is(err, ErrTxNotFound) && idx > 0 {
+		// No child record at that index: the output is past the
+		// transaction's last one, unless the transaction is missing too.
+		if _, masterErr := db.readRecord(ctx, sp.TxID, 0); masterErr != nil {
+			return nil, masterErr
+		}
+		return &SpendResponse{}, record.NewError(record.CodeUtxoNotFound, sp.TxID, sp.Vout, "no such output")
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
-	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -24,7 +23,13 @@ Subcommands:
   health                 engine, network and height of the daemon
   get TXID               the transaction's record (JSON)
   spend TXID:VOUT        the state of one output (JSON)
-  import FILE...         send blocks with ConnectBlock (resumes an interrupted import)
+  import FILE...         send blocks with ConnectBlock (resumes an interrupted import);
+                         the last line on stdout is the store's summary, as 'utxostore import' prints it
+
+A daemon serving TLS (serve --tls-cert) is reached with --tls-ca (the CA
+file, or the daemon's own certificate when self-signed), --tls-server-name
+when the certificate names another host than --server, or --tls alone for a
+certificate the system trusts.
 
 Flags:
 `
@@ -35,6 +40,8 @@ func runClient(ctx context.Context, args []string) error {
 	token := fs.String("token", os.Getenv("UTXOSTORE_TOKEN"), "bearer token for mutating calls")
 	startHeight := fs.Uint("start-height", 0, "import: height of the first block of the first file")
 	quiet := fs.Bool("quiet", false, "import: no progress on stderr")
+	var tlsFlags clientTLS
+	tlsFlags.register(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), clientHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -48,9 +55,9 @@ func runClient(ctx context.Context, args []string) error {
 		if len(rest) == 0 {
 			return usagef("import: no block files given")
 		}
-		return serverImport(ctx, *addr, *token, rest, uint32(*startHeight), newBlockProgress(os.Stderr, totalSize(rest), *quiet, 0))
+		return serverImport(ctx, *addr, *token, &tlsFlags, rest, uint32(*startHeight), newBlockProgress(os.Stderr, totalSize(rest), *quiet, 0))
 	}
-	c, err := client.Dial(*addr, client.Options{Token: *token})
+	c, err := dial(*addr, *token, &tlsFlags)
 	if err != nil {
 		return err
 	}

@@ -22,9 +22,12 @@ import (
 // between the two leaves it), so the daemon indexes those blocks. A block
 // the daemon refuses is named with its file offset.
 //
+// When every block is in, it prints the daemon's summary line on stdout,
+// the line a direct import ends with.
+//
 // import.go calls it for `utxostore import --server ADDR`.
-func serverImport(ctx context.Context, addr, token string, paths []string, startHeight uint32, progress blockProgress) error {
-	c, err := client.Dial(addr, client.Options{Token: token})
+func serverImport(ctx context.Context, addr, token string, tlsFlags *clientTLS, paths []string, startHeight uint32, progress blockProgress) error {
+	c, err := dial(addr, token, tlsFlags)
 	if err != nil {
 		return err
 	}
@@ -59,7 +62,11 @@ func serverImport(ctx context.Context, addr, token string, paths []string, start
 		return err
 	}
 	progress.done()
-	return nil
+	sum, err := c.Summary(ctx)
+	if err != nil {
+		return fmt.Errorf("daemon at %s: the summary: %w", addr, err)
+	}
+	return printSummaryLine(sum, os.Stdout)
 }
 
 // resumeHeight is the first height the daemon lacks: the one after its

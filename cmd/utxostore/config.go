@@ -30,6 +30,13 @@ type serveConfig struct {
 	maxBody         int64
 	maxMessage      int
 	shutdownTimeout time.Duration
+	httpPublic      bool
+	trustedNetwork  bool
+	maxInflight     int64
+	maxConns        int
+	headerTimeout   time.Duration
+	readTimeout     time.Duration
+	idleTimeout     time.Duration
 	configFile      string
 	trustBlocks     bool
 
@@ -57,12 +64,19 @@ func newServeConfig(name string) *serveConfig {
 	c.store.registerIndex(fs)
 	fs.StringVar(&c.grpcAddr, "grpc", server.DefaultGRPCAddr, "gRPC listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&c.httpAddr, "http", server.DefaultHTTPAddr, "HTTP listen address for /api, /metrics and /health")
-	fs.StringVar(&c.token, "token", "", "bearer token required by mutating RPCs; mandatory on a non-loopback address")
+	fs.StringVar(&c.token, "token", "", "bearer token required by mutating RPCs and by /api and /metrics; mandatory on a non-loopback address")
+	fs.BoolVar(&c.httpPublic, "http-public", false, "serve /api and /metrics without the token (mutating RPCs still need it)")
+	fs.BoolVar(&c.trustedNetwork, "trusted-network", false, "allow the token over plain TCP on a non-loopback address (without it, such an address needs TLS)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate (PEM) for both listeners")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key (PEM)")
 	fs.IntVar(&c.maxBatch, "max-batch", server.DefaultMaxBatch, "most items in one batch RPC")
 	fs.Int64Var(&c.maxBody, "max-body", server.DefaultMaxBody, "largest HTTP request body in bytes (413 above)")
 	fs.IntVar(&c.maxMessage, "max-message", server.DefaultMaxMessage, "largest gRPC message in bytes (ResourceExhausted above); a whole block must fit")
+	fs.Int64Var(&c.maxInflight, "max-inflight-bytes", server.DefaultMaxInflightBytes, "gRPC request memory of all calls at once: each reserves --max-message of it before its message is read; more calls wait")
+	fs.IntVar(&c.maxConns, "max-conns", server.DefaultMaxConns, "most open connections on each listener; more wait to be accepted")
+	fs.DurationVar(&c.headerTimeout, "http-header-timeout", server.DefaultHTTPHeaderTimeout, "time to read an HTTP request's headers (and a gRPC connection's handshake)")
+	fs.DurationVar(&c.readTimeout, "http-read-timeout", server.DefaultHTTPReadTimeout, "time to read a whole HTTP request, body included")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a connection with no request in progress is kept (HTTP keep-alive and gRPC)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&c.configFile, "config", "", `JSON file of settings, {"flag-name": value, ...}`)
 	fs.BoolVar(&c.trustBlocks, "trust-blocks", false, "skip ConnectBlock's proof-of-work and merkle root checks (the structure checks still run): for a caller that validated its blocks already; command line only")
@@ -171,14 +185,17 @@ func (c *serveConfig) print(w io.Writer) {
 		if secretFlags[name] && value != "" {
 			value = "(set, hidden)"
 		}
-		fmt.Fprintf(w, "%-17s %-40s %s\n", name, value, c.sources[name])
+		fmt.Fprintf(w, "%-20s %-40s %s\n", name, value, c.sources[name])
 	}
 }
 
 // serverOptions maps the configuration to the server's options.
 func (c *serveConfig) serverOptions() server.Options {
 	return server.Options{GRPCAddr: c.grpcAddr, HTTPAddr: c.httpAddr, Token: c.token, TLSCert: c.tlsCert, TLSKey: c.tlsKey,
-		MaxBatch: c.maxBatch, MaxBody: c.maxBody, MaxMessage: c.maxMessage, Engine: c.store.engine, Network: c.store.network, TrustBlocks: c.trustBlocks}
+		HTTPPublic: c.httpPublic, TrustedNetwork: c.trustedNetwork,
+		MaxBatch: c.maxBatch, MaxBody: c.maxBody, MaxMessage: c.maxMessage, MaxInflightBytes: c.maxInflight, MaxConns: c.maxConns,
+		HTTPHeaderTimeout: c.headerTimeout, HTTPReadTimeout: c.readTimeout, IdleTimeout: c.idleTimeout,
+		Engine: c.store.engine, Network: c.store.network, TrustBlocks: c.trustBlocks}
 }
 
 const configHelp = `Usage: utxostore config [flags]

@@ -38,12 +38,14 @@ func TestServeRefusesBadInput(t *testing.T) {
 		{"/api/v2/block/x", 400, "malformed block height"},
 		{"/api/v2/block/5000", 404, "not found"},
 	} {
-		code, body := httpGet(t, base+c.path)
+		code, body := httpGetToken(t, base+c.path, "s3cret")
 		if code != c.code || !strings.Contains(body, c.want) {
 			t.Errorf("GET %s: want %d %q, got %d %s", c.path, c.code, c.want, code, body)
 		}
 	}
-	resp, err := http.Post(base+"/api/status", "application/octet-stream", strings.NewReader(strings.Repeat("x", 2048)))
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/status", strings.NewReader(strings.Repeat("x", 2048)))
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

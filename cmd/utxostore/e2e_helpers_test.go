@@ -46,7 +46,7 @@ type daemon struct {
 	exited     chan error
 }
 
-var listening = regexp.MustCompile(`listening grpc=(\S+) http=(\S+)`)
+var listening = regexp.MustCompile(`listening grpc=(\S+:\d+) http=(\S+:\d+)`)
 
 // startDaemon runs the utxostoreBin with args (a serve or demo command on port 0)
 // and waits for the line naming the bound addresses.
@@ -126,7 +126,21 @@ func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 // httpGet returns the status and body of a GET.
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	return httpGetToken(t, url, "")
+}
+
+// httpGetToken is httpGet with "Authorization: Bearer <token>" when token
+// is not empty.
+func httpGetToken(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,10 @@ index's tip on are sent again for the daemon to index. With --index, an
 index behind the store catches up from FILE, which must hold the blocks it
 lacks.
 
+With --server ADDR the blocks go to a running daemon over gRPC instead
+(ConnectBlock; --tls, --tls-ca and --tls-server-name reach one serving TLS)
+and the line below is the daemon's store's.
+
 Progress goes to stderr; the last line on stdout is one JSON object:
   {"blocks":N,"txs":N,"utxos":N,"satoshis":N,"height":N,"digest":"<hex>"}
 where utxos and satoshis count unspent outputs and digest is the SHA-256 of
@@ -63,6 +67,8 @@ func runImport(ctx context.Context, args []string) error {
 	every := fs.Int("progress-blocks", 0, "print a progress line every N blocks (instead of a bar on a terminal, or a line every 2 seconds)")
 	server := fs.String("server", "", "send the blocks to a running daemon at this gRPC address instead of opening a store (token from UTXOSTORE_TOKEN)")
 	trustBlocks := fs.Bool("trust-blocks", false, "skip the proof-of-work and merkle root checks of every block (the structure checks still run): for blocks validated already")
+	var tlsFlags clientTLS
+	tlsFlags.register(fs)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), importHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -76,7 +82,7 @@ func runImport(ctx context.Context, args []string) error {
 		if *trustBlocks {
 			return usagef("--trust-blocks with --server: the daemon checks the blocks it is sent; start its serve with --trust-blocks instead")
 		}
-		return serverImport(ctx, *server, os.Getenv("UTXOSTORE_TOKEN"), fs.Args(), uint32(*startHeight), progress)
+		return serverImport(ctx, *server, os.Getenv("UTXOSTORE_TOKEN"), &tlsFlags, fs.Args(), uint32(*startHeight), progress)
 	}
 	rules, err := chain.NetworkRules(sf.network, *trustBlocks)
 	if err != nil {
@@ -182,6 +188,11 @@ func writeSummary(ctx context.Context, store *utxo.DB, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return printSummaryLine(sum, w)
+}
+
+// printSummaryLine writes the summary as the one JSON line import ends with.
+func printSummaryLine(sum utxo.Summary, w io.Writer) error {
 	line, err := json.Marshal(sum)
 	if err != nil {
 		return err

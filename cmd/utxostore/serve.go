@@ -24,8 +24,17 @@ InvalidArgument naming the check. --trust-blocks, taken from the command
 line only, skips the proof-of-work and merkle root checks.
 
 It listens on loopback by default. On any other address it refuses to start
-without --token, which every mutating RPC must then send as
-"authorization: Bearer <token>". --tls-cert/--tls-key turn on TLS.
+without --token, and without TLS (--tls-cert/--tls-key) unless
+--trusted-network says the network is private. With a token, every mutating
+RPC and every HTTP request but /health/* must send
+"authorization: Bearer <token>"; --http-public serves /api and /metrics
+without it. A call's token is checked before its message is read.
+
+Hostile or stuck clients are bounded: --http-header-timeout,
+--http-read-timeout (a whole request, body included) and --idle-timeout
+close slow and idle connections, --max-conns caps the connections of each
+listener, and --max-inflight-bytes caps the gRPC request memory of all calls
+at once (each reserves --max-message; the calls beyond wait).
 
 Once listening it prints one line on stderr:
   utxostore serve: listening grpc=HOST:PORT http=HOST:PORT

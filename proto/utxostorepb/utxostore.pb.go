@@ -2751,6 +2751,90 @@ func (x *ConnectBlockReply) GetTxs() uint32 {
 	return 0
 }
 
+type SummaryReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Blocks        uint64                 `protobuf:"varint,1,opt,name=blocks,proto3" json:"blocks,omitempty"`
+	Txs           uint64                 `protobuf:"varint,2,opt,name=txs,proto3" json:"txs,omitempty"`
+	Utxos         uint64                 `protobuf:"varint,3,opt,name=utxos,proto3" json:"utxos,omitempty"`
+	Satoshis      uint64                 `protobuf:"varint,4,opt,name=satoshis,proto3" json:"satoshis,omitempty"`
+	Height        uint32                 `protobuf:"varint,5,opt,name=height,proto3" json:"height,omitempty"`
+	Digest        string                 `protobuf:"bytes,6,opt,name=digest,proto3" json:"digest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SummaryReply) Reset() {
+	*x = SummaryReply{}
+	mi := &file_utxostore_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SummaryReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SummaryReply) ProtoMessage() {}
+
+func (x *SummaryReply) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SummaryReply.ProtoReflect.Descriptor instead.
+func (*SummaryReply) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *SummaryReply) GetBlocks() uint64 {
+	if x != nil {
+		return x.Blocks
+	}
+	return 0
+}
+
+func (x *SummaryReply) GetTxs() uint64 {
+	if x != nil {
+		return x.Txs
+	}
+	return 0
+}
+
+func (x *SummaryReply) GetUtxos() uint64 {
+	if x != nil {
+		return x.Utxos
+	}
+	return 0
+}
+
+func (x *SummaryReply) GetSatoshis() uint64 {
+	if x != nil {
+		return x.Satoshis
+	}
+	return 0
+}
+
+func (x *SummaryReply) GetHeight() uint32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *SummaryReply) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
 var File_utxostore_proto protoreflect.FileDescriptor
 
 const file_utxostore_proto_rawDesc = "" +
@@ -2939,11 +3023,18 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x11ConnectBlockReply\x12\x12\n" +
 	"\x04hash\x18\x01 \x01(\fR\x04hash\x12\x16\n" +
 	"\x06height\x18\x02 \x01(\rR\x06height\x12\x10\n" +
-	"\x03txs\x18\x03 \x01(\rR\x03txs*?\n" +
+	"\x03txs\x18\x03 \x01(\rR\x03txs\"\x9a\x01\n" +
+	"\fSummaryReply\x12\x16\n" +
+	"\x06blocks\x18\x01 \x01(\x04R\x06blocks\x12\x10\n" +
+	"\x03txs\x18\x02 \x01(\x04R\x03txs\x12\x14\n" +
+	"\x05utxos\x18\x03 \x01(\x04R\x05utxos\x12\x1a\n" +
+	"\bsatoshis\x18\x04 \x01(\x04R\bsatoshis\x12\x16\n" +
+	"\x06height\x18\x05 \x01(\rR\x06height\x12\x16\n" +
+	"\x06digest\x18\x06 \x01(\tR\x06digest*?\n" +
 	"\x05Field\x12\x15\n" +
 	"\x11FIELD_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bFIELD_TX\x10\x01\x12\x11\n" +
-	"\rFIELD_OUTPUTS\x10\x022\xba\x11\n" +
+	"\rFIELD_OUTPUTS\x10\x022\xf6\x11\n" +
 	"\tUtxoStore\x12@\n" +
 	"\x06Health\x12\x1b.utxostore.v1.HealthRequest\x1a\x19.utxostore.v1.HealthReply\x12>\n" +
 	"\x06Create\x12\x1b.utxostore.v1.CreateRequest\x1a\x17.utxostore.v1.MetaReply\x12M\n" +
@@ -2975,7 +3066,8 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x0eGetBlockHeight\x12\x13.utxostore.v1.Empty\x1a\x19.utxostore.v1.HeightReply\x12F\n" +
 	"\x12SetMedianBlockTime\x12\x1b.utxostore.v1.HeightRequest\x1a\x13.utxostore.v1.Empty\x12D\n" +
 	"\x12GetMedianBlockTime\x12\x13.utxostore.v1.Empty\x1a\x19.utxostore.v1.HeightReply\x12R\n" +
-	"\fConnectBlock\x12!.utxostore.v1.ConnectBlockRequest\x1a\x1f.utxostore.v1.ConnectBlockReplyB2Z0github.com/utxostore/utxostore/proto/utxostorepbb\x06proto3"
+	"\fConnectBlock\x12!.utxostore.v1.ConnectBlockRequest\x1a\x1f.utxostore.v1.ConnectBlockReply\x12:\n" +
+	"\aSummary\x12\x13.utxostore.v1.Empty\x1a\x1a.utxostore.v1.SummaryReplyB2Z0github.com/utxostore/utxostore/proto/utxostorepbb\x06proto3"
 
 var (
 	file_utxostore_proto_rawDescOnce sync.Once
@@ -2990,7 +3082,7 @@ func file_utxostore_proto_rawDescGZIP() []byte {
 }
 
 var file_utxostore_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_utxostore_proto_goTypes = []any{
 	(Field)(0),                   // 0: utxostore.v1.Field
 	(*Empty)(nil),                // 1: utxostore.v1.Empty
@@ -3039,6 +3131,7 @@ var file_utxostore_proto_goTypes = []any{
 	(*SetConflictingReply)(nil),  // 44: utxostore.v1.SetConflictingReply
 	(*ConnectBlockRequest)(nil),  // 45: utxostore.v1.ConnectBlockRequest
 	(*ConnectBlockReply)(nil),    // 46: utxostore.v1.ConnectBlockReply
+	(*SummaryReply)(nil),         // 47: utxostore.v1.SummaryReply
 }
 var file_utxostore_proto_depIdxs = []int32{
 	4,  // 0: utxostore.v1.HealthReply.tip:type_name -> utxostore.v1.BlockRef
@@ -3105,38 +3198,40 @@ var file_utxostore_proto_depIdxs = []int32{
 	37, // 61: utxostore.v1.UtxoStore.SetMedianBlockTime:input_type -> utxostore.v1.HeightRequest
 	1,  // 62: utxostore.v1.UtxoStore.GetMedianBlockTime:input_type -> utxostore.v1.Empty
 	45, // 63: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
-	3,  // 64: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
-	12, // 65: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
-	14, // 66: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
-	12, // 67: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
-	14, // 68: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
-	20, // 69: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
-	23, // 70: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
-	25, // 71: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
-	28, // 72: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
-	30, // 73: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
-	1,  // 74: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
-	34, // 75: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
-	1,  // 76: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
-	1,  // 77: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
-	36, // 78: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
-	19, // 79: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
-	1,  // 80: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
-	1,  // 81: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
-	41, // 82: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
-	1,  // 83: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 84: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 85: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
-	19, // 86: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
-	19, // 87: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
-	44, // 88: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
-	1,  // 89: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
-	38, // 90: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
-	1,  // 91: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
-	38, // 92: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
-	46, // 93: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
-	64, // [64:94] is the sub-list for method output_type
-	34, // [34:64] is the sub-list for method input_type
+	1,  // 64: utxostore.v1.UtxoStore.Summary:input_type -> utxostore.v1.Empty
+	3,  // 65: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
+	12, // 66: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
+	14, // 67: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
+	12, // 68: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
+	14, // 69: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
+	20, // 70: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
+	23, // 71: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
+	25, // 72: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
+	28, // 73: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
+	30, // 74: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
+	1,  // 75: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
+	34, // 76: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
+	1,  // 77: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
+	1,  // 78: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
+	36, // 79: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
+	19, // 80: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
+	1,  // 81: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
+	1,  // 82: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
+	41, // 83: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
+	1,  // 84: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 85: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 86: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
+	19, // 87: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
+	19, // 88: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
+	44, // 89: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
+	1,  // 90: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
+	38, // 91: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
+	1,  // 92: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
+	38, // 93: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
+	46, // 94: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
+	47, // 95: utxostore.v1.UtxoStore.Summary:output_type -> utxostore.v1.SummaryReply
+	65, // [65:96] is the sub-list for method output_type
+	34, // [34:65] is the sub-list for method input_type
 	34, // [34:34] is the sub-list for extension type_name
 	34, // [34:34] is the sub-list for extension extendee
 	0,  // [0:34] is the sub-list for field type_name
@@ -3154,7 +3249,7 @@ func file_utxostore_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_utxostore_proto_rawDesc), len(file_utxostore_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   46,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -61,6 +61,7 @@ const (
 	UtxoStore_SetMedianBlockTime_FullMethodName             = "/utxostore.v1.UtxoStore/SetMedianBlockTime"
 	UtxoStore_GetMedianBlockTime_FullMethodName             = "/utxostore.v1.UtxoStore/GetMedianBlockTime"
 	UtxoStore_ConnectBlock_FullMethodName                   = "/utxostore.v1.UtxoStore/ConnectBlock"
+	UtxoStore_Summary_FullMethodName                        = "/utxostore.v1.UtxoStore/Summary"
 )
 
 // UtxoStoreClient is the client API for UtxoStore service.
@@ -101,6 +102,9 @@ type UtxoStoreClient interface {
 	// ConnectBlock applies a serialised block at height on top of the tip,
 	// as `utxostore import` does.
 	ConnectBlock(ctx context.Context, in *ConnectBlockRequest, opts ...grpc.CallOption) (*ConnectBlockReply, error)
+	// Summary is the store's summary, the JSON line `utxostore import` and
+	// `utxostore info` print (utxo.Summary).
+	Summary(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*SummaryReply, error)
 }
 
 type utxoStoreClient struct {
@@ -420,6 +424,16 @@ func (c *utxoStoreClient) ConnectBlock(ctx context.Context, in *ConnectBlockRequ
 	return out, nil
 }
 
+func (c *utxoStoreClient) Summary(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*SummaryReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SummaryReply)
+	err := c.cc.Invoke(ctx, UtxoStore_Summary_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // UtxoStoreServer is the server API for UtxoStore service.
 // All implementations must embed UnimplementedUtxoStoreServer
 // for forward compatibility.
@@ -458,6 +472,9 @@ type UtxoStoreServer interface {
 	// ConnectBlock applies a serialised block at height on top of the tip,
 	// as `utxostore import` does.
 	ConnectBlock(context.Context, *ConnectBlockRequest) (*ConnectBlockReply, error)
+	// Summary is the store's summary, the JSON line `utxostore import` and
+	// `utxostore info` print (utxo.Summary).
+	Summary(context.Context, *Empty) (*SummaryReply, error)
 	mustEmbedUnimplementedUtxoStoreServer()
 }
 
@@ -557,6 +574,9 @@ func (UnimplementedUtxoStoreServer) GetMedianBlockTime(context.Context, *Empty) 
 }
 func (UnimplementedUtxoStoreServer) ConnectBlock(context.Context, *ConnectBlockRequest) (*ConnectBlockReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConnectBlock not implemented")
+}
+func (UnimplementedUtxoStoreServer) Summary(context.Context, *Empty) (*SummaryReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Summary not implemented")
 }
 func (UnimplementedUtxoStoreServer) mustEmbedUnimplementedUtxoStoreServer() {}
 func (UnimplementedUtxoStoreServer) testEmbeddedByValue()                   {}
@@ -1112,6 +1132,24 @@ func _UtxoStore_ConnectBlock_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _UtxoStore_Summary_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(Empty)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UtxoStoreServer).Summary(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: UtxoStore_Summary_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UtxoStoreServer).Summary(ctx, req.(*Empty))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // UtxoStore_ServiceDesc is the grpc.ServiceDesc for UtxoStore service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1234,6 +1272,10 @@ var UtxoStore_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ConnectBlock",
 			Handler:    _UtxoStore_ConnectBlock_Handler,
+		},
+		{
+			MethodName: "Summary",
+			Handler:    _UtxoStore_Summary_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
