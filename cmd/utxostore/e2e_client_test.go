@@ -7,12 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
 
 // writeDemoBlocks writes the first blocks of demo's synthetic chain (seed
-// 1) as a mainnet blk*.dat file and returns its path.
+// 1) as a regtest blk*.dat file and returns its path: each header's nonce
+// is searched until its hash meets the regtest target its bits encode, so
+// the blocks pass the checks of a store opened with --network regtest.
 func writeDemoBlocks(t *testing.T, blocks int) string {
 	t.Helper()
 	gen := newDemoChain(1)
@@ -20,7 +24,15 @@ func writeDemoBlocks(t *testing.T, blocks int) string {
 	var prev chainhash.Hash
 	for _, b := range gen.build(blocks) {
 		msg := wire.MsgBlock{Header: wire.BlockHeader{Version: 1, PrevBlock: prev, MerkleRoot: merkleRoot(b.Txs),
-			Timestamp: demoTime(b.Height), Bits: 0x207fffff}}
+			Timestamp: demoTime(b.Height), Bits: chaincfg.RegressionNetParams.PowLimitBits}}
+		target := blockchain.CompactToBig(msg.Header.Bits)
+		for {
+			hash := msg.Header.BlockHash()
+			if blockchain.HashToBig(&hash).Cmp(target) <= 0 {
+				break
+			}
+			msg.Header.Nonce++
+		}
 		prev = msg.Header.BlockHash()
 		for _, tx := range b.Txs {
 			msg.Transactions = append(msg.Transactions, tx.Msg)
@@ -29,7 +41,7 @@ func writeDemoBlocks(t *testing.T, blocks int) string {
 		if err := msg.Serialize(&raw); err != nil {
 			t.Fatal(err)
 		}
-		file.Write([]byte{0xf9, 0xbe, 0xb4, 0xd9})
+		file.Write(binary.LittleEndian.AppendUint32(nil, uint32(wire.TestNet)))
 		file.Write(binary.LittleEndian.AppendUint32(nil, uint32(raw.Len())))
 		file.Write(raw.Bytes())
 	}
@@ -48,7 +60,7 @@ func finalLine(out string) string {
 // `client import` end with the summary line a direct import prints.
 func TestImportThroughTheDaemonPrintsTheSummary(t *testing.T) {
 	blk := writeDemoBlocks(t, 130)
-	direct, stderr, err := run(t, "import", "--data", t.TempDir(), "--quiet", blk)
+	direct, stderr, err := run(t, "import", "--network", "regtest", "--data", t.TempDir(), "--quiet", blk)
 	if err != nil {
 		t.Fatalf("direct import: %v\n%s", err, stderr)
 	}
@@ -57,7 +69,7 @@ func TestImportThroughTheDaemonPrintsTheSummary(t *testing.T) {
 		t.Fatalf("direct import: want a summary of 130 blocks, got %q", want)
 	}
 	for _, args := range [][]string{{"import", "--quiet", "--server"}, {"client"}} {
-		d := startDaemon(t, "serve", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+		d := startDaemon(t, "serve", "--network", "regtest", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
 		cmd := append(append([]string{}, args...), d.grpc, blk)
 		if args[0] == "client" {
 			cmd = []string{"client", "--server", d.grpc, "--quiet", "import", blk}
@@ -78,7 +90,7 @@ func TestImportThroughTheDaemonPrintsTheSummary(t *testing.T) {
 func TestClientOverTLS(t *testing.T) {
 	certFile, keyFile, _ := selfSigned(t)
 	blk := writeDemoBlocks(t, 3)
-	d := startDaemon(t, "serve", "--engine", "memory", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0",
+	d := startDaemon(t, "serve", "--engine", "memory", "--network", "regtest", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0",
 		"--tls-cert", certFile, "--tls-key", keyFile)
 
 	out, stderr, err := run(t, "client", "--server", d.grpc, "--tls-ca", certFile, "health")
