@@ -18,8 +18,8 @@ import (
 // rules live in the record layer, but every engine must carry them out
 // (atomic updates, create-only lock records with a time to live, indexes).
 // Redis runs when a cluster is configured (scripts/test.sh starts one).
-func persistentEngines(t *testing.T) map[string]func(testing.TB) engine.Engine {
-	engines := map[string]func(testing.TB) engine.Engine{
+func persistentEngines(t *testing.T) map[string]engineOpener {
+	engines := map[string]engineOpener{
 		"pebble": func(t testing.TB) engine.Engine {
 			e, err := pebble.Open(filepath.Join(t.TempDir(), "pebble"), pebble.Options{Sync: engine.SyncBlock})
 			if err != nil {
@@ -58,27 +58,24 @@ func persistentEngines(t *testing.T) map[string]func(testing.TB) engine.Engine {
 func TestStoreOnEveryEngine(t *testing.T) {
 	tests := []struct {
 		name string
-		fn   func(*testing.T)
+		fn   func(*testing.T, engineOpener)
 	}{
-		{"SeedPaginationExample", TestSeedPaginationExample},
-		{"CreateFaultInjection", TestCreateFaultInjection},
-		{"SetMinedCompletesAnInterruptedCreate", TestSetMinedCompletesAnInterruptedCreate},
-		{"ConcurrentCreateGetsTxExists", TestConcurrentCreateGetsTxExists},
-		{"AbandonedLockExpires", TestAbandonedLockExpires},
-		{"DAHRemovesEveryRecordAndTheBlobOnly", TestDAHRemovesEveryRecordAndTheBlobOnly},
-		{"BlockMakesUnminedDoubleSpenderConflicting", TestBlockMakesUnminedDoubleSpenderConflicting},
-		{"ReorgToCompetingBranchesAndBack", TestReorgToCompetingBranchesAndBack},
-		{"SpendOutcomes", TestSpendOutcomes},
-		{"FreezeUnfreezeReassign", TestFreezeUnfreezeReassign},
-		{"UnminedLifecycle", TestUnminedLifecycle},
+		{"SeedPaginationExample", testSeedPaginationExample},
+		{"CreateFaultInjection", testCreateFaultInjection},
+		{"SetMinedCompletesAnInterruptedCreate", testSetMinedCompletesAnInterruptedCreate},
+		{"ConcurrentCreateGetsTxExists", testConcurrentCreateGetsTxExists},
+		{"AbandonedLockExpires", testAbandonedLockExpires},
+		{"DAHRemovesEveryRecordAndTheBlobOnly", testDAHRemovesEveryRecordAndTheBlobOnly},
+		{"BlockMakesUnminedDoubleSpenderConflicting", testBlockMakesUnminedDoubleSpenderConflicting},
+		{"ReorgToCompetingBranchesAndBack", testReorgToCompetingBranchesAndBack},
+		{"SpendOutcomes", testSpendOutcomes},
+		{"FreezeUnfreezeReassign", testFreezeUnfreezeReassign},
+		{"UnminedLifecycle", testUnminedLifecycle},
 	}
 	for name, open := range persistentEngines(t) {
 		t.Run(name, func(t *testing.T) {
-			previous := openEngine
-			openEngine = open
-			defer func() { openEngine = previous }()
 			for _, tc := range tests {
-				t.Run(tc.name, tc.fn)
+				t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 			}
 		})
 	}

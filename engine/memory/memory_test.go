@@ -9,8 +9,10 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	clock := enginetest.NewClock()
 	enginetest.Run(t, enginetest.Harness{
-		Open: func(testing.TB, string) engine.Engine { return memory.New() },
+		Open:  func(testing.TB, string) engine.Engine { return memory.NewWithClock(clock.Now) },
+		Clock: clock,
 	})
 }
 
