@@ -1,7 +1,6 @@
 package sozu
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,17 +28,12 @@ import (
 // the new generation whole. The log of generation GEN, wal.GEN (one for
 // all shards), holds what happened after checkpoint GEN.
 const (
-	// checkpointMagic names the checkpoint format: 5 adds the derived
-	// state; 4 names the value log's generation; 3 stores buckets in runs
-	// of siblings (its value log is generation 0). This release reads 3
-	// and 4 too, deriving the state from the buckets. Format 2 gave every
-	// bucket pages of its own.
-	checkpointMagic        = "SOZUCKP5"
-	vlogGenCheckpointMagic = "SOZUCKP4"
-	runsCheckpointMagic    = "SOZUCKP3"
-	earlierCheckpointMagic = "SOZUCKP2"
-	manifestMagic          = "SOZUCKP2"
-	manifestName           = "CHECKPOINT"
+	// checkpointMagic names the checkpoint format, the only one this
+	// release reads and writes (checkpointFamily and a version digit).
+	checkpointMagic  = checkpointFamily + "5"
+	checkpointFamily = "SOZUCKP"
+	manifestMagic    = "SOZUCKP2"
+	manifestName     = "CHECKPOINT"
 )
 
 func checkpointPath(dir string, shard int, gen uint64) string {
@@ -227,15 +221,14 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
-	if bytes.HasPrefix(data, []byte(earlierCheckpointMagic)) {
-		return nil, errEarlierFormat
-	}
+// decodeCheckpoint decodes the checkpoint file at path. A checkpoint of
+// another format is refused with a FormatError.
+func decodeCheckpoint(path string, data []byte, l layout) (*checkpointImage, error) {
 	magic := string(data[:min(len(data), len(checkpointMagic))])
-	if laterFormat(magic) {
-		return nil, fmt.Errorf("%w (its checkpoint starts %q)", errLaterFormat, magic)
+	if len(magic) == len(checkpointMagic) && strings.HasPrefix(magic, checkpointFamily) && magic != checkpointMagic {
+		return nil, &FormatError{Path: path, Found: magic, Want: checkpointMagic}
 	}
-	if len(data) < len(checkpointMagic)+32+4 || (magic != checkpointMagic && magic != vlogGenCheckpointMagic && magic != runsCheckpointMagic) {
+	if len(data) < len(checkpointMagic)+32+4 || magic != checkpointMagic {
 		return nil, errors.New("not a checkpoint file")
 	}
 	body := data[:len(data)-4]
@@ -254,9 +247,7 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		vlogSize: int64(r.u64()),
 		meta:     make(map[string][]byte),
 	}
-	if magic != runsCheckpointMagic {
-		img.vlogGen = r.u64()
-	}
+	img.vlogGen = r.u64()
 	img.entries = int64(r.u64())
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
 		name := string(r.bytes())
@@ -313,7 +304,7 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		}
 		img.pending[a] = c
 	}
-	if r.err == nil && magic == checkpointMagic {
+	if r.err == nil {
 		derived, err := readDerived(&r, l.layers)
 		if err != nil {
 			return nil, err
@@ -338,20 +329,24 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 	return img, nil
 }
 
-// errEarlierFormat refuses a store whose checkpoint an earlier release
-// wrote: its pages hold one bucket each, which this release does not read.
-var errEarlierFormat = errors.New("sozu: the store was written by an earlier release (checkpoint format 2; this release reads formats 3 to 5): import the chain into a new directory, or open it with the release that wrote it")
+// FormatError refuses a file of another on-disk format than the one this
+// release reads and writes; the store is left as it is.
+type FormatError struct {
+	Path  string // the file
+	Found string // the format it names
+	Want  string // the format this release reads
+}
 
-// errLaterFormat refuses a store whose checkpoint a later release wrote,
-// rather than reporting it as damage.
-var errLaterFormat = errors.New("sozu: the store was written by a later release (a checkpoint format after 5, the newest this release reads): open it with that release or a newer one")
-
-// laterFormat reports whether magic names a checkpoint format after this
-// release's.
-func laterFormat(magic string) bool {
-	prefix := checkpointMagic[:len(checkpointMagic)-1]
-	return len(magic) == len(checkpointMagic) && strings.HasPrefix(magic, prefix) &&
-		magic[len(prefix)] > checkpointMagic[len(prefix)] && magic[len(prefix)] <= '9'
+func (e *FormatError) Error() string {
+	by := "another program"
+	if n := len(e.Want) - 1; len(e.Found) == len(e.Want) && e.Found[:n] == e.Want[:n] {
+		by = "a later release"
+		if e.Found < e.Want {
+			by = "an earlier release"
+		}
+	}
+	return fmt.Sprintf("sozu: %s is of format %q, written by %s; this release reads only %q: open the store with the release that wrote it, or import the chain into a new directory",
+		e.Path, e.Found, by, e.Want)
 }
 
 // layoutError refuses to open a store with another layout than the one it

@@ -3,9 +3,7 @@ package sozu
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"testing"
 
@@ -115,42 +113,6 @@ func TestReopenTakesTheDerivedStateFromTheCheckpoint(t *testing.T) {
 			return nil
 		})
 	}
-}
-
-// A store whose checkpoint has no derived state (format 4, written by the
-// previous release) opens by deriving it from the buckets.
-func TestFormat4CheckpointOpensByDerivingTheState(t *testing.T) {
-	dir := t.TempDir()
-	o := tinyOptions()
-	o.Shards = 1
-	const n = 500
-	writeAndClose(t, dir, o, n, 200)
-	e := openFor(t, dir, o)
-	want := e.shards[0].table.layers
-	derivedLen := len(e.shards[0].table.appendDerived(nil))
-	gen := e.gen
-	e.abandon()
-
-	path := checkpointPath(dir, 0, gen)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(data[:len(checkpointMagic)]) != checkpointMagic {
-		t.Fatalf("checkpoint %s starts %q, want %q", path, data[:len(checkpointMagic)], checkpointMagic)
-	}
-	old := append([]byte(vlogGenCheckpointMagic), data[len(checkpointMagic):len(data)-4-derivedLen]...)
-	old = binary.LittleEndian.AppendUint32(old, checksum(old))
-	if err := os.WriteFile(path, old, 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	e = openFor(t, dir, o)
-	defer e.Close()
-	if got := e.shards[0].table.layers; !reflect.DeepEqual(got, want) {
-		t.Errorf("layer counters derived %+v, stored ones were %+v", got, want)
-	}
-	expectPutN(t, e, n, 200)
 }
 
 // A store reopened with a larger FilterKeys gets a filter of that size,

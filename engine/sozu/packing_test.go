@@ -160,13 +160,14 @@ func TestRunHoldingOtherBucketsIsCorrupt(t *testing.T) {
 	}
 }
 
-// A store whose checkpoint an earlier release (a page per bucket) or a
-// later one wrote is refused with a message that says what to do, not
-// reported as damage, and left as it was.
+// A store whose checkpoint an earlier or a later release wrote is refused
+// with a message that says what to do, not reported as damage, and left
+// as it was.
 func TestCheckpointOfAnotherFormatIsRefused(t *testing.T) {
+	version := checkpointMagic[len(checkpointFamily)]
 	for _, c := range []struct{ magic, says string }{
-		{earlierCheckpointMagic, "earlier release"},
-		{"SOZUCKP6", "later release"},
+		{checkpointFamily + string(version-1), "earlier release"},
+		{checkpointFamily + string(version+1), "later release"},
 	} {
 		t.Run(c.magic, func(t *testing.T) {
 			dir := t.TempDir()
@@ -191,7 +192,8 @@ func TestCheckpointOfAnotherFormatIsRefused(t *testing.T) {
 			}
 			_, err = Open(dir, o)
 			var corrupt *engine.CorruptionError
-			if err == nil || errors.As(err, &corrupt) || !strings.Contains(err.Error(), c.says) {
+			var format *FormatError
+			if !errors.As(err, &format) || errors.As(err, &corrupt) || !strings.Contains(err.Error(), c.says) {
 				t.Fatalf("open of a store with checkpoint %q: %v, want a refusal naming the %s", c.magic, err, c.says)
 			}
 			t.Logf("refused: %v", err)
