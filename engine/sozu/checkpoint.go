@@ -30,7 +30,7 @@ import (
 const (
 	// checkpointMagic names the checkpoint format, the only one this
 	// release reads and writes (checkpointFamily and a version digit).
-	checkpointMagic  = checkpointFamily + "5"
+	checkpointMagic  = checkpointFamily + "6"
 	checkpointFamily = "SOZUCKP"
 	manifestMagic    = "SOZUCKP2"
 	manifestName     = "CHECKPOINT"
@@ -157,7 +157,8 @@ func (t *table) appendDerived(out []byte) []byte {
 	if t.filter.stale {
 		return append(out, 0)
 	}
-	out = append(out, 1)
+	out = append(out, 1, filterEncoding)
+	out = binary.LittleEndian.AppendUint32(out, hashFingerprint())
 	out = binary.AppendUvarint(out, uint64(t.filter.capacity))
 	out = appendBytes(out, t.filter.f.Encode())
 	for _, idx := range engine.Indexes {
@@ -177,24 +178,31 @@ func (t *table) appendDerived(out []byte) []byte {
 }
 
 // readDerived decodes what appendDerived wrote, for a table of layers
-// layers.
+// layers. A filter of another encoding, or hashed otherwise than the
+// filter library hashes now, leaves the whole state to be derived from
+// the buckets (nil), as a stale one does.
 func readDerived(r *reader, layers int) (*derivedState, error) {
 	if r.byte() == 0 || r.err != nil {
 		return nil, r.err
 	}
+	encoding, hash := r.byte(), r.u32()
 	d := &derivedState{filterCapacity: uint(r.uvarint()), indexes: newSecondaryIndexes()}
 	encoded := r.bytes()
 	if r.err != nil {
 		return nil, r.err
 	}
-	// The filter finds its buckets by masking the hash with their count:
-	// a count that is not a power of two would hide keys it holds.
-	if buckets := len(encoded) / 4; len(encoded)%4 != 0 || buckets == 0 || buckets&(buckets-1) != 0 {
-		return nil, fmt.Errorf("a filter of %d bytes: not a power of two of 4-byte buckets", len(encoded))
-	}
-	var err error
-	if d.filter, err = cuckoo.Decode(encoded); err != nil {
-		return nil, fmt.Errorf("filter: %w", err)
+	trusted := encoding == filterEncoding && hash == hashFingerprint()
+	if trusted {
+		// The filter finds its buckets by masking the hash with their
+		// count: a count that is not a power of two would hide keys it
+		// holds.
+		if buckets := len(encoded) / 4; len(encoded)%4 != 0 || buckets == 0 || buckets&(buckets-1) != 0 {
+			return nil, fmt.Errorf("a filter of %d bytes: not a power of two of 4-byte buckets", len(encoded))
+		}
+		var err error
+		if d.filter, err = cuckoo.Decode(encoded); err != nil {
+			return nil, fmt.Errorf("filter: %w", err)
+		}
 	}
 	for _, idx := range engine.Indexes {
 		n := r.uvarint()
@@ -213,6 +221,9 @@ func readDerived(r *reader, layers int) (*derivedState, error) {
 		d.layers[i] = layerCounters{entries: int64(r.uvarint()), bytes: int64(r.uvarint()), buckets: int64(r.uvarint())}
 	}
 	d.valuesLive = int64(r.uvarint())
+	if !trusted {
+		return nil, r.err
+	}
 	return d, r.err
 }
 
