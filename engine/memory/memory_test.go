@@ -1,12 +1,16 @@
 package memory_test
 
 import (
+	"flag"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/enginetest"
 	"github.com/utxostore/utxostore/engine/memory"
 )
+
+// flags are the suite's command-line settings (-long).
+var flags = enginetest.RegisterFlags(flag.CommandLine)
 
 func TestConformance(t *testing.T) {
 	clock := enginetest.NewClock()
@@ -22,5 +26,5 @@ func TestDifferentialSelf(t *testing.T) {
 	a, b := memory.New(), memory.New()
 	defer a.Close()
 	defer b.Close()
-	enginetest.Differential(t, a, b, 1, enginetest.DifferentialOps())
+	enginetest.Differential(t, a, b, 1, flags.DifferentialOps())
 }

@@ -3,6 +3,7 @@ package pebble_test
 import (
 	"crypto/sha256"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -20,6 +21,9 @@ import (
 
 // opener returns a harness Open for the sync mode; a small memtable keeps
 // the tests' memory down and makes flushes happen.
+// flags are the suite's command-line settings (-long, the benchmark's).
+var flags = enginetest.RegisterFlags(flag.CommandLine)
+
 func opener(mode engine.SyncMode) func(testing.TB, string) engine.Engine {
 	return openerOn(mode, nil)
 }
@@ -57,7 +61,7 @@ func TestDifferential(t *testing.T) {
 	ref := memory.New()
 	defer ref.Close()
 	defer e.Close()
-	enginetest.Differential(t, ref, e, 1, enginetest.DifferentialOps())
+	enginetest.Differential(t, ref, e, 1, flags.DifferentialOps())
 }
 
 func TestRefusesAnotherEnginesDir(t *testing.T) {

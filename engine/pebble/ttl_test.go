@@ -9,12 +9,6 @@ import (
 	"github.com/utxostore/utxostore/engine/enginetest"
 )
 
-// testClock is a clock that moves only when a test advances it.
-type testClock struct{ t time.Time }
-
-func (c *testClock) now() time.Time          { return c.t }
-func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
-
 // Expired lock records are removed physically at the next Checkpoint, with
 // their time-to-live entries, and a live one is kept.
 func TestCheckpointSweepsExpiredRecords(t *testing.T) {

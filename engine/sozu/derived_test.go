@@ -179,10 +179,10 @@ func (seed metroHasher) Hash64(data []byte) uint64 { return metro.Hash64(data, u
 // Open sees the hash's fingerprint differ and rebuilds the filter from the
 // pages instead.
 func TestFilterIsRebuiltWhenTheLibrarysHashChanges(t *testing.T) {
-	dir := t.TempDir()
+	const n = 500
 	o := tinyOptions()
 	o.Shards = 1
-	const n = 500
+	dir := t.TempDir()
 	writeAndClose(t, dir, o, n, 20)
 	gen, err := readManifest(dir)
 	if err != nil {

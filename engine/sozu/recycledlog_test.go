@@ -199,20 +199,28 @@ func TestLogWithoutAHeaderIsStartedAnew(t *testing.T) {
 	}
 }
 
-// A log whose header names another generation than the checkpoint is
-// refused, untouched.
-func TestLogOfAnotherGenerationIsRefused(t *testing.T) {
-	dir := t.TempDir()
+// crashedWithFiftyRecords is a store that crashed (abandon) with 50
+// records of 20 bytes in its log: its directory, its log's path and bytes.
+func crashedWithFiftyRecords(t *testing.T) (dir, path string, log []byte) {
+	t.Helper()
+	dir = t.TempDir()
 	e := openFor(t, dir, tinyOptions())
 	putN(t, e, 0, 50, 20)
 	e.abandon()
-	path := logPath(dir, 0)
-	before, err := os.ReadFile(path)
+	path = logPath(dir, 0)
+	log, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, path, log
+}
+
+// A log whose header names another generation than the checkpoint is
+// refused, untouched.
+func TestLogOfAnotherGenerationIsRefused(t *testing.T) {
+	dir, path, before := crashedWithFiftyRecords(t)
 	flipByte(t, path, 8) // the generation's low byte
-	_, err = Open(dir, tinyOptions())
+	_, err := Open(dir, tinyOptions())
 	var corrupt *engine.CorruptionError
 	if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "generation") {
 		t.Fatalf("open over a log of another generation: %v, want a CorruptionError naming the generations", err)
@@ -232,21 +240,13 @@ func TestLogOfAnotherGenerationIsRefused(t *testing.T) {
 // A log of another format is refused with a FormatError that says what to
 // do, not reported as damage, and left as it was.
 func TestLogOfAnotherFormatIsRefused(t *testing.T) {
-	dir := t.TempDir()
-	e := openFor(t, dir, tinyOptions())
-	putN(t, e, 0, 50, 20)
-	e.abandon()
-	path := logPath(dir, 0)
-	original, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, path, original := crashedWithFiftyRecords(t)
 	earlier := slices.Clone(original)
 	copy(earlier, "SOZUWAL1")
 	if err := os.WriteFile(path, earlier, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(dir, tinyOptions())
+	_, err := Open(dir, tinyOptions())
 	var format *FormatError
 	var corrupt *engine.CorruptionError
 	if !errors.As(err, &format) || errors.As(err, &corrupt) || !strings.Contains(err.Error(), "earlier release") {
