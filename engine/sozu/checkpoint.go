@@ -54,7 +54,7 @@ func pagesPath(dir string, shard int) string {
 }
 
 // valueLogPath names generation gen of a shard's value log; the first
-// (0) has no suffix, as before value logs were compacted.
+// (0) has no suffix.
 func valueLogPath(dir string, shard int, gen uint64) string {
 	if gen == 0 {
 		return filepath.Join(dir, fmt.Sprintf("shard-%02d.vlog", shard))
