@@ -455,6 +455,10 @@ func readManifest(dir string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if found := string(data[:min(len(data), len(manifestMagic))]); len(found) == len(manifestMagic) &&
+		strings.HasPrefix(found, checkpointFamily) && found != manifestMagic {
+		return 0, &FormatError{Path: path, Found: found, Want: manifestMagic}
+	}
 	if len(data) != len(manifestMagic)+12 || string(data[:len(manifestMagic)]) != manifestMagic ||
 		checksum(data[:len(data)-4]) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
 		return 0, &engine.CorruptionError{Engine: "sozu", Where: path, Detail: "manifest checksum mismatch"}

@@ -211,6 +211,42 @@ func TestCheckpointOfAnotherFormatIsRefused(t *testing.T) {
 	}
 }
 
+// A manifest of another format is refused with a FormatError, not
+// reported as damage, and left as it was.
+func TestManifestOfAnotherFormatIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	e := openFor(t, dir, tinyOptions())
+	putN(t, e, 0, 100, 20)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, manifestName)
+	original, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := slices.Clone(original)
+	copy(later, checkpointFamily+"3")
+	if err := os.WriteFile(path, later, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, tinyOptions())
+	var format *FormatError
+	var corrupt *engine.CorruptionError
+	if !errors.As(err, &format) || errors.As(err, &corrupt) || !strings.Contains(err.Error(), "later release") {
+		t.Fatalf("open with a manifest of format %q: %v, want a FormatError naming a later release", later[:len(manifestMagic)], err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, later) {
+		t.Fatal("the refused open changed the manifest")
+	}
+	if err := os.WriteFile(path, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, tinyOptions())
+	defer e.Close()
+	expectPutN(t, e, 100, 20)
+}
+
 // checkSparseIndex verifies the page store's list of sparse runs per span
 // against the runs themselves.
 func checkSparseIndex(t *testing.T, s *pageStore) {
