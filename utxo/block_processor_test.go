@@ -14,10 +14,10 @@ import (
 	"github.com/utxostore/utxostore/internal/testdata"
 )
 
-// freshSummary is the summary of a new store that connected blocks.
-func freshSummary(t *testing.T, blocks []Block) Summary {
+// freshSummary is the summary of a new store on open that connected blocks.
+func freshSummary(t *testing.T, open engineOpener, blocks []Block) Summary {
 	t.Helper()
-	db := newStore(t, Options{})
+	db := newStoreOn(t, open, Options{})
 	connectAll(t, db, blocks)
 	return summary(t, db)
 }
@@ -43,7 +43,7 @@ func TestDisconnectAndReconnectLast100Blocks(t *testing.T) {
 	if n, txs, err := db.Counts(ctx); err != nil || n != uint64(tip-99) || txs != summary(t, db).Txs {
 		t.Fatalf("Counts: %d blocks %d txs %v", n, txs, err)
 	}
-	if got, want := summary(t, db), freshSummary(t, blocks[:tip-99]); got != want {
+	if got, want := summary(t, db), freshSummary(t, onMemory, blocks[:tip-99]); got != want {
 		t.Fatalf("after disconnecting 100 blocks: %+v\nfresh import of the shorter chain: %+v", got, want)
 	}
 	mustVerify(t, db)
@@ -113,6 +113,10 @@ func reversed(blocks []Block) []Block {
 }
 
 func TestReorgToCompetingBranchesAndBack(t *testing.T) {
+	testReorgToCompetingBranchesAndBack(t, onMemory)
+}
+
+func testReorgToCompetingBranchesAndBack(t *testing.T, open engineOpener) {
 	// The first 1,000 real blocks hold the chain's first spends, and keep
 	// this test quick on the slower engines.
 	all := chainBlocks(t, btcChain)[:1000]
@@ -128,10 +132,10 @@ func TestReorgToCompetingBranchesAndBack(t *testing.T) {
 			branch := competingBranch(t, all[fork], n, victim)
 			base := all[:fork+1]
 
-			db := newStore(t, Options{})
+			db := newStoreOn(t, open, Options{})
 			connectAll(t, db, all[:fork+1+n])
 			wantMain := summary(t, db)
-			wantBranch := freshSummary(t, append(append([]Block(nil), base...), branch...))
+			wantBranch := freshSummary(t, open, append(append([]Block(nil), base...), branch...))
 
 			for round := 0; round < 2; round++ {
 				if err := db.Reorg(ctx, reversed(main), branch); err != nil {
@@ -157,7 +161,11 @@ func TestReorgToCompetingBranchesAndBack(t *testing.T) {
 // pair becomes conflicting and the block wins; disconnecting the block
 // restores them.
 func TestBlockMakesUnminedDoubleSpenderConflicting(t *testing.T) {
-	db := newStore(t, Options{})
+	testBlockMakesUnminedDoubleSpenderConflicting(t, onMemory)
+}
+
+func testBlockMakesUnminedDoubleSpenderConflicting(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
 	cb := coinbaseTx("cb", 2, 50e8)
 	genesis := Block{Hash: chainhash.DoubleHashH([]byte("b0")), Height: 0, Txs: []*chain.Tx{cb}}
 	connectAll(t, db, []Block{genesis})

@@ -18,8 +18,8 @@ import (
 // rules live in the record layer, but every engine must carry them out
 // (atomic updates, create-only lock records with a time to live, indexes).
 // Redis runs when a cluster is configured (scripts/test.sh starts one).
-func persistentEngines(t *testing.T) map[string]func(testing.TB) engine.Engine {
-	engines := map[string]func(testing.TB) engine.Engine{
+func persistentEngines(t *testing.T) map[string]engineOpener {
+	engines := map[string]engineOpener{
 		"pebble": func(t testing.TB) engine.Engine {
 			e, err := pebble.Open(filepath.Join(t.TempDir(), "pebble"), pebble.Options{Sync: engine.SyncBlock})
 			if err != nil {
@@ -59,36 +59,33 @@ func persistentEngines(t *testing.T) map[string]func(testing.TB) engine.Engine {
 func TestStoreOnEveryEngine(t *testing.T) {
 	tests := []struct {
 		name string
-		fn   func(*testing.T)
+		fn   func(*testing.T, engineOpener)
 	}{
-		{"SeedPaginationExample", TestSeedPaginationExample},
-		{"CreateFaultInjection", TestCreateFaultInjection},
-		{"SetMinedCompletesAnInterruptedCreate", TestSetMinedCompletesAnInterruptedCreate},
-		{"ConcurrentCreateGetsTxExists", TestConcurrentCreateGetsTxExists},
-		{"AbandonedLockExpires", TestAbandonedLockExpires},
-		{"DAHRemovesEveryRecordAndTheBlobOnly", TestDAHRemovesEveryRecordAndTheBlobOnly},
-		{"BlockMakesUnminedDoubleSpenderConflicting", TestBlockMakesUnminedDoubleSpenderConflicting},
-		{"ReorgToCompetingBranchesAndBack", TestReorgToCompetingBranchesAndBack},
-		{"SpendOutcomes", TestSpendOutcomes},
-		{"FreezeUnfreezeReassign", TestFreezeUnfreezeReassign},
-		{"UnminedLifecycle", TestUnminedLifecycle},
+		{"SeedPaginationExample", testSeedPaginationExample},
+		{"CreateFaultInjection", testCreateFaultInjection},
+		{"SetMinedCompletesAnInterruptedCreate", testSetMinedCompletesAnInterruptedCreate},
+		{"ConcurrentCreateGetsTxExists", testConcurrentCreateGetsTxExists},
+		{"AbandonedLockExpires", testAbandonedLockExpires},
+		{"DAHRemovesEveryRecordAndTheBlobOnly", testDAHRemovesEveryRecordAndTheBlobOnly},
+		{"BlockMakesUnminedDoubleSpenderConflicting", testBlockMakesUnminedDoubleSpenderConflicting},
+		{"ReorgToCompetingBranchesAndBack", testReorgToCompetingBranchesAndBack},
+		{"SpendOutcomes", testSpendOutcomes},
+		{"FreezeUnfreezeReassign", testFreezeUnfreezeReassign},
+		{"UnminedLifecycle", testUnminedLifecycle},
 		// Where the store follows the reference (parity_test.go).
-		{"ReassignedOutputIsHeldThroughItsSpendableInHeight", TestReassignedOutputIsHeldThroughItsSpendableInHeight},
-		{"CreateConflictingRecordsItAmongItsParentsConflictingChildren", TestCreateConflictingRecordsItAmongItsParentsConflictingChildren},
-		{"RespendByADeletedChildIsInvalidSpend", TestRespendByADeletedChildIsInvalidSpend},
-		{"DeleteAtHeightNeedsBlocksNotTheLongestChain", TestDeleteAtHeightNeedsBlocksNotTheLongestChain},
-		{"UnminedIteratorSkipsConflictingTransactions", TestUnminedIteratorSkipsConflictingTransactions},
-		{"UnsetMinedOfAMissingTransactionSucceeds", TestUnsetMinedOfAMissingTransactionSucceeds},
-		{"CounterConflictingAndConflictingChildrenIncludeDescendants", TestCounterConflictingAndConflictingChildrenIncludeDescendants},
-		{"GetSpendLockedAndConflictingTakePrecedence", TestGetSpendLockedAndConflictingTakePrecedence},
+		{"ReassignedOutputIsHeldThroughItsSpendableInHeight", testReassignedOutputIsHeldThroughItsSpendableInHeight},
+		{"CreateConflictingRecordsItAmongItsParentsConflictingChildren", testCreateConflictingRecordsItAmongItsParentsConflictingChildren},
+		{"RespendByADeletedChildIsInvalidSpend", testRespendByADeletedChildIsInvalidSpend},
+		{"DeleteAtHeightNeedsBlocksNotTheLongestChain", testDeleteAtHeightNeedsBlocksNotTheLongestChain},
+		{"UnminedIteratorSkipsConflictingTransactions", testUnminedIteratorSkipsConflictingTransactions},
+		{"UnsetMinedOfAMissingTransactionSucceeds", testUnsetMinedOfAMissingTransactionSucceeds},
+		{"CounterConflictingAndConflictingChildrenIncludeDescendants", testCounterConflictingAndConflictingChildrenIncludeDescendants},
+		{"GetSpendLockedAndConflictingTakePrecedence", testGetSpendLockedAndConflictingTakePrecedence},
 	}
 	for name, open := range persistentEngines(t) {
 		t.Run(name, func(t *testing.T) {
-			previous := openEngine
-			openEngine = open
-			defer func() { openEngine = previous }()
 			for _, tc := range tests {
-				t.Run(tc.name, tc.fn)
+				t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 			}
 		})
 	}

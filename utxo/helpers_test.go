@@ -24,12 +24,22 @@ import (
 
 var ctx = context.Background()
 
-// openEngine opens the engine the tests run on: memory unless a test of
-// every engine (engines_test.go) has chosen another.
-var openEngine = func(t testing.TB) engine.Engine { return memory.New() }
+// engineOpener opens a fresh engine for one test; TestStoreOnEveryEngine
+// passes one per persistent engine.
+type engineOpener func(testing.TB) engine.Engine
 
-// newStore opens a store on a fresh engine with a file blob store.
+// onMemory is the engine most tests run on.
+func onMemory(testing.TB) engine.Engine { return memory.New() }
+
+// newStore opens a store on a fresh memory engine with a file blob store.
 func newStore(t testing.TB, opts Options) *DB {
+	t.Helper()
+	return newStoreOn(t, onMemory, opts)
+}
+
+// newStoreOn opens a store on a fresh engine from open with a file blob
+// store.
+func newStoreOn(t testing.TB, open engineOpener, opts Options) *DB {
 	t.Helper()
 	if opts.Blobs == nil {
 		bs, err := blob.NewFileStore(t.TempDir())
@@ -38,7 +48,7 @@ func newStore(t testing.TB, opts Options) *DB {
 		}
 		opts.Blobs = bs
 	}
-	db, err := Open(ctx, openEngine(t), opts)
+	db, err := Open(ctx, open(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

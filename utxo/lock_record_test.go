@@ -46,8 +46,10 @@ func rawRecord(t *testing.T, db *DB, txid chainhash.Hash, index uint32) *record.
 	return r
 }
 
-func TestSeedPaginationExample(t *testing.T) {
-	db := newStore(t, Options{})
+func TestSeedPaginationExample(t *testing.T) { testSeedPaginationExample(t, onMemory) }
+
+func testSeedPaginationExample(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
 	tx := bigTx("45k", wire.OutPoint{Hash: chainhash.Hash{1}}, 45000, 25)
 	mustCreate(t, db, tx, 10)
 
@@ -155,7 +157,9 @@ func assertNothingSpendable(t *testing.T, db *DB, tx *chain.Tx) {
 	}
 }
 
-func TestCreateFaultInjection(t *testing.T) {
+func TestCreateFaultInjection(t *testing.T) { testCreateFaultInjection(t, onMemory) }
+
+func testCreateFaultInjection(t *testing.T, open engineOpener) {
 	fail := errors.New("injected fault")
 	steps := map[string]func(f *faults){
 		"after the lock":       func(f *faults) { f.afterLock = func() error { return fail } },
@@ -173,7 +177,7 @@ func TestCreateFaultInjection(t *testing.T) {
 	for _, size := range sizes {
 		for name, inject := range steps {
 			t.Run(fmt.Sprintf("%d outputs/%s", size.outputs, name), func(t *testing.T) {
-				db := newStore(t, Options{UtxoBatchSize: size.batchSize})
+				db := newStoreOn(t, open, Options{UtxoBatchSize: size.batchSize})
 				tx := bigTx("faulty", wire.OutPoint{Hash: chainhash.Hash{4}}, size.outputs, 10)
 				last := uint32(size.outputs - 1)
 				inject(&db.faults)
@@ -216,7 +220,11 @@ func failAt(k int, err error) func(int) error {
 }
 
 func TestSetMinedCompletesAnInterruptedCreate(t *testing.T) {
-	db := newStore(t, Options{UtxoBatchSize: 100})
+	testSetMinedCompletesAnInterruptedCreate(t, onMemory)
+}
+
+func testSetMinedCompletesAnInterruptedCreate(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{UtxoBatchSize: 100})
 	tx := bigTx("mined", wire.OutPoint{Hash: chainhash.Hash{5}}, 250, 10)
 	db.faults.beforeMasterCleared = func() error { return errors.New("crash") }
 	if _, err := db.Create(ctx, tx, 7); err == nil {
@@ -257,8 +265,10 @@ func (brokenBlobs) Put(_ context.Context, txid chainhash.Hash, ft blob.FileType,
 	return errors.New("disk full")
 }
 
-func TestConcurrentCreateGetsTxExists(t *testing.T) {
-	db := newStore(t, Options{UtxoBatchSize: 100})
+func TestConcurrentCreateGetsTxExists(t *testing.T) { testConcurrentCreateGetsTxExists(t, onMemory) }
+
+func testConcurrentCreateGetsTxExists(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{UtxoBatchSize: 100})
 	tx := bigTx("race", wire.OutPoint{Hash: chainhash.Hash{7}}, 250, 10)
 	inside, release := make(chan struct{}), make(chan struct{})
 	db.faults.afterBlob = func() error {
@@ -284,8 +294,10 @@ func TestConcurrentCreateGetsTxExists(t *testing.T) {
 	}
 }
 
-func TestAbandonedLockExpires(t *testing.T) {
-	db := newStore(t, Options{UtxoBatchSize: 100})
+func TestAbandonedLockExpires(t *testing.T) { testAbandonedLockExpires(t, onMemory) }
+
+func testAbandonedLockExpires(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{UtxoBatchSize: 100})
 	tx := bigTx("abandoned", wire.OutPoint{Hash: chainhash.Hash{8}}, 250, 10)
 	// A process that crashed while holding the lock leaves it behind; its
 	// time to live is what frees it.
@@ -312,7 +324,11 @@ func TestAbandonedLockExpires(t *testing.T) {
 }
 
 func TestDAHRemovesEveryRecordAndTheBlobOnly(t *testing.T) {
-	db := newStore(t, Options{UtxoBatchSize: 100, BlockHeightRetention: 5})
+	testDAHRemovesEveryRecordAndTheBlobOnly(t, onMemory)
+}
+
+func testDAHRemovesEveryRecordAndTheBlobOnly(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{UtxoBatchSize: 100, BlockHeightRetention: 5})
 	big := bigTx("dah", wire.OutPoint{Hash: chainhash.Hash{9}}, 250, 10)
 	other := spendTx("other", []wire.OutPoint{{Hash: chainhash.Hash{10}}}, 2, 1)
 	mustCreate(t, db, big, 10, mined(10))
@@ -357,7 +373,7 @@ func TestDAHRemovesEveryRecordAndTheBlobOnly(t *testing.T) {
 	}
 
 	// Unspending one output before the DAH cancels it on every record.
-	db2 := newStore(t, Options{UtxoBatchSize: 100, BlockHeightRetention: 5})
+	db2 := newStoreOn(t, open, Options{UtxoBatchSize: 100, BlockHeightRetention: 5})
 	mustCreate(t, db2, big, 10, mined(10))
 	if _, err := db2.Spend(ctx, spender, WithBlockHeight(11)); err != nil {
 		t.Fatal(err)

@@ -47,7 +47,11 @@ func wantSet(t *testing.T, what string, got []chainhash.Hash, want ...chainhash.
 // Behaviour 1: a reassigned output is refused with FROZEN_UNTIL while its
 // spendable-in height is >= the spending block's height (store height + 1).
 func TestReassignedOutputIsHeldThroughItsSpendableInHeight(t *testing.T) {
-	db := newStore(t, Options{})
+	testReassignedOutputIsHeldThroughItsSpendableInHeight(t, onMemory)
+}
+
+func testReassignedOutputIsHeldThroughItsSpendableInHeight(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
 	parent, child := parentAndSpender(t, db)
 	mustSetHeight(t, db, 101)
 	target := &Spend{TxID: parent.ID, Vout: 0}
@@ -71,7 +75,11 @@ func TestReassignedOutputIsHeldThroughItsSpendableInHeight(t *testing.T) {
 // Behaviour 2: creating a transaction as conflicting records it among its
 // parents' conflictingChildren; a parent that is not stored is skipped.
 func TestCreateConflictingRecordsItAmongItsParentsConflictingChildren(t *testing.T) {
-	db := newStore(t, Options{})
+	testCreateConflictingRecordsItAmongItsParentsConflictingChildren(t, onMemory)
+}
+
+func testCreateConflictingRecordsItAmongItsParentsConflictingChildren(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
 	parent, child := parentAndSpender(t, db)
 	other := spendTx("other parent", []wire.OutPoint{{Hash: chainhash.Hash{0xbb}}}, 1, 1e8)
 	mustCreate(t, db, other, 10, mined(10))
@@ -110,7 +118,11 @@ func TestZeroValueDataOutputsOfACoinbaseAreNotUTXOs(t *testing.T) {
 // and spending the output again with the same spending data is refused
 // with INVALID_SPEND instead of being taken as the idempotent re-spend.
 func TestRespendByADeletedChildIsInvalidSpend(t *testing.T) {
-	db := newStore(t, Options{BlockHeightRetention: 5})
+	testRespendByADeletedChildIsInvalidSpend(t, onMemory)
+}
+
+func testRespendByADeletedChildIsInvalidSpend(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{BlockHeightRetention: 5})
 	parent, child := parentAndSpender(t, db)
 	mustCreate(t, db, child, 11, mined(11))
 	mustSpend(t, db, child, WithBlockHeight(11))
@@ -138,7 +150,11 @@ func TestRespendByADeletedChildIsInvalidSpend(t *testing.T) {
 // not the longest chain, and MarkTransactionsOnLongestChain(false) keeps an
 // existing delete-at-height.
 func TestDeleteAtHeightNeedsBlocksNotTheLongestChain(t *testing.T) {
-	db := newStore(t, Options{BlockHeightRetention: 5})
+	testDeleteAtHeightNeedsBlocksNotTheLongestChain(t, onMemory)
+}
+
+func testDeleteAtHeightNeedsBlocksNotTheLongestChain(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{BlockHeightRetention: 5})
 	parent, _ := parentAndSpender(t, db)
 	both := spendTx("both", []wire.OutPoint{out(parent, 0), out(parent, 1)}, 1, 1)
 	mustSpend(t, db, both, WithBlockHeight(12))
@@ -169,7 +185,11 @@ func TestDeleteAtHeightNeedsBlocksNotTheLongestChain(t *testing.T) {
 
 // Behaviour 6: the unmined iterator does not yield conflicting transactions.
 func TestUnminedIteratorSkipsConflictingTransactions(t *testing.T) {
-	db := newStore(t, Options{})
+	testUnminedIteratorSkipsConflictingTransactions(t, onMemory)
+}
+
+func testUnminedIteratorSkipsConflictingTransactions(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
 	parent, child := parentAndSpender(t, db)
 	double := spendTx("double", []wire.OutPoint{out(parent, 0)}, 1, 1)
 	mustCreate(t, db, child, 11)
@@ -195,7 +215,11 @@ func TestUnminedIteratorSkipsConflictingTransactions(t *testing.T) {
 // Behaviour 7: unsetting a block on a transaction that is not stored is a
 // successful no-op; setting one still reports TX_NOT_FOUND.
 func TestUnsetMinedOfAMissingTransactionSucceeds(t *testing.T) {
-	db := newStore(t, Options{})
+	testUnsetMinedOfAMissingTransactionSucceeds(t, onMemory)
+}
+
+func testUnsetMinedOfAMissingTransactionSucceeds(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
 	parent, _ := parentAndSpender(t, db)
 	missing := chainhash.Hash{0x0d}
 	ids, err := db.SetMinedMulti(ctx, []chainhash.Hash{missing, parent.ID}, MinedBlockInfo{BlockID: 11, BlockHeight: 10, UnsetMined: true})
@@ -308,7 +332,11 @@ func TestSetConflictingReturnsTheSpendersOfTheMarkedOutputs(t *testing.T) {
 // Behaviour 10b: the counter-conflicting set and the conflicting children
 // include the spenders' descendants.
 func TestCounterConflictingAndConflictingChildrenIncludeDescendants(t *testing.T) {
-	db := newStore(t, Options{})
+	testCounterConflictingAndConflictingChildrenIncludeDescendants(t, onMemory)
+}
+
+func testCounterConflictingAndConflictingChildrenIncludeDescendants(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
 	parent, child := parentAndSpender(t, db)
 	grandchild := spendTx("grandchild", []wire.OutPoint{out(child, 0)}, 1, 1)
 	for _, tx := range []*chain.Tx{child, grandchild} {
@@ -384,7 +412,11 @@ func TestGetSpendOfAHeldReassignedOutputIsNotUnspent(t *testing.T) {
 // Behaviour 10e: GetSpend's statuses take precedence in the reference's
 // order: locked over conflicting over frozen over spent.
 func TestGetSpendLockedAndConflictingTakePrecedence(t *testing.T) {
-	db := newStore(t, Options{})
+	testGetSpendLockedAndConflictingTakePrecedence(t, onMemory)
+}
+
+func testGetSpendLockedAndConflictingTakePrecedence(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
 	parent, child := parentAndSpender(t, db)
 	mustSpend(t, db, child)
 	if err := db.FreezeUTXOs(ctx, []*Spend{{TxID: parent.ID, Vout: 1}}); err != nil {

@@ -234,12 +234,9 @@ func TestReferenceScenarios(t *testing.T) {
 	engines["memory"] = func(testing.TB) engine.Engine { return memory.New() }
 	for name, open := range engines {
 		t.Run(name, func(t *testing.T) {
-			previous := openEngine
-			openEngine = open
-			defer func() { openEngine = previous }()
 			for _, sc := range scenarios {
 				t.Run(sc.name, func(t *testing.T) {
-					sc.fn(t, newStore(t, Options{}), newScenarioTxs())
+					sc.fn(t, newStoreOn(t, open, Options{}), newScenarioTxs())
 				})
 			}
 		})

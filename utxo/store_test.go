@@ -39,8 +39,10 @@ func TestCreateAndGet(t *testing.T) {
 	wantCode(t, err, ErrTxNotFound)
 }
 
-func TestSpendOutcomes(t *testing.T) {
-	db := newStore(t, Options{})
+func TestSpendOutcomes(t *testing.T) { testSpendOutcomes(t, onMemory) }
+
+func testSpendOutcomes(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
 	parent, child := parentAndSpender(t, db)
 
 	if _, err := db.Spend(ctx, child); err != nil {
@@ -129,8 +131,10 @@ func TestCoinbaseMaturity(t *testing.T) {
 	}
 }
 
-func TestFreezeUnfreezeReassign(t *testing.T) {
-	db := newStore(t, Options{})
+func TestFreezeUnfreezeReassign(t *testing.T) { testFreezeUnfreezeReassign(t, onMemory) }
+
+func testFreezeUnfreezeReassign(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
 	parent, child := parentAndSpender(t, db)
 	target := []*Spend{{TxID: parent.ID, Vout: 0}}
 	if err := db.FreezeUTXOs(ctx, target); err != nil {
@@ -193,9 +197,11 @@ func TestGetSpendStatuses(t *testing.T) {
 	wantCode(t, err, ErrUtxoNotFound)
 }
 
-func TestUnminedLifecycle(t *testing.T) {
+func TestUnminedLifecycle(t *testing.T) { testUnminedLifecycle(t, onMemory) }
+
+func testUnminedLifecycle(t *testing.T, open engineOpener) {
 	clock := time.UnixMilli(1_000_000)
-	db := newStore(t, Options{BlockHeightRetention: 20, Now: func() time.Time { clock = clock.Add(time.Second); return clock }})
+	db := newStoreOn(t, open, Options{BlockHeightRetention: 20, Now: func() time.Time { clock = clock.Add(time.Second); return clock }})
 	parent, _ := parentAndSpender(t, db)
 	// Three unmined transactions created in order, at heights 11, 12, 13.
 	var unmined []*chain.Tx

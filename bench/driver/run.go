@@ -11,11 +11,9 @@ import (
 
 	"github.com/utxostore/utxostore/bench/report"
 	"github.com/utxostore/utxostore/bench/workload"
+	"github.com/utxostore/utxostore/internal/benchmetric"
 	"github.com/utxostore/utxostore/utxo"
 )
-
-// outpointSize is the logical size of recording one spend: the outpoint.
-const outpointSize = 36
 
 // Options tune a replay.
 type Options struct {
@@ -126,7 +124,7 @@ func (d *run) apply(ctx context.Context, op *workload.Op) error {
 		}); err != nil {
 			return fmt.Errorf("spending %s: %w", op.Tx.ID, err)
 		}
-		d.res.LogicalBytes += int64(outpointSize * len(op.Tx.Msg.TxIn))
+		d.res.LogicalBytes += int64(benchmetric.OutpointBytes * len(op.Tx.Msg.TxIn))
 		if err := d.timed(report.Create, 1, func() error { return d.t.Create(ctx, op.Tx, 0) }); err != nil {
 			return fmt.Errorf("creating %s: %w", op.Tx.ID, err)
 		}
@@ -146,7 +144,7 @@ func (d *run) apply(ctx context.Context, op *workload.Op) error {
 			}); err != nil {
 				return fmt.Errorf("spending %s: %w", op.Tx.ID, err)
 			}
-			d.res.LogicalBytes += int64(outpointSize * len(op.Inputs))
+			d.res.LogicalBytes += int64(benchmetric.OutpointBytes * len(op.Inputs))
 		}
 		if op.Live != 0 {
 			d.blockDone(op.Live)

@@ -17,6 +17,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/internal/benchmetric"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -164,8 +165,8 @@ func (s *Set) Unspent(op wire.OutPoint) bool {
 }
 
 // Summary is the digest of utxo.Summary over this set, and the minimal
-// serialized size of the set: 36-byte outpoint + 8-byte value + script
-// length, summed over its outputs.
+// serialized size of the set: benchmetric.MinimalUTXOBytes summed over its
+// unspent outputs.
 type Summary struct {
 	Utxos        uint64 `json:"utxos"`
 	Satoshis     uint64 `json:"satoshis"`
@@ -202,7 +203,7 @@ func (s *Set) Summary() Summary {
 	buf := make([]byte, 0, 128)
 	for _, l := range lines {
 		sum.Satoshis += l.o.value
-		sum.MinimalBytes += 36 + 8 + uint64(l.o.scriptLen)
+		sum.MinimalBytes += benchmetric.MinimalUTXOBytes(l.o.scriptLen)
 		buf = append(buf[:0], l.txid...)
 		buf = append(buf, ':')
 		buf = strconv.AppendUint(buf, uint64(l.vout), 10)

@@ -1,5 +1,7 @@
 package report
 
+import "github.com/utxostore/utxostore/internal/benchmetric"
+
 // Derive fills the cross-engine fields: digest agreement with the
 // reference digest, disk bytes per minimal byte, write amplification, and
 // throughput ratios to pebble and to map (engine ÷ reference, per class,
@@ -10,12 +12,8 @@ func Derive(results []*EngineResult, refDigest string, minimalBytes uint64) {
 	for _, r := range results {
 		byName[r.Engine] = r
 		r.DigestOK = r.Err == "" && r.Digest == refDigest
-		if r.DiskBytes > 0 && minimalBytes > 0 {
-			r.DiskPerMinimal = float64(r.DiskBytes) / float64(minimalBytes)
-		}
-		if r.LogicalBytes > 0 {
-			r.WriteAmp = float64(r.DeviceWriteBytes) / float64(r.LogicalBytes)
-		}
+		r.DiskPerMinimal = benchmetric.DiskPerMinimal(r.DiskBytes, int64(minimalBytes))
+		r.WriteAmp = benchmetric.WriteAmp(r.DeviceWriteBytes, r.LogicalBytes)
 	}
 	for _, r := range results {
 		r.VsPebble = ratios(r, byName["pebble"])

@@ -63,7 +63,7 @@ type EngineResult struct {
 	// DiskBytes is the size of the data directory after close (0 for
 	// engines with no local files).
 	DiskBytes int64 `json:"disk_bytes"`
-	// LogicalBytes is what the store was asked to write; see BENCHMARKS.md.
+	// LogicalBytes is what the store was asked to record (benchmetric).
 	LogicalBytes int64 `json:"logical_bytes"`
 	// DeviceWriteBytes is what the block device under the data directory
 	// wrote over the whole replay (sysstat.DeviceWrites), or where that

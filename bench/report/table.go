@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/utxostore/utxostore/internal/benchmetric"
 )
 
 // WriteTable writes the results as Markdown: one row per engine, then a
 // row of ratios per engine against pebble and map.
 func WriteTable(w io.Writer, results []*EngineResult) error {
 	var b strings.Builder
-	b.WriteString("| engine | creates/s | spends/s | set-mined/s | reads/s | create p50/p99 µs | spend p50/p99 µs | connect p50/p99 µs | read p50/p99 µs | disk/minimal | write amp | peak RSS MiB | speed vs pebble | speed vs map | digest |\n")
+	b.WriteString("| engine | creates/s | spends/s | set-mined/s | reads/s | create p50/p99 µs | spend p50/p99 µs | connect p50/p99 µs | read p50/p99 µs | " +
+		benchmetric.DiskPerMinimalName + " | " + benchmetric.WriteAmpName + " | peak RSS MiB | speed vs pebble | speed vs map | digest |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range results {
 		if r.Err != "" {

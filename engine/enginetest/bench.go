@@ -3,7 +3,6 @@ package enginetest
 import (
 	"context"
 	"encoding/binary"
-	"flag"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -18,34 +17,15 @@ import (
 	"github.com/utxostore/utxostore/bench/sysstat"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/internal/agerank"
-)
-
-// The flags of BenchmarkCreateSpendMix. They live here, not in the engines'
-// tests, because every engine's test binary links this package: a flag
-// defined both here and in an engine would panic at init, and one command
-// line must run several engines side by side:
-//
-//	UTXOSTORE_BENCH_LIVE=200000 go test -run '^$' -bench CreateSpendMix -benchtime 200000x ./engine/sozu ./engine/pebble -args -sync block
-var (
-	benchLive  = flag.Int("live", 0, "live records loaded before BenchmarkCreateSpendMix measures (default: env UTXOSTORE_BENCH_LIVE, else the engine's own: 200000 for pebble and sozu, 50000 for redis)")
-	benchBatch = flag.Int("batch", 64, "updates per Update call in BenchmarkCreateSpendMix")
-	benchSync  = flag.String("sync", "always", "sync mode of BenchmarkCreateSpendMix: always or block (engines that run in this process: pebble, sozu)")
-	benchDir   = flag.String("benchdir", "", "directory for BenchmarkCreateSpendMix's store (default: a temporary one; engines that run in this process: pebble, sozu)")
-	// -test.cpuprofile would also profile the load, which at ten million
-	// records takes longer than the timed phase.
-	benchProfile = flag.String("mixprofile", "", "write a CPU profile of BenchmarkCreateSpendMix's timed phase (not the load) to this file")
-	benchYoung   = flag.Int("young", 0, "percent of BenchmarkCreateSpendMix's spends that pick among the records the mix created in the last 100 blocks, the rest picking any live record (default 0: every spend picks any live record)")
-	benchAges    = flag.String("ages", "uniform", "how BenchmarkCreateSpendMix's spends pick the record they spend: uniform (any live record alike) or lindy (the age rank among the live records drawn log-uniformly, newest first, as in utxostore bench's synthetic chain: half the spends take the newest √n records)")
-	benchHeap    = flag.String("mixheapprofile", "", "write a heap profile of the engine as BenchmarkCreateSpendMix's timed phase ends to this file")
-	benchClients = flag.Int("clients", 1, "Update calls BenchmarkCreateSpendMix keeps in flight at once, as that many callers would (a block boundary waits for all of them); with more than one, a record created in a call becomes spendable once that call returns")
+	"github.com/utxostore/utxostore/internal/benchmetric"
 )
 
 // BenchLive is the number of live records a benchmark loads: -live, else
 // UTXOSTORE_BENCH_LIVE, else def (an environment variable as well as a
 // flag, so one go test command over several packages can set it).
-func BenchLive(def int) int {
-	if *benchLive > 0 {
-		return *benchLive
+func (f *Flags) BenchLive(def int) int {
+	if f.Live > 0 {
+		return f.Live
 	}
 	if n, err := strconv.Atoi(os.Getenv("UTXOSTORE_BENCH_LIVE")); err == nil && n > 0 {
 		return n
@@ -59,7 +39,7 @@ func BenchLive(def int) int {
 // a spend changes 36..68 bytes. Values are 100..300 bytes.
 const (
 	benchOutputSize  = 32
-	benchSpendSize   = 36
+	benchSpendSize   = benchmetric.SpendDataBytes
 	benchBlockOps    = 1000 // ops per simulated block
 	benchRetention   = 10   // blocks a fully spent record waits before pruning
 	benchCreateShare = 22   // percent of ops that create: about one create per 3.5 spends keeps the live count steady
@@ -189,9 +169,13 @@ type BenchHarness[E engine.Engine] struct {
 	// write-amp and peak-RSS-MB are reported: for a remote engine they
 	// would measure the client only.
 	Local bool
+	// Flags are the command-line settings (RegisterFlags); nil means the
+	// defaults.
+	Flags *Flags
 	// DiskBytes, if set, is the bytes the store takes on disk, reported
-	// per live record (disk-B/live) and per live record over the mean
-	// value size (disk/value).
+	// over the live records' minimal bytes (disk/minimal), per live
+	// record (disk-B/live) and per live record over the mean value size
+	// (disk/value).
 	DiskBytes func(b *testing.B, e E) int64
 	// Block, if set, ends each simulated block after its prune, in place
 	// of the default e.Checkpoint(ctx, height).
@@ -207,10 +191,10 @@ type BenchHarness[E engine.Engine] struct {
 // one for -young percent of the spends); at each simulated block of 1000
 // ops it deletes the records whose DAH came (as the store's pruner does)
 // and checkpoints (or runs h.Block). It reports ops/s and the live count,
-// for a local engine the bytes the device wrote over the logical bytes
-// (write-amp: value+key for a create, spend data+key for a spend) and the
-// peak RSS, and then, untimed by the framework, the keys/s of batched
-// reads of old and of fresh records (benchReadOldVsFresh).
+// for a local engine the write-amp (benchmetric) and the peak RSS, with
+// h.DiskBytes the disk/minimal, and then, untimed by the framework, the
+// keys/s of batched reads of old and of fresh records
+// (benchReadOldVsFresh).
 //
 // Use -benchtime Nx: the load is not timed but still takes minutes at
 // large sizes, so the framework's first b.N=1 probe returns at once instead
@@ -219,63 +203,103 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 	if b.N == 1 {
 		return
 	}
-	mode, err := engine.ParseSyncMode(*benchSync)
+	f := h.Flags
+	if f == nil {
+		f = defaultFlags()
+	}
+	mode := checkMixFlags(b, f)
+	dir := mixDir(b, f, h.Local)
+	m := loadMix(b, h, f, dir, mode)
+	defer m.e.Close()
+	run := m.measure(b, h, f, dir)
+	m.report(b, h, run)
+	if h.Report != nil {
+		h.Report(b, m.e)
+	}
+	benchReadOldVsFresh(b, m.e, m.rng, m.live, uint32(m.loaded))
+}
+
+// checkMixFlags refuses settings out of range and returns the sync mode
+// of the timed phase.
+func checkMixFlags(b *testing.B, f *Flags) engine.SyncMode {
+	mode, err := engine.ParseSyncMode(f.Sync)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if *benchYoung < 0 || *benchYoung > 100 {
-		b.Fatalf("-young %d: a percentage lies in [0, 100]", *benchYoung)
+	if f.Young < 0 || f.Young > 100 {
+		b.Fatalf("-young %d: a percentage lies in [0, 100]", f.Young)
 	}
-	if *benchAges != "uniform" && *benchAges != "lindy" {
-		b.Fatalf("-ages %q: uniform or lindy", *benchAges)
+	if f.Ages != "uniform" && f.Ages != "lindy" {
+		b.Fatalf("-ages %q: uniform or lindy", f.Ages)
 	}
-	if *benchAges == "lindy" && *benchYoung > 0 {
+	if f.Ages == "lindy" && f.Young > 0 {
 		b.Fatalf("-young applies to -ages uniform: with -ages lindy the age distribution already decides how many spends are young")
 	}
-	if *benchClients < 1 || *benchClients > 1024 {
-		b.Fatalf("-clients %d: between 1 and 1024 calls in flight", *benchClients)
+	if f.Clients < 1 || f.Clients > 1024 {
+		b.Fatalf("-clients %d: between 1 and 1024 calls in flight", f.Clients)
 	}
-	dir := b.TempDir()
-	if !h.Local {
-		flag.Visit(func(f *flag.Flag) {
-			if f.Name == "sync" || f.Name == "benchdir" {
-				b.Logf("-%s does not apply to this engine: ignored", f.Name)
+	return mode
+}
+
+// mixDir is the store's directory: -benchdir for a local engine, else a
+// temporary one.
+func mixDir(b *testing.B, f *Flags, local bool) string {
+	if !local {
+		for _, name := range []string{"sync", "benchdir"} {
+			if f.given(name) {
+				b.Logf("-%s does not apply to this engine: ignored", name)
 			}
-		})
-	} else if *benchDir != "" {
-		dir = *benchDir
+		}
+		return b.TempDir()
 	}
+	if f.Dir != "" {
+		return f.Dir
+	}
+	return b.TempDir()
+}
+
+// mixState is the mix's engine and its own bookkeeping: the records with
+// unspent outputs (live), and each record's count of them and value size
+// (per record ever created); the picker knows, with -young or -ages
+// lindy, each record's place in live and what it needs to choose.
+type mixState[E engine.Engine] struct {
+	e          E
+	rng        *rand.Rand
+	picker     *spendPicker
+	live       []uint32
+	unspent    []uint8
+	size       []uint16
+	valueBytes int64 // of the loaded records
+	loaded     int64
+	reopen     time.Duration
+	height     uint32
+	nextKey    uint32
+}
+
+// loadMix opens the engine and loads the live records, for a local
+// engine under SyncBlock and then reopened under mode (the load is not
+// what is measured, and under SyncAlways it would take far longer).
+func loadMix[E engine.Engine](b *testing.B, h BenchHarness[E], f *Flags, dir string, mode engine.SyncMode) *mixState[E] {
 	loadBatch := h.LoadBatch
 	if loadBatch == 0 {
 		loadBatch = 10_000
 	}
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(1, 2))
-
 	loadStart := time.Now()
 	loadMode := mode
 	if h.Local {
 		loadMode = engine.SyncBlock
 	}
 	e := h.Open(b, dir, loadMode)
-	// The benchmark's own bookkeeping: the records with unspent outputs,
-	// and each record's count of them and value size (per record ever
-	// created); with -young or -ages lindy also each record's place in live
-	// and what the picker needs (spendPicker).
-	var live []uint32
-	var unspent []uint8
-	var size []uint16
-	var valueBytes int64
-	picker := newSpendPicker(*benchYoung, *benchAges == "lindy")
-	benchLoad(b, e, rng, BenchLive(h.Live), loadBatch, func(uint32) uint32 { return 1 }, func(i uint32, v []byte) {
-		valueBytes += int64(len(v))
-		picker.added(i, len(live))
-		live = append(live, i)
-		unspent = append(unspent, v[0])
-		size = append(size, uint16(len(v)))
+	m := &mixState[E]{rng: rand.New(rand.NewPCG(1, 2)), picker: newSpendPicker(f.Young, f.Ages == "lindy"), height: 2}
+	benchLoad(b, e, m.rng, f.BenchLive(h.Live), loadBatch, func(uint32) uint32 { return 1 }, func(i uint32, v []byte) {
+		m.valueBytes += int64(len(v))
+		m.picker.added(i, len(m.live))
+		m.live = append(m.live, i)
+		m.unspent = append(m.unspent, v[0])
+		m.size = append(m.size, uint16(len(v)))
 	})
-	loaded := int64(len(live))
-	var reopen time.Duration
+	m.loaded = int64(len(m.live))
+	m.nextKey = uint32(len(m.live))
 	if h.Local {
 		if err := e.Close(); err != nil {
 			b.Fatal(err)
@@ -284,154 +308,192 @@ func BenchCreateSpendMix[E engine.Engine](b *testing.B, h BenchHarness[E]) {
 		// engine may rebuild what it keeps in memory from the data).
 		openStart := time.Now()
 		e = h.Open(b, dir, mode)
-		reopen = time.Since(openStart)
+		m.reopen = time.Since(openStart)
 	}
-	defer e.Close()
-	b.Logf("loaded %d records in %v", loaded, time.Since(loadStart).Round(time.Second))
-	if picker.young > 0 {
-		b.Logf("%d%% of the spends pick among the records created in the last %d blocks", picker.young, benchYoungBlocks)
+	m.e = e
+	b.Logf("loaded %d records in %v", m.loaded, time.Since(loadStart).Round(time.Second))
+	if m.picker.young > 0 {
+		b.Logf("%d%% of the spends pick among the records created in the last %d blocks", m.picker.young, benchYoungBlocks)
 	}
-	if picker.lindy {
+	if m.picker.lindy {
 		b.Logf("spends draw the age rank of the record they spend log-uniformly over the live records")
 	}
+	return m
+}
 
-	height := uint32(2)
-	nextKey := uint32(len(live))
-	// logical counts what each op means (a create's value and key, a
-	// spend's spending data and key); versions what it hands the engine
-	// (the key and the record's new value).
-	var logical, versions int64
+// mixRun is what the timed phase measured.
+type mixRun struct {
+	elapsed time.Duration
+	calls   *callsInFlight
+	// logical counts the logical bytes of the ops (benchmetric); versions
+	// what they hand the engine (the key and the record's new value).
+	logical, versions int64
+	// dirtied is what the process dirtied in the page cache, device what
+	// the device under the store wrote (dirtied where that cannot be
+	// read); local engines only.
+	dirtied, device int64
+}
+
+// measure runs b.N ops, timed, in calls of -batch, ending a block every
+// benchBlockOps.
+func (m *mixState[E]) measure(b *testing.B, h BenchHarness[E], f *Flags, dir string) mixRun {
+	var run mixRun
 	var dirtiedBefore, deviceBefore int64
 	deviceOK := false
 	if h.Local {
 		dirtiedBefore = procWriteBytes(b)
 		deviceBefore, deviceOK = sysstat.DeviceWrites(dir)
 	}
-	// spendable makes record i one a spend may pick.
-	spendable := func(i uint32) {
-		picker.added(i, len(live))
-		picker.created(i)
-		live = append(live, i)
-	}
 	// Each Update call's time: a store that does its upkeep in bursts
 	// (writing out what it buffered) makes some callers wait for it.
-	calls := &callsInFlight{limit: *benchClients}
-	stopProfile := startProfile(b)
+	run.calls = &callsInFlight{limit: f.Clients}
+	stopProfile := startProfile(b, f.Profile)
 	b.ResetTimer()
 	start := time.Now()
 	for done := 0; done < b.N; {
-		n := min(*benchBatch, b.N-done)
-		batch := make([]engine.Update, 0, n)
-		var created []uint32
-		for len(batch) < n {
-			if rng.IntN(100) < benchCreateShare || len(live) == 0 {
-				v, terms := benchRecord(rng, height)
-				logical += int64(len(v)) + engine.KeySize
-				versions += int64(len(v)) + engine.KeySize
-				batch = append(batch, engine.Update{Key: BenchKey(nextKey), Fn: put(v, terms)})
-				// One caller may spend in a call what it creates in
-				// the same call; callers in parallel may not spend a
-				// record before the call creating it has returned.
-				if calls.limit == 1 {
-					spendable(nextKey)
-				} else {
-					created = append(created, nextKey)
-				}
-				unspent = append(unspent, v[0])
-				size = append(size, uint16(len(v)))
-				nextKey++
-				continue
-			}
-			p, ok := picker.pick(rng, unspent)
-			if !ok {
-				p = rng.IntN(len(live))
-			}
-			i := live[p]
-			if unspent[i]--; unspent[i] == 0 {
-				live[p] = live[len(live)-1]
-				picker.moved(live[p], p)
-				live = live[:len(live)-1]
-				picker.spent(i)
-			}
-			size[i] += benchSpendSize
-			logical += benchSpendSize + engine.KeySize
-			versions += int64(size[i]) + engine.KeySize
-			batch = append(batch, engine.Update{Key: BenchKey(i), Fn: benchSpend(height)})
-		}
-		if err := calls.send(e, batch, created, spendable); err != nil {
+		n := min(f.Batch, b.N-done)
+		batch, created := m.nextBatch(n, run.calls.limit, &run)
+		if err := run.calls.send(m.e, batch, created, m.spendable); err != nil {
 			b.Fatal(err)
 		}
 		done += n
 		if done/benchBlockOps != (done-n)/benchBlockOps {
-			// A block ends once all its transactions are in.
-			if err := calls.wait(0, spendable); err != nil {
-				b.Fatal(err)
-			}
-			height++
-			benchPrune(b, e, height)
-			if h.Block != nil {
-				h.Block(b, e, height)
-			} else if err := e.Checkpoint(ctx, height); err != nil {
-				b.Fatal(err)
-			}
+			m.endBlock(b, h, run.calls)
 		}
 	}
-	if err := calls.wait(0, spendable); err != nil {
+	if err := run.calls.wait(0, m.spendable); err != nil {
 		b.Fatal(err)
 	}
-	elapsed := time.Since(start)
+	run.elapsed = time.Since(start)
 	b.StopTimer()
 	stopProfile()
-	writeHeapProfile(b)
-
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
-	b.ReportMetric(float64(calls.times.Quantile(0.99).Microseconds())/1000, "call-p99-ms")
-	b.ReportMetric(float64(calls.times.Max().Microseconds())/1000, "call-max-ms")
-	b.ReportMetric(float64(len(live)), "live")
+	writeHeapProfile(b, f.HeapProfile)
 	if h.Local {
-		if logical > 0 {
-			// What the device wrote, where it can be read (see
-			// sysstat.DeviceWrites for why write_bytes is not that);
-			// write_bytes, what the process dirtied, as well.
-			dirtied := float64(procWriteBytes(b) - dirtiedBefore)
-			device := dirtied
-			if deviceAfter, ok := sysstat.DeviceWrites(dir); ok && deviceOK {
-				device = float64(deviceAfter - deviceBefore)
+		// What the device wrote, where it can be read (see
+		// sysstat.DeviceWrites for why write_bytes is not that);
+		// write_bytes, what the process dirtied, as well.
+		run.dirtied = procWriteBytes(b) - dirtiedBefore
+		run.device = run.dirtied
+		if deviceAfter, ok := sysstat.DeviceWrites(dir); ok && deviceOK {
+			run.device = deviceAfter - deviceBefore
+		}
+	}
+	return run
+}
+
+// spendable makes record i one a spend may pick.
+func (m *mixState[E]) spendable(i uint32) {
+	m.picker.added(i, len(m.live))
+	m.picker.created(i)
+	m.live = append(m.live, i)
+}
+
+// nextBatch draws the n ops of one Update call, creates and spends, and
+// counts their bytes into run. With one caller a call may spend what it
+// creates; with several, a record becomes spendable once the call
+// creating it returned, so its creates come back as created.
+func (m *mixState[E]) nextBatch(n, callers int, run *mixRun) (batch []engine.Update, created []uint32) {
+	batch = make([]engine.Update, 0, n)
+	for len(batch) < n {
+		if m.rng.IntN(100) < benchCreateShare || len(m.live) == 0 {
+			k, u := m.create(run)
+			batch = append(batch, u)
+			if callers == 1 {
+				m.spendable(k)
+			} else {
+				created = append(created, k)
 			}
-			b.ReportMetric(device/float64(logical), "write-amp")
-			b.ReportMetric(device/float64(b.N), "device-B/op")
-			b.ReportMetric(dirtied/float64(b.N), "dirtied-B/op")
+			continue
+		}
+		batch = append(batch, m.spend(run))
+	}
+	return batch, created
+}
+
+// create draws a new record produced at the current height.
+func (m *mixState[E]) create(run *mixRun) (uint32, engine.Update) {
+	v, terms := benchRecord(m.rng, m.height)
+	run.logical += int64(len(v)) + engine.KeySize
+	run.versions += int64(len(v)) + engine.KeySize
+	k := m.nextKey
+	m.nextKey++
+	m.unspent = append(m.unspent, v[0])
+	m.size = append(m.size, uint16(len(v)))
+	return k, engine.Update{Key: BenchKey(k), Fn: put(v, terms)}
+}
+
+// spend spends the next output of a record the picker chooses (any live
+// one alike by default); a record left with none leaves live.
+func (m *mixState[E]) spend(run *mixRun) engine.Update {
+	p, ok := m.picker.pick(m.rng, m.unspent)
+	if !ok {
+		p = m.rng.IntN(len(m.live))
+	}
+	i := m.live[p]
+	if m.unspent[i]--; m.unspent[i] == 0 {
+		m.live[p] = m.live[len(m.live)-1]
+		m.picker.moved(m.live[p], p)
+		m.live = m.live[:len(m.live)-1]
+		m.picker.spent(i)
+	}
+	m.size[i] += benchSpendSize
+	run.logical += benchmetric.SpendDataBytes + engine.KeySize
+	run.versions += int64(m.size[i]) + engine.KeySize
+	return engine.Update{Key: BenchKey(i), Fn: benchSpend(m.height)}
+}
+
+// endBlock ends a block once all its calls are in: the next height, its
+// prune, and a checkpoint (or h.Block).
+func (m *mixState[E]) endBlock(b *testing.B, h BenchHarness[E], calls *callsInFlight) {
+	if err := calls.wait(0, m.spendable); err != nil {
+		b.Fatal(err)
+	}
+	m.height++
+	benchPrune(b, m.e, m.height)
+	if h.Block != nil {
+		h.Block(b, m.e, m.height)
+	} else if err := m.e.Checkpoint(context.Background(), m.height); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// report reports the timed phase's metrics and, with h.DiskBytes, the
+// store's size against its live records.
+func (m *mixState[E]) report(b *testing.B, h BenchHarness[E], run mixRun) {
+	b.ReportMetric(float64(b.N)/run.elapsed.Seconds(), "ops/s")
+	b.ReportMetric(float64(run.calls.times.Quantile(0.99).Microseconds())/1000, "call-p99-ms")
+	b.ReportMetric(float64(run.calls.times.Max().Microseconds())/1000, "call-max-ms")
+	b.ReportMetric(float64(len(m.live)), "live")
+	if h.Local {
+		if run.logical > 0 {
+			b.ReportMetric(benchmetric.WriteAmp(run.device, run.logical), benchmetric.WriteAmpName)
+			b.ReportMetric(float64(run.device)/float64(b.N), "device-B/op")
+			b.ReportMetric(float64(run.dirtied)/float64(b.N), "dirtied-B/op")
 			// The write-amp of a store that writes each op's outcome
 			// once, nothing else: what logging the new record versions
 			// costs before any table is kept.
-			b.ReportMetric(float64(versions)/float64(logical), "versions-amp")
+			b.ReportMetric(benchmetric.WriteAmp(run.versions, run.logical), "versions-amp")
 		}
-		b.ReportMetric(reopen.Seconds(), "reopen-s")
+		b.ReportMetric(m.reopen.Seconds(), "reopen-s")
 		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
 		// The peak may come from the load; this is the steady state.
 		b.ReportMetric(float64(currentRSS())/(1<<20), "end-RSS-MB")
 	}
 	if h.DiskBytes != nil {
-		disk := float64(h.DiskBytes(b, e))
-		avgValue := float64(valueBytes) / float64(loaded)
-		b.ReportMetric(disk/float64(len(live))/avgValue, "disk/value")
-		// The disk/value of a store that keeps the live records' keys
-		// and values and nothing else.
-		var records int64
-		for _, i := range live {
-			records += int64(size[i]) + engine.KeySize
+		disk := h.DiskBytes(b, m.e)
+		avgValue := float64(m.valueBytes) / float64(m.loaded)
+		b.ReportMetric(float64(disk)/float64(len(m.live))/avgValue, "disk/value")
+		// The minimal bytes of the live records: their keys and values,
+		// and nothing else. Over the mean value size it is the disk/value
+		// of a store that keeps just them.
+		var minimal int64
+		for _, i := range m.live {
+			minimal += int64(m.size[i]) + engine.KeySize
 		}
-		b.ReportMetric(float64(records)/float64(len(live))/avgValue, "records/value")
-		// The disk per live record over its own encoded size (its key
-		// and current value): the other reading of "bytes on disk per
-		// live record over its encoded size", whose floor is 1.
-		b.ReportMetric(disk/float64(records), "disk/record")
-		b.ReportMetric(disk/float64(len(live)), "disk-B/live")
+		b.ReportMetric(float64(minimal)/float64(len(m.live))/avgValue, "records/value")
+		b.ReportMetric(benchmetric.DiskPerMinimal(disk, minimal), benchmetric.DiskPerMinimalName)
+		b.ReportMetric(float64(disk)/float64(len(m.live)), "disk-B/live")
 	}
-	if h.Report != nil {
-		h.Report(b, e)
-	}
-	benchReadOldVsFresh(b, e, rng, live, uint32(loaded))
 }
 
 // callsInFlight runs the mix's Update calls, up to limit at once, and
@@ -488,13 +550,13 @@ func (c *callsInFlight) wait(n int, spendable func(uint32)) error {
 	return nil
 }
 
-// startProfile starts the CPU profile -mixprofile asks for and returns
-// what stops it.
-func startProfile(b *testing.B) (stop func()) {
-	if *benchProfile == "" {
+// startProfile starts the CPU profile -mixprofile asks for (path) and
+// returns what stops it.
+func startProfile(b *testing.B, path string) (stop func()) {
+	if path == "" {
 		return func() {}
 	}
-	f, err := os.Create(*benchProfile)
+	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -509,12 +571,13 @@ func startProfile(b *testing.B) (stop func()) {
 	}
 }
 
-// writeHeapProfile writes the heap profile -mixheapprofile asks for.
-func writeHeapProfile(b *testing.B) {
-	if *benchHeap == "" {
+// writeHeapProfile writes the heap profile -mixheapprofile asks for
+// (path).
+func writeHeapProfile(b *testing.B, path string) {
+	if path == "" {
 		return
 	}
-	f, err := os.Create(*benchHeap)
+	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}

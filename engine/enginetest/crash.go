@@ -31,8 +31,10 @@ type CrashHarness struct {
 	// every op up to the last acknowledged Checkpoint.
 	Sync engine.SyncMode
 	// Kills is the number of kill-and-recover rounds; 0 means 20, or 100
-	// with -long.
+	// when Long is set.
 	Kills int
+	// Long is the long mode (Flags.Long).
+	Long bool
 	// Verify, when set, runs on every recovered store after the harness's
 	// own checks, for store-level consistency checks.
 	Verify func(t testing.TB, e engine.Engine)
@@ -65,7 +67,7 @@ type CrashHarness struct {
 func (h CrashHarness) withDefaults() CrashHarness {
 	if h.Kills == 0 {
 		h.Kills = 20
-		if Long() {
+		if h.Long {
 			h.Kills = 100
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -12,21 +11,6 @@ import (
 
 	"github.com/utxostore/utxostore/engine"
 )
-
-// long turns on the long differential run (a million operations and more).
-var long = flag.Bool("long", false, "run the long differential and crash tests")
-
-// Long reports whether the long mode was asked for with -long.
-func Long() bool { return *long }
-
-// DifferentialOps is the number of operations of the default differential
-// run; with -long it is a million.
-func DifferentialOps() int {
-	if *long {
-		return 1_000_000
-	}
-	return 20_000
-}
 
 // Differential drives the same seeded random operation sequence through the
 // reference and the subject engine and fails at the first result that

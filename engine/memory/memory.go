@@ -30,13 +30,21 @@ type Engine struct {
 	// scans do not visit every record.
 	indexed map[engine.Index]map[engine.Key]uint32
 	meta    map[string][]byte
+	// now is the clock that decides whether a record's time to live has
+	// passed.
+	now func() time.Time
 }
 
 var _ engine.Engine = (*Engine)(nil)
 
-// New returns an empty engine.
-func New() *Engine {
+// New returns an empty engine on the wall clock.
+func New() *Engine { return NewWithClock(time.Now) }
+
+// NewWithClock returns an empty engine whose records time out by now (tests
+// pass a clock they advance).
+func NewWithClock(now func() time.Time) *Engine {
 	e := &Engine{
+		now:     now,
 		records: make(map[engine.Key]*entry),
 		indexed: make(map[engine.Index]map[engine.Key]uint32),
 		meta:    make(map[string][]byte),
@@ -57,7 +65,7 @@ func (e *Engine) Get(_ context.Context, keys []engine.Key) ([][]byte, error) {
 	if e.closed {
 		return nil, engine.ErrClosed
 	}
-	now := time.Now()
+	now := e.now()
 	values := make([][]byte, len(keys))
 	for i, k := range keys {
 		if r := e.records[k]; r.live(now) {
@@ -74,7 +82,7 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 	if e.closed {
 		return nil, engine.ErrClosed
 	}
-	now := time.Now()
+	now := e.now()
 	errs := make([]error, len(updates))
 	for i, u := range updates {
 		var current []byte
@@ -104,7 +112,7 @@ func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl
 	if e.closed {
 		return engine.ErrClosed
 	}
-	now := time.Now()
+	now := e.now()
 	if e.records[key].live(now) {
 		return engine.ErrExists
 	}
@@ -162,7 +170,7 @@ func (e *Engine) ForEach(_ context.Context, fn func(engine.Key, []byte) error) e
 	if e.closed {
 		return engine.ErrClosed
 	}
-	now := time.Now()
+	now := e.now()
 	for k, r := range e.records {
 		if !r.live(now) {
 			continue

@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"flag"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
@@ -8,9 +9,14 @@ import (
 	"github.com/utxostore/utxostore/engine/memory"
 )
 
+// flags are the suite's command-line settings (-long).
+var flags = enginetest.RegisterFlags(flag.CommandLine)
+
 func TestConformance(t *testing.T) {
+	clock := enginetest.NewClock()
 	enginetest.Run(t, enginetest.Harness{
-		Open: func(testing.TB, string) engine.Engine { return memory.New() },
+		Open:  func(testing.TB, string) engine.Engine { return memory.NewWithClock(clock.Now) },
+		Clock: clock,
 	})
 }
 
@@ -20,5 +26,5 @@ func TestDifferentialSelf(t *testing.T) {
 	a, b := memory.New(), memory.New()
 	defer a.Close()
 	defer b.Close()
-	enginetest.Differential(t, a, b, 1, enginetest.DifferentialOps())
+	enginetest.Differential(t, a, b, 1, flags.DifferentialOps())
 }

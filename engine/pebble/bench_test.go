@@ -38,6 +38,7 @@ func BenchmarkCreateSpendMix(b *testing.B) {
 			return e
 		},
 		Live:  200_000,
+		Flags: flags,
 		Local: true,
 		DiskBytes: func(_ *testing.B, e *pebble.Engine) int64 {
 			return int64(e.Metrics().DiskSpaceUsage())

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	pebbledb "github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
@@ -57,9 +58,15 @@ type Options struct {
 	// WAL tail truncated during recovery ("stopped reading at offset");
 	// nil sends them to the standard logger.
 	Logf func(format string, args ...any)
+	// Now is the clock that times records out; nil means time.Now (tests
+	// set it).
+	Now func() time.Time
 }
 
 func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.CacheSize == 0 {
 		o.CacheSize = 64 << 20
 	}
@@ -79,6 +86,9 @@ type Engine struct {
 	// wo is the write option of every mutation: Sync under SyncAlways,
 	// NoSync under SyncBlock.
 	wo *pebbledb.WriteOptions
+	// now is the clock that decides whether a record's time to live has
+	// passed.
+	now func() time.Time
 
 	// life is held shared by every call and exclusively by Close, so Close
 	// waits for calls in flight and pebble is never used after its Close.
@@ -124,7 +134,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pebble: opening %s: %w", dir, err)
 	}
-	e := &Engine{db: db, sync: opts.Sync, wo: pebbledb.Sync}
+	e := &Engine{db: db, sync: opts.Sync, wo: pebbledb.Sync, now: opts.Now}
 	if opts.Sync == engine.SyncBlock {
 		e.wo = pebbledb.NoSync
 	}

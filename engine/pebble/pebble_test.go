@@ -3,6 +3,7 @@ package pebble_test
 import (
 	"crypto/sha256"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/enginetest"
@@ -19,10 +21,22 @@ import (
 
 // opener returns a harness Open for the sync mode; a small memtable keeps
 // the tests' memory down and makes flushes happen.
+// flags are the suite's command-line settings (-long, the benchmark's).
+var flags = enginetest.RegisterFlags(flag.CommandLine)
+
 func opener(mode engine.SyncMode) func(testing.TB, string) engine.Engine {
+	return openerOn(mode, nil)
+}
+
+// openerOn opens engines that read clock; nil means the wall clock.
+func openerOn(mode engine.SyncMode, clock *enginetest.Clock) func(testing.TB, string) engine.Engine {
+	var now func() time.Time
+	if clock != nil {
+		now = clock.Now
+	}
 	return func(t testing.TB, dir string) engine.Engine {
 		t.Helper()
-		e, err := pebble.Open(dir, pebble.Options{Sync: mode, MemTableSize: 4 << 20, CacheSize: 8 << 20, Logf: t.Logf})
+		e, err := pebble.Open(dir, pebble.Options{Sync: mode, MemTableSize: 4 << 20, CacheSize: 8 << 20, Logf: t.Logf, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,11 +45,13 @@ func opener(mode engine.SyncMode) func(testing.TB, string) engine.Engine {
 }
 
 func TestConformance(t *testing.T) {
-	enginetest.Run(t, enginetest.Harness{Open: opener(engine.SyncAlways), Persistent: true})
+	clock := enginetest.NewClock()
+	enginetest.Run(t, enginetest.Harness{Open: openerOn(engine.SyncAlways, clock), Persistent: true, Clock: clock})
 }
 
 func TestConformanceSyncBlock(t *testing.T) {
-	enginetest.Run(t, enginetest.Harness{Open: opener(engine.SyncBlock), Persistent: true})
+	clock := enginetest.NewClock()
+	enginetest.Run(t, enginetest.Harness{Open: openerOn(engine.SyncBlock, clock), Persistent: true, Clock: clock})
 }
 
 // The differential runs under SyncBlock: it checks semantics, not
@@ -45,7 +61,7 @@ func TestDifferential(t *testing.T) {
 	ref := memory.New()
 	defer ref.Close()
 	defer e.Close()
-	enginetest.Differential(t, ref, e, 1, enginetest.DifferentialOps())
+	enginetest.Differential(t, ref, e, 1, flags.DifferentialOps())
 }
 
 func TestRefusesAnotherEnginesDir(t *testing.T) {

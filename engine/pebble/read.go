@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"time"
 
 	pebbledb "github.com/cockroachdb/pebble"
 
@@ -37,7 +36,7 @@ func (e *Engine) Get(_ context.Context, keys []engine.Key) ([][]byte, error) {
 		return nil, err
 	}
 	defer e.leave()
-	now := time.Now().UnixNano()
+	now := e.now().UnixNano()
 	values := make([][]byte, len(keys))
 	for i, k := range keys {
 		r, err := e.load(k)
@@ -75,7 +74,7 @@ func (e *Engine) ForEach(_ context.Context, fn func(engine.Key, []byte) error) e
 		return err
 	}
 	defer e.leave()
-	now := time.Now().UnixNano()
+	now := e.now().UnixNano()
 	lower, upper := prefixBounds(prefixRecord)
 	return e.iterate(lower, upper, func(key, value []byte) error {
 		var k engine.Key

@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/enginetest"
 )
 
 // Expired lock records are removed physically at the next Checkpoint, with
 // their time-to-live entries, and a live one is kept.
 func TestCheckpointSweepsExpiredRecords(t *testing.T) {
-	e, err := Open(t.TempDir(), Options{})
+	clock := enginetest.NewClock()
+	e, err := Open(t.TempDir(), Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +26,7 @@ func TestCheckpointSweepsExpiredRecords(t *testing.T) {
 	if err := e.CreateOnly(ctx, long, []byte("lock"), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond) // let the short one expire
+	clock.Advance(5 * time.Millisecond) // the short one expires
 	if err := e.Checkpoint(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,8 @@ func TestCheckpointSweepsExpiredRecords(t *testing.T) {
 
 // An update that keeps an expired record removes it instead.
 func TestUpdateCleansExpiredRecord(t *testing.T) {
-	e, err := Open(t.TempDir(), Options{})
+	clock := enginetest.NewClock()
+	e, err := Open(t.TempDir(), Options{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +59,7 @@ func TestUpdateCleansExpiredRecord(t *testing.T) {
 	if err := e.CreateOnly(ctx, k, []byte("lock"), time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond)
+	clock.Advance(5 * time.Millisecond)
 	var saw []byte
 	_, err = e.Update(ctx, []engine.Update{{Key: k, Fn: func(cur []byte) (engine.Mutation, error) {
 		saw = cur

@@ -18,7 +18,7 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 	defer e.leave()
 	errs := make([]error, len(updates))
 	e.writer.Lock()
-	x := e.newTxn(time.Now().UnixNano())
+	x := e.newTxn(e.now().UnixNano())
 	for i, u := range updates {
 		old, err := x.current(u.Key)
 		if err != nil {
@@ -63,7 +63,7 @@ func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl
 		return err
 	}
 	defer e.leave()
-	now := time.Now()
+	now := e.now()
 	e.writer.Lock()
 	x := e.newTxn(now.UnixNano())
 	old, err := x.current(key)
@@ -86,7 +86,7 @@ func (e *Engine) Delete(_ context.Context, keys []engine.Key) error {
 	}
 	defer e.leave()
 	e.writer.Lock()
-	x := e.newTxn(time.Now().UnixNano())
+	x := e.newTxn(e.now().UnixNano())
 	for _, k := range keys {
 		old, err := x.current(k)
 		if err != nil {
@@ -116,7 +116,7 @@ func (e *Engine) Checkpoint(_ context.Context, _ uint32) error {
 		return err
 	}
 	defer e.leave()
-	if err := e.sweepExpired(time.Now().UnixNano()); err != nil {
+	if err := e.sweepExpired(e.now().UnixNano()); err != nil {
 		return err
 	}
 	return e.db.LogData(nil, pebbledb.Sync)

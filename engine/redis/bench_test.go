@@ -25,7 +25,8 @@ func BenchmarkCreateSpendMix(b *testing.B) {
 		Open: func(b *testing.B, dir string, _ engine.SyncMode) *Engine {
 			return openAt(b, clusterAddrs, dir, func(o *Options) { o.Wait = *benchWait })
 		},
-		Live: 50_000,
+		Live:  50_000,
+		Flags: flags,
 		// Smaller load batches than the local engines' 10,000.
 		LoadBatch: 1000,
 	})

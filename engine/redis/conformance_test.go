@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"flag"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
@@ -24,14 +25,17 @@ func TestConformanceSingleNode(t *testing.T) {
 	}})
 }
 
+// flags are the suite's command-line settings (-long, the benchmark's).
+var flags = enginetest.RegisterFlags(flag.CommandLine)
+
 // differentialOps is the default run's length: 5,000. Every operation is a
 // loopback round trip or two (a scan is one pipeline of 1,024 commands), and
 // the suite's default 20,000 took 30 s on the shared two-core test machine,
 // a third of the package's budget. -long runs the suite's own count (a
 // million; give it -timeout 60m).
 func differentialOps() int {
-	if enginetest.Long() {
-		return enginetest.DifferentialOps()
+	if flags.Long {
+		return flags.DifferentialOps()
 	}
 	return 5_000
 }

@@ -37,6 +37,7 @@ func BenchmarkCreateSpendMix(b *testing.B) {
 		},
 		Live:  200_000,
 		Local: true,
+		Flags: flags,
 		Block: func(b *testing.B, e *Engine, height uint32) {
 			if err := e.SetHeight(ctx, height); err != nil {
 				b.Fatal(err)
@@ -87,7 +88,7 @@ func benchStats(b *testing.B, e *Engine) Stats {
 // reads batches of 1000 of the oldest and of the freshest: fresh ones sit
 // in layer 0 (memory), old ones deep, which is the Lindy bet the table makes.
 func BenchmarkBatchedReadOldVsFresh(b *testing.B) {
-	n := min(enginetest.BenchLive(200_000), 200_000)
+	n := min(flags.BenchLive(200_000), 200_000)
 	e, err := Open(b.TempDir(), benchOptions(b, engine.SyncBlock))
 	if err != nil {
 		b.Fatal(err)
@@ -136,7 +137,7 @@ func putFn(v []byte, terms engine.Terms) engine.UpdateFunc {
 //
 //	UTXOSTORE_BENCH_LIVE=1000000 go test -run '^$' -bench Replay -benchtime 1x ./engine/sozu
 func BenchmarkReplay(b *testing.B) {
-	n := enginetest.BenchLive(200_000)
+	n := flags.BenchLive(200_000)
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()

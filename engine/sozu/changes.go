@@ -23,7 +23,7 @@ type changes struct {
 	put bucket
 	// removed holds the keys to delete from the bucket: at most
 	// applyThreshold/KeySize of them, few enough to search in turn. A
-	// slice is one object where a map was several, for each of the ~90,000
+	// slice is one object where a map would be several, for each of the ~90,000
 	// buckets with buffered changes at ten million records, for the
 	// garbage collector to mark.
 	removed []engine.Key

@@ -1,7 +1,6 @@
 package sozu
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,17 +28,12 @@ import (
 // the new generation whole. The log of generation GEN, wal.GEN (one for
 // all shards), holds what happened after checkpoint GEN.
 const (
-	// checkpointMagic names the checkpoint format: 5 adds the derived
-	// state; 4 names the value log's generation; 3 stores buckets in runs
-	// of siblings (its value log is generation 0). This release reads 3
-	// and 4 too, deriving the state from the buckets. Format 2 gave every
-	// bucket pages of its own.
-	checkpointMagic        = "SOZUCKP5"
-	vlogGenCheckpointMagic = "SOZUCKP4"
-	runsCheckpointMagic    = "SOZUCKP3"
-	earlierCheckpointMagic = "SOZUCKP2"
-	manifestMagic          = "SOZUCKP2"
-	manifestName           = "CHECKPOINT"
+	// checkpointMagic names the checkpoint format, the only one this
+	// release reads and writes (checkpointFamily and a version digit).
+	checkpointMagic  = checkpointFamily + "6"
+	checkpointFamily = "SOZUCKP"
+	manifestMagic    = "SOZUCKP2"
+	manifestName     = "CHECKPOINT"
 )
 
 func checkpointPath(dir string, shard int, gen uint64) string {
@@ -60,7 +54,7 @@ func pagesPath(dir string, shard int) string {
 }
 
 // valueLogPath names generation gen of a shard's value log; the first
-// (0) has no suffix, as before value logs were compacted.
+// (0) has no suffix.
 func valueLogPath(dir string, shard int, gen uint64) string {
 	if gen == 0 {
 		return filepath.Join(dir, fmt.Sprintf("shard-%02d.vlog", shard))
@@ -163,7 +157,8 @@ func (t *table) appendDerived(out []byte) []byte {
 	if t.filter.stale {
 		return append(out, 0)
 	}
-	out = append(out, 1)
+	out = append(out, 1, filterEncoding)
+	out = binary.LittleEndian.AppendUint32(out, hashFingerprint())
 	out = binary.AppendUvarint(out, uint64(t.filter.capacity))
 	out = appendBytes(out, t.filter.f.Encode())
 	for _, idx := range engine.Indexes {
@@ -183,24 +178,31 @@ func (t *table) appendDerived(out []byte) []byte {
 }
 
 // readDerived decodes what appendDerived wrote, for a table of layers
-// layers.
+// layers. A filter of another encoding, or hashed otherwise than the
+// filter library hashes now, leaves the whole state to be derived from
+// the buckets (nil), as a stale one does.
 func readDerived(r *reader, layers int) (*derivedState, error) {
 	if r.byte() == 0 || r.err != nil {
 		return nil, r.err
 	}
+	encoding, hash := r.byte(), r.u32()
 	d := &derivedState{filterCapacity: uint(r.uvarint()), indexes: newSecondaryIndexes()}
 	encoded := r.bytes()
 	if r.err != nil {
 		return nil, r.err
 	}
-	// The filter finds its buckets by masking the hash with their count:
-	// a count that is not a power of two would hide keys it holds.
-	if buckets := len(encoded) / 4; len(encoded)%4 != 0 || buckets == 0 || buckets&(buckets-1) != 0 {
-		return nil, fmt.Errorf("a filter of %d bytes: not a power of two of 4-byte buckets", len(encoded))
-	}
-	var err error
-	if d.filter, err = cuckoo.Decode(encoded); err != nil {
-		return nil, fmt.Errorf("filter: %w", err)
+	trusted := encoding == filterEncoding && hash == hashFingerprint()
+	if trusted {
+		// The filter finds its buckets by masking the hash with their
+		// count: a count that is not a power of two would hide keys it
+		// holds.
+		if buckets := len(encoded) / 4; len(encoded)%4 != 0 || buckets == 0 || buckets&(buckets-1) != 0 {
+			return nil, fmt.Errorf("a filter of %d bytes: not a power of two of 4-byte buckets", len(encoded))
+		}
+		var err error
+		if d.filter, err = cuckoo.Decode(encoded); err != nil {
+			return nil, fmt.Errorf("filter: %w", err)
+		}
 	}
 	for _, idx := range engine.Indexes {
 		n := r.uvarint()
@@ -219,6 +221,9 @@ func readDerived(r *reader, layers int) (*derivedState, error) {
 		d.layers[i] = layerCounters{entries: int64(r.uvarint()), bytes: int64(r.uvarint()), buckets: int64(r.uvarint())}
 	}
 	d.valuesLive = int64(r.uvarint())
+	if !trusted {
+		return nil, r.err
+	}
 	return d, r.err
 }
 
@@ -227,15 +232,14 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
-	if bytes.HasPrefix(data, []byte(earlierCheckpointMagic)) {
-		return nil, errEarlierFormat
-	}
+// decodeCheckpoint decodes the checkpoint file at path. A checkpoint of
+// another format is refused with a FormatError.
+func decodeCheckpoint(path string, data []byte, l layout) (*checkpointImage, error) {
 	magic := string(data[:min(len(data), len(checkpointMagic))])
-	if laterFormat(magic) {
-		return nil, fmt.Errorf("%w (its checkpoint starts %q)", errLaterFormat, magic)
+	if len(magic) == len(checkpointMagic) && strings.HasPrefix(magic, checkpointFamily) && magic != checkpointMagic {
+		return nil, &FormatError{Path: path, Found: magic, Want: checkpointMagic}
 	}
-	if len(data) < len(checkpointMagic)+32+4 || (magic != checkpointMagic && magic != vlogGenCheckpointMagic && magic != runsCheckpointMagic) {
+	if len(data) < len(checkpointMagic)+32+4 || magic != checkpointMagic {
 		return nil, errors.New("not a checkpoint file")
 	}
 	body := data[:len(data)-4]
@@ -254,9 +258,7 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		vlogSize: int64(r.u64()),
 		meta:     make(map[string][]byte),
 	}
-	if magic != runsCheckpointMagic {
-		img.vlogGen = r.u64()
-	}
+	img.vlogGen = r.u64()
 	img.entries = int64(r.u64())
 	for n := r.uvarint(); n > 0 && r.err == nil; n-- {
 		name := string(r.bytes())
@@ -313,7 +315,7 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 		}
 		img.pending[a] = c
 	}
-	if r.err == nil && magic == checkpointMagic {
+	if r.err == nil {
 		derived, err := readDerived(&r, l.layers)
 		if err != nil {
 			return nil, err
@@ -338,20 +340,24 @@ func decodeCheckpoint(data []byte, l layout) (*checkpointImage, error) {
 	return img, nil
 }
 
-// errEarlierFormat refuses a store whose checkpoint an earlier release
-// wrote: its pages hold one bucket each, which this release does not read.
-var errEarlierFormat = errors.New("sozu: the store was written by an earlier release (checkpoint format 2; this release reads formats 3 to 5): import the chain into a new directory, or open it with the release that wrote it")
+// FormatError refuses a file of another on-disk format than the one this
+// release reads and writes; the store is left as it is.
+type FormatError struct {
+	Path  string // the file
+	Found string // the format it names
+	Want  string // the format this release reads
+}
 
-// errLaterFormat refuses a store whose checkpoint a later release wrote,
-// rather than reporting it as damage.
-var errLaterFormat = errors.New("sozu: the store was written by a later release (a checkpoint format after 5, the newest this release reads): open it with that release or a newer one")
-
-// laterFormat reports whether magic names a checkpoint format after this
-// release's.
-func laterFormat(magic string) bool {
-	prefix := checkpointMagic[:len(checkpointMagic)-1]
-	return len(magic) == len(checkpointMagic) && strings.HasPrefix(magic, prefix) &&
-		magic[len(prefix)] > checkpointMagic[len(prefix)] && magic[len(prefix)] <= '9'
+func (e *FormatError) Error() string {
+	by := "another program"
+	if n := len(e.Want) - 1; len(e.Found) == len(e.Want) && e.Found[:n] == e.Want[:n] {
+		by = "a later release"
+		if e.Found < e.Want {
+			by = "an earlier release"
+		}
+	}
+	return fmt.Sprintf("sozu: %s is of format %q, written by %s; this release reads only %q: open the store with the release that wrote it, or import the chain into a new directory",
+		e.Path, e.Found, by, e.Want)
 }
 
 // layoutError refuses to open a store with another layout than the one it
@@ -448,6 +454,10 @@ func readManifest(dir string) (uint64, error) {
 	}
 	if err != nil {
 		return 0, err
+	}
+	if found := string(data[:min(len(data), len(manifestMagic))]); len(found) == len(manifestMagic) &&
+		strings.HasPrefix(found, checkpointFamily) && found != manifestMagic {
+		return 0, &FormatError{Path: path, Found: found, Want: manifestMagic}
 	}
 	if len(data) != len(manifestMagic)+12 || string(data[:len(manifestMagic)]) != manifestMagic ||
 		checksum(data[:len(data)-4]) != binary.LittleEndian.Uint32(data[len(data)-4:]) {

@@ -211,7 +211,7 @@ func recordOffsets(t *testing.T, path string, from int64) []int64 {
 	w := &logWindow{f: f, size: st.Size()}
 	var offsets []int64
 	for off := from; off < w.size; {
-		r, err := w.record(off, currentLogFormat, 0)
+		r, err := w.record(off, 0)
 		if err != nil || r.why != "" {
 			t.Fatalf("record at %d: %v %s", off, err, r.why)
 		}

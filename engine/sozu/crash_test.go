@@ -19,12 +19,12 @@ func crashOpener(mode engine.SyncMode) func(testing.TB, string) engine.Engine {
 
 // Every acknowledged op must survive SIGKILL.
 func TestCrashSyncAlways(t *testing.T) {
-	enginetest.Crash(t, enginetest.CrashHarness{Open: crashOpener(engine.SyncAlways), Sync: engine.SyncAlways})
+	enginetest.Crash(t, enginetest.CrashHarness{Open: crashOpener(engine.SyncAlways), Sync: engine.SyncAlways, Long: flags.Long})
 }
 
 // Every op before the last acknowledged Checkpoint must survive SIGKILL.
 func TestCrashSyncBlock(t *testing.T) {
-	enginetest.Crash(t, enginetest.CrashHarness{Open: crashOpener(engine.SyncBlock), Sync: engine.SyncBlock})
+	enginetest.Crash(t, enginetest.CrashHarness{Open: crashOpener(engine.SyncBlock), Sync: engine.SyncBlock, Long: flags.Long})
 }
 
 // writeFailureOpener is crashOpener with most values inline, so that the
@@ -41,9 +41,9 @@ func writeFailureOpener(mode engine.SyncMode) func(testing.TB, string) engine.En
 // A write that fails (a full disk) loses no acknowledged op either, and
 // closing the engine after it leaves a store that opens.
 func TestWriteFailureSyncAlways(t *testing.T) {
-	enginetest.Crash(t, enginetest.CrashHarness{Open: writeFailureOpener(engine.SyncAlways), Sync: engine.SyncAlways, WriteLimit: 64 << 10})
+	enginetest.Crash(t, enginetest.CrashHarness{Open: writeFailureOpener(engine.SyncAlways), Sync: engine.SyncAlways, WriteLimit: 64 << 10, Long: flags.Long})
 }
 
 func TestWriteFailureSyncBlock(t *testing.T) {
-	enginetest.Crash(t, enginetest.CrashHarness{Open: writeFailureOpener(engine.SyncBlock), Sync: engine.SyncBlock, WriteLimit: 64 << 10})
+	enginetest.Crash(t, enginetest.CrashHarness{Open: writeFailureOpener(engine.SyncBlock), Sync: engine.SyncBlock, WriteLimit: 64 << 10, Long: flags.Long})
 }

@@ -26,6 +26,30 @@ type keyFilter struct {
 	trueNegatives, falsePositives uint64
 }
 
+// filterEncoding is the version of the filter's encoding in a checkpoint:
+// the library's Encode() bytes, a fingerprint byte per slot in buckets of
+// four, placed by the library's 64-bit hash of the key. The bytes mean
+// nothing without that hash, so a checkpoint stores hashFingerprint with
+// them, and a filter stored under another version or fingerprint is
+// rebuilt from the pages rather than trusted: its "no" would be false for
+// keys it holds, and a create would then add a second record.
+const filterEncoding = 1
+
+// hashFingerprint is a digest of how the filter library hashes keys: the
+// encoding of a small filter holding fixed keys, which places each key by
+// its hash. A library whose hash changed gives another digest.
+func hashFingerprint() uint32 {
+	f := cuckoo.NewFilter(1 << 10)
+	for i := range 16 {
+		var k engine.Key
+		for j := range k {
+			k[j] = byte(i*engine.KeySize + j)
+		}
+		f.Insert(k[:])
+	}
+	return checksum(f.Encode())
+}
+
 func newKeyFilter(capacity int) *keyFilter {
 	return &keyFilter{f: cuckoo.NewFilter(uint(capacity)), capacity: uint(capacity)}
 }

@@ -160,13 +160,14 @@ func TestRunHoldingOtherBucketsIsCorrupt(t *testing.T) {
 	}
 }
 
-// A store whose checkpoint an earlier release (a page per bucket) or a
-// later one wrote is refused with a message that says what to do, not
-// reported as damage, and left as it was.
+// A store whose checkpoint an earlier or a later release wrote is refused
+// with a message that says what to do, not reported as damage, and left
+// as it was.
 func TestCheckpointOfAnotherFormatIsRefused(t *testing.T) {
+	version := checkpointMagic[len(checkpointFamily)]
 	for _, c := range []struct{ magic, says string }{
-		{earlierCheckpointMagic, "earlier release"},
-		{"SOZUCKP6", "later release"},
+		{checkpointFamily + string(version-1), "earlier release"},
+		{checkpointFamily + string(version+1), "later release"},
 	} {
 		t.Run(c.magic, func(t *testing.T) {
 			dir := t.TempDir()
@@ -191,7 +192,8 @@ func TestCheckpointOfAnotherFormatIsRefused(t *testing.T) {
 			}
 			_, err = Open(dir, o)
 			var corrupt *engine.CorruptionError
-			if err == nil || errors.As(err, &corrupt) || !strings.Contains(err.Error(), c.says) {
+			var format *FormatError
+			if !errors.As(err, &format) || errors.As(err, &corrupt) || !strings.Contains(err.Error(), c.says) {
 				t.Fatalf("open of a store with checkpoint %q: %v, want a refusal naming the %s", c.magic, err, c.says)
 			}
 			t.Logf("refused: %v", err)
@@ -207,6 +209,42 @@ func TestCheckpointOfAnotherFormatIsRefused(t *testing.T) {
 			expectPutN(t, e, 100, 20)
 		})
 	}
+}
+
+// A manifest of another format is refused with a FormatError, not
+// reported as damage, and left as it was.
+func TestManifestOfAnotherFormatIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	e := openFor(t, dir, tinyOptions())
+	putN(t, e, 0, 100, 20)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, manifestName)
+	original, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := slices.Clone(original)
+	copy(later, checkpointFamily+"3")
+	if err := os.WriteFile(path, later, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, tinyOptions())
+	var format *FormatError
+	var corrupt *engine.CorruptionError
+	if !errors.As(err, &format) || errors.As(err, &corrupt) || !strings.Contains(err.Error(), "later release") {
+		t.Fatalf("open with a manifest of format %q: %v, want a FormatError naming a later release", later[:len(manifestMagic)], err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, later) {
+		t.Fatal("the refused open changed the manifest")
+	}
+	if err := os.WriteFile(path, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e = openFor(t, dir, tinyOptions())
+	defer e.Close()
+	expectPutN(t, e, 100, 20)
 }
 
 // checkSparseIndex verifies the page store's list of sparse runs per span

@@ -124,8 +124,8 @@ type runID uint32
 // runArena holds a store's runs in chunks that never move, so a *run
 // stays valid until its run is released, and the directory maps buckets
 // to ids: a map without pointers, which the garbage collector need not
-// scan (a map of a million *run was a million pointers to follow at
-// every cycle).
+// scan (a map of a million *run would be a million pointers to follow
+// at every cycle).
 type runArena struct {
 	chunks []*[runChunk]run
 	used   runID // ids handed out, counting the unused 0

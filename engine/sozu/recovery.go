@@ -51,9 +51,10 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 		if err != nil {
 			return fail(fmt.Errorf("sozu: checkpoint %d of shard %d: %w", gen, id, err))
 		}
-		if img, err = decodeCheckpoint(data, newLayout(o)); err != nil {
+		if img, err = decodeCheckpoint(path, data, newLayout(o)); err != nil {
 			var le *layoutError
-			if errors.As(err, &le) || errors.Is(err, errEarlierFormat) || errors.Is(err, errLaterFormat) {
+			var fe *FormatError
+			if errors.As(err, &le) || errors.As(err, &fe) {
 				return fail(err)
 			}
 			return fail(&engine.CorruptionError{Engine: "sozu", Where: path, Detail: err.Error()})
@@ -141,7 +142,7 @@ func (e *Engine) recover() error {
 	if err != nil {
 		return err
 	}
-	rep.ReplayedBytes = max(tail.goodBytes-int64(tail.format.fileHeader), 0)
+	rep.ReplayedBytes = max(tail.goodBytes-logFileHeaderSize, 0)
 	if tail.midLog && !o.DiscardCorruptLog {
 		return &DamagedLogError{&engine.CorruptionError{Engine: "sozu", Where: fmt.Sprintf("%s offset %d", path, tail.goodBytes),
 			Detail: tail.detail + "; the log is damaged in its middle, not torn at its end (Options.DiscardCorruptLog drops everything from here)"}}
@@ -170,9 +171,7 @@ func (e *Engine) recover() error {
 }
 
 // resumeLog opens the replayed log for appending after its valid prefix.
-// A missing log, or one of format 1 without records, is started anew in
-// the current format; one of format 1 with records stays as it is,
-// written no more (Open checkpoints it away at once). What follows the
+// A missing log, or one without a header, is started anew. What follows the
 // prefix is cut off when it is a tear, and when this generation wrote
 // records before the crash: a power loss can leave later records of this
 // generation on the disk past a stretch of an earlier one, and appending
@@ -189,14 +188,12 @@ func (e *Engine) resumeLog(path string, tail logTail) (*writeAheadLog, error) {
 	if tail.goodBytes == 0 {
 		return createLog(path, e.gen)
 	}
-	e.format1Log = tail.format == format1Log
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	log := newLog(f, path, e.gen, tail.goodBytes)
-	log.recyclable = tail.format == currentLogFormat
-	records := tail.goodBytes > int64(tail.format.fileHeader)
+	records := tail.goodBytes > logFileHeaderSize
 	cut := tail.droppedBytes > 0 || (tail.staleBytes > 0 && records)
 	if cut {
 		err = f.Truncate(tail.goodBytes)

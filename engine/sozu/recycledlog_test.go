@@ -1,10 +1,11 @@
 package sozu
 
 import (
+	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,65 +178,9 @@ func TestTornRecordInARecycledLogIsReported(t *testing.T) {
 	}
 }
 
-// rewriteAsFormat1 rewrites the log of generation gen in dir in the format
-// earlier releases wrote: no file header, records [length][CRC32C of the
-// body][body].
-func rewriteAsFormat1(t *testing.T, dir string, gen uint64) int {
-	t.Helper()
-	var out []byte
-	n := 0
-	path := logPath(dir, gen)
-	_, err := readLog(path, gen, func(body []byte) error {
-		out = binary.LittleEndian.AppendUint32(out, uint32(len(body)))
-		out = binary.LittleEndian.AppendUint32(out, checksum(body))
-		out = append(out, body...)
-		n++
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-// A store an earlier release left with records in its log opens with
-// them, and leaves a log of the current format: Open checkpoints the old
-// one away.
-func TestLogOfFormat1IsReplayedAndCheckpointedAway(t *testing.T) {
-	dir := t.TempDir()
-	e := openFor(t, dir, tinyOptions())
-	putN(t, e, 0, 50, 20)
-	e.abandon()
-	records := rewriteAsFormat1(t, dir, 0)
-
-	e = openFor(t, dir, tinyOptions())
-	if got := stats(t, e).Recovery.ReplayedRecords; got != records {
-		t.Fatalf("replayed %d records of the format-1 log's %d", got, records)
-	}
-	if e.gen == 0 {
-		t.Fatal("Open kept appending to a log of format 1")
-	}
-	if _, err := os.Stat(logPath(dir, 0)); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the format-1 log is still there (%v)", err)
-	}
-	putN(t, e, 50, 60, 20)
-	e.abandon()
-	head, err := os.ReadFile(logPath(dir, e.gen))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(string(head), logMagic) {
-		t.Fatal("the log after a format-1 one is not of the current format")
-	}
-	openHolding(t, dir, tinyOptions(), 60).Close()
-}
-
-// An empty log of format 1 (what an earlier release's clean close leaves)
-// opens and is started anew in the current format.
-func TestEmptyLogOfFormat1IsStartedAnew(t *testing.T) {
+// A log file without a header (what a crash leaves when it cuts the log's
+// creation short) holds nothing: it opens and is started anew.
+func TestLogWithoutAHeaderIsStartedAnew(t *testing.T) {
 	dir := t.TempDir()
 	closedStore(t, dir)
 	path := logPath(dir, 1)
@@ -250,24 +195,32 @@ func TestEmptyLogOfFormat1IsStartedAnew(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(string(head), logMagic) {
-		t.Fatal("an empty format-1 log was appended to as it was")
+		t.Fatal("a log without a header was appended to as it was")
 	}
+}
+
+// crashedWithFiftyRecords is a store that crashed (abandon) with 50
+// records of 20 bytes in its log: its directory, its log's path and bytes.
+func crashedWithFiftyRecords(t *testing.T) (dir, path string, log []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	e := openFor(t, dir, tinyOptions())
+	putN(t, e, 0, 50, 20)
+	e.abandon()
+	path = logPath(dir, 0)
+	log, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, path, log
 }
 
 // A log whose header names another generation than the checkpoint is
 // refused, untouched.
 func TestLogOfAnotherGenerationIsRefused(t *testing.T) {
-	dir := t.TempDir()
-	e := openFor(t, dir, tinyOptions())
-	putN(t, e, 0, 50, 20)
-	e.abandon()
-	path := logPath(dir, 0)
-	before, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, path, before := crashedWithFiftyRecords(t)
 	flipByte(t, path, 8) // the generation's low byte
-	_, err = Open(dir, tinyOptions())
+	_, err := Open(dir, tinyOptions())
 	var corrupt *engine.CorruptionError
 	if !errors.As(err, &corrupt) || !strings.Contains(err.Error(), "generation") {
 		t.Fatalf("open over a log of another generation: %v, want a CorruptionError naming the generations", err)
@@ -280,6 +233,31 @@ func TestLogOfAnotherGenerationIsRefused(t *testing.T) {
 	}
 	if string(after) != string(before) {
 		t.Fatal("the refused open changed the log")
+	}
+	openHolding(t, dir, tinyOptions(), 50).Close()
+}
+
+// A log of another format is refused with a FormatError that says what to
+// do, not reported as damage, and left as it was.
+func TestLogOfAnotherFormatIsRefused(t *testing.T) {
+	dir, path, original := crashedWithFiftyRecords(t)
+	earlier := slices.Clone(original)
+	copy(earlier, "SOZUWAL1")
+	if err := os.WriteFile(path, earlier, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(dir, tinyOptions())
+	var format *FormatError
+	var corrupt *engine.CorruptionError
+	if !errors.As(err, &format) || errors.As(err, &corrupt) || !strings.Contains(err.Error(), "earlier release") {
+		t.Fatalf("open over a log of format SOZUWAL1: %v, want a FormatError naming an earlier release", err)
+	}
+	t.Logf("refused: %v", err)
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, earlier) {
+		t.Fatal("the refused open changed the log")
+	}
+	if err := os.WriteFile(path, original, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	openHolding(t, dir, tinyOptions(), 50).Close()
 }

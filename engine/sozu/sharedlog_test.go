@@ -2,9 +2,7 @@ package sozu
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
@@ -73,40 +71,6 @@ func TestBatchesOverAllShardsShareFsyncs(t *testing.T) {
 	t.Logf("%d fsyncs for %d batches over %d shards", n, rounds, len(e.shards))
 	if n < rounds || n >= rounds*uint64(len(e.shards)) {
 		t.Fatalf("%d fsyncs for %d acknowledged batches over %d shards: want at least one per batch and fewer than one per shard", n, rounds, len(e.shards))
-	}
-}
-
-// A store of the earlier format (a log per shard) with records in a log
-// is refused, not opened without them; the empty logs a clean close leaves
-// are removed.
-func TestPerShardLogOfEarlierFormat(t *testing.T) {
-	dir := t.TempDir()
-	e := openFor(t, dir, tinyOptions())
-	putN(t, e, 0, 10, 20)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	empty := filepath.Join(dir, "shard-01.wal.1")
-	if err := os.WriteFile(empty, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e = openFor(t, dir, tinyOptions())
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(empty); !os.IsNotExist(err) {
-		t.Fatalf("empty earlier-format log left in place: %v", err)
-	}
-	held := filepath.Join(dir, "shard-00.wal.2")
-	if err := os.WriteFile(held, []byte("records"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Open(dir, tinyOptions())
-	if err == nil || !strings.Contains(err.Error(), "earlier format") {
-		t.Fatalf("open with an earlier-format log holding records: %v", err)
-	}
-	if _, err := os.Stat(held); err != nil {
-		t.Fatalf("the refused log was touched: %v", err)
 	}
 }
 

@@ -92,10 +92,6 @@ type Engine struct {
 	// logBytesBefore is what Stats.LogBytesWritten leaves out: the log
 	// Open found, less the logs that page checkpoints retired since.
 	logBytesBefore int64
-	// format1Log is set when Open replayed records from a log of the
-	// earlier format, which the log does not append to: Open then takes a
-	// page checkpoint, which starts a log of the current format.
-	format1Log bool
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -111,9 +107,6 @@ func Open(dir string, opts Options) (*Engine, error) {
 	}
 	gen, err := readManifest(dir)
 	if err != nil {
-		return nil, err
-	}
-	if err := refuseShardLogs(dir); err != nil {
 		return nil, err
 	}
 	e := &Engine{dir: dir, opts: o, layout: newLayout(o), gen: gen}
@@ -133,12 +126,6 @@ func Open(dir string, opts Options) (*Engine, error) {
 	e.removeStaleFiles()
 	for _, s := range e.shards {
 		go s.loop()
-	}
-	if e.format1Log {
-		if err := e.checkpoint(); err != nil {
-			e.stop()
-			return nil, err
-		}
 	}
 	return e, nil
 }
@@ -165,22 +152,6 @@ func (e *Engine) removeStaleFiles() {
 			}
 		}
 	}
-}
-
-// refuseShardLogs refuses a store whose shards kept a log each (the format
-// before the shared log) if one of those logs holds records: they would
-// not be replayed. Empty ones, which a clean close leaves, are removed.
-func refuseShardLogs(dir string) error {
-	old, _ := filepath.Glob(filepath.Join(dir, "shard-*.wal.*"))
-	for _, path := range old {
-		if st, err := os.Stat(path); err == nil && st.Size() > 0 {
-			return fmt.Errorf("sozu: %s is a per-shard log of an earlier format with %d bytes not yet checkpointed; open the store with the release that wrote it and close it cleanly first", path, st.Size())
-		}
-	}
-	for _, path := range old {
-		os.Remove(path)
-	}
-	return nil
 }
 
 // closeFiles releases every file the engine holds.
@@ -497,7 +468,7 @@ func (e *Engine) fail(err error) error {
 // nextLog starts the log of generation gen, which the manifest names
 // already; until the log exists, Open reads it as empty, and it is: no
 // write runs during a page checkpoint. It writes the new log over old's
-// file (recycle). Failing that (a log of format 1, or an error), it
+// file (recycle). Failing that, it
 // starts the log in a new file; failing that too, it returns a log that
 // refuses every write with the error, as the log does after a failed
 // fsync.

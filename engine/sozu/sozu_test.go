@@ -1,6 +1,7 @@
 package sozu
 
 import (
+	"flag"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
@@ -11,6 +12,9 @@ import (
 // tinyOptions makes every mechanism work hard on little data: buckets of a
 // few entries, so spills, deep layers (and the last, growing layer),
 // out-of-line values and several shards all happen within a test.
+// flags are the suite's command-line settings (-long, the benchmark's).
+var flags = enginetest.RegisterFlags(flag.CommandLine)
+
 func tinyOptions() Options {
 	return Options{
 		Shards:        4,
@@ -68,7 +72,7 @@ func TestDifferential(t *testing.T) {
 			defer func() { r.Engine.Close() }()
 			ref := memory.New()
 			defer ref.Close()
-			enginetest.Differential(t, ref, r, 7, enginetest.DifferentialOps())
+			enginetest.Differential(t, ref, r, 7, flags.DifferentialOps())
 			st, err := r.Engine.(*Engine).Stats(t.Context())
 			if err != nil {
 				t.Fatal(err)

@@ -29,8 +29,8 @@ type table struct {
 	// loaded lists the addresses put in the cache since the last
 	// dropClean, and dirtyOrder the cached buckets marked dirty, in the
 	// order they became dirty: commits run them after every batch, so they
-	// must not scan the whole cache (that scan was the top CPU cost at a
-	// million records), and settle writes out the oldest, which a batch is
+	// must not scan the whole cache (such a scan would be the top CPU
+	// cost at a million records), and settle writes out the oldest, which a batch is
 	// least likely to modify again (a bucket modified anew while dirty
 	// costs no write).
 	loaded     []bucketAddr

@@ -1,6 +1,7 @@
 package sozu
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -71,19 +72,6 @@ const (
 	// being asked to sync: under SyncBlock a call then costs a copy, not a
 	// write system call.
 	logBufferBytes = 1 << 20
-)
-
-// logFormat is the framing of a log file's records. Earlier releases
-// wrote format 1: no file header, records of [length][CRC32C of the
-// body][body]; such a log is replayed, then checkpointed away.
-type logFormat struct {
-	fileHeader, recordHeader int
-	stamped                  bool // records carry their generation
-}
-
-var (
-	currentLogFormat = logFormat{fileHeader: logFileHeaderSize, recordHeader: walHeaderSize, stamped: true}
-	format1Log       = logFormat{recordHeader: 8}
 )
 
 // logRecords is a shard's buffer of records not yet in the log file.
@@ -181,9 +169,6 @@ func (w *logRecords) logHeight(h uint32) {
 type writeAheadLog struct {
 	path string
 	gen  uint64
-	// recyclable is false for a log of format 1: its records would not
-	// read as another generation's, so its file is not written over.
-	recyclable bool
 
 	mu      sync.Mutex // guards f's writes, size, pending and failed
 	f       *os.File
@@ -210,7 +195,7 @@ type writeAheadLog struct {
 }
 
 func newLog(f *os.File, path string, gen uint64, size int64) *writeAheadLog {
-	w := &writeAheadLog{f: f, path: path, gen: gen, recyclable: true, size: size}
+	w := &writeAheadLog{f: f, path: path, gen: gen, size: size}
 	w.synced.Store(size)
 	w.idle.L = &w.mu
 	return w
@@ -255,7 +240,7 @@ func (w *writeAheadLog) writeHeader() error {
 // disk). The header is durable before the rename, so a file named for a
 // generation never carries another's header.
 func (w *writeAheadLog) recycle(path string, gen uint64, keep int64) (*writeAheadLog, error) {
-	if !w.recyclable || w.failed != nil {
+	if w.failed != nil {
 		return nil, errors.New("not recyclable")
 	}
 	st, err := w.f.Stat()
@@ -422,7 +407,6 @@ func (w *writeAheadLog) close() error {
 
 // logTail describes what recovery found after the last good record.
 type logTail struct {
-	format logFormat
 	// goodBytes is the length of the valid prefix, the file header included.
 	goodBytes int64
 	// droppedBytes is how much followed it that this generation wrote;
@@ -447,8 +431,6 @@ type logTail struct {
 // of requests, such as the first of two updates of one key in a batch.
 // Nothing in that write was durable: under SyncAlways its requests wait
 // for the fsync that follows it, under SyncBlock for the next Checkpoint.
-// Records outside any write's marks (a log from before the marks) are
-// applied as they are read.
 //
 // The prefix ends at a record that is not whole and valid. If a record
 // of this generation follows, the log is damaged in its middle. If an
@@ -461,7 +443,7 @@ type logTail struct {
 func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return logTail{format: currentLogFormat}, nil
+		return logTail{}, nil
 	}
 	if err != nil {
 		return logTail{}, err
@@ -472,19 +454,24 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 		return logTail{}, err
 	}
 	w := &logWindow{f: f, size: st.Size()}
-	lf := format1Log
 	head, err := w.at(0, logFileHeaderSize)
 	if err != nil {
 		return logTail{}, err
 	}
-	if len(head) == logFileHeaderSize && string(head[:8]) == logMagic {
-		if got := binary.LittleEndian.Uint64(head[8:]); got != gen {
-			return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: path,
-				Detail: fmt.Sprintf("the log belongs to generation %d, the checkpoint names %d", got, gen)}
-		}
-		lf = currentLogFormat
+	// A log's header is durable before any record is written (createLog,
+	// recycle): a file without one is a log whose creation a crash cut
+	// short, and holds nothing.
+	if len(head) < logFileHeaderSize || bytes.Count(head, []byte{0}) == len(head) {
+		return logTail{}, nil
 	}
-	off := int64(lf.fileHeader)
+	if found := string(head[:len(logMagic)]); found != logMagic {
+		return logTail{}, &FormatError{Path: path, Found: found, Want: logMagic}
+	}
+	if got := binary.LittleEndian.Uint64(head[8:]); got != gen {
+		return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: path,
+			Detail: fmt.Sprintf("the log belongs to generation %d, the checkpoint names %d", got, gen)}
+	}
+	off := int64(logFileHeaderSize)
 	var why string
 	// writeEnd is where the last write the valid prefix has a mark of ends.
 	var writeEnd int64
@@ -499,7 +486,7 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 	}
 scan:
 	for off < w.size {
-		r, err := w.record(off, lf, gen)
+		r, err := w.record(off, gen)
 		if err != nil {
 			return logTail{}, err
 		}
@@ -523,12 +510,13 @@ scan:
 			}
 		} else if open != nil {
 			open.add(off, r.body)
-		} else if err := applyAt(off, r.body); err != nil {
-			return logTail{}, err
+		} else {
+			why = "record outside a write's marks"
+			break
 		}
 		off += int64(r.length)
 	}
-	tail, err := w.tailAt(off, why, lf, gen, writeEnd)
+	tail, err := w.tailAt(off, why, gen, writeEnd)
 	if err != nil || open == nil {
 		return tail, err
 	}
@@ -572,8 +560,8 @@ func (o *openWrite) applyAll(apply func(off int64, body []byte) error) error {
 // tailAt describes the log past its valid records, which end at off; why
 // is what is wrong with the record there ("" if it is whole: an earlier
 // generation's).
-func (w *logWindow) tailAt(off int64, why string, lf logFormat, gen uint64, writeEnd int64) (logTail, error) {
-	tail := logTail{format: lf, goodBytes: off}
+func (w *logWindow) tailAt(off int64, why string, gen uint64, writeEnd int64) (logTail, error) {
+	tail := logTail{goodBytes: off}
 	if off >= w.size {
 		return tail, nil
 	}
@@ -582,11 +570,11 @@ func (w *logWindow) tailAt(off int64, why string, lf logFormat, gen uint64, writ
 		tail.staleBytes = w.size - off
 		return tail, nil
 	}
-	torn := !lf.stamped
-	if head, err := w.at(off, walHeaderSize); err == nil && lf.stamped && len(head) == walHeaderSize {
+	torn := false
+	if head, err := w.at(off, walHeaderSize); err == nil && len(head) == walHeaderSize {
 		torn = binary.LittleEndian.Uint32(head[8:]) == uint32(gen)
 	}
-	earlier, after, err := w.recordsAfterTear(off, lf, gen, writeEnd)
+	earlier, after, err := w.recordsAfterTear(off, gen, writeEnd)
 	if err != nil {
 		return logTail{}, err
 	}
@@ -630,12 +618,12 @@ type afterTear struct {
 // is damage. (Damage to the last write an fsync covered, with nothing
 // written after the fsync, reads as a tear as a damaged final record
 // does: no later record says the fsync happened.)
-func (w *logWindow) recordsAfterTear(off int64, lf logFormat, gen uint64, writeEnd int64) (int64, afterTear, error) {
+func (w *logWindow) recordsAfterTear(off int64, gen uint64, writeEnd int64) (int64, afterTear, error) {
 	var after afterTear
 	vouched := writeEnd // records before this offset were written before off was durable
 	lastRecord := int64(-1)
-	for next := off + 1; next+int64(lf.recordHeader) < w.size; {
-		r, err := w.record(next, lf, gen)
+	for next := off + 1; next+walHeaderSize < w.size; {
+		r, err := w.record(next, gen)
 		if err != nil {
 			return 0, after, err
 		}
@@ -698,12 +686,12 @@ type logRecord struct {
 	why    string
 }
 
-func (w *logWindow) record(off int64, lf logFormat, gen uint64) (logRecord, error) {
-	head, err := w.at(off, lf.recordHeader)
+func (w *logWindow) record(off int64, gen uint64) (logRecord, error) {
+	head, err := w.at(off, walHeaderSize)
 	if err != nil {
 		return logRecord{}, err
 	}
-	n, recGen, why := lf.headerAt(head, gen)
+	n, recGen, why := recordHeaderAt(head, gen)
 	if why != "" {
 		return logRecord{why: why}, nil
 	}
@@ -711,50 +699,42 @@ func (w *logWindow) record(off int64, lf logFormat, gen uint64) (logRecord, erro
 	if err != nil {
 		return logRecord{}, err
 	}
-	body, why := lf.bodyOf(data, n)
+	body, why := recordBody(data, n)
 	if why != "" {
 		return logRecord{why: why}, nil
 	}
 	return logRecord{body: body, gen: recGen, length: n}, nil
 }
 
-// headerAt reads the record header data starts with: the record's length
+// recordHeaderAt reads the record header data starts with: the record's length
 // (header included) and generation, or why no record can start there. A
 // generation after gen cannot be a record's: scanning a recycled file
 // byte by byte then reads and checksums only what could be a record.
-func (lf logFormat) headerAt(data []byte, gen uint64) (int, uint32, string) {
-	h := lf.recordHeader
-	if len(data) < h {
+func recordHeaderAt(data []byte, gen uint64) (int, uint32, string) {
+	if len(data) < walHeaderSize {
 		return 0, 0, "partial record header"
 	}
 	n := int(binary.LittleEndian.Uint32(data))
 	if n < 1 || n > walMaxBody {
 		return 0, 0, "record length out of range"
 	}
-	if !lf.stamped {
-		return h + n, uint32(gen), ""
-	}
 	recGen := binary.LittleEndian.Uint32(data[8:])
 	if recGen > uint32(gen) {
 		return 0, 0, "record of a later generation"
 	}
-	return h + n, recGen, ""
+	return walHeaderSize + n, recGen, ""
 }
 
-// bodyOf checks the record of n bytes (headerAt's length) that data
+// recordBody checks the record of n bytes (recordHeaderAt's length) that data
 // starts with and returns its body, or why it is not whole and valid.
-func (lf logFormat) bodyOf(data []byte, n int) ([]byte, string) {
+func recordBody(data []byte, n int) ([]byte, string) {
 	if len(data) < n {
 		return nil, "record cut short"
 	}
-	covered := data[lf.recordHeader:n]
-	if lf.stamped {
-		covered = data[8:n]
-	}
-	if checksum(covered) != binary.LittleEndian.Uint32(data[4:]) {
+	if checksum(data[8:n]) != binary.LittleEndian.Uint32(data[4:]) {
 		return nil, "record checksum mismatch"
 	}
-	body := data[lf.recordHeader:n]
+	body := data[walHeaderSize:n]
 	if len(body) < 2 || body[0] < walPut || body[0] > walWritten {
 		return nil, fmt.Sprintf("record kind %d", body[0])
 	}
