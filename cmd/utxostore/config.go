@@ -31,6 +31,7 @@ type serveConfig struct {
 	maxMessage      int
 	shutdownTimeout time.Duration
 	configFile      string
+	create          bool
 
 	fs *flag.FlagSet
 	// sources says where each flag's value came from: flag, env, file or
@@ -61,6 +62,7 @@ func newServeConfig(name string) *serveConfig {
 	fs.IntVar(&c.maxMessage, "max-message", server.DefaultMaxMessage, "largest gRPC message in bytes (ResourceExhausted above); a whole block must fit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&c.configFile, "config", "", `JSON file of settings, {"flag-name": value, ...}`)
+	fs.BoolVar(&c.create, "create", false, "create the store when the data directory holds none (without it, serve refuses a missing or empty data directory)")
 	return c
 }
 
@@ -179,7 +181,9 @@ func (c *serveConfig) serverOptions() server.Options {
 const configHelp = `Usage: utxostore config [flags]
 
 Prints the effective configuration of 'utxostore serve' with the same flags,
-and where each value came from. Precedence: command-line flag, then the
+and where each value came from. The engine and network, when not given, are
+those of the store in the data directory (the defaults for a new store); it
+reads the data directory and changes nothing. Precedence: command-line flag, then the
 environment (UTXOSTORE_<FLAG>, e.g. UTXOSTORE_MAX_BATCH), then the --config
 JSON file ({"grpc": "127.0.0.1:8335", "max-batch": 5000}), then the default.
 
@@ -192,6 +196,24 @@ func runConfig(_ context.Context, args []string) error {
 	if err := c.parse(args); err != nil {
 		return err
 	}
+	if err := c.resolveStore(); err != nil {
+		return err
+	}
 	c.print(os.Stdout)
+	return nil
+}
+
+// resolveStore settles the engine and network as serve would, from the
+// data directory when not given, and names that source.
+func (c *serveConfig) resolveStore() error {
+	dir, err := c.store.resolve(describeStore)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"engine", "network"} {
+		if c.sources[name] == "default" && dir.engine != "" {
+			c.sources[name] = "data directory " + c.store.data
+		}
+	}
 	return nil
 }

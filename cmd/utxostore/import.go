@@ -60,7 +60,7 @@ func runImport(ctx context.Context, args []string) error {
 	if *server != "" {
 		return serverImport(ctx, *server, os.Getenv("UTXOSTORE_TOKEN"), fs.Args(), uint32(*startHeight), progress)
 	}
-	store, err := sf.open(ctx)
+	store, err := sf.open(ctx, createStore)
 	if err != nil {
 		return err
 	}
@@ -138,9 +138,9 @@ func readAll(r *chain.BlockReader) ([]*chain.Tx, error) {
 	return txs, nil
 }
 
-// printSummary reopens the store and prints its summary line.
+// printSummary opens the existing store and prints its summary line.
 func printSummary(ctx context.Context, sf storeFlags, w io.Writer) error {
-	store, err := sf.open(ctx)
+	store, err := sf.open(ctx, existingStore)
 	if err != nil {
 		return err
 	}
