@@ -181,11 +181,12 @@ func (c *serveConfig) serverOptions() server.Options {
 const configHelp = `Usage: utxostore config [flags]
 
 Prints the effective configuration of 'utxostore serve' with the same flags,
-and where each value came from. The engine and network, when not given, are
-those of the store in the data directory (the defaults for a new store); it
-reads the data directory and changes nothing. Precedence: command-line flag, then the
+and where each value came from. Precedence: command-line flag, then the
 environment (UTXOSTORE_<FLAG>, e.g. UTXOSTORE_MAX_BATCH), then the --config
 JSON file ({"grpc": "127.0.0.1:8335", "max-batch": 5000}), then the default.
+The engine and network, when none of these gives them, are those of the
+store in the data directory (the defaults for a new store); config reads the
+data directory and changes nothing.
 
 Flags:
 `

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/utxostore/utxostore/engine"
@@ -17,9 +18,9 @@ import (
 // A data directory holds one store: its engine's own directory
 // (DATA/pebble or DATA/sozu), the address index (DATA/index) and, at the
 // top, storeFile, which names the store's engine, network and format.
-// Commands read it before opening anything, so that a store is never
-// opened with another engine's flags beside it, nor created by a command
-// that only reads.
+// Commands read it before opening anything, so that none opens or creates
+// a second store beside the one a directory holds, and none that only
+// reads creates one.
 
 // storeFile names the file at the top of a data directory that says which
 // store the directory holds.
@@ -30,14 +31,7 @@ const storeFile = "UTXOSTORE"
 // or nowhere (memory).
 var dirEngines = []string{pebble.Name, sozu.Name}
 
-func keepsDataInDir(engineName string) bool {
-	for _, name := range dirEngines {
-		if name == engineName {
-			return true
-		}
-	}
-	return false
-}
+func keepsDataInDir(engineName string) bool { return slices.Contains(dirEngines, engineName) }
 
 // storeMarker is the content of storeFile.
 type storeMarker struct {
@@ -52,8 +46,7 @@ type dataDir struct {
 	// engine is the engine of the store it holds; "" when it holds none.
 	engine string
 	// network is the store's network; "" when the directory has no
-	// storeFile (a directory laid out before it existed, which names its
-	// engine only by its engine subdirectory).
+	// storeFile and names its engine by its engine subdirectory alone.
 	network string
 	// exists: the directory exists; marked: it has its storeFile.
 	exists, marked bool
@@ -178,8 +171,8 @@ func (e *storeMismatchError) Error() string {
 
 func (*storeMismatchError) commandLineMistake() {}
 
-// twoStoresError: a data directory holding the stores of two engines,
-// which earlier versions created when --engine changed.
+// twoStoresError: a data directory with no storeFile holding the stores
+// of two engines side by side, neither of them named as its store.
 type twoStoresError struct {
 	Dir     string
 	Engines []string

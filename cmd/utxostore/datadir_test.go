@@ -226,12 +226,12 @@ func TestDataDirectoryNamesItsEngine(t *testing.T) {
 	}
 }
 
-// A data directory as earlier versions left it (one engine's
-// subdirectory, no storeFile) opens as it is with the commands that read
-// or serve, which leave it so; a refused engine changes nothing in it;
-// the first command that may create names its store in a storeFile.
-// Two engines' stores side by side are refused.
-func TestDataDirectoryOfEarlierVersionsOpens(t *testing.T) {
+// A data directory holding one engine's subdirectory and no storeFile
+// opens as it is with the commands that read or serve, which leave it so;
+// a refused engine changes nothing in it; the first command that may
+// create names its store in a storeFile. Two engines' stores side by side
+// are refused.
+func TestDataDirectoryWithoutStoreFileOpens(t *testing.T) {
 	data, summary := seedStore(t, "sozu")
 	if err := os.Remove(filepath.Join(data, storeFile)); err != nil {
 		t.Fatal(err)

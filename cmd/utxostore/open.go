@@ -233,9 +233,9 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 		return nil, fmt.Errorf("opening the store on the %s engine: %w", f.engine, err)
 	}
 	// Written once the store has opened, so that it names only a store
-	// that exists, with the network its engine confirmed; a directory laid
-	// out before storeFile existed gets one from the first command that
-	// may create.
+	// that exists, with the network its engine confirmed; a directory
+	// holding its engine subdirectory alone gets one from the first
+	// command that may create.
 	if mode == createStore && keepsDataInDir(f.engine) && !dir.marked {
 		if err := dir.mark(f.engine, f.network); err != nil {
 			store.Close()
