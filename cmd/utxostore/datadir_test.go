@@ -66,9 +66,23 @@ func dirState(t *testing.T, dir string) map[string]string {
 }
 
 // mustRefuse runs a command that must be refused with exit status 2 and a
-// message holding wants. One that is not refused may go on serving: it is
-// stopped after a minute.
+// message holding wants.
 func mustRefuse(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	mustExitWith(t, 2, args, wants...)
+}
+
+// mustFail runs a command that must fail with exit status 1 and a message
+// holding wants.
+func mustFail(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	mustExitWith(t, 1, args, wants...)
+}
+
+// mustExitWith runs a command that must exit with code and a message
+// holding wants. One that goes on serving instead is stopped after a
+// minute.
+func mustExitWith(t *testing.T, code int, args []string, wants ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -76,8 +90,8 @@ func mustRefuse(t *testing.T, args []string, wants ...string) {
 	cmd := exec.CommandContext(ctx, utxostoreBin, args...)
 	cmd.Stderr = &stderr
 	err := cmd.Run()
-	if code := exitCode(err); code != 2 || ctx.Err() != nil {
-		t.Errorf("utxostore %s: exit %d (%v), want a refusal with exit 2:\n%s", strings.Join(args, " "), code, err, stderr.String())
+	if got := exitCode(err); got != code || ctx.Err() != nil {
+		t.Errorf("utxostore %s: exit %d (%v), want %d:\n%s", strings.Join(args, " "), got, err, code, stderr.String())
 		return
 	}
 	mustContain(t, "utxostore "+strings.Join(args, " "), stderr.String(), wants...)
@@ -284,6 +298,32 @@ func TestDataDirectoryWithoutStoreFileOpens(t *testing.T) {
 	}
 	// An engine's own directory given as the data directory.
 	mustRefuse(t, []string{"info", "--data", filepath.Join(data, "sozu")}, "the sozu engine's directory", "--data "+data)
+	mustBeUnchanged(t, data, before)
+}
+
+// A storeFile that cannot be read, or that names a store whose engine
+// subdirectory is gone, is refused by every command, saying what to do,
+// and nothing in the directory changes.
+func TestDataDirectoryRefusesADamagedStoreFile(t *testing.T) {
+	data, _ := seedStore(t, "pebble")
+	marker := filepath.Join(data, storeFile)
+	writeFile(t, marker, `{"engine":"pebb`)
+	before := dirState(t, data)
+	for _, args := range refusedCommands(t, data) {
+		mustFail(t, args, storeFile+" file is damaged", `{"engine":"pebble","network":"mainnet","format":`)
+	}
+	mustBeUnchanged(t, data, before)
+
+	writeFile(t, marker, `{"engine":"pebble","network":"mainnet","format":999}`)
+	before = dirState(t, data)
+	mustFail(t, []string{"info", "--data", data}, "format 999", "use the version of utxostore that wrote it")
+	mustBeUnchanged(t, data, before)
+
+	writeFile(t, marker, `{"engine":"sozu","network":"mainnet","format":1}`)
+	before = dirState(t, data)
+	for _, args := range refusedCommands(t, data) {
+		mustFail(t, args, "names a sozu store in "+filepath.Join(data, "sozu")+", which holds none", "remove "+marker)
+	}
 	mustBeUnchanged(t, data, before)
 }
 
