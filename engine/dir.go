@@ -26,21 +26,34 @@ func (e *WrongEngineError) Error() string {
 		e.Dir, e.Found, e.Want, e.Found)
 }
 
+// DirOwner returns the engine that claimed dir (its marker's name), or ""
+// when dir holds no marker or does not exist. It reads and changes nothing
+// else.
+func DirOwner(dir string) (string, error) {
+	marker := filepath.Join(dir, MarkerFile)
+	found, err := os.ReadFile(marker)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading %s: %w", marker, err)
+	}
+	return strings.TrimSpace(string(found)), nil
+}
+
 // ClaimDir makes sure dir exists and belongs to engine name. A new or empty
 // directory is claimed for it; a directory claimed by another engine gives a
 // *WrongEngineError and is left untouched; a non-empty directory with no
 // marker is refused rather than mixed with unknown files.
 func ClaimDir(dir, name string) error {
-	marker := filepath.Join(dir, MarkerFile)
-	found, err := os.ReadFile(marker)
+	owner, err := DirOwner(dir)
 	switch {
-	case err == nil:
-		if owner := strings.TrimSpace(string(found)); owner != name {
-			return &WrongEngineError{Dir: dir, Found: owner, Want: name}
-		}
+	case err != nil:
+		return err
+	case owner == name:
 		return nil
-	case !errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("reading %s: %w", marker, err)
+	case owner != "":
+		return &WrongEngineError{Dir: dir, Found: owner, Want: name}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating data directory: %w", err)
@@ -51,21 +64,36 @@ func ClaimDir(dir, name string) error {
 	}
 	// The marker's temporary file alone is a claim a crash cut short: the
 	// write below starts it again.
-	tmp := marker + ".tmp"
+	tmp := TempName(filepath.Join(dir, MarkerFile))
 	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return e.Name() == filepath.Base(tmp) })
 	if len(entries) > 0 {
 		return fmt.Errorf("data directory %s is not empty and holds no utxostore marker (%s): refusing to mix a store with unknown files; choose an empty or new directory", dir, MarkerFile)
 	}
-	if err := os.WriteFile(tmp, []byte(name+"\n"), 0o644); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, MarkerFile), []byte(name+"\n")); err != nil {
 		return fmt.Errorf("claiming data directory: %w", err)
+	}
+	return nil
+}
+
+// TempName is the temporary file WriteFileAtomic writes path's content to
+// before renaming it into place; a crash can leave it behind.
+func TempName(path string) string { return path + ".tmp" }
+
+// WriteFileAtomic replaces path with data so that a crash leaves either
+// the old file or the new one, whole: it writes TempName(path), fsyncs it,
+// renames it over path and fsyncs the directory.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp := TempName(path)
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
 	}
 	if err := syncFile(tmp); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, marker); err != nil {
-		return fmt.Errorf("claiming data directory: %w", err)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
 	}
-	return SyncDir(dir)
+	return SyncDir(filepath.Dir(path))
 }
 
 // SyncDir fsyncs a directory so that file creations and renames in it are

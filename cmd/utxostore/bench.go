@@ -384,7 +384,7 @@ func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream s
 		return replayStream(ctx, driver.NewMap(), stream, seriesEvery)
 	}
 	sf.engine, sf.data = name, dir
-	store, err := sf.open(ctx)
+	store, err := sf.open(ctx, createStore)
 	if err != nil {
 		return nil, err
 	}

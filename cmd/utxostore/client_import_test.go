@@ -35,7 +35,7 @@ func TestImportThroughADaemonRefusesAFork(t *testing.T) {
 	}
 
 	store := []string{"--engine", "pebble", "--data", filepath.Join(t.TempDir(), "data")}
-	d := startDaemon(t, append([]string{"serve", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, store...)...)
+	d := startDaemon(t, append([]string{"serve", "--create", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, store...)...)
 	if _, stderr, err := run(t, "import", "--server", d.grpc, "--quiet", chainFile); err != nil {
 		t.Fatalf("import: %v\n%s", err, stderr)
 	}

@@ -39,6 +39,7 @@ type serveConfig struct {
 	idleTimeout     time.Duration
 	configFile      string
 	trustBlocks     bool
+	create          bool
 
 	fs *flag.FlagSet
 	// sources says where each flag's value came from: flag, env, file or
@@ -80,6 +81,7 @@ func newServeConfig(name string) *serveConfig {
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&c.configFile, "config", "", `JSON file of settings, {"flag-name": value, ...}`)
 	fs.BoolVar(&c.trustBlocks, "trust-blocks", false, "skip ConnectBlock's proof-of-work and merkle root checks (the structure checks still run): for a caller that validated its blocks already; command line only")
+	fs.BoolVar(&c.create, "create", false, "create the store when the data directory holds none (without it, serve refuses a missing or empty data directory)")
 	return c
 }
 
@@ -204,6 +206,9 @@ Prints the effective configuration of 'utxostore serve' with the same flags,
 and where each value came from. Precedence: command-line flag, then the
 environment (UTXOSTORE_<FLAG>, e.g. UTXOSTORE_MAX_BATCH), then the --config
 JSON file ({"grpc": "127.0.0.1:8335", "max-batch": 5000}), then the default.
+The engine and network, when none of these gives them, are those of the
+store in the data directory (the defaults for a new store); config reads the
+data directory and changes nothing.
 
 Flags:
 `
@@ -214,6 +219,24 @@ func runConfig(_ context.Context, args []string) error {
 	if err := c.parse(args); err != nil {
 		return err
 	}
+	if err := c.resolveStore(); err != nil {
+		return err
+	}
 	c.print(os.Stdout)
+	return nil
+}
+
+// resolveStore settles the engine and network as serve would, from the
+// data directory when not given, and names that source.
+func (c *serveConfig) resolveStore() error {
+	dir, err := c.store.resolve(describeStore)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"engine", "network"} {
+		if c.sources[name] == "default" && dir.engine != "" {
+			c.sources[name] = "data directory " + c.store.data
+		}
+	}
 	return nil
 }

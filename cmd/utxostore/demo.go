@@ -42,7 +42,7 @@ func runDemo(ctx context.Context, args []string) error {
 		defer os.RemoveAll(dir)
 		cfg.store.data = dir
 	}
-	store, err := cfg.store.open(ctx)
+	store, err := cfg.store.open(ctx, createStore)
 	if err != nil {
 		return err
 	}

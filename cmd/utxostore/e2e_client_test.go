@@ -69,7 +69,7 @@ func TestImportThroughTheDaemonPrintsTheSummary(t *testing.T) {
 		t.Fatalf("direct import: want a summary of 130 blocks, got %q", want)
 	}
 	for _, args := range [][]string{{"import", "--quiet", "--server"}, {"client"}} {
-		d := startDaemon(t, "serve", "--network", "regtest", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+		d := startDaemon(t, "serve", "--create", "--network", "regtest", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
 		cmd := append(append([]string{}, args...), d.grpc, blk)
 		if args[0] == "client" {
 			cmd = []string{"client", "--server", d.grpc, "--quiet", "import", blk}

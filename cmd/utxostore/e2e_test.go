@@ -27,9 +27,9 @@ const (
 )
 
 // TestServeImportQueryRestart imports the real chain into a running daemon
-// over gRPC, checks spent and unspent outputs over HTTP and gRPC, scrapes
-// the metrics, SIGKILLs the daemon and checks a restart gives the same
-// answers.
+// (which created its store, --create) over gRPC, checks spent and unspent
+// outputs over HTTP and gRPC, scrapes the metrics, SIGKILLs the daemon and
+// checks a restart, opening the store it finds, gives the same answers.
 func TestServeImportQueryRestart(t *testing.T) {
 	blk := testdata.Path(t, "btc-mainnet-0-14131.blk")
 	data := t.TempDir()
@@ -38,7 +38,7 @@ func TestServeImportQueryRestart(t *testing.T) {
 	// machine, over the test budget. The kill below comes after import, so
 	// every block is checkpointed.
 	serveArgs := []string{"serve", "--data", data, "--sync", "block", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}
-	d := startDaemon(t, serveArgs...)
+	d := startDaemon(t, append(serveArgs, "--create")...)
 	if _, stderr, err := run(t, "client", "--server", d.grpc, "--quiet", "import", blk); err != nil {
 		t.Fatalf("import over gRPC: %v\n%s", err, stderr)
 	}

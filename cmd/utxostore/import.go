@@ -18,10 +18,14 @@ const importHelp = `Usage: utxostore import [flags] FILE...
 
 Replays blocks into the store, in order: for each block it creates the
 block's transactions, spends their inputs, marks them mined and advances
-the height. FILE is a Bitcoin Core blk*.dat file (magic + length framing)
-or a raw block file (header, transaction count, transactions). A blk*.dat
-file whose magic is another network's than the store's (--network) is
-refused before any of its blocks is read.
+the height. The store is the one in the data directory (--data), opened on
+its own engine and network; a directory that holds none gets a new store
+on --engine and --network.
+
+FILE is a Bitcoin Core blk*.dat file (magic + length framing) or a raw
+block file (header, transaction count, transactions). A blk*.dat file whose
+magic is another network's than the store's (--network) is refused before
+any of its blocks is read.
 
 The first block of the first file is at --start-height (0: the genesis
 block). The genesis coinbase is imported like any other transaction, so its
@@ -84,11 +88,17 @@ func runImport(ctx context.Context, args []string) error {
 		}
 		return serverImport(ctx, *server, os.Getenv("UTXOSTORE_TOKEN"), &tlsFlags, fs.Args(), uint32(*startHeight), progress)
 	}
+	// The rules are the network's the store holds, settled by resolve
+	// (the data directory's, or --network for a new store), and are looked
+	// up before the store is opened, so an unknown network creates nothing.
+	if _, err := sf.resolve(createStore); err != nil {
+		return err
+	}
 	rules, err := chain.NetworkRules(sf.network, *trustBlocks)
 	if err != nil {
 		return err
 	}
-	store, err := sf.open(ctx)
+	store, err := sf.open(ctx, createStore)
 	if err != nil {
 		return err
 	}
@@ -173,9 +183,9 @@ func readAll(r *chain.BlockReader) ([]*chain.Tx, error) {
 	return txs, nil
 }
 
-// printSummary reopens the store and prints its summary line.
+// printSummary opens the existing store and prints its summary line.
 func printSummary(ctx context.Context, sf storeFlags, w io.Writer) error {
-	store, err := sf.open(ctx)
+	store, err := sf.open(ctx, existingStore)
 	if err != nil {
 		return err
 	}
@@ -206,7 +216,7 @@ func runInfo(ctx context.Context, args []string) error {
 	var sf storeFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: utxostore info [flags]\n\nPrints the store's summary, the JSON object import ends with.\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), "Usage: utxostore info [flags]\n\nPrints the summary of the store in the data directory, the JSON object\nimport ends with. A data directory that holds no store is refused.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -185,7 +185,8 @@ func TestServeOnAFullDisk(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			store := []string{"--engine", engine, "--data", filepath.Join(t.TempDir(), "data")}
 			serve := append([]string{"serve", "--sync", "block", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, store...)
-			d := startDaemonCmd(t, fullDiskCommand(256<<10, serve...), serve)
+			create := append(serve, "--create")
+			d := startDaemonCmd(t, fullDiskCommand(256<<10, create...), create)
 			_, stderr, err := run(t, "client", "--server", d.grpc, "--quiet", "import", chainFile)
 			if err == nil {
 				t.Fatalf("the import into a daemon on a full disk succeeded:\n%s", stderr)

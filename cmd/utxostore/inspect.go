@@ -8,17 +8,19 @@ import (
 	"os"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/engine/sozu"
 )
 
 const inspectHelp = `Usage: utxostore inspect [flags] TXID
-       utxostore inspect --engine sozu [--json] [flags]
+       utxostore inspect [--json] [flags]    (a sozu store)
 
 With a TXID: shows what the store holds for one transaction: each record
 (master and child records of a paginated transaction) with its counters,
 flags and heights, the lock record if a create holds or abandoned it,
 missing or damaged records, and the external blob files.
 
-Without one, on the sozu engine: the table's live shape: entries and fill
+Without one, on a store of the sozu engine: the table's live shape: entries and fill
 per layer, the depth histogram, the filter's size and measured
 false-positive rate, and bytes on disk.
 
@@ -34,7 +36,10 @@ func runInspect(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 && sf.engine == "sozu" {
+	if _, err := sf.resolve(existingStore); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 && sf.engine == sozu.Name {
 		o, err := sf.sozuOptions()
 		if err != nil {
 			return err
@@ -52,7 +57,7 @@ func runInspect(ctx context.Context, args []string) error {
 	if err != nil || len(fs.Arg(0)) != 2*chainhash.HashSize {
 		return usagef("%q is not a transaction id: 64 hex digits expected", fs.Arg(0))
 	}
-	store, err := sf.open(ctx)
+	store, err := sf.open(ctx, existingStore)
 	if err != nil {
 		return err
 	}
@@ -77,7 +82,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := sf.open(ctx)
+	store, err := sf.open(ctx, existingStore)
 	if err != nil {
 		return err
 	}

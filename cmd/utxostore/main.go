@@ -56,8 +56,8 @@ func mainWithCode(args []string) int {
 			return 0
 		}
 		fmt.Fprintf(os.Stderr, "utxostore %s: %v\n", args[0], err)
-		var usageErr *usageError
-		if errors.As(err, &usageErr) {
+		var m mistake
+		if errors.As(err, &m) {
 			return 2
 		}
 		return 1
@@ -78,10 +78,20 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "\nRun 'utxostore COMMAND -h' for a command's flags.")
 }
 
-// usageError is a mistake on the command line (exit status 2).
+// mistake is an error that running the command again differently fixes:
+// a mistake on the command line, or a data directory other than the one
+// it expects (exit status 2).
+type mistake interface {
+	error
+	commandLineMistake()
+}
+
+// usageError is a mistake on the command line.
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
+
+func (*usageError) commandLineMistake() {}
 
 func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}

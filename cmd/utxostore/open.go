@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -18,8 +19,12 @@ import (
 	"github.com/utxostore/utxostore/utxo"
 )
 
-// defaultEngine is the engine used when --engine is not given.
-const defaultEngine = "pebble"
+// defaultEngine and defaultNetwork are those of a new store when --engine
+// or --network is not given; an existing store is opened with its own.
+const (
+	defaultEngine  = "pebble"
+	defaultNetwork = "mainnet"
+)
 
 // storeFlags are the flags of every command that opens a store.
 type storeFlags struct {
@@ -72,10 +77,10 @@ func (f *storeFlags) engineLog(format string, args ...any) {
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.engine, "engine", envOr("UTXOSTORE_ENGINE", defaultEngine), "storage engine: "+strings.Join(engineNames(), ", "))
-	fs.StringVar(&f.data, "data", envOr("UTXOSTORE_DATA", defaultDataDir()), "data directory of an embedded engine")
+	fs.StringVar(&f.engine, "engine", envOr("UTXOSTORE_ENGINE", ""), "storage engine: "+strings.Join(engineNames(), ", ")+" (default: the data directory's; "+defaultEngine+" for a new store)")
+	fs.StringVar(&f.data, "data", envOr("UTXOSTORE_DATA", defaultDataDir()), "data directory: the one store it holds (its engine's files in DATA/ENGINE, named in DATA/"+storeFile+") and its address index")
 	fs.StringVar(&f.sync, "sync", envOr("UTXOSTORE_SYNC", "always"), `durability: "always" (every acknowledged write survives a crash) or "block" (durable at block boundaries only; a crash loses the blocks since the last checkpoint, which import then re-applies)`)
-	fs.StringVar(&f.network, "network", envOr("UTXOSTORE_NETWORK", "mainnet"), "network the store holds; a store of another network is refused")
+	fs.StringVar(&f.network, "network", envOr("UTXOSTORE_NETWORK", ""), "network the store holds (default: the data directory's; "+defaultNetwork+" for a new store); a store of another network is refused")
 	fs.StringVar(&f.redis, "redis", envOr("UTXOSTORE_REDIS", "127.0.0.1:7100"), "Redis Cluster node addresses, comma-separated (engine redis)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print the storage engine's own log messages on stderr")
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
@@ -150,17 +155,75 @@ func engineNames() []string {
 	return names
 }
 
-// open opens the engine and the store over it.
-func (f *storeFlags) open(ctx context.Context) (*utxo.DB, error) {
-	openEngine, ok := engines[f.engine]
-	if !ok {
-		return nil, usagef("unknown engine %q: choose one of %s", f.engine, strings.Join(engineNames(), ", "))
+// openMode says whether a command may create the store it opens.
+type openMode int
+
+const (
+	// existingStore: the command only reads, or serves a store it did not
+	// create; a data directory holding no store is refused.
+	existingStore openMode = iota
+	// createStore: the command creates the store in a data directory
+	// holding none (import, serve --create, demo, bench), and names it in
+	// the directory's storeFile.
+	createStore
+	// describeStore: nothing is opened (config); a data directory holding
+	// no store leaves the defaults.
+	describeStore
+)
+
+// resolve settles --engine and --network against the data directory,
+// reading it only: left out, they are the directory's store's, or the
+// defaults for a new store; given, they must be the store's. It returns
+// what the directory holds.
+func (f *storeFlags) resolve(mode openMode) (dataDir, error) {
+	if _, ok := engines[f.engine]; !ok && f.engine != "" {
+		return dataDir{}, usagef("unknown engine %q: choose one of %s", f.engine, strings.Join(engineNames(), ", "))
+	}
+	if f.engine == "memory" {
+		// Nothing of it is kept, in the data directory or anywhere.
+		f.network = cmp.Or(f.network, defaultNetwork)
+		return dataDir{}, nil
+	}
+	dir, err := readDataDir(f.data)
+	if err != nil {
+		return dir, err
+	}
+	switch {
+	case dir.engine == "":
+		f.engine = cmp.Or(f.engine, defaultEngine)
+		if mode == existingStore && keepsDataInDir(f.engine) {
+			return dir, &noStoreError{Dir: f.data, Missing: !dir.exists}
+		}
+	case f.engine == "":
+		f.engine = dir.engine
+	case f.engine != dir.engine:
+		return dir, &storeMismatchError{Dir: f.data, Flag: "engine", Found: dir.engine, Given: f.engine}
+	}
+	switch {
+	case dir.network == "":
+		// A new store, or one whose network only its engine keeps:
+		// utxo.Open refuses another network's.
+		f.network = cmp.Or(f.network, defaultNetwork)
+	case f.network == "":
+		f.network = dir.network
+	case f.network != dir.network:
+		return dir, &storeMismatchError{Dir: f.data, Flag: "network", Found: dir.network, Given: f.network}
+	}
+	return dir, nil
+}
+
+// open opens the engine and the store over it, after resolve; with
+// createStore it names the store in the data directory once it is open.
+func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) {
+	dir, err := f.resolve(mode)
+	if err != nil {
+		return nil, err
 	}
 	sync, err := engine.ParseSyncMode(f.sync)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	eng, err := openEngine(ctx, f, sync)
+	eng, err := engines[f.engine](ctx, f, sync)
 	if err != nil {
 		return nil, fmt.Errorf("opening the %s engine: %w", f.engine, err)
 	}
@@ -168,6 +231,16 @@ func (f *storeFlags) open(ctx context.Context) (*utxo.DB, error) {
 	if err != nil {
 		eng.Close()
 		return nil, fmt.Errorf("opening the store on the %s engine: %w", f.engine, err)
+	}
+	// Written once the store has opened, so that it names only a store
+	// that exists, with the network its engine confirmed; a directory
+	// holding its engine subdirectory alone gets one from the first
+	// command that may create.
+	if mode == createStore && keepsDataInDir(f.engine) && !dir.marked {
+		if err := dir.mark(f.engine, f.network); err != nil {
+			store.Close()
+			return nil, err
+		}
 	}
 	return store, nil
 }

@@ -13,10 +13,15 @@ import (
 
 const serveHelp = `Usage: utxostore serve [flags]
 
-Serves the store: gRPC for every store operation (see proto/), HTTP/JSON in
-Blockbook's REST shape (/api/v2/tx/{txid}, /api/v2/block/{height},
-/api/status), Prometheus metrics (/metrics) and health (/health/live,
-/health/ready).
+Serves the store of the data directory (--data), opened with the engine
+and network it was created with: gRPC for every store operation (see
+proto/), HTTP/JSON in Blockbook's REST shape (/api/v2/tx/{txid},
+/api/v2/block/{height}, /api/status), Prometheus metrics (/metrics) and
+health (/health/live, /health/ready).
+
+A data directory that does not exist or holds no store is refused; with
+--create, serve creates the store there (on --engine, pebble by default),
+to be fed by 'utxostore client import' or any gRPC client.
 
 ConnectBlock checks every block it is sent before applying any of it, as
 import does (see 'utxostore import -h'), and refuses one that fails with
@@ -61,7 +66,11 @@ func runServe(ctx context.Context, args []string) error {
 	if err := cfg.serverOptions().Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	store, err := cfg.store.open(ctx)
+	mode := existingStore
+	if cfg.create {
+		mode = createStore
+	}
+	store, err := cfg.store.open(ctx, mode)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func TestImportThroughADaemonSurvivesSIGKILL(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "data")
 			store := []string{"--engine", s.engine, "--data", data}
-			serve := append([]string{"serve", "--sync", s.sync, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, store...)
+			serve := append([]string{"serve", "--create", "--sync", s.sync, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, store...)
 			if s.index {
 				serve = append(serve, "--index")
 			}

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// someTxid is a well-formed transaction id for the commands that take one.
+var someTxid = strings.Repeat("ab", 32)
+
+// seedStore creates a small store with demo in a new data directory and
+// returns the directory and the store's summary line.
+func seedStore(t *testing.T, engineName string) (data, summary string) {
+	t.Helper()
+	data = filepath.Join(t.TempDir(), "data")
+	stdout, stderr, err := run(t, "demo", "--engine", engineName, "--data", data, "--blocks", "20", "--exit-after-seed")
+	if err != nil {
+		t.Fatalf("demo --engine %s: %v\n%s", engineName, err, stderr)
+	}
+	return data, strings.TrimSpace(stdout)
+}
+
+// dirState is every file and directory under dir, each with its kind,
+// mode and, for a file, its content's SHA-256: what a refused command must
+// leave as it was (modification times aside). A missing dir has none.
+func dirState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	state := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		entry := info.Mode().String()
+		if d.Type().IsRegular() {
+			content, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(content)
+			entry += " " + hex.EncodeToString(sum[:])
+		}
+		state[path] = entry
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return state
+}
+
+// mustRefuse runs a command that must be refused with exit status 2 and a
+// message holding wants.
+func mustRefuse(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	mustExitWith(t, 2, args, wants...)
+}
+
+// mustFail runs a command that must fail with exit status 1 and a message
+// holding wants.
+func mustFail(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	mustExitWith(t, 1, args, wants...)
+}
+
+// mustExitWith runs a command that must exit with code and a message
+// holding wants. One that goes on serving instead is stopped after a
+// minute.
+func mustExitWith(t *testing.T, code int, args []string, wants ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, utxostoreBin, args...)
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if got := exitCode(err); got != code || ctx.Err() != nil {
+		t.Errorf("utxostore %s: exit %d (%v), want %d:\n%s", strings.Join(args, " "), got, err, code, stderr.String())
+		return
+	}
+	mustContain(t, "utxostore "+strings.Join(args, " "), stderr.String(), wants...)
+}
+
+// mustBeUnchanged fails when dir differs from before.
+func mustBeUnchanged(t *testing.T, dir string, before map[string]string) {
+	t.Helper()
+	after := dirState(t, dir)
+	for path, was := range before {
+		if after[path] != was {
+			t.Errorf("%s changed: before %q, after %q", path, was, after[path])
+		}
+	}
+	for path, is := range after {
+		if _, ok := before[path]; !ok {
+			t.Errorf("%s appeared: %q", path, is)
+		}
+	}
+}
+
+// refusedCommands are the commands of every kind, reading, writing and
+// serving, run with extra store flags that the data directory refuses.
+func refusedCommands(t *testing.T, data string, extra ...string) [][]string {
+	blockFile := filepath.Join(t.TempDir(), "blocks.blk")
+	writeFile(t, blockFile, "")
+	listen := []string{"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}
+	store := append([]string{"--data", data}, extra...)
+	return [][]string{
+		slices.Concat([]string{"info"}, store),
+		slices.Concat([]string{"verify"}, store),
+		slices.Concat([]string{"inspect"}, store, []string{someTxid}),
+		slices.Concat([]string{"inspect", "--json"}, store),
+		slices.Concat([]string{"config"}, store),
+		slices.Concat([]string{"import", "--quiet"}, store, []string{blockFile}),
+		slices.Concat([]string{"serve"}, listen, store),
+		slices.Concat([]string{"serve", "--create"}, listen, store),
+		slices.Concat([]string{"demo", "--exit-after-seed", "--blocks", "2"}, listen, store),
+	}
+}
+
+// An --engine or --network other than the store's is refused by every
+// command before anything is opened, naming both and what to do, and the
+// data directory stays byte for byte as it was.
+func TestDataDirectoryRefusesAnotherEngine(t *testing.T) {
+	for _, c := range []struct{ created, other string }{{"pebble", "sozu"}, {"sozu", "pebble"}} {
+		t.Run(c.created, func(t *testing.T) {
+			data, _ := seedStore(t, c.created)
+			before := dirState(t, data)
+			for _, args := range refusedCommands(t, data, "--engine", c.other) {
+				mustRefuse(t, args, "holds a "+c.created+" store", "not "+c.other, "leave out --engine", "another --data directory")
+			}
+			for _, args := range refusedCommands(t, data, "--network", "testnet") {
+				mustRefuse(t, args, "holds a mainnet store", "not testnet", "leave out --network")
+			}
+			mustBeUnchanged(t, data, before)
+		})
+	}
+}
+
+// The commands that read, and serve without --create, refuse a data
+// directory that does not exist or holds no store, and create nothing.
+func TestReadingCommandsCreateNothing(t *testing.T) {
+	parent := t.TempDir()
+	missing := filepath.Join(parent, "missing")
+	empty := filepath.Join(parent, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := dirState(t, parent)
+	listen := []string{"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}
+	for _, c := range []struct{ dir, why string }{{missing, "does not exist"}, {empty, "holds no store"}} {
+		for _, engineFlags := range [][]string{nil, {"--engine", "pebble"}, {"--engine", "sozu"}} {
+			store := append([]string{"--data", c.dir}, engineFlags...)
+			for _, args := range [][]string{
+				slices.Concat([]string{"info"}, store),
+				slices.Concat([]string{"verify"}, store),
+				slices.Concat([]string{"inspect"}, store, []string{someTxid}),
+				slices.Concat([]string{"inspect"}, store),
+				slices.Concat([]string{"serve"}, listen, store),
+			} {
+				mustRefuse(t, args, "no store in data directory "+c.dir, c.why, "serve --create")
+			}
+		}
+	}
+	mustBeUnchanged(t, parent, before)
+
+	// config describes what serve would open, and opens nothing.
+	stdout, stderr, err := run(t, "config", "--data", missing)
+	if err != nil {
+		t.Fatalf("config on a missing data directory: %v\n%s", err, stderr)
+	}
+	mustContain(t, "config", stdout, "engine ", defaultEngine, "network ", defaultNetwork)
+	mustBeUnchanged(t, parent, before)
+}
+
+// Without --engine every command opens the data directory's store on its
+// own engine, whichever the default is; nothing of another engine appears
+// beside it.
+func TestDataDirectoryNamesItsEngine(t *testing.T) {
+	for _, engineName := range []string{"sozu", "pebble"} {
+		t.Run(engineName, func(t *testing.T) {
+			data, summary := seedStore(t, engineName)
+			if got := lastLine(t, "info", "--data", data); got != summary {
+				t.Errorf("info without --engine: %s, want the %s store's %s", got, engineName, summary)
+			}
+			if got := lastLine(t, "verify", "--data", data); !strings.Contains(got, `"records":`) {
+				t.Errorf("verify without --engine: %s", got)
+			}
+			stdout, stderr, err := run(t, "inspect", "--json", "--data", data)
+			if engineName == "sozu" {
+				var r sozuReport
+				if err != nil || json.Unmarshal([]byte(stdout), &r) != nil || r.Entries == 0 {
+					t.Errorf("inspect without a txid on the sozu store: %v\n%s%s", err, stdout, stderr)
+				}
+			} else if exitCode(err) != 2 || !strings.Contains(stderr, "one transaction id") {
+				t.Errorf("inspect without a txid on the pebble store: %v\n%s", err, stderr)
+			}
+			config := output(t, "config", "--data", data)
+			mustContain(t, "config", config, engineName, "data directory "+data)
+
+			d := startDaemon(t, "serve", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+			_, status := httpGet(t, "http://"+d.http+"/api/status")
+			mustContain(t, "/api/status", status, `"engine": "`+engineName+`"`)
+			if err := d.stop(t, syscall.SIGTERM); err != nil {
+				t.Fatalf("serve: %v\n%s", err, d.log())
+			}
+
+			marker, err := os.ReadFile(filepath.Join(data, storeFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustContain(t, storeFile, string(marker), `"engine":"`+engineName+`"`, `"network":"mainnet"`, `"format":`)
+			entries, err := os.ReadDir(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			if want := []string{storeFile, engineName}; !slices.Equal(names, slices.Sorted(slices.Values(want))) {
+				t.Errorf("the data directory holds %v, want %v", names, want)
+			}
+		})
+	}
+}
+
+// A data directory holding one engine's subdirectory and no storeFile
+// opens as it is with the commands that read or serve, which leave it so;
+// a refused engine changes nothing in it; the first command that may
+// create names its store in a storeFile. Two engines' stores side by side
+// are refused.
+func TestDataDirectoryWithoutStoreFileOpens(t *testing.T) {
+	data, summary := seedStore(t, "sozu")
+	if err := os.Remove(filepath.Join(data, storeFile)); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastLine(t, "info", "--data", data); got != summary {
+		t.Errorf("info: %s, want %s", got, summary)
+	}
+	if got := lastLine(t, "verify", "--data", data); !strings.Contains(got, `"records":`) {
+		t.Errorf("verify: %s", got)
+	}
+	d := startDaemon(t, "serve", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	_, status := httpGet(t, "http://"+d.http+"/api/status")
+	mustContain(t, "/api/status", status, `"engine": "sozu"`)
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("serve: %v\n%s", err, d.log())
+	}
+	if _, err := os.Stat(filepath.Join(data, storeFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a command that only reads or serves wrote %s: %v", storeFile, err)
+	}
+
+	before := dirState(t, data)
+	mustRefuse(t, []string{"info", "--data", data, "--engine", "pebble"}, "holds a sozu store", "not pebble")
+	mustRefuse(t, []string{"serve", "--create", "--data", data, "--engine", "pebble"}, "holds a sozu store", "not pebble")
+	mustBeUnchanged(t, data, before)
+
+	d = startDaemon(t, "serve", "--create", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("serve --create: %v\n%s", err, d.log())
+	}
+	marker, err := os.ReadFile(filepath.Join(data, storeFile))
+	if err != nil {
+		t.Fatalf("serve --create left no %s: %v", storeFile, err)
+	}
+	mustContain(t, storeFile, string(marker), `"engine":"sozu"`, `"network":"mainnet"`)
+	if got := lastLine(t, "info", "--data", data); got != summary {
+		t.Errorf("info after serve --create: %s, want %s", got, summary)
+	}
+
+	// Two stores side by side, as --engine sozu made beside a pebble store.
+	pebbleData, _ := seedStore(t, "pebble")
+	if err := os.Remove(filepath.Join(data, storeFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(pebbleData, "pebble"), filepath.Join(data, "pebble")); err != nil {
+		t.Fatal(err)
+	}
+	before = dirState(t, data)
+	for _, args := range refusedCommands(t, data) {
+		mustRefuse(t, args, "holds stores of 2 engines", filepath.Join(data, "pebble"), filepath.Join(data, "sozu"), "move all but one")
+	}
+	// An engine's own directory given as the data directory.
+	mustRefuse(t, []string{"info", "--data", filepath.Join(data, "sozu")}, "the sozu engine's directory", "--data "+data)
+	mustBeUnchanged(t, data, before)
+}
+
+// A storeFile that cannot be read, or that names a store whose engine
+// subdirectory is gone, is refused by every command, saying what to do,
+// and nothing in the directory changes.
+func TestDataDirectoryRefusesADamagedStoreFile(t *testing.T) {
+	data, _ := seedStore(t, "pebble")
+	marker := filepath.Join(data, storeFile)
+	writeFile(t, marker, `{"engine":"pebb`)
+	before := dirState(t, data)
+	for _, args := range refusedCommands(t, data) {
+		mustFail(t, args, storeFile+" file is damaged", `{"engine":"pebble","network":"mainnet","format":`)
+	}
+	mustBeUnchanged(t, data, before)
+
+	writeFile(t, marker, `{"engine":"pebble","network":"mainnet","format":999}`)
+	before = dirState(t, data)
+	mustFail(t, []string{"info", "--data", data}, "format 999", "use the version of utxostore that wrote it")
+	mustBeUnchanged(t, data, before)
+
+	writeFile(t, marker, `{"engine":"sozu","network":"mainnet","format":1}`)
+	before = dirState(t, data)
+	for _, args := range refusedCommands(t, data) {
+		mustFail(t, args, "names a sozu store in "+filepath.Join(data, "sozu")+", which holds none", "remove "+marker)
+	}
+	mustBeUnchanged(t, data, before)
+}
+
+// output is what a successful run printed on stdout.
+func output(t *testing.T, args ...string) string {
+	t.Helper()
+	stdout, stderr, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("utxostore %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return stdout
+}
