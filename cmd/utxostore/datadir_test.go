@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -16,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/utxostore/utxostore/utxo"
 )
 
 // someTxid is a well-formed transaction id for the commands that take one.
@@ -319,7 +322,7 @@ func TestDataDirectoryRefusesADamagedStoreFile(t *testing.T) {
 	mustFail(t, []string{"info", "--data", data}, "format 999", "use the version of utxostore that wrote it")
 	mustBeUnchanged(t, data, before)
 
-	writeFile(t, marker, `{"engine":"sozu","network":"mainnet","format":1}`)
+	writeFile(t, marker, fmt.Sprintf(`{"engine":"sozu","network":"mainnet","format":%d}`, utxo.FormatVersion))
 	before = dirState(t, data)
 	for _, args := range refusedCommands(t, data) {
 		mustFail(t, args, "names a sozu store in "+filepath.Join(data, "sozu")+", which holds none", "remove "+marker)
