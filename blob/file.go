@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/internal/fsutil"
 )
 
 // FileStore keeps each blob in its own file, <dir>/<xx>/<txid>.<type>, with
@@ -54,7 +55,7 @@ func (s *FileStore) Put(_ context.Context, txid chainhash.Hash, ft FileType, dat
 		}
 		return fmt.Errorf("blob: publishing %s: %w", path, err)
 	}
-	return syncDir(filepath.Dir(path))
+	return fsutil.SyncDir(filepath.Dir(path))
 }
 
 // Get implements Store.
@@ -90,7 +91,7 @@ func (s *FileStore) SetDAH(_ context.Context, txid chainhash.Hash, ft FileType, 
 		os.Remove(tmp)
 		return fmt.Errorf("blob: publishing %s.dah: %w", path, err)
 	}
-	return syncDir(filepath.Dir(path))
+	return fsutil.SyncDir(filepath.Dir(path))
 }
 
 // writeTemp writes data to a new temporary file beside path and fsyncs
@@ -152,13 +153,4 @@ func (s *FileStore) Prune(_ context.Context, height uint32) (int, error) {
 		return os.Remove(p)
 	})
 	return deleted, err
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }

@@ -13,6 +13,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -201,7 +202,8 @@ func (m SyncMode) String() string {
 	return "always"
 }
 
-// ParseSyncMode parses the --sync flag.
+// ParseSyncMode parses a sync mode by the name String gives it; "" is
+// SyncAlways.
 func ParseSyncMode(s string) (SyncMode, error) {
 	switch s {
 	case "", "always":
@@ -209,7 +211,7 @@ func ParseSyncMode(s string) (SyncMode, error) {
 	case "block":
 		return SyncBlock, nil
 	}
-	return 0, errors.New(`unknown sync mode "` + s + `": use "always" (every write durable) or "block" (durable at block boundaries)`)
+	return 0, fmt.Errorf("engine: unknown sync mode %q (known: always, block)", s)
 }
 
 // Errors every engine returns.

@@ -12,6 +12,7 @@ import (
 	"github.com/utxostore/utxostore/bench/report"
 	"github.com/utxostore/utxostore/bench/workload"
 	"github.com/utxostore/utxostore/internal/benchmetric"
+	"github.com/utxostore/utxostore/internal/latency"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -27,7 +28,7 @@ type run struct {
 	t        Target
 	opts     Options
 	measured bool
-	hists    map[report.Class]*report.Hist
+	hists    map[report.Class]*latency.Hist
 	items    map[report.Class]uint64
 	res      *report.EngineResult
 	// the current series interval
@@ -41,10 +42,10 @@ type run struct {
 // expected one.
 func Run(ctx context.Context, t Target, r *workload.Reader, opts Options) (*report.EngineResult, error) {
 	opts.SeriesEvery = max(1, opts.SeriesEvery)
-	d := &run{t: t, opts: opts, hists: map[report.Class]*report.Hist{}, items: map[report.Class]uint64{},
+	d := &run{t: t, opts: opts, hists: map[report.Class]*latency.Hist{}, items: map[report.Class]uint64{},
 		res: &report.EngineResult{Classes: map[report.Class]report.ClassResult{}}}
 	for _, c := range report.Classes {
-		d.hists[c] = &report.Hist{}
+		d.hists[c] = &latency.Hist{}
 	}
 	start := time.Now()
 	for n := 0; ; n++ {

@@ -1,3 +1,5 @@
+// Package report holds what a bench run measures (per-engine results) and
+// renders it: a Markdown table, JSON, an SVG chart.
 package report
 
 // Class names a class of store calls, timed separately.

@@ -18,8 +18,8 @@ import (
 
 	"github.com/utxostore/utxostore/bench/driver"
 	"github.com/utxostore/utxostore/bench/report"
-	"github.com/utxostore/utxostore/bench/sysstat"
 	"github.com/utxostore/utxostore/bench/workload"
+	"github.com/utxostore/utxostore/internal/sysstat"
 )
 
 const benchHelp = `Usage: utxostore bench [flags] [FILE...]

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/pebble"
 	"github.com/utxostore/utxostore/engine/sozu"
+	"github.com/utxostore/utxostore/internal/fsutil"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -78,7 +78,7 @@ func readDataDir(path string) (dataDir, error) {
 	// that its engine claimed.
 	var found []string
 	for _, name := range dirEngines {
-		owner, err := engine.DirOwner(filepath.Join(path, name))
+		owner, err := fsutil.DirOwner(filepath.Join(path, name))
 		if err != nil {
 			return d, err
 		}
@@ -95,7 +95,7 @@ func readDataDir(path string) (dataDir, error) {
 	}
 	// An engine's own directory passed as the data directory would
 	// otherwise get a second store created inside it.
-	owner, err := engine.DirOwner(path)
+	owner, err := fsutil.DirOwner(path)
 	if err == nil && owner != "" {
 		err = &engineSubdirError{Dir: path, Engine: owner}
 	}
@@ -116,7 +116,7 @@ func (d dataDir) withMarker(raw []byte) (dataDir, error) {
 	d.engine, d.network, d.marked = m.Engine, m.Network, true
 	// The engine subdirectory is checked too, so that no command
 	// recreates it empty under a name that says it holds the store.
-	if owner, err := engine.DirOwner(filepath.Join(d.path, d.engine)); err != nil || owner != d.engine {
+	if owner, err := fsutil.DirOwner(filepath.Join(d.path, d.engine)); err != nil || owner != d.engine {
 		return d, errors.Join(err, fmt.Errorf("data directory %s names a %s store in %s, which holds none: put the store's files back there, or remove %s to start a new store in this directory",
 			d.path, d.engine, filepath.Join(d.path, d.engine), filepath.Join(d.path, storeFile)))
 	}
@@ -126,7 +126,7 @@ func (d dataDir) withMarker(raw []byte) (dataDir, error) {
 // mark writes the directory's storeFile for its store, atomically.
 func (d dataDir) mark(engineName, network string) error {
 	raw := markerJSON(storeMarker{Engine: engineName, Network: network, Format: utxo.FormatVersion})
-	if err := engine.WriteFileAtomic(filepath.Join(d.path, storeFile), []byte(raw+"\n")); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(d.path, storeFile), []byte(raw+"\n")); err != nil {
 		return fmt.Errorf("writing the data directory's %s file: %w", storeFile, err)
 	}
 	return nil

@@ -221,7 +221,7 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 	}
 	sync, err := engine.ParseSyncMode(f.sync)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, usagef(`unknown --sync %q: use "always" (every write durable) or "block" (durable at block boundaries)`, f.sync)
 	}
 	eng, err := engines[f.engine](ctx, f, sync)
 	if err != nil {

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/utxostore/utxostore/bench/report"
-	"github.com/utxostore/utxostore/bench/sysstat"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/internal/agerank"
 	"github.com/utxostore/utxostore/internal/benchmetric"
+	"github.com/utxostore/utxostore/internal/latency"
+	"github.com/utxostore/utxostore/internal/sysstat"
 )
 
 // BenchLive is the number of live records a benchmark loads: -live, else
@@ -504,7 +504,7 @@ type callsInFlight struct {
 	limit   int
 	pending []inFlightCall
 	mu      sync.Mutex
-	times   report.Hist
+	times   latency.Hist
 }
 
 type inFlightCall struct {

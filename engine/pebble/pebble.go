@@ -31,6 +31,7 @@ import (
 	"github.com/cockroachdb/pebble/bloom"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/fsutil"
 )
 
 // Name is the engine's registered name and the owner written in its data
@@ -110,7 +111,7 @@ var _ engine.Engine = (*Engine)(nil)
 // dir/pebble. A directory claimed by another engine is refused before
 // anything in it is read or written.
 func Open(dir string, opts Options) (*Engine, error) {
-	if err := engine.ClaimDir(dir, Name); err != nil {
+	if err := fsutil.ClaimDir(dir, Name); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()

@@ -17,6 +17,7 @@ import (
 	"github.com/utxostore/utxostore/engine/enginetest"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/engine/pebble"
+	"github.com/utxostore/utxostore/internal/fsutil"
 )
 
 // opener returns a harness Open for the sync mode; a small memtable keeps
@@ -66,7 +67,7 @@ func TestDifferential(t *testing.T) {
 
 func TestRefusesAnotherEnginesDir(t *testing.T) {
 	dir := t.TempDir()
-	if err := engine.ClaimDir(dir, "sozu"); err != nil {
+	if err := fsutil.ClaimDir(dir, "sozu"); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "layer0.dat"), []byte("not pebble"), 0o644); err != nil {
@@ -74,7 +75,7 @@ func TestRefusesAnotherEnginesDir(t *testing.T) {
 	}
 	before := snapshot(t, dir)
 	_, err := pebble.Open(dir, pebble.Options{})
-	var wrong *engine.WrongEngineError
+	var wrong *fsutil.WrongEngineError
 	if !errors.As(err, &wrong) || wrong.Found != "sozu" {
 		t.Fatalf("opening a sozu directory: got %v, want a WrongEngineError naming sozu", err)
 	}

@@ -12,6 +12,7 @@ import (
 	cuckoo "github.com/seiflotfy/cuckoofilter"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/fsutil"
 )
 
 // A checkpoint is one file per shard, shard-NN.ckpt.GEN, holding what the
@@ -442,7 +443,7 @@ func writeManifest(dir string, gen uint64) error {
 	if err := os.Rename(tmp, filepath.Join(dir, manifestName)); err != nil {
 		return err
 	}
-	return engine.SyncDir(dir)
+	return fsutil.SyncDir(dir)
 }
 
 // readManifest returns the current generation; 0 means no checkpoint yet.

@@ -70,6 +70,7 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/fsutil"
 )
 
 // Name is the engine's registered name.
@@ -98,7 +99,7 @@ var _ engine.Engine = (*Engine)(nil)
 
 // Open opens (or creates) the store in dir.
 func Open(dir string, opts Options) (*Engine, error) {
-	if err := engine.ClaimDir(dir, Name); err != nil {
+	if err := fsutil.ClaimDir(dir, Name); err != nil {
 		return nil, err
 	}
 	o, err := opts.withDefaults()

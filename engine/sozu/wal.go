@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/fsutil"
 )
 
 // The write-ahead log holds, since the last page checkpoint, the outcome of
@@ -214,7 +215,7 @@ func createLog(path string, gen uint64) (*writeAheadLog, error) {
 		err = syncData(f)
 	}
 	if err == nil {
-		err = engine.SyncDir(filepath.Dir(path))
+		err = fsutil.SyncDir(filepath.Dir(path))
 	}
 	if err != nil {
 		f.Close()
@@ -262,7 +263,7 @@ func (w *writeAheadLog) recycle(path string, gen uint64, keep int64) (*writeAhea
 	if err := os.Rename(w.path, path); err != nil {
 		return nil, err
 	}
-	if err := engine.SyncDir(filepath.Dir(path)); err != nil {
+	if err := fsutil.SyncDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	return next, nil

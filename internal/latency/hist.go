@@ -1,6 +1,7 @@
-// Package report holds what a bench run measures (latency histograms,
-// per-engine results), and renders it: a Markdown table, JSON, an SVG chart.
-package report
+// Package latency holds the log-linear latency histogram both benchmarks
+// record their calls in: `utxostore bench` (bench/driver) and the engines'
+// BenchCreateSpendMix (engine/enginetest).
+package latency
 
 import (
 	"math/bits"

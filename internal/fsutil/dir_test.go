@@ -1,4 +1,4 @@
-package engine_test
+package fsutil_test
 
 import (
 	"errors"
@@ -6,24 +6,24 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/fsutil"
 )
 
 func TestClaimDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	if err := engine.ClaimDir(dir, "pebble"); err != nil {
+	if err := fsutil.ClaimDir(dir, "pebble"); err != nil {
 		t.Fatalf("claiming a new directory: %v", err)
 	}
-	if err := engine.ClaimDir(dir, "pebble"); err != nil {
+	if err := fsutil.ClaimDir(dir, "pebble"); err != nil {
 		t.Fatalf("reclaiming by the same engine: %v", err)
 	}
-	before, _ := os.ReadFile(filepath.Join(dir, engine.MarkerFile))
-	err := engine.ClaimDir(dir, "sozu")
-	var wrong *engine.WrongEngineError
+	before, _ := os.ReadFile(filepath.Join(dir, fsutil.MarkerFile))
+	err := fsutil.ClaimDir(dir, "sozu")
+	var wrong *fsutil.WrongEngineError
 	if !errors.As(err, &wrong) || wrong.Found != "pebble" || wrong.Want != "sozu" {
 		t.Fatalf("claiming another engine's directory: got %v", err)
 	}
-	after, _ := os.ReadFile(filepath.Join(dir, engine.MarkerFile))
+	after, _ := os.ReadFile(filepath.Join(dir, fsutil.MarkerFile))
 	if string(before) != string(after) {
 		t.Fatal("a refused claim changed the marker")
 	}
@@ -34,10 +34,10 @@ func TestClaimDirRefusesForeignFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := engine.ClaimDir(dir, "pebble"); err == nil {
+	if err := fsutil.ClaimDir(dir, "pebble"); err == nil {
 		t.Fatal("claimed a directory full of unknown files")
 	}
-	if _, err := os.Stat(filepath.Join(dir, engine.MarkerFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, fsutil.MarkerFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a refused claim left a marker behind")
 	}
 }
@@ -47,13 +47,13 @@ func TestClaimDirRefusesForeignFiles(t *testing.T) {
 // goes ahead rather than refusing the store's own file as a stranger's.
 func TestClaimDirFinishesAnInterruptedClaim(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, engine.MarkerFile+".tmp"), []byte("sozu\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, fsutil.MarkerFile+".tmp"), []byte("sozu\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := engine.ClaimDir(dir, "pebble"); err != nil {
+	if err := fsutil.ClaimDir(dir, "pebble"); err != nil {
 		t.Fatalf("claiming after an interrupted claim: %v", err)
 	}
-	if err := engine.ClaimDir(dir, "sozu"); err == nil {
+	if err := fsutil.ClaimDir(dir, "sozu"); err == nil {
 		t.Fatal("the directory was not claimed for pebble")
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
