@@ -20,7 +20,11 @@ import (
 
 	"github.com/utxostore/utxostore/proto/pbconv"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
+	"github.com/utxostore/utxostore/utxo"
 )
+
+// Client is one more utxo.Store: every method is a call to the daemon.
+var _ utxo.Store = (*Client)(nil)
 
 // Options configure a connection.
 type Options struct {
