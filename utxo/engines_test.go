@@ -55,7 +55,9 @@ func persistentEngines(t *testing.T) map[string]engineOpener {
 // TestStoreOnEveryEngine runs the store's tests of large transactions (the
 // lock record pattern, with faults between its phases), reorganisations,
 // conflicts, pruning and the reference behaviours that lean on the
-// engines' indexes and atomic updates on every persistent engine.
+// engines' indexes and atomic updates on every persistent engine. The
+// outcomes of the Store interface's operations (spends, freezes, options)
+// are the conformance suite's, run on every engine by TestStoreConformance.
 func TestStoreOnEveryEngine(t *testing.T) {
 	tests := []struct {
 		name string
@@ -69,8 +71,6 @@ func TestStoreOnEveryEngine(t *testing.T) {
 		{"DAHRemovesEveryRecordAndTheBlobOnly", testDAHRemovesEveryRecordAndTheBlobOnly},
 		{"BlockMakesUnminedDoubleSpenderConflicting", testBlockMakesUnminedDoubleSpenderConflicting},
 		{"ReorgToCompetingBranchesAndBack", testReorgToCompetingBranchesAndBack},
-		{"SpendOutcomes", testSpendOutcomes},
-		{"FreezeUnfreezeReassign", testFreezeUnfreezeReassign},
 		{"UnminedLifecycle", testUnminedLifecycle},
 		// Where the store follows the reference (parity_test.go).
 		{"ReassignedOutputIsHeldThroughItsSpendableInHeight", testReassignedOutputIsHeldThroughItsSpendableInHeight},

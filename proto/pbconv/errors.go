@@ -27,9 +27,11 @@ func ErrorToPB(err error) *pb.StoreError {
 }
 
 // ErrorFromPB decodes an error: a known code becomes a *utxo.Error, so
-// errors.Is with the utxo sentinels works on the client's side.
+// errors.Is with the utxo sentinels works on the client's side. A missing
+// or empty StoreError is no error: a list of errors (BatchReply) sends its
+// successes as empty messages, since protobuf has no nil list element.
 func ErrorFromPB(e *pb.StoreError) error {
-	if e == nil {
+	if e == nil || (e.Code == "" && e.Message == "") {
 		return nil
 	}
 	code, ok := utxo.ParseErrorCode(e.Code)

@@ -1,0 +1,63 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/utxostore/utxostore/blob"
+	"github.com/utxostore/utxostore/client"
+	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/server"
+	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/storetest"
+)
+
+// TestStoreConformanceThroughTheDaemon runs the Store interface's
+// conformance suite on a client of the daemon: every call crosses the
+// client, the protobuf conversions, a real loopback TCP socket, the gRPC
+// service and the instrumented backend before it reaches the store.
+func TestStoreConformanceThroughTheDaemon(t *testing.T) {
+	storetest.Run(t, openThroughTheDaemon)
+}
+
+// openThroughTheDaemon serves a fresh store with opts on loopback ports the
+// kernel picks and returns a client dialled to it.
+func openThroughTheDaemon(t testing.TB, opts utxo.Options) utxo.Store {
+	t.Helper()
+	blobs, err := blob.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Blobs = blobs
+	db, err := utxo.Open(context.Background(), memory.New(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.NewBackend(db, nil), server.Options{
+		GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", Engine: "memory", Network: "regtest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Dial(srv.GRPCAddr(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("closing the client: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("stopping the daemon: %v", err)
+		}
+		if err := db.Close(); err != nil {
+			t.Errorf("closing the store: %v", err)
+		}
+	})
+	return c
+}
