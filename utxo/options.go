@@ -96,13 +96,7 @@ type CreateOptions struct {
 }
 
 // NewCreateOptions returns the options opts set.
-func NewCreateOptions(opts ...CreateOption) CreateOptions {
-	var o CreateOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return o
-}
+func NewCreateOptions(opts ...CreateOption) CreateOptions { return applyOptions(opts) }
 
 // WithCreateOptions sets every option to o's.
 func WithCreateOptions(o CreateOptions) CreateOption {
@@ -147,8 +141,11 @@ type SpendOptions struct {
 }
 
 // NewSpendOptions returns the options opts set.
-func NewSpendOptions(opts ...SpendOption) SpendOptions {
-	var o SpendOptions
+func NewSpendOptions(opts ...SpendOption) SpendOptions { return applyOptions(opts) }
+
+// applyOptions applies opts, in order, to the zero options.
+func applyOptions[T any, Option ~func(*T)](opts []Option) T {
+	var o T
 	for _, opt := range opts {
 		opt(&o)
 	}
