@@ -40,9 +40,8 @@ func persistentEngines(t *testing.T) map[string]engineOpener {
 		t.Log("UTXOSTORE_REDIS_ADDRS is not set: the store's tests do not run on redis (scripts/test.sh starts a cluster and sets it)")
 		return engines
 	}
-	var n atomic.Int64
 	engines["redis"] = func(t testing.TB) engine.Engine {
-		ns := fmt.Sprintf("utxo-test-%d-%d", os.Getpid(), n.Add(1))
+		ns := fmt.Sprintf("utxo-test-%d-%d", os.Getpid(), redisNamespaces.Add(1))
 		e, err := redis.Open(ctx, redis.Options{Addrs: strings.Split(addrs, ","), Namespace: ns})
 		if err != nil {
 			t.Fatal(err)
@@ -51,6 +50,11 @@ func persistentEngines(t *testing.T) map[string]engineOpener {
 	}
 	return engines
 }
+
+// redisNamespaces numbers the Redis namespaces this test process opens, so
+// that every store starts empty however many tests (and -count rounds)
+// open one.
+var redisNamespaces atomic.Int64
 
 // TestStoreOnEveryEngine runs the store's tests of large transactions (the
 // lock record pattern, with faults between its phases), reorganisations,
