@@ -1,7 +1,8 @@
-// Package client is the Go client of `utxostore serve`: the gRPC stub
-// behind an API that speaks the store's own types (chain.Tx, utxo.Meta,
-// utxo.Spend) and returns its typed errors, so errors.Is(err,
-// utxo.ErrSpent) works across the wire.
+// Package client is the Go client of `utxostore serve`: a utxo.Store whose
+// every method is a gRPC call, with the store's own types (chain.Tx,
+// utxo.Meta, utxo.Spend), options and typed errors, so errors.Is(err,
+// utxo.ErrSpent) works across the wire. Info, the batch forms and
+// ConnectBlock add what only a daemon answers.
 //
 //	c, err := client.Dial("127.0.0.1:8335", client.Options{Token: os.Getenv("UTXOSTORE_TOKEN")})
 //	meta, err := c.Get(ctx, txid)
@@ -20,7 +21,11 @@ import (
 
 	"github.com/utxostore/utxostore/proto/pbconv"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
+	"github.com/utxostore/utxostore/utxo"
 )
+
+// Client is one more utxo.Store: every method is a call to the daemon.
+var _ utxo.Store = (*Client)(nil)
 
 // Options configure a connection.
 type Options struct {

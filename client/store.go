@@ -27,8 +27,14 @@ type HealthInfo struct {
 	IndexTip *utxo.Tip
 }
 
-// Health checks the daemon and its store.
-func (c *Client) Health(ctx context.Context) (HealthInfo, error) {
+// Health reports whether the daemon and its store can serve requests.
+func (c *Client) Health(ctx context.Context) error {
+	_, err := c.Info(ctx)
+	return err
+}
+
+// Info checks the daemon and its store and reports what they hold.
+func (c *Client) Info(ctx context.Context) (HealthInfo, error) {
 	r, err := c.rpc.Health(ctx, &pb.HealthRequest{})
 	if err != nil {
 		return HealthInfo{}, callErr(err)
@@ -64,28 +70,9 @@ func (c *Client) Summary(ctx context.Context) (utxo.Summary, error) {
 	return utxo.Summary{Blocks: r.Blocks, Txs: r.Txs, Utxos: r.Utxos, Satoshis: r.Satoshis, Height: r.Height, Digest: r.Digest}, nil
 }
 
-// CreateOptions are Create's options (utxo.CreateOption's fields).
-type CreateOptions struct {
-	MinedBlocks []utxo.MinedBlockInfo
-	Coinbase    *bool
-	Frozen      bool
-	Conflicting bool
-	Locked      bool
-	Fee         uint64
-}
-
-func (o CreateOptions) request(tx *chain.Tx, height uint32) *pb.CreateRequest {
-	r := &pb.CreateRequest{Tx: tx.Raw, BlockHeight: height, Coinbase: o.Coinbase, Frozen: o.Frozen,
-		Conflicting: o.Conflicting, Locked: o.Locked, Fee: o.Fee}
-	for _, m := range o.MinedBlocks {
-		r.MinedBlocks = append(r.MinedBlocks, pbconv.MinedToPB(m))
-	}
-	return r
-}
-
 // Create stores a transaction.
-func (c *Client) Create(ctx context.Context, tx *chain.Tx, height uint32, opts CreateOptions) (*utxo.Meta, error) {
-	r, err := c.rpc.Create(ctx, opts.request(tx, height))
+func (c *Client) Create(ctx context.Context, tx *chain.Tx, height uint32, opts ...utxo.CreateOption) (*utxo.Meta, error) {
+	r, err := c.rpc.Create(ctx, pbconv.CreateRequest(tx, height, opts...))
 	if err != nil {
 		return nil, callErr(err)
 	}
@@ -96,7 +83,7 @@ func (c *Client) Create(ctx context.Context, tx *chain.Tx, height uint32, opts C
 type CreateItem struct {
 	Tx     *chain.Tx
 	Height uint32
-	Opts   CreateOptions
+	Opts   []utxo.CreateOption
 }
 
 // CreateBatch creates many transactions in one call; each result carries
@@ -104,7 +91,7 @@ type CreateItem struct {
 func (c *Client) CreateBatch(ctx context.Context, items []CreateItem) ([]*utxo.UnresolvedMetaData, error) {
 	req := &pb.CreateBatchRequest{}
 	for _, it := range items {
-		req.Creates = append(req.Creates, it.Opts.request(it.Tx, it.Height))
+		req.Creates = append(req.Creates, pbconv.CreateRequest(it.Tx, it.Height, it.Opts...))
 	}
 	r, err := c.rpc.CreateBatch(ctx, req)
 	if err != nil {
@@ -131,6 +118,26 @@ func (c *Client) GetBatch(ctx context.Context, txids []chainhash.Hash, fields ..
 	return metaResults(r.Results, func(i int) chainhash.Hash { return txids[i] })
 }
 
+// BatchDecorate fills in the metadata of items (utxo.Store's form of
+// GetBatch): each item gets its Meta or its Err.
+func (c *Client) BatchDecorate(ctx context.Context, items []*utxo.UnresolvedMetaData, fields ...utxo.Field) error {
+	txids := make([]chainhash.Hash, len(items))
+	for i, it := range items {
+		txids[i] = it.TxID
+	}
+	results, err := c.GetBatch(ctx, txids, fields...)
+	if err != nil {
+		return err
+	}
+	if len(results) != len(items) {
+		return fmt.Errorf("the daemon answered %d of %d items", len(results), len(items))
+	}
+	for i, it := range items {
+		it.Meta, it.Err = results[i].Meta, results[i].Err
+	}
+	return nil
+}
+
 func metaResults(results []*pb.MetaResult, txid func(int) chainhash.Hash) ([]*utxo.UnresolvedMetaData, error) {
 	out := make([]*utxo.UnresolvedMetaData, len(results))
 	for i, res := range results {
@@ -143,8 +150,20 @@ func metaResults(results []*pb.MetaResult, txid func(int) chainhash.Hash) ([]*ut
 	return out, nil
 }
 
-// Delete removes transactions; the slice holds one error per txid.
-func (c *Client) Delete(ctx context.Context, txids ...chainhash.Hash) ([]error, error) {
+// Delete removes a transaction's records and external blob.
+func (c *Client) Delete(ctx context.Context, txid chainhash.Hash) error {
+	errs, err := c.DeleteBatch(ctx, txid)
+	if err != nil {
+		return err
+	}
+	if len(errs) != 1 {
+		return fmt.Errorf("the daemon answered %d results for 1 delete", len(errs))
+	}
+	return errs[0]
+}
+
+// DeleteBatch removes transactions; the slice holds one error per txid.
+func (c *Client) DeleteBatch(ctx context.Context, txids ...chainhash.Hash) ([]error, error) {
 	r, err := c.rpc.Delete(ctx, &pb.TxIDsRequest{Txids: pbconv.HashBytes(txids)})
 	if err != nil {
 		return nil, callErr(err)
@@ -157,27 +176,18 @@ func (c *Client) Delete(ctx context.Context, txids ...chainhash.Hash) ([]error, 
 }
 
 // GetSpend reports the state of one output.
-func (c *Client) GetSpend(ctx context.Context, txid chainhash.Hash, vout uint32) (*utxo.SpendResponse, error) {
-	r, err := c.rpc.GetSpend(ctx, &pb.GetSpendRequest{Spend: &pb.Spend{Txid: txid[:], Vout: vout}})
+func (c *Client) GetSpend(ctx context.Context, spend *utxo.Spend) (*utxo.SpendResponse, error) {
+	r, err := c.rpc.GetSpend(ctx, &pb.GetSpendRequest{Spend: pbconv.SpendToPB(spend)})
 	if err != nil {
 		return nil, callErr(err)
 	}
 	return pbconv.SpendResponseFromPB(r)
 }
 
-// SpendOptions are Spend's options.
-type SpendOptions struct {
-	BlockHeight       uint32
-	IgnoreConflicting bool
-	IgnoreLocked      bool
-	PreviousOutputs   []*wire.TxOut
-}
-
 // Spend spends tx's inputs, all or nothing. The spends carry each input's
 // outcome; the error is the first failure.
-func (c *Client) Spend(ctx context.Context, tx *chain.Tx, opts SpendOptions) ([]*utxo.Spend, error) {
-	r, err := c.rpc.Spend(ctx, &pb.SpendRequest{Tx: tx.Raw, BlockHeight: opts.BlockHeight, IgnoreConflicting: opts.IgnoreConflicting,
-		IgnoreLocked: opts.IgnoreLocked, PreviousOutputs: pbconv.TxOutsToPB(opts.PreviousOutputs)})
+func (c *Client) Spend(ctx context.Context, tx *chain.Tx, opts ...utxo.SpendOption) ([]*utxo.Spend, error) {
+	r, err := c.rpc.Spend(ctx, pbconv.SpendRequest(tx, opts...))
 	if err != nil {
 		return nil, callErr(err)
 	}
@@ -223,28 +233,35 @@ func (c *Client) SetLocked(ctx context.Context, txids []chainhash.Hash, locked b
 	return callErr(err)
 }
 
-// UnminedTxs reads the whole unmined iterator.
-func (c *Client) UnminedTxs(ctx context.Context) ([]utxo.UnminedTransaction, error) {
+// GetUnminedTxIterator streams the daemon's unmined iterator. The stream
+// lives as long as ctx: cancel it to stop early.
+func (c *Client) GetUnminedTxIterator(ctx context.Context) (utxo.UnminedTxIterator, error) {
 	stream, err := c.rpc.GetUnminedTxs(ctx, &pb.Empty{})
 	if err != nil {
 		return nil, callErr(err)
 	}
-	var out []utxo.UnminedTransaction
-	for {
-		u, err := stream.Recv()
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return nil, callErr(err)
-		}
-		txid, err := pbconv.Hash(u.Txid, "txid")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, utxo.UnminedTransaction{TxID: txid, CreatedAt: u.CreatedAt, UnminedSince: u.UnminedSince,
-			Fee: u.Fee, SizeInBytes: u.SizeInBytes, Locked: u.Locked, Creating: u.Creating})
+	return unminedStream{stream}, nil
+}
+
+type unminedStream struct {
+	stream pb.UtxoStore_GetUnminedTxsClient
+}
+
+// Next returns the next transaction, or nil at the end of the stream.
+func (u unminedStream) Next(context.Context) (*utxo.UnminedTransaction, error) {
+	m, err := u.stream.Recv()
+	if err == io.EOF {
+		return nil, nil
 	}
+	if err != nil {
+		return nil, callErr(err)
+	}
+	txid, err := pbconv.Hash(m.Txid, "txid")
+	if err != nil {
+		return nil, err
+	}
+	return &utxo.UnminedTransaction{TxID: txid, CreatedAt: m.CreatedAt, UnminedSince: m.UnminedSince,
+		Fee: m.Fee, SizeInBytes: m.SizeInBytes, Locked: m.Locked, Creating: m.Creating}, nil
 }
 
 // QueryOldUnminedTransactions lists unmined transactions stored at or
@@ -287,7 +304,7 @@ func (c *Client) UnFreezeUTXOs(ctx context.Context, spends []*utxo.Spend) error 
 }
 
 // ReAssignUTXO moves a frozen output to a new UTXO hash.
-func (c *Client) ReAssignUTXO(ctx context.Context, old, replacement *utxo.Spend) error {
+func (c *Client) ReAssignUTXO(ctx context.Context, old *utxo.Spend, replacement *utxo.Spend) error {
 	_, err := c.rpc.ReAssignUTXO(ctx, &pb.ReAssignRequest{Utxo: pbconv.SpendToPB(old), NewUtxo: pbconv.SpendToPB(replacement)})
 	return callErr(err)
 }
@@ -319,7 +336,9 @@ func (c *Client) SetConflicting(ctx context.Context, txids []chainhash.Hash, con
 }
 
 // SetBlockHeight, BlockHeight, SetMedianBlockTime and MedianBlockTime
-// hold the longest chain's height and median time.
+// hold the longest chain's height and median time. GetBlockHeight and
+// GetMedianBlockTime are utxo.Store's forms, which have no error to
+// return: they read 0 when the daemon cannot be asked.
 func (c *Client) SetBlockHeight(ctx context.Context, height uint32) error {
 	_, err := c.rpc.SetBlockHeight(ctx, &pb.HeightRequest{Height: height})
 	return callErr(err)
@@ -330,6 +349,11 @@ func (c *Client) BlockHeight(ctx context.Context) (uint32, error) {
 	return r.GetHeight(), callErr(err)
 }
 
+func (c *Client) GetBlockHeight() uint32 {
+	h, _ := c.BlockHeight(context.Background())
+	return h
+}
+
 func (c *Client) SetMedianBlockTime(ctx context.Context, t uint32) error {
 	_, err := c.rpc.SetMedianBlockTime(ctx, &pb.HeightRequest{Height: t})
 	return callErr(err)
@@ -338,6 +362,11 @@ func (c *Client) SetMedianBlockTime(ctx context.Context, t uint32) error {
 func (c *Client) MedianBlockTime(ctx context.Context) (uint32, error) {
 	r, err := c.rpc.GetMedianBlockTime(ctx, &pb.Empty{})
 	return r.GetHeight(), callErr(err)
+}
+
+func (c *Client) GetMedianBlockTime() uint32 {
+	t, _ := c.MedianBlockTime(context.Background())
+	return t
 }
 
 // ConnectBlock applies a serialised block at height on top of the tip.

@@ -10,22 +10,21 @@ import (
 
 	"github.com/utxostore/utxostore/proto/pbconv"
 	"github.com/utxostore/utxostore/utxo"
-	"github.com/utxostore/utxostore/utxo/record"
 )
 
 // grpcCodes maps the store's error codes to gRPC codes: what the caller
 // got wrong (InvalidArgument), what the state refuses (FailedPrecondition),
 // what is missing or already there, and what broke (Internal).
 var grpcCodes = map[utxo.ErrorCode]codes.Code{
-	record.CodeTxNotFound:         codes.NotFound,
-	record.CodeUtxoNotFound:       codes.NotFound,
-	record.CodeTxExists:           codes.AlreadyExists,
-	record.CodeMalformed:          codes.InvalidArgument,
-	record.CodeInvalidParameter:   codes.InvalidArgument,
-	record.CodeInvalidSpend:       codes.InvalidArgument,
-	record.CodeUtxoHashMismatch:   codes.InvalidArgument,
-	record.CodeUnsupportedVersion: codes.FailedPrecondition,
-	record.CodeStorageError:       codes.Internal,
+	utxo.CodeTxNotFound:         codes.NotFound,
+	utxo.CodeUtxoNotFound:       codes.NotFound,
+	utxo.CodeTxExists:           codes.AlreadyExists,
+	utxo.CodeMalformed:          codes.InvalidArgument,
+	utxo.CodeInvalidParameter:   codes.InvalidArgument,
+	utxo.CodeInvalidSpend:       codes.InvalidArgument,
+	utxo.CodeUtxoHashMismatch:   codes.InvalidArgument,
+	utxo.CodeUnsupportedVersion: codes.FailedPrecondition,
+	utxo.CodeStorageError:       codes.Internal,
 }
 
 // storeStatus turns a store error into a gRPC status whose details carry

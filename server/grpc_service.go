@@ -81,35 +81,12 @@ func (s *grpcService) Health(ctx context.Context, _ *pb.HealthRequest) (*pb.Heal
 	return reply, nil
 }
 
-func createOptions(r *pb.CreateRequest) []utxo.CreateOption {
-	var opts []utxo.CreateOption
-	for _, m := range r.MinedBlocks {
-		opts = append(opts, utxo.WithMinedBlockInfo(pbconv.MinedFromPB(m)))
-	}
-	if r.Coinbase != nil {
-		opts = append(opts, utxo.WithCoinbase(*r.Coinbase))
-	}
-	if r.Frozen {
-		opts = append(opts, utxo.WithFrozen())
-	}
-	if r.Conflicting {
-		opts = append(opts, utxo.WithConflicting())
-	}
-	if r.Locked {
-		opts = append(opts, utxo.WithLocked())
-	}
-	if r.Fee != 0 {
-		opts = append(opts, utxo.WithFee(r.Fee))
-	}
-	return opts
-}
-
 func (s *grpcService) Create(ctx context.Context, r *pb.CreateRequest) (*pb.MetaReply, error) {
 	tx, err := s.tx(r.Tx)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := s.b.Create(ctx, tx, r.BlockHeight, createOptions(r)...)
+	meta, err := s.b.Create(ctx, tx, r.BlockHeight, utxo.WithCreateOptions(pbconv.CreateOptionsFromPB(r)))
 	if err != nil {
 		return nil, storeStatus(err)
 	}
@@ -135,7 +112,7 @@ func (s *grpcService) CreateBatch(ctx context.Context, r *pb.CreateBatchRequest)
 	}
 	reply := &pb.MetaBatchReply{Results: make([]*pb.MetaResult, len(txs))}
 	for i, tx := range txs {
-		meta, err := s.b.Create(ctx, tx, r.Creates[i].BlockHeight, createOptions(r.Creates[i])...)
+		meta, err := s.b.Create(ctx, tx, r.Creates[i].BlockHeight, utxo.WithCreateOptions(pbconv.CreateOptionsFromPB(r.Creates[i])))
 		reply.Results[i] = &pb.MetaResult{Meta: pbconv.MetaToPB(meta), Error: pbconv.ErrorToPB(err)}
 	}
 	return reply, nil
@@ -220,23 +197,6 @@ func (s *grpcService) GetSpendBatch(ctx context.Context, r *pb.GetSpendBatchRequ
 	return reply, nil
 }
 
-func spendOptions(r *pb.SpendRequest) []utxo.SpendOption {
-	var opts []utxo.SpendOption
-	if r.BlockHeight != 0 {
-		opts = append(opts, utxo.WithBlockHeight(r.BlockHeight))
-	}
-	if r.IgnoreConflicting {
-		opts = append(opts, utxo.IgnoreConflicting())
-	}
-	if r.IgnoreLocked {
-		opts = append(opts, utxo.IgnoreLocked())
-	}
-	if len(r.PreviousOutputs) > 0 {
-		opts = append(opts, utxo.WithPreviousOutputs(pbconv.TxOutsFromPB(r.PreviousOutputs)))
-	}
-	return opts
-}
-
 // Spend answers a refused spend with the per-input outcomes in the reply
 // (not as a gRPC error), because the caller needs them all, e.g. the
 // existing spender of a SPENT output.
@@ -249,7 +209,7 @@ func (s *grpcService) Spend(ctx context.Context, r *pb.SpendRequest) (*pb.SpendR
 }
 
 func (s *grpcService) spend(ctx context.Context, tx *chain.Tx, r *pb.SpendRequest) *pb.SpendReply {
-	spends, err := s.b.Spend(ctx, tx, spendOptions(r)...)
+	spends, err := s.b.Spend(ctx, tx, utxo.WithSpendOptions(pbconv.SpendOptionsFromPB(r)))
 	return &pb.SpendReply{Spends: pbconv.SpendsToPB(spends), Error: pbconv.ErrorToPB(err)}
 }
 

@@ -31,7 +31,7 @@ func (s *Server) routes() http.Handler {
 	if AddressRoutes != nil {
 		AddressRoutes(mux)
 	}
-	return s.requireToken(limitBody(s.opts.MaxBody, mux))
+	return s.logHTTPFaults(s.requireToken(limitBody(s.opts.MaxBody, mux)))
 }
 
 // requireToken answers 401 to a request without the bearer token, when one

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"time"
 )
@@ -72,6 +73,10 @@ type Options struct {
 	// ExternalAbove is the transaction size above which creates go to the
 	// blob store (utxo.Options.MaxTxSizeInStore), for utxo_create_external.
 	ExternalAbove int
+	// Logger receives a record of every call answered with a server
+	// fault (HTTP 5xx, gRPC Internal, Unknown, DataLoss, Unavailable);
+	// nil means slog.Default().
+	Logger *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -98,6 +103,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return o
 }

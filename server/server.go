@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -28,6 +29,7 @@ type Server struct {
 	http    *http.Server
 	tls     *tls.Config
 
+	log       *slog.Logger
 	summaries summaryCache
 	// writes counts the RPCs served that may have changed the store.
 	writes atomic.Uint64
@@ -43,7 +45,7 @@ func New(backend Backend, opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, metrics: NewMetrics(), serveErr: make(chan error, 2)}
+	s := &Server{opts: opts, log: opts.Logger, metrics: NewMetrics(), serveErr: make(chan error, 2)}
 	s.backend = NewInstrumented(backend, s.metrics, opts.ExternalAbove)
 	if opts.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
@@ -56,7 +58,8 @@ func New(backend Backend, opts Options) (*Server, error) {
 		grpc.MaxRecvMsgSize(opts.MaxMessage),
 		grpc.InTapHandle(tapAuth(opts.Token)),
 		grpc.StatsHandler(newInflight(opts.MaxInflightBytes, int64(opts.MaxMessage))),
-		grpc.ChainUnaryInterceptor(s.countWrites),
+		grpc.ChainUnaryInterceptor(s.logUnaryFaults, s.countWrites),
+		grpc.ChainStreamInterceptor(s.logStreamFaults),
 		grpc.ConnectionTimeout(opts.HTTPHeaderTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: opts.IdleTimeout}),
 	}

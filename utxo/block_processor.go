@@ -116,7 +116,7 @@ func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) 
 	var updates []engine.Update
 	var single []*chain.Tx
 	for _, tx := range b.Txs {
-		recs, external, err := db.buildRecords(tx, b.Height, createOptions{minedBlocks: []MinedBlockInfo{info}})
+		recs, external, err := db.buildRecords(tx, b.Height, CreateOptions{MinedBlocks: []MinedBlockInfo{info}})
 		if err != nil {
 			return created, err
 		}
@@ -180,7 +180,7 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, 
 		}
 		spends = append(spends, s...)
 	}
-	opts := spendOptions{blockHeight: b.Height, ignoreLocked: true}
+	opts := SpendOptions{BlockHeight: b.Height, IgnoreLocked: true}
 	err := db.spendAll(ctx, spends, opts)
 	if err == nil {
 		return nil, nil
@@ -280,7 +280,7 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 		if err != nil {
 			return err
 		}
-		if err := db.spendAll(ctx, spends, spendOptions{blockHeight: db.height.Load() + 1, ignoreLocked: true}); err != nil {
+		if err := db.spendAll(ctx, spends, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}); err != nil {
 			return fmt.Errorf("restoring %s after its conflict was reversed: %w", txid, err)
 		}
 	}

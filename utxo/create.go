@@ -22,15 +22,12 @@ import (
 // last on the master, whose cleared flag marks the whole transaction
 // committed.
 func (db *DB) Create(ctx context.Context, tx *chain.Tx, blockHeight uint32, opts ...CreateOption) (*Meta, error) {
-	var o createOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := NewCreateOptions(opts...)
 	recs, external, err := db.buildRecords(tx, blockHeight, o)
 	if err != nil {
 		return nil, err
 	}
-	if o.conflicting {
+	if o.Conflicting {
 		// The parents learn of the conflicting child first, as the
 		// reference's Create does: a failure here stores nothing.
 		var ops []*recordOp
@@ -52,11 +49,11 @@ func (db *DB) Create(ctx context.Context, tx *chain.Tx, blockHeight uint32, opts
 }
 
 // buildRecords turns a transaction into its records.
-func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([]*record.Record, bool, error) {
+func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o CreateOptions) ([]*record.Record, bool, error) {
 	msg := tx.Msg
 	coinbase := tx.IsCoinbase()
-	if o.coinbase != nil {
-		coinbase = *o.coinbase
+	if o.Coinbase != nil {
+		coinbase = *o.Coinbase
 	}
 	hashes := make([]*chainhash.Hash, len(msg.TxOut))
 	for vout, out := range msg.TxOut {
@@ -76,8 +73,8 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([
 		}
 		inpoints = record.NewTxInpoints(outpoints)
 	}
-	mined := make([]record.MinedBlockInfo, len(o.minedBlocks))
-	for i, m := range o.minedBlocks {
+	mined := make([]record.MinedBlockInfo, len(o.MinedBlocks))
+	for i, m := range o.MinedBlocks {
 		mined[i] = m.record()
 	}
 	params := record.BuildParams{
@@ -85,15 +82,15 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([
 		UtxoHashes:    hashes,
 		Version:       uint32(msg.Version),
 		LockTime:      msg.LockTime,
-		Fee:           o.fee,
+		Fee:           o.Fee,
 		SizeInBytes:   uint64(len(tx.Raw)),
 		TxInpoints:    inpoints,
 		IsCoinbase:    coinbase,
 		BatchSize:     db.opts.UtxoBatchSize,
 		MinedBlocks:   mined,
-		Frozen:        o.frozen,
-		Conflicting:   o.conflicting,
-		Locked:        o.locked,
+		Frozen:        o.Frozen,
+		Conflicting:   o.Conflicting,
+		Locked:        o.Locked,
 		CurrentHeight: blockHeight,
 		CreatedAt:     db.opts.Now().UnixMilli(),
 		Retention:     db.opts.BlockHeightRetention,

@@ -45,8 +45,15 @@ type RecordInspection struct {
 	TxBytes        int      `json:"txBytes,omitempty"`
 }
 
-// LockInspection is a lock record still held.
-type LockInspection = lockRecord
+// LockInspection is a lock record still held: who took it, when, and how
+// many records its create writes.
+type LockInspection struct {
+	CreatedAt    int64  `json:"created_at"` // unix seconds
+	LockType     string `json:"lock_type"`
+	ProcessID    int    `json:"process_id"`
+	Hostname     string `json:"hostname"`
+	ExpectedRecs int    `json:"expected_recs"`
+}
 
 // BlobInspection is one external file.
 type BlobInspection struct {
@@ -66,7 +73,8 @@ func (db *DB) Inspect(ctx context.Context, txid chainhash.Hash) (*Inspection, er
 	}
 	if values[1] != nil {
 		if l, err := decodeLockRecord(values[1]); err == nil {
-			ins.Lock = &l
+			ins.Lock = &LockInspection{CreatedAt: l.CreatedAt, LockType: l.LockType, ProcessID: l.ProcessID,
+				Hostname: l.Hostname, ExpectedRecs: l.ExpectedRecs}
 		} else {
 			ins.Errors[record.LockRecordIndex] = err.Error()
 		}

@@ -81,65 +81,97 @@ func (o Options) withDefaults() Options {
 }
 
 // CreateOption modifies Create.
-type CreateOption func(*createOptions)
+type CreateOption func(*CreateOptions)
 
-type createOptions struct {
-	minedBlocks []MinedBlockInfo
-	coinbase    *bool
-	frozen      bool
-	conflicting bool
-	locked      bool
-	fee         uint64
+// CreateOptions is what the CreateOption functions set. A caller that sends
+// options elsewhere (the gRPC client) reads them with NewCreateOptions; the
+// side that receives them passes them on with WithCreateOptions.
+type CreateOptions struct {
+	MinedBlocks []MinedBlockInfo
+	Coinbase    *bool // nil: detected from the transaction
+	Frozen      bool
+	Conflicting bool
+	Locked      bool
+	Fee         uint64
+}
+
+// NewCreateOptions returns the options opts set.
+func NewCreateOptions(opts ...CreateOption) CreateOptions { return applyOptions(opts) }
+
+// WithCreateOptions sets every option to o's.
+func WithCreateOptions(o CreateOptions) CreateOption {
+	return func(to *CreateOptions) { *to = o }
 }
 
 // WithMinedBlockInfo creates the transaction as already mined in blocks.
 func WithMinedBlockInfo(blocks ...MinedBlockInfo) CreateOption {
-	return func(o *createOptions) { o.minedBlocks = append(o.minedBlocks, blocks...) }
+	return func(o *CreateOptions) { o.MinedBlocks = append(o.MinedBlocks, blocks...) }
 }
 
 // WithCoinbase overrides coinbase detection.
 func WithCoinbase(coinbase bool) CreateOption {
-	return func(o *createOptions) { o.coinbase = &coinbase }
+	return func(o *CreateOptions) { o.Coinbase = &coinbase }
 }
 
 // WithFrozen creates the transaction with every output frozen.
-func WithFrozen() CreateOption { return func(o *createOptions) { o.frozen = true } }
+func WithFrozen() CreateOption { return func(o *CreateOptions) { o.Frozen = true } }
 
 // WithConflicting creates the transaction as conflicting (scheduled for
 // deletion) and records it among its parents' conflictingChildren.
-func WithConflicting() CreateOption { return func(o *createOptions) { o.conflicting = true } }
+func WithConflicting() CreateOption { return func(o *CreateOptions) { o.Conflicting = true } }
 
 // WithLocked creates the transaction locked (Created & Locked state).
-func WithLocked() CreateOption { return func(o *createOptions) { o.locked = true } }
+func WithLocked() CreateOption { return func(o *CreateOptions) { o.Locked = true } }
 
 // WithFee records the transaction's fee, when the caller knows it.
-func WithFee(fee uint64) CreateOption { return func(o *createOptions) { o.fee = fee } }
+func WithFee(fee uint64) CreateOption { return func(o *CreateOptions) { o.Fee = fee } }
 
 // SpendOption modifies Spend.
-type SpendOption func(*spendOptions)
+type SpendOption func(*SpendOptions)
 
-type spendOptions struct {
-	blockHeight       uint32
-	ignoreConflicting bool
-	ignoreLocked      bool
-	previousOutputs   []*wire.TxOut
+// SpendOptions is what the SpendOption functions set; NewSpendOptions and
+// WithSpendOptions carry them across a connection as for CreateOptions.
+type SpendOptions struct {
+	// BlockHeight is the height maturity and frozen-until are judged
+	// against; 0 means the store's height + 1.
+	BlockHeight       uint32
+	IgnoreConflicting bool
+	IgnoreLocked      bool
+	PreviousOutputs   []*wire.TxOut
+}
+
+// NewSpendOptions returns the options opts set.
+func NewSpendOptions(opts ...SpendOption) SpendOptions { return applyOptions(opts) }
+
+// applyOptions applies opts, in order, to the zero options.
+func applyOptions[T any, Option ~func(*T)](opts []Option) T {
+	var o T
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// WithSpendOptions sets every option to o's.
+func WithSpendOptions(o SpendOptions) SpendOption {
+	return func(to *SpendOptions) { *to = o }
 }
 
 // WithBlockHeight judges maturity and frozen-until against height instead of
 // the store's height + 1.
 func WithBlockHeight(height uint32) SpendOption {
-	return func(o *spendOptions) { o.blockHeight = height }
+	return func(o *SpendOptions) { o.BlockHeight = height }
 }
 
 // IgnoreConflicting spends outputs of conflicting transactions.
-func IgnoreConflicting() SpendOption { return func(o *spendOptions) { o.ignoreConflicting = true } }
+func IgnoreConflicting() SpendOption { return func(o *SpendOptions) { o.IgnoreConflicting = true } }
 
 // IgnoreLocked spends outputs of locked transactions.
-func IgnoreLocked() SpendOption { return func(o *spendOptions) { o.ignoreLocked = true } }
+func IgnoreLocked() SpendOption { return func(o *SpendOptions) { o.IgnoreLocked = true } }
 
 // WithPreviousOutputs gives, per input, the output the spender claims to
 // spend (as an Extended Format transaction carries it); Spend then checks
 // each claim against the stored UTXO hash.
 func WithPreviousOutputs(outs []*wire.TxOut) SpendOption {
-	return func(o *spendOptions) { o.previousOutputs = outs }
+	return func(o *SpendOptions) { o.PreviousOutputs = outs }
 }

@@ -71,14 +71,14 @@ func spendsOf(tx *chain.Tx, previous []*wire.TxOut) ([]*Spend, error) {
 // validating it), so forgiving would accept spends of outputs that never
 // existed.
 func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*Spend, error) {
-	o := spendOptions{blockHeight: db.height.Load() + 1}
-	for _, opt := range opts {
-		opt(&o)
+	o := NewSpendOptions(opts...)
+	if o.BlockHeight == 0 {
+		o.BlockHeight = db.height.Load() + 1
 	}
 	if err := checkSpender(tx); err != nil {
 		return nil, err
 	}
-	spends, err := spendsOf(tx, o.previousOutputs)
+	spends, err := spendsOf(tx, o.PreviousOutputs)
 	if err != nil {
 		return nil, err
 	}
@@ -89,12 +89,12 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 // spends this call applied are undone and every Spend carries its outcome.
 // Spends of outputs held by the same record are applied in one
 // read-modify-write of that record.
-func (db *DB) spendAll(ctx context.Context, spends []*Spend, o spendOptions) error {
+func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) error {
 	ropts := record.SpendOptions{
-		CurrentHeight:     o.blockHeight,
+		CurrentHeight:     o.BlockHeight,
 		Retention:         db.opts.BlockHeightRetention,
-		IgnoreConflicting: o.ignoreConflicting,
-		IgnoreLocked:      o.ignoreLocked,
+		IgnoreConflicting: o.IgnoreConflicting,
+		IgnoreLocked:      o.IgnoreLocked,
 	}
 	groups := db.groupByRecord(spends)
 	uncommitted, err := db.uncommittedMasters(ctx, groups)

@@ -64,7 +64,7 @@ func runClient(ctx context.Context, args []string) error {
 	defer c.Close()
 	switch {
 	case sub == "health" && len(rest) == 0:
-		h, err := c.Health(ctx)
+		h, err := c.Info(ctx)
 		if err != nil {
 			return err
 		}
@@ -86,7 +86,7 @@ func runClient(ctx context.Context, args []string) error {
 		if !ok || err != nil || verr != nil {
 			return usagef("want TXID:VOUT, got %q", rest[0])
 		}
-		resp, err := c.GetSpend(ctx, *txid, uint32(vout))
+		resp, err := c.GetSpend(ctx, &utxo.Spend{TxID: *txid, Vout: uint32(vout)})
 		if err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ func serverImport(ctx context.Context, addr, token string, tlsFlags *clientTLS, 
 		return err
 	}
 	defer c.Close()
-	health, err := c.Health(ctx)
+	health, err := c.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("daemon at %s: %w", addr, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
@@ -40,6 +41,9 @@ type serveConfig struct {
 	configFile      string
 	trustBlocks     bool
 	create          bool
+	logFormat       logFormat
+	// log is the daemon's logger, in --log-format, built by parse.
+	log *slog.Logger
 
 	fs *flag.FlagSet
 	// sources says where each flag's value came from: flag, env, file or
@@ -80,6 +84,8 @@ func newServeConfig(name string) *serveConfig {
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a connection with no request in progress is kept (HTTP keep-alive and gRPC)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&c.configFile, "config", "", `JSON file of settings, {"flag-name": value, ...}`)
+	c.logFormat = "text"
+	fs.Var(&c.logFormat, "log-format", "`format` of the log records on stderr: \"text\" (key=value lines) or \"json\" (one JSON object a line)")
 	fs.BoolVar(&c.trustBlocks, "trust-blocks", false, "skip ConnectBlock's proof-of-work and merkle root checks (the structure checks still run): for a caller that validated its blocks already; command line only")
 	fs.BoolVar(&c.create, "create", false, "create the store when the data directory holds none (without it, serve refuses a missing or empty data directory)")
 	return c
@@ -91,12 +97,38 @@ func envName(flagName string) string {
 	return "UTXOSTORE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// parse reads the command line, then resolves the rest.
+// parse reads the command line, then resolves the rest, and builds the
+// logger the settings ask for.
 func (c *serveConfig) parse(args []string) error {
 	if err := c.fs.Parse(args); err != nil {
 		return err
 	}
-	return c.resolve()
+	if err := c.resolve(); err != nil {
+		return err
+	}
+	c.log = c.logFormat.logger(os.Stderr)
+	c.store.logger = c.log
+	return nil
+}
+
+// logFormat is --log-format: the handler of the daemon's log records.
+type logFormat string
+
+func (f *logFormat) String() string { return string(*f) }
+
+func (f *logFormat) Set(v string) error {
+	if v != "text" && v != "json" {
+		return fmt.Errorf(`want "text" or "json", got %q`, v)
+	}
+	*f = logFormat(v)
+	return nil
+}
+
+func (f logFormat) logger(w io.Writer) *slog.Logger {
+	if f == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
 }
 
 func (c *serveConfig) resolve() error {
@@ -197,7 +229,7 @@ func (c *serveConfig) serverOptions() server.Options {
 		HTTPPublic: c.httpPublic, TrustedNetwork: c.trustedNetwork,
 		MaxBatch: c.maxBatch, MaxBody: c.maxBody, MaxMessage: c.maxMessage, MaxInflightBytes: c.maxInflight, MaxConns: c.maxConns,
 		HTTPHeaderTimeout: c.headerTimeout, HTTPReadTimeout: c.readTimeout, IdleTimeout: c.idleTimeout,
-		Engine: c.store.engine, Network: c.store.network, TrustBlocks: c.trustBlocks}
+		Engine: c.store.engine, Network: c.store.network, TrustBlocks: c.trustBlocks, Logger: c.log}
 }
 
 const configHelp = `Usage: utxostore config [flags]

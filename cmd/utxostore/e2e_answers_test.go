@@ -105,7 +105,7 @@ func TestAnswersAgreeAfterAnUnminedSpend(t *testing.T) {
 	tx := chain.NewTx(spender)
 	c := dialDaemon(t, d, "")
 	ctx := testContext(t)
-	if _, err := c.Spend(ctx, tx, client.SpendOptions{}); err != nil {
+	if _, err := c.Spend(ctx, tx); err != nil {
 		t.Fatalf("spend: %v", err)
 	}
 
@@ -153,14 +153,14 @@ func TestGetSpendPastTheLastRecord(t *testing.T) {
 	ctx := testContext(t)
 	coinbase := gen.blocks[1].Txs[0].ID
 	for _, vout := range []uint32{1, 20_000, 4_000_000_000} {
-		_, err := c.GetSpend(ctx, coinbase, vout)
+		_, err := c.GetSpend(ctx, &utxo.Spend{TxID: coinbase, Vout: vout})
 		if !errors.Is(err, utxo.ErrUtxoNotFound) || !strings.Contains(err.Error(), coinbase.String()+":"+strconv.Itoa(int(vout))) {
 			t.Errorf("GetSpend %s:%d: want UTXO_NOT_FOUND naming the output, got %v", coinbase, vout, err)
 		}
 	}
 	var missing chainhash.Hash
 	missing[0] = 1
-	if _, err := c.GetSpend(ctx, missing, 20_000); !errors.Is(err, utxo.ErrTxNotFound) {
+	if _, err := c.GetSpend(ctx, &utxo.Spend{TxID: missing, Vout: 20_000}); !errors.Is(err, utxo.ErrTxNotFound) {
 		t.Errorf("GetSpend of a missing transaction's output 20000: want TX_NOT_FOUND, got %v", err)
 	}
 }
@@ -246,12 +246,12 @@ func TestSpendRefusesWhatIsNoSpend(t *testing.T) {
 		{"no inputs, no outputs", empty, "no inputs"},
 		{"one output spent twice", chain.NewTx(twice), "inputs 0 and 1 both spend " + out.String()},
 	} {
-		_, err := c.Spend(ctx, tc.tx, client.SpendOptions{})
+		_, err := c.Spend(ctx, tc.tx)
 		if !errors.Is(err, utxo.ErrInvalidSpend) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: want INVALID_SPEND saying %q, got %v", tc.name, tc.want, err)
 		}
 	}
-	resp, err := c.GetSpend(ctx, out.Hash, out.Index)
+	resp, err := c.GetSpend(ctx, &utxo.Spend{TxID: out.Hash, Vout: out.Index})
 	if err != nil || resp.Status != utxo.StatusUnspent {
 		t.Errorf("%s after the refused spends: want unspent, got %+v, %v", out, resp, err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -48,6 +49,19 @@ type daemon struct {
 
 var listening = regexp.MustCompile(`listening grpc=(\S+:\d+) http=(\S+:\d+)`)
 
+// listeningAddrs reads the bound addresses from the daemon's "listening"
+// record, in either --log-format.
+func listeningAddrs(line string) (grpc, http string, ok bool) {
+	if m := listening.FindStringSubmatch(line); m != nil {
+		return m[1], m[2], true
+	}
+	var rec struct{ Msg, GRPC, HTTP string }
+	if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "listening" && rec.GRPC != "" && rec.HTTP != "" {
+		return rec.GRPC, rec.HTTP, true
+	}
+	return "", "", false
+}
+
 // startDaemon runs the utxostoreBin with args (a serve or demo command on port 0)
 // and waits for the line naming the bound addresses.
 func startDaemon(t *testing.T, args ...string) *daemon {
@@ -67,15 +81,15 @@ func startDaemonCmd(t *testing.T, cmd *exec.Cmd, args []string) *daemon {
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	found := make(chan []string, 1)
+	found := make(chan [2]string, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
 			d.mu.Lock()
 			d.stderr.WriteString(sc.Text() + "\n")
 			d.mu.Unlock()
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m
+			if grpc, http, ok := listeningAddrs(sc.Text()); ok {
+				found <- [2]string{grpc, http}
 			}
 		}
 		io.Copy(io.Discard, pipe)
@@ -84,7 +98,7 @@ func startDaemonCmd(t *testing.T, cmd *exec.Cmd, args []string) *daemon {
 	t.Cleanup(func() { d.cmd.Process.Kill() })
 	select {
 	case m := <-found:
-		d.grpc, d.http = m[1], m[2]
+		d.grpc, d.http = m[0], m[1]
 		return d
 	case err := <-d.exited:
 		t.Fatalf("utxostore %v exited before listening (%v):\n%s", args, err, d.log())

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -258,5 +259,40 @@ func TestConfigShowsTheLimits(t *testing.T) {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("config: want a line matching %s in:\n%s", want, out)
 		}
+	}
+}
+
+// TestServeLogsJSON: with --log-format json every line serve writes on
+// stderr is one JSON record, the listening record carries the addresses,
+// and config shows the setting.
+func TestServeLogsJSON(t *testing.T) {
+	d := startDaemon(t, "serve", "--engine", "memory", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--log-format", "json")
+	if code, body := httpGet(t, "http://"+d.http+"/health/ready"); code != 200 {
+		t.Fatalf("/health/ready: %d %s", code, body)
+	}
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: want a clean exit, got %v:\n%s", err, d.log())
+	}
+	var msgs []string
+	for _, line := range strings.Split(strings.TrimSpace(d.log()), "\n") {
+		var rec struct{ Level, Msg, GRPC, HTTP string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Level == "" || rec.Msg == "" {
+			t.Fatalf("stderr line %q is not a JSON log record (%v)", line, err)
+		}
+		if rec.Msg == "listening" && (rec.GRPC != d.grpc || rec.HTTP != d.http) {
+			t.Errorf("listening record names grpc=%s http=%s, the daemon is at %s and %s", rec.GRPC, rec.HTTP, d.grpc, d.http)
+		}
+		msgs = append(msgs, rec.Msg)
+	}
+	if want := []string{"listening", "shutting down"}; strings.Join(msgs, "|") != strings.Join(want, "|") {
+		t.Errorf("records %q, want %q", msgs, want)
+	}
+
+	out, stderr, err := run(t, "config", "--log-format", "json")
+	if err != nil || !regexp.MustCompile(`(?m)^log-format\s+json\s+flag$`).MatchString(out) {
+		t.Errorf("config --log-format json: %v %s\n%s", err, stderr, out)
+	}
+	if _, stderr, err := run(t, "config", "--log-format", "xml"); err == nil || !strings.Contains(stderr, `want "text" or "json"`) {
+		t.Errorf("config --log-format xml: want a refusal, got %v %s", err, stderr)
 	}
 }

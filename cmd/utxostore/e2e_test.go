@@ -109,7 +109,7 @@ func checkAnswers(t *testing.T, d *daemon) string {
 	ctx := context.Background()
 	txid, _ := chainhash.NewHashFromStr(block170Tx)
 	for vout, want := range []utxo.OutputStatus{utxo.StatusUnspent, utxo.StatusSpent} {
-		resp, err := c.GetSpend(ctx, *txid, uint32(vout))
+		resp, err := c.GetSpend(ctx, &utxo.Spend{TxID: *txid, Vout: uint32(vout)})
 		if err != nil || resp.Status != want {
 			t.Errorf("gRPC GetSpend %s:%d: want %v, got %+v, %v", block170Tx, vout, want, resp, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,8 +37,11 @@ type storeFlags struct {
 	namespace string
 	redisWait int
 	verbose   bool
-	index     bool
-	sozu      string
+	// logger is the command's structured logger (serve's); nil means
+	// text lines on stderr.
+	logger *slog.Logger
+	index  bool
+	sozu   string
 	// discardCorruptLog is --discard-corrupt-log: a salvage for one run,
 	// taken from the command line only (commandLineOnly).
 	discardCorruptLog bool
@@ -67,12 +71,18 @@ func (f *storeFlags) openIndex() (*index.Index, error) {
 	return idx, nil
 }
 
-// engineLog passes an engine's own messages (pebble's log replay reports,
-// for instance) to stderr with --verbose, and drops them otherwise: they
-// are printed on every open and would bury the command's output.
-func (f *storeFlags) engineLog(format string, args ...any) {
-	if f.verbose {
-		fmt.Fprintf(os.Stderr, "engine: "+format+"\n", args...)
+// engineLogger passes an engine's own messages (pebble's log replay
+// reports, for instance) to the command's logger with --verbose, and drops
+// them otherwise: they come on every open and would bury the command's
+// output.
+func (f *storeFlags) engineLogger() *slog.Logger {
+	switch {
+	case !f.verbose:
+		return slog.New(slog.DiscardHandler)
+	case f.logger != nil:
+		return f.logger
+	default:
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 }
 
@@ -109,14 +119,14 @@ type opener func(ctx context.Context, f *storeFlags, sync engine.SyncMode) (engi
 var engines = map[string]opener{
 	"memory": func(context.Context, *storeFlags, engine.SyncMode) (engine.Engine, error) { return memory.New(), nil },
 	"pebble": func(_ context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
-		return pebble.Open(filepath.Join(f.data, "pebble"), pebble.Options{Sync: sync, Logf: f.engineLog})
+		return pebble.Open(filepath.Join(f.data, "pebble"), pebble.Options{Sync: sync, Logger: f.engineLogger()})
 	},
 	"sozu": func(_ context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
 		o, err := f.sozuOptions()
 		if err != nil {
 			return nil, err
 		}
-		o.Sync = sync
+		o.Sync, o.Logger = sync, f.engineLogger()
 		return openSozu(filepath.Join(f.data, "sozu"), o)
 	},
 	"redis": func(ctx context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"log/slog"
 
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/server"
@@ -41,8 +41,12 @@ close slow and idle connections, --max-conns caps the connections of each
 listener, and --max-inflight-bytes caps the gRPC request memory of all calls
 at once (each reserves --max-message; the calls beyond wait).
 
-Once listening it prints one line on stderr:
-  utxostore serve: listening grpc=HOST:PORT http=HOST:PORT
+It logs on stderr, in --log-format: text (key=value lines, the default) or
+json (one object a line). Once listening it logs one record:
+  msg=listening grpc=HOST:PORT http=HOST:PORT
+and every request answered with a server error (HTTP 5xx, gRPC Internal,
+Unknown, DataLoss or Unavailable) is one ERROR record naming the gRPC method,
+or the HTTP method and route, with the error.
 On SIGTERM or Ctrl-C it stops accepting, lets in-flight requests finish
 (up to --shutdown-timeout), checkpoints and closes the store.
 
@@ -75,14 +79,14 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	if store.UncleanShutdown {
-		fmt.Fprintln(os.Stderr, "utxostore serve: the previous run did not close the store; the engine recovered its log")
+		cfg.log.Warn("the previous run did not close the store; the engine recovered its log")
 	}
 	idx, err := cfg.store.openIndex()
 	if err != nil {
 		store.Close()
 		return err
 	}
-	if err := reportIndexLag(ctx, store, idx); err != nil {
+	if err := reportIndexLag(ctx, cfg.log, store, idx); err != nil {
 		store.Close()
 		idx.Close()
 		return err
@@ -113,7 +117,7 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 	if err := srv.Start(); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "utxostore serve: listening grpc=%s http=%s\n", srv.GRPCAddr(), srv.HTTPAddr())
+	cfg.log.Info("listening", "grpc", srv.GRPCAddr(), "http", srv.HTTPAddr())
 	if ready != nil {
 		ready(srv.GRPCAddr(), srv.HTTPAddr())
 	}
@@ -122,11 +126,11 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 	case err = <-srv.Failed():
 		err = fmt.Errorf("a listener stopped: %w", err)
 	}
-	fmt.Fprintln(os.Stderr, "utxostore serve: shutting down")
+	cfg.log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
 	if shutdownErr := srv.Shutdown(shutdownCtx); shutdownErr != nil {
-		fmt.Fprintf(os.Stderr, "utxostore serve: requests cut off after %s: %v\n", cfg.shutdownTimeout, shutdownErr)
+		cfg.log.Warn("requests cut off", "after", cfg.shutdownTimeout, "error", shutdownErr)
 	}
 	return err
 }
@@ -135,12 +139,13 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 // store's, and says so when the index is behind the store (a crash between
 // the store's write and the index's): the daemon then takes the missing
 // blocks again, and only indexes them, before any new one.
-func reportIndexLag(ctx context.Context, store *utxo.DB, idx *index.Index) error {
+func reportIndexLag(ctx context.Context, log *slog.Logger, store *utxo.DB, idx *index.Index) error {
 	next, behind, err := server.IndexLag(ctx, store, idx)
 	if err != nil || !behind {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "utxostore serve: the address index lacks the store's blocks from height %d on; "+
-		"run 'utxostore import --server ADDR FILE...' with the block files to index them (new blocks are refused until then)\n", next)
+	log.Warn(fmt.Sprintf("the address index lacks the store's blocks from height %d on; "+
+		"run 'utxostore import --server ADDR FILE...' with the block files to index them (new blocks are refused until then)", next),
+		"index_from_height", next)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/enginetest"
 	"github.com/utxostore/utxostore/engine/pebble"
+	"github.com/utxostore/utxostore/internal/testlog"
 )
 
 // BenchmarkCreateSpendMix runs enginetest's create/spend workload (flags
@@ -31,7 +32,7 @@ func BenchmarkCreateSpendMix(b *testing.B) {
 	}
 	enginetest.BenchCreateSpendMix(b, enginetest.BenchHarness[*pebble.Engine]{
 		Open: func(b *testing.B, dir string, mode engine.SyncMode) *pebble.Engine {
-			e, err := pebble.Open(dir, pebble.Options{Sync: mode, Logf: b.Logf, CacheSize: cache})
+			e, err := pebble.Open(dir, pebble.Options{Sync: mode, Logger: testlog.Logger(b), CacheSize: cache})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -14,7 +14,7 @@
 // pebble's write-ahead log, checksummed per record, is fsynced with it.
 // Under SyncBlock writes go to the log without fsync and Checkpoint syncs
 // it. On open pebble replays the log; a torn tail is cut at the last whole
-// record and reported through Options.Logf ("stopped reading at offset").
+// record and reported through Options.Logger ("stopped reading at offset").
 // Either way a crash leaves the store at some point of the write order: a
 // prefix of the writes, never a mix.
 package pebble
@@ -22,6 +22,7 @@ package pebble
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -55,10 +56,10 @@ type Options struct {
 	// BloomBitsPerKey sizes the sstable bloom filters that let a create of
 	// a new key skip reading blocks; 0 means 10, negative disables them.
 	BloomBitsPerKey int
-	// Logf receives pebble's messages, among them the report of a torn
+	// Logger receives pebble's messages, among them the report of a torn
 	// WAL tail truncated during recovery ("stopped reading at offset");
 	// nil sends them to the standard logger.
-	Logf func(format string, args ...any)
+	Logger *slog.Logger
 	// Now is the clock that times records out; nil means time.Now (tests
 	// set it).
 	Now func() time.Time
@@ -128,8 +129,8 @@ func Open(dir string, opts Options) (*Engine, error) {
 			po.Levels[i].FilterPolicy = bloom.FilterPolicy(opts.BloomBitsPerKey)
 		}
 	}
-	if opts.Logf != nil {
-		po.Logger = logger(opts.Logf)
+	if opts.Logger != nil {
+		po.Logger = logger{opts.Logger.With("engine", "pebble")}
 	}
 	db, err := pebbledb.Open(filepath.Join(dir, Subdir), po)
 	if err != nil {
@@ -200,14 +201,15 @@ func (e *Engine) Metrics() *pebbledb.Metrics {
 	return e.db.Metrics()
 }
 
-// logger adapts Options.Logf to pebble's Logger.
-type logger func(format string, args ...any)
+// logger adapts Options.Logger to pebble's Logger: pebble's messages are
+// preformatted lines, so each becomes one record's message.
+type logger struct{ l *slog.Logger }
 
-func (l logger) Infof(format string, args ...any) { l(format, args...) }
+func (l logger) Infof(format string, args ...any) { l.l.Info(fmt.Sprintf(format, args...)) }
 
 // Fatalf reports and then exits through pebble's default logger: pebble
 // calls it only when it cannot go on, and expects it not to return.
 func (l logger) Fatalf(format string, args ...any) {
-	l(format, args...)
+	l.l.Error(fmt.Sprintf(format, args...))
 	pebbledb.DefaultLogger.Fatalf(format, args...)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/engine/pebble"
 	"github.com/utxostore/utxostore/internal/fsutil"
+	"github.com/utxostore/utxostore/internal/testlog"
 )
 
 // opener returns a harness Open for the sync mode; a small memtable keeps
@@ -37,7 +38,7 @@ func openerOn(mode engine.SyncMode, clock *enginetest.Clock) func(testing.TB, st
 	}
 	return func(t testing.TB, dir string) engine.Engine {
 		t.Helper()
-		e, err := pebble.Open(dir, pebble.Options{Sync: mode, MemTableSize: 4 << 20, CacheSize: 8 << 20, Logf: t.Logf, Now: now})
+		e, err := pebble.Open(dir, pebble.Options{Sync: mode, MemTableSize: 4 << 20, CacheSize: 8 << 20, Logger: testlog.Logger(t), Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}

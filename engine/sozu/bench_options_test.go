@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/testlog"
 )
 
 // benchOptions returns the options the benchmarks open with: the defaults,
@@ -20,7 +21,7 @@ func benchOptions(b *testing.B, mode engine.SyncMode) Options {
 	if err != nil {
 		b.Fatalf("SOZU_BENCH_OPTS: %v", err)
 	}
-	o.Sync, o.Logf = mode, b.Logf
+	o.Sync, o.Logger = mode, testlog.Logger(b)
 	if spec != "" {
 		b.Logf("options: %s", describe(o))
 	}

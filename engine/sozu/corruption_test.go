@@ -3,7 +3,9 @@ package sozu
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,7 +72,13 @@ func TestTornLogTailIsTruncatedAndReported(t *testing.T) {
 	if err := os.Truncate(path, cut); err != nil {
 		t.Fatal(err)
 	}
-	e = openFor(t, dir, tinyOptions())
+	var logged bytes.Buffer
+	o := tinyOptions()
+	o.Logger = slog.New(slog.NewJSONHandler(&logged, nil))
+	e, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer e.Close()
 	st, err := e.Stats(context.Background())
 	if err != nil {
@@ -82,6 +90,14 @@ func TestTornLogTailIsTruncatedAndReported(t *testing.T) {
 	}
 	if after, _ := os.Stat(path); after.Size() >= cut {
 		t.Fatalf("torn tail not truncated: %d bytes", after.Size())
+	}
+	// The report also reaches the logger, as one structured record.
+	var rec struct{ Level, Engine, Log, Detail string }
+	if err := json.Unmarshal(logged.Bytes(), &rec); err != nil {
+		t.Fatalf("the logger got %q, not one JSON record: %v", logged.String(), err)
+	}
+	if rec.Level != "WARN" || rec.Engine != "sozu" || rec.Log != path || rec.Detail != st.Recovery.Detail {
+		t.Fatalf("logged %+v, want a WARN of engine sozu for %s: %s", rec, path, st.Recovery.Detail)
 	}
 	keys := firstKeys(40)
 	got, err := e.Get(context.Background(), keys)

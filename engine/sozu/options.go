@@ -2,6 +2,7 @@ package sozu
 
 import (
 	"fmt"
+	"log/slog"
 	"math/bits"
 
 	"github.com/utxostore/utxostore/engine"
@@ -70,9 +71,9 @@ type Options struct {
 	// after it are lost, acknowledged ones among them; use it to salvage a
 	// store whose log was damaged after it was durable.
 	DiscardCorruptLog bool
-	// Logf receives recovery reports (a truncated log tail, a rebuilt
+	// Logger receives recovery reports (a truncated log tail, a rebuilt
 	// filter). Nil discards them; they are also in Stats.
-	Logf func(format string, args ...any)
+	Logger *slog.Logger
 }
 
 // DefaultOptions returns the defaults. README.md (this package) has the

@@ -154,8 +154,8 @@ func (e *Engine) recover() error {
 		if tail.midLog {
 			what = "damage inside the log; discarded from there as Options.DiscardCorruptLog asks"
 		}
-		if o.Logf != nil {
-			o.Logf("sozu: log %s: %s (%s)", path, rep.Detail, what)
+		if o.Logger != nil {
+			o.Logger.Warn("recovered the log", "engine", "sozu", "log", path, "detail", rep.Detail, "what", what)
 		}
 	}
 	log, err := e.resumeLog(path, tail)

@@ -7,6 +7,7 @@ import (
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/enginetest"
 	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/internal/testlog"
 )
 
 // tinyOptions makes every mechanism work hard on little data: buckets of a
@@ -39,7 +40,7 @@ func tinyOptions() Options {
 
 func openFor(t testing.TB, dir string, o Options) *Engine {
 	t.Helper()
-	o.Logf = t.Logf
+	o.Logger = testlog.Logger(t)
 	e, err := Open(dir, o)
 	if err != nil {
 		t.Fatalf("open: %v", err)

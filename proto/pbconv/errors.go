@@ -2,13 +2,11 @@ package pbconv
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 	"github.com/utxostore/utxostore/utxo"
-	"github.com/utxostore/utxostore/utxo/record"
 )
 
 // ErrorToPB encodes an error: a *utxo.Error keeps its code and output;
@@ -28,28 +26,19 @@ func ErrorToPB(err error) *pb.StoreError {
 	return out
 }
 
-// codesByName inverts ErrorCode.String.
-var codesByName = func() map[string]utxo.ErrorCode {
-	m := map[string]utxo.ErrorCode{}
-	for c := utxo.ErrorCode(1); c < 64; c++ {
-		if name := c.String(); !strings.HasPrefix(name, "ErrorCode(") {
-			m[name] = c
-		}
-	}
-	return m
-}()
-
 // ErrorFromPB decodes an error: a known code becomes a *utxo.Error, so
-// errors.Is with the utxo sentinels works on the client's side.
+// errors.Is with the utxo sentinels works on the client's side. A missing
+// or empty StoreError is no error: a list of errors (BatchReply) sends its
+// successes as empty messages, since protobuf has no nil list element.
 func ErrorFromPB(e *pb.StoreError) error {
-	if e == nil {
+	if e == nil || (e.Code == "" && e.Message == "") {
 		return nil
 	}
-	code, ok := codesByName[e.Code]
+	code, ok := utxo.ParseErrorCode(e.Code)
 	if !ok {
 		return errors.New(e.Message)
 	}
-	out := &record.Error{Code: code, Vout: e.Vout, Msg: e.Message}
+	out := &utxo.Error{Code: code, Vout: e.Vout, Msg: e.Message}
 	copy(out.TxID[:], e.Txid)
 	out.Spending, _ = SpendingDataFromPB(e.Spending)
 	return out

@@ -26,6 +26,9 @@ func MetaToPB(m *utxo.Meta) *pb.Meta {
 	for _, s := range m.SubtreeIdxs {
 		out.SubtreeIdxs = append(out.SubtreeIdxs, int32(s))
 	}
+	for i, parent := range m.TxInpoints.ParentTxHashes {
+		out.Inpoints = append(out.Inpoints, &pb.ParentInpoints{ParentTxid: parent[:], Vouts: m.TxInpoints.Idxs[i]})
+	}
 	for _, o := range m.Outputs {
 		out.Outputs = append(out.Outputs, &pb.OutputState{Stored: o.Stored, UtxoHash: o.UTXOHash[:],
 			Spending: SpendingDataToPB(o.SpendingData), Frozen: o.Frozen, SpendableIn: o.SpendableIn})
@@ -60,6 +63,14 @@ func MetaFromPB(m *pb.Meta) (*utxo.Meta, error) {
 	}
 	for _, s := range m.SubtreeIdxs {
 		out.SubtreeIdxs = append(out.SubtreeIdxs, int(s))
+	}
+	for i, in := range m.Inpoints {
+		parent, err := Hash(in.ParentTxid, fmt.Sprintf("inpoints[%d] parent txid", i))
+		if err != nil {
+			return nil, err
+		}
+		out.TxInpoints.ParentTxHashes = append(out.TxInpoints.ParentTxHashes, parent)
+		out.TxInpoints.Idxs = append(out.TxInpoints.Idxs, in.Vouts)
 	}
 	for i, o := range m.Outputs {
 		st := utxo.OutputState{Stored: o.Stored, Frozen: o.Frozen, SpendableIn: o.SpendableIn}

@@ -603,8 +603,10 @@ type Meta struct {
 	SpendingHeight      uint32                 `protobuf:"varint,20,opt,name=spending_height,json=spendingHeight,proto3" json:"spending_height,omitempty"`
 	Outputs             []*OutputState         `protobuf:"bytes,21,rep,name=outputs,proto3" json:"outputs,omitempty"`
 	Records             int32                  `protobuf:"varint,22,opt,name=records,proto3" json:"records,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The outputs tx spends, grouped by parent in the order first seen.
+	Inpoints      []*ParentInpoints `protobuf:"bytes,23,rep,name=inpoints,proto3" json:"inpoints,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Meta) Reset() {
@@ -791,6 +793,66 @@ func (x *Meta) GetRecords() int32 {
 	return 0
 }
 
+func (x *Meta) GetInpoints() []*ParentInpoints {
+	if x != nil {
+		return x.Inpoints
+	}
+	return nil
+}
+
+// ParentInpoints are the outputs of one parent that a transaction spends.
+type ParentInpoints struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ParentTxid    []byte                 `protobuf:"bytes,1,opt,name=parent_txid,json=parentTxid,proto3" json:"parent_txid,omitempty"`
+	Vouts         []uint32               `protobuf:"varint,2,rep,packed,name=vouts,proto3" json:"vouts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ParentInpoints) Reset() {
+	*x = ParentInpoints{}
+	mi := &file_utxostore_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ParentInpoints) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ParentInpoints) ProtoMessage() {}
+
+func (x *ParentInpoints) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ParentInpoints.ProtoReflect.Descriptor instead.
+func (*ParentInpoints) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ParentInpoints) GetParentTxid() []byte {
+	if x != nil {
+		return x.ParentTxid
+	}
+	return nil
+}
+
+func (x *ParentInpoints) GetVouts() []uint32 {
+	if x != nil {
+		return x.Vouts
+	}
+	return nil
+}
+
 type CreateRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Tx          []byte                 `protobuf:"bytes,1,opt,name=tx,proto3" json:"tx,omitempty"`
@@ -808,7 +870,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_utxostore_proto_msgTypes[9]
+	mi := &file_utxostore_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -820,7 +882,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[9]
+	mi := &file_utxostore_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -833,7 +895,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{9}
+	return file_utxostore_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateRequest) GetTx() []byte {
@@ -901,7 +963,7 @@ type CreateBatchRequest struct {
 
 func (x *CreateBatchRequest) Reset() {
 	*x = CreateBatchRequest{}
-	mi := &file_utxostore_proto_msgTypes[10]
+	mi := &file_utxostore_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -913,7 +975,7 @@ func (x *CreateBatchRequest) String() string {
 func (*CreateBatchRequest) ProtoMessage() {}
 
 func (x *CreateBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[10]
+	mi := &file_utxostore_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -926,7 +988,7 @@ func (x *CreateBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBatchRequest.ProtoReflect.Descriptor instead.
 func (*CreateBatchRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{10}
+	return file_utxostore_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CreateBatchRequest) GetCreates() []*CreateRequest {
@@ -945,7 +1007,7 @@ type MetaReply struct {
 
 func (x *MetaReply) Reset() {
 	*x = MetaReply{}
-	mi := &file_utxostore_proto_msgTypes[11]
+	mi := &file_utxostore_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1019,7 @@ func (x *MetaReply) String() string {
 func (*MetaReply) ProtoMessage() {}
 
 func (x *MetaReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[11]
+	mi := &file_utxostore_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1032,7 @@ func (x *MetaReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaReply.ProtoReflect.Descriptor instead.
 func (*MetaReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{11}
+	return file_utxostore_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MetaReply) GetMeta() *Meta {
@@ -990,7 +1052,7 @@ type MetaResult struct {
 
 func (x *MetaResult) Reset() {
 	*x = MetaResult{}
-	mi := &file_utxostore_proto_msgTypes[12]
+	mi := &file_utxostore_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1002,7 +1064,7 @@ func (x *MetaResult) String() string {
 func (*MetaResult) ProtoMessage() {}
 
 func (x *MetaResult) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[12]
+	mi := &file_utxostore_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1077,7 @@ func (x *MetaResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaResult.ProtoReflect.Descriptor instead.
 func (*MetaResult) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{12}
+	return file_utxostore_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MetaResult) GetMeta() *Meta {
@@ -1041,7 +1103,7 @@ type MetaBatchReply struct {
 
 func (x *MetaBatchReply) Reset() {
 	*x = MetaBatchReply{}
-	mi := &file_utxostore_proto_msgTypes[13]
+	mi := &file_utxostore_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +1115,7 @@ func (x *MetaBatchReply) String() string {
 func (*MetaBatchReply) ProtoMessage() {}
 
 func (x *MetaBatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[13]
+	mi := &file_utxostore_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +1128,7 @@ func (x *MetaBatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaBatchReply.ProtoReflect.Descriptor instead.
 func (*MetaBatchReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{13}
+	return file_utxostore_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MetaBatchReply) GetResults() []*MetaResult {
@@ -1086,7 +1148,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_utxostore_proto_msgTypes[14]
+	mi := &file_utxostore_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1160,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[14]
+	mi := &file_utxostore_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1173,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{14}
+	return file_utxostore_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetRequest) GetTxid() []byte {
@@ -1138,7 +1200,7 @@ type BatchDecorateRequest struct {
 
 func (x *BatchDecorateRequest) Reset() {
 	*x = BatchDecorateRequest{}
-	mi := &file_utxostore_proto_msgTypes[15]
+	mi := &file_utxostore_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1150,7 +1212,7 @@ func (x *BatchDecorateRequest) String() string {
 func (*BatchDecorateRequest) ProtoMessage() {}
 
 func (x *BatchDecorateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[15]
+	mi := &file_utxostore_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1163,7 +1225,7 @@ func (x *BatchDecorateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchDecorateRequest.ProtoReflect.Descriptor instead.
 func (*BatchDecorateRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{15}
+	return file_utxostore_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *BatchDecorateRequest) GetTxids() [][]byte {
@@ -1189,7 +1251,7 @@ type TxIDRequest struct {
 
 func (x *TxIDRequest) Reset() {
 	*x = TxIDRequest{}
-	mi := &file_utxostore_proto_msgTypes[16]
+	mi := &file_utxostore_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1263,7 @@ func (x *TxIDRequest) String() string {
 func (*TxIDRequest) ProtoMessage() {}
 
 func (x *TxIDRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[16]
+	mi := &file_utxostore_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1276,7 @@ func (x *TxIDRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxIDRequest.ProtoReflect.Descriptor instead.
 func (*TxIDRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{16}
+	return file_utxostore_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TxIDRequest) GetTxid() []byte {
@@ -1233,7 +1295,7 @@ type TxIDsRequest struct {
 
 func (x *TxIDsRequest) Reset() {
 	*x = TxIDsRequest{}
-	mi := &file_utxostore_proto_msgTypes[17]
+	mi := &file_utxostore_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1307,7 @@ func (x *TxIDsRequest) String() string {
 func (*TxIDsRequest) ProtoMessage() {}
 
 func (x *TxIDsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[17]
+	mi := &file_utxostore_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1320,7 @@ func (x *TxIDsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxIDsRequest.ProtoReflect.Descriptor instead.
 func (*TxIDsRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{17}
+	return file_utxostore_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TxIDsRequest) GetTxids() [][]byte {
@@ -1277,7 +1339,7 @@ type TxIDsReply struct {
 
 func (x *TxIDsReply) Reset() {
 	*x = TxIDsReply{}
-	mi := &file_utxostore_proto_msgTypes[18]
+	mi := &file_utxostore_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1351,7 @@ func (x *TxIDsReply) String() string {
 func (*TxIDsReply) ProtoMessage() {}
 
 func (x *TxIDsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[18]
+	mi := &file_utxostore_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1364,7 @@ func (x *TxIDsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxIDsReply.ProtoReflect.Descriptor instead.
 func (*TxIDsReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{18}
+	return file_utxostore_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TxIDsReply) GetTxids() [][]byte {
@@ -1322,7 +1384,7 @@ type BatchReply struct {
 
 func (x *BatchReply) Reset() {
 	*x = BatchReply{}
-	mi := &file_utxostore_proto_msgTypes[19]
+	mi := &file_utxostore_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1334,7 +1396,7 @@ func (x *BatchReply) String() string {
 func (*BatchReply) ProtoMessage() {}
 
 func (x *BatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[19]
+	mi := &file_utxostore_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1347,7 +1409,7 @@ func (x *BatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchReply.ProtoReflect.Descriptor instead.
 func (*BatchReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{19}
+	return file_utxostore_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BatchReply) GetErrors() []*StoreError {
@@ -1372,7 +1434,7 @@ type Spend struct {
 
 func (x *Spend) Reset() {
 	*x = Spend{}
-	mi := &file_utxostore_proto_msgTypes[20]
+	mi := &file_utxostore_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1384,7 +1446,7 @@ func (x *Spend) String() string {
 func (*Spend) ProtoMessage() {}
 
 func (x *Spend) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[20]
+	mi := &file_utxostore_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1397,7 +1459,7 @@ func (x *Spend) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spend.ProtoReflect.Descriptor instead.
 func (*Spend) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{20}
+	return file_utxostore_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Spend) GetTxid() []byte {
@@ -1451,7 +1513,7 @@ type GetSpendRequest struct {
 
 func (x *GetSpendRequest) Reset() {
 	*x = GetSpendRequest{}
-	mi := &file_utxostore_proto_msgTypes[21]
+	mi := &file_utxostore_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1525,7 @@ func (x *GetSpendRequest) String() string {
 func (*GetSpendRequest) ProtoMessage() {}
 
 func (x *GetSpendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[21]
+	mi := &file_utxostore_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1538,7 @@ func (x *GetSpendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpendRequest.ProtoReflect.Descriptor instead.
 func (*GetSpendRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{21}
+	return file_utxostore_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetSpendRequest) GetSpend() *Spend {
@@ -1498,7 +1560,7 @@ type GetSpendReply struct {
 
 func (x *GetSpendReply) Reset() {
 	*x = GetSpendReply{}
-	mi := &file_utxostore_proto_msgTypes[22]
+	mi := &file_utxostore_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1510,7 +1572,7 @@ func (x *GetSpendReply) String() string {
 func (*GetSpendReply) ProtoMessage() {}
 
 func (x *GetSpendReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[22]
+	mi := &file_utxostore_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1523,7 +1585,7 @@ func (x *GetSpendReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpendReply.ProtoReflect.Descriptor instead.
 func (*GetSpendReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{22}
+	return file_utxostore_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetSpendReply) GetStatus() string {
@@ -1563,7 +1625,7 @@ type GetSpendBatchRequest struct {
 
 func (x *GetSpendBatchRequest) Reset() {
 	*x = GetSpendBatchRequest{}
-	mi := &file_utxostore_proto_msgTypes[23]
+	mi := &file_utxostore_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1575,7 +1637,7 @@ func (x *GetSpendBatchRequest) String() string {
 func (*GetSpendBatchRequest) ProtoMessage() {}
 
 func (x *GetSpendBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[23]
+	mi := &file_utxostore_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1588,7 +1650,7 @@ func (x *GetSpendBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpendBatchRequest.ProtoReflect.Descriptor instead.
 func (*GetSpendBatchRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{23}
+	return file_utxostore_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetSpendBatchRequest) GetSpends() []*Spend {
@@ -1608,7 +1670,7 @@ type GetSpendBatchReply struct {
 
 func (x *GetSpendBatchReply) Reset() {
 	*x = GetSpendBatchReply{}
-	mi := &file_utxostore_proto_msgTypes[24]
+	mi := &file_utxostore_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1682,7 @@ func (x *GetSpendBatchReply) String() string {
 func (*GetSpendBatchReply) ProtoMessage() {}
 
 func (x *GetSpendBatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[24]
+	mi := &file_utxostore_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1695,7 @@ func (x *GetSpendBatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSpendBatchReply.ProtoReflect.Descriptor instead.
 func (*GetSpendBatchReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{24}
+	return file_utxostore_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetSpendBatchReply) GetReplies() []*GetSpendReply {
@@ -1660,7 +1722,7 @@ type TxOut struct {
 
 func (x *TxOut) Reset() {
 	*x = TxOut{}
-	mi := &file_utxostore_proto_msgTypes[25]
+	mi := &file_utxostore_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1734,7 @@ func (x *TxOut) String() string {
 func (*TxOut) ProtoMessage() {}
 
 func (x *TxOut) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[25]
+	mi := &file_utxostore_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +1747,7 @@ func (x *TxOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxOut.ProtoReflect.Descriptor instead.
 func (*TxOut) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{25}
+	return file_utxostore_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TxOut) GetValue() int64 {
@@ -1715,7 +1777,7 @@ type SpendRequest struct {
 
 func (x *SpendRequest) Reset() {
 	*x = SpendRequest{}
-	mi := &file_utxostore_proto_msgTypes[26]
+	mi := &file_utxostore_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1727,7 +1789,7 @@ func (x *SpendRequest) String() string {
 func (*SpendRequest) ProtoMessage() {}
 
 func (x *SpendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[26]
+	mi := &file_utxostore_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1740,7 +1802,7 @@ func (x *SpendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendRequest.ProtoReflect.Descriptor instead.
 func (*SpendRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{26}
+	return file_utxostore_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SpendRequest) GetTx() []byte {
@@ -1789,7 +1851,7 @@ type SpendReply struct {
 
 func (x *SpendReply) Reset() {
 	*x = SpendReply{}
-	mi := &file_utxostore_proto_msgTypes[27]
+	mi := &file_utxostore_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1801,7 +1863,7 @@ func (x *SpendReply) String() string {
 func (*SpendReply) ProtoMessage() {}
 
 func (x *SpendReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[27]
+	mi := &file_utxostore_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1814,7 +1876,7 @@ func (x *SpendReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendReply.ProtoReflect.Descriptor instead.
 func (*SpendReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{27}
+	return file_utxostore_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SpendReply) GetSpends() []*Spend {
@@ -1840,7 +1902,7 @@ type SpendBatchRequest struct {
 
 func (x *SpendBatchRequest) Reset() {
 	*x = SpendBatchRequest{}
-	mi := &file_utxostore_proto_msgTypes[28]
+	mi := &file_utxostore_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1852,7 +1914,7 @@ func (x *SpendBatchRequest) String() string {
 func (*SpendBatchRequest) ProtoMessage() {}
 
 func (x *SpendBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[28]
+	mi := &file_utxostore_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1865,7 +1927,7 @@ func (x *SpendBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendBatchRequest.ProtoReflect.Descriptor instead.
 func (*SpendBatchRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{28}
+	return file_utxostore_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SpendBatchRequest) GetSpends() []*SpendRequest {
@@ -1884,7 +1946,7 @@ type SpendBatchReply struct {
 
 func (x *SpendBatchReply) Reset() {
 	*x = SpendBatchReply{}
-	mi := &file_utxostore_proto_msgTypes[29]
+	mi := &file_utxostore_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1896,7 +1958,7 @@ func (x *SpendBatchReply) String() string {
 func (*SpendBatchReply) ProtoMessage() {}
 
 func (x *SpendBatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[29]
+	mi := &file_utxostore_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1909,7 +1971,7 @@ func (x *SpendBatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendBatchReply.ProtoReflect.Descriptor instead.
 func (*SpendBatchReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{29}
+	return file_utxostore_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SpendBatchReply) GetReplies() []*SpendReply {
@@ -1929,7 +1991,7 @@ type UnspendRequest struct {
 
 func (x *UnspendRequest) Reset() {
 	*x = UnspendRequest{}
-	mi := &file_utxostore_proto_msgTypes[30]
+	mi := &file_utxostore_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1941,7 +2003,7 @@ func (x *UnspendRequest) String() string {
 func (*UnspendRequest) ProtoMessage() {}
 
 func (x *UnspendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[30]
+	mi := &file_utxostore_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1954,7 +2016,7 @@ func (x *UnspendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnspendRequest.ProtoReflect.Descriptor instead.
 func (*UnspendRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{30}
+	return file_utxostore_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *UnspendRequest) GetSpends() []*Spend {
@@ -1981,7 +2043,7 @@ type SetMinedMultiRequest struct {
 
 func (x *SetMinedMultiRequest) Reset() {
 	*x = SetMinedMultiRequest{}
-	mi := &file_utxostore_proto_msgTypes[31]
+	mi := &file_utxostore_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1993,7 +2055,7 @@ func (x *SetMinedMultiRequest) String() string {
 func (*SetMinedMultiRequest) ProtoMessage() {}
 
 func (x *SetMinedMultiRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[31]
+	mi := &file_utxostore_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2006,7 +2068,7 @@ func (x *SetMinedMultiRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetMinedMultiRequest.ProtoReflect.Descriptor instead.
 func (*SetMinedMultiRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{31}
+	return file_utxostore_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetMinedMultiRequest) GetTxids() [][]byte {
@@ -2033,7 +2095,7 @@ type BlockIDs struct {
 
 func (x *BlockIDs) Reset() {
 	*x = BlockIDs{}
-	mi := &file_utxostore_proto_msgTypes[32]
+	mi := &file_utxostore_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2045,7 +2107,7 @@ func (x *BlockIDs) String() string {
 func (*BlockIDs) ProtoMessage() {}
 
 func (x *BlockIDs) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[32]
+	mi := &file_utxostore_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2058,7 +2120,7 @@ func (x *BlockIDs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockIDs.ProtoReflect.Descriptor instead.
 func (*BlockIDs) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{32}
+	return file_utxostore_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BlockIDs) GetTxid() []byte {
@@ -2084,7 +2146,7 @@ type SetMinedMultiReply struct {
 
 func (x *SetMinedMultiReply) Reset() {
 	*x = SetMinedMultiReply{}
-	mi := &file_utxostore_proto_msgTypes[33]
+	mi := &file_utxostore_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2096,7 +2158,7 @@ func (x *SetMinedMultiReply) String() string {
 func (*SetMinedMultiReply) ProtoMessage() {}
 
 func (x *SetMinedMultiReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[33]
+	mi := &file_utxostore_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2109,7 +2171,7 @@ func (x *SetMinedMultiReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetMinedMultiReply.ProtoReflect.Descriptor instead.
 func (*SetMinedMultiReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{33}
+	return file_utxostore_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SetMinedMultiReply) GetMined() []*BlockIDs {
@@ -2129,7 +2191,7 @@ type FlagTxIDsRequest struct {
 
 func (x *FlagTxIDsRequest) Reset() {
 	*x = FlagTxIDsRequest{}
-	mi := &file_utxostore_proto_msgTypes[34]
+	mi := &file_utxostore_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2141,7 +2203,7 @@ func (x *FlagTxIDsRequest) String() string {
 func (*FlagTxIDsRequest) ProtoMessage() {}
 
 func (x *FlagTxIDsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[34]
+	mi := &file_utxostore_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2154,7 +2216,7 @@ func (x *FlagTxIDsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlagTxIDsRequest.ProtoReflect.Descriptor instead.
 func (*FlagTxIDsRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{34}
+	return file_utxostore_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *FlagTxIDsRequest) GetTxids() [][]byte {
@@ -2186,7 +2248,7 @@ type UnminedTransaction struct {
 
 func (x *UnminedTransaction) Reset() {
 	*x = UnminedTransaction{}
-	mi := &file_utxostore_proto_msgTypes[35]
+	mi := &file_utxostore_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2260,7 @@ func (x *UnminedTransaction) String() string {
 func (*UnminedTransaction) ProtoMessage() {}
 
 func (x *UnminedTransaction) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[35]
+	mi := &file_utxostore_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2273,7 @@ func (x *UnminedTransaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnminedTransaction.ProtoReflect.Descriptor instead.
 func (*UnminedTransaction) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{35}
+	return file_utxostore_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *UnminedTransaction) GetTxid() []byte {
@@ -2272,7 +2334,7 @@ type HeightRequest struct {
 
 func (x *HeightRequest) Reset() {
 	*x = HeightRequest{}
-	mi := &file_utxostore_proto_msgTypes[36]
+	mi := &file_utxostore_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2346,7 @@ func (x *HeightRequest) String() string {
 func (*HeightRequest) ProtoMessage() {}
 
 func (x *HeightRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[36]
+	mi := &file_utxostore_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2359,7 @@ func (x *HeightRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeightRequest.ProtoReflect.Descriptor instead.
 func (*HeightRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{36}
+	return file_utxostore_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *HeightRequest) GetHeight() uint32 {
@@ -2316,7 +2378,7 @@ type HeightReply struct {
 
 func (x *HeightReply) Reset() {
 	*x = HeightReply{}
-	mi := &file_utxostore_proto_msgTypes[37]
+	mi := &file_utxostore_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2328,7 +2390,7 @@ func (x *HeightReply) String() string {
 func (*HeightReply) ProtoMessage() {}
 
 func (x *HeightReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[37]
+	mi := &file_utxostore_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2341,7 +2403,7 @@ func (x *HeightReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeightReply.ProtoReflect.Descriptor instead.
 func (*HeightReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{37}
+	return file_utxostore_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *HeightReply) GetHeight() uint32 {
@@ -2361,7 +2423,7 @@ type PreserveRequest struct {
 
 func (x *PreserveRequest) Reset() {
 	*x = PreserveRequest{}
-	mi := &file_utxostore_proto_msgTypes[38]
+	mi := &file_utxostore_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2373,7 +2435,7 @@ func (x *PreserveRequest) String() string {
 func (*PreserveRequest) ProtoMessage() {}
 
 func (x *PreserveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[38]
+	mi := &file_utxostore_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2386,7 +2448,7 @@ func (x *PreserveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreserveRequest.ProtoReflect.Descriptor instead.
 func (*PreserveRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{38}
+	return file_utxostore_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PreserveRequest) GetTxids() [][]byte {
@@ -2412,7 +2474,7 @@ type TxRequest struct {
 
 func (x *TxRequest) Reset() {
 	*x = TxRequest{}
-	mi := &file_utxostore_proto_msgTypes[39]
+	mi := &file_utxostore_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2424,7 +2486,7 @@ func (x *TxRequest) String() string {
 func (*TxRequest) ProtoMessage() {}
 
 func (x *TxRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[39]
+	mi := &file_utxostore_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2437,7 +2499,7 @@ func (x *TxRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxRequest.ProtoReflect.Descriptor instead.
 func (*TxRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{39}
+	return file_utxostore_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TxRequest) GetTx() []byte {
@@ -2456,7 +2518,7 @@ type PreviousOutputsReply struct {
 
 func (x *PreviousOutputsReply) Reset() {
 	*x = PreviousOutputsReply{}
-	mi := &file_utxostore_proto_msgTypes[40]
+	mi := &file_utxostore_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2468,7 +2530,7 @@ func (x *PreviousOutputsReply) String() string {
 func (*PreviousOutputsReply) ProtoMessage() {}
 
 func (x *PreviousOutputsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[40]
+	mi := &file_utxostore_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2481,7 +2543,7 @@ func (x *PreviousOutputsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviousOutputsReply.ProtoReflect.Descriptor instead.
 func (*PreviousOutputsReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{40}
+	return file_utxostore_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PreviousOutputsReply) GetOutputs() []*TxOut {
@@ -2500,7 +2562,7 @@ type SpendsRequest struct {
 
 func (x *SpendsRequest) Reset() {
 	*x = SpendsRequest{}
-	mi := &file_utxostore_proto_msgTypes[41]
+	mi := &file_utxostore_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +2574,7 @@ func (x *SpendsRequest) String() string {
 func (*SpendsRequest) ProtoMessage() {}
 
 func (x *SpendsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[41]
+	mi := &file_utxostore_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +2587,7 @@ func (x *SpendsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendsRequest.ProtoReflect.Descriptor instead.
 func (*SpendsRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{41}
+	return file_utxostore_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SpendsRequest) GetSpends() []*Spend {
@@ -2545,7 +2607,7 @@ type ReAssignRequest struct {
 
 func (x *ReAssignRequest) Reset() {
 	*x = ReAssignRequest{}
-	mi := &file_utxostore_proto_msgTypes[42]
+	mi := &file_utxostore_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2557,7 +2619,7 @@ func (x *ReAssignRequest) String() string {
 func (*ReAssignRequest) ProtoMessage() {}
 
 func (x *ReAssignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[42]
+	mi := &file_utxostore_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2570,7 +2632,7 @@ func (x *ReAssignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReAssignRequest.ProtoReflect.Descriptor instead.
 func (*ReAssignRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{42}
+	return file_utxostore_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReAssignRequest) GetUtxo() *Spend {
@@ -2597,7 +2659,7 @@ type SetConflictingReply struct {
 
 func (x *SetConflictingReply) Reset() {
 	*x = SetConflictingReply{}
-	mi := &file_utxostore_proto_msgTypes[43]
+	mi := &file_utxostore_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2609,7 +2671,7 @@ func (x *SetConflictingReply) String() string {
 func (*SetConflictingReply) ProtoMessage() {}
 
 func (x *SetConflictingReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[43]
+	mi := &file_utxostore_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2622,7 +2684,7 @@ func (x *SetConflictingReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConflictingReply.ProtoReflect.Descriptor instead.
 func (*SetConflictingReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{43}
+	return file_utxostore_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SetConflictingReply) GetSpends() []*Spend {
@@ -2649,7 +2711,7 @@ type ConnectBlockRequest struct {
 
 func (x *ConnectBlockRequest) Reset() {
 	*x = ConnectBlockRequest{}
-	mi := &file_utxostore_proto_msgTypes[44]
+	mi := &file_utxostore_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2661,7 +2723,7 @@ func (x *ConnectBlockRequest) String() string {
 func (*ConnectBlockRequest) ProtoMessage() {}
 
 func (x *ConnectBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[44]
+	mi := &file_utxostore_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2674,7 +2736,7 @@ func (x *ConnectBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectBlockRequest.ProtoReflect.Descriptor instead.
 func (*ConnectBlockRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{44}
+	return file_utxostore_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ConnectBlockRequest) GetBlock() []byte {
@@ -2702,7 +2764,7 @@ type ConnectBlockReply struct {
 
 func (x *ConnectBlockReply) Reset() {
 	*x = ConnectBlockReply{}
-	mi := &file_utxostore_proto_msgTypes[45]
+	mi := &file_utxostore_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2714,7 +2776,7 @@ func (x *ConnectBlockReply) String() string {
 func (*ConnectBlockReply) ProtoMessage() {}
 
 func (x *ConnectBlockReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[45]
+	mi := &file_utxostore_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2727,7 +2789,7 @@ func (x *ConnectBlockReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectBlockReply.ProtoReflect.Descriptor instead.
 func (*ConnectBlockReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{45}
+	return file_utxostore_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ConnectBlockReply) GetHash() []byte {
@@ -2765,7 +2827,7 @@ type SummaryReply struct {
 
 func (x *SummaryReply) Reset() {
 	*x = SummaryReply{}
-	mi := &file_utxostore_proto_msgTypes[46]
+	mi := &file_utxostore_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2777,7 +2839,7 @@ func (x *SummaryReply) String() string {
 func (*SummaryReply) ProtoMessage() {}
 
 func (x *SummaryReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[46]
+	mi := &file_utxostore_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2790,7 +2852,7 @@ func (x *SummaryReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SummaryReply.ProtoReflect.Descriptor instead.
 func (*SummaryReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{46}
+	return file_utxostore_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SummaryReply) GetBlocks() uint64 {
@@ -2875,7 +2937,7 @@ const file_utxostore_proto_rawDesc = "" +
 	"\tutxo_hash\x18\x02 \x01(\fR\butxoHash\x126\n" +
 	"\bspending\x18\x03 \x01(\v2\x1a.utxostore.v1.SpendingDataR\bspending\x12\x16\n" +
 	"\x06frozen\x18\x04 \x01(\bR\x06frozen\x12!\n" +
-	"\fspendable_in\x18\x05 \x01(\rR\vspendableIn\"\xcd\x05\n" +
+	"\fspendable_in\x18\x05 \x01(\rR\vspendableIn\"\x87\x06\n" +
 	"\x04Meta\x12\x12\n" +
 	"\x04txid\x18\x01 \x01(\fR\x04txid\x12\x0e\n" +
 	"\x02tx\x18\x02 \x01(\fR\x02tx\x12\x10\n" +
@@ -2901,7 +2963,12 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x10delete_at_height\x18\x13 \x01(\rR\x0edeleteAtHeight\x12'\n" +
 	"\x0fspending_height\x18\x14 \x01(\rR\x0espendingHeight\x123\n" +
 	"\aoutputs\x18\x15 \x03(\v2\x19.utxostore.v1.OutputStateR\aoutputs\x12\x18\n" +
-	"\arecords\x18\x16 \x01(\x05R\arecords\"\x95\x02\n" +
+	"\arecords\x18\x16 \x01(\x05R\arecords\x128\n" +
+	"\binpoints\x18\x17 \x03(\v2\x1c.utxostore.v1.ParentInpointsR\binpoints\"G\n" +
+	"\x0eParentInpoints\x12\x1f\n" +
+	"\vparent_txid\x18\x01 \x01(\fR\n" +
+	"parentTxid\x12\x14\n" +
+	"\x05vouts\x18\x02 \x03(\rR\x05vouts\"\x95\x02\n" +
 	"\rCreateRequest\x12\x0e\n" +
 	"\x02tx\x18\x01 \x01(\fR\x02tx\x12!\n" +
 	"\fblock_height\x18\x02 \x01(\rR\vblockHeight\x12?\n" +
@@ -3082,7 +3149,7 @@ func file_utxostore_proto_rawDescGZIP() []byte {
 }
 
 var file_utxostore_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_utxostore_proto_goTypes = []any{
 	(Field)(0),                   // 0: utxostore.v1.Field
 	(*Empty)(nil),                // 1: utxostore.v1.Empty
@@ -3094,44 +3161,45 @@ var file_utxostore_proto_goTypes = []any{
 	(*MinedBlockInfo)(nil),       // 7: utxostore.v1.MinedBlockInfo
 	(*OutputState)(nil),          // 8: utxostore.v1.OutputState
 	(*Meta)(nil),                 // 9: utxostore.v1.Meta
-	(*CreateRequest)(nil),        // 10: utxostore.v1.CreateRequest
-	(*CreateBatchRequest)(nil),   // 11: utxostore.v1.CreateBatchRequest
-	(*MetaReply)(nil),            // 12: utxostore.v1.MetaReply
-	(*MetaResult)(nil),           // 13: utxostore.v1.MetaResult
-	(*MetaBatchReply)(nil),       // 14: utxostore.v1.MetaBatchReply
-	(*GetRequest)(nil),           // 15: utxostore.v1.GetRequest
-	(*BatchDecorateRequest)(nil), // 16: utxostore.v1.BatchDecorateRequest
-	(*TxIDRequest)(nil),          // 17: utxostore.v1.TxIDRequest
-	(*TxIDsRequest)(nil),         // 18: utxostore.v1.TxIDsRequest
-	(*TxIDsReply)(nil),           // 19: utxostore.v1.TxIDsReply
-	(*BatchReply)(nil),           // 20: utxostore.v1.BatchReply
-	(*Spend)(nil),                // 21: utxostore.v1.Spend
-	(*GetSpendRequest)(nil),      // 22: utxostore.v1.GetSpendRequest
-	(*GetSpendReply)(nil),        // 23: utxostore.v1.GetSpendReply
-	(*GetSpendBatchRequest)(nil), // 24: utxostore.v1.GetSpendBatchRequest
-	(*GetSpendBatchReply)(nil),   // 25: utxostore.v1.GetSpendBatchReply
-	(*TxOut)(nil),                // 26: utxostore.v1.TxOut
-	(*SpendRequest)(nil),         // 27: utxostore.v1.SpendRequest
-	(*SpendReply)(nil),           // 28: utxostore.v1.SpendReply
-	(*SpendBatchRequest)(nil),    // 29: utxostore.v1.SpendBatchRequest
-	(*SpendBatchReply)(nil),      // 30: utxostore.v1.SpendBatchReply
-	(*UnspendRequest)(nil),       // 31: utxostore.v1.UnspendRequest
-	(*SetMinedMultiRequest)(nil), // 32: utxostore.v1.SetMinedMultiRequest
-	(*BlockIDs)(nil),             // 33: utxostore.v1.BlockIDs
-	(*SetMinedMultiReply)(nil),   // 34: utxostore.v1.SetMinedMultiReply
-	(*FlagTxIDsRequest)(nil),     // 35: utxostore.v1.FlagTxIDsRequest
-	(*UnminedTransaction)(nil),   // 36: utxostore.v1.UnminedTransaction
-	(*HeightRequest)(nil),        // 37: utxostore.v1.HeightRequest
-	(*HeightReply)(nil),          // 38: utxostore.v1.HeightReply
-	(*PreserveRequest)(nil),      // 39: utxostore.v1.PreserveRequest
-	(*TxRequest)(nil),            // 40: utxostore.v1.TxRequest
-	(*PreviousOutputsReply)(nil), // 41: utxostore.v1.PreviousOutputsReply
-	(*SpendsRequest)(nil),        // 42: utxostore.v1.SpendsRequest
-	(*ReAssignRequest)(nil),      // 43: utxostore.v1.ReAssignRequest
-	(*SetConflictingReply)(nil),  // 44: utxostore.v1.SetConflictingReply
-	(*ConnectBlockRequest)(nil),  // 45: utxostore.v1.ConnectBlockRequest
-	(*ConnectBlockReply)(nil),    // 46: utxostore.v1.ConnectBlockReply
-	(*SummaryReply)(nil),         // 47: utxostore.v1.SummaryReply
+	(*ParentInpoints)(nil),       // 10: utxostore.v1.ParentInpoints
+	(*CreateRequest)(nil),        // 11: utxostore.v1.CreateRequest
+	(*CreateBatchRequest)(nil),   // 12: utxostore.v1.CreateBatchRequest
+	(*MetaReply)(nil),            // 13: utxostore.v1.MetaReply
+	(*MetaResult)(nil),           // 14: utxostore.v1.MetaResult
+	(*MetaBatchReply)(nil),       // 15: utxostore.v1.MetaBatchReply
+	(*GetRequest)(nil),           // 16: utxostore.v1.GetRequest
+	(*BatchDecorateRequest)(nil), // 17: utxostore.v1.BatchDecorateRequest
+	(*TxIDRequest)(nil),          // 18: utxostore.v1.TxIDRequest
+	(*TxIDsRequest)(nil),         // 19: utxostore.v1.TxIDsRequest
+	(*TxIDsReply)(nil),           // 20: utxostore.v1.TxIDsReply
+	(*BatchReply)(nil),           // 21: utxostore.v1.BatchReply
+	(*Spend)(nil),                // 22: utxostore.v1.Spend
+	(*GetSpendRequest)(nil),      // 23: utxostore.v1.GetSpendRequest
+	(*GetSpendReply)(nil),        // 24: utxostore.v1.GetSpendReply
+	(*GetSpendBatchRequest)(nil), // 25: utxostore.v1.GetSpendBatchRequest
+	(*GetSpendBatchReply)(nil),   // 26: utxostore.v1.GetSpendBatchReply
+	(*TxOut)(nil),                // 27: utxostore.v1.TxOut
+	(*SpendRequest)(nil),         // 28: utxostore.v1.SpendRequest
+	(*SpendReply)(nil),           // 29: utxostore.v1.SpendReply
+	(*SpendBatchRequest)(nil),    // 30: utxostore.v1.SpendBatchRequest
+	(*SpendBatchReply)(nil),      // 31: utxostore.v1.SpendBatchReply
+	(*UnspendRequest)(nil),       // 32: utxostore.v1.UnspendRequest
+	(*SetMinedMultiRequest)(nil), // 33: utxostore.v1.SetMinedMultiRequest
+	(*BlockIDs)(nil),             // 34: utxostore.v1.BlockIDs
+	(*SetMinedMultiReply)(nil),   // 35: utxostore.v1.SetMinedMultiReply
+	(*FlagTxIDsRequest)(nil),     // 36: utxostore.v1.FlagTxIDsRequest
+	(*UnminedTransaction)(nil),   // 37: utxostore.v1.UnminedTransaction
+	(*HeightRequest)(nil),        // 38: utxostore.v1.HeightRequest
+	(*HeightReply)(nil),          // 39: utxostore.v1.HeightReply
+	(*PreserveRequest)(nil),      // 40: utxostore.v1.PreserveRequest
+	(*TxRequest)(nil),            // 41: utxostore.v1.TxRequest
+	(*PreviousOutputsReply)(nil), // 42: utxostore.v1.PreviousOutputsReply
+	(*SpendsRequest)(nil),        // 43: utxostore.v1.SpendsRequest
+	(*ReAssignRequest)(nil),      // 44: utxostore.v1.ReAssignRequest
+	(*SetConflictingReply)(nil),  // 45: utxostore.v1.SetConflictingReply
+	(*ConnectBlockRequest)(nil),  // 46: utxostore.v1.ConnectBlockRequest
+	(*ConnectBlockReply)(nil),    // 47: utxostore.v1.ConnectBlockReply
+	(*SummaryReply)(nil),         // 48: utxostore.v1.SummaryReply
 }
 var file_utxostore_proto_depIdxs = []int32{
 	4,  // 0: utxostore.v1.HealthReply.tip:type_name -> utxostore.v1.BlockRef
@@ -3139,102 +3207,103 @@ var file_utxostore_proto_depIdxs = []int32{
 	6,  // 2: utxostore.v1.StoreError.spending:type_name -> utxostore.v1.SpendingData
 	6,  // 3: utxostore.v1.OutputState.spending:type_name -> utxostore.v1.SpendingData
 	8,  // 4: utxostore.v1.Meta.outputs:type_name -> utxostore.v1.OutputState
-	7,  // 5: utxostore.v1.CreateRequest.mined_blocks:type_name -> utxostore.v1.MinedBlockInfo
-	10, // 6: utxostore.v1.CreateBatchRequest.creates:type_name -> utxostore.v1.CreateRequest
-	9,  // 7: utxostore.v1.MetaReply.meta:type_name -> utxostore.v1.Meta
-	9,  // 8: utxostore.v1.MetaResult.meta:type_name -> utxostore.v1.Meta
-	5,  // 9: utxostore.v1.MetaResult.error:type_name -> utxostore.v1.StoreError
-	13, // 10: utxostore.v1.MetaBatchReply.results:type_name -> utxostore.v1.MetaResult
-	0,  // 11: utxostore.v1.GetRequest.fields:type_name -> utxostore.v1.Field
-	0,  // 12: utxostore.v1.BatchDecorateRequest.fields:type_name -> utxostore.v1.Field
-	5,  // 13: utxostore.v1.BatchReply.errors:type_name -> utxostore.v1.StoreError
-	6,  // 14: utxostore.v1.Spend.spending:type_name -> utxostore.v1.SpendingData
-	5,  // 15: utxostore.v1.Spend.error:type_name -> utxostore.v1.StoreError
-	21, // 16: utxostore.v1.GetSpendRequest.spend:type_name -> utxostore.v1.Spend
-	6,  // 17: utxostore.v1.GetSpendReply.spending:type_name -> utxostore.v1.SpendingData
-	21, // 18: utxostore.v1.GetSpendBatchRequest.spends:type_name -> utxostore.v1.Spend
-	23, // 19: utxostore.v1.GetSpendBatchReply.replies:type_name -> utxostore.v1.GetSpendReply
-	5,  // 20: utxostore.v1.GetSpendBatchReply.errors:type_name -> utxostore.v1.StoreError
-	26, // 21: utxostore.v1.SpendRequest.previous_outputs:type_name -> utxostore.v1.TxOut
-	21, // 22: utxostore.v1.SpendReply.spends:type_name -> utxostore.v1.Spend
-	5,  // 23: utxostore.v1.SpendReply.error:type_name -> utxostore.v1.StoreError
-	27, // 24: utxostore.v1.SpendBatchRequest.spends:type_name -> utxostore.v1.SpendRequest
-	28, // 25: utxostore.v1.SpendBatchReply.replies:type_name -> utxostore.v1.SpendReply
-	21, // 26: utxostore.v1.UnspendRequest.spends:type_name -> utxostore.v1.Spend
-	7,  // 27: utxostore.v1.SetMinedMultiRequest.info:type_name -> utxostore.v1.MinedBlockInfo
-	33, // 28: utxostore.v1.SetMinedMultiReply.mined:type_name -> utxostore.v1.BlockIDs
-	26, // 29: utxostore.v1.PreviousOutputsReply.outputs:type_name -> utxostore.v1.TxOut
-	21, // 30: utxostore.v1.SpendsRequest.spends:type_name -> utxostore.v1.Spend
-	21, // 31: utxostore.v1.ReAssignRequest.utxo:type_name -> utxostore.v1.Spend
-	21, // 32: utxostore.v1.ReAssignRequest.new_utxo:type_name -> utxostore.v1.Spend
-	21, // 33: utxostore.v1.SetConflictingReply.spends:type_name -> utxostore.v1.Spend
-	2,  // 34: utxostore.v1.UtxoStore.Health:input_type -> utxostore.v1.HealthRequest
-	10, // 35: utxostore.v1.UtxoStore.Create:input_type -> utxostore.v1.CreateRequest
-	11, // 36: utxostore.v1.UtxoStore.CreateBatch:input_type -> utxostore.v1.CreateBatchRequest
-	15, // 37: utxostore.v1.UtxoStore.Get:input_type -> utxostore.v1.GetRequest
-	16, // 38: utxostore.v1.UtxoStore.BatchDecorate:input_type -> utxostore.v1.BatchDecorateRequest
-	18, // 39: utxostore.v1.UtxoStore.Delete:input_type -> utxostore.v1.TxIDsRequest
-	22, // 40: utxostore.v1.UtxoStore.GetSpend:input_type -> utxostore.v1.GetSpendRequest
-	24, // 41: utxostore.v1.UtxoStore.GetSpendBatch:input_type -> utxostore.v1.GetSpendBatchRequest
-	27, // 42: utxostore.v1.UtxoStore.Spend:input_type -> utxostore.v1.SpendRequest
-	29, // 43: utxostore.v1.UtxoStore.SpendBatch:input_type -> utxostore.v1.SpendBatchRequest
-	31, // 44: utxostore.v1.UtxoStore.Unspend:input_type -> utxostore.v1.UnspendRequest
-	32, // 45: utxostore.v1.UtxoStore.SetMinedMulti:input_type -> utxostore.v1.SetMinedMultiRequest
-	35, // 46: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:input_type -> utxostore.v1.FlagTxIDsRequest
-	35, // 47: utxostore.v1.UtxoStore.SetLocked:input_type -> utxostore.v1.FlagTxIDsRequest
-	1,  // 48: utxostore.v1.UtxoStore.GetUnminedTxs:input_type -> utxostore.v1.Empty
-	37, // 49: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:input_type -> utxostore.v1.HeightRequest
-	39, // 50: utxostore.v1.UtxoStore.PreserveTransactions:input_type -> utxostore.v1.PreserveRequest
-	37, // 51: utxostore.v1.UtxoStore.ProcessExpiredPreservations:input_type -> utxostore.v1.HeightRequest
-	40, // 52: utxostore.v1.UtxoStore.PreviousOutputsDecorate:input_type -> utxostore.v1.TxRequest
-	42, // 53: utxostore.v1.UtxoStore.FreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
-	42, // 54: utxostore.v1.UtxoStore.UnFreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
-	43, // 55: utxostore.v1.UtxoStore.ReAssignUTXO:input_type -> utxostore.v1.ReAssignRequest
-	17, // 56: utxostore.v1.UtxoStore.GetCounterConflicting:input_type -> utxostore.v1.TxIDRequest
-	17, // 57: utxostore.v1.UtxoStore.GetConflictingChildren:input_type -> utxostore.v1.TxIDRequest
-	35, // 58: utxostore.v1.UtxoStore.SetConflicting:input_type -> utxostore.v1.FlagTxIDsRequest
-	37, // 59: utxostore.v1.UtxoStore.SetBlockHeight:input_type -> utxostore.v1.HeightRequest
-	1,  // 60: utxostore.v1.UtxoStore.GetBlockHeight:input_type -> utxostore.v1.Empty
-	37, // 61: utxostore.v1.UtxoStore.SetMedianBlockTime:input_type -> utxostore.v1.HeightRequest
-	1,  // 62: utxostore.v1.UtxoStore.GetMedianBlockTime:input_type -> utxostore.v1.Empty
-	45, // 63: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
-	1,  // 64: utxostore.v1.UtxoStore.Summary:input_type -> utxostore.v1.Empty
-	3,  // 65: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
-	12, // 66: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
-	14, // 67: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
-	12, // 68: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
-	14, // 69: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
-	20, // 70: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
-	23, // 71: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
-	25, // 72: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
-	28, // 73: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
-	30, // 74: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
-	1,  // 75: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
-	34, // 76: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
-	1,  // 77: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
-	1,  // 78: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
-	36, // 79: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
-	19, // 80: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
-	1,  // 81: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
-	1,  // 82: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
-	41, // 83: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
-	1,  // 84: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 85: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 86: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
-	19, // 87: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
-	19, // 88: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
-	44, // 89: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
-	1,  // 90: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
-	38, // 91: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
-	1,  // 92: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
-	38, // 93: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
-	46, // 94: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
-	47, // 95: utxostore.v1.UtxoStore.Summary:output_type -> utxostore.v1.SummaryReply
-	65, // [65:96] is the sub-list for method output_type
-	34, // [34:65] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	10, // 5: utxostore.v1.Meta.inpoints:type_name -> utxostore.v1.ParentInpoints
+	7,  // 6: utxostore.v1.CreateRequest.mined_blocks:type_name -> utxostore.v1.MinedBlockInfo
+	11, // 7: utxostore.v1.CreateBatchRequest.creates:type_name -> utxostore.v1.CreateRequest
+	9,  // 8: utxostore.v1.MetaReply.meta:type_name -> utxostore.v1.Meta
+	9,  // 9: utxostore.v1.MetaResult.meta:type_name -> utxostore.v1.Meta
+	5,  // 10: utxostore.v1.MetaResult.error:type_name -> utxostore.v1.StoreError
+	14, // 11: utxostore.v1.MetaBatchReply.results:type_name -> utxostore.v1.MetaResult
+	0,  // 12: utxostore.v1.GetRequest.fields:type_name -> utxostore.v1.Field
+	0,  // 13: utxostore.v1.BatchDecorateRequest.fields:type_name -> utxostore.v1.Field
+	5,  // 14: utxostore.v1.BatchReply.errors:type_name -> utxostore.v1.StoreError
+	6,  // 15: utxostore.v1.Spend.spending:type_name -> utxostore.v1.SpendingData
+	5,  // 16: utxostore.v1.Spend.error:type_name -> utxostore.v1.StoreError
+	22, // 17: utxostore.v1.GetSpendRequest.spend:type_name -> utxostore.v1.Spend
+	6,  // 18: utxostore.v1.GetSpendReply.spending:type_name -> utxostore.v1.SpendingData
+	22, // 19: utxostore.v1.GetSpendBatchRequest.spends:type_name -> utxostore.v1.Spend
+	24, // 20: utxostore.v1.GetSpendBatchReply.replies:type_name -> utxostore.v1.GetSpendReply
+	5,  // 21: utxostore.v1.GetSpendBatchReply.errors:type_name -> utxostore.v1.StoreError
+	27, // 22: utxostore.v1.SpendRequest.previous_outputs:type_name -> utxostore.v1.TxOut
+	22, // 23: utxostore.v1.SpendReply.spends:type_name -> utxostore.v1.Spend
+	5,  // 24: utxostore.v1.SpendReply.error:type_name -> utxostore.v1.StoreError
+	28, // 25: utxostore.v1.SpendBatchRequest.spends:type_name -> utxostore.v1.SpendRequest
+	29, // 26: utxostore.v1.SpendBatchReply.replies:type_name -> utxostore.v1.SpendReply
+	22, // 27: utxostore.v1.UnspendRequest.spends:type_name -> utxostore.v1.Spend
+	7,  // 28: utxostore.v1.SetMinedMultiRequest.info:type_name -> utxostore.v1.MinedBlockInfo
+	34, // 29: utxostore.v1.SetMinedMultiReply.mined:type_name -> utxostore.v1.BlockIDs
+	27, // 30: utxostore.v1.PreviousOutputsReply.outputs:type_name -> utxostore.v1.TxOut
+	22, // 31: utxostore.v1.SpendsRequest.spends:type_name -> utxostore.v1.Spend
+	22, // 32: utxostore.v1.ReAssignRequest.utxo:type_name -> utxostore.v1.Spend
+	22, // 33: utxostore.v1.ReAssignRequest.new_utxo:type_name -> utxostore.v1.Spend
+	22, // 34: utxostore.v1.SetConflictingReply.spends:type_name -> utxostore.v1.Spend
+	2,  // 35: utxostore.v1.UtxoStore.Health:input_type -> utxostore.v1.HealthRequest
+	11, // 36: utxostore.v1.UtxoStore.Create:input_type -> utxostore.v1.CreateRequest
+	12, // 37: utxostore.v1.UtxoStore.CreateBatch:input_type -> utxostore.v1.CreateBatchRequest
+	16, // 38: utxostore.v1.UtxoStore.Get:input_type -> utxostore.v1.GetRequest
+	17, // 39: utxostore.v1.UtxoStore.BatchDecorate:input_type -> utxostore.v1.BatchDecorateRequest
+	19, // 40: utxostore.v1.UtxoStore.Delete:input_type -> utxostore.v1.TxIDsRequest
+	23, // 41: utxostore.v1.UtxoStore.GetSpend:input_type -> utxostore.v1.GetSpendRequest
+	25, // 42: utxostore.v1.UtxoStore.GetSpendBatch:input_type -> utxostore.v1.GetSpendBatchRequest
+	28, // 43: utxostore.v1.UtxoStore.Spend:input_type -> utxostore.v1.SpendRequest
+	30, // 44: utxostore.v1.UtxoStore.SpendBatch:input_type -> utxostore.v1.SpendBatchRequest
+	32, // 45: utxostore.v1.UtxoStore.Unspend:input_type -> utxostore.v1.UnspendRequest
+	33, // 46: utxostore.v1.UtxoStore.SetMinedMulti:input_type -> utxostore.v1.SetMinedMultiRequest
+	36, // 47: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:input_type -> utxostore.v1.FlagTxIDsRequest
+	36, // 48: utxostore.v1.UtxoStore.SetLocked:input_type -> utxostore.v1.FlagTxIDsRequest
+	1,  // 49: utxostore.v1.UtxoStore.GetUnminedTxs:input_type -> utxostore.v1.Empty
+	38, // 50: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:input_type -> utxostore.v1.HeightRequest
+	40, // 51: utxostore.v1.UtxoStore.PreserveTransactions:input_type -> utxostore.v1.PreserveRequest
+	38, // 52: utxostore.v1.UtxoStore.ProcessExpiredPreservations:input_type -> utxostore.v1.HeightRequest
+	41, // 53: utxostore.v1.UtxoStore.PreviousOutputsDecorate:input_type -> utxostore.v1.TxRequest
+	43, // 54: utxostore.v1.UtxoStore.FreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
+	43, // 55: utxostore.v1.UtxoStore.UnFreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
+	44, // 56: utxostore.v1.UtxoStore.ReAssignUTXO:input_type -> utxostore.v1.ReAssignRequest
+	18, // 57: utxostore.v1.UtxoStore.GetCounterConflicting:input_type -> utxostore.v1.TxIDRequest
+	18, // 58: utxostore.v1.UtxoStore.GetConflictingChildren:input_type -> utxostore.v1.TxIDRequest
+	36, // 59: utxostore.v1.UtxoStore.SetConflicting:input_type -> utxostore.v1.FlagTxIDsRequest
+	38, // 60: utxostore.v1.UtxoStore.SetBlockHeight:input_type -> utxostore.v1.HeightRequest
+	1,  // 61: utxostore.v1.UtxoStore.GetBlockHeight:input_type -> utxostore.v1.Empty
+	38, // 62: utxostore.v1.UtxoStore.SetMedianBlockTime:input_type -> utxostore.v1.HeightRequest
+	1,  // 63: utxostore.v1.UtxoStore.GetMedianBlockTime:input_type -> utxostore.v1.Empty
+	46, // 64: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
+	1,  // 65: utxostore.v1.UtxoStore.Summary:input_type -> utxostore.v1.Empty
+	3,  // 66: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
+	13, // 67: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
+	15, // 68: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
+	13, // 69: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
+	15, // 70: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
+	21, // 71: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
+	24, // 72: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
+	26, // 73: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
+	29, // 74: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
+	31, // 75: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
+	1,  // 76: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
+	35, // 77: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
+	1,  // 78: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
+	1,  // 79: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
+	37, // 80: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
+	20, // 81: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
+	1,  // 82: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
+	1,  // 83: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
+	42, // 84: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
+	1,  // 85: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 86: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 87: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
+	20, // 88: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
+	20, // 89: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
+	45, // 90: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
+	1,  // 91: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
+	39, // 92: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
+	1,  // 93: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
+	39, // 94: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
+	47, // 95: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
+	48, // 96: utxostore.v1.UtxoStore.Summary:output_type -> utxostore.v1.SummaryReply
+	66, // [66:97] is the sub-list for method output_type
+	35, // [35:66] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_utxostore_proto_init() }
@@ -3242,14 +3311,14 @@ func file_utxostore_proto_init() {
 	if File_utxostore_proto != nil {
 		return
 	}
-	file_utxostore_proto_msgTypes[9].OneofWrappers = []any{}
+	file_utxostore_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_utxostore_proto_rawDesc), len(file_utxostore_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   47,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
