@@ -85,10 +85,14 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 	return spends, db.spendAll(ctx, spends, o)
 }
 
-// spendAll spends every output or none: when any spend is refused, the
-// spends this call applied are undone and every Spend carries its outcome.
-// Spends of outputs held by the same record are applied in one
-// read-modify-write of that record.
+// spendAll spends every output or none, for the caller: when any spend is
+// refused, the spends this call applied are undone and every Spend carries
+// its outcome. Spends of outputs held by the same record are applied in one
+// read-modify-write of that record, so they are atomic; across records the
+// undo is a second step. A crash (or a failed engine write) between the two
+// leaves the applied spends in place, naming a transaction whose Spend
+// failed. The same Spend sent again settles it: its spends are idempotent,
+// the refusal repeats and the undo runs; Unspend naming it frees them too.
 func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) error {
 	ropts := record.SpendOptions{
 		CurrentHeight:     o.BlockHeight,
