@@ -183,9 +183,10 @@ func readAll(r *chain.BlockReader) ([]*chain.Tx, error) {
 	return txs, nil
 }
 
-// printSummary opens the existing store and prints its summary line.
+// printSummary opens the existing store read-only and prints its summary
+// line.
 func printSummary(ctx context.Context, sf storeFlags, w io.Writer) error {
-	store, err := sf.open(ctx, existingStore)
+	store, err := sf.open(ctx, readStore)
 	if err != nil {
 		return err
 	}

@@ -36,11 +36,11 @@ func runInspect(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if _, err := sf.resolve(existingStore); err != nil {
+	if _, err := sf.resolve(readStore); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 && sf.engine == sozu.Name {
-		o, err := sf.sozuOptions()
+		o, err := sf.sozuOptions(true)
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func runInspect(ctx context.Context, args []string) error {
 	if err != nil || len(fs.Arg(0)) != 2*chainhash.HashSize {
 		return usagef("%q is not a transaction id: 64 hex digits expected", fs.Arg(0))
 	}
-	store, err := sf.open(ctx, existingStore)
+	store, err := sf.open(ctx, readStore)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func runVerify(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := sf.open(ctx, existingStore)
+	store, err := sf.open(ctx, readStore)
 	if err != nil {
 		return err
 	}
