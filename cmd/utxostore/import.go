@@ -217,7 +217,7 @@ func runInfo(ctx context.Context, args []string) error {
 	var sf storeFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: utxostore info [flags]\n\nPrints the summary of the store in the data directory, the JSON object\nimport ends with. A data directory that holds no store is refused.\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), "Usage: utxostore info [flags]\n\nPrints the summary of the store in the data directory, the JSON object\nimport ends with. A data directory that holds no store is refused. The\nstore is opened read-only: nothing in it changes.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

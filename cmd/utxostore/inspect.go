@@ -24,6 +24,8 @@ Without one, on a store of the sozu engine: the table's live shape: entries and 
 per layer, the depth histogram, the filter's size and measured
 false-positive rate, and bytes on disk.
 
+The store is opened read-only: nothing in it changes.
+
 Flags:
 `
 
@@ -76,7 +78,7 @@ func runVerify(ctx context.Context, args []string) error {
 	var sf storeFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: utxostore verify [flags]\n\nChecks that every record decodes with counters matching its outputs, that child\nrecords match their master, and that the engine's indexes hold exactly the\nrecords' terms. Prints what it checked; exits 1 at the first inconsistency.\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), "Usage: utxostore verify [flags]\n\nChecks that every record decodes with counters matching its outputs, that child\nrecords match their master, and that the engine's indexes hold exactly the\nrecords' terms. Prints what it checked; exits 1 at the first inconsistency.\nThe store is opened read-only: nothing in it changes.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
