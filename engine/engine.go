@@ -220,6 +220,10 @@ var (
 	ErrExists = errors.New("engine: record already exists")
 	// ErrClosed is returned by every method after Close.
 	ErrClosed = errors.New("engine: closed")
+	// ErrReadOnly is returned by every method that would write (Update,
+	// CreateOnly, Delete, PutMeta, Checkpoint, SetHeight) of an engine
+	// opened read-only.
+	ErrReadOnly = errors.New("engine: opened read-only")
 )
 
 // CorruptionError reports data that failed its checksum or could not be

@@ -46,7 +46,7 @@ const (
 // closes it on Close.
 func Open(ctx context.Context, eng engine.Engine, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
-	unclean, err := checkInternalState(ctx, eng, opts.Network)
+	unclean, err := checkInternalState(ctx, eng, opts.Network, opts.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -81,10 +81,14 @@ func (db *DB) Health(ctx context.Context) error {
 	return err
 }
 
-// Close checkpoints the engine, records a clean shutdown and closes it.
+// Close checkpoints the engine, records a clean shutdown and closes it;
+// a store opened read-only only closes the engine.
 func (db *DB) Close() error {
 	if db.closed.Swap(true) {
 		return engine.ErrClosed
+	}
+	if db.opts.ReadOnly {
+		return db.eng.Close()
 	}
 	ctx := context.Background()
 	err := errors.Join(

@@ -53,6 +53,13 @@ type Options struct {
 	Blobs blob.Store
 	// Now is the clock for createdAt and lock records (tests set it).
 	Now func() time.Time
+	// ReadOnly opens an existing store to read it, over an engine opened
+	// read-only: Open checks the internal state without marking the store
+	// open, and Close writes nothing. An engine that holds no store is
+	// refused with ErrNoStore, and a store that needs an upgrade with a
+	// *StateError; writes fail with an error that unwraps to
+	// engine.ErrReadOnly.
+	ReadOnly bool
 }
 
 func (o Options) withDefaults() Options {

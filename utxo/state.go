@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/utxostore/utxostore/engine"
@@ -91,12 +92,20 @@ func (e *StateError) Error() string {
 	return fmt.Sprintf("store refused to open: its %s is %q where this run expects %q; %s", e.Field, e.Found, e.Want, e.Hint)
 }
 
-// checkInternalState verifies the stored state against this store and marks
-// it open. It returns whether the previous run ended without a clean close.
-func checkInternalState(ctx context.Context, eng engine.Engine, network string) (uncleanShutdown bool, err error) {
+// ErrNoStore is a read-only Open's refusal of an engine that holds no
+// store: it has no internal state.
+var ErrNoStore = errors.New("utxo: the engine holds no store (it has no internal state)")
+
+// checkInternalState verifies the stored state against this store and,
+// unless readOnly, marks it open. It returns whether the previous run
+// ended without a clean close.
+func checkInternalState(ctx context.Context, eng engine.Engine, network string, readOnly bool) (uncleanShutdown bool, err error) {
 	raw, err := eng.GetMeta(ctx, metaInternalState)
 	if err != nil {
 		return false, fmt.Errorf("reading the internal state: %w", err)
+	}
+	if raw == nil && readOnly {
+		return false, ErrNoStore
 	}
 	state := internalState{Format: FormatVersion, Network: network, Engine: eng.Name(), DBState: dbStateClosed}
 	if raw != nil {
@@ -120,11 +129,18 @@ func checkInternalState(ctx context.Context, eng engine.Engine, network string) 
 				Hint: "a previous run left it inconsistent; re-import into a new data directory"}
 		}
 		uncleanShutdown = found.DBState == dbStateOpen
+		if found.Format == formatWithSeparateHeight && readOnly {
+			return false, &StateError{Field: "format", Found: fmt.Sprint(found.Format), Want: fmt.Sprint(FormatVersion),
+				Hint: "it needs an upgrade, which opening it read-only does not make: open it once with a command that writes (serve or import), which upgrades it"}
+		}
 		if found.Format == formatWithSeparateHeight {
 			if err := moveHeightIntoChainState(ctx, eng); err != nil {
 				return false, fmt.Errorf("upgrading the store from format %d: %w", found.Format, err)
 			}
 		}
+	}
+	if readOnly {
+		return uncleanShutdown, nil
 	}
 	state.DBState = dbStateOpen
 	return uncleanShutdown, putInternalState(ctx, eng, state)

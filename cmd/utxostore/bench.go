@@ -129,7 +129,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	}
 	cfg.synthetic.Seed = *seed
 	// Refused here rather than in every child.
-	if _, err := cfg.sf.sozuOptions(); err != nil {
+	if _, err := cfg.sf.sozuOptions(false); err != nil {
 		return nil, err
 	}
 	if *wl != "synthetic" {

@@ -155,6 +155,19 @@ func (e *noStoreError) Error() string {
 
 func (*noStoreError) commandLineMistake() {}
 
+// noRedisStoreError: a command that only reads was pointed at a Redis
+// namespace that holds no store.
+type noRedisStoreError struct {
+	Namespace string
+}
+
+func (e *noRedisStoreError) Error() string {
+	return fmt.Sprintf("no store in Redis namespace %q: nothing was ever written there. Check --redis-namespace and --redis; 'utxostore import --engine redis --redis-namespace %s FILE...' or 'utxostore serve --create --engine redis --redis-namespace %s' creates one",
+		e.Namespace, e.Namespace, e.Namespace)
+}
+
+func (*noRedisStoreError) commandLineMistake() {}
+
 // storeMismatchError: --engine or --network names another store than the
 // one the data directory holds.
 type storeMismatchError struct {

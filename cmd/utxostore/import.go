@@ -183,9 +183,10 @@ func readAll(r *chain.BlockReader) ([]*chain.Tx, error) {
 	return txs, nil
 }
 
-// printSummary opens the existing store and prints its summary line.
+// printSummary opens the existing store read-only and prints its summary
+// line.
 func printSummary(ctx context.Context, sf storeFlags, w io.Writer) error {
-	store, err := sf.open(ctx, existingStore)
+	store, err := sf.open(ctx, readStore)
 	if err != nil {
 		return err
 	}
@@ -216,7 +217,7 @@ func runInfo(ctx context.Context, args []string) error {
 	var sf storeFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: utxostore info [flags]\n\nPrints the summary of the store in the data directory, the JSON object\nimport ends with. A data directory that holds no store is refused.\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), "Usage: utxostore info [flags]\n\nPrints the summary of the store in the data directory, the JSON object\nimport ends with. A data directory that holds no store is refused. The\nstore is opened read-only: nothing in it changes.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

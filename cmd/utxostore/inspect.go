@@ -24,6 +24,8 @@ Without one, on a store of the sozu engine: the table's live shape: entries and 
 per layer, the depth histogram, the filter's size and measured
 false-positive rate, and bytes on disk.
 
+The store is opened read-only: nothing in it changes.
+
 Flags:
 `
 
@@ -36,11 +38,11 @@ func runInspect(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if _, err := sf.resolve(existingStore); err != nil {
+	if _, err := sf.resolve(readStore); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 && sf.engine == sozu.Name {
-		o, err := sf.sozuOptions()
+		o, err := sf.sozuOptions(true)
 		if err != nil {
 			return err
 		}
@@ -57,7 +59,7 @@ func runInspect(ctx context.Context, args []string) error {
 	if err != nil || len(fs.Arg(0)) != 2*chainhash.HashSize {
 		return usagef("%q is not a transaction id: 64 hex digits expected", fs.Arg(0))
 	}
-	store, err := sf.open(ctx, existingStore)
+	store, err := sf.open(ctx, readStore)
 	if err != nil {
 		return err
 	}
@@ -76,13 +78,13 @@ func runVerify(ctx context.Context, args []string) error {
 	var sf storeFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: utxostore verify [flags]\n\nChecks that every record decodes with counters matching its outputs, that child\nrecords match their master, and that the engine's indexes hold exactly the\nrecords' terms. Prints what it checked; exits 1 at the first inconsistency.\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), "Usage: utxostore verify [flags]\n\nChecks that every record decodes with counters matching its outputs, that child\nrecords match their master, and that the engine's indexes hold exactly the\nrecords' terms. Prints what it checked; exits 1 at the first inconsistency.\nThe store is opened read-only: nothing in it changes.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := sf.open(ctx, existingStore)
+	store, err := sf.open(ctx, readStore)
 	if err != nil {
 		return err
 	}

@@ -80,8 +80,9 @@ func sozuDir(dir string) (string, error) {
 	return "", fmt.Errorf("no Sozu store in %s (nor in %s)", dir, filepath.Join(dir, sozu.Name))
 }
 
-// readSozuReport opens the store (replaying its log, as any open does;
-// closing it takes a checkpoint), probes the filter and gathers Stats.
+// readSozuReport opens the store as o says (read-only for inspect:
+// replaying its log into memory and changing nothing), probes the filter
+// and gathers Stats.
 func readSozuReport(ctx context.Context, dir string, o sozu.Options) (*sozuReport, error) {
 	d, err := sozuDir(dir)
 	if err != nil {

@@ -113,35 +113,45 @@ func defaultDataDir() string {
 	return ".utxostore"
 }
 
-// opener opens one engine from the flags.
-type opener func(ctx context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error)
+// opener opens one engine from the flags; readOnly opens an existing
+// store without changing it.
+type opener func(ctx context.Context, f *storeFlags, sync engine.SyncMode, readOnly bool) (engine.Engine, error)
 
 var engines = map[string]opener{
-	"memory": func(context.Context, *storeFlags, engine.SyncMode) (engine.Engine, error) { return memory.New(), nil },
-	"pebble": func(_ context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
-		return pebble.Open(filepath.Join(f.data, "pebble"), pebble.Options{Sync: sync, Logger: f.engineLogger()})
+	"memory": func(context.Context, *storeFlags, engine.SyncMode, bool) (engine.Engine, error) {
+		return memory.New(), nil
 	},
-	"sozu": func(_ context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
-		o, err := f.sozuOptions()
+	"pebble": func(_ context.Context, f *storeFlags, sync engine.SyncMode, readOnly bool) (engine.Engine, error) {
+		return pebble.Open(filepath.Join(f.data, "pebble"), pebble.Options{Sync: sync, Logger: f.engineLogger(), ReadOnly: readOnly})
+	},
+	"sozu": func(_ context.Context, f *storeFlags, sync engine.SyncMode, readOnly bool) (engine.Engine, error) {
+		o, err := f.sozuOptions(readOnly)
 		if err != nil {
 			return nil, err
 		}
 		o.Sync, o.Logger = sync, f.engineLogger()
 		return openSozu(filepath.Join(f.data, "sozu"), o)
 	},
-	"redis": func(ctx context.Context, f *storeFlags, sync engine.SyncMode) (engine.Engine, error) {
-		return redis.Open(ctx, redis.Options{Addrs: strings.Split(f.redis, ","), Namespace: f.namespace, Sync: sync, Wait: f.redisWait})
+	"redis": func(ctx context.Context, f *storeFlags, sync engine.SyncMode, readOnly bool) (engine.Engine, error) {
+		e, err := redis.Open(ctx, redis.Options{Addrs: strings.Split(f.redis, ","), Namespace: f.namespace, Sync: sync, Wait: f.redisWait, ReadOnly: readOnly})
+		var none *redis.NoNamespaceError
+		if errors.As(err, &none) {
+			return nil, &noRedisStoreError{Namespace: f.namespace}
+		}
+		return e, err
 	},
 }
 
 // sozuOptions are the Sozu options --sozu-tuning and --discard-corrupt-log
-// ask for; a spec that cannot be read is a usage error.
-func (f *storeFlags) sozuOptions() (sozu.Options, error) {
+// ask for, read-only for a command that only reads; a spec that cannot be
+// read is a usage error.
+func (f *storeFlags) sozuOptions(readOnly bool) (sozu.Options, error) {
 	o, err := sozu.ParseTuning(f.sozu)
 	if err != nil {
 		return o, usagef("--sozu-tuning: %v", err)
 	}
 	o.DiscardCorruptLog = f.discardCorruptLog
+	o.ReadOnly = readOnly
 	return o, nil
 }
 
@@ -169,9 +179,13 @@ func engineNames() []string {
 type openMode int
 
 const (
-	// existingStore: the command only reads, or serves a store it did not
+	// existingStore: the command serves or changes a store it did not
 	// create; a data directory holding no store is refused.
 	existingStore openMode = iota
+	// readStore: the command only reads (info, verify, inspect): a data
+	// directory holding no store is refused, and the store is opened
+	// read-only, so that nothing in it changes.
+	readStore
 	// createStore: the command creates the store in a data directory
 	// holding none (import, serve --create, demo, bench), and names it in
 	// the directory's storeFile.
@@ -201,7 +215,7 @@ func (f *storeFlags) resolve(mode openMode) (dataDir, error) {
 	switch {
 	case dir.engine == "":
 		f.engine = cmp.Or(f.engine, defaultEngine)
-		if mode == existingStore && keepsDataInDir(f.engine) {
+		if (mode == existingStore || mode == readStore) && keepsDataInDir(f.engine) {
 			return dir, &noStoreError{Dir: f.data, Missing: !dir.exists}
 		}
 	case f.engine == "":
@@ -233,11 +247,16 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 	if err != nil {
 		return nil, usagef(`unknown --sync %q: use "always" (every write durable) or "block" (durable at block boundaries)`, f.sync)
 	}
-	eng, err := engines[f.engine](ctx, f, sync)
+	readOnly := mode == readStore
+	eng, err := engines[f.engine](ctx, f, sync, readOnly)
+	var noRedisStore *noRedisStoreError
+	if errors.As(err, &noRedisStore) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the %s engine: %w", f.engine, err)
 	}
-	store, err := utxo.Open(ctx, eng, utxo.Options{Network: f.network})
+	store, err := utxo.Open(ctx, eng, utxo.Options{Network: f.network, ReadOnly: readOnly})
 	if err != nil {
 		eng.Close()
 		return nil, fmt.Errorf("opening the store on the %s engine: %w", f.engine, err)

@@ -63,6 +63,12 @@ type Options struct {
 	// Now is the clock that times records out; nil means time.Now (tests
 	// set it).
 	Now func() time.Time
+	// ReadOnly opens an existing store without changing any of its files:
+	// pebble replays its write-ahead log into memory (a torn tail is left
+	// on disk, unread) and writes no manifest, log or options file; every
+	// write returns engine.ErrReadOnly. A directory holding no store is
+	// refused (*fsutil.NotClaimedError), and nothing is created.
+	ReadOnly bool
 }
 
 func (o Options) withDefaults() Options {
@@ -91,6 +97,8 @@ type Engine struct {
 	// now is the clock that decides whether a record's time to live has
 	// passed.
 	now func() time.Time
+	// readOnly: opened with Options.ReadOnly.
+	readOnly bool
 
 	// life is held shared by every call and exclusively by Close, so Close
 	// waits for calls in flight and pebble is never used after its Close.
@@ -109,10 +117,15 @@ type Engine struct {
 var _ engine.Engine = (*Engine)(nil)
 
 // Open claims dir for this engine and opens (or creates) the store in
-// dir/pebble. A directory claimed by another engine is refused before
+// dir/pebble; with Options.ReadOnly it opens the store dir holds and
+// changes nothing. A directory claimed by another engine is refused before
 // anything in it is read or written.
 func Open(dir string, opts Options) (*Engine, error) {
-	if err := fsutil.ClaimDir(dir, Name); err != nil {
+	claim := fsutil.ClaimDir
+	if opts.ReadOnly {
+		claim = fsutil.CheckClaim
+	}
+	if err := claim(dir, Name); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()
@@ -122,6 +135,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		Cache:              cache,
 		MemTableSize:       opts.MemTableSize,
 		FormatMajorVersion: pebbledb.FormatNewest,
+		ReadOnly:           opts.ReadOnly,
 	}
 	po.Levels = make([]pebbledb.LevelOptions, 7)
 	for i := range po.Levels {
@@ -136,7 +150,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pebble: opening %s: %w", dir, err)
 	}
-	e := &Engine{db: db, sync: opts.Sync, wo: pebbledb.Sync, now: opts.Now}
+	e := &Engine{db: db, sync: opts.Sync, wo: pebbledb.Sync, now: opts.Now, readOnly: opts.ReadOnly}
 	if opts.Sync == engine.SyncBlock {
 		e.wo = pebbledb.NoSync
 	}
@@ -148,10 +162,14 @@ func Open(dir string, opts Options) (*Engine, error) {
 }
 
 // checkVersion stamps a new store with the layout version and refuses a
-// store written with another one.
+// store written with another one. A store opened read-only is not
+// stamped: one without a version was never written.
 func (e *Engine) checkVersion() error {
 	v, closer, err := e.db.Get([]byte{prefixVersion})
 	if errors.Is(err, pebbledb.ErrNotFound) {
+		if e.readOnly {
+			return fmt.Errorf("pebble: the store holds no layout version: it was never written, and a read-only open does not start it")
+		}
 		return e.db.Set([]byte{prefixVersion}, []byte(layoutVersion), pebbledb.Sync)
 	}
 	if err != nil {
@@ -179,8 +197,18 @@ func (e *Engine) enter() error {
 
 func (e *Engine) leave() { e.life.RUnlock() }
 
+// enterWriting is enter for the calls that write, which an engine opened
+// read-only refuses.
+func (e *Engine) enterWriting() error {
+	if e.readOnly {
+		return engine.ErrReadOnly
+	}
+	return e.enter()
+}
+
 // Close implements engine.Engine. It syncs the WAL first, so that under
-// SyncBlock a clean shutdown loses nothing.
+// SyncBlock a clean shutdown loses nothing; read-only, it has nothing to
+// sync.
 func (e *Engine) Close() error {
 	e.life.Lock()
 	defer e.life.Unlock()
@@ -188,6 +216,9 @@ func (e *Engine) Close() error {
 		return engine.ErrClosed
 	}
 	e.closed = true
+	if e.readOnly {
+		return e.db.Close()
+	}
 	return errors.Join(e.db.LogData(nil, pebbledb.Sync), e.db.Close())
 }
 

@@ -12,7 +12,7 @@ import (
 // Update implements engine.Engine: one pebble batch per call, applied
 // atomically, in batch order.
 func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, error) {
-	if err := e.enter(); err != nil {
+	if err := e.enterWriting(); err != nil {
 		return nil, err
 	}
 	defer e.leave()
@@ -59,7 +59,7 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 // CreateOnly implements engine.Engine. An expired record counts as absent
 // and is replaced.
 func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl time.Duration) error {
-	if err := e.enter(); err != nil {
+	if err := e.enterWriting(); err != nil {
 		return err
 	}
 	defer e.leave()
@@ -81,7 +81,7 @@ func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl
 
 // Delete implements engine.Engine.
 func (e *Engine) Delete(_ context.Context, keys []engine.Key) error {
-	if err := e.enter(); err != nil {
+	if err := e.enterWriting(); err != nil {
 		return err
 	}
 	defer e.leave()
@@ -101,7 +101,7 @@ func (e *Engine) Delete(_ context.Context, keys []engine.Key) error {
 // PutMeta implements engine.Engine. It needs no read, so it bypasses the
 // writer lock; pebble orders and group-commits it with everything else.
 func (e *Engine) PutMeta(_ context.Context, name string, value []byte) error {
-	if err := e.enter(); err != nil {
+	if err := e.enterWriting(); err != nil {
 		return err
 	}
 	defer e.leave()
@@ -112,7 +112,7 @@ func (e *Engine) PutMeta(_ context.Context, name string, value []byte) error {
 // live has passed, then syncs the WAL, which makes every write applied
 // before it durable whatever the sync mode.
 func (e *Engine) Checkpoint(_ context.Context, _ uint32) error {
-	if err := e.enter(); err != nil {
+	if err := e.enterWriting(); err != nil {
 		return err
 	}
 	defer e.leave()

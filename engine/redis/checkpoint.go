@@ -21,8 +21,8 @@ import (
 // on the importing node instead (ASK), so its master got no write to wait
 // behind: Checkpoint then writes that master another bucket's marker.
 func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
-	if e.closed.Load() {
-		return errClosed
+	if err := e.writable(); err != nil {
+		return err
 	}
 	if e.opt.Wait == 0 {
 		return nil

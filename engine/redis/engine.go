@@ -34,7 +34,8 @@ type Engine struct {
 var _ engine.Engine = (*Engine)(nil)
 
 // Open connects to the servers, checks that every master answers, and opens
-// (or makes) the namespace.
+// (or makes) the namespace; with Options.ReadOnly it opens an existing
+// namespace and writes nothing.
 func Open(ctx context.Context, opt Options) (*Engine, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
@@ -113,6 +114,18 @@ func (e *Engine) Close() error {
 		c.Close()
 	}
 	return e.client.Close()
+}
+
+// writable admits a call that writes: not after Close, nor on an engine
+// opened read-only.
+func (e *Engine) writable() error {
+	switch {
+	case e.closed.Load():
+		return errClosed
+	case e.opt.ReadOnly:
+		return engine.ErrReadOnly
+	}
+	return nil
 }
 
 // check maps errors seen after Close to ErrClosed.

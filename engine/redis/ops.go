@@ -54,8 +54,8 @@ func (e *Engine) Get(ctx context.Context, keys []engine.Key) ([][]byte, error) {
 // Delete implements engine.Engine: an unconditional CAS per key, so the
 // index entries go with the record.
 func (e *Engine) Delete(ctx context.Context, keys []engine.Key) error {
-	if e.closed.Load() {
-		return errClosed
+	if err := e.writable(); err != nil {
+		return err
 	}
 	rk := make([]string, len(keys))
 	for i, k := range keys {
@@ -71,8 +71,8 @@ func (e *Engine) Delete(ctx context.Context, keys []engine.Key) error {
 // failed connection is settled by reading the key back: our stamp there
 // means our SET ran.
 func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, ttl time.Duration) error {
-	if e.closed.Load() {
-		return errClosed
+	if err := e.writable(); err != nil {
+		return err
 	}
 	rk := []string{e.lay.record(key)}
 	stamp := newStamp()
@@ -129,8 +129,8 @@ func (e *Engine) GetMeta(ctx context.Context, name string) ([]byte, error) {
 
 // PutMeta implements engine.Engine.
 func (e *Engine) PutMeta(ctx context.Context, name string, value []byte) error {
-	if e.closed.Load() {
-		return errClosed
+	if err := e.writable(); err != nil {
+		return err
 	}
 	key := e.lay.meta()
 	_, err := e.each(ctx, []string{key}, func(p redis.Pipeliner, _ int) redis.Cmder { return p.HSet(ctx, key, name, value) }, e.syncWrites())

@@ -39,6 +39,11 @@ type Options struct {
 	RetryTimeout time.Duration
 	// Username and Password authenticate, when the servers require it.
 	Username, Password string
+	// ReadOnly opens an existing namespace and writes nothing to Redis:
+	// a namespace never made (no layout key) is refused with a
+	// *NoNamespaceError rather than made, and every write returns
+	// engine.ErrReadOnly.
+	ReadOnly bool
 }
 
 const (

@@ -31,8 +31,8 @@ type group struct {
 // expected means it did not and it is sent again; anything else means it
 // cannot be known, and Update fails rather than guess.
 func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, error) {
-	if e.closed.Load() {
-		return nil, errClosed
+	if err := e.writable(); err != nil {
+		return nil, err
 	}
 	errs := make([]error, len(updates))
 	pending := groupByKey(updates)

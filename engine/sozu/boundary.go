@@ -15,6 +15,9 @@ func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if e.opts.ReadOnly {
+		return engine.ErrReadOnly
+	}
 	e.barrier.Lock()
 	defer e.barrier.Unlock()
 	if e.closed {

@@ -17,11 +17,11 @@ func newTestTable(t *testing.T, o Options) *table {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	pages, err := openPageStore(filepath.Join(dir, "pages"))
+	pages, err := openPageStore(filepath.Join(dir, "pages"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	values, err := openValueLog(filepath.Join(dir, "vlog"), 0)
+	values, err := openValueLog(filepath.Join(dir, "vlog"), 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,16 @@ type Options struct {
 	// after it are lost, acknowledged ones among them; use it to salvage a
 	// store whose log was damaged after it was durable.
 	DiscardCorruptLog bool
+	// ReadOnly opens an existing store without changing any of its files:
+	// the log is replayed into memory only (a torn tail is left on disk,
+	// unread, and out-of-line values it carries are kept in memory), no
+	// page, value, log, checkpoint or manifest is written, truncated or
+	// removed, and Close takes no checkpoint. Every write returns
+	// engine.ErrReadOnly. The changes the log holds stay in memory, so it
+	// takes memory in proportion to the log since the last page
+	// checkpoint (at most about CheckpointLogBytes). A directory holding
+	// no store is refused (*fsutil.NotClaimedError).
+	ReadOnly bool
 	// Logger receives recovery reports (a truncated log tail, a rebuilt
 	// filter). Nil discards them; they are also in Stats.
 	Logger *slog.Logger

@@ -170,8 +170,8 @@ const runSpan = 64
 // siblings being rewritten next to it: it fills at most half a page.
 const sparseRun = pagePayload / 2
 
-func openPageStore(path string) (*pageStore, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+func openPageStore(path string, readOnly bool) (*pageStore, error) {
+	f, err := openStoreFile(path, readOnly)
 	if err != nil {
 		return nil, err
 	}

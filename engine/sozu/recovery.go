@@ -36,7 +36,7 @@ func (e *DamagedLogError) Unwrap() error { return e.CorruptionError }
 // from the buckets when it has none of them; Engine.recover then replays
 // the log.
 func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
-	pages, err := openPageStore(pagesPath(dir, id))
+	pages, err := openPageStore(pagesPath(dir, id), o.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 			return fail(&engine.CorruptionError{Engine: "sozu", Where: path, Detail: err.Error()})
 		}
 	}
-	values, err := openValueLog(valueLogPath(dir, id, img.vlogGen), img.vlogGen)
+	values, err := openValueLog(valueLogPath(dir, id, img.vlogGen), img.vlogGen, o.ReadOnly)
 	if err != nil {
 		return fail(err)
 	}
@@ -114,6 +114,11 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 // recover replays the log of the current generation into the shards, each
 // record into the shard that wrote it, truncates a torn tail and reports
 // it, and opens the log for appending.
+//
+// Read-only, the replay stays in memory: no bucket is written out while
+// it runs, the torn tail is reported and left as it is, and the log is
+// not opened for appending (a torn write was never acknowledged, so
+// ignoring it gives the view a writing open would give).
 func (e *Engine) recover() error {
 	o := e.opts
 	rep := &e.recovery
@@ -131,7 +136,7 @@ func (e *Engine) recover() error {
 		}
 		rep.ReplayedRecords++
 		t := e.shards[id].table
-		if replayed[id]++; replayed[id]%1024 == 0 {
+		if replayed[id]++; replayed[id]%1024 == 0 && !o.ReadOnly {
 			t.dropClean()
 			if err := t.settle(); err != nil {
 				return err
@@ -151,6 +156,9 @@ func (e *Engine) recover() error {
 		rep.DroppedBytes = tail.droppedBytes
 		rep.Detail = fmt.Sprintf("%s; dropped %d bytes from offset %d", tail.detail, tail.droppedBytes, tail.goodBytes)
 		what := "a torn final write, truncated"
+		if o.ReadOnly {
+			what = "a torn final write, left unread by this read-only open"
+		}
 		if tail.midLog {
 			what = "damage inside the log; discarded from there as Options.DiscardCorruptLog asks"
 		}
@@ -158,8 +166,11 @@ func (e *Engine) recover() error {
 			o.Logger.Warn("recovered the log", "engine", "sozu", "log", path, "detail", rep.Detail, "what", what)
 		}
 	}
-	log, err := e.resumeLog(path, tail)
-	if err != nil {
+	var log *writeAheadLog
+	if o.ReadOnly {
+		log = newLog(nil, path, e.gen, tail.goodBytes)
+		log.failed = engine.ErrReadOnly
+	} else if log, err = e.resumeLog(path, tail); err != nil {
 		return err
 	}
 	e.log = log

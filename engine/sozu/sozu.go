@@ -97,9 +97,14 @@ type Engine struct {
 
 var _ engine.Engine = (*Engine)(nil)
 
-// Open opens (or creates) the store in dir.
+// Open opens (or creates) the store in dir; with Options.ReadOnly it
+// opens the store dir holds and changes none of its files.
 func Open(dir string, opts Options) (*Engine, error) {
-	if err := fsutil.ClaimDir(dir, Name); err != nil {
+	claim := fsutil.ClaimDir
+	if opts.ReadOnly {
+		claim = fsutil.CheckClaim
+	}
+	if err := claim(dir, Name); err != nil {
 		return nil, err
 	}
 	o, err := opts.withDefaults()
@@ -124,7 +129,9 @@ func Open(dir string, opts Options) (*Engine, error) {
 		e.closeFiles()
 		return nil, err
 	}
-	e.removeStaleFiles()
+	if !o.ReadOnly {
+		e.removeStaleFiles()
+	}
 	for _, s := range e.shards {
 		go s.loop()
 	}
@@ -180,6 +187,15 @@ func (e *Engine) enter(ctx context.Context) error {
 		return engine.ErrClosed
 	}
 	return nil
+}
+
+// enterWriting is enter for the calls that write, which an engine opened
+// read-only refuses.
+func (e *Engine) enterWriting(ctx context.Context) error {
+	if e.opts.ReadOnly {
+		return engine.ErrReadOnly
+	}
+	return e.enter(ctx)
 }
 
 // byShard groups positions 0..n-1 by the shard of key(i), keeping order.
@@ -259,7 +275,7 @@ func (e *Engine) GetAtHeight(ctx context.Context, keys []engine.Key, minHeight u
 // Update implements engine.Engine. The UpdateFuncs run on the shard
 // goroutines; updates of one key apply in batch order.
 func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, error) {
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWriting(ctx); err != nil {
 		return nil, err
 	}
 	defer e.barrier.RUnlock()
@@ -275,7 +291,7 @@ func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, 
 
 // CreateOnly implements engine.Engine.
 func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, ttl time.Duration) error {
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWriting(ctx); err != nil {
 		return err
 	}
 	defer e.barrier.RUnlock()
@@ -284,7 +300,7 @@ func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, t
 
 // Delete implements engine.Engine.
 func (e *Engine) Delete(ctx context.Context, keys []engine.Key) error {
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWriting(ctx); err != nil {
 		return err
 	}
 	defer e.barrier.RUnlock()
@@ -384,7 +400,7 @@ func (e *Engine) GetMeta(ctx context.Context, name string) ([]byte, error) {
 
 // PutMeta implements engine.Engine.
 func (e *Engine) PutMeta(ctx context.Context, name string, value []byte) error {
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWriting(ctx); err != nil {
 		return err
 	}
 	defer e.barrier.RUnlock()
@@ -406,7 +422,7 @@ func (e *Engine) PutMeta(ctx context.Context, name string, value []byte) error {
 // height only delays the purge); the next durable write or Checkpoint
 // makes it durable, in log order.
 func (e *Engine) SetHeight(ctx context.Context, height uint32) error {
-	if err := e.enter(ctx); err != nil {
+	if err := e.enterWriting(ctx); err != nil {
 		return err
 	}
 	defer e.barrier.RUnlock()
@@ -516,7 +532,7 @@ func (e *Engine) eachShard(fn func(s *shard) error) error {
 }
 
 // Close implements engine.Engine: it checkpoints, so the next Open replays
-// nothing, and releases the files.
+// nothing, and releases the files. Read-only, it only releases them.
 func (e *Engine) Close() error {
 	e.barrier.Lock()
 	defer e.barrier.Unlock()
@@ -524,7 +540,10 @@ func (e *Engine) Close() error {
 		return engine.ErrClosed
 	}
 	e.closed = true
-	err := e.checkpoint()
+	var err error
+	if !e.opts.ReadOnly {
+		err = e.checkpoint()
+	}
 	e.stop()
 	return err
 }

@@ -18,22 +18,41 @@ import (
 // copied to a file of a new generation, which the checkpoint names. The
 // file is truncated on recovery to the length the last checkpoint knew,
 // because the log replay rewrites everything after it.
+//
+// A value log opened read-only is not truncated: the records the replay
+// appends past the checkpoint's length are kept in memory (inMemory),
+// where the file's own bytes past that length are never read.
 type valueLog struct {
 	f    *os.File
 	path string
 	gen  uint64 // the file's generation: 0 for the first, then the checkpoint that compacted into it
 	size int64
 	live int64 // bytes of records some entry points at
+
+	readOnly bool
+	// inFile is the length of the file's part of the log; inMemory holds
+	// the records appended past it by a read-only store.
+	inFile   int64
+	inMemory []byte
 }
 
 const vlogHeaderSize = 8 + engine.KeySize
 
-func openValueLog(path string, gen uint64) (*valueLog, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+func openValueLog(path string, gen uint64, readOnly bool) (*valueLog, error) {
+	f, err := openStoreFile(path, readOnly)
 	if err != nil {
 		return nil, err
 	}
-	return &valueLog{f: f, path: path, gen: gen}, nil
+	return &valueLog{f: f, path: path, gen: gen, readOnly: readOnly}, nil
+}
+
+// openStoreFile opens one of the shard's files for reading and writing,
+// creating it if needed, or read-only when it must exist already.
+func openStoreFile(path string, readOnly bool) (*os.File, error) {
+	if readOnly {
+		return os.Open(path)
+	}
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 }
 
 func (v *valueLog) truncate(size int64) error {
@@ -44,7 +63,10 @@ func (v *valueLog) truncate(size int64) error {
 	if st.Size() < size {
 		return &engine.CorruptionError{Engine: "sozu", Where: v.path, Detail: fmt.Sprintf("value log holds %d bytes, the checkpoint knew %d", st.Size(), size)}
 	}
-	v.size = size
+	v.size, v.inFile = size, size
+	if v.readOnly {
+		return nil
+	}
 	return v.f.Truncate(size)
 }
 
@@ -55,7 +77,9 @@ func (v *valueLog) append(k engine.Key, value []byte) (valuePointer, error) {
 	copy(rec[vlogHeaderSize:], value)
 	binary.LittleEndian.PutUint32(rec[0:], checksum(rec[4:]))
 	p := valuePointer{offset: uint64(v.size), length: uint32(len(value))}
-	if _, err := v.f.WriteAt(rec, v.size); err != nil {
+	if v.readOnly {
+		v.inMemory = append(v.inMemory, rec...)
+	} else if _, err := v.f.WriteAt(rec, v.size); err != nil {
 		return p, fmt.Errorf("sozu: writing value log: %w", err)
 	}
 	v.size += int64(len(rec))
@@ -68,7 +92,9 @@ func (v *valueLog) read(k engine.Key, p valuePointer) ([]byte, error) {
 	if int64(p.offset)+int64(len(rec)) > v.size {
 		return nil, v.corrupt(p, "pointer beyond the end of the value log")
 	}
-	if _, err := v.f.ReadAt(rec, int64(p.offset)); err != nil {
+	if v.readOnly && int64(p.offset) >= v.inFile {
+		copy(rec, v.inMemory[int64(p.offset)-v.inFile:])
+	} else if _, err := v.f.ReadAt(rec, int64(p.offset)); err != nil {
 		return nil, fmt.Errorf("sozu: reading value log: %w", err)
 	}
 	if checksum(rec[4:]) != binary.LittleEndian.Uint32(rec) {

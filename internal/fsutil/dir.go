@@ -41,6 +41,34 @@ func DirOwner(dir string) (string, error) {
 	return strings.TrimSpace(string(found)), nil
 }
 
+// NotClaimedError reports a directory that no engine has claimed (or that
+// does not exist) where an existing store was expected.
+type NotClaimedError struct {
+	Dir  string
+	Want string
+}
+
+func (e *NotClaimedError) Error() string {
+	return fmt.Sprintf("%s holds no %s store (no %s marker)", e.Dir, e.Want, MarkerFile)
+}
+
+// CheckClaim makes sure dir belongs to engine name, as ClaimDir does, for
+// an engine that opens an existing store only: it reads and changes
+// nothing. A directory claimed by another engine gives a
+// *WrongEngineError, one claimed by none (or missing) a *NotClaimedError.
+func CheckClaim(dir, name string) error {
+	owner, err := DirOwner(dir)
+	switch {
+	case err != nil:
+		return err
+	case owner == "":
+		return &NotClaimedError{Dir: dir, Want: name}
+	case owner != name:
+		return &WrongEngineError{Dir: dir, Found: owner, Want: name}
+	}
+	return nil
+}
+
 // ClaimDir makes sure dir exists and belongs to engine name. A new or empty
 // directory is claimed for it; a directory claimed by another engine gives a
 // *WrongEngineError and is left untouched; a non-empty directory with no
