@@ -61,8 +61,9 @@ func networkParams(network string) *chaincfg.Params {
 	return &chaincfg.MainNetParams
 }
 
-// addrDesc turns the path parameter into an address descriptor (the output
-// script): an address of the store's network, or the script in hex.
+// addrDesc turns the path parameter into an address descriptor: an address
+// of the store's network, or an output script in hex (a pay-to-pubkey script
+// names its key's pay-to-pubkey-hash descriptor, index.AddrDesc).
 // DecodeAddress takes a bech32 address of any known network, so the
 // network is checked again.
 func (s *Server) addrDesc(param string) ([]byte, bool) {
@@ -73,7 +74,7 @@ func (s *Server) addrDesc(param string) ([]byte, bool) {
 		}
 	}
 	if b, err := hex.DecodeString(param); err == nil && len(b) > 0 {
-		return b, true
+		return index.AddrDesc(b), true
 	}
 	return nil, false
 }
