@@ -7,6 +7,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
@@ -179,6 +180,9 @@ func (s *Instrumented) ConnectBlock(ctx context.Context, b utxo.Block) (err erro
 
 // AddressIndex implements Backend.
 func (s *Instrumented) AddressIndex() *index.Index { return s.next.AddressIndex() }
+
+// BlockStore implements Backend.
+func (s *Instrumented) BlockStore() *blockstore.Store { return s.next.BlockStore() }
 
 func (s *Instrumented) Tip(ctx context.Context) (tip utxo.Tip, ok bool, err error) {
 	defer func(start time.Time) { s.m.observe("Tip", start, err) }(time.Now())

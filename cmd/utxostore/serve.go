@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
@@ -78,13 +79,19 @@ func runServe(ctx context.Context, args []string) error {
 		idx.Close()
 		return err
 	}
-	return serveStore(ctx, cfg, store, idx, nil)
+	blocks, err := cfg.store.openBlocks()
+	if err != nil {
+		store.Close()
+		idx.Close()
+		return err
+	}
+	return serveStore(ctx, cfg, store, idx, blocks, nil)
 }
 
-// serveStore serves an open store (and the address index, when not nil)
-// until ctx ends, then shuts down and closes them. ready, when set, runs
-// once both listeners are bound.
-func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *index.Index, ready func(grpcAddr, httpAddr string)) (err error) {
+// serveStore serves an open store (and the address index and the block
+// store, when not nil) until ctx ends, then shuts down and closes them.
+// ready, when set, runs once both listeners are bound.
+func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *index.Index, blocks *blockstore.Store, ready func(grpcAddr, httpAddr string)) (err error) {
 	defer func() {
 		if closeErr := store.Close(); closeErr != nil {
 			err = errors.Join(err, fmt.Errorf("closing the store: %w", closeErr))
@@ -94,10 +101,15 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 				err = errors.Join(err, fmt.Errorf("closing the address index: %w", closeErr))
 			}
 		}
+		if blocks != nil {
+			if closeErr := blocks.Close(); closeErr != nil {
+				err = errors.Join(err, fmt.Errorf("closing the block store: %w", closeErr))
+			}
+		}
 	}()
 	opts := cfg.serverOptions()
 	opts.ExternalAbove = store.Options().MaxTxSizeInStore
-	srv, err := server.New(server.NewBackend(store, idx), opts)
+	srv, err := server.New(server.NewBackend(store, idx, blocks), opts)
 	if err != nil {
 		return usagef("%v", err)
 	}
