@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -120,12 +121,10 @@ func TestRetentionPrunes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "blk00000.dat")); !os.IsNotExist(err) || l.Segment == 0 {
 		t.Fatalf("segment 0 should be deleted (the window starts in segment %d): %v", l.Segment, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "blk"+pad(l.Segment)+".dat")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("blk%05d.dat", l.Segment))); err != nil {
 		t.Fatalf("the window's first segment is gone: %v", err)
 	}
 }
-
-func pad(n uint32) string { return string([]byte{'0' + byte(n/10000%10), '0' + byte(n/1000%10), '0' + byte(n/100%10), '0' + byte(n/10%10), '0' + byte(n%10)}) }
 
 // Bytes written after the last committed location, as a crash between
 // the two writes leaves them, are cut off on open; the next block follows
