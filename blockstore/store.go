@@ -66,7 +66,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	loc, err := pebble.Open(filepath.Join(dir, "locations"), &pebble.Options{})
+	loc, err := pebble.Open(filepath.Join(dir, "locations"), &pebble.Options{Logger: quietLogger{}})
 	if err != nil {
 		return nil, fmt.Errorf("blockstore: opening the locations: %w", err)
 	}
@@ -372,4 +372,13 @@ func decodeLocation(v []byte) (Location, error) {
 	l.Offset = int64(binary.BigEndian.Uint64(v[36:]))
 	l.Length = binary.BigEndian.Uint32(v[44:])
 	return l, nil
+}
+
+// quietLogger keeps Pebble's informational chatter (log replay on every
+// open) out of the daemon's output; fatal errors still go to Pebble's.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	pebble.DefaultLogger.Fatalf(format, args...)
 }

@@ -22,6 +22,9 @@ type Instrumented struct {
 	// externalAbove is the transaction size above which Create goes to the
 	// blob store (utxo.Options.MaxTxSizeInStore); 0 means every create does.
 	externalAbove int
+	// connected, when set, is told of every block connected (the
+	// websocket's pushes).
+	connected func(context.Context, utxo.Block)
 }
 
 // NewInstrumented wraps next.
@@ -175,7 +178,10 @@ func (s *Instrumented) Close() (err error) {
 func (s *Instrumented) ConnectBlock(ctx context.Context, b utxo.Block) (err error) {
 	s.m.batchSize.Observe(float64(len(b.Txs)))
 	defer func(start time.Time) { s.m.observe("ConnectBlock", start, err) }(time.Now())
-	return s.next.ConnectBlock(ctx, b)
+	if err = s.next.ConnectBlock(ctx, b); err == nil && s.connected != nil {
+		s.connected(ctx, b)
+	}
+	return err
 }
 
 // AddressIndex implements Backend.

@@ -29,6 +29,9 @@ type Server struct {
 	tls     *tls.Config
 
 	summaries summaryCache
+	// bb is the Blockbook API's own state: the node hook and the
+	// websocket subscribers (http_misc.go, websocket.go).
+	bb blockbookState
 	// writes counts the RPCs served that may have changed the store.
 	writes atomic.Uint64
 
@@ -45,6 +48,7 @@ func New(backend Backend, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, metrics: NewMetrics(), serveErr: make(chan error, 2)}
 	s.backend = NewInstrumented(backend, s.metrics, opts.ExternalAbove)
+	s.backend.connected = s.NotifyBlock
 	if opts.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
 		if err != nil {
