@@ -325,7 +325,9 @@ func (s *Server) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, e
 		return nil, err
 	}
 	var out []pendingTx
+	seen := map[chainhash.Hash]bool{}
 	for _, u := range list {
+		seen[u.TxID] = true
 		meta, err := s.backend.Get(ctx, u.TxID, utxo.FieldTx)
 		if err != nil || meta.Tx == nil {
 			continue // mined or deleted since the scan
@@ -351,6 +353,74 @@ func (s *Server) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, e
 		if len(p.outputs) > 0 || len(p.spends) > 0 {
 			out = append(out, p)
 		}
+	}
+	// A spend the store took without the spending transaction (Spend
+	// alone) shows only on the spent outputs.
+	byRecord, err := s.spentUnconfirmed(ctx, addrDesc)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range byRecord {
+		if !seen[p.txid] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// spentUnconfirmed finds the address's confirmed outputs that the store
+// records as spent by a transaction the index does not hold (no block has
+// it yet), grouped by spender. An output the store no longer holds counts
+// as unspent: the index is the authority on confirmed state.
+func (s *Server) spentUnconfirmed(ctx context.Context, addrDesc []byte) ([]pendingTx, error) {
+	idx := s.backend.AddressIndex()
+	utxos, err := idx.UTXOs(addrDesc)
+	if err != nil || len(utxos) == 0 {
+		return nil, err
+	}
+	var items []*utxo.UnresolvedMetaData
+	seen := map[chainhash.Hash]bool{}
+	for _, u := range utxos {
+		if !seen[u.TxID] {
+			seen[u.TxID] = true
+			items = append(items, &utxo.UnresolvedMetaData{TxID: u.TxID})
+		}
+	}
+	if err := s.backend.BatchDecorate(ctx, items, utxo.FieldOutputs); err != nil {
+		return nil, err
+	}
+	outputs := map[chainhash.Hash][]utxo.OutputState{}
+	for _, it := range items {
+		if it.Err == nil && it.Meta != nil {
+			outputs[it.TxID] = it.Meta.Outputs
+		}
+	}
+	bySpender := map[chainhash.Hash]*pendingTx{}
+	var order []chainhash.Hash
+	for _, u := range utxos {
+		outs := outputs[u.TxID]
+		if int(u.Vout) >= len(outs) || outs[u.Vout].SpendingData == nil {
+			continue
+		}
+		by := outs[u.Vout].SpendingData.TxID
+		if _, mined, err := idx.TxAddresses(by); err != nil || mined {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		p := bySpender[by]
+		if p == nil {
+			p = &pendingTx{txid: by}
+			bySpender[by] = p
+			order = append(order, by)
+		}
+		p.spends = append(p.spends, wire.OutPoint{Hash: u.TxID, Index: u.Vout})
+		p.delta -= int64(u.Value)
+	}
+	out := make([]pendingTx, 0, len(order))
+	for _, id := range order {
+		out = append(out, *bySpender[id])
 	}
 	return out, nil
 }

@@ -47,7 +47,8 @@ type paging struct {
 
 func computePaging(count, page, itemsOnPage int) (pg paging, from, to int) {
 	totalPages := max((count-1)/itemsOnPage, 0)
-	if page*itemsOnPage >= count {
+	// page > totalPages first: a huge page would overflow the product.
+	if page < 0 || page > totalPages || page*itemsOnPage >= count {
 		page = totalPages
 	}
 	from, to = page*itemsOnPage, min((page+1)*itemsOnPage, count)
@@ -83,7 +84,7 @@ func (s *Server) blockParam(param string) (uint32, bool, error) {
 
 func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request) {
 	if s.backend.BlockStore() == nil || s.backend.AddressIndex() == nil {
-		writeError(w, http.StatusNotFound, "blocks are served from the block store, which is off; start serve with --index")
+		s.handleStoredBlock(w, r)
 		return
 	}
 	page, err := strconv.Atoi(r.URL.Query().Get("page"))
@@ -150,4 +151,37 @@ func (s *Server) block(ctx context.Context, param string, page int) (*blockJSON,
 		out.Txs = append(out.Txs, tx)
 	}
 	return out, http.StatusOK, nil
+}
+
+// handleStoredBlock answers /api/v2/block/{height} without the block
+// store (serve without --index): the header fields and the transaction
+// count the store keeps per block, and no transactions.
+func (s *Server) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
+	height, err := strconv.ParseUint(r.PathValue("height"), 10, 32)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "Block not found, %s: without --index blocks are looked up by height only", echoed(r.PathValue("height")))
+		return
+	}
+	b, ok, err := s.backend.BlockAt(r.Context(), uint32(height))
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading block %d: %v", height, err)
+		return
+	}
+	if !ok {
+		writeError(w, http.StatusBadRequest, "Block not found, height %d is above the tip", height)
+		return
+	}
+	out := blockJSON{Page: 1, TotalPages: 1, ItemsOnPage: txsInAPI, Hash: b.Hash.String(), Height: uint32(height),
+		TxCount: b.Txs, Size: int(b.Size), Time: b.Time, Version: b.Version, MerkleRoot: b.MerkleRoot.String(),
+		Nonce: strconv.FormatUint(uint64(b.Nonce), 10), Bits: strconv.FormatUint(uint64(b.Bits), 16), Difficulty: difficulty(b.Bits)}
+	if height > 0 {
+		out.PreviousBlockHash = b.PrevHash.String()
+	}
+	if next, ok, err := s.backend.BlockAt(r.Context(), uint32(height)+1); err == nil && ok {
+		out.NextBlockHash = next.Hash.String()
+	}
+	if tip, ok, err := s.backend.Tip(r.Context()); err == nil && ok && tip.Height >= uint32(height) {
+		out.Confirmations = int(tip.Height-uint32(height)) + 1
+	}
+	writeJSON(w, http.StatusOK, out)
 }
