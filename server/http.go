@@ -11,11 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// routes is the HTTP API: Blockbook-shaped queries, metrics and health.
-//
-// Address-index endpoints (/api/v2/address/{addr}, /api/v2/utxo/{addr})
-// belong to package index; register them here with index.Handler once it
-// exists (see AddressRoutes).
+// routes is the HTTP API: Blockbook v0.3.4's REST and websocket API,
+// the store's own status, metrics and health.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	// Blockbook v0.3.4's API (server/public.go), under /api/v2/ and /api/.

@@ -137,6 +137,9 @@ func (s *Server) addrDesc(param string) ([]byte, bool) {
 			return index.AddrDesc(script), true
 		}
 	}
+	if len(param) > 2*index.MaxAddrDescLen {
+		return nil, false // the index holds no longer descriptor
+	}
 	if b, err := hex.DecodeString(param); err == nil && len(b) > 0 {
 		return index.AddrDesc(b), true
 	}

@@ -159,7 +159,7 @@ func (s *Server) block(ctx context.Context, param string, page int) (*blockJSON,
 func (s *Server) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
 	height, err := strconv.ParseUint(r.PathValue("height"), 10, 32)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "Block not found, %s: without --index blocks are looked up by height only", echoed(r.PathValue("height")))
+		writeError(w, http.StatusBadRequest, "Block not found, malformed block height %s (without --index blocks are looked up by height only)", echoed(r.PathValue("height")))
 		return
 	}
 	b, ok, err := s.backend.BlockAt(r.Context(), uint32(height))

@@ -116,7 +116,10 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if mempool, err := s.unminedTxs(r.Context()); err == nil {
 		b.MempoolSize = len(mempool)
 	}
-	b.LastMempoolTime = time.Now().UTC().Format(time.RFC3339)
+	// The unmined transactions are read live, so there is no mempool
+	// sync time; the tip's time stands for it, which keeps the status the
+	// same between two requests while the store is unchanged.
+	b.LastMempoolTime = b.LastBlockTime
 	if blocks := s.backend.BlockStore(); blocks != nil {
 		b.DbSize, _ = blocks.DiskBytes()
 	}

@@ -76,8 +76,15 @@ type chainFacts struct {
 		VinTxid       string   `json:"vinTxid"`
 		VinAddress    string   `json:"vinAddress"`
 		VoutAddresses []string `json:"voutAddresses"`
+		// Who spends output 1, and where.
+		SpentTxID   string `json:"spentTxId"`
+		SpentIndex  int    `json:"spentIndex"`
+		SpentHeight uint32 `json:"spentHeight"`
 	} `json:"tx"`
-	Spender struct {
+	// FullySpent is the coinbase f4184f… spends: every output spent, so
+	// the store deleted its record; the block store still serves it.
+	FullySpent string `json:"fullySpent"`
+	Spender    struct {
 		Address string `json:"address"`
 		Balance string `json:"balance"`
 		Txs     int    `json:"txs"`
@@ -167,6 +174,16 @@ func computeChainFacts(t *testing.T, blocks []*wire.MsgBlock, tip uint32) chainF
 	}
 	f.Tx.VinTxid, f.Tx.Value, f.Tx.ValueIn = prev.Hash.String(), strconv.FormatInt(value, 10), strconv.FormatInt(valueIn, 10)
 	f.Tx.Fees = strconv.FormatInt(valueIn-value, 10)
+	f.FullySpent = prev.Hash.String()
+	for h := uint32(171); h <= tip && f.Tx.SpentTxID == ""; h++ {
+		for _, stx := range blocks[h].Transactions {
+			for i, in := range stx.TxIn {
+				if in.PreviousOutPoint == (wire.OutPoint{Hash: tx.TxHash(), Index: 1}) {
+					f.Tx.SpentTxID, f.Tx.SpentIndex, f.Tx.SpentHeight = stx.TxHash().String(), i, h
+				}
+			}
+		}
+	}
 
 	master, err := hdkeychain.NewMaster(bytes.Repeat([]byte{0x31}, 32), &chaincfg.MainNetParams)
 	if err != nil {

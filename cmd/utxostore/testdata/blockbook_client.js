@@ -36,6 +36,15 @@ async function main() {
     tx.blockHeight === 170 && tx.vin[0].addresses[0] === want.tx.vinAddress &&
     tx.vout.map((o) => o.addresses[0]).join() === want.tx.voutAddresses.join() && tx.vout.every((o) => o.isAddress), tx)
 
+  const spending = await client.httpRequest('GET', `/api/v2/tx/${want.tx.txid}?spending=true`)
+  const spentOut = spending.vout[1]
+  check('tx ?spending=true', spentOut.spent === true && spentOut.spentTxId === want.tx.spentTxId &&
+    (spentOut.spentIndex ?? 0) === want.tx.spentIndex && spentOut.spentHeight === want.tx.spentHeight, spending.vout)
+
+  const gone = await client.getTx(want.fullySpent)
+  check('getTx(fully spent coinbase)', gone.vout.every((o) => o.spent === true) && gone.vin[0].coinbase !== undefined &&
+    gone.valueIn === '0' && gone.fees === '0', gone)
+
   const spec = await client.getTxSpecific(want.tx.txid)
   check('getTxSpecific', spec.txid === want.tx.txid && spec.hex === tx.hex && spec.vin[0].txid === want.tx.vinTxid, spec)
 
@@ -105,6 +114,8 @@ async function main() {
   await allBlocks
   const heights = seen.map((e) => e.height)
   check('subscribeNewBlock', heights.join() === want.newHeights.join() && seen[seen.length - 1].hash === want.lastHash, seen)
+  const lastBlock = await client.getBlock(want.lastHeight)
+  check('getBlock(a block connected while listening)', lastBlock.hash === want.lastHash && lastBlock.txs.length === lastBlock.txCount, lastBlock)
   check('subscribeAddresses', addressPushes.some((e) => e.address === want.newBlockAddress && e.tx.txid === want.newBlockTxid), addressPushes)
   await client.disconnect()
 }
