@@ -431,7 +431,7 @@ func (s *Server) txByID(ctx context.Context, txid chainhash.Hash, spending bool)
 		return txJSON{}, http.StatusInternalServerError, fmt.Errorf("reading transaction %s: %w", txid, err)
 	}
 	if !ok {
-		return txJSON{}, http.StatusBadRequest, fmt.Errorf("Transaction '%s' not found", txid)
+		return txJSON{}, http.StatusBadRequest, errorf("Transaction '%s' not found", txid)
 	}
 	out, err := s.apiTx(ctx, ft, spending)
 	if err != nil {
