@@ -108,13 +108,6 @@ type foundTx struct {
 // and all of them when the daemon runs without --index). ok is false when
 // neither holds it.
 func (s *Server) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, bool, error) {
-	meta, err := s.backend.Get(ctx, txid, utxo.FieldTx, utxo.FieldOutputs)
-	if errors.Is(err, utxo.ErrTxNotFound) {
-		meta, err = nil, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
 	if idx, blocks := s.backend.AddressIndex(), s.backend.BlockStore(); idx != nil && blocks != nil {
 		ta, ok, err := idx.TxAddresses(txid)
 		if err != nil {
@@ -135,8 +128,12 @@ func (s *Server) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, boo
 			}
 		}
 	}
-	if meta == nil {
+	meta, err := s.backend.Get(ctx, txid, utxo.FieldTx, utxo.FieldOutputs)
+	if errors.Is(err, utxo.ErrTxNotFound) {
 		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
 	}
 	ft := &foundTx{Msg: meta.Tx.Msg, Raw: meta.Tx.Raw, ID: txid, Height: -1, Meta: meta}
 	if len(meta.BlockHeights) > 0 && meta.UnminedSince == 0 {

@@ -59,12 +59,7 @@ type specificVoutJSON struct {
 }
 
 func (s *Server) handleTxSpecific(w http.ResponseWriter, r *http.Request) {
-	txid, err := parseTxid(r.PathValue("txid"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "Transaction %s not found (malformed %v)", echoed(r.PathValue("txid")), err)
-		return
-	}
-	out, code, err := s.txSpecific(r.Context(), txid.String())
+	out, code, err := s.txSpecific(r.Context(), r.PathValue("txid"))
 	if err != nil {
 		writeError(w, code, "%v", err)
 		return

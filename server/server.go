@@ -131,6 +131,7 @@ func (s *Server) Failed() <-chan error { return s.serveErr }
 // and then cuts the rest off.
 func (s *Server) Shutdown(ctx context.Context) error {
 	httpErr := s.http.Shutdown(ctx)
+	s.bb.hub.closeAll()
 	stopped := make(chan struct{})
 	go func() { s.grpc.GracefulStop(); close(stopped) }()
 	select {

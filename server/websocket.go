@@ -40,7 +40,8 @@ type wsError struct {
 
 // wsConn is one client: its outgoing queue and its subscriptions.
 type wsConn struct {
-	out chan wsMessage
+	conn *websocket.Conn
+	out  chan wsMessage
 
 	mu         sync.Mutex
 	newBlockID string            // "" when not subscribed
@@ -50,8 +51,9 @@ type wsConn struct {
 
 // wsHub is every connected client, for the pushes.
 type wsHub struct {
-	mu    sync.Mutex
-	conns map[*wsConn]struct{}
+	mu      sync.Mutex
+	conns   map[*wsConn]struct{}
+	serving sync.WaitGroup // the handlers running
 }
 
 // wsQueue bounds what waits to be written to one client; a client that
@@ -68,7 +70,7 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the upgrader answered the request
 	}
-	c := &wsConn{out: make(chan wsMessage, wsQueue), addrs: map[string]string{}}
+	c := &wsConn{conn: conn, out: make(chan wsMessage, wsQueue), addrs: map[string]string{}}
 	s.bb.hub.add(c)
 	defer s.bb.hub.remove(c)
 	conn.SetReadLimit(s.opts.MaxBody)
@@ -92,6 +94,9 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 	}()
 	defer func() { cancel(); <-done; conn.Close() }()
 	for {
+		// The request's read deadline outlives the upgrade; a client must
+		// send something (Blockbook's clients ping) within the idle timeout.
+		_ = conn.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
 		var req wsRequest
 		if err := conn.ReadJSON(&req); err != nil {
 			return
@@ -259,12 +264,21 @@ func (h *wsHub) add(c *wsConn) {
 		h.conns = map[*wsConn]struct{}{}
 	}
 	h.conns[c] = struct{}{}
+	h.serving.Add(1)
 }
 
 func (h *wsHub) remove(c *wsConn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.conns, c)
+	h.serving.Done()
+}
+
+// closeAll closes every client's connection: Shutdown does not track
+// hijacked connections, so the daemon closes them before the store.
+func (h *wsHub) closeAll() {
+	h.each(func(c *wsConn) { c.conn.Close() })
+	h.serving.Wait()
 }
 
 func (h *wsHub) each(f func(*wsConn)) {
