@@ -14,10 +14,13 @@ import (
 
 const serveHelp = `Usage: utxostore serve [flags]
 
-Serves the store: gRPC for every store operation (see proto/), HTTP/JSON in
-Blockbook's REST shape (/api/v2/tx/{txid}, /api/v2/block/{height},
-/api/status), Prometheus metrics (/metrics) and health (/health/live,
-/health/ready).
+Serves the store: gRPC for every store operation (see proto/), Blockbook
+v0.3.4's REST API (/api/v2, /api/v2/tx/{txid}, /api/v2/block/{height},
+...) and websocket (/websocket), the store's status (/api/status),
+Prometheus metrics (/metrics) and health (/health/live, /health/ready).
+With --index the address index (DATA/index) and the block store
+(DATA/blocks, --block-retention) answer addresses, xpubs, blocks and every
+transaction, spent or not; see the README for each endpoint.
 
 ConnectBlock checks every block it is sent before applying any of it, as
 import does (see 'utxostore import -h'), and refuses one that fails with
