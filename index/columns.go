@@ -68,6 +68,10 @@ const internalStateKey = "internalState"
 // maxAddrDescLen is Blockbook's limit; longer scripts are not indexed.
 const maxAddrDescLen = 1024
 
+// MaxAddrDescLen is the longest address descriptor the index holds:
+// longer output scripts are not indexed, as in Blockbook.
+const MaxAddrDescLen = maxAddrDescLen
+
 // indexable reports whether an addrDesc gets addresses and addressBalance
 // entries: Blockbook skips empty and OP_RETURN scripts.
 func indexable(addrDesc []byte) bool {

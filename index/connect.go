@@ -86,20 +86,21 @@ func (ix *Index) connect(ws *workset, wb *pebble.Batch, win *window, b *Block) e
 		for i := range tx.Outputs {
 			out := &tx.Outputs[i]
 			ta.outputs[i].value = out.Value
-			if len(out.Script) == 0 || len(out.Script) > maxAddrDescLen {
+			addrDesc := AddrDesc(out.Script)
+			if len(addrDesc) == 0 || len(addrDesc) > maxAddrDescLen {
 				continue
 			}
-			ta.outputs[i].addrDesc = out.Script
-			if !indexable(out.Script) {
+			ta.outputs[i].addrDesc = addrDesc
+			if !indexable(addrDesc) {
 				continue
 			}
-			ab, err := ws.balance(out.Script)
+			ab, err := ws.balance(addrDesc)
 			if err != nil {
 				return err
 			}
 			ab.balance += out.Value
 			ab.addUtxo(utxo{txid: tx.ID, vout: int32(i), height: b.Height, value: out.Value})
-			if addrs.add(out.Script, &tx.ID, int32(i)) {
+			if addrs.add(addrDesc, &tx.ID, int32(i)) {
 				ab.txs++
 			}
 		}

@@ -30,8 +30,11 @@
 //
 // # What is indexed
 //
-// The address descriptor (addrDesc) of an output is its locking script.
-// Following Blockbook: an output with an empty script (or one longer than
+// The address descriptor (addrDesc) of an output is its locking script,
+// except that a pay-to-pubkey script is stored as the pay-to-pubkey-hash
+// script of its key (AddrDesc), as Blockbook does, so the outputs of the
+// early chain, which are mostly pay-to-pubkey, show under their "1…"
+// address. Following Blockbook: an output with an empty script (or one longer than
 // 1024 bytes) has an empty addrDesc in txAddresses and is not indexed; an
 // OP_RETURN output keeps its script in txAddresses but gets no addresses
 // or addressBalance entry. Coinbase inputs are stored in txAddresses as an
@@ -39,7 +42,7 @@
 // An input whose previous transaction is not indexed (an index that did not
 // start at genesis) is stored the same way. The genesis block is indexed like
 // any other block, as Blockbook does, so its unspendable 50 BTC shows in the
-// balance of its output script.
+// balance of its address.
 //
 // # Rollback and the internal state
 //

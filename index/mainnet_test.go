@@ -143,7 +143,7 @@ func TestMainnetBalancesMatchUTXOSet(t *testing.T) {
 			}
 			seen[k] = true
 			o, ok := set[k]
-			if !ok || !bytes.Equal(o.script, addrDesc) || o.value != u.value {
+			if !ok || !bytes.Equal(AddrDesc(o.script), addrDesc) || o.value != u.value {
 				t.Fatalf("utxo %s:%d under %x is not in the UTXO set with that script and value", u.txid, u.vout, addrDesc)
 			}
 			own += u.value
@@ -159,7 +159,7 @@ func TestMainnetBalancesMatchUTXOSet(t *testing.T) {
 	}
 
 	genesis := chain[0].Txs[0]
-	bal, err := ix.Balance(genesis.Outputs[0].Script)
+	bal, err := ix.Balance(AddrDesc(genesis.Outputs[0].Script))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,11 @@ type internalState struct {
 	BestHeight  uint32        `json:"bestHeight"`
 	DbColumns   []columnState `json:"dbColumns"`
 	UtxoChecked bool          `json:"utxoChecked"`
+	// P2PKAsP2PKH is utxostore's: the index keys pay-to-pubkey outputs by
+	// their key's P2PKH descriptor, as Blockbook does (AddrDesc). An index
+	// without it keyed them by the raw script and answers their addresses
+	// wrongly, so it is refused.
+	P2PKAsP2PKH bool `json:"p2pkAsP2pkh,omitempty"`
 }
 
 type columnState struct {
@@ -40,7 +45,7 @@ type columnState struct {
 }
 
 func newInternalState(coin string) *internalState {
-	is := &internalState{Coin: coin, UtxoChecked: true}
+	is := &internalState{Coin: coin, UtxoChecked: true, P2PKAsP2PKH: true}
 	for _, n := range columnNames {
 		is.DbColumns = append(is.DbColumns, columnState{Name: n, Version: DataFormatVersion})
 	}
@@ -78,6 +83,9 @@ func (is *internalState) check(dir, coin string, refuseUnclean bool) error {
 		if v != DataFormatVersion {
 			return &StateError{Dir: dir, Err: ErrVersionMismatch, Detail: fmt.Sprintf("column %s has data format version %d, want %d", n, v, DataFormatVersion)}
 		}
+	}
+	if !is.P2PKAsP2PKH {
+		return &StateError{Dir: dir, Err: ErrVersionMismatch, Detail: "the index keys pay-to-pubkey outputs by their raw script, not by their P2PKH descriptor as Blockbook does"}
 	}
 	switch is.DbState {
 	case dbStateClosed:

@@ -94,6 +94,13 @@ func TestOpenRefuses(t *testing.T) {
 		t.Fatalf("version: %v", err)
 	}
 
+	// An index built when pay-to-pubkey outputs were keyed by their script.
+	dir = newClosed()
+	editState(t, dir, func(m map[string]any) { delete(m, "p2pkAsP2pkh") })
+	if _, err := Open(dir, Options{Coin: "Bitcoin"}); !errors.Is(err, ErrVersionMismatch) || !strings.Contains(err.Error(), "pay-to-pubkey") {
+		t.Fatalf("P2PK keyed by script: %v", err)
+	}
+
 	dir = newClosed()
 	ix := openTest(t, dir, Options{})
 	if err := ix.MarkInconsistent(); err != nil {

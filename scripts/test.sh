@@ -38,5 +38,13 @@ if ! command -v staticcheck >/dev/null 2>&1; then
 fi
 staticcheck ./...
 
+echo "== blockbook-client"
+# TestBlockbookClient drives Blockbook's npm client against the daemon; it
+# is installed once into the ignored .cache/ (the test skips, saying so,
+# only on a machine without Node).
+if command -v npm >/dev/null 2>&1 && [ ! -d .cache/blockbook-client/node_modules/blockbook-client ]; then
+  npm install --prefix .cache/blockbook-client --no-audit --no-fund blockbook-client@0.7.8 >/dev/null
+fi
+
 echo "== go test"
 go test -timeout 20m "$@" ./...

@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -23,6 +24,8 @@ type Backend interface {
 	// AddressIndex is the Blockbook address index fed by ConnectBlock, or
 	// nil when it is off.
 	AddressIndex() *index.Index
+	// BlockStore holds the raw blocks connected, or is nil when off.
+	BlockStore() *blockstore.Store
 }
 
 // BlockMeta is what the store keeps about a connected block.

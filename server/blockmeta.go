@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/index"
 
 	"github.com/utxostore/utxostore/utxo"
@@ -17,19 +18,25 @@ import (
 // dbBackend adapts *utxo.DB to Backend.
 type dbBackend struct {
 	*utxo.DB
-	idx *index.Index
+	idx    *index.Index
+	blocks *blockstore.Store
 	// connectMu makes comparing the index with the store and connecting a
 	// block one step, so that two ConnectBlock calls never both pass the
 	// comparison.
 	connectMu sync.Mutex
 }
 
-// NewBackend serves db; idx, when not nil, is the address index that every
-// connected block also feeds.
-func NewBackend(db *utxo.DB, idx *index.Index) Backend { return &dbBackend{DB: db, idx: idx} }
+// NewBackend serves db; idx and blocks, when not nil, are the address
+// index and the block store that every connected block also feeds.
+func NewBackend(db *utxo.DB, idx *index.Index, blocks *blockstore.Store) Backend {
+	return &dbBackend{DB: db, idx: idx, blocks: blocks}
+}
 
 // AddressIndex implements Backend.
 func (b *dbBackend) AddressIndex() *index.Index { return b.idx }
+
+// BlockStore implements Backend.
+func (b *dbBackend) BlockStore() *blockstore.Store { return b.blocks }
 
 // ErrIndexBehind refuses a block while the address index lacks blocks
 // that the store holds.
@@ -53,7 +60,10 @@ func (b *dbBackend) ConnectBlock(ctx context.Context, blk utxo.Block) error {
 		if err := b.DB.ConnectBlock(ctx, blk); err != nil {
 			return err
 		}
-		return IndexBlock(b.idx, blk)
+		if err := IndexBlock(b.idx, blk); err != nil {
+			return err
+		}
+		return StoreBlock(b.blocks, blk)
 	}
 	if blk.Height != next {
 		return fmt.Errorf("%w: block %s at height %d refused; the index lacks the store's blocks from height %d on, send those first",
@@ -67,7 +77,10 @@ func (b *dbBackend) ConnectBlock(ctx context.Context, blk utxo.Block) error {
 		return fmt.Errorf("%w: block %s at height %d is not the store's block there: it belongs to another chain",
 			ErrIndexBehind, blk.Hash, blk.Height)
 	}
-	return b.idx.ConnectBlock(IndexedForm(blk))
+	if err := b.idx.ConnectBlock(IndexedForm(blk)); err != nil {
+		return err
+	}
+	return StoreBlock(b.blocks, blk)
 }
 
 // IndexLag compares the address index (nil: off) with the store: behind

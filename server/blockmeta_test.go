@@ -71,7 +71,7 @@ func TestIndexBehindTheStoreCatchesUp(t *testing.T) {
 	ctx := context.Background()
 	blocks := mainnetBlocks(t, 12)
 	db, idx := storeAheadOfIndex(t, blocks[:10], 7)
-	b := NewBackend(db, idx)
+	b := NewBackend(db, idx, nil)
 	if next, behind, err := IndexLag(ctx, db, idx); err != nil || !behind || next != 7 {
 		t.Fatalf("IndexLag: next %d behind %v err %v; want 7 true nil", next, behind, err)
 	}
@@ -113,7 +113,7 @@ func TestIndexOfAnotherChainIsRefused(t *testing.T) {
 	if _, _, err := IndexLag(ctx, db, idx); err == nil {
 		t.Fatal("an index of another chain was taken")
 	}
-	if err := NewBackend(db, idx).ConnectBlock(ctx, blocks[3]); err == nil {
+	if err := NewBackend(db, idx, nil).ConnectBlock(ctx, blocks[3]); err == nil {
 		t.Fatal("a block was connected over an index of another chain")
 	}
 }

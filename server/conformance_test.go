@@ -59,7 +59,7 @@ func newStore(t testing.TB, opts utxo.Options) *utxo.DB {
 func serveForTest(t testing.TB, db *utxo.DB, opts server.Options) (*server.Server, *client.Client) {
 	t.Helper()
 	opts.GRPCAddr, opts.HTTPAddr, opts.Engine, opts.Network = "127.0.0.1:0", "127.0.0.1:0", "memory", "regtest"
-	srv, err := server.New(server.NewBackend(db, nil), opts)
+	srv, err := server.New(server.NewBackend(db, nil, nil), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,19 +11,30 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// routes is the HTTP API: Blockbook-shaped queries, metrics and health.
-//
-// Address-index endpoints (/api/v2/address/{addr}, /api/v2/utxo/{addr})
-// belong to package index; register them here with index.Handler once it
-// exists (see AddressRoutes).
+// routes is the HTTP API: Blockbook v0.3.4's REST and websocket API,
+// the store's own status, metrics and health.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v2/tx/{txid}", s.handleTx)
-	mux.HandleFunc("GET /api/v2/block/{height}", s.handleBlock)
-	mux.HandleFunc("GET /api/v2/address/{address}", s.handleAddress)
-	mux.HandleFunc("GET /api/v2/utxo/{address}", s.handleUtxo)
+	// Blockbook v0.3.4's API (server/public.go), under /api/v2/ and /api/.
+	for _, prefix := range []string{"/api/v2/", "/api/"} {
+		mux.HandleFunc("GET "+prefix+"block-index/{height}", s.handleBlockIndex)
+		mux.HandleFunc("GET "+prefix+"tx/{txid}", s.handleTx)
+		mux.HandleFunc("GET "+prefix+"tx-specific/{txid}", s.handleTxSpecific)
+		mux.HandleFunc("GET "+prefix+"block/{height}", s.handleBlock)
+		mux.HandleFunc("GET "+prefix+"address/{address}", s.handleAddress)
+		mux.HandleFunc("GET "+prefix+"xpub/{xpub}", s.handleXpub)
+		mux.HandleFunc("GET "+prefix+"utxo/{address}", s.handleUtxo)
+		mux.HandleFunc("GET "+prefix+"balancehistory/{address}", s.handleBalanceHistory)
+		mux.HandleFunc("GET "+prefix+"estimatefee/{blocks}", s.handleEstimateFee)
+		mux.HandleFunc("GET "+prefix+"sendtx/{hex}", s.handleSendTx)
+		mux.HandleFunc("POST "+prefix+"sendtx/", s.handleSendTx)
+	}
+	mux.HandleFunc("GET /api/v2", s.handleStatus)
+	mux.HandleFunc("GET /api/v2/{$}", s.handleStatus)
 	mux.HandleFunc("GET /api/status", s.handleStatus)
 	mux.HandleFunc("GET /api", s.handleStatus) // Blockbook's own path for the status page
+	mux.HandleFunc("GET /api/{$}", s.handleStatus)
+	mux.HandleFunc("GET /websocket", s.handleWebsocket)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /health/live", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "live"})
@@ -56,14 +68,15 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 var AddressRoutes func(mux *http.ServeMux)
 
 // limitBody refuses a request body over max with 413 before any handler
-// runs. The API has no writes, so the body is read and discarded here.
+// runs: the body is read here, within the limit, and handed on.
 func limitBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
 			writeError(w, http.StatusRequestEntityTooLarge, "request body of %d bytes is over the limit of %d (--max-body)", r.ContentLength, max)
 			return
 		}
-		if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, max)); err != nil {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		if err != nil {
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				writeError(w, http.StatusRequestEntityTooLarge, "request body is over the limit of %d bytes (--max-body)", max)
@@ -72,6 +85,7 @@ func limitBody(max int64, next http.Handler) http.Handler {
 			writeError(w, http.StatusBadRequest, "reading the request body: %v", err)
 			return
 		}
+		r.Body = io.NopCloser(bytes.NewReader(body)) // sendtx reads it
 		next.ServeHTTP(w, r)
 	})
 }

@@ -1,10 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,39 +12,104 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
 
-// addressJSON is Blockbook's /api/v2/address/{address} shape with
-// details=txids (amounts in satoshis as decimal strings). Balance, txs and
-// txids are the confirmed state, the blocks the index holds.
-// UnconfirmedBalance and UnconfirmedTxs are what the store holds beyond
-// them: outputs of the address that transactions not yet in a block spend
-// (negative), and how many such transactions. Outputs paid to the address
-// by unmined transactions are not counted: the store keeps no addresses.
+// addressJSON is Blockbook v0.3.4's api.Address for Bitcoin-type coins
+// (amounts in satoshis as decimal strings). Balance, txs and the history
+// are the confirmed state, the blocks the index holds; unconfirmedBalance
+// and unconfirmedTxs are the store's unmined transactions that pay to or
+// spend from the address, as Blockbook shows its mempool. There are no
+// tokens for Bitcoin: details=tokens and tokenBalances answer as basic.
 type addressJSON struct {
-	Page               int      `json:"page"`
-	TotalPages         int      `json:"totalPages"`
-	ItemsOnPage        int      `json:"itemsOnPage"`
+	Page               int      `json:"page,omitempty"`
+	TotalPages         int      `json:"totalPages,omitempty"`
+	ItemsOnPage        int      `json:"itemsOnPage,omitempty"`
 	Address            string   `json:"address"`
 	Balance            string   `json:"balance"`
-	TotalReceived      string   `json:"totalReceived"`
-	TotalSent          string   `json:"totalSent"`
+	TotalReceived      string   `json:"totalReceived,omitempty"`
+	TotalSent          string   `json:"totalSent,omitempty"`
 	UnconfirmedBalance string   `json:"unconfirmedBalance"`
 	UnconfirmedTxs     int      `json:"unconfirmedTxs"`
 	Txs                int      `json:"txs"`
+	Transactions       []txJSON `json:"transactions,omitempty"`
 	Txids              []string `json:"txids,omitempty"`
+	UsedTokens         int      `json:"usedTokens,omitempty"`
+	Tokens             []token  `json:"tokens,omitempty"`
 }
 
-// utxoJSON is one item of Blockbook's /api/v2/utxo/{address}.
+// utxoJSON is Blockbook v0.3.4's api.Utxo.
 type utxoJSON struct {
 	Txid          string `json:"txid"`
 	Vout          uint32 `json:"vout"`
 	Value         string `json:"value"`
-	Height        uint32 `json:"height"`
+	Height        uint32 `json:"height,omitempty"`
 	Confirmations uint32 `json:"confirmations"`
+	Address       string `json:"address,omitempty"`
+	Path          string `json:"path,omitempty"`
+	LockTime      uint32 `json:"lockTime,omitempty"`
+	Coinbase      bool   `json:"coinbase,omitempty"`
+}
+
+// detailLevel is Blockbook's AccountDetails, in its order.
+type detailLevel int
+
+const (
+	detailsBasic detailLevel = iota
+	detailsTokens
+	detailsTokenBalances
+	detailsTxids
+	detailsTxs
+)
+
+func parseDetails(v string) detailLevel {
+	switch v {
+	case "basic":
+		return detailsBasic
+	case "tokens":
+		return detailsTokens
+	case "tokenBalances":
+		return detailsTokenBalances
+	case "txs", "txslight":
+		return detailsTxs
+	}
+	return detailsTxids
+}
+
+// accountQuery is the query of an address or xpub request, read as
+// Blockbook reads it: a value that does not parse takes its default, and a
+// pageSize over 1000 (or under 1) is 1000.
+type accountQuery struct {
+	page, pageSize int
+	from, to       uint32
+	details        detailLevel
+	tokens         string // xpub: nonzero (default), used, derived
+	gap            int
+}
+
+func readAccountQuery(q url.Values) accountQuery {
+	atoi := func(name string) int {
+		n, err := strconv.Atoi(q.Get(name))
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	aq := accountQuery{page: atoi("page"), pageSize: atoi("pageSize"), details: parseDetails(q.Get("details")),
+		tokens: q.Get("tokens"), gap: atoi("gap")}
+	if aq.pageSize > txsInAPI || aq.pageSize < 1 {
+		aq.pageSize = txsInAPI
+	}
+	if from := atoi("from"); from > 0 {
+		aq.from = uint32(from)
+	}
+	if to := atoi("to"); to > 0 {
+		aq.to = uint32(to)
+	}
+	return aq
 }
 
 // networkParams maps the store's network to address encodings.
@@ -61,131 +125,262 @@ func networkParams(network string) *chaincfg.Params {
 	return &chaincfg.MainNetParams
 }
 
-// addrDesc turns the path parameter into an address descriptor (the output
-// script): an address of the store's network, or the script in hex.
+// addrDesc turns the path parameter into an address descriptor: an address
+// of the store's network, or an output script in hex (a pay-to-pubkey script
+// names its key's pay-to-pubkey-hash descriptor, index.AddrDesc).
 // DecodeAddress takes a bech32 address of any known network, so the
 // network is checked again.
 func (s *Server) addrDesc(param string) ([]byte, bool) {
 	params := networkParams(s.opts.Network)
 	if addr, err := btcutil.DecodeAddress(param, params); err == nil && addr.IsForNet(params) {
 		if script, err := txscript.PayToAddrScript(addr); err == nil {
-			return script, true
+			return index.AddrDesc(script), true
 		}
 	}
+	if len(param) > 2*index.MaxAddrDescLen {
+		return nil, false // the index holds no longer descriptor
+	}
 	if b, err := hex.DecodeString(param); err == nil && len(b) > 0 {
-		return b, true
+		return index.AddrDesc(b), true
 	}
 	return nil, false
 }
 
-// addressRequest returns the index and the address descriptor a request
-// names, or answers it: 404 when the index is off, 400 for a malformed
-// address.
-func (s *Server) addressRequest(w http.ResponseWriter, r *http.Request) (idx *index.Index, param string, desc []byte, ok bool) {
+// addressRequest resolves an address parameter, or says why not: 404 when
+// the index is off, 400 (Blockbook's status) for a malformed address.
+func (s *Server) addressRequest(param string) (idx *index.Index, desc []byte, code int, err error) {
 	if idx = s.backend.AddressIndex(); idx == nil {
-		writeError(w, http.StatusNotFound, "the address index is off; start serve with --index")
-		return nil, "", nil, false
+		return nil, nil, http.StatusNotFound, errorf("the address index is off; start serve with --index")
 	}
-	param = r.PathValue("address")
-	if desc, ok = s.addrDesc(param); !ok {
-		writeError(w, http.StatusBadRequest, "%s is neither a %s address nor an output script in hex", echoed(param), s.opts.Network)
+	desc, ok := s.addrDesc(param)
+	if !ok {
+		return nil, nil, http.StatusBadRequest, errorf("Invalid address, %s is neither a %s address nor an output script in hex", echoed(param), s.opts.Network)
 	}
-	return idx, param, desc, ok
+	return idx, desc, http.StatusOK, nil
 }
 
 func (s *Server) handleAddress(w http.ResponseWriter, r *http.Request) {
-	idx, param, desc, ok := s.addressRequest(w, r)
-	if !ok {
+	out, code, err := s.address(r.Context(), r.PathValue("address"), readAccountQuery(r.URL.Query()))
+	if err != nil {
+		writeError(w, code, "%v", err)
 		return
 	}
-	q := r.URL.Query()
-	page, err1 := queryUint32(q, "page", 1)
-	pageSize, err2 := queryUint32(q, "pageSize", 1000)
-	from, err3 := queryUint32(q, "from", 0)
-	to, err4 := queryUint32(q, "to", 0)
-	if err := errors.Join(err1, err2, err3, err4); err != nil || page < 1 || pageSize < 1 || pageSize > 1000 {
-		writeError(w, http.StatusBadRequest, "page (1..4294967295), pageSize (1..1000), from and to (block heights, 0..4294967295) must be integers in range")
-		return
+	writeJSON(w, http.StatusOK, out)
+}
+
+// address is Blockbook's GetAddress.
+func (s *Server) address(ctx context.Context, param string, q accountQuery) (*addressJSON, int, error) {
+	idx, desc, code, err := s.addressRequest(param)
+	if err != nil {
+		return nil, code, err
 	}
 	bal, err := idx.Balance(desc)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the balance of %s: %v", echoed(param), err)
-		return
+		return nil, http.StatusInternalServerError, errorf("reading the balance of %s: %v", echoed(param), err)
 	}
-	hist, err := idx.History(desc, int(page), int(pageSize), from, to)
-	if err == nil && hist.Page > hist.TotalPages && hist.TotalPages > 0 {
-		// A page past the end is the last page, as Blockbook answers it.
-		hist, err = idx.History(desc, hist.TotalPages, int(pageSize), from, to)
-	}
+	pending, err := s.mempoolOf(ctx, desc)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the history of %s: %v", echoed(param), err)
-		return
+		return nil, http.StatusInternalServerError, errorf("reading the unmined transactions of %s: %v", echoed(param), err)
 	}
-	spent, err := s.spentUnconfirmed(r.Context(), bal.UTXOs)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the outputs of %s from the store: %v", echoed(param), err)
-		return
-	}
+	out := &addressJSON{Address: param, Balance: strconv.FormatUint(bal.Balance, 10),
+		TotalReceived: strconv.FormatUint(bal.Received(), 10), TotalSent: strconv.FormatUint(bal.Sent, 10),
+		Txs: int(bal.Txs), UnconfirmedTxs: len(pending)}
 	var unconfirmed int64
-	spenders := map[chainhash.Hash]bool{}
-	for i, by := range spent {
-		if by != nil {
-			unconfirmed -= int64(bal.UTXOs[i].Value)
-			spenders[*by] = true
+	for _, p := range pending {
+		unconfirmed += p.delta
+	}
+	out.UnconfirmedBalance = sats(unconfirmed)
+	if q.details < detailsTxids {
+		return out, http.StatusOK, nil
+	}
+	all, err := idx.History(desc, 1, 1, q.from, q.to)
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	pg, _, _ := computePaging(all.Total, max(q.page-1, 0), q.pageSize)
+	out.Page, out.TotalPages, out.ItemsOnPage = pg.Page, pg.TotalPages, pg.ItemsOnPage
+	var ids []chainhash.Hash
+	if pg.Page == 1 && q.to == 0 {
+		for _, p := range pending { // Blockbook lists the mempool first, on the first page
+			ids = append(ids, p.txid)
 		}
 	}
-	out := addressJSON{
-		Page: hist.Page, TotalPages: hist.TotalPages, ItemsOnPage: hist.PageSize,
-		Address: param, Balance: strconv.FormatUint(bal.Balance, 10),
-		TotalReceived: strconv.FormatUint(bal.Received(), 10), TotalSent: strconv.FormatUint(bal.Sent, 10),
-		UnconfirmedBalance: sats(unconfirmed), UnconfirmedTxs: len(spenders), Txs: int(bal.Txs),
+	hist, err := idx.History(desc, pg.Page, q.pageSize, q.from, q.to)
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
 	}
-	for _, tx := range hist.Txs {
-		out.Txids = append(out.Txids, tx.TxID.String())
+	for _, h := range hist.Txs {
+		ids = append(ids, h.TxID)
 	}
-	writeJSON(w, http.StatusOK, out)
+	for _, id := range ids {
+		if q.details == detailsTxids {
+			out.Txids = append(out.Txids, id.String())
+			continue
+		}
+		tx, code, err := s.txByID(ctx, id, false)
+		if err != nil {
+			return nil, code, err
+		}
+		out.Transactions = append(out.Transactions, tx)
+	}
+	return out, http.StatusOK, nil
 }
 
 func (s *Server) handleUtxo(w http.ResponseWriter, r *http.Request) {
-	idx, param, desc, ok := s.addressRequest(w, r)
-	if !ok {
-		return
-	}
-	utxos, err := idx.UTXOs(desc)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the UTXOs of %s: %v", echoed(param), err)
-		return
-	}
-	confirmedOnly := r.URL.Query().Get("confirmed") == "true"
-	spent, err := s.spentUnconfirmed(r.Context(), utxos)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the outputs of %s from the store: %v", echoed(param), err)
-		return
-	}
-	best, _, err := idx.BestBlock()
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the index tip: %v", err)
-		return
-	}
-	// Blockbook lists the newest first; the index keeps them oldest first.
-	out := make([]utxoJSON, 0, len(utxos))
-	for i := len(utxos) - 1; i >= 0; i-- {
-		if spent[i] != nil && !confirmedOnly {
-			continue
+	confirmedOnly := false
+	if c := r.URL.Query().Get("confirmed"); c != "" {
+		var err error
+		if confirmedOnly, err = strconv.ParseBool(c); err != nil {
+			writeError(w, http.StatusBadRequest, "Parameter 'confirmed' cannot be converted to boolean")
+			return
 		}
-		u := utxos[i]
-		out = append(out, utxoJSON{Txid: u.TxID.String(), Vout: u.Vout, Value: strconv.FormatUint(u.Value, 10),
-			Height: u.Height, Confirmations: best.Height - u.Height + 1})
+	}
+	param := r.PathValue("address")
+	var out []utxoJSON
+	code, err := http.StatusOK, error(nil)
+	if isXpub(param) {
+		out, code, err = s.xpubUtxos(r.Context(), param, confirmedOnly, readAccountQuery(r.URL.Query()).gap)
+	} else {
+		out, code, err = s.addressUtxos(r.Context(), param, confirmedOnly)
+	}
+	if err != nil {
+		writeError(w, code, "%v", err)
+		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-// spentUnconfirmed returns, for each of the index's unspent outputs, the
-// transaction that spends it in the store, or nil. The index follows
-// blocks; the store also takes spends of transactions no block holds yet
-// (Blockbook's "spent in the mempool"). An output the store no longer holds
-// is taken as unspent: the index is the authority on confirmed state.
-func (s *Server) spentUnconfirmed(ctx context.Context, utxos []index.Utxo) ([]*chainhash.Hash, error) {
+// addressUtxos is Blockbook's GetAddressUtxo: the outputs unmined
+// transactions pay to the address (confirmations 0) first, then the
+// confirmed ones newest first, without those unmined transactions spend;
+// confirmedOnly leaves the store's unmined transactions out altogether.
+func (s *Server) addressUtxos(ctx context.Context, param string, confirmedOnly bool) ([]utxoJSON, int, error) {
+	idx, desc, code, err := s.addressRequest(param)
+	if err != nil {
+		return nil, code, err
+	}
+	utxos, err := idx.UTXOs(desc)
+	if err != nil {
+		return nil, http.StatusInternalServerError, errorf("reading the UTXOs of %s: %v", echoed(param), err)
+	}
+	out := make([]utxoJSON, 0, len(utxos))
+	spent := map[wire.OutPoint]bool{}
+	if !confirmedOnly {
+		pending, err := s.mempoolOf(ctx, desc)
+		if err != nil {
+			return nil, http.StatusInternalServerError, err
+		}
+		for _, p := range pending {
+			for _, op := range p.spends {
+				spent[op] = true
+			}
+		}
+		for _, p := range pending {
+			for _, o := range p.outputs {
+				if !spent[wire.OutPoint{Hash: p.txid, Index: o.vout}] {
+					out = append(out, utxoJSON{Txid: p.txid.String(), Vout: o.vout, Value: strconv.FormatUint(o.value, 10), LockTime: p.lockTime})
+				}
+			}
+		}
+	}
+	best, _, err := idx.BestBlock()
+	if err != nil {
+		return nil, http.StatusInternalServerError, errorf("reading the index tip: %v", err)
+	}
+	for i := len(utxos) - 1; i >= 0; i-- {
+		u := utxos[i]
+		if spent[wire.OutPoint{Hash: u.TxID, Index: u.Vout}] {
+			continue
+		}
+		coinbase := false
+		if ta, ok, err := idx.TxAddresses(u.TxID); err == nil && ok {
+			// Blockbook's test: one input with no address and no value.
+			coinbase = len(ta.Inputs) == 1 && len(ta.Inputs[0].AddrDesc) == 0 && ta.Inputs[0].Value == 0
+		}
+		out = append(out, utxoJSON{Txid: u.TxID.String(), Vout: u.Vout, Value: strconv.FormatUint(u.Value, 10),
+			Height: u.Height, Confirmations: best.Height - u.Height + 1, Coinbase: coinbase})
+	}
+	return out, http.StatusOK, nil
+}
+
+// pendingTx is an unmined transaction of the store as it touches one
+// address: the outputs it pays to it, the outputs of it it spends, and the
+// net change to the balance.
+type pendingTx struct {
+	txid     chainhash.Hash
+	lockTime uint32
+	outputs  []pendingOutput
+	spends   []wire.OutPoint
+	delta    int64
+}
+
+type pendingOutput struct {
+	vout  uint32
+	value uint64
+}
+
+// mempoolOf finds the store's unmined transactions that pay to or spend
+// from addrDesc, oldest first. It reads every unmined transaction: the
+// store keeps no address index of them.
+func (s *Server) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, error) {
+	list, err := s.unminedTxs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []pendingTx
+	seen := map[chainhash.Hash]bool{}
+	for _, u := range list {
+		seen[u.TxID] = true
+		meta, err := s.backend.Get(ctx, u.TxID, utxo.FieldTx)
+		if err != nil || meta.Tx == nil {
+			continue // mined or deleted since the scan
+		}
+		tx := meta.Tx.Msg
+		p := pendingTx{txid: u.TxID, lockTime: tx.LockTime}
+		for i, o := range tx.TxOut {
+			if bytes.Equal(index.AddrDesc(o.PkScript), addrDesc) {
+				p.outputs = append(p.outputs, pendingOutput{vout: uint32(i), value: uint64(o.Value)})
+				p.delta += o.Value
+			}
+		}
+		prevs, err := s.prevOutputs(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		for i, prev := range prevs {
+			if prev != nil && bytes.Equal(prev.addrDesc, addrDesc) {
+				p.spends = append(p.spends, tx.TxIn[i].PreviousOutPoint)
+				p.delta -= int64(prev.value)
+			}
+		}
+		if len(p.outputs) > 0 || len(p.spends) > 0 {
+			out = append(out, p)
+		}
+	}
+	// A spend the store took without the spending transaction (Spend
+	// alone) shows only on the spent outputs.
+	byRecord, err := s.spentUnconfirmed(ctx, addrDesc)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range byRecord {
+		if !seen[p.txid] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// spentUnconfirmed finds the address's confirmed outputs that the store
+// records as spent by a transaction the index does not hold (no block has
+// it yet), grouped by spender. An output the store no longer holds counts
+// as unspent: the index is the authority on confirmed state.
+func (s *Server) spentUnconfirmed(ctx context.Context, addrDesc []byte) ([]pendingTx, error) {
+	idx := s.backend.AddressIndex()
+	utxos, err := idx.UTXOs(addrDesc)
+	if err != nil || len(utxos) == 0 {
+		return nil, err
+	}
 	var items []*utxo.UnresolvedMetaData
 	seen := map[chainhash.Hash]bool{}
 	for _, u := range utxos {
@@ -193,9 +388,6 @@ func (s *Server) spentUnconfirmed(ctx context.Context, utxos []index.Utxo) ([]*c
 			seen[u.TxID] = true
 			items = append(items, &utxo.UnresolvedMetaData{TxID: u.TxID})
 		}
-	}
-	if len(items) == 0 {
-		return nil, nil
 	}
 	if err := s.backend.BatchDecorate(ctx, items, utxo.FieldOutputs); err != nil {
 		return nil, err
@@ -206,26 +398,32 @@ func (s *Server) spentUnconfirmed(ctx context.Context, utxos []index.Utxo) ([]*c
 			outputs[it.TxID] = it.Meta.Outputs
 		}
 	}
-	spent := make([]*chainhash.Hash, len(utxos))
-	for i, u := range utxos {
-		if outs := outputs[u.TxID]; int(u.Vout) < len(outs) && outs[u.Vout].SpendingData != nil {
-			by := outs[u.Vout].SpendingData.TxID
-			spent[i] = &by
+	bySpender := map[chainhash.Hash]*pendingTx{}
+	var order []chainhash.Hash
+	for _, u := range utxos {
+		outs := outputs[u.TxID]
+		if int(u.Vout) >= len(outs) || outs[u.Vout].SpendingData == nil {
+			continue
 		}
+		by := outs[u.Vout].SpendingData.TxID
+		if _, mined, err := idx.TxAddresses(by); err != nil || mined {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		p := bySpender[by]
+		if p == nil {
+			p = &pendingTx{txid: by}
+			bySpender[by] = p
+			order = append(order, by)
+		}
+		p.spends = append(p.spends, wire.OutPoint{Hash: u.TxID, Index: u.Vout})
+		p.delta -= int64(u.Value)
 	}
-	return spent, nil
-}
-
-// queryUint32 parses the query parameter name: a decimal integer that fits
-// 32 bits (block heights, pages), or def when it is absent.
-func queryUint32(q url.Values, name string, def uint32) (uint32, error) {
-	v := q.Get(name)
-	if v == "" {
-		return def, nil
+	out := make([]pendingTx, 0, len(order))
+	for _, id := range order {
+		out = append(out, *bySpender[id])
 	}
-	n, err := strconv.ParseUint(v, 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", name, err)
-	}
-	return uint32(n), nil
+	return out, nil
 }

@@ -1,36 +1,165 @@
 package server
 
 import (
+	"context"
+	"math"
+	"math/big"
 	"net/http"
 	"strconv"
+
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 )
 
-// blockJSON is Blockbook's /api/v2/block/{height} shape, limited to what
-// the store keeps per block: hash, parent, header fields, size and
-// transaction count. The transaction list needs the block itself, which
-// the store does not keep.
+// blockJSON is Blockbook v0.3.4's api.Block: paging, the block's header
+// fields and one page of its transactions.
 type blockJSON struct {
-	Page              int    `json:"page"`
-	TotalPages        int    `json:"totalPages"`
-	ItemsOnPage       int    `json:"itemsOnPage"`
-	Hash              string `json:"hash"`
-	PreviousBlockHash string `json:"previousBlockHash,omitempty"`
-	NextBlockHash     string `json:"nextBlockHash,omitempty"`
-	Height            uint32 `json:"height"`
-	Confirmations     uint32 `json:"confirmations"`
-	Size              int64  `json:"size,omitempty"`
-	Time              int64  `json:"time,omitempty"`
-	Version           int32  `json:"version,omitempty"`
-	MerkleRoot        string `json:"merkleRoot,omitempty"`
-	Nonce             string `json:"nonce,omitempty"`
-	Bits              string `json:"bits,omitempty"`
-	TxCount           int    `json:"txCount"`
+	Page              int      `json:"page,omitempty"`
+	TotalPages        int      `json:"totalPages,omitempty"`
+	ItemsOnPage       int      `json:"itemsOnPage,omitempty"`
+	Hash              string   `json:"hash"`
+	PreviousBlockHash string   `json:"previousBlockHash,omitempty"`
+	NextBlockHash     string   `json:"nextBlockHash,omitempty"`
+	Height            uint32   `json:"height"`
+	Confirmations     int      `json:"confirmations"`
+	Size              int      `json:"size"`
+	Time              int64    `json:"time,omitempty"`
+	Version           int32    `json:"version"`
+	MerkleRoot        string   `json:"merkleRoot"`
+	Nonce             string   `json:"nonce"`
+	Bits              string   `json:"bits"`
+	Difficulty        string   `json:"difficulty"`
+	TxCount           int      `json:"txCount"`
+	Txs               []txJSON `json:"txs,omitempty"`
+}
+
+// txsInAPI is Blockbook's page size for a block's and an address's
+// transactions, and the largest pageSize it takes.
+const txsInAPI = 1000
+
+// paging is Blockbook's computePaging: page is 0-based on the way in; a
+// page past the end is the last page. It returns the 1-based paging and
+// the range [from, to) of items on the page.
+type paging struct {
+	Page, TotalPages, ItemsOnPage int
+}
+
+func computePaging(count, page, itemsOnPage int) (pg paging, from, to int) {
+	totalPages := max((count-1)/itemsOnPage, 0)
+	// page > totalPages first: a huge page would overflow the product.
+	if page < 0 || page > totalPages || page*itemsOnPage >= count {
+		page = totalPages
+	}
+	from, to = page*itemsOnPage, min((page+1)*itemsOnPage, count)
+	return paging{Page: page + 1, TotalPages: totalPages + 1, ItemsOnPage: itemsOnPage}, max(from, 0), max(to, 0)
+}
+
+// difficulty is the header's difficulty as bitcoind prints it: the
+// proof-of-work limit over the target, with 16 significant digits.
+func difficulty(bits uint32) string {
+	target := blockchain.CompactToBig(bits)
+	if target.Sign() <= 0 {
+		return "0"
+	}
+	limit := blockchain.CompactToBig(0x1d00ffff)
+	d, _ := new(big.Float).Quo(new(big.Float).SetInt(limit), new(big.Float).SetInt(target)).Float64()
+	if math.IsInf(d, 0) {
+		return "0"
+	}
+	return strconv.FormatFloat(d, 'g', 16, 64)
+}
+
+// blockParam resolves the path's height or hash to a height.
+func (s *Server) blockParam(param string) (uint32, bool, error) {
+	if h, err := strconv.ParseUint(param, 10, 32); err == nil {
+		return uint32(h), true, nil
+	}
+	hash, err := chainhash.NewHashFromStr(param)
+	if err != nil || len(param) != 2*chainhash.HashSize {
+		return 0, false, nil
+	}
+	return s.backend.BlockStore().HeightOf(*hash)
 }
 
 func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request) {
+	if s.backend.BlockStore() == nil || s.backend.AddressIndex() == nil {
+		s.handleStoredBlock(w, r)
+		return
+	}
+	page, err := strconv.Atoi(r.URL.Query().Get("page"))
+	if err != nil {
+		page = 0
+	}
+	out, code, err := s.block(r.Context(), r.PathValue("height"), page)
+	if err != nil {
+		writeError(w, code, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// block is Blockbook's GetBlock: the block named by height or hash, with
+// page page (1-based) of its transactions.
+func (s *Server) block(ctx context.Context, param string, page int) (*blockJSON, int, error) {
+	height, ok, err := s.blockParam(param)
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	var mb *wire.MsgBlock
+	if ok {
+		if mb, err = s.blockAt(height); err != nil {
+			return nil, http.StatusInternalServerError, err
+		}
+	}
+	if mb == nil {
+		return nil, http.StatusBadRequest, errorf("Block not found, %s is not a block the block store holds", echoed(param))
+	}
+	raw, _, _, err := s.backend.BlockStore().Block(height)
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	idx := s.backend.AddressIndex()
+	best, _, err := idx.BestBlock()
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	hdr := &mb.Header
+	out := &blockJSON{Hash: hdr.BlockHash().String(), Height: height, Size: len(raw), Time: hdr.Timestamp.Unix(),
+		Version: hdr.Version, MerkleRoot: hdr.MerkleRoot.String(), Nonce: strconv.FormatUint(uint64(hdr.Nonce), 10),
+		Bits: strconv.FormatUint(uint64(hdr.Bits), 16), Difficulty: difficulty(hdr.Bits), TxCount: len(mb.Transactions)}
+	if best.Height >= height {
+		out.Confirmations = int(best.Height-height) + 1
+	}
+	if height > 0 {
+		out.PreviousBlockHash = hdr.PrevBlock.String()
+	}
+	if next, ok, err := idx.BlockInfo(height + 1); err == nil && ok {
+		out.NextBlockHash = next.Hash.String()
+	}
+	pg, from, to := computePaging(len(mb.Transactions), max(page-1, 0), txsInAPI)
+	out.Page, out.TotalPages, out.ItemsOnPage = pg.Page, pg.TotalPages, pg.ItemsOnPage
+	for _, mtx := range mb.Transactions[from:to] {
+		ft, err := s.inBlock(ctx, mb, height, mtx)
+		if err != nil {
+			return nil, http.StatusInternalServerError, err
+		}
+		tx, err := s.apiTx(ctx, ft, false)
+		if err != nil {
+			return nil, http.StatusInternalServerError, err
+		}
+		out.Txs = append(out.Txs, tx)
+	}
+	return out, http.StatusOK, nil
+}
+
+// handleStoredBlock answers /api/v2/block/{height} without the block
+// store (serve without --index): the header fields and the transaction
+// count the store keeps per block, and no transactions.
+func (s *Server) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
 	height, err := strconv.ParseUint(r.PathValue("height"), 10, 32)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "malformed block height %s: want a decimal height (lookup by hash is not supported)", echoed(r.PathValue("height")))
+		writeError(w, http.StatusBadRequest, "Block not found, malformed block height %s (without --index blocks are looked up by height only)", echoed(r.PathValue("height")))
 		return
 	}
 	b, ok, err := s.backend.BlockAt(r.Context(), uint32(height))
@@ -39,29 +168,20 @@ func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		writeError(w, http.StatusNotFound, "block %d not found", height)
+		writeError(w, http.StatusBadRequest, "Block not found, height %d is above the tip", height)
 		return
 	}
-	out := blockJSON{Page: 1, TotalPages: 1, Hash: b.Hash.String(), Height: uint32(height), TxCount: b.Txs,
-		Size: b.Size, Time: b.Time, Version: b.Version}
-	if b.Time != 0 { // connected with its header
-		out.MerkleRoot = b.MerkleRoot.String()
-		out.Nonce = strconv.FormatUint(uint64(b.Nonce), 10)
-		out.Bits = strconv.FormatUint(uint64(b.Bits), 16)
-	}
+	out := blockJSON{Page: 1, TotalPages: 1, ItemsOnPage: txsInAPI, Hash: b.Hash.String(), Height: uint32(height),
+		TxCount: b.Txs, Size: int(b.Size), Time: b.Time, Version: b.Version, MerkleRoot: b.MerkleRoot.String(),
+		Nonce: strconv.FormatUint(uint64(b.Nonce), 10), Bits: strconv.FormatUint(uint64(b.Bits), 16), Difficulty: difficulty(b.Bits)}
 	if height > 0 {
 		out.PreviousBlockHash = b.PrevHash.String()
 	}
 	if next, ok, err := s.backend.BlockAt(r.Context(), uint32(height)+1); err == nil && ok {
 		out.NextBlockHash = next.Hash.String()
 	}
-	tip, ok, err := s.backend.Tip(r.Context())
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the tip: %v", err)
-		return
-	}
-	if ok && tip.Height >= uint32(height) {
-		out.Confirmations = tip.Height - uint32(height) + 1
+	if tip, ok, err := s.backend.Tip(r.Context()); err == nil && ok && tip.Height >= uint32(height) {
+		out.Confirmations = int(tip.Height-uint32(height)) + 1
 	}
 	writeJSON(w, http.StatusOK, out)
 }

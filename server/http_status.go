@@ -4,25 +4,40 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/utxostore/utxostore/utxo"
 )
 
-// statusJSON is Blockbook's /api/status shape (blockbook + backend), with
-// the store's own counts under "utxostore".
+// statusJSON is Blockbook v0.3.4's /api/v2 shape (api.SystemInfo: the
+// blockbook and backend parts), with the store's own counts under
+// "utxostore". The store is its own backend: backend describes the chain
+// it holds.
 type statusJSON struct {
 	Blockbook struct {
-		Coin       string `json:"coin"`
-		Host       string `json:"host"`
-		InSync     bool   `json:"inSync"`
-		BestHeight uint32 `json:"bestHeight"`
-		Decimals   int    `json:"decimals"`
-		About      string `json:"about"`
+		Coin            string `json:"coin"`
+		Host            string `json:"host"`
+		Version         string `json:"version"`
+		GitCommit       string `json:"gitCommit"`
+		BuildTime       string `json:"buildTime"`
+		SyncMode        bool   `json:"syncMode"`
+		InitialSync     bool   `json:"initialSync"`
+		InSync          bool   `json:"inSync"`
+		BestHeight      uint32 `json:"bestHeight"`
+		LastBlockTime   string `json:"lastBlockTime"`
+		InSyncMempool   bool   `json:"inSyncMempool"`
+		LastMempoolTime string `json:"lastMempoolTime"`
+		MempoolSize     int    `json:"mempoolSize"`
+		Decimals        int    `json:"decimals"`
+		DbSize          int64  `json:"dbSize"`
+		About           string `json:"about"`
 	} `json:"blockbook"`
 	Backend struct {
 		Chain         string `json:"chain"`
 		Blocks        uint32 `json:"blocks"`
-		BestBlockHash string `json:"bestBlockHash,omitempty"`
+		BestBlockHash string `json:"bestBlockHash"`
+		Difficulty    string `json:"difficulty"`
+		Version       string `json:"version"`
 	} `json:"backend"`
 	Utxostore struct {
 		Engine          string `json:"engine"`
@@ -81,19 +96,48 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var out statusJSON
-	out.Blockbook.Coin, out.Blockbook.Host, out.Blockbook.InSync = "Bitcoin", "utxostore", true
-	out.Blockbook.Decimals, out.Blockbook.About = 8, "utxostore: a UTXO database for Bitcoin-family nodes"
-	out.Backend.Chain = s.opts.Network
+	b := &out.Blockbook
+	b.Coin, b.Host, b.Version, b.GitCommit, b.BuildTime = coinName(s.opts.Network), "utxostore", "utxostore", "", ""
+	b.SyncMode, b.InSync, b.InSyncMempool, b.Decimals = true, true, true, 8
+	b.About = "utxostore: a UTXO database for Bitcoin-family nodes, serving Blockbook's API"
+	out.Backend.Chain, out.Backend.Version = s.opts.Network, "utxostore"
 	tip, ok, err := s.backend.Tip(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "reading the tip: %v", err)
 		return
 	}
 	if ok {
-		out.Blockbook.BestHeight, out.Backend.Blocks, out.Backend.BestBlockHash = tip.Height, tip.Height, tip.Hash.String()
+		b.BestHeight, out.Backend.Blocks, out.Backend.BestBlockHash = tip.Height, tip.Height, tip.Hash.String()
+		if meta, ok, err := s.backend.BlockAt(r.Context(), tip.Height); err == nil && ok {
+			b.LastBlockTime = time.Unix(meta.Time, 0).UTC().Format(time.RFC3339)
+			out.Backend.Difficulty = difficulty(meta.Bits)
+		}
+	}
+	if mempool, err := s.unminedTxs(r.Context()); err == nil {
+		b.MempoolSize = len(mempool)
+	}
+	// The unmined transactions are read live, so there is no mempool
+	// sync time; the tip's time stands for it, which keeps the status the
+	// same between two requests while the store is unchanged.
+	b.LastMempoolTime = b.LastBlockTime
+	if blocks := s.backend.BlockStore(); blocks != nil {
+		b.DbSize, _ = blocks.DiskBytes()
 	}
 	u := &out.Utxostore
 	u.Engine, u.Network, u.Height, u.MedianBlockTime = s.opts.Engine, s.opts.Network, s.backend.GetBlockHeight(), s.backend.GetMedianBlockTime()
 	u.Blocks, u.Txs, u.Utxos, u.Satoshis, u.Digest = sum.Blocks, sum.Txs, sum.Utxos, sum.Satoshis, sum.Digest
 	writeJSON(w, http.StatusOK, out)
+}
+
+// coinName is Blockbook's coin name for the network.
+func coinName(network string) string {
+	switch network {
+	case "testnet", "testnet3":
+		return "Testnet"
+	case "regtest":
+		return "Regtest"
+	case "signet":
+		return "Signet"
+	}
+	return "Bitcoin"
 }

@@ -1,18 +1,25 @@
 package server
 
 import (
+	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
 
-// txJSON is Blockbook's /api/v2/tx/{txid} shape for Bitcoin-type coins;
-// fields Blockbook has no place for go under "utxostore".
+// txJSON is Blockbook v0.3.4's api.Tx for Bitcoin-type coins, field for
+// field; what Blockbook has no place for (the record's lifecycle) goes
+// under "utxostore" when the store holds the record.
 type txJSON struct {
 	TxID          string     `json:"txid"`
 	Version       int32      `json:"version,omitempty"`
@@ -22,34 +29,40 @@ type txJSON struct {
 	BlockHash     string     `json:"blockHash,omitempty"`
 	BlockHeight   int64      `json:"blockHeight"` // -1 while unmined, as Blockbook
 	Confirmations uint32     `json:"confirmations"`
-	Size          int        `json:"size,omitempty"`
+	BlockTime     int64      `json:"blockTime"`
 	Value         string     `json:"value"`
 	ValueIn       string     `json:"valueIn,omitempty"`
 	Fees          string     `json:"fees,omitempty"`
 	Hex           string     `json:"hex,omitempty"`
-	Utxostore     txState    `json:"utxostore"`
+	Utxostore     *txState   `json:"utxostore,omitempty"`
 }
 
 type vinJSON struct {
-	TxID     string `json:"txid,omitempty"`
-	Vout     uint32 `json:"vout,omitempty"`
-	Sequence uint32 `json:"sequence,omitempty"`
-	N        int    `json:"n"`
-	Value    string `json:"value,omitempty"`
-	Hex      string `json:"hex,omitempty"`
-	Coinbase string `json:"coinbase,omitempty"`
+	TxID      string   `json:"txid,omitempty"`
+	Vout      uint32   `json:"vout,omitempty"`
+	Sequence  int64    `json:"sequence,omitempty"`
+	N         int      `json:"n"`
+	Addresses []string `json:"addresses,omitempty"`
+	IsAddress bool     `json:"isAddress"`
+	Value     string   `json:"value,omitempty"`
+	Hex       string   `json:"hex,omitempty"`
+	Coinbase  string   `json:"coinbase,omitempty"`
 }
 
 type voutJSON struct {
-	Value      string `json:"value"`
-	N          int    `json:"n"`
-	Spent      bool   `json:"spent,omitempty"`
-	SpentTxID  string `json:"spentTxId,omitempty"`
-	SpentIndex uint32 `json:"spentIndex,omitempty"`
-	Hex        string `json:"hex,omitempty"`
+	Value       string   `json:"value,omitempty"`
+	N           int      `json:"n"`
+	Spent       bool     `json:"spent,omitempty"`
+	SpentTxID   string   `json:"spentTxId,omitempty"`
+	SpentIndex  uint32   `json:"spentIndex,omitempty"`
+	SpentHeight uint32   `json:"spentHeight,omitempty"`
+	Hex         string   `json:"hex,omitempty"`
+	Addresses   []string `json:"addresses"`
+	IsAddress   bool     `json:"isAddress"`
 	// State is utxostore's: unspent, spent, frozen, locked, conflicting
-	// or not_stored (a zero-value output the store does not keep).
-	State       string `json:"state"`
+	// or not_stored (a zero-value output the store does not keep); absent
+	// when the store no longer holds the record.
+	State       string `json:"state,omitempty"`
 	SpentBy     string `json:"spentBy,omitempty"` // "<txid>:<vin>"
 	UTXOHash    string `json:"utxoHash,omitempty"`
 	SpendableIn uint32 `json:"spendableIn,omitempty"`
@@ -76,100 +89,357 @@ type minedJSON struct {
 	BlockHash   string `json:"blockHash,omitempty"`
 }
 
-func (s *Server) handleTx(w http.ResponseWriter, r *http.Request) {
-	txid, err := chainhash.NewHashFromStr(r.PathValue("txid"))
-	if err != nil || len(r.PathValue("txid")) != 2*chainhash.HashSize {
-		writeError(w, http.StatusBadRequest, "malformed txid %s: want 64 hex digits", echoed(r.PathValue("txid")))
-		return
+// foundTx is a transaction and where it is: in a block the block store
+// holds (Height >= 0), or only in the store (unmined, or mined with no
+// block store).
+type foundTx struct {
+	Msg       *wire.MsgTx
+	Raw       []byte
+	ID        chainhash.Hash
+	Height    int64 // -1 while unmined
+	BlockHash chainhash.Hash
+	BlockTime int64
+	Spent     []bool     // from the index; nil when it does not hold the tx
+	Meta      *utxo.Meta // the store's record; nil when it holds none
+}
+
+// findTx looks txid up in the index and the block store first (every
+// confirmed transaction, spent or not), then in the store (unmined ones,
+// and all of them when the daemon runs without --index). ok is false when
+// neither holds it.
+func (s *Server) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, bool, error) {
+	if idx, blocks := s.backend.AddressIndex(), s.backend.BlockStore(); idx != nil && blocks != nil {
+		ta, ok, err := idx.TxAddresses(txid)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			mb, err := s.blockAt(ta.Height)
+			if err != nil {
+				return nil, false, err
+			}
+			if mb != nil {
+				for _, mtx := range mb.Transactions {
+					if mtx.TxHash() == txid {
+						ft, err := s.inBlock(ctx, mb, ta.Height, mtx)
+						return ft, err == nil, err
+					}
+				}
+			}
+		}
 	}
-	meta, err := s.backend.Get(r.Context(), *txid, utxo.FieldTx, utxo.FieldOutputs)
+	meta, err := s.backend.Get(ctx, txid, utxo.FieldTx, utxo.FieldOutputs)
 	if errors.Is(err, utxo.ErrTxNotFound) {
-		writeError(w, http.StatusNotFound, "transaction %s not found", txid)
-		return
+		return nil, false, nil
 	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading transaction %s: %v", txid, err)
+		return nil, false, err
+	}
+	ft := &foundTx{Msg: meta.Tx.Msg, Raw: meta.Tx.Raw, ID: txid, Height: -1, Meta: meta}
+	if len(meta.BlockHeights) > 0 && meta.UnminedSince == 0 {
+		ft.Height = int64(meta.BlockHeights[0])
+		if b, ok, err := s.backend.BlockAt(ctx, meta.BlockHeights[0]); err == nil && ok {
+			ft.BlockHash, ft.BlockTime = b.Hash, b.Time
+		}
+	}
+	return ft, true, nil
+}
+
+// inBlock is mtx of block mb at height, with what the index and the
+// store know of it.
+func (s *Server) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, mtx *wire.MsgTx) (*foundTx, error) {
+	txid := mtx.TxHash()
+	ft := &foundTx{Msg: mtx, Raw: chain.SerializeTx(mtx), ID: txid, Height: int64(height),
+		BlockHash: mb.Header.BlockHash(), BlockTime: mb.Header.Timestamp.Unix()}
+	ta, ok, err := s.backend.AddressIndex().TxAddresses(txid)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		for _, o := range ta.Outputs {
+			ft.Spent = append(ft.Spent, o.Spent)
+		}
+	}
+	meta, err := s.backend.Get(ctx, txid, utxo.FieldTx, utxo.FieldOutputs)
+	if errors.Is(err, utxo.ErrTxNotFound) {
+		return ft, nil
+	}
+	ft.Meta = meta
+	return ft, err
+}
+
+// blockAt returns the block at height from the block store, parsed; nil
+// when the store does not hold it (pruned, or connected before the block
+// store existed).
+func (s *Server) blockAt(height uint32) (*wire.MsgBlock, error) {
+	raw, _, ok, err := s.backend.BlockStore().Block(height)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var mb wire.MsgBlock
+	if err := mb.Deserialize(bytes.NewReader(raw)); err != nil {
+		return nil, fmt.Errorf("block %d in the block store: %w", height, err)
+	}
+	return &mb, nil
+}
+
+// tipHeight is the height confirmations count from: the index's tip when
+// the index is on (it is what the API's confirmed state reflects), else the
+// store's.
+func (s *Server) tipHeight(ctx context.Context) (uint32, bool, error) {
+	if idx := s.backend.AddressIndex(); idx != nil {
+		best, ok, err := idx.BestBlock()
+		return best.Height, ok, err
+	}
+	tip, ok, err := s.backend.Tip(ctx)
+	return tip.Height, ok, err
+}
+
+// prevOutput is what an input spends: its value and address descriptor.
+type prevOutput struct {
+	value    uint64
+	addrDesc []byte
+}
+
+// prevOutputs finds what each input of tx spends: from the index's
+// txAddresses (any confirmed parent, spent or not), else from the store
+// (unconfirmed parents). A nil entry is an output neither holds.
+func (s *Server) prevOutputs(ctx context.Context, tx *wire.MsgTx) ([]*prevOutput, error) {
+	prevs := make([]*prevOutput, len(tx.TxIn))
+	if isCoinbaseTx(tx) {
+		return prevs, nil
+	}
+	missing := false
+	if idx := s.backend.AddressIndex(); idx != nil {
+		for i, in := range tx.TxIn {
+			ta, ok, err := idx.TxAddresses(in.PreviousOutPoint.Hash)
+			if err != nil {
+				return nil, err
+			}
+			if ok && int(in.PreviousOutPoint.Index) < len(ta.Outputs) {
+				o := ta.Outputs[in.PreviousOutPoint.Index]
+				prevs[i] = &prevOutput{value: o.Value, addrDesc: o.AddrDesc}
+			} else {
+				missing = true
+			}
+		}
+	} else {
+		missing = true
+	}
+	if !missing {
+		return prevs, nil
+	}
+	outs, err := s.backend.PreviousOutputsDecorate(ctx, chain.NewTx(tx))
+	if err != nil {
+		return prevs, nil // a parent the store no longer holds: value unknown
+	}
+	for i, o := range outs {
+		if prevs[i] == nil && o != nil {
+			prevs[i] = &prevOutput{value: uint64(o.Value), addrDesc: index.AddrDesc(o.PkScript)}
+		}
+	}
+	return prevs, nil
+}
+
+func isCoinbaseTx(tx *wire.MsgTx) bool {
+	return len(tx.TxIn) == 1 && tx.TxIn[0].PreviousOutPoint.Index == wire.MaxPrevOutIndex &&
+		tx.TxIn[0].PreviousOutPoint.Hash == (chainhash.Hash{})
+}
+
+// apiTx builds Blockbook's Tx from ft. spending fills spentTxId,
+// spentIndex and spentHeight of the spent outputs, as Blockbook does with
+// ?spending=true.
+func (s *Server) apiTx(ctx context.Context, ft *foundTx, spending bool) (txJSON, error) {
+	tx := ft.Msg
+	out := txJSON{TxID: ft.ID.String(), Version: tx.Version, LockTime: tx.LockTime, BlockHeight: ft.Height,
+		BlockTime: ft.BlockTime, Hex: hex.EncodeToString(ft.Raw), Vin: []vinJSON{}, Vout: []voutJSON{}}
+	if ft.Height >= 0 {
+		out.BlockHash = ft.BlockHash.String()
+		tip, ok, err := s.tipHeight(ctx)
+		if err != nil {
+			return txJSON{}, fmt.Errorf("reading the tip: %w", err)
+		}
+		if ok && int64(tip) >= ft.Height {
+			out.Confirmations = tip - uint32(ft.Height) + 1
+		}
+	}
+	prevs, err := s.prevOutputs(ctx, tx)
+	if err != nil {
+		return txJSON{}, err
+	}
+	var valueIn, valueOut uint64
+	coinbase := isCoinbaseTx(tx)
+	for i, in := range tx.TxIn {
+		v := vinJSON{N: i, Sequence: int64(in.Sequence)}
+		if coinbase {
+			v.Coinbase = hex.EncodeToString(in.SignatureScript)
+		} else {
+			v.TxID, v.Vout, v.Hex = in.PreviousOutPoint.Hash.String(), in.PreviousOutPoint.Index, hex.EncodeToString(in.SignatureScript)
+			if p := prevs[i]; p != nil {
+				v.Value = strconv.FormatUint(p.value, 10)
+				v.Addresses, v.IsAddress = s.addressesOf(p.addrDesc)
+				valueIn += p.value
+			}
+		}
+		out.Vin = append(out.Vin, v)
+	}
+	for i, o := range tx.TxOut {
+		valueOut += uint64(o.Value)
+		v := voutJSON{Value: sats(o.Value), N: i, Hex: hex.EncodeToString(o.PkScript)}
+		v.Addresses, v.IsAddress = s.addressesOf(index.AddrDesc(o.PkScript))
+		if i < len(ft.Spent) {
+			v.Spent = ft.Spent[i]
+		}
+		if ft.Meta != nil && i < len(ft.Meta.Outputs) {
+			v = outputState(v, ft.Meta, ft.Meta.Outputs[i])
+		} else if ft.Meta != nil {
+			v.State = "not_stored"
+		}
+		if spending && v.Spent && v.SpentTxID == "" {
+			if err := s.findSpender(ctx, ft, i, &v); err != nil {
+				return txJSON{}, err
+			}
+		}
+		if spending && v.SpentTxID != "" && v.SpentHeight == 0 {
+			if ta, ok, err := s.addressIndexTx(v.SpentTxID); err == nil && ok {
+				v.SpentHeight = ta.Height
+			}
+		}
+		out.Vout = append(out.Vout, v)
+	}
+	out.Value = strconv.FormatUint(valueOut, 10)
+	// Blockbook: valueIn is 0 for a coinbase, fees never negative.
+	out.ValueIn, out.Fees = strconv.FormatUint(valueIn, 10), "0"
+	if valueIn > valueOut {
+		out.Fees = strconv.FormatUint(valueIn-valueOut, 10)
+	}
+	if ft.Meta != nil {
+		out.Utxostore = s.recordState(ctx, ft.Meta)
+	}
+	return out, nil
+}
+
+func (s *Server) addressIndexTx(txid string) (index.TxAddresses, bool, error) {
+	idx := s.backend.AddressIndex()
+	h, err := chainhash.NewHashFromStr(txid)
+	if idx == nil || err != nil {
+		return index.TxAddresses{}, false, err
+	}
+	return idx.TxAddresses(*h)
+}
+
+// findSpender finds the transaction that spends output n of ft, as
+// Blockbook does: among the inputs of the output's address in blocks from
+// ft's on, the one whose previous output is this one.
+func (s *Server) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSON) error {
+	idx := s.backend.AddressIndex()
+	if idx == nil || s.backend.BlockStore() == nil || ft.Height < 0 {
+		return nil
+	}
+	desc := index.AddrDesc(ft.Msg.TxOut[n].PkScript)
+	for page := 1; ; page++ {
+		hist, err := idx.History(desc, page, index.DefaultPageSize, uint32(ft.Height), 0)
+		if err != nil {
+			return err
+		}
+		for _, h := range hist.Txs {
+			for _, i := range h.Indexes {
+				if i >= 0 {
+					continue
+				}
+				mb, err := s.blockAt(h.Height)
+				if err != nil || mb == nil {
+					return err
+				}
+				for _, mtx := range mb.Transactions {
+					if mtx.TxHash() != h.TxID || int(^i) >= len(mtx.TxIn) {
+						continue
+					}
+					prev := mtx.TxIn[^i].PreviousOutPoint
+					if prev.Hash == ft.ID && int(prev.Index) == n {
+						v.SpentTxID, v.SpentIndex, v.SpentHeight = h.TxID.String(), uint32(^i), h.Height
+						return nil
+					}
+				}
+			}
+		}
+		if page >= hist.TotalPages {
+			return ctx.Err()
+		}
+	}
+}
+
+// recordState is the store record's lifecycle, under "utxostore".
+func (s *Server) recordState(ctx context.Context, meta *utxo.Meta) *txState {
+	st := &txState{MinedBlocks: []minedJSON{}, Coinbase: meta.IsCoinbase, Locked: meta.Locked, Creating: meta.Creating,
+		Conflicting: meta.Conflicting, Frozen: meta.Frozen, External: meta.External, UnminedSince: meta.UnminedSince,
+		DeleteAtHeight: meta.DeleteAtHeight, PreserveUntil: meta.PreserveUntil, Records: meta.Records}
+	for i, id := range meta.BlockIDs {
+		m := minedJSON{BlockID: id}
+		if i < len(meta.BlockHeights) {
+			m.BlockHeight = meta.BlockHeights[i]
+			if b, ok, err := s.backend.BlockAt(ctx, m.BlockHeight); err == nil && ok {
+				m.BlockHash = b.Hash.String()
+			}
+		}
+		st.MinedBlocks = append(st.MinedBlocks, m)
+	}
+	return st
+}
+
+// parseTxid reads a txid path parameter: 64 hex digits.
+func parseTxid(param string) (chainhash.Hash, error) {
+	if len(param) != 2*chainhash.HashSize {
+		return chainhash.Hash{}, fmt.Errorf("txid %s: want 64 hex digits", echoed(param))
+	}
+	h, err := chainhash.NewHashFromStr(param)
+	if err != nil {
+		return chainhash.Hash{}, fmt.Errorf("txid %s: want 64 hex digits", echoed(param))
+	}
+	return *h, nil
+}
+
+func (s *Server) handleTx(w http.ResponseWriter, r *http.Request) {
+	txid, err := parseTxid(r.PathValue("txid"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "Transaction %s not found (malformed %v)", echoed(r.PathValue("txid")), err)
 		return
 	}
-	out, err := s.txJSON(r, meta)
+	spending := false
+	if p := r.URL.Query().Get("spending"); p != "" {
+		if spending, err = strconv.ParseBool(p); err != nil {
+			writeError(w, http.StatusBadRequest, "Parameter 'spending' cannot be converted to boolean")
+			return
+		}
+	}
+	out, code, err := s.txByID(r.Context(), txid, spending)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "transaction %s: %v", txid, err)
+		writeError(w, code, "%v", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) txJSON(r *http.Request, meta *utxo.Meta) (txJSON, error) {
-	tx := meta.Tx.Msg
-	out := txJSON{TxID: meta.TxID.String(), Version: tx.Version, LockTime: tx.LockTime, BlockHeight: -1,
-		Size: meta.Tx.Size(), Hex: hex.EncodeToString(meta.Tx.Raw),
-		Utxostore: txState{MinedBlocks: []minedJSON{}, Coinbase: meta.IsCoinbase, Locked: meta.Locked, Creating: meta.Creating,
-			Conflicting: meta.Conflicting, Frozen: meta.Frozen, External: meta.External, UnminedSince: meta.UnminedSince,
-			DeleteAtHeight: meta.DeleteAtHeight, PreserveUntil: meta.PreserveUntil, Records: meta.Records}}
-	for i, id := range meta.BlockIDs {
-		m := minedJSON{BlockID: id}
-		if i < len(meta.BlockHeights) {
-			m.BlockHeight = meta.BlockHeights[i]
-			if b, ok, err := s.backend.BlockAt(r.Context(), m.BlockHeight); err == nil && ok {
-				m.BlockHash = b.Hash.String()
-			}
-		}
-		out.Utxostore.MinedBlocks = append(out.Utxostore.MinedBlocks, m)
+// txByID is Blockbook's GetTransaction: the transaction, or an error with
+// the status Blockbook answers it with (400 for one it does not know).
+func (s *Server) txByID(ctx context.Context, txid chainhash.Hash, spending bool) (txJSON, int, error) {
+	ft, ok, err := s.findTx(ctx, txid)
+	if err != nil {
+		return txJSON{}, http.StatusInternalServerError, fmt.Errorf("reading transaction %s: %w", txid, err)
 	}
-	if len(out.Utxostore.MinedBlocks) > 0 && meta.UnminedSince == 0 {
-		first := out.Utxostore.MinedBlocks[0]
-		out.BlockHeight, out.BlockHash = int64(first.BlockHeight), first.BlockHash
-		tip, ok, err := s.backend.Tip(r.Context())
-		if err != nil {
-			return txJSON{}, fmt.Errorf("reading the tip: %w", err)
-		}
-		if ok && tip.Height >= first.BlockHeight {
-			out.Confirmations = tip.Height - first.BlockHeight + 1
-		}
+	if !ok {
+		return txJSON{}, http.StatusBadRequest, errorf("Transaction '%s' not found", txid)
 	}
-	var valueIn int64
-	var prevErr error
-	if !meta.IsCoinbase {
-		outs, err := s.backend.PreviousOutputsDecorate(r.Context(), meta.Tx)
-		prevErr = err
-		for _, o := range outs {
-			if o != nil {
-				valueIn += o.Value
-			}
-		}
-		for i, in := range tx.TxIn {
-			v := vinJSON{TxID: in.PreviousOutPoint.Hash.String(), Vout: in.PreviousOutPoint.Index, Sequence: in.Sequence,
-				N: i, Hex: hex.EncodeToString(in.SignatureScript)}
-			if err == nil && i < len(outs) && outs[i] != nil {
-				v.Value = sats(outs[i].Value)
-			}
-			out.Vin = append(out.Vin, v)
-		}
-	} else {
-		for i, in := range tx.TxIn {
-			out.Vin = append(out.Vin, vinJSON{N: i, Sequence: in.Sequence, Coinbase: hex.EncodeToString(in.SignatureScript)})
-		}
+	out, err := s.apiTx(ctx, ft, spending)
+	if err != nil {
+		return txJSON{}, http.StatusInternalServerError, fmt.Errorf("transaction %s: %w", txid, err)
 	}
-	var value int64
-	for i, o := range tx.TxOut {
-		value += o.Value
-		v := voutJSON{Value: sats(o.Value), N: i, Hex: hex.EncodeToString(o.PkScript), State: "not_stored"}
-		if i < len(meta.Outputs) {
-			v = outputState(v, meta, meta.Outputs[i])
-		}
-		out.Vout = append(out.Vout, v)
-	}
-	out.Value = sats(value)
-	// valueIn and fees need every parent; a parent already deleted (fully
-	// spent and past its delete-at-height) leaves them out.
-	if !meta.IsCoinbase && prevErr == nil {
-		out.ValueIn, out.Fees = sats(valueIn), sats(valueIn-value)
-	}
-	return out, nil
+	return out, http.StatusOK, nil
 }
 
 // outputState fills the per-output state from the record.
 func outputState(v voutJSON, meta *utxo.Meta, o utxo.OutputState) voutJSON {
+	v.State = "not_stored"
 	if !o.Stored {
 		return v
 	}

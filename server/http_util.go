@@ -22,3 +22,7 @@ func echoed(s string) string {
 	}
 	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:maxEcho]), len(s))
 }
+
+// errorf is fmt.Errorf, for messages that start with a capital as
+// Blockbook's do.
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

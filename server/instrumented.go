@@ -7,6 +7,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
@@ -21,6 +22,9 @@ type Instrumented struct {
 	// externalAbove is the transaction size above which Create goes to the
 	// blob store (utxo.Options.MaxTxSizeInStore); 0 means every create does.
 	externalAbove int
+	// connected, when set, is told of every block connected (the
+	// websocket's pushes).
+	connected func(context.Context, utxo.Block)
 }
 
 // NewInstrumented wraps next.
@@ -174,11 +178,17 @@ func (s *Instrumented) Close() (err error) {
 func (s *Instrumented) ConnectBlock(ctx context.Context, b utxo.Block) (err error) {
 	s.m.batchSize.Observe(float64(len(b.Txs)))
 	defer func(start time.Time) { s.m.observe("ConnectBlock", start, err) }(time.Now())
-	return s.next.ConnectBlock(ctx, b)
+	if err = s.next.ConnectBlock(ctx, b); err == nil && s.connected != nil {
+		s.connected(ctx, b)
+	}
+	return err
 }
 
 // AddressIndex implements Backend.
 func (s *Instrumented) AddressIndex() *index.Index { return s.next.AddressIndex() }
+
+// BlockStore implements Backend.
+func (s *Instrumented) BlockStore() *blockstore.Store { return s.next.BlockStore() }
 
 func (s *Instrumented) Tip(ctx context.Context) (tip utxo.Tip, ok bool, err error) {
 	defer func(start time.Time) { s.m.observe("Tip", start, err) }(time.Now())

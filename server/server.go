@@ -31,6 +31,9 @@ type Server struct {
 
 	log       *slog.Logger
 	summaries summaryCache
+	// bb is the Blockbook API's own state: the node hook and the
+	// websocket subscribers (http_misc.go, websocket.go).
+	bb blockbookState
 	// writes counts the RPCs served that may have changed the store.
 	writes atomic.Uint64
 
@@ -47,6 +50,7 @@ func New(backend Backend, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, metrics: NewMetrics(), serveErr: make(chan error, 2)}
 	s.backend = NewInstrumented(backend, s.metrics, opts.ExternalAbove)
+	s.backend.connected = s.NotifyBlock
 	if opts.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
 		if err != nil {
@@ -130,6 +134,7 @@ func (s *Server) Failed() <-chan error { return s.serveErr }
 // and then cuts the rest off.
 func (s *Server) Shutdown(ctx context.Context) error {
 	httpErr := s.http.Shutdown(ctx)
+	s.bb.hub.closeAll()
 	stopped := make(chan struct{})
 	go func() { s.grpc.GracefulStop(); close(stopped) }()
 	select {

@@ -51,6 +51,14 @@ func runDemo(ctx context.Context, args []string) error {
 		store.Close()
 		return err
 	}
+	blockStore, err := cfg.store.openBlocks()
+	if err != nil {
+		store.Close()
+		if idx != nil {
+			idx.Close()
+		}
+		return err
+	}
 	gen := newDemoChain(*seed)
 	start := time.Now()
 	txs := 0
@@ -59,10 +67,16 @@ func runDemo(ctx context.Context, args []string) error {
 		if err == nil {
 			err = server.IndexBlock(idx, b)
 		}
+		if err == nil {
+			err = server.StoreBlock(blockStore, b)
+		}
 		if err != nil {
 			store.Close()
 			if idx != nil {
 				idx.Close()
+			}
+			if blockStore != nil {
+				blockStore.Close()
 			}
 			return fmt.Errorf("connecting synthetic block %d: %w", b.Height, err)
 		}
@@ -80,10 +94,15 @@ func runDemo(ctx context.Context, args []string) error {
 				err = closeErr
 			}
 		}
+		if blockStore != nil {
+			if closeErr := blockStore.Close(); err == nil {
+				err = closeErr
+			}
+		}
 		return err
 	}
 	unspent := gen.blocks[len(gen.blocks)-1].Txs[0].ID
-	return serveStore(ctx, cfg, store, idx, func(grpcAddr, httpAddr string) {
+	return serveStore(ctx, cfg, store, idx, blockStore, func(grpcAddr, httpAddr string) {
 		base := "http://" + httpAddr
 		fmt.Printf(`
 utxostore demo is serving %d synthetic blocks. Try:

@@ -165,23 +165,33 @@ func TestGetSpendPastTheLastRecord(t *testing.T) {
 	}
 }
 
-// TestAddressPagingAndNetworks: paging parameters out of range are refused,
-// a page past the end is the last page, and bech32 addresses of another
-// network are refused like base58 ones.
+// TestAddressPagingAndNetworks: paging parameters are clamped as Blockbook
+// clamps them (a value that does not parse takes its default, a pageSize
+// over 1000 is 1000, a page past the end is the last page, a huge page
+// does not overflow), and bech32 addresses of another network are refused
+// like base58 ones.
 func TestAddressPagingAndNetworks(t *testing.T) {
 	d, gen := seededDaemon(t, 3)
 	base := "http://" + d.http
 	desc := hex.EncodeToString(gen.blocks[1].Txs[0].Msg.TxOut[0].PkScript)
-	for _, query := range []string{
-		"?page=4611686018427387905&pageSize=2",
-		"?page=4294967296",
-		"?from=4294967296",
-		"?to=18446744073709551617",
-		"?page=-1",
-		"?pageSize=1001",
+	type pageShape struct {
+		Page        int `json:"page"`
+		TotalPages  int `json:"totalPages"`
+		ItemsOnPage int `json:"itemsOnPage"`
+	}
+	for query, want := range map[string]pageShape{
+		"?page=4611686018427387905&pageSize=2": {1, 1, 2},
+		"?page=4294967296":                     {1, 1, 1000},
+		"?from=4294967296":                     {1, 1, 1000},
+		"?to=18446744073709551617":             {1, 1, 1000},
+		"?page=-1":                             {1, 1, 1000},
+		"?pageSize=1001":                       {1, 1, 1000},
+		"?pageSize=0":                          {1, 1, 1000},
 	} {
-		if code, body := httpGet(t, base+"/api/v2/address/"+desc+query); code != 400 {
-			t.Errorf("address%s: want 400, got %d %s", query, code, body)
+		var got pageShape
+		getJSON(t, base+"/api/v2/address/"+desc+query, &got)
+		if got != want {
+			t.Errorf("address%s: want paging %+v, got %+v", query, want, got)
 		}
 	}
 	var page struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
@@ -12,11 +13,14 @@ import (
 
 // importIndex feeds imported blocks to the address index in its bulk mode
 // (balances and tx addresses kept in memory, flushed every flushEvery
-// blocks and at the end). A nil *importIndex is "no index".
+// blocks and at the end) and to the block store. A nil *importIndex is
+// "no index".
 type importIndex struct {
-	idx  *index.Index
-	bulk *index.Bulk
-	next uint32 // the first height the index does not hold
+	idx        *index.Index
+	bulk       *index.Bulk
+	next       uint32 // the first height the index does not hold
+	blocks     *blockstore.Store
+	blocksNext uint32 // the first height the block store does not hold
 }
 
 // flushEvery bounds what an interrupted import re-indexes.
@@ -47,26 +51,45 @@ func openImportIndex(ctx context.Context, sf *storeFlags, store *utxo.DB, start 
 	} else if ok {
 		ii.next = best.Height + 1
 	}
+	if ii.blocks, err = sf.openBlocks(); err != nil {
+		idx.Close()
+		return nil, err
+	}
+	// An empty block store (a directory indexed before it existed) takes
+	// every block of the files again.
+	if tip, ok := ii.blocks.Tip(); ok {
+		ii.blocksNext = tip + 1
+	}
 	if ii.bulk, err = idx.BeginBulk(flushEvery); err != nil {
 		idx.Close()
+		ii.blocks.Close()
 		return nil, err
 	}
 	return ii, nil
 }
 
-// needs reports whether the index lacks the block at height.
+// needs reports whether the index or the block store lacks the block at
+// height.
 func (ii *importIndex) needs(height uint32) bool {
-	return ii != nil && height >= ii.next
+	return ii != nil && (height >= ii.next || height >= ii.blocksNext)
 }
 
 func (ii *importIndex) connect(b utxo.Block) error {
-	if !ii.needs(b.Height) {
+	if ii == nil {
 		return nil
 	}
-	if err := ii.bulk.Connect(server.IndexedForm(b)); err != nil {
-		return err
+	if b.Height >= ii.next {
+		if err := ii.bulk.Connect(server.IndexedForm(b)); err != nil {
+			return err
+		}
+		ii.next = b.Height + 1
 	}
-	ii.next = b.Height + 1
+	if b.Height >= ii.blocksNext {
+		if err := server.StoreBlock(ii.blocks, b); err != nil {
+			return err
+		}
+		ii.blocksNext = b.Height + 1
+	}
 	return nil
 }
 
@@ -76,5 +99,5 @@ func (ii *importIndex) close() error {
 	if ii == nil {
 		return nil
 	}
-	return errors.Join(ii.bulk.Close(), ii.idx.Close())
+	return errors.Join(ii.bulk.Close(), ii.idx.Close(), ii.blocks.Close())
 }

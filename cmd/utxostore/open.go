@@ -41,6 +41,7 @@ type storeFlags struct {
 	// text lines on stderr.
 	logger *slog.Logger
 	index  bool
+	blocks blockFlags
 	sozu   string
 	// discardCorruptLog is --discard-corrupt-log: a salvage for one run,
 	// taken from the command line only (commandLineOnly).
@@ -50,7 +51,8 @@ type storeFlags struct {
 // registerIndex adds --index, for the commands that feed or serve the
 // address index (import, serve, demo).
 func (f *storeFlags) registerIndex(fs *flag.FlagSet) {
-	fs.BoolVar(&f.index, "index", envOr("UTXOSTORE_INDEX", "") == "true", "keep the Blockbook address index (data format 5) in DATA/index, fed by the same blocks, and serve /api/v2/address and /api/v2/utxo")
+	fs.BoolVar(&f.index, "index", envOr("UTXOSTORE_INDEX", "") == "true", "keep the Blockbook address index (data format 5) in DATA/index and the raw blocks in DATA/blocks, fed by the same blocks, and serve Blockbook's API from them")
+	f.blocks.register(fs)
 }
 
 // openIndex opens the address index when --index asks for it (nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
@@ -15,9 +16,12 @@ const serveHelp = `Usage: utxostore serve [flags]
 
 Serves the store of the data directory (--data), opened with the engine
 and network it was created with: gRPC for every store operation (see
-proto/), HTTP/JSON in Blockbook's REST shape (/api/v2/tx/{txid},
-/api/v2/block/{height}, /api/status), Prometheus metrics (/metrics) and
-health (/health/live, /health/ready).
+proto/), Blockbook v0.3.4's REST API (/api/v2, /api/v2/tx/{txid},
+/api/v2/block/{height}, ...) and websocket (/websocket), the store's status
+(/api/status), Prometheus metrics (/metrics) and health (/health/live,
+/health/ready). With --index the address index (DATA/index) and the block
+store (DATA/blocks, --block-retention) answer addresses, xpubs, blocks and
+every transaction, spent or not; see the README for each endpoint.
 
 A data directory that does not exist or holds no store is refused; with
 --create, serve creates the store there (on --engine, pebble by default),
@@ -91,13 +95,19 @@ func runServe(ctx context.Context, args []string) error {
 		idx.Close()
 		return err
 	}
-	return serveStore(ctx, cfg, store, idx, nil)
+	blocks, err := cfg.store.openBlocks()
+	if err != nil {
+		store.Close()
+		idx.Close()
+		return err
+	}
+	return serveStore(ctx, cfg, store, idx, blocks, nil)
 }
 
-// serveStore serves an open store (and the address index, when not nil)
-// until ctx ends, then shuts down and closes them. ready, when set, runs
-// once both listeners are bound.
-func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *index.Index, ready func(grpcAddr, httpAddr string)) (err error) {
+// serveStore serves an open store (and the address index and the block
+// store, when not nil) until ctx ends, then shuts down and closes them.
+// ready, when set, runs once both listeners are bound.
+func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *index.Index, blocks *blockstore.Store, ready func(grpcAddr, httpAddr string)) (err error) {
 	defer func() {
 		if closeErr := store.Close(); closeErr != nil {
 			err = errors.Join(err, fmt.Errorf("closing the store: %w", closeErr))
@@ -107,10 +117,15 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 				err = errors.Join(err, fmt.Errorf("closing the address index: %w", closeErr))
 			}
 		}
+		if blocks != nil {
+			if closeErr := blocks.Close(); closeErr != nil {
+				err = errors.Join(err, fmt.Errorf("closing the block store: %w", closeErr))
+			}
+		}
 	}()
 	opts := cfg.serverOptions()
 	opts.ExternalAbove = store.Options().MaxTxSizeInStore
-	srv, err := server.New(server.NewBackend(store, idx), opts)
+	srv, err := server.New(server.NewBackend(store, idx, blocks), opts)
 	if err != nil {
 		return usagef("%v", err)
 	}

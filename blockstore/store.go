@@ -1,0 +1,384 @@
+package blockstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/cockroachdb/pebble"
+)
+
+// Options configures a Store.
+type Options struct {
+	// Magic is the network's message start, written before every block.
+	Magic [4]byte
+	// Retention is how many of the newest blocks are kept; 0 keeps all.
+	Retention uint32
+	// SegmentBytes is the size at which a new segment file is started
+	// (default DefaultSegmentBytes).
+	SegmentBytes int64
+	// NoSync skips the fsync of every block (bulk import).
+	NoSync bool
+}
+
+// DefaultSegmentBytes is Bitcoin Core's blk*.dat size.
+const DefaultSegmentBytes = 128 << 20
+
+// Errors returned by the Store.
+var (
+	ErrClosed  = errors.New("blockstore: closed")
+	ErrNotNext = errors.New("blockstore: block is not the next one")
+)
+
+// Store is the block store of one directory.
+type Store struct {
+	dir  string
+	opts Options
+
+	mu      sync.RWMutex
+	loc     *pebble.DB
+	files   map[uint32]*os.File // open segments, by number
+	seg     uint32              // the segment blocks are appended to
+	segSize int64
+	hasTip  bool
+	tip     uint32
+	low     uint32 // the lowest height held
+}
+
+// Location is where a block lies.
+type Location struct {
+	Hash    chainhash.Hash
+	Segment uint32
+	Offset  int64 // of the raw block, after the 8-byte frame header
+	Length  uint32
+}
+
+// Open opens (creating it if needed) the block store in dir.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.SegmentBytes <= 0 {
+		opts.SegmentBytes = DefaultSegmentBytes
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	loc, err := pebble.Open(filepath.Join(dir, "locations"), &pebble.Options{Logger: quietLogger{}})
+	if err != nil {
+		return nil, fmt.Errorf("blockstore: opening the locations: %w", err)
+	}
+	s := &Store{dir: dir, opts: opts, loc: loc, files: map[uint32]*os.File{}}
+	if err := s.recover(); err != nil {
+		loc.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// recover reads the tip and the lowest height, and cuts off bytes written
+// after the last committed location.
+func (s *Store) recover() error {
+	it, err := s.loc.NewIter(&pebble.IterOptions{LowerBound: []byte{'h'}, UpperBound: []byte{'i'}})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	if !it.First() {
+		return it.Error()
+	}
+	s.low = binary.BigEndian.Uint32(it.Key()[1:])
+	it.Last()
+	s.hasTip, s.tip = true, binary.BigEndian.Uint32(it.Key()[1:])
+	last, err := decodeLocation(it.Value())
+	if err != nil {
+		return err
+	}
+	s.seg, s.segSize = last.Segment, last.Offset+int64(last.Length)
+	f, err := s.file(s.seg)
+	if err != nil {
+		return err
+	}
+	return f.Truncate(s.segSize)
+}
+
+func (s *Store) segmentPath(n uint32) string {
+	return filepath.Join(s.dir, fmt.Sprintf("blk%05d.dat", n))
+}
+
+// file returns the open segment n, opening (creating) it when needed.
+func (s *Store) file(n uint32) (*os.File, error) {
+	if f, ok := s.files[n]; ok {
+		return f, nil
+	}
+	f, err := os.OpenFile(s.segmentPath(n), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	s.files[n] = f
+	return f, nil
+}
+
+// Tip returns the highest height held; ok is false for an empty store.
+func (s *Store) Tip() (height uint32, ok bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tip, s.hasTip
+}
+
+// Low returns the lowest height held (meaningful when Tip's ok is true).
+func (s *Store) Low() uint32 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.low
+}
+
+// Put appends the raw block at height. height must be the tip's next one,
+// or any height for an empty store; a height the store holds is replaced
+// and the heights above it are dropped (a reorg).
+func (s *Store) Put(height uint32, hash chainhash.Hash, raw []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loc == nil {
+		return ErrClosed
+	}
+	if s.hasTip && (height > s.tip+1 || height < s.low) {
+		return fmt.Errorf("%w: the store holds heights %d..%d, block %s is at %d", ErrNotNext, s.low, s.tip, hash, height)
+	}
+	if s.segSize > 0 && s.segSize+8+int64(len(raw)) > s.opts.SegmentBytes {
+		s.seg, s.segSize = s.seg+1, 0
+	}
+	f, err := s.file(s.seg)
+	if err != nil {
+		return err
+	}
+	frame := make([]byte, 8, 8+len(raw))
+	copy(frame, s.opts.Magic[:])
+	binary.LittleEndian.PutUint32(frame[4:], uint32(len(raw)))
+	if _, err := f.WriteAt(append(frame, raw...), s.segSize); err != nil {
+		return fmt.Errorf("blockstore: writing block %d: %w", height, err)
+	}
+	if !s.opts.NoSync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	l := Location{Hash: hash, Segment: s.seg, Offset: s.segSize + 8, Length: uint32(len(raw))}
+	b := s.loc.NewBatch()
+	defer b.Close()
+	if s.hasTip {
+		for h := height; h <= s.tip; h++ { // replaced by a reorg
+			if err := s.dropLocked(b, h); err != nil {
+				return err
+			}
+		}
+	}
+	if err := b.Set(heightKey(height), encodeLocation(&l), nil); err != nil {
+		return err
+	}
+	if err := b.Set(hashKey(&hash), binary.BigEndian.AppendUint32(nil, height), nil); err != nil {
+		return err
+	}
+	low := s.low
+	if !s.hasTip {
+		low = height
+	}
+	if keep := s.opts.Retention; keep > 0 && height >= keep {
+		for ; low <= height-keep; low++ {
+			if err := s.dropLocked(b, low); err != nil {
+				return err
+			}
+		}
+	}
+	sync := pebble.Sync
+	if s.opts.NoSync {
+		sync = pebble.NoSync
+	}
+	if err := b.Commit(sync); err != nil {
+		return err
+	}
+	s.segSize += 8 + int64(len(raw))
+	s.hasTip, s.tip, s.low = true, height, low
+	return s.removeSegmentsBelowLocked()
+}
+
+// dropLocked deletes the locations of height, if held, in b.
+func (s *Store) dropLocked(b *pebble.Batch, height uint32) error {
+	l, ok, err := s.locationLocked(height)
+	if err != nil || !ok {
+		return err
+	}
+	if err := b.Delete(hashKey(&l.Hash), nil); err != nil {
+		return err
+	}
+	return b.Delete(heightKey(height), nil)
+}
+
+// removeSegmentsBelowLocked deletes the segment files that hold no block
+// of the window any more.
+func (s *Store) removeSegmentsBelowLocked() error {
+	l, ok, err := s.locationLocked(s.low)
+	if err != nil || !ok {
+		return err
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		var n uint32
+		if _, err := fmt.Sscanf(e.Name(), "blk%05d.dat", &n); err != nil || n >= l.Segment {
+			continue
+		}
+		if f, ok := s.files[n]; ok {
+			f.Close()
+			delete(s.files, n)
+		}
+		if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Location returns where the block at height lies; ok is false when the
+// store does not hold it (never stored, or pruned).
+func (s *Store) Location(height uint32) (l Location, ok bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.loc == nil {
+		return Location{}, false, ErrClosed
+	}
+	return s.locationLocked(height)
+}
+
+func (s *Store) locationLocked(height uint32) (Location, bool, error) {
+	v, closer, err := s.loc.Get(heightKey(height))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Location{}, false, nil
+	}
+	if err != nil {
+		return Location{}, false, err
+	}
+	defer closer.Close()
+	l, err := decodeLocation(v)
+	return l, err == nil, err
+}
+
+// HeightOf returns the height of the block with hash; ok is false when
+// the store does not hold it.
+func (s *Store) HeightOf(hash chainhash.Hash) (height uint32, ok bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.loc == nil {
+		return 0, false, ErrClosed
+	}
+	v, closer, err := s.loc.Get(hashKey(&hash))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer closer.Close()
+	if len(v) != 4 {
+		return 0, false, fmt.Errorf("blockstore: height of %s has %d bytes", hash, len(v))
+	}
+	return binary.BigEndian.Uint32(v), true, nil
+}
+
+// Block returns the raw block at height; ok is false when the store does
+// not hold it.
+func (s *Store) Block(height uint32) (raw []byte, hash chainhash.Hash, ok bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.loc == nil {
+		return nil, hash, false, ErrClosed
+	}
+	l, ok, err := s.locationLocked(height)
+	if err != nil || !ok {
+		return nil, hash, false, err
+	}
+	f, ok := s.files[l.Segment]
+	if !ok {
+		// Only writers add to the map; a reader opens its own handle.
+		if f, err = os.Open(s.segmentPath(l.Segment)); err != nil {
+			return nil, hash, false, err
+		}
+		defer f.Close()
+	}
+	raw = make([]byte, l.Length)
+	if _, err := f.ReadAt(raw, l.Offset); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, hash, false, fmt.Errorf("blockstore: reading block %d from %s: %w", height, s.segmentPath(l.Segment), err)
+	}
+	return raw, l.Hash, true, nil
+}
+
+// DiskBytes is what the store occupies: the segments and the locations.
+func (s *Store) DiskBytes() (int64, error) {
+	var total int64
+	err := filepath.WalkDir(s.dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			total += info.Size()
+		}
+		return err
+	})
+	return total, err
+}
+
+// Close closes the segments and the locations.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loc == nil {
+		return nil
+	}
+	var errs []error
+	for _, f := range s.files {
+		errs = append(errs, f.Close())
+	}
+	errs = append(errs, s.loc.Close())
+	s.loc, s.files = nil, nil
+	return errors.Join(errs...)
+}
+
+func heightKey(h uint32) []byte { return binary.BigEndian.AppendUint32([]byte{'h'}, h) }
+
+func hashKey(h *chainhash.Hash) []byte { return append([]byte{'x'}, h[:]...) }
+
+func encodeLocation(l *Location) []byte {
+	b := append(make([]byte, 0, 48), l.Hash[:]...)
+	b = binary.BigEndian.AppendUint32(b, l.Segment)
+	b = binary.BigEndian.AppendUint64(b, uint64(l.Offset))
+	return binary.BigEndian.AppendUint32(b, l.Length)
+}
+
+func decodeLocation(v []byte) (Location, error) {
+	if len(v) != 48 {
+		return Location{}, fmt.Errorf("blockstore: a location has %d bytes, want 48", len(v))
+	}
+	var l Location
+	copy(l.Hash[:], v)
+	l.Segment = binary.BigEndian.Uint32(v[32:])
+	l.Offset = int64(binary.BigEndian.Uint64(v[36:]))
+	l.Length = binary.BigEndian.Uint32(v[44:])
+	return l, nil
+}
+
+// quietLogger keeps Pebble's informational chatter (log replay on every
+// open) out of the daemon's output; fatal errors still go to Pebble's.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	pebble.DefaultLogger.Fatalf(format, args...)
+}

@@ -1,0 +1,103 @@
+package index
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
+)
+
+// On the real early chain, which pays mostly to pay-to-pubkey scripts,
+// every such output is indexed under the "1…" address of its key, the
+// raw script has no entry, and the busiest addresses hold the balances
+// the raw blocks give them. The expectations come from btcd's own script
+// classification and address encoding, not from AddrDesc.
+func TestMainnetP2PKUnderP2PKH(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports 14,132 blocks")
+	}
+	chain := mainnetChain(t)
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer ix.Close()
+	bk, err := ix.BeginBulk(3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range chain {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	type outpoint struct {
+		txid chainhash.Hash
+		vout uint32
+	}
+	// address -> unspent value, from the blocks.
+	unspent := map[outpoint]string{}
+	values := map[outpoint]uint64{}
+	var p2pk int
+	for _, b := range chain {
+		for _, tx := range b.Txs {
+			for _, in := range tx.Inputs {
+				if !in.Coinbase {
+					delete(unspent, outpoint{in.TxID, in.Vout})
+				}
+			}
+			for i, o := range tx.Outputs {
+				if txscript.GetScriptClass(o.Script) != txscript.PubKeyTy {
+					continue
+				}
+				p2pk++
+				pk, err := btcutil.NewAddressPubKey(o.Script[1:len(o.Script)-1], &chaincfg.MainNetParams)
+				if err != nil {
+					t.Fatal(err)
+				}
+				addr := pk.AddressPubKeyHash().EncodeAddress()
+				op := outpoint{tx.ID, uint32(i)}
+				unspent[op], values[op] = addr, o.Value
+
+				ta, ok, err := ix.TxAddresses(tx.ID)
+				if err != nil || !ok {
+					t.Fatalf("tx %s not indexed: %v", tx.ID, err)
+				}
+				if want := p2pkhOf(t, addr); !bytes.Equal(ta.Outputs[i].AddrDesc, want) {
+					t.Fatalf("%s:%d (P2PK of %s) has addrDesc %x, want %x", tx.ID, i, addr, ta.Outputs[i].AddrDesc, want)
+				}
+				raw, err := ix.Balance(o.Script)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if raw.Txs != 0 {
+					t.Fatalf("raw P2PK script of %s:%d has a balance entry %+v", tx.ID, i, raw)
+				}
+			}
+		}
+	}
+	if p2pk < 14000 {
+		t.Fatalf("only %d P2PK outputs in blocks 0..14131", p2pk)
+	}
+	balances := map[string]uint64{}
+	for op, addr := range unspent {
+		balances[addr] += values[op]
+	}
+	if balances["1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"] != 5_000_000_000 {
+		t.Fatalf("genesis address holds %d sat in the blocks", balances["1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"])
+	}
+	for _, addr := range []string{"1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa", "12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S", "1Q2TWHE3GMdB6BZKafqwxXtWAWgFt5Jvm3"} {
+		got, err := ix.Balance(p2pkhOf(t, addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Balance != balances[addr] || got.Txs == 0 {
+			t.Errorf("%s: index balance %d sat over %d txs, blocks say %d sat", addr, got.Balance, got.Txs, balances[addr])
+		}
+	}
+	t.Logf("%d P2PK outputs indexed under their P2PKH descriptor", p2pk)
+}
