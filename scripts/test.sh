@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's one test command (README, .ci/run). It installs and starts
-# what the tests need — a local Redis Cluster from Debian's redis-server —
-# idempotently, runs the static checks and every test, and stops the
+# what the tests need — a local Redis Cluster from Debian's redis-server,
+# btcd for the sync tests — idempotently, runs the static checks and every test, and stops the
 # cluster again if it started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +37,16 @@ if ! command -v staticcheck >/dev/null 2>&1; then
   go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
 staticcheck ./...
+
+echo "== btcd"
+# The sync tests follow real btcd nodes on simnet (they skip, saying so,
+# when btcd is missing and cannot be installed).
+if ! command -v btcd >/dev/null 2>&1; then
+  go install github.com/btcsuite/btcd@v0.24.2 || echo "btcd could not be installed: the sync tests will skip"
+fi
+if ! command -v btcctl >/dev/null 2>&1; then
+  go install github.com/btcsuite/btcd/cmd/btcctl@v0.24.2 || true
+fi
 
 echo "== go test"
 go test -timeout 20m "$@" ./...

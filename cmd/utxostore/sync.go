@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/utxostore/utxostore/follow"
+	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+const syncHelp = `Usage: utxostore sync --peer HOST:PORT [flags]
+
+Follows a Bitcoin node (btcd, Bitcoin Core, SV Node) over the P2P protocol
+on the store's --network: it catches up headers first, several blocks in
+flight, then stays at the node's tip, through reorganisations, storing the
+node's unconfirmed transactions as unmined (then mined when a block holds
+them, conflicting when a block double-spends them).
+
+It resumes from the store's tip hash: kill it at any point and run it again.
+A store whose tip is off the node's chain is reorganised back to the fork
+point, if that is within --rollback-window blocks (the raw blocks of the
+window are kept in DATA/follow/blocks), and refused otherwise.
+
+Progress goes to stderr: a bar on a terminal, plain lines otherwise. With
+--stop-at-tip it exits at the node's tip and prints the summary line, as
+import does.
+
+Flags:
+`
+
+// followFlags are the flags of the commands that follow a node (sync,
+// serve).
+type followFlags struct {
+	peer           string
+	rollbackWindow uint
+	inFlight       int
+}
+
+func (f *followFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.peer, "peer", envOr("UTXOSTORE_PEER", ""), "follow the Bitcoin node at this P2P address (host:port) on --network")
+	fs.UintVar(&f.rollbackWindow, "rollback-window", follow.DefaultRollbackWindow, "blocks below the tip a reorganisation can disconnect (their raw blocks are kept in DATA/follow/blocks)")
+	fs.IntVar(&f.inFlight, "in-flight", follow.DefaultInFlight, "blocks asked of the node at once during catch-up")
+}
+
+// follower builds the follower of f.peer over an open store.
+func (f *followFlags) follower(sf *storeFlags, store *utxo.DB, idx *index.Index, metrics *follow.Metrics, progress follow.Progress, stopAtTip bool) (*follow.Follower, error) {
+	params, err := follow.Params(sf.network)
+	if err != nil {
+		return nil, usagef("--network: %v", err)
+	}
+	return follow.New(follow.Config{
+		Peer: f.peer, Params: params, Store: store, Index: idx,
+		KeepDir:        filepath.Join(sf.data, "follow", "blocks"),
+		RollbackWindow: uint32(f.rollbackWindow), InFlight: f.inFlight,
+		Metrics: metrics, Progress: progress, StopAtTip: stopAtTip,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, "utxostore: "+format+"\n", args...)
+		},
+	})
+}
+
+// syncProgress reports catch-up with the import's progress forms.
+type syncProgress struct{ blockProgress }
+
+func (p syncProgress) Block(height uint32, txs int, size int64) { p.block(height, txs, size) }
+func (p syncProgress) CaughtUp()                                { p.done() }
+
+func runSync(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("sync", flag.ContinueOnError)
+	var sf storeFlags
+	sf.register(fs)
+	sf.registerIndex(fs)
+	var ff followFlags
+	ff.register(fs)
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on this address (http://ADDR/metrics)")
+	stopAtTip := fs.Bool("stop-at-tip", false, "exit at the node's tip and print the summary line")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	every := fs.Int("progress-blocks", 0, "print a progress line every N blocks (instead of a bar on a terminal, or a line every 2 seconds)")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), syncHelp); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if ff.peer == "" {
+		fs.Usage()
+		return usagef("--peer is required")
+	}
+	if fs.NArg() > 0 {
+		return usagef("sync takes no arguments, got %q", fs.Args())
+	}
+	if _, err := follow.Params(sf.network); err != nil {
+		return usagef("--network: %v", err)
+	}
+	metrics := follow.NewMetrics()
+	if *metricsAddr != "" {
+		addr, err := serveMetrics(ctx, *metricsAddr, metrics)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "utxostore sync: metrics on http://%s/metrics\n", addr)
+	}
+	store, err := sf.open(ctx)
+	if err != nil {
+		return err
+	}
+	idx, err := sf.openIndex()
+	if err != nil {
+		store.Close()
+		return err
+	}
+	progress := newBlockProgress(os.Stderr, 0, *quiet, *every)
+	if lines, ok := progress.(*lineProgress); ok {
+		lines.verb = "synced"
+	}
+	fol, err := ff.follower(&sf, store, idx, metrics, syncProgress{progress}, *stopAtTip)
+	if err == nil {
+		err = fol.Run(ctx)
+	}
+	if err == nil && *stopAtTip {
+		err = writeSummary(ctx, store, os.Stdout)
+	}
+	if idx != nil {
+		err = errors.Join(err, idx.Close())
+	}
+	return errors.Join(err, store.Close())
+}
+
+// serveMetrics serves the metrics, with the Go and process collectors, on
+// addr until ctx ends, and returns the bound address.
+func serveMetrics(ctx context.Context, addr string, metrics prometheus.Collector) (string, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("--metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(ln) }()
+	go func() { <-ctx.Done(); srv.Close() }()
+	return ln.Addr().String(), nil
+}

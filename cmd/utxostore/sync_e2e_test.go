@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/internal/btcdtest"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// mineWithTxs mines blocks on node, each holding a few of the wallet's
+// transactions when it has mature coins: one to three inputs into one to
+// four outputs, so the chain has spends of coinbases, of fresh outputs and
+// of several outputs at once.
+func mineWithTxs(t *testing.T, node *btcdtest.Node, w *btcdtest.Wallet, blocks int) {
+	t.Helper()
+	for i := range blocks {
+		_, tip := node.Tip(t)
+		for j := range 1 + i%3 {
+			coins := w.Take(tip, 1+(i+j)%3)
+			if len(coins) == 0 {
+				break
+			}
+			tx := w.Pay(t, coins, 1+(i*j)%4, 10_000)
+			if _, err := node.RPC.SendRawTransaction(tx, false); err != nil {
+				t.Fatalf("sendrawtransaction: %v", err)
+			}
+		}
+		mineOne(t, node, w)
+	}
+}
+
+// mineOne mines one block and shows it to the wallet.
+func mineOne(t *testing.T, node *btcdtest.Node, w *btcdtest.Wallet) *wire.MsgBlock {
+	t.Helper()
+	hash := node.Generate(t, 1)[0]
+	b, _ := node.Block(t, hash)
+	_, height := node.Tip(t)
+	w.AddBlock(b, height)
+	return b
+}
+
+// importedSummary imports the node's best chain, fetched from it as raw
+// block files, into a fresh store and returns the summary line.
+func importedSummary(t *testing.T, node *btcdtest.Node, blockDir string) utxo.Summary {
+	t.Helper()
+	files := node.WriteChain(t, blockDir)
+	line := lastLine(t, append([]string{"import", "--quiet", "--network", "simnet", "--sync", "block", "--data", t.TempDir()}, files...)...)
+	return parseSummary(t, line)
+}
+
+func parseSummary(t *testing.T, line string) utxo.Summary {
+	t.Helper()
+	var s utxo.Summary
+	if err := json.Unmarshal([]byte(line), &s); err != nil {
+		t.Fatalf("summary line %q: %v", line, err)
+	}
+	return s
+}
+
+// killMidSync starts sync and SIGKILLs it after its first progress line:
+// blocks are connected, more are in flight.
+func killMidSync(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command(utxostoreBin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		if strings.HasPrefix(lines.Text(), "synced height") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	err = cmd.Wait()
+	if status, ok := err.(*exec.ExitError); !ok || status.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("sync ended (%v) before it was killed:\n%s", err, strings.Join(seen, "\n"))
+	}
+}
+
+// TestSyncFromBtcd follows a real btcd from genesis over 500 blocks with
+// transactions, killing sync -9 during catch-up ten times (each time more
+// blocks were mined); each restart resumes from the store's tip and ends
+// at the node's tip with the UTXO digest of a fresh import of the node's
+// chain.
+func TestSyncFromBtcd(t *testing.T) {
+	w := btcdtest.NewWallet(t, "sync")
+	node := btcdtest.Start(t, w.Addr)
+	node.Generate(t, 1) // the genesis block pays nobody
+	for range 100 {
+		mineOne(t, node, w)
+	}
+	mineWithTxs(t, node, w, 420)
+
+	data, blockDir := t.TempDir(), t.TempDir()
+	syncArgs := []string{"sync", "--network", "simnet", "--data", data, "--peer", node.P2P}
+	for round := range 10 {
+		if round > 0 {
+			mineWithTxs(t, node, w, 40)
+		}
+		killMidSync(t, append(syncArgs, "--progress-blocks", "5")...)
+		got := parseSummary(t, lastLine(t, append(syncArgs, "--quiet", "--stop-at-tip")...))
+		hash, height := node.Tip(t)
+		want := importedSummary(t, node, blockDir)
+		if got != want {
+			t.Fatalf("round %d: after sync to the node's tip %s at height %d:\n got %+v\nwant %+v (import of the node's chain)", round, hash, height, got, want)
+		}
+		t.Logf("round %d: %+v", round, got)
+		if want.Height != uint32(height) || want.Txs <= want.Blocks {
+			t.Fatalf("round %d: the import ends at height %d with %d txs in %d blocks; the node is at %d", round, want.Height, want.Txs, want.Blocks, height)
+		}
+	}
+}
