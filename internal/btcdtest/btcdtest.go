@@ -178,23 +178,32 @@ func (n *Node) Connect(t testing.TB, other *Node) {
 }
 
 // Disconnect drops the node's connection to other and waits until neither
-// lists the other as a peer.
+// lists a btcd peer (a follower may stay connected).
 func (n *Node) Disconnect(t testing.TB, other *Node) {
 	t.Helper()
 	if err := n.RPC.Node(btcjson.NDisconnect, other.P2P, nil); err != nil {
 		t.Fatalf("node disconnect: %v", err)
 	}
 	WaitFor(t, 30*time.Second, "the nodes to disconnect", func() (bool, string) {
-		a, err := n.RPC.GetPeerInfo()
-		if err != nil {
-			return false, err.Error()
-		}
-		b, err := other.RPC.GetPeerInfo()
-		if err != nil {
-			return false, err.Error()
-		}
-		return len(a) == 0 && len(b) == 0, fmt.Sprintf("%d and %d peers", len(a), len(b))
+		a, b := n.btcdPeers(), other.btcdPeers()
+		return a == 0 && b == 0, fmt.Sprintf("%d and %d btcd peers", a, b)
 	})
+}
+
+// btcdPeers counts the node's peers that are btcd nodes (-1 when the RPC
+// fails).
+func (n *Node) btcdPeers() int {
+	peers, err := n.RPC.GetPeerInfo()
+	if err != nil {
+		return -1
+	}
+	count := 0
+	for _, p := range peers {
+		if strings.Contains(p.SubVer, "btcd") {
+			count++
+		}
+	}
+	return count
 }
 
 // Block returns a block and its serialisation.

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/utxostore/utxostore/follow"
+	"github.com/utxostore/utxostore/internal/btcdtest"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// follower is a follower run in the test's process over a Pebble store, so
+// the test can read the store while it follows.
+type follower struct {
+	store   *utxo.DB
+	metrics *prometheus.Registry
+}
+
+func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sf := storeFlags{engine: "pebble", data: t.TempDir(), sync: "always", network: "simnet"}
+	store, err := sf.open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	metrics := follow.NewMetrics()
+	reg.MustRegister(metrics)
+	ff := followFlags{peer: node.P2P, rollbackWindow: follow.DefaultRollbackWindow, inFlight: follow.DefaultInFlight}
+	fol, err := ff.follower(&sf, store, nil, metrics, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- fol.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the follower stopped: %v", err)
+		}
+		store.Close()
+	})
+	return &follower{store: store, metrics: reg}
+}
+
+// waitTip waits until the store's tip is the node's.
+func (f *follower) waitTip(t *testing.T, node *btcdtest.Node) {
+	t.Helper()
+	want, height := node.Tip(t)
+	btcdtest.WaitFor(t, 60*time.Second, fmt.Sprintf("the store to reach block %s at height %d", want, height), func() (bool, string) {
+		tip, ok := f.store.Tip()
+		return ok && tip.Hash == want, fmt.Sprintf("the store's tip is %s at height %d", tip.Hash, tip.Height)
+	})
+}
+
+// txState is a transaction's lifecycle state in the store.
+func (f *follower) txState(txid chainhash.Hash) string {
+	m, err := f.store.Get(context.Background(), txid)
+	switch {
+	case err != nil:
+		return err.Error()
+	case m.Conflicting:
+		return "conflicting"
+	case m.UnminedSince != 0 && len(m.BlockIDs) == 0:
+		return "unmined"
+	case m.UnminedSince == 0 && len(m.BlockIDs) > 0:
+		return "mined"
+	default:
+		return fmt.Sprintf("unminedSince %d, blocks %v", m.UnminedSince, m.BlockIDs)
+	}
+}
+
+func (f *follower) waitState(t *testing.T, tx *wire.MsgTx, want string) {
+	t.Helper()
+	txid := tx.TxHash()
+	btcdtest.WaitFor(t, 60*time.Second, fmt.Sprintf("transaction %s to be %s", txid, want), func() (bool, string) {
+		got := f.txState(txid)
+		return got == want, got
+	})
+}
+
+// gauge reads a metric of the follower.
+func (f *follower) gauge(t *testing.T, name string) float64 {
+	t.Helper()
+	families, err := f.metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range families {
+		if fam.GetName() == name {
+			m := fam.GetMetric()[0]
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+func send(t *testing.T, node *btcdtest.Node, tx *wire.MsgTx) {
+	t.Helper()
+	if _, err := node.RPC.SendRawTransaction(tx, false); err != nil {
+		t.Fatalf("sendrawtransaction %s: %v", tx.TxHash(), err)
+	}
+}
+
+// TestSyncReorgsAndMempool follows node A while B mines a longer branch
+// of depth 1, 3 and 10 apart from it; connecting the two makes A reorganise
+// to B's branch. The store follows in one Reorg: the transaction A's branch
+// mined goes back to unmined (then mined again when A mines it from its
+// mempool), the unmined transaction B's branch double-spends becomes
+// conflicting, and the digest equals a fresh import of the winning chain.
+func TestSyncReorgsAndMempool(t *testing.T) {
+	w := btcdtest.NewWallet(t, "reorg")
+	a := btcdtest.Start(t, w.Addr)
+	b := btcdtest.Start(t, w.Addr)
+	a.Generate(t, 1)
+	for range 100 {
+		mineOne(t, a, w)
+	}
+	mineWithTxs(t, a, w, 10)
+	f := followInProcess(t, a)
+	f.waitTip(t, a)
+	blockDir := t.TempDir()
+
+	for _, depth := range []int{1, 3, 10} {
+		t.Logf("a reorganisation of depth %d", depth)
+		b.Connect(t, a)
+		waitSameTip(t, a, b)
+		b.Disconnect(t, a)
+		_, tip := a.Tip(t)
+		coins := w.Take(tip, 2)
+		if len(coins) < 2 {
+			t.Fatal("the wallet ran out of coins")
+		}
+
+		minedOnLoser := w.Pay(t, coins[:1], 2, 10_000)
+		send(t, a, minedOnLoser)
+		f.waitState(t, minedOnLoser, "unmined")
+		a.Generate(t, depth)
+		f.waitTip(t, a)
+		if got := f.txState(minedOnLoser.TxHash()); got != "mined" {
+			t.Fatalf("a transaction A mined is %s", got)
+		}
+
+		doubleSpent := w.Pay(t, coins[1:], 1, 10_000)
+		send(t, a, doubleSpent)
+		f.waitState(t, doubleSpent, "unmined")
+		winner := w.Pay(t, coins[1:], 2, 20_000)
+		send(t, b, winner)
+		b.Generate(t, depth+1)
+
+		b.Connect(t, a)
+		waitSameTip(t, a, b)
+		f.waitTip(t, a)
+		for tx, want := range map[*wire.MsgTx]string{minedOnLoser: "unmined", doubleSpent: "conflicting", winner: "mined"} {
+			if got := f.txState(tx.TxHash()); got != want {
+				t.Errorf("depth %d: transaction %s is %s, want %s", depth, tx.TxHash(), got, want)
+			}
+		}
+		if got := f.gauge(t, "utxostore_follow_last_reorg_depth"); got != float64(depth) {
+			t.Errorf("the last reorganisation's depth is %v, want %d", got, depth)
+		}
+
+		a.Generate(t, 1) // mines minedOnLoser again, from A's mempool
+		waitSameTip(t, a, b)
+		f.waitTip(t, a)
+		f.waitState(t, minedOnLoser, "mined")
+		got, err := f.store.Summary(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := importedSummary(t, a, blockDir); got != want {
+			t.Fatalf("depth %d: the store after the reorganisation:\n got %+v\nwant %+v (import of the winning chain)", depth, got, want)
+		}
+	}
+	if got := f.gauge(t, "utxostore_follow_reorgs_total"); got != 3 {
+		t.Errorf("%v reorganisations counted, want 3", got)
+	}
+}
+
+// waitSameTip waits until both nodes have the same best block.
+func waitSameTip(t *testing.T, a, b *btcdtest.Node) {
+	t.Helper()
+	btcdtest.WaitFor(t, 60*time.Second, "the nodes to agree on their tip", func() (bool, string) {
+		ha, na := a.Tip(t)
+		hb, nb := b.Tip(t)
+		return ha == hb, fmt.Sprintf("A at %d (%s), B at %d (%s)", na, ha, nb, hb)
+	})
+}
