@@ -31,6 +31,9 @@ type serveConfig struct {
 	maxMessage      int
 	shutdownTimeout time.Duration
 	configFile      string
+	// follow and readyMaxBehind are serve --peer's.
+	follow         followFlags
+	readyMaxBehind uint
 
 	fs *flag.FlagSet
 	// sources says where each flag's value came from: flag, env, file or
@@ -61,6 +64,8 @@ func newServeConfig(name string) *serveConfig {
 	fs.IntVar(&c.maxMessage, "max-message", server.DefaultMaxMessage, "largest gRPC message in bytes (ResourceExhausted above); a whole block must fit")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&c.configFile, "config", "", `JSON file of settings, {"flag-name": value, ...}`)
+	c.follow.register(fs)
+	fs.UintVar(&c.readyMaxBehind, "ready-max-behind", 2, "with --peer, /health/ready fails while the store is more than this many blocks behind the peer")
 	return c
 }
 

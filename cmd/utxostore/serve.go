@@ -27,6 +27,10 @@ Once listening it prints one line on stderr:
 On SIGTERM or Ctrl-C it stops accepting, lets in-flight requests finish
 (up to --shutdown-timeout), checkpoints and closes the store.
 
+With --peer it follows a Bitcoin node over the P2P protocol as 'utxostore
+sync' does, and /health/ready (gRPC Health) fails while the store is more
+than --ready-max-behind blocks behind it.
+
 Settings come from flags, the environment and --config; run
 'utxostore config' to see the effective ones.
 
@@ -78,13 +82,19 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 	}()
 	opts := cfg.serverOptions()
 	opts.ExternalAbove = store.Options().MaxTxSizeInStore
-	srv, err := server.New(server.NewBackend(store, idx), opts)
+	following, err := newDaemonFollower(cfg, store, idx)
+	if err != nil {
+		return err
+	}
+	defer following.stop() // before the store closes
+	srv, err := server.New(following.backend(server.NewBackend(store, idx)), opts)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	if err := srv.Start(); err != nil {
 		return err
 	}
+	following.start(ctx, srv.Metrics().Registry)
 	fmt.Fprintf(os.Stderr, "utxostore serve: listening grpc=%s http=%s\n", srv.GRPCAddr(), srv.HTTPAddr())
 	if ready != nil {
 		ready(srv.GRPCAddr(), srv.HTTPAddr())
@@ -93,6 +103,8 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 	case <-ctx.Done():
 	case err = <-srv.Failed():
 		err = fmt.Errorf("a listener stopped: %w", err)
+	case err = <-following.failed():
+		err = fmt.Errorf("following the peer stopped: %w", err)
 	}
 	fmt.Fprintln(os.Stderr, "utxostore serve: shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)

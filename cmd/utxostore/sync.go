@@ -16,6 +16,7 @@ import (
 
 	"github.com/utxostore/utxostore/follow"
 	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -150,4 +151,91 @@ func serveMetrics(ctx context.Context, addr string, metrics prometheus.Collector
 	go func() { _ = srv.Serve(ln) }()
 	go func() { <-ctx.Done(); srv.Close() }()
 	return ln.Addr().String(), nil
+}
+
+// daemonFollower is serve --peer: the follower beside the daemon, whose
+// readiness fails while the store is more than maxBehind blocks behind the
+// peer, and whose metrics the daemon serves.
+type daemonFollower struct {
+	fol       *follow.Follower
+	metrics   *follow.Metrics
+	peer      string
+	maxBehind uint32
+	cancel    context.CancelFunc
+	failures  chan error    // the error that stopped the follower
+	stopped   chan struct{} // closed when Run has returned
+}
+
+// newDaemonFollower builds the follower of serve --peer; nil without
+// --peer.
+func newDaemonFollower(cfg *serveConfig, store *utxo.DB, idx *index.Index) (*daemonFollower, error) {
+	if cfg.follow.peer == "" {
+		return nil, nil
+	}
+	d := &daemonFollower{metrics: follow.NewMetrics(), peer: cfg.follow.peer, maxBehind: uint32(cfg.readyMaxBehind)}
+	var err error
+	d.fol, err = cfg.follow.follower(&cfg.store, store, idx, d.metrics, nil, false)
+	return d, err
+}
+
+// backend wraps the daemon's backend with the follower's readiness.
+func (d *daemonFollower) backend(b server.Backend) server.Backend {
+	if d == nil {
+		return b
+	}
+	return followingBackend{Backend: b, d: d}
+}
+
+// start registers the metrics and runs the follower until stop.
+func (d *daemonFollower) start(ctx context.Context, reg prometheus.Registerer) {
+	if d == nil {
+		return
+	}
+	reg.MustRegister(d.metrics)
+	ctx, d.cancel = context.WithCancel(ctx)
+	d.failures, d.stopped = make(chan error, 1), make(chan struct{})
+	go func() {
+		if err := d.fol.Run(ctx); err != nil {
+			d.failures <- err
+		}
+		close(d.stopped)
+	}()
+}
+
+// failed yields the error that stopped the follower (never, without one).
+func (d *daemonFollower) failed() <-chan error {
+	if d == nil {
+		return nil
+	}
+	return d.failures
+}
+
+// stop stops the follower and waits for it, before the store closes.
+func (d *daemonFollower) stop() {
+	if d == nil || d.cancel == nil {
+		return
+	}
+	d.cancel()
+	<-d.stopped
+}
+
+// followingBackend is the daemon's backend, not ready until the store is
+// within maxBehind blocks of the peer.
+type followingBackend struct {
+	server.Backend
+	d *daemonFollower
+}
+
+func (b followingBackend) Health(ctx context.Context) error {
+	if err := b.Backend.Health(ctx); err != nil {
+		return err
+	}
+	behind, known := b.d.fol.Behind()
+	if !known {
+		return fmt.Errorf("the peer %s has not told its chain yet", b.d.peer)
+	}
+	if behind > b.d.maxBehind {
+		return fmt.Errorf("%d blocks behind the peer %s (more than --ready-max-behind %d)", behind, b.d.peer, b.d.maxBehind)
+	}
+	return nil
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/wire"
 
@@ -128,5 +131,51 @@ func TestSyncFromBtcd(t *testing.T) {
 		if want.Height != uint32(height) || want.Txs <= want.Blocks {
 			t.Fatalf("round %d: the import ends at height %d with %d txs in %d blocks; the node is at %d", round, want.Height, want.Txs, want.Blocks, height)
 		}
+	}
+}
+
+// TestServeFollowsPeer runs the daemon with --peer: it is not ready until
+// the peer has told its chain and the store is within --ready-max-behind
+// of it, then follows the blocks mined at the tip and serves them, with
+// the follower's metrics beside the store's.
+func TestServeFollowsPeer(t *testing.T) {
+	w := btcdtest.NewWallet(t, "serve")
+	node := btcdtest.Start(t, w.Addr)
+	node.Generate(t, 1)
+	for range 100 {
+		mineOne(t, node, w)
+	}
+	mineWithTxs(t, node, w, 5)
+
+	nowhere := startDaemon(t, "serve", "--network", "simnet", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--peer", "127.0.0.1:1")
+	if code, body := httpGet(t, "http://"+nowhere.http+"/health/ready"); code != http.StatusServiceUnavailable {
+		t.Errorf("following a peer that cannot be reached, /health/ready answers %d %s", code, body)
+	}
+
+	d := startDaemon(t, "serve", "--network", "simnet", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--peer", node.P2P, "--ready-max-behind", "0")
+	waitReadyAt := func() {
+		t.Helper()
+		hash, height := node.Tip(t)
+		btcdtest.WaitFor(t, 60*time.Second, fmt.Sprintf("the daemon to serve block %s at height %d", hash, height), func() (bool, string) {
+			code, body := httpGet(t, fmt.Sprintf("http://%s/api/v2/block/%d", d.http, height))
+			if code != http.StatusOK || !strings.Contains(body, hash.String()) {
+				return false, body
+			}
+			code, body = httpGet(t, "http://"+d.http+"/health/ready")
+			return code == http.StatusOK, body
+		})
+	}
+	waitReadyAt()
+	node.Generate(t, 3)
+	waitReadyAt()
+	_, height := node.Tip(t)
+	_, metrics := httpGet(t, "http://"+d.http+"/metrics")
+	mustContain(t, "metrics", metrics,
+		fmt.Sprintf("utxostore_follow_peer_height %d", height),
+		fmt.Sprintf("utxostore_follow_store_height %d", height),
+		"utxostore_follow_blocks_behind 0",
+		"utxostore_follow_reorgs_total 0")
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("the daemon did not stop cleanly: %v\n%s", err, d.log())
 	}
 }
