@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,4 +197,72 @@ func waitSameTip(t *testing.T, a, b *btcdtest.Node) {
 		hb, nb := b.Tip(t)
 		return ha == hb, fmt.Sprintf("A at %d (%s), B at %d (%s)", na, ha, nb, hb)
 	})
+}
+
+// counter reads a counter of the follower by its one label's value.
+func (f *follower) counter(t *testing.T, name, label string) float64 {
+	t.Helper()
+	families, err := f.metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range families {
+		if fam.GetName() != name {
+			continue
+		}
+		for _, m := range fam.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestSyncMempoolDoubleSpend has the node announce a double spend of an
+// unmined transaction the store holds, after a restart cost the node its
+// mempool (the follower reconnects, and asks for the mempool again): the
+// store refuses it with SPENT, counted in the metrics, and keeps the first
+// one unmined; the block that mines the double spend makes the first
+// conflicting, and the digest equals a fresh import.
+func TestSyncMempoolDoubleSpend(t *testing.T) {
+	w := btcdtest.NewWallet(t, "double spend")
+	node := btcdtest.Start(t, w.Addr)
+	node.Generate(t, 1)
+	for range 100 {
+		mineOne(t, node, w)
+	}
+	f := followInProcess(t, node)
+	f.waitTip(t, node)
+	_, tip := node.Tip(t)
+	coins := w.Take(tip, 1)
+	first := w.Pay(t, coins, 1, 10_000)
+	send(t, node, first)
+	f.waitState(t, first, "unmined")
+
+	node.Restart(t)
+	second := w.Pay(t, coins, 2, 20_000)
+	send(t, node, second)
+	btcdtest.WaitFor(t, 60*time.Second, "the double spend to be refused", func() (bool, string) {
+		n := f.counter(t, "utxostore_follow_mempool_txs_total", "SPENT")
+		return n == 1, fmt.Sprintf("%v refused as SPENT", n)
+	})
+	if got := f.txState(second.TxHash()); !strings.Contains(got, "TX_NOT_FOUND") {
+		t.Errorf("the refused double spend is in the store: %s", got)
+	}
+	if got := f.txState(first.TxHash()); got != "unmined" {
+		t.Errorf("the first spend is %s after the double spend was refused", got)
+	}
+
+	node.Generate(t, 1)
+	f.waitTip(t, node)
+	f.waitState(t, second, "mined")
+	f.waitState(t, first, "conflicting")
+	got, err := f.store.Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := importedSummary(t, node, t.TempDir()); got != want {
+		t.Fatalf("the store:\n got %+v\nwant %+v (import of the node's chain)", got, want)
+	}
 }

@@ -75,11 +75,14 @@ type Node struct {
 	P2P string
 	RPC *rpcclient.Client
 	dir string
+	bin string
+	rpc string
 	cmd *exec.Cmd
 	out *bytes.Buffer
 
-	stopOnce sync.Once
-	exited   chan error
+	mining  btcutil.Address
+	stopped bool
+	exited  chan error
 }
 
 // freePort returns a loopback port nothing listens on now.
@@ -97,50 +100,65 @@ func freePort(t testing.TB) string {
 // test ends.
 func Start(t testing.TB, miningAddr btcutil.Address) *Node {
 	t.Helper()
-	bin := Binary(t)
-	n := &Node{dir: t.TempDir(), P2P: freePort(t), out: &bytes.Buffer{}, exited: make(chan error, 1)}
-	rpcAddr := freePort(t)
-	n.cmd = exec.Command(bin, "--simnet",
+	n := &Node{bin: Binary(t), dir: t.TempDir(), P2P: freePort(t), rpc: freePort(t), mining: miningAddr}
+	client, err := rpcclient.New(&rpcclient.ConnConfig{Host: n.rpc, User: "test", Pass: "test", HTTPPostMode: true, DisableTLS: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.RPC = client
+	t.Cleanup(func() { n.Stop(); client.Shutdown() })
+	n.launch(t)
+	return n
+}
+
+// launch starts the btcd process and waits until it answers RPC.
+func (n *Node) launch(t testing.TB) {
+	t.Helper()
+	n.out, n.exited, n.stopped = &bytes.Buffer{}, make(chan error, 1), false
+	n.cmd = exec.Command(n.bin, "--simnet",
 		"--datadir="+filepath.Join(n.dir, "data"), "--logdir="+filepath.Join(n.dir, "logs"),
-		"--listen="+n.P2P, "--rpclisten="+rpcAddr, "--rpcuser=test", "--rpcpass=test", "--notls",
-		"--miningaddr="+miningAddr.EncodeAddress(), "--trickleinterval=50ms", "--nobanning",
+		"--listen="+n.P2P, "--rpclisten="+n.rpc, "--rpcuser=test", "--rpcpass=test", "--notls",
+		"--miningaddr="+n.mining.EncodeAddress(), "--trickleinterval=50ms", "--nobanning",
 		"--debuglevel=info")
 	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
 	if err := n.cmd.Start(); err != nil {
 		t.Fatalf("starting btcd: %v", err)
 	}
-	go func() { n.exited <- n.cmd.Wait() }()
-	t.Cleanup(n.Stop)
-	client, err := rpcclient.New(&rpcclient.ConnConfig{Host: rpcAddr, User: "test", Pass: "test", HTTPPostMode: true, DisableTLS: true}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.RPC = client
+	exited := n.exited
+	go func() { exited <- n.cmd.Wait() }()
 	WaitFor(t, 60*time.Second, "btcd to answer RPC", func() (bool, string) {
 		select {
-		case err := <-n.exited:
-			n.exited <- err
+		case err := <-exited:
+			exited <- err
 			t.Fatalf("btcd exited (%v):\n%s", err, n.out.String())
 		default:
 		}
-		_, err := client.GetBlockCount()
+		_, err := n.RPC.GetBlockCount()
 		return err == nil, fmt.Sprint(err)
 	})
-	return n
 }
 
 // Stop stops the node (SIGINT, then SIGKILL after 30 s) and waits for it.
 func (n *Node) Stop() {
-	n.stopOnce.Do(func() {
-		n.RPC.Shutdown()
-		_ = n.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-n.exited:
-		case <-time.After(30 * time.Second):
-			_ = n.cmd.Process.Kill()
-			<-n.exited
-		}
-	})
+	if n.stopped || n.cmd == nil {
+		return
+	}
+	n.stopped = true
+	_ = n.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-n.exited:
+	case <-time.After(30 * time.Second):
+		_ = n.cmd.Process.Kill()
+		<-n.exited
+	}
+}
+
+// Restart stops the node and starts it again on its data and ports: its
+// chain survives, its mempool (btcd keeps none on disk) does not.
+func (n *Node) Restart(t testing.TB) {
+	t.Helper()
+	n.Stop()
+	n.launch(t)
 }
 
 // Generate mines count blocks and returns their hashes.
