@@ -341,9 +341,9 @@ func (s *session) advance(ctx context.Context) error {
 		if tip >= s.chain.tip() {
 			return s.reachedTip(tip)
 		}
+		s.request(tip + 1) // keeps InFlight blocks coming while this one connects
 		b := s.received[s.chain.at(tip+1)]
 		if b == nil {
-			s.request(tip + 1)
 			return nil
 		}
 		if err := s.connect(ctx, tip+1, b); err != nil {
