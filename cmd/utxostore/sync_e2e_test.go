@@ -179,3 +179,45 @@ func TestServeFollowsPeer(t *testing.T) {
 		t.Fatalf("the daemon did not stop cleanly: %v\n%s", err, d.log())
 	}
 }
+
+// TestSyncRestartOffThePeersChain syncs a store from node A, then points
+// sync at node B, whose chain forked from A's five blocks below A's tip and
+// is shorter: the store is reorganised back to the fork point and onto B's
+// chain (digest of a fresh import of B's chain). A store forked from the
+// peer deeper than --rollback-window is refused, with a message that says
+// so, and left as it was.
+func TestSyncRestartOffThePeersChain(t *testing.T) {
+	w := btcdtest.NewWallet(t, "restart off chain")
+	a := btcdtest.Start(t, w.Addr)
+	b := btcdtest.Start(t, w.Addr)
+	a.Generate(t, 1)
+	for range 100 {
+		mineOne(t, a, w)
+	}
+	mineWithTxs(t, a, w, 10)
+	b.Connect(t, a)
+	waitSameTip(t, a, b)
+	b.Disconnect(t, a)
+	mineWithTxs(t, a, w, 5)
+	b.Generate(t, 3)
+
+	data := t.TempDir()
+	onA := parseSummary(t, lastLine(t, "sync", "--quiet", "--stop-at-tip", "--network", "simnet", "--data", data, "--peer", a.P2P))
+	if hash, height := a.Tip(t); onA.Height != uint32(height) {
+		t.Fatalf("sync from A ends at height %d, A's tip is %s at %d", onA.Height, hash, height)
+	}
+
+	_, stderr, err := run(t, "sync", "--quiet", "--stop-at-tip", "--rollback-window", "4", "--network", "simnet", "--data", data, "--peer", b.P2P)
+	if err == nil {
+		t.Fatal("sync onto a chain forked 5 blocks back succeeded with a rollback window of 4")
+	}
+	mustContain(t, "the refusal", stderr, "past the rollback window of 4 blocks", "forks from it at height")
+	if unchanged := parseSummary(t, lastLine(t, "info", "--network", "simnet", "--data", data)); unchanged != onA {
+		t.Fatalf("the refused sync changed the store:\n got %+v\nwant %+v", unchanged, onA)
+	}
+
+	onB := parseSummary(t, lastLine(t, "sync", "--quiet", "--stop-at-tip", "--network", "simnet", "--data", data, "--peer", b.P2P))
+	if want := importedSummary(t, b, t.TempDir()); onB != want {
+		t.Fatalf("after sync from B:\n got %+v\nwant %+v (import of B's chain)", onB, want)
+	}
+}
