@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -61,6 +62,9 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 		case <-done:
 		}
 	}
+	// undecodable is a message from the peer that did not decode; the
+	// peer package drops the connection on it, and the session says why.
+	var undecodable atomic.Pointer[error]
 	cfg := &peer.Config{
 		UserAgentName:    "utxostore",
 		UserAgentVersion: "0.1",
@@ -79,6 +83,11 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 			OnBlock:    func(_ *peer.Peer, m *wire.MsgBlock, raw []byte) { deliver(blockMsg{m, raw}) },
 			OnTx:       func(_ *peer.Peer, m *wire.MsgTx) { deliver(m) },
 			OnNotFound: func(_ *peer.Peer, m *wire.MsgNotFound) { deliver(m) },
+			OnRead: func(_ *peer.Peer, _ int, _ wire.Message, err error) {
+				if isDecodeError(err) {
+					undecodable.Store(&err)
+				}
+			},
 			OnReject: func(_ *peer.Peer, m *wire.MsgReject) {
 				f.cfg.Logf("peer %s rejected our %s: %s (%s)", f.cfg.Peer, m.Cmd, m.Reason, m.Code)
 			},
@@ -105,6 +114,9 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 		case <-ctx.Done():
 			return handshook, nil
 		case <-gone:
+			if err := undecodable.Load(); err != nil {
+				return handshook, fmt.Errorf("invalid data from the peer: a message that does not decode (%v) ended the connection", *err)
+			}
 			if !handshook {
 				return false, errors.New("the connection ended before the handshake completed (another network, or the peer refused us)")
 			}
@@ -125,6 +137,13 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 			}
 		}
 	}
+}
+
+// isDecodeError tells a message that did not decode from the end of the
+// connection (and from an unknown command, which the peer package skips).
+func isDecodeError(err error) bool {
+	var msgErr *wire.MessageError
+	return err != nil && errors.As(err, &msgErr)
 }
 
 func (s *session) handle(ctx context.Context, ev any) error {
