@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
@@ -72,6 +73,9 @@ type Follower struct {
 	// the peer has answered the first getheaders.
 	peerHeight, storeHeight atomic.Int32
 	caughtUp                atomic.Bool
+	// outbox carries Relay's transactions to the connected session; nil
+	// while none is.
+	outbox atomic.Pointer[chan *wire.MsgTx]
 }
 
 // New checks the configuration and prepares the directory of kept blocks.

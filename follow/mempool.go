@@ -27,3 +27,25 @@ func (f *Follower) applyUnmined(ctx context.Context, tx *chain.Tx) error {
 	}
 	return nil
 }
+
+// ErrNotConnected is Relay's answer while no connection to the peer is up.
+var ErrNotConnected = errors.New("not connected to the peer: the transaction was not relayed")
+
+// Relay stores a transaction as unmined, as it does the peer's (a double
+// spend is refused, and not relayed), then sends it to the peer, which
+// relays it on if it accepts it.
+func (f *Follower) Relay(ctx context.Context, tx *chain.Tx) error {
+	outbox := f.outbox.Load()
+	if outbox == nil {
+		return ErrNotConnected
+	}
+	if err := f.applyUnmined(ctx, tx); err != nil && !errors.Is(err, utxo.ErrTxExists) {
+		return err
+	}
+	select {
+	case *outbox <- tx.Msg:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

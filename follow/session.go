@@ -106,6 +106,8 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 	go func() { p.WaitForDisconnect(); close(gone) }()
 	defer func() { p.Disconnect(); <-gone }()
 
+	outbox := make(chan *wire.MsgTx, 16)
+	defer f.outbox.Store(nil)
 	s := &session{f: f, p: p, requested: map[chainhash.Hash]time.Time{}, received: map[chainhash.Hash]*chain.Block{}, txAsked: map[chainhash.Hash]bool{}}
 	stall := time.NewTicker(max(f.cfg.StallTimeout/10, 100*time.Millisecond))
 	defer stall.Stop()
@@ -124,11 +126,14 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 		case ev := <-events:
 			if _, ok := ev.(verAck); ok {
 				handshook = true
+				f.outbox.Store(&outbox)
 				f.cfg.Logf("connected to peer %s (%s, height %d)", f.cfg.Peer, p.UserAgent(), p.LastBlock())
 			}
 			if err := s.handle(ctx, ev); err != nil {
 				return handshook, err
 			}
+		case tx := <-outbox:
+			p.QueueMessage(tx, nil)
 		case now := <-stall.C:
 			for hash, asked := range s.requested {
 				if now.Sub(asked) > f.cfg.StallTimeout {

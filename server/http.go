@@ -20,6 +20,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/v2/block/{height}", s.handleBlock)
 	mux.HandleFunc("GET /api/v2/address/{address}", s.handleAddress)
 	mux.HandleFunc("GET /api/v2/utxo/{address}", s.handleUtxo)
+	mux.HandleFunc("GET /api/v2/sendtx/{hex}", s.handleSendTx)
 	mux.HandleFunc("GET /api/status", s.handleStatus)
 	mux.HandleFunc("GET /api", s.handleStatus) // Blockbook's own path for the status page
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))

@@ -37,6 +37,9 @@ type Options struct {
 	// ExternalAbove is the transaction size above which creates go to the
 	// blob store (utxo.Options.MaxTxSizeInStore), for utxo_create_external.
 	ExternalAbove int
+	// Relay, when set, takes /api/v2/sendtx's transactions to the node the
+	// daemon follows.
+	Relay Relay
 }
 
 func (o Options) withDefaults() Options {

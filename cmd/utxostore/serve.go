@@ -28,8 +28,9 @@ On SIGTERM or Ctrl-C it stops accepting, lets in-flight requests finish
 (up to --shutdown-timeout), checkpoints and closes the store.
 
 With --peer it follows a Bitcoin node over the P2P protocol as 'utxostore
-sync' does, and /health/ready (gRPC Health) fails while the store is more
-than --ready-max-behind blocks behind it.
+sync' does, /health/ready (gRPC Health) fails while the store is more than
+--ready-max-behind blocks behind it, and /api/v2/sendtx/{hex} stores a
+transaction as unmined (refusing a double spend) and relays it to the node.
 
 Settings come from flags, the environment and --config; run
 'utxostore config' to see the effective ones.
@@ -87,6 +88,9 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 		return err
 	}
 	defer following.stop() // before the store closes
+	if following != nil {
+		opts.Relay = following.fol.Relay
+	}
 	srv, err := server.New(following.backend(server.NewBackend(store, idx)), opts)
 	if err != nil {
 		return usagef("%v", err)

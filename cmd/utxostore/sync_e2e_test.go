@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -168,6 +170,32 @@ func TestServeFollowsPeer(t *testing.T) {
 	waitReadyAt()
 	node.Generate(t, 3)
 	waitReadyAt()
+	_, tip := node.Tip(t)
+	coins := w.Take(tip, 1)
+	relayed := w.Pay(t, coins, 2, 10_000)
+	if code, body := httpGet(t, "http://"+nowhere.http+"/api/v2/sendtx/"+txHex(t, relayed)); code != http.StatusServiceUnavailable || !strings.Contains(body, "not connected") {
+		t.Errorf("sendtx to a daemon not connected to its peer answers %d %s", code, body)
+	}
+	code, body := httpGet(t, "http://"+d.http+"/api/v2/sendtx/"+txHex(t, relayed))
+	if code != http.StatusOK || !strings.Contains(body, relayed.TxHash().String()) {
+		t.Fatalf("sendtx answers %d %s", code, body)
+	}
+	btcdtest.WaitFor(t, 60*time.Second, "the node to have the relayed transaction", func() (bool, string) {
+		pool, err := node.RPC.GetRawMempool()
+		for _, txid := range pool {
+			if *txid == relayed.TxHash() {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("mempool %v, %v", pool, err)
+	})
+	_, body = httpGet(t, "http://"+d.http+"/api/v2/tx/"+relayed.TxHash().String())
+	mustContain(t, "the relayed transaction", body, `"blockHeight": -1`)
+	doubleSpend := w.Pay(t, coins, 1, 10_000)
+	if code, body := httpGet(t, "http://"+d.http+"/api/v2/sendtx/"+txHex(t, doubleSpend)); code != http.StatusBadRequest || !strings.Contains(body, "SPENT") {
+		t.Errorf("sendtx of a double spend answers %d %s", code, body)
+	}
+
 	_, height := node.Tip(t)
 	_, metrics := httpGet(t, "http://"+d.http+"/metrics")
 	mustContain(t, "metrics", metrics,
@@ -220,4 +248,13 @@ func TestSyncRestartOffThePeersChain(t *testing.T) {
 	if want := importedSummary(t, b, t.TempDir()); onB != want {
 		t.Fatalf("after sync from B:\n got %+v\nwant %+v (import of B's chain)", onB, want)
 	}
+}
+
+func txHex(t *testing.T, tx *wire.MsgTx) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := tx.Serialize(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(buf.Bytes())
 }
