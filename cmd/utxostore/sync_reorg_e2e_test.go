@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/utxostore/utxostore/follow"
+	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/internal/btcdtest"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -20,14 +23,19 @@ import (
 // the test can read the store while it follows.
 type follower struct {
 	store   *utxo.DB
+	index   *index.Index
 	metrics *prometheus.Registry
 }
 
 func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	sf := storeFlags{engine: "pebble", data: t.TempDir(), sync: "always", network: "simnet"}
+	sf := storeFlags{engine: "pebble", data: t.TempDir(), sync: "always", network: "simnet", index: true}
 	store, err := sf.open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := sf.openIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +43,7 @@ func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 	metrics := follow.NewMetrics()
 	reg.MustRegister(metrics)
 	ff := followFlags{peer: node.P2P, rollbackWindow: follow.DefaultRollbackWindow, inFlight: follow.DefaultInFlight}
-	fol, err := ff.follower(&sf, store, nil, metrics, nil, false)
+	fol, err := ff.follower(&sf, store, idx, metrics, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +54,10 @@ func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 		if err := <-done; err != nil {
 			t.Errorf("the follower stopped: %v", err)
 		}
+		idx.Close()
 		store.Close()
 	})
-	return &follower{store: store, metrics: reg}
+	return &follower{store: store, index: idx, metrics: reg}
 }
 
 // waitTip waits until the store's tip is the node's.
@@ -168,9 +177,10 @@ func TestSyncReorgsAndMempool(t *testing.T) {
 				t.Errorf("depth %d: transaction %s is %s, want %s", depth, tx.TxHash(), got, want)
 			}
 		}
-		if got := f.gauge(t, "utxostore_follow_last_reorg_depth"); got != float64(depth) {
-			t.Errorf("the last reorganisation's depth is %v, want %d", got, depth)
-		}
+		btcdtest.WaitFor(t, 60*time.Second, "the reorganisation's metrics", func() (bool, string) {
+			got := f.gauge(t, "utxostore_follow_last_reorg_depth")
+			return got == float64(depth), fmt.Sprintf("the last reorganisation's depth is %v, want %d", got, depth)
+		})
 
 		a.Generate(t, 1) // mines minedOnLoser again, from A's mempool
 		waitSameTip(t, a, b)
@@ -183,6 +193,7 @@ func TestSyncReorgsAndMempool(t *testing.T) {
 		if want := importedSummary(t, a, blockDir); got != want {
 			t.Fatalf("depth %d: the store after the reorganisation:\n got %+v\nwant %+v (import of the winning chain)", depth, got, want)
 		}
+		f.checkIndex(t, a, blockDir, w.PkScript)
 	}
 	if got := f.gauge(t, "utxostore_follow_reorgs_total"); got != 3 {
 		t.Errorf("%v reorganisations counted, want 3", got)
@@ -265,4 +276,30 @@ func TestSyncMempoolDoubleSpend(t *testing.T) {
 	if want := importedSummary(t, node, t.TempDir()); got != want {
 		t.Fatalf("the store:\n got %+v\nwant %+v (import of the node's chain)", got, want)
 	}
+}
+
+// checkIndex compares the follower's address index, for the output script,
+// with an index built by import --index of the node's chain.
+func (f *follower) checkIndex(t *testing.T, node *btcdtest.Node, blockDir string, script []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	lastLine(t, append([]string{"import", "--quiet", "--index", "--network", "simnet", "--sync", "block", "--data", dir}, node.WriteChain(t, blockDir)...)...)
+	imported, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "simnet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer imported.Close()
+	want, err := imported.Balance(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The index follows the store's block a moment later.
+	btcdtest.WaitFor(t, 60*time.Second, "the followed address index to match import --index", func() (bool, string) {
+		got, err := f.index.Balance(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reflect.DeepEqual(got, want), fmt.Sprintf("the followed index has %d txs, %d sent, balance %d, %d UTXOs; import --index has %d, %d, %d, %d",
+			got.Txs, got.Sent, got.Balance, len(got.UTXOs), want.Txs, want.Sent, want.Balance, len(want.UTXOs))
+	})
 }
