@@ -143,12 +143,15 @@ func fatal(err error) error { return &fatalError{err} }
 // errStoppedAtTip ends a session when Config.StopAtTip asks for it.
 var errStoppedAtTip = errors.New("at the peer's tip")
 
-// Run follows the peer until ctx ends (it returns nil then) or a fatal
-// error. A connection that fails or ends, or a peer that sends invalid
+// Run brings the address index to the store's tip, then follows the peer
+// until ctx ends (it returns nil then) or a fatal error. A connection that fails or ends, or a peer that sends invalid
 // data, is logged and followed by a reconnection after a backoff that
 // doubles from one second up to MaxBackoff (back to one second after a
 // connection that got through the handshake).
 func (f *Follower) Run(ctx context.Context) error {
+	if err := f.catchUpIndex(ctx); err != nil {
+		return err
+	}
 	backoff := time.Second
 	for {
 		handshook, err := f.session(ctx)

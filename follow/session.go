@@ -13,7 +13,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
-	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -526,16 +525,4 @@ func (s *session) reachedTip(tip int32) error {
 		return errStoppedAtTip
 	}
 	return nil
-}
-
-// indexed is the address index's form of a block.
-func indexed(b utxo.Block) *index.Block {
-	msgs := make([]*wire.MsgTx, len(b.Txs))
-	ids := make([]chainhash.Hash, len(b.Txs))
-	for i, tx := range b.Txs {
-		msgs[i], ids[i] = tx.Msg, tx.ID
-	}
-	ib := index.FromWire(b.Height, b.Header, b.Size, msgs, ids)
-	ib.Hash = b.Hash
-	return ib
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -106,7 +107,7 @@ func killMidSync(t *testing.T, args ...string) {
 // transactions, killing sync -9 during catch-up ten times (each time more
 // blocks were mined); each restart resumes from the store's tip and ends
 // at the node's tip with the UTXO digest of a fresh import of the node's
-// chain.
+// chain, and the address index of import --index.
 func TestSyncFromBtcd(t *testing.T) {
 	w := btcdtest.NewWallet(t, "sync")
 	node := btcdtest.Start(t, w.Addr)
@@ -117,7 +118,7 @@ func TestSyncFromBtcd(t *testing.T) {
 	mineWithTxs(t, node, w, 420)
 
 	data, blockDir := t.TempDir(), t.TempDir()
-	syncArgs := []string{"sync", "--network", "simnet", "--data", data, "--peer", node.P2P}
+	syncArgs := []string{"sync", "--index", "--network", "simnet", "--data", data, "--peer", node.P2P}
 	for round := range 10 {
 		if round > 0 {
 			mineWithTxs(t, node, w, 40)
@@ -130,6 +131,9 @@ func TestSyncFromBtcd(t *testing.T) {
 			t.Fatalf("round %d: after sync to the node's tip %s at height %d:\n got %+v\nwant %+v (import of the node's chain)", round, hash, height, got, want)
 		}
 		t.Logf("round %d: %+v", round, got)
+		if got, want := indexBalance(t, data, w.PkScript), importedBalance(t, node, blockDir, w.PkScript); !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: %s", round, describeBalances(got, want))
+		}
 		if want.Height != uint32(height) || want.Txs <= want.Blocks {
 			t.Fatalf("round %d: the import ends at height %d with %d txs in %d blocks; the node is at %d", round, want.Height, want.Txs, want.Blocks, height)
 		}
@@ -257,4 +261,35 @@ func txHex(t *testing.T, tx *wire.MsgTx) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(buf.Bytes())
+}
+
+// TestSyncIndexCatchesUp turns --index on for a store that sync filled
+// without it: the address index is built up to the store's tip from the
+// kept blocks (as after a crash between the store's write and the
+// index's), equal to import --index's; when the blocks it lacks are no
+// longer kept, sync refuses and says what to run.
+func TestSyncIndexCatchesUp(t *testing.T) {
+	w := btcdtest.NewWallet(t, "index catch-up")
+	node := btcdtest.Start(t, w.Addr)
+	node.Generate(t, 1)
+	for range 100 {
+		mineOne(t, node, w)
+	}
+	mineWithTxs(t, node, w, 10)
+	kept, pruned := t.TempDir(), t.TempDir()
+	for _, data := range []string{kept, pruned} {
+		window := map[string]string{kept: "1000", pruned: "100"}[data]
+		lastLine(t, "sync", "--quiet", "--stop-at-tip", "--rollback-window", window, "--network", "simnet", "--data", data, "--peer", node.P2P)
+	}
+
+	lastLine(t, "sync", "--quiet", "--stop-at-tip", "--index", "--rollback-window", "1000", "--network", "simnet", "--data", kept, "--peer", node.P2P)
+	if got, want := indexBalance(t, kept, w.PkScript), importedBalance(t, node, t.TempDir(), w.PkScript); !reflect.DeepEqual(got, want) {
+		t.Fatal(describeBalances(got, want))
+	}
+
+	_, stderr, err := run(t, "sync", "--quiet", "--stop-at-tip", "--index", "--network", "simnet", "--data", pruned, "--peer", node.P2P)
+	if err == nil {
+		t.Fatal("sync --index built an index from blocks it no longer keeps")
+	}
+	mustContain(t, "the refusal", stderr, "is not kept", "rebuild the index with import --index")
 }

@@ -282,24 +282,43 @@ func TestSyncMempoolDoubleSpend(t *testing.T) {
 // with an index built by import --index of the node's chain.
 func (f *follower) checkIndex(t *testing.T, node *btcdtest.Node, blockDir string, script []byte) {
 	t.Helper()
-	dir := t.TempDir()
-	lastLine(t, append([]string{"import", "--quiet", "--index", "--network", "simnet", "--sync", "block", "--data", dir}, node.WriteChain(t, blockDir)...)...)
-	imported, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "simnet"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer imported.Close()
-	want, err := imported.Balance(script)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := importedBalance(t, node, blockDir, script)
 	// The index follows the store's block a moment later.
 	btcdtest.WaitFor(t, 60*time.Second, "the followed address index to match import --index", func() (bool, string) {
 		got, err := f.index.Balance(script)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return reflect.DeepEqual(got, want), fmt.Sprintf("the followed index has %d txs, %d sent, balance %d, %d UTXOs; import --index has %d, %d, %d, %d",
-			got.Txs, got.Sent, got.Balance, len(got.UTXOs), want.Txs, want.Sent, want.Balance, len(want.UTXOs))
+		return reflect.DeepEqual(got, want), describeBalances(got, want)
 	})
+}
+
+func describeBalances(got, want index.Balance) string {
+	return fmt.Sprintf("the followed index has %d txs, %d sent, balance %d, %d UTXOs; import --index has %d, %d, %d, %d",
+		got.Txs, got.Sent, got.Balance, len(got.UTXOs), want.Txs, want.Sent, want.Balance, len(want.UTXOs))
+}
+
+// importedBalance is the script's balance in the address index that
+// import --index builds from the node's chain.
+func importedBalance(t *testing.T, node *btcdtest.Node, blockDir string, script []byte) index.Balance {
+	t.Helper()
+	dir := t.TempDir()
+	lastLine(t, append([]string{"import", "--quiet", "--index", "--network", "simnet", "--sync", "block", "--data", dir}, node.WriteChain(t, blockDir)...)...)
+	return indexBalance(t, dir, script)
+}
+
+// indexBalance reads the script's balance from the address index of the
+// store in dir (no process holds it).
+func indexBalance(t *testing.T, dir string, script []byte) index.Balance {
+	t.Helper()
+	idx, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "simnet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	b, err := idx.Balance(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
