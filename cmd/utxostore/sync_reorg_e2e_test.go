@@ -322,3 +322,42 @@ func indexBalance(t *testing.T, dir string, script []byte) index.Balance {
 	}
 	return b
 }
+
+// TestSyncUnminedRetention: a transaction the node forgot (a restart: btcd
+// keeps no mempool on disk) and never mines stays unmined in the store for
+// the unmined retention, then the cleanup at the block that ends it removes
+// it and releases its inputs, so the UTXO set is again the node's.
+func TestSyncUnminedRetention(t *testing.T) {
+	w := btcdtest.NewWallet(t, "retention")
+	node := btcdtest.Start(t, w.Addr)
+	node.Generate(t, 1)
+	for range 100 {
+		mineOne(t, node, w)
+	}
+	f := followInProcess(t, node)
+	f.waitTip(t, node)
+	_, tip := node.Tip(t)
+	forgotten := w.Pay(t, w.Take(tip, 1), 1, 10_000)
+	send(t, node, forgotten)
+	f.waitState(t, forgotten, "unmined")
+	node.Restart(t)
+
+	retention := f.store.Options().UnminedRetention
+	node.Generate(t, int(retention)-1)
+	f.waitTip(t, node)
+	if got := f.txState(forgotten.TxHash()); got != "unmined" {
+		t.Fatalf("%d blocks later, within the retention of %d, the transaction is %s", retention-1, retention, got)
+	}
+	node.Generate(t, 2)
+	f.waitTip(t, node)
+	if got := f.txState(forgotten.TxHash()); !strings.Contains(got, "TX_NOT_FOUND") {
+		t.Fatalf("past the retention of %d blocks the transaction is %s", retention, got)
+	}
+	got, err := f.store.Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := importedSummary(t, node, t.TempDir()); got != want {
+		t.Fatalf("the store:\n got %+v\nwant %+v (import of the node's chain)", got, want)
+	}
+}
