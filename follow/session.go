@@ -511,11 +511,11 @@ func (s *session) reorgIndex(disconnect, connect []utxo.Block) error {
 func (s *session) reachedTip(tip int32) error {
 	if !s.atTip {
 		s.atTip = true
+		if !s.f.caughtUp.Swap(true) && s.f.cfg.Progress != nil {
+			s.f.cfg.Progress.CaughtUp() // the bar's last line, before the log's
+		}
 		if t, ok := s.f.cfg.Store.Tip(); ok {
 			s.f.cfg.Logf("at the peer's tip: block %s at height %d", t.Hash, t.Height)
-		}
-		if !s.f.caughtUp.Swap(true) && s.f.cfg.Progress != nil {
-			s.f.cfg.Progress.CaughtUp()
 		}
 		if s.p.Services()&wire.SFNodeBloom != 0 {
 			s.p.QueueMessage(wire.NewMsgMemPool(), nil)
