@@ -15,6 +15,7 @@ type Metrics struct {
 	storeHeight    prometheus.Gauge       // utxostore_follow_store_height
 	behind         prometheus.Gauge       // utxostore_follow_blocks_behind
 	mempool        *prometheus.CounterVec // utxostore_follow_mempool_txs_total{outcome}
+	unmined        prometheus.Gauge       // utxostore_follow_unmined_txs
 	reorgs         prometheus.Counter     // utxostore_follow_reorgs_total
 	lastReorgDepth prometheus.Gauge       // utxostore_follow_last_reorg_depth
 	reconnects     prometheus.Counter     // utxostore_follow_disconnects_total
@@ -30,6 +31,10 @@ func NewMetrics() *Metrics {
 			Name: "utxostore_follow_mempool_txs_total",
 			Help: "Unconfirmed transactions from the peer: outcome accepted (stored unmined), known (already stored), or the store's error code of a refusal.",
 		}, []string{"outcome"}),
+		unmined: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "utxostore_follow_unmined_txs",
+			Help: "Unmined transactions in the store, conflicting ones included until the unmined retention removes them (counted at the tip after each block, and as the node's transactions arrive).",
+		}),
 		reorgs:         prometheus.NewCounter(prometheus.CounterOpts{Name: "utxostore_follow_reorgs_total", Help: "Reorganisations to the peer's branch."}),
 		lastReorgDepth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_last_reorg_depth", Help: "Blocks disconnected by the last reorganisation."}),
 		reconnects:     prometheus.NewCounter(prometheus.CounterOpts{Name: "utxostore_follow_disconnects_total", Help: "Connections to the peer that ended (refused, lost, or dropped for invalid data)."}),
@@ -38,7 +43,7 @@ func NewMetrics() *Metrics {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.peerHeight, m.storeHeight, m.behind, m.mempool, m.reorgs, m.lastReorgDepth, m.reconnects}
+	return []prometheus.Collector{m.peerHeight, m.storeHeight, m.behind, m.mempool, m.unmined, m.reorgs, m.lastReorgDepth, m.reconnects}
 }
 
 // Describe implements prometheus.Collector.
@@ -72,6 +77,7 @@ func (m *Metrics) mempoolTx(err error) {
 	var e *utxo.Error
 	switch {
 	case err == nil:
+		m.unmined.Inc()
 	case errors.Is(err, utxo.ErrTxExists):
 		outcome = "known"
 	case errors.As(err, &e):

@@ -362,7 +362,7 @@ func (s *session) advance(ctx context.Context) error {
 			continue
 		}
 		if tip >= s.chain.tip() {
-			return s.reachedTip(tip)
+			return s.reachedTip(ctx)
 		}
 		s.request(tip + 1) // keeps InFlight blocks coming while this one connects
 		b := s.received[s.chain.at(tip+1)]
@@ -508,7 +508,7 @@ func (s *session) reorgIndex(disconnect, connect []utxo.Block) error {
 // reachedTip marks the arrival at the peer's tip: from here on its
 // transactions are followed, starting with its whole mempool when it
 // serves one.
-func (s *session) reachedTip(tip int32) error {
+func (s *session) reachedTip(ctx context.Context) error {
 	if !s.atTip {
 		s.atTip = true
 		if !s.f.caughtUp.Swap(true) && s.f.cfg.Progress != nil {
@@ -524,5 +524,10 @@ func (s *session) reachedTip(tip int32) error {
 	if s.f.cfg.StopAtTip {
 		return errStoppedAtTip
 	}
+	unmined, err := s.f.cfg.Store.QueryOldUnminedTransactions(ctx, ^uint32(0))
+	if err != nil {
+		return fatal(fmt.Errorf("counting unmined transactions: %w", err))
+	}
+	s.f.cfg.Metrics.unmined.Set(float64(len(unmined)))
 	return nil
 }

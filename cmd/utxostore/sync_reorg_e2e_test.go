@@ -250,6 +250,9 @@ func TestSyncMempoolDoubleSpend(t *testing.T) {
 	first := w.Pay(t, coins, 1, 10_000)
 	send(t, node, first)
 	f.waitState(t, first, "unmined")
+	if got := f.gauge(t, "utxostore_follow_unmined_txs"); got != 1 {
+		t.Errorf("%v unmined transactions counted, want 1", got)
+	}
 
 	node.Restart(t)
 	second := w.Pay(t, coins, 2, 20_000)
@@ -348,11 +351,19 @@ func TestSyncUnminedRetention(t *testing.T) {
 	if got := f.txState(forgotten.TxHash()); got != "unmined" {
 		t.Fatalf("%d blocks later, within the retention of %d, the transaction is %s", retention-1, retention, got)
 	}
+	btcdtest.WaitFor(t, 60*time.Second, "the unmined count at the tip", func() (bool, string) {
+		got := f.gauge(t, "utxostore_follow_unmined_txs")
+		return got == 1, fmt.Sprintf("%v unmined transactions counted, want 1", got)
+	})
 	node.Generate(t, 2)
 	f.waitTip(t, node)
 	if got := f.txState(forgotten.TxHash()); !strings.Contains(got, "TX_NOT_FOUND") {
 		t.Fatalf("past the retention of %d blocks the transaction is %s", retention, got)
 	}
+	btcdtest.WaitFor(t, 60*time.Second, "the unmined count after the cleanup", func() (bool, string) {
+		got := f.gauge(t, "utxostore_follow_unmined_txs")
+		return got == 0, fmt.Sprintf("%v unmined transactions counted, want 0", got)
+	})
 	got, err := f.store.Summary(context.Background())
 	if err != nil {
 		t.Fatal(err)
