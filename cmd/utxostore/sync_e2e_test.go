@@ -107,7 +107,8 @@ func killMidSync(t *testing.T, args ...string) {
 // transactions, killing sync -9 during catch-up ten times (each time more
 // blocks were mined); each restart resumes from the store's tip and ends
 // at the node's tip with the UTXO digest of a fresh import of the node's
-// chain, and the address index of import --index.
+// chain, and the address index of import --index. With -long: 2,100
+// blocks first, then thirty kills, 150 more blocks each time.
 func TestSyncFromBtcd(t *testing.T) {
 	w := btcdtest.NewWallet(t, "sync")
 	node := btcdtest.Start(t, w.Addr)
@@ -115,13 +116,17 @@ func TestSyncFromBtcd(t *testing.T) {
 	for range 100 {
 		mineOne(t, node, w)
 	}
-	mineWithTxs(t, node, w, 420)
+	first, rounds, more := 420, 10, 40
+	if *long {
+		first, rounds, more = 2000, 30, 150
+	}
+	mineWithTxs(t, node, w, first)
 
 	data, blockDir := t.TempDir(), t.TempDir()
 	syncArgs := []string{"sync", "--index", "--network", "simnet", "--data", data, "--peer", node.P2P}
-	for round := range 10 {
+	for round := range rounds {
 		if round > 0 {
-			mineWithTxs(t, node, w, 40)
+			mineWithTxs(t, node, w, more)
 		}
 		killMidSync(t, append(syncArgs, "--progress-blocks", "5")...)
 		got := parseSummary(t, lastLine(t, append(syncArgs, "--quiet", "--stop-at-tip")...))
