@@ -157,7 +157,7 @@ func (s *session) handle(ctx context.Context, ev any) error {
 	case *wire.MsgHeaders:
 		return s.onHeaders(ctx, m)
 	case *wire.MsgInv:
-		return s.onInv(m)
+		s.onInv(m)
 	case blockMsg:
 		return s.onBlock(ctx, m)
 	case *wire.MsgTx:
@@ -184,7 +184,8 @@ func (s *session) start(ctx context.Context) error {
 	s.chain = newPeerChain(tip, locator, heights, *s.f.cfg.Params.GenesisHash)
 	s.locatorOrder = locator
 	s.p.QueueMessage(wire.NewMsgSendHeaders(), nil)
-	return s.askHeaders()
+	s.askHeaders()
+	return nil
 }
 
 // locator lists the store's blocks from its tip back to genesis: the last
@@ -218,7 +219,7 @@ func (f *Follower) locator(ctx context.Context, tip int32) ([]chainhash.Hash, []
 
 // askHeaders sends getheaders with a locator of the peer's chain as known,
 // then the store's blocks below it.
-func (s *session) askHeaders() error {
+func (s *session) askHeaders() {
 	msg := wire.NewMsgGetHeaders()
 	step := int32(1)
 	for h := s.chain.tip(); h > s.chain.base; h -= step {
@@ -239,7 +240,6 @@ func (s *session) askHeaders() error {
 		}
 	}
 	s.p.QueueMessage(msg, nil)
-	return nil
 }
 
 func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
@@ -259,20 +259,19 @@ func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
 		if s.unconnected++; s.unconnected > 3 {
 			return fmt.Errorf("invalid data from the peer: %w, %d times in a row", err, s.unconnected)
 		}
-		return s.askHeaders()
+		s.askHeaders()
+		return nil
 	}
 	s.unconnected = 0
 	if len(m.Headers) == wire.MaxBlockHeadersPerMsg {
-		if err := s.askHeaders(); err != nil {
-			return err
-		}
+		s.askHeaders() // the rest of the peer's chain
 	}
 	return s.advance(ctx)
 }
 
-func (s *session) onInv(m *wire.MsgInv) error {
+func (s *session) onInv(m *wire.MsgInv) {
 	if s.chain == nil {
-		return nil
+		return
 	}
 	getData := wire.NewMsgGetData()
 	newBlock := false
@@ -300,9 +299,8 @@ func (s *session) onInv(m *wire.MsgInv) error {
 		s.p.QueueMessage(getData, nil)
 	}
 	if newBlock {
-		return s.askHeaders()
+		s.askHeaders()
 	}
-	return nil
 }
 
 func (s *session) onBlock(ctx context.Context, m blockMsg) error {
