@@ -107,8 +107,8 @@ func killMidSync(t *testing.T, args ...string) {
 // transactions, killing sync -9 during catch-up ten times (each time more
 // blocks were mined); each restart resumes from the store's tip and ends
 // at the node's tip with the UTXO digest of a fresh import of the node's
-// chain, and the address index of import --index. With -long: 2,100
-// blocks first, then thirty kills, 150 more blocks each time.
+// chain, and the address index of import --index. With -long: 1,100
+// blocks first, then thirty kills, 50 more blocks each time.
 func TestSyncFromBtcd(t *testing.T) {
 	w := btcdtest.NewWallet(t, "sync")
 	node := btcdtest.Start(t, w.Addr)
@@ -118,7 +118,7 @@ func TestSyncFromBtcd(t *testing.T) {
 	}
 	first, rounds, more := 420, 10, 40
 	if *long {
-		first, rounds, more = 2000, 30, 150
+		first, rounds, more = 1000, 30, 50
 	}
 	mineWithTxs(t, node, w, first)
 

@@ -13,7 +13,7 @@ var long = flag.Bool("long", false, "run the long end-to-end measurements (sync 
 // TestSyncCatchUpSpeed measures catch-up from a local btcd against import
 // of the same blocks, in one run, for BENCHMARKS.md:
 //
-//	go test ./cmd/utxostore -run TestSyncCatchUpSpeed -long -v
+//	go test ./cmd/utxostore -run TestSyncCatchUpSpeed -long -v -timeout 30m
 //
 // Both end with the same summary line (checked), and both are timed as the
 // whole command: open, every block, the summary walk, close.
