@@ -22,20 +22,25 @@ import (
 
 const syncHelp = `Usage: utxostore sync --peer HOST:PORT [flags]
 
-Follows a Bitcoin node (btcd, Bitcoin Core, SV Node) over the P2P protocol
-on the store's --network: it catches up headers first, several blocks in
-flight, then stays at the node's tip, through reorganisations, storing the
-node's unconfirmed transactions as unmined (then mined when a block holds
-them, conflicting when a block double-spends them).
+Follows a Bitcoin node over the P2P protocol on the store's --network
+(tested against btcd; package follow says which limits btcd's wire
+brings): it catches up headers first, several blocks in flight, then stays
+at the node's tip, through reorganisations, storing the node's unconfirmed
+transactions as unmined (then mined when a block holds them, conflicting
+when a block double-spends them). With --index the address index follows
+the same blocks.
 
 It resumes from the store's tip hash: kill it at any point and run it again.
 A store whose tip is off the node's chain is reorganised back to the fork
 point, if that is within --rollback-window blocks (the raw blocks of the
 window are kept in DATA/follow/blocks), and refused otherwise.
 
-Progress goes to stderr: a bar on a terminal, plain lines otherwise. With
---stop-at-tip it exits at the node's tip and prints the summary line, as
-import does.
+Progress goes to stderr: a bar on a terminal, plain lines otherwise; the
+follower's Prometheus metrics (peer and store height, blocks behind,
+mempool transactions, reorganisations and the last one's depth) are served
+with --metrics. A lost connection, or a peer that sends invalid data, is
+logged and reconnected with backoff. With --stop-at-tip it exits at the
+node's tip and prints the summary line, as import does.
 
 Flags:
 `
