@@ -196,3 +196,50 @@ func TestInvalidDataFromThePeer(t *testing.T) {
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// TestBehind: a peer whose headers run five blocks past the genesis block
+// it serves leaves the store five blocks behind, which Behind reports (the
+// daemon's readiness reads it); before the peer's headers it knows
+// nothing.
+func TestBehind(t *testing.T) {
+	genesis := *simnet.GenesisHash
+	var headers []*wire.BlockHeader
+	for parent, i := genesis, 0; i < 5; i++ {
+		h := header(parent, chainhash.Hash{byte(i)})
+		headers = append(headers, h)
+		parent = h.BlockHash()
+	}
+	node := &misbehavingPeer{headers: func() []*wire.BlockHeader { return headers }, blocks: map[chainhash.Hash]*wire.MsgBlock{genesis: simnet.GenesisBlock}}
+	addr := node.listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store, err := utxo.Open(ctx, memory.New(), utxo.Options{Network: "simnet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	f, err := New(Config{Peer: addr, Params: simnet, Store: store, KeepDir: t.TempDir(), Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, known := f.Behind(); known {
+		t.Fatal("Behind is known before any peer answered")
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		behind, known := f.Behind()
+		if known && behind == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Behind reports %d (known %v), want 5 blocks", behind, known)
+		}
+		time.Sleep(10 * time.Millisecond) // polling, not synchronisation
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
