@@ -19,6 +19,7 @@ type grpcService struct {
 	maxBatch int
 	engine   string
 	network  string
+	relay    Relay // nil unless the daemon follows a node
 }
 
 // checkBatch refuses a list longer than --max-batch.

@@ -6,9 +6,16 @@ import (
 	"errors"
 	"net/http"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/utxostore/utxostore/chain"
+	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 	"github.com/utxostore/utxostore/utxo"
 )
+
+// errNoRelay answers sendtx on a daemon that follows no node.
+var errNoRelay = errors.New("this daemon follows no node (serve --peer), so it has none to relay to")
 
 // Relay sends a transaction to the node the daemon follows (serve --peer),
 // storing it as unmined first; a store error (a double spend, say) means
@@ -19,7 +26,7 @@ type Relay func(ctx context.Context, tx *chain.Tx) error
 // {"result": "<txid>"} once the transaction is on its way to the node.
 func (s *Server) handleSendTx(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Relay == nil {
-		writeError(w, http.StatusServiceUnavailable, "this daemon follows no node (serve --peer), so it has none to relay to")
+		writeError(w, http.StatusServiceUnavailable, "%v", errNoRelay)
 		return
 	}
 	raw, err := hex.DecodeString(r.PathValue("hex"))
@@ -42,4 +49,23 @@ func (s *Server) handleSendTx(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"result": tx.ID.String()})
+}
+
+// SendTx is the gRPC twin of /api/v2/sendtx.
+func (s *grpcService) SendTx(ctx context.Context, r *pb.TxRequest) (*pb.SendTxReply, error) {
+	if s.relay == nil {
+		return nil, status.Error(codes.Unavailable, errNoRelay.Error())
+	}
+	tx, err := chain.ParseTx(r.Tx)
+	if err != nil {
+		return nil, badRequest("tx: %v", err)
+	}
+	if err := s.relay(ctx, tx); err != nil {
+		var refused *utxo.Error
+		if errors.As(err, &refused) {
+			return nil, storeStatus(err)
+		}
+		return nil, status.Errorf(codes.Unavailable, "transaction %s: %v", tx.ID, err)
+	}
+	return &pb.SendTxReply{Txid: tx.ID[:]}, nil
 }

@@ -29,8 +29,9 @@ On SIGTERM or Ctrl-C it stops accepting, lets in-flight requests finish
 
 With --peer it follows a Bitcoin node over the P2P protocol as 'utxostore
 sync' does, /health/ready (gRPC Health) fails while the store is more than
---ready-max-behind blocks behind it, and /api/v2/sendtx/{hex} stores a
-transaction as unmined (refusing a double spend) and relays it to the node.
+--ready-max-behind blocks behind it, and /api/v2/sendtx/{hex} (gRPC
+SendTx) stores a transaction as unmined (refusing a double spend) and
+relays it to the node.
 
 Settings come from flags, the environment and --config; run
 'utxostore config' to see the effective ones.

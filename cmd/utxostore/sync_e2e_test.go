@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -14,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/internal/btcdtest"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -148,7 +152,8 @@ func TestSyncFromBtcd(t *testing.T) {
 // TestServeFollowsPeer runs the daemon with --peer: it is not ready until
 // the peer has told its chain and the store is within --ready-max-behind
 // of it, then follows the blocks mined at the tip and serves them, with
-// the follower's metrics beside the store's.
+// the follower's metrics beside the store's; /api/v2/sendtx and gRPC
+// SendTx relay a transaction to the node and refuse a double spend.
 func TestServeFollowsPeer(t *testing.T) {
 	w := btcdtest.NewWallet(t, "serve")
 	node := btcdtest.Start(t, w.Addr)
@@ -189,20 +194,27 @@ func TestServeFollowsPeer(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, relayed.TxHash().String()) {
 		t.Fatalf("sendtx answers %d %s", code, body)
 	}
-	btcdtest.WaitFor(t, 60*time.Second, "the node to have the relayed transaction", func() (bool, string) {
-		pool, err := node.RPC.GetRawMempool()
-		for _, txid := range pool {
-			if *txid == relayed.TxHash() {
-				return true, ""
-			}
-		}
-		return false, fmt.Sprintf("mempool %v, %v", pool, err)
-	})
+	waitInMempool(t, node, relayed.TxHash())
 	_, body = httpGet(t, "http://"+d.http+"/api/v2/tx/"+relayed.TxHash().String())
 	mustContain(t, "the relayed transaction", body, `"blockHeight": -1`)
 	doubleSpend := w.Pay(t, coins, 1, 10_000)
 	if code, body := httpGet(t, "http://"+d.http+"/api/v2/sendtx/"+txHex(t, doubleSpend)); code != http.StatusBadRequest || !strings.Contains(body, "SPENT") {
 		t.Errorf("sendtx of a double spend answers %d %s", code, body)
+	}
+
+	grpcRelayed := w.Pay(t, w.Take(tip, 1), 2, 10_000)
+	c, err := client.Dial(d.grpc, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if txid, err := c.SendTx(context.Background(), txBytes(t, grpcRelayed)); err != nil || txid != grpcRelayed.TxHash() {
+		t.Fatalf("gRPC SendTx: %s, %v", txid, err)
+	}
+	waitInMempool(t, node, grpcRelayed.TxHash())
+	doubleSpend = w.Pay(t, coins, 3, 10_000)
+	if _, err := c.SendTx(context.Background(), txBytes(t, doubleSpend)); !errors.Is(err, utxo.ErrSpent) {
+		t.Errorf("gRPC SendTx of a double spend: %v", err)
 	}
 
 	_, height := node.Tip(t)
@@ -261,11 +273,30 @@ func TestSyncRestartOffThePeersChain(t *testing.T) {
 
 func txHex(t *testing.T, tx *wire.MsgTx) string {
 	t.Helper()
+	return hex.EncodeToString(txBytes(t, tx))
+}
+
+func txBytes(t *testing.T, tx *wire.MsgTx) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := tx.Serialize(&buf); err != nil {
 		t.Fatal(err)
 	}
-	return hex.EncodeToString(buf.Bytes())
+	return buf.Bytes()
+}
+
+// waitInMempool waits until the node's mempool holds txid.
+func waitInMempool(t *testing.T, node *btcdtest.Node, txid chainhash.Hash) {
+	t.Helper()
+	btcdtest.WaitFor(t, 60*time.Second, "the node to have the relayed transaction", func() (bool, string) {
+		pool, err := node.RPC.GetRawMempool()
+		for _, h := range pool {
+			if *h == txid {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("mempool %v, %v", pool, err)
+	})
 }
 
 // TestSyncIndexCatchesUp turns --index on for a store that sync filled

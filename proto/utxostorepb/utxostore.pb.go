@@ -2364,6 +2364,50 @@ func (x *TxRequest) GetTx() []byte {
 	return nil
 }
 
+type SendTxReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Txid          []byte                 `protobuf:"bytes,1,opt,name=txid,proto3" json:"txid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendTxReply) Reset() {
+	*x = SendTxReply{}
+	mi := &file_utxostore_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendTxReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendTxReply) ProtoMessage() {}
+
+func (x *SendTxReply) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendTxReply.ProtoReflect.Descriptor instead.
+func (*SendTxReply) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *SendTxReply) GetTxid() []byte {
+	if x != nil {
+		return x.Txid
+	}
+	return nil
+}
+
 type PreviousOutputsReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Outputs       []*TxOut               `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
@@ -2373,7 +2417,7 @@ type PreviousOutputsReply struct {
 
 func (x *PreviousOutputsReply) Reset() {
 	*x = PreviousOutputsReply{}
-	mi := &file_utxostore_proto_msgTypes[39]
+	mi := &file_utxostore_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2385,7 +2429,7 @@ func (x *PreviousOutputsReply) String() string {
 func (*PreviousOutputsReply) ProtoMessage() {}
 
 func (x *PreviousOutputsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[39]
+	mi := &file_utxostore_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2398,7 +2442,7 @@ func (x *PreviousOutputsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviousOutputsReply.ProtoReflect.Descriptor instead.
 func (*PreviousOutputsReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{39}
+	return file_utxostore_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PreviousOutputsReply) GetOutputs() []*TxOut {
@@ -2417,7 +2461,7 @@ type SpendsRequest struct {
 
 func (x *SpendsRequest) Reset() {
 	*x = SpendsRequest{}
-	mi := &file_utxostore_proto_msgTypes[40]
+	mi := &file_utxostore_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2429,7 +2473,7 @@ func (x *SpendsRequest) String() string {
 func (*SpendsRequest) ProtoMessage() {}
 
 func (x *SpendsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[40]
+	mi := &file_utxostore_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2442,7 +2486,7 @@ func (x *SpendsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendsRequest.ProtoReflect.Descriptor instead.
 func (*SpendsRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{40}
+	return file_utxostore_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SpendsRequest) GetSpends() []*Spend {
@@ -2462,7 +2506,7 @@ type ReAssignRequest struct {
 
 func (x *ReAssignRequest) Reset() {
 	*x = ReAssignRequest{}
-	mi := &file_utxostore_proto_msgTypes[41]
+	mi := &file_utxostore_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2474,7 +2518,7 @@ func (x *ReAssignRequest) String() string {
 func (*ReAssignRequest) ProtoMessage() {}
 
 func (x *ReAssignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[41]
+	mi := &file_utxostore_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2487,7 +2531,7 @@ func (x *ReAssignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReAssignRequest.ProtoReflect.Descriptor instead.
 func (*ReAssignRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{41}
+	return file_utxostore_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReAssignRequest) GetUtxo() *Spend {
@@ -2514,7 +2558,7 @@ type SetConflictingReply struct {
 
 func (x *SetConflictingReply) Reset() {
 	*x = SetConflictingReply{}
-	mi := &file_utxostore_proto_msgTypes[42]
+	mi := &file_utxostore_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2526,7 +2570,7 @@ func (x *SetConflictingReply) String() string {
 func (*SetConflictingReply) ProtoMessage() {}
 
 func (x *SetConflictingReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[42]
+	mi := &file_utxostore_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2539,7 +2583,7 @@ func (x *SetConflictingReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConflictingReply.ProtoReflect.Descriptor instead.
 func (*SetConflictingReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{42}
+	return file_utxostore_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetConflictingReply) GetSpends() []*Spend {
@@ -2566,7 +2610,7 @@ type ConnectBlockRequest struct {
 
 func (x *ConnectBlockRequest) Reset() {
 	*x = ConnectBlockRequest{}
-	mi := &file_utxostore_proto_msgTypes[43]
+	mi := &file_utxostore_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2578,7 +2622,7 @@ func (x *ConnectBlockRequest) String() string {
 func (*ConnectBlockRequest) ProtoMessage() {}
 
 func (x *ConnectBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[43]
+	mi := &file_utxostore_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2591,7 +2635,7 @@ func (x *ConnectBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectBlockRequest.ProtoReflect.Descriptor instead.
 func (*ConnectBlockRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{43}
+	return file_utxostore_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ConnectBlockRequest) GetBlock() []byte {
@@ -2619,7 +2663,7 @@ type ConnectBlockReply struct {
 
 func (x *ConnectBlockReply) Reset() {
 	*x = ConnectBlockReply{}
-	mi := &file_utxostore_proto_msgTypes[44]
+	mi := &file_utxostore_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2631,7 +2675,7 @@ func (x *ConnectBlockReply) String() string {
 func (*ConnectBlockReply) ProtoMessage() {}
 
 func (x *ConnectBlockReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[44]
+	mi := &file_utxostore_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2644,7 +2688,7 @@ func (x *ConnectBlockReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectBlockReply.ProtoReflect.Descriptor instead.
 func (*ConnectBlockReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{44}
+	return file_utxostore_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ConnectBlockReply) GetHash() []byte {
@@ -2833,7 +2877,9 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x05txids\x18\x01 \x03(\fR\x05txids\x12%\n" +
 	"\x0epreserve_until\x18\x02 \x01(\rR\rpreserveUntil\"\x1b\n" +
 	"\tTxRequest\x12\x0e\n" +
-	"\x02tx\x18\x01 \x01(\fR\x02tx\"E\n" +
+	"\x02tx\x18\x01 \x01(\fR\x02tx\"!\n" +
+	"\vSendTxReply\x12\x12\n" +
+	"\x04txid\x18\x01 \x01(\fR\x04txid\"E\n" +
 	"\x14PreviousOutputsReply\x12-\n" +
 	"\aoutputs\x18\x01 \x03(\v2\x13.utxostore.v1.TxOutR\aoutputs\"<\n" +
 	"\rSpendsRequest\x12+\n" +
@@ -2854,7 +2900,7 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x05Field\x12\x15\n" +
 	"\x11FIELD_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bFIELD_TX\x10\x01\x12\x11\n" +
-	"\rFIELD_OUTPUTS\x10\x022\xba\x11\n" +
+	"\rFIELD_OUTPUTS\x10\x022\xf8\x11\n" +
 	"\tUtxoStore\x12@\n" +
 	"\x06Health\x12\x1b.utxostore.v1.HealthRequest\x1a\x19.utxostore.v1.HealthReply\x12>\n" +
 	"\x06Create\x12\x1b.utxostore.v1.CreateRequest\x1a\x17.utxostore.v1.MetaReply\x12M\n" +
@@ -2886,7 +2932,8 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x0eGetBlockHeight\x12\x13.utxostore.v1.Empty\x1a\x19.utxostore.v1.HeightReply\x12F\n" +
 	"\x12SetMedianBlockTime\x12\x1b.utxostore.v1.HeightRequest\x1a\x13.utxostore.v1.Empty\x12D\n" +
 	"\x12GetMedianBlockTime\x12\x13.utxostore.v1.Empty\x1a\x19.utxostore.v1.HeightReply\x12R\n" +
-	"\fConnectBlock\x12!.utxostore.v1.ConnectBlockRequest\x1a\x1f.utxostore.v1.ConnectBlockReplyB2Z0github.com/utxostore/utxostore/proto/utxostorepbb\x06proto3"
+	"\fConnectBlock\x12!.utxostore.v1.ConnectBlockRequest\x1a\x1f.utxostore.v1.ConnectBlockReply\x12<\n" +
+	"\x06SendTx\x12\x17.utxostore.v1.TxRequest\x1a\x19.utxostore.v1.SendTxReplyB2Z0github.com/utxostore/utxostore/proto/utxostorepbb\x06proto3"
 
 var (
 	file_utxostore_proto_rawDescOnce sync.Once
@@ -2901,7 +2948,7 @@ func file_utxostore_proto_rawDescGZIP() []byte {
 }
 
 var file_utxostore_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_utxostore_proto_goTypes = []any{
 	(Field)(0),                   // 0: utxostore.v1.Field
 	(*Empty)(nil),                // 1: utxostore.v1.Empty
@@ -2943,12 +2990,13 @@ var file_utxostore_proto_goTypes = []any{
 	(*HeightReply)(nil),          // 37: utxostore.v1.HeightReply
 	(*PreserveRequest)(nil),      // 38: utxostore.v1.PreserveRequest
 	(*TxRequest)(nil),            // 39: utxostore.v1.TxRequest
-	(*PreviousOutputsReply)(nil), // 40: utxostore.v1.PreviousOutputsReply
-	(*SpendsRequest)(nil),        // 41: utxostore.v1.SpendsRequest
-	(*ReAssignRequest)(nil),      // 42: utxostore.v1.ReAssignRequest
-	(*SetConflictingReply)(nil),  // 43: utxostore.v1.SetConflictingReply
-	(*ConnectBlockRequest)(nil),  // 44: utxostore.v1.ConnectBlockRequest
-	(*ConnectBlockReply)(nil),    // 45: utxostore.v1.ConnectBlockReply
+	(*SendTxReply)(nil),          // 40: utxostore.v1.SendTxReply
+	(*PreviousOutputsReply)(nil), // 41: utxostore.v1.PreviousOutputsReply
+	(*SpendsRequest)(nil),        // 42: utxostore.v1.SpendsRequest
+	(*ReAssignRequest)(nil),      // 43: utxostore.v1.ReAssignRequest
+	(*SetConflictingReply)(nil),  // 44: utxostore.v1.SetConflictingReply
+	(*ConnectBlockRequest)(nil),  // 45: utxostore.v1.ConnectBlockRequest
+	(*ConnectBlockReply)(nil),    // 46: utxostore.v1.ConnectBlockReply
 }
 var file_utxostore_proto_depIdxs = []int32{
 	5,  // 0: utxostore.v1.StoreError.spending:type_name -> utxostore.v1.SpendingData
@@ -3002,9 +3050,9 @@ var file_utxostore_proto_depIdxs = []int32{
 	38, // 48: utxostore.v1.UtxoStore.PreserveTransactions:input_type -> utxostore.v1.PreserveRequest
 	36, // 49: utxostore.v1.UtxoStore.ProcessExpiredPreservations:input_type -> utxostore.v1.HeightRequest
 	39, // 50: utxostore.v1.UtxoStore.PreviousOutputsDecorate:input_type -> utxostore.v1.TxRequest
-	41, // 51: utxostore.v1.UtxoStore.FreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
-	41, // 52: utxostore.v1.UtxoStore.UnFreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
-	42, // 53: utxostore.v1.UtxoStore.ReAssignUTXO:input_type -> utxostore.v1.ReAssignRequest
+	42, // 51: utxostore.v1.UtxoStore.FreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
+	42, // 52: utxostore.v1.UtxoStore.UnFreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
+	43, // 53: utxostore.v1.UtxoStore.ReAssignUTXO:input_type -> utxostore.v1.ReAssignRequest
 	16, // 54: utxostore.v1.UtxoStore.GetCounterConflicting:input_type -> utxostore.v1.TxIDRequest
 	16, // 55: utxostore.v1.UtxoStore.GetConflictingChildren:input_type -> utxostore.v1.TxIDRequest
 	34, // 56: utxostore.v1.UtxoStore.SetConflicting:input_type -> utxostore.v1.FlagTxIDsRequest
@@ -3012,39 +3060,41 @@ var file_utxostore_proto_depIdxs = []int32{
 	1,  // 58: utxostore.v1.UtxoStore.GetBlockHeight:input_type -> utxostore.v1.Empty
 	36, // 59: utxostore.v1.UtxoStore.SetMedianBlockTime:input_type -> utxostore.v1.HeightRequest
 	1,  // 60: utxostore.v1.UtxoStore.GetMedianBlockTime:input_type -> utxostore.v1.Empty
-	44, // 61: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
-	3,  // 62: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
-	11, // 63: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
-	13, // 64: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
-	11, // 65: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
-	13, // 66: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
-	19, // 67: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
-	22, // 68: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
-	24, // 69: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
-	27, // 70: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
-	29, // 71: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
-	1,  // 72: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
-	33, // 73: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
-	1,  // 74: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
-	1,  // 75: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
-	35, // 76: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
-	18, // 77: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
-	1,  // 78: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
-	1,  // 79: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
-	40, // 80: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
-	1,  // 81: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 82: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 83: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
-	18, // 84: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
-	18, // 85: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
-	43, // 86: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
-	1,  // 87: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
-	37, // 88: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
-	1,  // 89: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
-	37, // 90: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
-	45, // 91: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
-	62, // [62:92] is the sub-list for method output_type
-	32, // [32:62] is the sub-list for method input_type
+	45, // 61: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
+	39, // 62: utxostore.v1.UtxoStore.SendTx:input_type -> utxostore.v1.TxRequest
+	3,  // 63: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
+	11, // 64: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
+	13, // 65: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
+	11, // 66: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
+	13, // 67: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
+	19, // 68: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
+	22, // 69: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
+	24, // 70: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
+	27, // 71: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
+	29, // 72: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
+	1,  // 73: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
+	33, // 74: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
+	1,  // 75: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
+	1,  // 76: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
+	35, // 77: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
+	18, // 78: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
+	1,  // 79: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
+	1,  // 80: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
+	41, // 81: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
+	1,  // 82: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 83: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 84: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
+	18, // 85: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
+	18, // 86: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
+	44, // 87: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
+	1,  // 88: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
+	37, // 89: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
+	1,  // 90: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
+	37, // 91: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
+	46, // 92: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
+	40, // 93: utxostore.v1.UtxoStore.SendTx:output_type -> utxostore.v1.SendTxReply
+	63, // [63:94] is the sub-list for method output_type
+	32, // [32:63] is the sub-list for method input_type
 	32, // [32:32] is the sub-list for extension type_name
 	32, // [32:32] is the sub-list for extension extendee
 	0,  // [0:32] is the sub-list for field type_name
@@ -3062,7 +3112,7 @@ func file_utxostore_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_utxostore_proto_rawDesc), len(file_utxostore_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   45,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

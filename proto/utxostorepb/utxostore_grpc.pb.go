@@ -61,6 +61,7 @@ const (
 	UtxoStore_SetMedianBlockTime_FullMethodName             = "/utxostore.v1.UtxoStore/SetMedianBlockTime"
 	UtxoStore_GetMedianBlockTime_FullMethodName             = "/utxostore.v1.UtxoStore/GetMedianBlockTime"
 	UtxoStore_ConnectBlock_FullMethodName                   = "/utxostore.v1.UtxoStore/ConnectBlock"
+	UtxoStore_SendTx_FullMethodName                         = "/utxostore.v1.UtxoStore/SendTx"
 )
 
 // UtxoStoreClient is the client API for UtxoStore service.
@@ -101,6 +102,10 @@ type UtxoStoreClient interface {
 	// ConnectBlock applies a serialised block at height on top of the tip,
 	// as `utxostore import` does.
 	ConnectBlock(ctx context.Context, in *ConnectBlockRequest, opts ...grpc.CallOption) (*ConnectBlockReply, error)
+	// SendTx relays a serialised transaction to the node the daemon follows
+	// (serve --peer), storing it as unmined first: a double spend is refused
+	// with the store's error and not relayed. /api/v2/sendtx's twin.
+	SendTx(ctx context.Context, in *TxRequest, opts ...grpc.CallOption) (*SendTxReply, error)
 }
 
 type utxoStoreClient struct {
@@ -420,6 +425,16 @@ func (c *utxoStoreClient) ConnectBlock(ctx context.Context, in *ConnectBlockRequ
 	return out, nil
 }
 
+func (c *utxoStoreClient) SendTx(ctx context.Context, in *TxRequest, opts ...grpc.CallOption) (*SendTxReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendTxReply)
+	err := c.cc.Invoke(ctx, UtxoStore_SendTx_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // UtxoStoreServer is the server API for UtxoStore service.
 // All implementations must embed UnimplementedUtxoStoreServer
 // for forward compatibility.
@@ -458,6 +473,10 @@ type UtxoStoreServer interface {
 	// ConnectBlock applies a serialised block at height on top of the tip,
 	// as `utxostore import` does.
 	ConnectBlock(context.Context, *ConnectBlockRequest) (*ConnectBlockReply, error)
+	// SendTx relays a serialised transaction to the node the daemon follows
+	// (serve --peer), storing it as unmined first: a double spend is refused
+	// with the store's error and not relayed. /api/v2/sendtx's twin.
+	SendTx(context.Context, *TxRequest) (*SendTxReply, error)
 	mustEmbedUnimplementedUtxoStoreServer()
 }
 
@@ -557,6 +576,9 @@ func (UnimplementedUtxoStoreServer) GetMedianBlockTime(context.Context, *Empty) 
 }
 func (UnimplementedUtxoStoreServer) ConnectBlock(context.Context, *ConnectBlockRequest) (*ConnectBlockReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConnectBlock not implemented")
+}
+func (UnimplementedUtxoStoreServer) SendTx(context.Context, *TxRequest) (*SendTxReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendTx not implemented")
 }
 func (UnimplementedUtxoStoreServer) mustEmbedUnimplementedUtxoStoreServer() {}
 func (UnimplementedUtxoStoreServer) testEmbeddedByValue()                   {}
@@ -1112,6 +1134,24 @@ func _UtxoStore_ConnectBlock_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _UtxoStore_SendTx_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TxRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UtxoStoreServer).SendTx(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: UtxoStore_SendTx_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UtxoStoreServer).SendTx(ctx, req.(*TxRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // UtxoStore_ServiceDesc is the grpc.ServiceDesc for UtxoStore service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1234,6 +1274,10 @@ var UtxoStore_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ConnectBlock",
 			Handler:    _UtxoStore_ConnectBlock_Handler,
+		},
+		{
+			MethodName: "SendTx",
+			Handler:    _UtxoStore_SendTx_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
