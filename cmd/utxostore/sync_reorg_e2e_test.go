@@ -357,9 +357,11 @@ func TestSyncUnminedRetention(t *testing.T) {
 	})
 	node.Generate(t, 2)
 	f.waitTip(t, node)
-	if got := f.txState(forgotten.TxHash()); !strings.Contains(got, "TX_NOT_FOUND") {
-		t.Fatalf("past the retention of %d blocks the transaction is %s", retention, got)
-	}
+	// The cleanup runs once the block's tip is written, so it is waited for.
+	btcdtest.WaitFor(t, 60*time.Second, "the cleanup past the retention", func() (bool, string) {
+		got := f.txState(forgotten.TxHash())
+		return strings.Contains(got, "TX_NOT_FOUND"), fmt.Sprintf("past the retention of %d blocks the transaction is %s", retention, got)
+	})
 	btcdtest.WaitFor(t, 60*time.Second, "the unmined count after the cleanup", func() (bool, string) {
 		got := f.gauge(t, "utxostore_follow_unmined_txs")
 		return got == 0, fmt.Sprintf("%v unmined transactions counted, want 0", got)
