@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's one test command (README, .ci/run). It installs and starts
-# what the tests need — a local Redis Cluster from Debian's redis-server —
-# idempotently, runs the static checks and every test, and stops the
+# what the tests need — a local Redis Cluster from Debian's redis-server,
+# btcd for the sync tests — idempotently, runs the static checks and every test, and stops the
 # cluster again if it started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +44,16 @@ echo "== blockbook-client"
 # only on a machine without Node).
 if command -v npm >/dev/null 2>&1 && [ ! -d .cache/blockbook-client/node_modules/blockbook-client ]; then
   npm install --prefix .cache/blockbook-client --no-audit --no-fund blockbook-client@0.7.8 >/dev/null
+fi
+
+echo "== btcd"
+# The sync tests follow real btcd nodes on simnet; btcd and btcctl are
+# installed from the Go module proxy once.
+if ! command -v btcd >/dev/null 2>&1; then
+  go install github.com/btcsuite/btcd@v0.24.2
+fi
+if ! command -v btcctl >/dev/null 2>&1; then
+  go install github.com/btcsuite/btcd/cmd/btcctl@v0.24.2
 fi
 
 echo "== go test"

@@ -27,6 +27,8 @@ type grpcService struct {
 	rulesErr error
 	// summary is the daemon's Summary, cached per store state.
 	summary func(context.Context) (utxo.Summary, error)
+	// node is the node the daemon follows (Server.SetNode), nil when none.
+	node func() Node
 }
 
 // checkBatch refuses a list longer than --max-batch.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -21,7 +22,9 @@ type Node interface {
 	// EstimateFee returns the fee rate, in BTC per kB as Blockbook
 	// prints it, for confirmation within blocks blocks.
 	EstimateFee(ctx context.Context, blocks int) (string, error)
-	// SendTx broadcasts a raw transaction and returns its txid.
+	// SendTx broadcasts a raw transaction and returns its txid. A
+	// transaction the store refuses comes back as its *utxo.Error, bytes
+	// that are no transaction wrap ErrTxNotParsed.
 	SendTx(ctx context.Context, raw []byte) (chainhash.Hash, error)
 }
 
@@ -61,7 +64,7 @@ func (s *Server) handleEstimateFee(w http.ResponseWriter, r *http.Request) {
 	}
 	fee, err := node.EstimateFee(r.Context(), blocks)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "estimating the fee: %v", err)
+		writeError(w, http.StatusServiceUnavailable, "estimating the fee: %v", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"result": fee})
@@ -93,7 +96,12 @@ func (s *Server) handleSendTx(w http.ResponseWriter, r *http.Request) {
 	}
 	txid, err := node.SendTx(r.Context(), raw)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
+		var refused *utxo.Error
+		if errors.As(err, &refused) && !errors.Is(err, utxo.ErrStorage) || errors.Is(err, ErrTxNotParsed) {
+			writeError(w, http.StatusBadRequest, "%v", err)
+		} else {
+			writeError(w, http.StatusServiceUnavailable, "%v", err)
+		}
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"result": txid.String()})

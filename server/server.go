@@ -73,7 +73,7 @@ func New(backend Backend, opts Options) (*Server, error) {
 	s.grpc = grpc.NewServer(grpcOpts...)
 	rules, rulesErr := chain.NetworkRules(opts.Network, opts.TrustBlocks)
 	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, maxBatch: opts.MaxBatch, engine: opts.Engine, network: opts.Network,
-		rules: rules, rulesErr: rulesErr, summary: s.summary})
+		rules: rules, rulesErr: rulesErr, summary: s.summary, node: s.connectedNode})
 	s.http = &http.Server{Handler: s.routes(), TLSConfig: s.tls,
 		ReadHeaderTimeout: opts.HTTPHeaderTimeout, ReadTimeout: opts.HTTPReadTimeout, IdleTimeout: opts.IdleTimeout}
 	return s, nil

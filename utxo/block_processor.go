@@ -333,17 +333,21 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if err := db.restoreConflicting(ctx, connected.Conflicting); err != nil {
 		return err
 	}
-	if err := db.eng.PutMeta(ctx, blockMetaName(b.Height), nil); err != nil {
-		return storageErr("forgetting the block", err)
-	}
 	cs.Blocks--
 	cs.Txs -= uint64(connected.Txs)
+	below := uint32(0)
 	if b.Height == 0 {
 		cs.HasTip, cs.TipHash = false, chainhash.Hash{}
-		return db.finishBlock(ctx, cs, 0)
+	} else {
+		cs.TipHeight, cs.TipHash, below = b.Height-1, connected.PrevHash, b.Height-1
 	}
-	cs.TipHeight, cs.TipHash = b.Height-1, connected.PrevHash
-	return db.finishBlock(ctx, cs, b.Height-1)
+	if err := db.finishBlock(ctx, cs, below); err != nil {
+		return err
+	}
+	// The block's metadata goes once the tip is below it: a crash before
+	// leaves metadata above the tip, which the next block there replaces,
+	// never a tip without its metadata (which could not be disconnected).
+	return storageErr("forgetting the block", db.eng.PutMeta(ctx, blockMetaName(b.Height), nil))
 }
 
 // Reorg moves the store from its tip to a competing branch in one call:

@@ -111,6 +111,10 @@ type BlockInfo struct {
 // BlockAt returns the block of the current chain at height; ok is false
 // when the chain has no block there.
 func (db *DB) BlockAt(ctx context.Context, height uint32) (info BlockInfo, ok bool, err error) {
+	cs, err := db.loadChainState(ctx)
+	if err != nil || !cs.HasTip || height > cs.TipHeight {
+		return BlockInfo{}, false, err // metadata above the tip is a disconnected block's
+	}
 	b, err := db.loadBlock(ctx, height)
 	if errors.Is(err, errNoBlock) {
 		return BlockInfo{}, false, nil

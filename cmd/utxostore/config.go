@@ -44,6 +44,9 @@ type serveConfig struct {
 	logFormat       logFormat
 	// log is the daemon's logger, in --log-format, built by parse.
 	log *slog.Logger
+	// follow and readyMaxBehind are serve --peer's.
+	follow         followFlags
+	readyMaxBehind uint
 
 	fs *flag.FlagSet
 	// sources says where each flag's value came from: flag, env, file or
@@ -88,6 +91,8 @@ func newServeConfig(name string) *serveConfig {
 	fs.Var(&c.logFormat, "log-format", "`format` of the log records on stderr: \"text\" (key=value lines) or \"json\" (one JSON object a line)")
 	fs.BoolVar(&c.trustBlocks, "trust-blocks", false, "skip ConnectBlock's proof-of-work and merkle root checks (the structure checks still run): for a caller that validated its blocks already; command line only")
 	fs.BoolVar(&c.create, "create", false, "create the store when the data directory holds none (without it, serve refuses a missing or empty data directory)")
+	c.follow.register(fs)
+	fs.UintVar(&c.readyMaxBehind, "ready-max-behind", 2, "with --peer, /health/ready fails while the store is more than this many blocks behind the peer")
 	return c
 }
 

@@ -25,6 +25,7 @@ var commands = map[string]command{
 	"inspect": {"show a transaction's records, lock record, external blob and flags", runInspect},
 	"verify":  {"check the store's consistency: records, counters, child records, indexes", runVerify},
 	"bench":   {"replay one workload on every engine and a Go map; compare speed, size and digests", runBench},
+	"sync":    {"follow a Bitcoin node over the P2P protocol: blocks, reorgs, its mempool", runSync},
 	"serve":   {"serve the store over gRPC and HTTP (Blockbook-shaped API, metrics, health)", runServe},
 	"config":  {"print the effective serve configuration and where each value came from", runConfig},
 	"client":  {"talk to a running daemon over gRPC (health, get, spend, import)", runClient},

@@ -65,9 +65,11 @@ func (r *rates) String() string {
 		r.height, r.blocks, r.txs, float64(r.blocks)/secs, float64(r.txs)/secs)
 }
 
-// lineProgress prints a line every two seconds, or every `every` blocks.
+// lineProgress prints a line every two seconds, or every `every` blocks,
+// each starting with verb ("imported" when empty).
 type lineProgress struct {
 	w     io.Writer
+	verb  string
 	start time.Time
 	last  time.Time
 	every int
@@ -81,14 +83,21 @@ func (p *lineProgress) block(height uint32, txs int, _ int64) {
 	p.add(height, txs)
 	if p.every > 0 && p.blocks%p.every == 0 || p.every == 0 && time.Since(p.last) >= 2*time.Second {
 		p.last = time.Now()
-		fmt.Fprintf(p.w, "imported %s\n", &p.rates)
+		fmt.Fprintf(p.w, "%s %s\n", p.word(), &p.rates)
 	}
 }
 
 func (p *lineProgress) done() {
 	if p.blocks > 0 {
-		fmt.Fprintf(p.w, "imported %s in %.1fs\n", &p.rates, time.Since(p.start).Seconds())
+		fmt.Fprintf(p.w, "%s %s in %.1fs\n", p.word(), &p.rates, time.Since(p.start).Seconds())
 	}
+}
+
+func (p *lineProgress) word() string {
+	if p.verb == "" {
+		return "imported"
+	}
+	return p.verb
 }
 
 // barProgress is a progressbar/v3 bar over the bytes of the block files,

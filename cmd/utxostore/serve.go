@@ -54,6 +54,12 @@ or the HTTP method and route, with the error.
 On SIGTERM or Ctrl-C it stops accepting, lets in-flight requests finish
 (up to --shutdown-timeout), checkpoints and closes the store.
 
+With --peer it follows a Bitcoin node over the P2P protocol as 'utxostore
+sync' does, /health/ready (gRPC Health) fails while the store is more than
+--ready-max-behind blocks behind it, and /api/v2/sendtx/{hex} (gRPC
+SendTx) stores a transaction as unmined (refusing a double spend) and
+relays it to the node.
+
 Settings come from flags, the environment and --config; run
 'utxostore config' to see the effective ones.
 
@@ -125,13 +131,19 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 	}()
 	opts := cfg.serverOptions()
 	opts.ExternalAbove = store.Options().MaxTxSizeInStore
-	srv, err := server.New(server.NewBackend(store, idx, blocks), opts)
+	following, err := newDaemonFollower(cfg, store, idx)
+	if err != nil {
+		return err
+	}
+	defer following.stop() // before the store closes
+	srv, err := server.New(following.backend(server.NewBackend(store, idx, blocks)), opts)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	if err := srv.Start(); err != nil {
 		return err
 	}
+	following.start(ctx, srv)
 	cfg.log.Info("listening", "grpc", srv.GRPCAddr(), "http", srv.HTTPAddr())
 	if ready != nil {
 		ready(srv.GRPCAddr(), srv.HTTPAddr())
@@ -140,6 +152,8 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 	case <-ctx.Done():
 	case err = <-srv.Failed():
 		err = fmt.Errorf("a listener stopped: %w", err)
+	case err = <-following.failed():
+		err = fmt.Errorf("following the peer stopped: %w", err)
 	}
 	cfg.log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"flag"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/utxostore/utxostore/index"
 )
-
-var long = flag.Bool("long", false, "kill the daemon 100 times in TestImportThroughADaemonSurvivesSIGKILL (20 by default)")
 
 // TestImportThroughADaemonSurvivesSIGKILL kills the daemon with SIGKILL
 // while `import --server` feeds it blocks, restarts it and reruns the

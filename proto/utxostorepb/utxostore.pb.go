@@ -2509,6 +2509,50 @@ func (x *TxRequest) GetTx() []byte {
 	return nil
 }
 
+type SendTxReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Txid          []byte                 `protobuf:"bytes,1,opt,name=txid,proto3" json:"txid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendTxReply) Reset() {
+	*x = SendTxReply{}
+	mi := &file_utxostore_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendTxReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendTxReply) ProtoMessage() {}
+
+func (x *SendTxReply) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendTxReply.ProtoReflect.Descriptor instead.
+func (*SendTxReply) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *SendTxReply) GetTxid() []byte {
+	if x != nil {
+		return x.Txid
+	}
+	return nil
+}
+
 type PreviousOutputsReply struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Outputs       []*TxOut               `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
@@ -2518,7 +2562,7 @@ type PreviousOutputsReply struct {
 
 func (x *PreviousOutputsReply) Reset() {
 	*x = PreviousOutputsReply{}
-	mi := &file_utxostore_proto_msgTypes[41]
+	mi := &file_utxostore_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2530,7 +2574,7 @@ func (x *PreviousOutputsReply) String() string {
 func (*PreviousOutputsReply) ProtoMessage() {}
 
 func (x *PreviousOutputsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[41]
+	mi := &file_utxostore_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2543,7 +2587,7 @@ func (x *PreviousOutputsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviousOutputsReply.ProtoReflect.Descriptor instead.
 func (*PreviousOutputsReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{41}
+	return file_utxostore_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PreviousOutputsReply) GetOutputs() []*TxOut {
@@ -2562,7 +2606,7 @@ type SpendsRequest struct {
 
 func (x *SpendsRequest) Reset() {
 	*x = SpendsRequest{}
-	mi := &file_utxostore_proto_msgTypes[42]
+	mi := &file_utxostore_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2574,7 +2618,7 @@ func (x *SpendsRequest) String() string {
 func (*SpendsRequest) ProtoMessage() {}
 
 func (x *SpendsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[42]
+	mi := &file_utxostore_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2587,7 +2631,7 @@ func (x *SpendsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpendsRequest.ProtoReflect.Descriptor instead.
 func (*SpendsRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{42}
+	return file_utxostore_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SpendsRequest) GetSpends() []*Spend {
@@ -2607,7 +2651,7 @@ type ReAssignRequest struct {
 
 func (x *ReAssignRequest) Reset() {
 	*x = ReAssignRequest{}
-	mi := &file_utxostore_proto_msgTypes[43]
+	mi := &file_utxostore_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2619,7 +2663,7 @@ func (x *ReAssignRequest) String() string {
 func (*ReAssignRequest) ProtoMessage() {}
 
 func (x *ReAssignRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[43]
+	mi := &file_utxostore_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2632,7 +2676,7 @@ func (x *ReAssignRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReAssignRequest.ProtoReflect.Descriptor instead.
 func (*ReAssignRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{43}
+	return file_utxostore_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ReAssignRequest) GetUtxo() *Spend {
@@ -2659,7 +2703,7 @@ type SetConflictingReply struct {
 
 func (x *SetConflictingReply) Reset() {
 	*x = SetConflictingReply{}
-	mi := &file_utxostore_proto_msgTypes[44]
+	mi := &file_utxostore_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2671,7 +2715,7 @@ func (x *SetConflictingReply) String() string {
 func (*SetConflictingReply) ProtoMessage() {}
 
 func (x *SetConflictingReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[44]
+	mi := &file_utxostore_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2684,7 +2728,7 @@ func (x *SetConflictingReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetConflictingReply.ProtoReflect.Descriptor instead.
 func (*SetConflictingReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{44}
+	return file_utxostore_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SetConflictingReply) GetSpends() []*Spend {
@@ -2711,7 +2755,7 @@ type ConnectBlockRequest struct {
 
 func (x *ConnectBlockRequest) Reset() {
 	*x = ConnectBlockRequest{}
-	mi := &file_utxostore_proto_msgTypes[45]
+	mi := &file_utxostore_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2723,7 +2767,7 @@ func (x *ConnectBlockRequest) String() string {
 func (*ConnectBlockRequest) ProtoMessage() {}
 
 func (x *ConnectBlockRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[45]
+	mi := &file_utxostore_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2736,7 +2780,7 @@ func (x *ConnectBlockRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectBlockRequest.ProtoReflect.Descriptor instead.
 func (*ConnectBlockRequest) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{45}
+	return file_utxostore_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ConnectBlockRequest) GetBlock() []byte {
@@ -2764,7 +2808,7 @@ type ConnectBlockReply struct {
 
 func (x *ConnectBlockReply) Reset() {
 	*x = ConnectBlockReply{}
-	mi := &file_utxostore_proto_msgTypes[46]
+	mi := &file_utxostore_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2776,7 +2820,7 @@ func (x *ConnectBlockReply) String() string {
 func (*ConnectBlockReply) ProtoMessage() {}
 
 func (x *ConnectBlockReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[46]
+	mi := &file_utxostore_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2789,7 +2833,7 @@ func (x *ConnectBlockReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectBlockReply.ProtoReflect.Descriptor instead.
 func (*ConnectBlockReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{46}
+	return file_utxostore_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ConnectBlockReply) GetHash() []byte {
@@ -2827,7 +2871,7 @@ type SummaryReply struct {
 
 func (x *SummaryReply) Reset() {
 	*x = SummaryReply{}
-	mi := &file_utxostore_proto_msgTypes[47]
+	mi := &file_utxostore_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2839,7 +2883,7 @@ func (x *SummaryReply) String() string {
 func (*SummaryReply) ProtoMessage() {}
 
 func (x *SummaryReply) ProtoReflect() protoreflect.Message {
-	mi := &file_utxostore_proto_msgTypes[47]
+	mi := &file_utxostore_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2852,7 +2896,7 @@ func (x *SummaryReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SummaryReply.ProtoReflect.Descriptor instead.
 func (*SummaryReply) Descriptor() ([]byte, []int) {
-	return file_utxostore_proto_rawDescGZIP(), []int{47}
+	return file_utxostore_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SummaryReply) GetBlocks() uint64 {
@@ -3073,7 +3117,9 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x05txids\x18\x01 \x03(\fR\x05txids\x12%\n" +
 	"\x0epreserve_until\x18\x02 \x01(\rR\rpreserveUntil\"\x1b\n" +
 	"\tTxRequest\x12\x0e\n" +
-	"\x02tx\x18\x01 \x01(\fR\x02tx\"E\n" +
+	"\x02tx\x18\x01 \x01(\fR\x02tx\"!\n" +
+	"\vSendTxReply\x12\x12\n" +
+	"\x04txid\x18\x01 \x01(\fR\x04txid\"E\n" +
 	"\x14PreviousOutputsReply\x12-\n" +
 	"\aoutputs\x18\x01 \x03(\v2\x13.utxostore.v1.TxOutR\aoutputs\"<\n" +
 	"\rSpendsRequest\x12+\n" +
@@ -3101,7 +3147,7 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x05Field\x12\x15\n" +
 	"\x11FIELD_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bFIELD_TX\x10\x01\x12\x11\n" +
-	"\rFIELD_OUTPUTS\x10\x022\xf6\x11\n" +
+	"\rFIELD_OUTPUTS\x10\x022\xb4\x12\n" +
 	"\tUtxoStore\x12@\n" +
 	"\x06Health\x12\x1b.utxostore.v1.HealthRequest\x1a\x19.utxostore.v1.HealthReply\x12>\n" +
 	"\x06Create\x12\x1b.utxostore.v1.CreateRequest\x1a\x17.utxostore.v1.MetaReply\x12M\n" +
@@ -3134,7 +3180,8 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x12SetMedianBlockTime\x12\x1b.utxostore.v1.HeightRequest\x1a\x13.utxostore.v1.Empty\x12D\n" +
 	"\x12GetMedianBlockTime\x12\x13.utxostore.v1.Empty\x1a\x19.utxostore.v1.HeightReply\x12R\n" +
 	"\fConnectBlock\x12!.utxostore.v1.ConnectBlockRequest\x1a\x1f.utxostore.v1.ConnectBlockReply\x12:\n" +
-	"\aSummary\x12\x13.utxostore.v1.Empty\x1a\x1a.utxostore.v1.SummaryReplyB2Z0github.com/utxostore/utxostore/proto/utxostorepbb\x06proto3"
+	"\aSummary\x12\x13.utxostore.v1.Empty\x1a\x1a.utxostore.v1.SummaryReply\x12<\n" +
+	"\x06SendTx\x12\x17.utxostore.v1.TxRequest\x1a\x19.utxostore.v1.SendTxReplyB2Z0github.com/utxostore/utxostore/proto/utxostorepbb\x06proto3"
 
 var (
 	file_utxostore_proto_rawDescOnce sync.Once
@@ -3149,7 +3196,7 @@ func file_utxostore_proto_rawDescGZIP() []byte {
 }
 
 var file_utxostore_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_utxostore_proto_goTypes = []any{
 	(Field)(0),                   // 0: utxostore.v1.Field
 	(*Empty)(nil),                // 1: utxostore.v1.Empty
@@ -3193,13 +3240,14 @@ var file_utxostore_proto_goTypes = []any{
 	(*HeightReply)(nil),          // 39: utxostore.v1.HeightReply
 	(*PreserveRequest)(nil),      // 40: utxostore.v1.PreserveRequest
 	(*TxRequest)(nil),            // 41: utxostore.v1.TxRequest
-	(*PreviousOutputsReply)(nil), // 42: utxostore.v1.PreviousOutputsReply
-	(*SpendsRequest)(nil),        // 43: utxostore.v1.SpendsRequest
-	(*ReAssignRequest)(nil),      // 44: utxostore.v1.ReAssignRequest
-	(*SetConflictingReply)(nil),  // 45: utxostore.v1.SetConflictingReply
-	(*ConnectBlockRequest)(nil),  // 46: utxostore.v1.ConnectBlockRequest
-	(*ConnectBlockReply)(nil),    // 47: utxostore.v1.ConnectBlockReply
-	(*SummaryReply)(nil),         // 48: utxostore.v1.SummaryReply
+	(*SendTxReply)(nil),          // 42: utxostore.v1.SendTxReply
+	(*PreviousOutputsReply)(nil), // 43: utxostore.v1.PreviousOutputsReply
+	(*SpendsRequest)(nil),        // 44: utxostore.v1.SpendsRequest
+	(*ReAssignRequest)(nil),      // 45: utxostore.v1.ReAssignRequest
+	(*SetConflictingReply)(nil),  // 46: utxostore.v1.SetConflictingReply
+	(*ConnectBlockRequest)(nil),  // 47: utxostore.v1.ConnectBlockRequest
+	(*ConnectBlockReply)(nil),    // 48: utxostore.v1.ConnectBlockReply
+	(*SummaryReply)(nil),         // 49: utxostore.v1.SummaryReply
 }
 var file_utxostore_proto_depIdxs = []int32{
 	4,  // 0: utxostore.v1.HealthReply.tip:type_name -> utxostore.v1.BlockRef
@@ -3256,9 +3304,9 @@ var file_utxostore_proto_depIdxs = []int32{
 	40, // 51: utxostore.v1.UtxoStore.PreserveTransactions:input_type -> utxostore.v1.PreserveRequest
 	38, // 52: utxostore.v1.UtxoStore.ProcessExpiredPreservations:input_type -> utxostore.v1.HeightRequest
 	41, // 53: utxostore.v1.UtxoStore.PreviousOutputsDecorate:input_type -> utxostore.v1.TxRequest
-	43, // 54: utxostore.v1.UtxoStore.FreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
-	43, // 55: utxostore.v1.UtxoStore.UnFreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
-	44, // 56: utxostore.v1.UtxoStore.ReAssignUTXO:input_type -> utxostore.v1.ReAssignRequest
+	44, // 54: utxostore.v1.UtxoStore.FreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
+	44, // 55: utxostore.v1.UtxoStore.UnFreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
+	45, // 56: utxostore.v1.UtxoStore.ReAssignUTXO:input_type -> utxostore.v1.ReAssignRequest
 	18, // 57: utxostore.v1.UtxoStore.GetCounterConflicting:input_type -> utxostore.v1.TxIDRequest
 	18, // 58: utxostore.v1.UtxoStore.GetConflictingChildren:input_type -> utxostore.v1.TxIDRequest
 	36, // 59: utxostore.v1.UtxoStore.SetConflicting:input_type -> utxostore.v1.FlagTxIDsRequest
@@ -3266,41 +3314,43 @@ var file_utxostore_proto_depIdxs = []int32{
 	1,  // 61: utxostore.v1.UtxoStore.GetBlockHeight:input_type -> utxostore.v1.Empty
 	38, // 62: utxostore.v1.UtxoStore.SetMedianBlockTime:input_type -> utxostore.v1.HeightRequest
 	1,  // 63: utxostore.v1.UtxoStore.GetMedianBlockTime:input_type -> utxostore.v1.Empty
-	46, // 64: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
+	47, // 64: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
 	1,  // 65: utxostore.v1.UtxoStore.Summary:input_type -> utxostore.v1.Empty
-	3,  // 66: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
-	13, // 67: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
-	15, // 68: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
-	13, // 69: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
-	15, // 70: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
-	21, // 71: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
-	24, // 72: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
-	26, // 73: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
-	29, // 74: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
-	31, // 75: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
-	1,  // 76: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
-	35, // 77: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
-	1,  // 78: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
-	1,  // 79: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
-	37, // 80: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
-	20, // 81: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
-	1,  // 82: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
-	1,  // 83: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
-	42, // 84: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
-	1,  // 85: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 86: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 87: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
-	20, // 88: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
-	20, // 89: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
-	45, // 90: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
-	1,  // 91: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
-	39, // 92: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
-	1,  // 93: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
-	39, // 94: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
-	47, // 95: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
-	48, // 96: utxostore.v1.UtxoStore.Summary:output_type -> utxostore.v1.SummaryReply
-	66, // [66:97] is the sub-list for method output_type
-	35, // [35:66] is the sub-list for method input_type
+	41, // 66: utxostore.v1.UtxoStore.SendTx:input_type -> utxostore.v1.TxRequest
+	3,  // 67: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
+	13, // 68: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
+	15, // 69: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
+	13, // 70: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
+	15, // 71: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
+	21, // 72: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
+	24, // 73: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
+	26, // 74: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
+	29, // 75: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
+	31, // 76: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
+	1,  // 77: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
+	35, // 78: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
+	1,  // 79: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
+	1,  // 80: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
+	37, // 81: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
+	20, // 82: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
+	1,  // 83: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
+	1,  // 84: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
+	43, // 85: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
+	1,  // 86: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 87: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 88: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
+	20, // 89: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
+	20, // 90: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
+	46, // 91: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
+	1,  // 92: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
+	39, // 93: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
+	1,  // 94: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
+	39, // 95: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
+	48, // 96: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
+	49, // 97: utxostore.v1.UtxoStore.Summary:output_type -> utxostore.v1.SummaryReply
+	42, // 98: utxostore.v1.UtxoStore.SendTx:output_type -> utxostore.v1.SendTxReply
+	67, // [67:99] is the sub-list for method output_type
+	35, // [35:67] is the sub-list for method input_type
 	35, // [35:35] is the sub-list for extension type_name
 	35, // [35:35] is the sub-list for extension extendee
 	0,  // [0:35] is the sub-list for field type_name
@@ -3318,7 +3368,7 @@ func file_utxostore_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_utxostore_proto_rawDesc), len(file_utxostore_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   48,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -62,6 +62,7 @@ const (
 	UtxoStore_GetMedianBlockTime_FullMethodName             = "/utxostore.v1.UtxoStore/GetMedianBlockTime"
 	UtxoStore_ConnectBlock_FullMethodName                   = "/utxostore.v1.UtxoStore/ConnectBlock"
 	UtxoStore_Summary_FullMethodName                        = "/utxostore.v1.UtxoStore/Summary"
+	UtxoStore_SendTx_FullMethodName                         = "/utxostore.v1.UtxoStore/SendTx"
 )
 
 // UtxoStoreClient is the client API for UtxoStore service.
@@ -105,6 +106,10 @@ type UtxoStoreClient interface {
 	// Summary is the store's summary, the JSON line `utxostore import` and
 	// `utxostore info` print (utxo.Summary).
 	Summary(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*SummaryReply, error)
+	// SendTx relays a serialised transaction to the node the daemon follows
+	// (serve --peer), storing it as unmined first: a double spend is refused
+	// with the store's error and not relayed. /api/v2/sendtx's twin.
+	SendTx(ctx context.Context, in *TxRequest, opts ...grpc.CallOption) (*SendTxReply, error)
 }
 
 type utxoStoreClient struct {
@@ -434,6 +439,16 @@ func (c *utxoStoreClient) Summary(ctx context.Context, in *Empty, opts ...grpc.C
 	return out, nil
 }
 
+func (c *utxoStoreClient) SendTx(ctx context.Context, in *TxRequest, opts ...grpc.CallOption) (*SendTxReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendTxReply)
+	err := c.cc.Invoke(ctx, UtxoStore_SendTx_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // UtxoStoreServer is the server API for UtxoStore service.
 // All implementations must embed UnimplementedUtxoStoreServer
 // for forward compatibility.
@@ -475,6 +490,10 @@ type UtxoStoreServer interface {
 	// Summary is the store's summary, the JSON line `utxostore import` and
 	// `utxostore info` print (utxo.Summary).
 	Summary(context.Context, *Empty) (*SummaryReply, error)
+	// SendTx relays a serialised transaction to the node the daemon follows
+	// (serve --peer), storing it as unmined first: a double spend is refused
+	// with the store's error and not relayed. /api/v2/sendtx's twin.
+	SendTx(context.Context, *TxRequest) (*SendTxReply, error)
 	mustEmbedUnimplementedUtxoStoreServer()
 }
 
@@ -577,6 +596,9 @@ func (UnimplementedUtxoStoreServer) ConnectBlock(context.Context, *ConnectBlockR
 }
 func (UnimplementedUtxoStoreServer) Summary(context.Context, *Empty) (*SummaryReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Summary not implemented")
+}
+func (UnimplementedUtxoStoreServer) SendTx(context.Context, *TxRequest) (*SendTxReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendTx not implemented")
 }
 func (UnimplementedUtxoStoreServer) mustEmbedUnimplementedUtxoStoreServer() {}
 func (UnimplementedUtxoStoreServer) testEmbeddedByValue()                   {}
@@ -1150,6 +1172,24 @@ func _UtxoStore_Summary_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _UtxoStore_SendTx_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TxRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UtxoStoreServer).SendTx(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: UtxoStore_SendTx_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UtxoStoreServer).SendTx(ctx, req.(*TxRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // UtxoStore_ServiceDesc is the grpc.ServiceDesc for UtxoStore service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1276,6 +1316,10 @@ var UtxoStore_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Summary",
 			Handler:    _UtxoStore_Summary_Handler,
+		},
+		{
+			MethodName: "SendTx",
+			Handler:    _UtxoStore_SendTx_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/follow"
+	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/server"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+const syncHelp = `Usage: utxostore sync --peer HOST:PORT [flags]
+
+Follows a Bitcoin node over the P2P protocol on the store's --network
+(tested against btcd; package follow says which limits btcd's wire
+brings): it catches up headers first, several blocks in flight, then stays
+at the node's tip, through reorganisations, storing the node's unconfirmed
+transactions as unmined (then mined when a block holds them, conflicting
+when a block double-spends them). With --index the address index follows
+the same blocks.
+
+It resumes from the store's tip hash: kill it at any point and run it again.
+A store whose tip is off the node's chain is reorganised back to the fork
+point, if that is within --rollback-window blocks (the raw blocks of the
+window are kept in DATA/follow/blocks), and refused otherwise.
+
+Progress goes to stderr: a bar on a terminal, plain lines otherwise; the
+follower's Prometheus metrics (peer and store height, blocks behind,
+mempool transactions, reorganisations and the last one's depth) are served
+with --metrics. A lost connection, or a peer that sends invalid data, is
+logged and reconnected with backoff. With --stop-at-tip it exits at the
+node's tip and prints the summary line, as import does.
+
+Flags:
+`
+
+// followFlags are the flags of the commands that follow a node (sync,
+// serve).
+type followFlags struct {
+	peer           string
+	rollbackWindow uint
+	inFlight       int
+}
+
+func (f *followFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.peer, "peer", envOr("UTXOSTORE_PEER", ""), "follow the Bitcoin node at this P2P address (host:port) on --network")
+	fs.UintVar(&f.rollbackWindow, "rollback-window", follow.DefaultRollbackWindow, "blocks below the tip a reorganisation can disconnect (their raw blocks are kept in DATA/follow/blocks)")
+	fs.IntVar(&f.inFlight, "in-flight", follow.DefaultInFlight, "blocks asked of the node at once during catch-up")
+}
+
+// follower builds the follower of f.peer over an open store.
+func (f *followFlags) follower(sf *storeFlags, store *utxo.DB, idx *index.Index, metrics *follow.Metrics, progress follow.Progress, stopAtTip bool, connected func(context.Context, utxo.Block)) (*follow.Follower, error) {
+	params, err := follow.Params(sf.network)
+	if err != nil {
+		return nil, usagef("--network: %v", err)
+	}
+	return follow.New(follow.Config{
+		Peer: f.peer, Params: params, Store: store, Index: idx,
+		KeepDir:        filepath.Join(sf.data, "follow", "blocks"),
+		RollbackWindow: uint32(f.rollbackWindow), InFlight: f.inFlight,
+		Metrics: metrics, Progress: progress, StopAtTip: stopAtTip, Connected: connected,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(os.Stderr, "utxostore: "+format+"\n", args...)
+		},
+	})
+}
+
+// syncProgress reports catch-up with the import's progress forms.
+type syncProgress struct{ blockProgress }
+
+func (p syncProgress) Block(height uint32, txs int, size int64) { p.block(height, txs, size) }
+func (p syncProgress) CaughtUp()                                { p.done() }
+
+func runSync(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("sync", flag.ContinueOnError)
+	var sf storeFlags
+	sf.register(fs)
+	sf.registerIndex(fs)
+	var ff followFlags
+	ff.register(fs)
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on this address (http://ADDR/metrics)")
+	stopAtTip := fs.Bool("stop-at-tip", false, "exit at the node's tip and print the summary line")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	every := fs.Int("progress-blocks", 0, "print a progress line every N blocks (instead of a bar on a terminal, or a line every 2 seconds)")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), syncHelp); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if ff.peer == "" {
+		fs.Usage()
+		return usagef("--peer is required")
+	}
+	if fs.NArg() > 0 {
+		return usagef("sync takes no arguments, got %q", fs.Args())
+	}
+	if _, err := follow.Params(sf.network); err != nil {
+		return usagef("--network: %v", err)
+	}
+	metrics := follow.NewMetrics()
+	if *metricsAddr != "" {
+		addr, err := serveMetrics(ctx, *metricsAddr, metrics)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "utxostore sync: metrics on http://%s/metrics\n", addr)
+	}
+	store, err := sf.open(ctx, createStore)
+	if err != nil {
+		return err
+	}
+	idx, err := sf.openIndex()
+	if err != nil {
+		store.Close()
+		return err
+	}
+	progress := newBlockProgress(os.Stderr, 0, *quiet, *every)
+	if lines, ok := progress.(*lineProgress); ok {
+		lines.verb = "synced"
+	}
+	fol, err := ff.follower(&sf, store, idx, metrics, syncProgress{progress}, *stopAtTip, nil)
+	if err == nil {
+		err = fol.Run(ctx)
+	}
+	if err == nil && *stopAtTip {
+		err = writeSummary(ctx, store, os.Stdout)
+	}
+	if idx != nil {
+		err = errors.Join(err, idx.Close())
+	}
+	return errors.Join(err, store.Close())
+}
+
+// serveMetrics serves the metrics, with the Go and process collectors, on
+// addr until ctx ends, and returns the bound address.
+func serveMetrics(ctx context.Context, addr string, metrics prometheus.Collector) (string, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("--metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(ln) }()
+	go func() { <-ctx.Done(); srv.Close() }()
+	return ln.Addr().String(), nil
+}
+
+// daemonFollower is serve --peer: the follower beside the daemon, whose
+// readiness fails while the store is more than maxBehind blocks behind the
+// peer, and whose metrics the daemon serves.
+type daemonFollower struct {
+	fol       *follow.Follower
+	srv       *server.Server // the daemon, told of every connected block
+	metrics   *follow.Metrics
+	peer      string
+	maxBehind uint32
+	cancel    context.CancelFunc
+	failures  chan error    // the error that stopped the follower
+	stopped   chan struct{} // closed when Run has returned
+}
+
+// newDaemonFollower builds the follower of serve --peer; nil without
+// --peer.
+func newDaemonFollower(cfg *serveConfig, store *utxo.DB, idx *index.Index) (*daemonFollower, error) {
+	if cfg.follow.peer == "" {
+		return nil, nil
+	}
+	d := &daemonFollower{metrics: follow.NewMetrics(), peer: cfg.follow.peer, maxBehind: uint32(cfg.readyMaxBehind)}
+	var err error
+	d.fol, err = cfg.follow.follower(&cfg.store, store, idx, d.metrics, nil, false, func(ctx context.Context, b utxo.Block) {
+		d.srv.NotifyBlock(ctx, b) // set by start, before the follower runs
+	})
+	return d, err
+}
+
+// followerNode is the node the daemon follows, as the Blockbook API's
+// estimatefee and sendtx see it.
+type followerNode struct{ fol *follow.Follower }
+
+func (followerNode) EstimateFee(context.Context, int) (string, error) {
+	return "", errors.New("the node is followed over the P2P protocol, which carries no fee estimates")
+}
+
+// SendTx stores the transaction as unmined, then relays it to the node
+// (follow.Follower.Relay): a double spend is refused and not relayed.
+func (n followerNode) SendTx(ctx context.Context, raw []byte) (chainhash.Hash, error) {
+	tx, err := chain.ParseTx(raw)
+	if err != nil {
+		return chainhash.Hash{}, fmt.Errorf("%w: %v", server.ErrTxNotParsed, err)
+	}
+	return tx.ID, n.fol.Relay(ctx, tx)
+}
+
+// backend wraps the daemon's backend with the follower's readiness.
+func (d *daemonFollower) backend(b server.Backend) server.Backend {
+	if d == nil {
+		return b
+	}
+	return followingBackend{Backend: b, d: d}
+}
+
+// start registers the metrics with the daemon, makes the node the one its
+// estimatefee and sendtx use and its websocket hears blocks from, and runs
+// the follower until stop.
+func (d *daemonFollower) start(ctx context.Context, srv *server.Server) {
+	if d == nil {
+		return
+	}
+	d.srv = srv
+	srv.SetNode(followerNode{d.fol})
+	srv.Metrics().Registry.MustRegister(d.metrics)
+	ctx, d.cancel = context.WithCancel(ctx)
+	d.failures, d.stopped = make(chan error, 1), make(chan struct{})
+	go func() {
+		if err := d.fol.Run(ctx); err != nil {
+			d.failures <- err
+		}
+		close(d.stopped)
+	}()
+}
+
+// failed yields the error that stopped the follower (never, without one).
+func (d *daemonFollower) failed() <-chan error {
+	if d == nil {
+		return nil
+	}
+	return d.failures
+}
+
+// stop stops the follower and waits for it, before the store closes.
+func (d *daemonFollower) stop() {
+	if d == nil || d.cancel == nil {
+		return
+	}
+	d.cancel()
+	<-d.stopped
+}
+
+// followingBackend is the daemon's backend, not ready until the store is
+// within maxBehind blocks of the peer.
+type followingBackend struct {
+	server.Backend
+	d *daemonFollower
+}
+
+func (b followingBackend) Health(ctx context.Context) error {
+	if err := b.Backend.Health(ctx); err != nil {
+		return err
+	}
+	behind, known := b.d.fol.Behind()
+	if !known {
+		return fmt.Errorf("the peer %s has not told its chain yet", b.d.peer)
+	}
+	if behind > b.d.maxBehind {
+		return fmt.Errorf("%d blocks behind the peer %s (more than --ready-max-behind %d)", behind, b.d.peer, b.d.maxBehind)
+	}
+	return nil
+}

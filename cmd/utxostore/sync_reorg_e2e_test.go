@@ -1,0 +1,376 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/utxostore/utxostore/follow"
+	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/internal/btcdtest"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// follower is a follower run in the test's process over a Pebble store, so
+// the test can read the store while it follows.
+type follower struct {
+	store   *utxo.DB
+	index   *index.Index
+	metrics *prometheus.Registry
+}
+
+func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sf := storeFlags{engine: "pebble", data: t.TempDir(), sync: "always", network: "simnet", index: true}
+	store, err := sf.open(ctx, createStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := sf.openIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	metrics := follow.NewMetrics()
+	reg.MustRegister(metrics)
+	ff := followFlags{peer: node.P2P, rollbackWindow: follow.DefaultRollbackWindow, inFlight: follow.DefaultInFlight}
+	fol, err := ff.follower(&sf, store, idx, metrics, nil, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- fol.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the follower stopped: %v", err)
+		}
+		idx.Close()
+		store.Close()
+	})
+	return &follower{store: store, index: idx, metrics: reg}
+}
+
+// waitTip waits until the store's tip is the node's.
+func (f *follower) waitTip(t *testing.T, node *btcdtest.Node) {
+	t.Helper()
+	want, height := node.Tip(t)
+	btcdtest.WaitFor(t, 60*time.Second, fmt.Sprintf("the store to reach block %s at height %d", want, height), func() (bool, string) {
+		tip, ok, _ := f.store.Tip(context.Background())
+		return ok && tip.Hash == want, fmt.Sprintf("the store's tip is %s at height %d", tip.Hash, tip.Height)
+	})
+}
+
+// txState is a transaction's lifecycle state in the store.
+func (f *follower) txState(txid chainhash.Hash) string {
+	m, err := f.store.Get(context.Background(), txid)
+	switch {
+	case err != nil:
+		return err.Error()
+	case m.Conflicting:
+		return "conflicting"
+	case m.UnminedSince != 0 && len(m.BlockIDs) == 0:
+		return "unmined"
+	case m.UnminedSince == 0 && len(m.BlockIDs) > 0:
+		return "mined"
+	default:
+		return fmt.Sprintf("unminedSince %d, blocks %v", m.UnminedSince, m.BlockIDs)
+	}
+}
+
+func (f *follower) waitState(t *testing.T, tx *wire.MsgTx, want string) {
+	t.Helper()
+	txid := tx.TxHash()
+	btcdtest.WaitFor(t, 60*time.Second, fmt.Sprintf("transaction %s to be %s", txid, want), func() (bool, string) {
+		got := f.txState(txid)
+		return got == want, got
+	})
+}
+
+// gauge reads a metric of the follower.
+func (f *follower) gauge(t *testing.T, name string) float64 {
+	t.Helper()
+	families, err := f.metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range families {
+		if fam.GetName() == name {
+			m := fam.GetMetric()[0]
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+func send(t *testing.T, node *btcdtest.Node, tx *wire.MsgTx) {
+	t.Helper()
+	if _, err := node.RPC.SendRawTransaction(tx, false); err != nil {
+		t.Fatalf("sendrawtransaction %s: %v", tx.TxHash(), err)
+	}
+}
+
+// TestSyncReorgsAndMempool follows node A while B mines a longer branch
+// of depth 1, 3 and 10 apart from it; connecting the two makes A reorganise
+// to B's branch. The store follows in one Reorg: the transaction A's branch
+// mined goes back to unmined (then mined again when A mines it from its
+// mempool), the unmined transaction B's branch double-spends becomes
+// conflicting, and the digest equals a fresh import of the winning chain.
+func TestSyncReorgsAndMempool(t *testing.T) {
+	w := btcdtest.NewWallet(t, "reorg")
+	a := btcdtest.Start(t, w.Addr)
+	b := btcdtest.Start(t, w.Addr)
+	a.Generate(t, 1)
+	for range 100 {
+		mineOne(t, a, w)
+	}
+	mineWithTxs(t, a, w, 10)
+	f := followInProcess(t, a)
+	f.waitTip(t, a)
+	blockDir := t.TempDir()
+
+	for _, depth := range []int{1, 3, 10} {
+		t.Logf("a reorganisation of depth %d", depth)
+		b.Connect(t, a)
+		waitSameTip(t, a, b)
+		b.Disconnect(t, a)
+		_, tip := a.Tip(t)
+		coins := w.Take(tip, 2)
+		if len(coins) < 2 {
+			t.Fatal("the wallet ran out of coins")
+		}
+
+		minedOnLoser := w.Pay(t, coins[:1], 2, 10_000)
+		send(t, a, minedOnLoser)
+		f.waitState(t, minedOnLoser, "unmined")
+		a.Generate(t, depth)
+		f.waitTip(t, a)
+		if got := f.txState(minedOnLoser.TxHash()); got != "mined" {
+			t.Fatalf("a transaction A mined is %s", got)
+		}
+
+		doubleSpent := w.Pay(t, coins[1:], 1, 10_000)
+		send(t, a, doubleSpent)
+		f.waitState(t, doubleSpent, "unmined")
+		winner := w.Pay(t, coins[1:], 2, 20_000)
+		send(t, b, winner)
+		b.Generate(t, depth+1)
+
+		b.Connect(t, a)
+		waitSameTip(t, a, b)
+		f.waitTip(t, a)
+		for tx, want := range map[*wire.MsgTx]string{minedOnLoser: "unmined", doubleSpent: "conflicting", winner: "mined"} {
+			if got := f.txState(tx.TxHash()); got != want {
+				t.Errorf("depth %d: transaction %s is %s, want %s", depth, tx.TxHash(), got, want)
+			}
+		}
+		btcdtest.WaitFor(t, 60*time.Second, "the reorganisation's metrics", func() (bool, string) {
+			got := f.gauge(t, "utxostore_follow_last_reorg_depth")
+			return got == float64(depth), fmt.Sprintf("the last reorganisation's depth is %v, want %d", got, depth)
+		})
+
+		a.Generate(t, 1) // mines minedOnLoser again, from A's mempool
+		waitSameTip(t, a, b)
+		f.waitTip(t, a)
+		f.waitState(t, minedOnLoser, "mined")
+		got, err := f.store.Summary(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := importedSummary(t, a, blockDir); got != want {
+			t.Fatalf("depth %d: the store after the reorganisation:\n got %+v\nwant %+v (import of the winning chain)", depth, got, want)
+		}
+		f.checkIndex(t, a, blockDir, w.PkScript)
+	}
+	if got := f.gauge(t, "utxostore_follow_reorgs_total"); got != 3 {
+		t.Errorf("%v reorganisations counted, want 3", got)
+	}
+}
+
+// waitSameTip waits until both nodes have the same best block.
+func waitSameTip(t *testing.T, a, b *btcdtest.Node) {
+	t.Helper()
+	btcdtest.WaitFor(t, 60*time.Second, "the nodes to agree on their tip", func() (bool, string) {
+		ha, na := a.Tip(t)
+		hb, nb := b.Tip(t)
+		return ha == hb, fmt.Sprintf("A at %d (%s), B at %d (%s)", na, ha, nb, hb)
+	})
+}
+
+// counter reads a counter of the follower by its one label's value.
+func (f *follower) counter(t *testing.T, name, label string) float64 {
+	t.Helper()
+	families, err := f.metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range families {
+		if fam.GetName() != name {
+			continue
+		}
+		for _, m := range fam.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestSyncMempoolDoubleSpend has the node announce a double spend of an
+// unmined transaction the store holds, after a restart cost the node its
+// mempool (the follower reconnects, and asks for the mempool again): the
+// store refuses it with SPENT, counted in the metrics, and keeps the first
+// one unmined; the block that mines the double spend makes the first
+// conflicting, and the digest equals a fresh import.
+func TestSyncMempoolDoubleSpend(t *testing.T) {
+	w := btcdtest.NewWallet(t, "double spend")
+	node := btcdtest.Start(t, w.Addr)
+	node.Generate(t, 1)
+	for range 100 {
+		mineOne(t, node, w)
+	}
+	f := followInProcess(t, node)
+	f.waitTip(t, node)
+	_, tip := node.Tip(t)
+	coins := w.Take(tip, 1)
+	first := w.Pay(t, coins, 1, 10_000)
+	send(t, node, first)
+	f.waitState(t, first, "unmined")
+	if got := f.gauge(t, "utxostore_follow_unmined_txs"); got != 1 {
+		t.Errorf("%v unmined transactions counted, want 1", got)
+	}
+
+	node.Restart(t)
+	second := w.Pay(t, coins, 2, 20_000)
+	send(t, node, second)
+	btcdtest.WaitFor(t, 60*time.Second, "the double spend to be refused", func() (bool, string) {
+		n := f.counter(t, "utxostore_follow_mempool_txs_total", "SPENT")
+		return n == 1, fmt.Sprintf("%v refused as SPENT", n)
+	})
+	if got := f.txState(second.TxHash()); !strings.Contains(got, "TX_NOT_FOUND") {
+		t.Errorf("the refused double spend is in the store: %s", got)
+	}
+	if got := f.txState(first.TxHash()); got != "unmined" {
+		t.Errorf("the first spend is %s after the double spend was refused", got)
+	}
+
+	node.Generate(t, 1)
+	f.waitTip(t, node)
+	f.waitState(t, second, "mined")
+	f.waitState(t, first, "conflicting")
+	got, err := f.store.Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := importedSummary(t, node, t.TempDir()); got != want {
+		t.Fatalf("the store:\n got %+v\nwant %+v (import of the node's chain)", got, want)
+	}
+}
+
+// checkIndex compares the follower's address index, for the output script,
+// with an index built by import --index of the node's chain.
+func (f *follower) checkIndex(t *testing.T, node *btcdtest.Node, blockDir string, script []byte) {
+	t.Helper()
+	want := importedBalance(t, node, blockDir, script)
+	// The index follows the store's block a moment later.
+	btcdtest.WaitFor(t, 60*time.Second, "the followed address index to match import --index", func() (bool, string) {
+		got, err := f.index.Balance(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reflect.DeepEqual(got, want), describeBalances(got, want)
+	})
+}
+
+func describeBalances(got, want index.Balance) string {
+	return fmt.Sprintf("the followed index has %d txs, %d sent, balance %d, %d UTXOs; import --index has %d, %d, %d, %d",
+		got.Txs, got.Sent, got.Balance, len(got.UTXOs), want.Txs, want.Sent, want.Balance, len(want.UTXOs))
+}
+
+// importedBalance is the script's balance in the address index that
+// import --index builds from the node's chain.
+func importedBalance(t *testing.T, node *btcdtest.Node, blockDir string, script []byte) index.Balance {
+	t.Helper()
+	dir := t.TempDir()
+	lastLine(t, append([]string{"import", "--quiet", "--index", "--network", "simnet", "--sync", "block", "--data", dir}, node.WriteChain(t, blockDir)...)...)
+	return indexBalance(t, dir, script)
+}
+
+// indexBalance reads the script's balance from the address index of the
+// store in dir (no process holds it).
+func indexBalance(t *testing.T, dir string, script []byte) index.Balance {
+	t.Helper()
+	idx, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "simnet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	b, err := idx.Balance(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestSyncUnminedRetention: a transaction the node forgot (a restart: btcd
+// keeps no mempool on disk) and never mines stays unmined in the store for
+// the unmined retention, then the cleanup at the block that ends it removes
+// it and releases its inputs, so the UTXO set is again the node's.
+func TestSyncUnminedRetention(t *testing.T) {
+	w := btcdtest.NewWallet(t, "retention")
+	node := btcdtest.Start(t, w.Addr)
+	node.Generate(t, 1)
+	for range 100 {
+		mineOne(t, node, w)
+	}
+	f := followInProcess(t, node)
+	f.waitTip(t, node)
+	_, tip := node.Tip(t)
+	forgotten := w.Pay(t, w.Take(tip, 1), 1, 10_000)
+	send(t, node, forgotten)
+	f.waitState(t, forgotten, "unmined")
+	node.Restart(t)
+
+	retention := f.store.Options().UnminedRetention
+	node.Generate(t, int(retention)-1)
+	f.waitTip(t, node)
+	if got := f.txState(forgotten.TxHash()); got != "unmined" {
+		t.Fatalf("%d blocks later, within the retention of %d, the transaction is %s", retention-1, retention, got)
+	}
+	btcdtest.WaitFor(t, 60*time.Second, "the unmined count at the tip", func() (bool, string) {
+		got := f.gauge(t, "utxostore_follow_unmined_txs")
+		return got == 1, fmt.Sprintf("%v unmined transactions counted, want 1", got)
+	})
+	node.Generate(t, 2)
+	f.waitTip(t, node)
+	// The cleanup runs once the block's tip is written, so it is waited for.
+	btcdtest.WaitFor(t, 60*time.Second, "the cleanup past the retention", func() (bool, string) {
+		got := f.txState(forgotten.TxHash())
+		return strings.Contains(got, "TX_NOT_FOUND"), fmt.Sprintf("past the retention of %d blocks the transaction is %s", retention, got)
+	})
+	btcdtest.WaitFor(t, 60*time.Second, "the unmined count after the cleanup", func() (bool, string) {
+		got := f.gauge(t, "utxostore_follow_unmined_txs")
+		return got == 0, fmt.Sprintf("%v unmined transactions counted, want 0", got)
+	})
+	got, err := f.store.Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := importedSummary(t, node, t.TempDir()); got != want {
+		t.Fatalf("the store:\n got %+v\nwant %+v (import of the node's chain)", got, want)
+	}
+}

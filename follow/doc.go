@@ -1,0 +1,26 @@
+// Package follow keeps a store at a Bitcoin node's tip over the P2P
+// protocol: a version handshake, headers-first catch-up (getheaders, then
+// getdata for several blocks at once, connected in order), the node's
+// announcements at the tip (inv and headers), reorganisations in one
+// utxo.DB.Reorg call from the fork point its headers show, and the node's
+// unconfirmed transactions, applied as unmined (Spend, then Create: a
+// validator's order). An address index, when given, is fed the same
+// blocks and reorganisations. Relay sends a transaction the other way.
+//
+// It speaks the protocol with btcd's peer and wire packages, asking for
+// blocks and transactions in their non-witness form; the tests follow
+// btcd on simnet. Two limits come with wire: the networks are those
+// chaincfg knows (BSV's own P2P magic is not among them), and a block
+// message may not exceed wire's 4 MB block payload.
+//
+// The raw blocks of the last RollbackWindow blocks are kept beside the
+// store so that a reorganisation, or a restart that finds the store's tip
+// off the node's chain, can disconnect them; a fork deeper than the window
+// is refused with a message that says so.
+//
+// Data from the node is checked before it reaches the store: headers that
+// do not form a chain or never connect to a known block, a block that does
+// not parse or that the store refuses (a spend of a missing or spent
+// output), and a message that does not decode each end the connection
+// with a log line naming the data; the follower reconnects with backoff.
+package follow

@@ -1,0 +1,211 @@
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"sync/atomic"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// Defaults of Config.
+const (
+	DefaultRollbackWindow = 100
+	DefaultInFlight       = 16
+	DefaultMaxBackoff     = 30 * time.Second
+	DefaultStallTimeout   = 2 * time.Minute
+)
+
+// Config says what to follow and where to put it.
+type Config struct {
+	// Peer is the node's P2P address, host:port.
+	Peer string
+	// Params are the network's (Params(network)): the peer must speak it.
+	Params *chaincfg.Params
+	// Store is fed the peer's blocks and unconfirmed transactions.
+	Store *utxo.DB
+	// Rules check every block before anything of it is kept or applied
+	// (chain.NetworkRules; every check on Params when left zero); a block
+	// that fails them is the peer's invalid data.
+	Rules chain.BlockRules
+	// Connected, when not nil, hears of every block the store connects
+	// (also those of a reorganisation), after the store and the index
+	// have it: the daemon pushes them to its websocket subscribers.
+	Connected func(ctx context.Context, b utxo.Block)
+	// Index, when not nil, is the address index fed by the same blocks.
+	Index *index.Index
+	// KeepDir holds the raw blocks of the rollback window.
+	KeepDir string
+	// RollbackWindow is how many blocks below the tip can be disconnected
+	// (a reorganisation, or a restart off the peer's chain).
+	RollbackWindow uint32
+	// InFlight is how many blocks are asked for at once during catch-up.
+	InFlight int
+	// MaxBackoff caps the wait between reconnections, which doubles from
+	// one second after each failed connection.
+	MaxBackoff time.Duration
+	// StallTimeout drops a peer that leaves a requested block unanswered
+	// this long.
+	StallTimeout time.Duration
+	// Metrics, when not nil, are updated as the follower goes.
+	Metrics *Metrics
+	// Progress, when not nil, hears of every connected block and of the
+	// first arrival at the peer's tip.
+	Progress Progress
+	// Logf prints a log line (log.Printf when nil).
+	Logf func(format string, args ...any)
+	// StopAtTip makes Run return once the store is at the peer's tip.
+	StopAtTip bool
+}
+
+// Progress hears of the follower's progress.
+type Progress interface {
+	// Block reports a connected block.
+	Block(height uint32, txs int, size int64)
+	// CaughtUp reports the first arrival at the peer's tip.
+	CaughtUp()
+}
+
+// Follower keeps a store at a peer's tip.
+type Follower struct {
+	cfg  Config
+	keep blockKeep
+	// peerHeight and storeHeight are the heights as last seen; -2 until
+	// the peer has answered the first getheaders.
+	peerHeight, storeHeight atomic.Int32
+	caughtUp                atomic.Bool
+	// outbox carries Relay's transactions to the connected session; nil
+	// while none is.
+	outbox atomic.Pointer[chan *wire.MsgTx]
+}
+
+// New checks the configuration and prepares the directory of kept blocks.
+func New(cfg Config) (*Follower, error) {
+	if cfg.Peer == "" || cfg.Params == nil || cfg.Store == nil || cfg.KeepDir == "" {
+		return nil, errors.New("follow: Peer, Params, Store and KeepDir are required")
+	}
+	if cfg.Rules.Params == nil {
+		cfg.Rules.Params = cfg.Params // every check, on the peer's network
+	}
+	if cfg.RollbackWindow == 0 {
+		cfg.RollbackWindow = DefaultRollbackWindow
+	}
+	if cfg.InFlight <= 0 {
+		cfg.InFlight = DefaultInFlight
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = log.Printf
+	}
+	keep, err := openBlockKeep(cfg.KeepDir)
+	if err != nil {
+		return nil, err
+	}
+	f := &Follower{cfg: cfg, keep: keep}
+	f.peerHeight.Store(-2)
+	f.storeHeight.Store(-2)
+	return f, nil
+}
+
+// Behind returns how many blocks the store is behind the peer; known is
+// false until the peer has told its best chain.
+func (f *Follower) Behind() (blocks uint32, known bool) {
+	p, s := f.peerHeight.Load(), f.storeHeight.Load()
+	if p == -2 || s == -2 {
+		return 0, false
+	}
+	return uint32(max(p-s, 0)), true
+}
+
+// CaughtUp reports whether the store has reached the peer's tip at least
+// once since Run started.
+func (f *Follower) CaughtUp() bool { return f.caughtUp.Load() }
+
+func (f *Follower) setHeights(peer, store int32) {
+	f.peerHeight.Store(peer)
+	f.storeHeight.Store(store)
+	f.cfg.Metrics.heights(peer, store)
+}
+
+// fatalError ends Run: the store failed, or following the peer would need
+// what the store cannot do (a fork past the rollback window).
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+func (e *fatalError) Unwrap() error { return e.err }
+
+func fatal(err error) error { return &fatalError{err} }
+
+// errStoppedAtTip ends a session when Config.StopAtTip asks for it.
+var errStoppedAtTip = errors.New("at the peer's tip")
+
+// Run brings the address index to the store's tip, then follows the peer
+// until ctx ends (it returns nil then) or a fatal error. A connection that fails or ends, or a peer that sends invalid
+// data, is logged and followed by a reconnection after a backoff that
+// doubles from one second up to MaxBackoff (back to one second after a
+// connection that got through the handshake).
+func (f *Follower) Run(ctx context.Context) error {
+	if err := f.catchUpIndex(ctx); err != nil {
+		return err
+	}
+	backoff := time.Second
+	for {
+		handshook, err := f.session(ctx)
+		var fe *fatalError
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, errStoppedAtTip):
+			return nil
+		case errors.As(err, &fe):
+			return fe.err
+		}
+		f.cfg.Metrics.reconnects.Inc()
+		if handshook {
+			backoff = time.Second
+		}
+		f.cfg.Logf("peer %s: %v; reconnecting in %s", f.cfg.Peer, err, backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, f.cfg.MaxBackoff)
+	}
+}
+
+// storeTip is the store's tip height, -1 for an empty store.
+func (f *Follower) storeTip(ctx context.Context) (int32, error) {
+	t, ok, err := f.cfg.Store.Tip(ctx)
+	if err != nil || !ok {
+		return -1, err
+	}
+	return int32(t.Height), nil
+}
+
+// classify turns a store error into what the session does about it: a
+// refusal of the peer's data (a block spending a missing or spent output)
+// drops the peer; a storage failure, or anything else, stops the follower.
+func classify(err error, what string) error {
+	var e *utxo.Error
+	if errors.As(err, &e) && !errors.Is(err, utxo.ErrStorage) {
+		return fmt.Errorf("invalid data from the peer: %s: %w", what, err)
+	}
+	return fatal(fmt.Errorf("%s: %w", what, err))
+}

@@ -1,0 +1,89 @@
+package follow
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// Metrics are the follower's Prometheus metrics; register them (they are
+// a prometheus.Collector) where they are to be served.
+type Metrics struct {
+	peerHeight     prometheus.Gauge       // utxostore_follow_peer_height
+	storeHeight    prometheus.Gauge       // utxostore_follow_store_height
+	behind         prometheus.Gauge       // utxostore_follow_blocks_behind
+	mempool        *prometheus.CounterVec // utxostore_follow_mempool_txs_total{outcome}
+	unmined        prometheus.Gauge       // utxostore_follow_unmined_txs
+	reorgs         prometheus.Counter     // utxostore_follow_reorgs_total
+	lastReorgDepth prometheus.Gauge       // utxostore_follow_last_reorg_depth
+	reconnects     prometheus.Counter     // utxostore_follow_disconnects_total
+}
+
+// NewMetrics makes the follower's metrics.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		peerHeight:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_peer_height", Help: "Height of the peer's best block, as its headers tell it."}),
+		storeHeight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_store_height", Help: "Height of the store's tip."}),
+		behind:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_blocks_behind", Help: "Blocks the store is behind the peer's best block."}),
+		mempool: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "utxostore_follow_mempool_txs_total",
+			Help: "Unconfirmed transactions from the peer: outcome accepted (stored unmined), known (already stored), or the store's error code of a refusal.",
+		}, []string{"outcome"}),
+		unmined: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "utxostore_follow_unmined_txs",
+			Help: "Unmined transactions in the store, conflicting ones included until the unmined retention removes them (counted at the tip after each block, and as the node's transactions arrive).",
+		}),
+		reorgs:         prometheus.NewCounter(prometheus.CounterOpts{Name: "utxostore_follow_reorgs_total", Help: "Reorganisations to the peer's branch."}),
+		lastReorgDepth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_last_reorg_depth", Help: "Blocks disconnected by the last reorganisation."}),
+		reconnects:     prometheus.NewCounter(prometheus.CounterOpts{Name: "utxostore_follow_disconnects_total", Help: "Connections to the peer that ended (refused, lost, or dropped for invalid data)."}),
+	}
+	return m
+}
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.peerHeight, m.storeHeight, m.behind, m.mempool, m.unmined, m.reorgs, m.lastReorgDepth, m.reconnects}
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.collectors() {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.collectors() {
+		c.Collect(ch)
+	}
+}
+
+func (m *Metrics) heights(peer, store int32) {
+	m.peerHeight.Set(float64(peer))
+	m.storeHeight.Set(float64(store))
+	m.behind.Set(float64(max(peer-store, 0)))
+}
+
+func (m *Metrics) reorg(depth int) {
+	m.reorgs.Inc()
+	m.lastReorgDepth.Set(float64(depth))
+}
+
+// mempoolTx counts one unconfirmed transaction by what became of it.
+func (m *Metrics) mempoolTx(err error) {
+	outcome := "accepted"
+	var e *utxo.Error
+	switch {
+	case err == nil:
+		m.unmined.Inc()
+	case errors.Is(err, utxo.ErrTxExists):
+		outcome = "known"
+	case errors.As(err, &e):
+		outcome = e.Code.String()
+	default:
+		outcome = "UNKNOWN"
+	}
+	m.mempool.WithLabelValues(outcome).Inc()
+}

@@ -1,0 +1,552 @@
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/peer"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// session is one connection to the peer. Every message the peer sends is
+// handled in order on the goroutine of session.run, the only one that
+// writes to the store.
+type session struct {
+	f     *Follower
+	p     *peer.Peer
+	chain *peerChain
+	// locatorOrder is the store's locator, highest block first.
+	locatorOrder []chainhash.Hash
+	// answered is set by the first headers message: until then the peer's
+	// chain is not known and nothing is connected.
+	answered bool
+	// unconnected counts headers messages in a row whose parent was
+	// unknown; a peer that keeps sending them is dropped.
+	unconnected int
+	requested   map[chainhash.Hash]time.Time // blocks asked for
+	received    map[chainhash.Hash]*chain.Block
+	atTip       bool
+	txAsked     map[chainhash.Hash]bool
+}
+
+// blockMsg is a block with the bytes it came in.
+type blockMsg struct {
+	msg *wire.MsgBlock
+	raw []byte
+}
+
+type verAck struct{}
+
+// maxTxAsked bounds the set of transactions asked for; it is cleared when
+// full (a transaction asked for twice is stored once).
+const maxTxAsked = 100_000
+
+// session connects, follows the peer until the connection ends, and says
+// whether the handshake got through.
+func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
+	events := make(chan any, 64)
+	done := make(chan struct{})
+	defer close(done)
+	deliver := func(ev any) {
+		select {
+		case events <- ev:
+		case <-done:
+		}
+	}
+	// undecodable is a message from the peer that did not decode; the
+	// peer package drops the connection on it, and the session says why.
+	var undecodable atomic.Pointer[error]
+	cfg := &peer.Config{
+		UserAgentName:    "utxostore",
+		UserAgentVersion: "0.1",
+		ChainParams:      f.cfg.Params,
+		NewestBlock: func() (*chainhash.Hash, int32, error) {
+			t, ok, err := f.cfg.Store.Tip(context.Background())
+			if err != nil {
+				return nil, 0, err
+			}
+			if !ok {
+				return f.cfg.Params.GenesisHash, 0, nil
+			}
+			return &t.Hash, int32(t.Height), nil
+		},
+		Listeners: peer.MessageListeners{
+			OnVerAck:   func(*peer.Peer, *wire.MsgVerAck) { deliver(verAck{}) },
+			OnHeaders:  func(_ *peer.Peer, m *wire.MsgHeaders) { deliver(m) },
+			OnInv:      func(_ *peer.Peer, m *wire.MsgInv) { deliver(m) },
+			OnBlock:    func(_ *peer.Peer, m *wire.MsgBlock, raw []byte) { deliver(blockMsg{m, raw}) },
+			OnTx:       func(_ *peer.Peer, m *wire.MsgTx) { deliver(m) },
+			OnNotFound: func(_ *peer.Peer, m *wire.MsgNotFound) { deliver(m) },
+			OnRead: func(_ *peer.Peer, _ int, _ wire.Message, err error) {
+				if isDecodeError(err) {
+					undecodable.Store(&err)
+				}
+			},
+			OnReject: func(_ *peer.Peer, m *wire.MsgReject) {
+				f.cfg.Logf("peer %s rejected our %s: %s (%s)", f.cfg.Peer, m.Cmd, m.Reason, m.Code)
+			},
+		},
+	}
+	p, err := peer.NewOutboundPeer(cfg, f.cfg.Peer)
+	if err != nil {
+		return false, fatal(fmt.Errorf("peer address %q: %w", f.cfg.Peer, err))
+	}
+	conn, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", f.cfg.Peer)
+	if err != nil {
+		return false, err
+	}
+	p.AssociateConnection(conn)
+	gone := make(chan struct{})
+	go func() { p.WaitForDisconnect(); close(gone) }()
+	defer func() { p.Disconnect(); <-gone }()
+
+	outbox := make(chan *wire.MsgTx, 16)
+	defer f.outbox.Store(nil)
+	s := &session{f: f, p: p, requested: map[chainhash.Hash]time.Time{}, received: map[chainhash.Hash]*chain.Block{}, txAsked: map[chainhash.Hash]bool{}}
+	stall := time.NewTicker(max(f.cfg.StallTimeout/10, 100*time.Millisecond))
+	defer stall.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return handshook, nil
+		case <-gone:
+			if err := undecodable.Load(); err != nil {
+				return handshook, fmt.Errorf("invalid data from the peer: a message that does not decode (%v) ended the connection", *err)
+			}
+			if !handshook {
+				return false, errors.New("the connection ended before the handshake completed (another network, or the peer refused us)")
+			}
+			return true, errors.New("the peer closed the connection")
+		case ev := <-events:
+			if _, ok := ev.(verAck); ok {
+				handshook = true
+				f.outbox.Store(&outbox)
+				f.cfg.Logf("connected to peer %s (%s, height %d)", f.cfg.Peer, p.UserAgent(), p.LastBlock())
+			}
+			if err := s.handle(ctx, ev); err != nil {
+				return handshook, err
+			}
+		case tx := <-outbox:
+			p.QueueMessage(tx, nil)
+		case now := <-stall.C:
+			for hash, asked := range s.requested {
+				if now.Sub(asked) > f.cfg.StallTimeout {
+					return handshook, fmt.Errorf("the peer did not send block %s within %s of being asked", hash, f.cfg.StallTimeout)
+				}
+			}
+		}
+	}
+}
+
+// isDecodeError tells a message that did not decode from the end of the
+// connection (and from an unknown command, which the peer package skips).
+func isDecodeError(err error) bool {
+	var msgErr *wire.MessageError
+	return err != nil && errors.As(err, &msgErr)
+}
+
+func (s *session) handle(ctx context.Context, ev any) error {
+	switch m := ev.(type) {
+	case verAck:
+		return s.start(ctx)
+	case *wire.MsgHeaders:
+		return s.onHeaders(ctx, m)
+	case *wire.MsgInv:
+		s.onInv(m)
+	case blockMsg:
+		return s.onBlock(ctx, m)
+	case *wire.MsgTx:
+		return s.onTx(ctx, m)
+	case *wire.MsgNotFound:
+		for _, iv := range m.InvList {
+			if _, asked := s.requested[iv.Hash]; asked {
+				return fmt.Errorf("the peer does not have block %s, which its headers named", iv.Hash)
+			}
+			delete(s.txAsked, iv.Hash) // evicted or mined since its inv
+		}
+	}
+	return nil
+}
+
+// start asks for the peer's chain from the store's tip, and for
+// announcements as headers.
+func (s *session) start(ctx context.Context) error {
+	tip, err := s.f.storeTip(ctx)
+	if err != nil {
+		return fatal(err)
+	}
+	locator, heights, err := s.f.locator(ctx, tip)
+	if err != nil {
+		return fatal(err)
+	}
+	s.chain = newPeerChain(tip, locator, heights, *s.f.cfg.Params.GenesisHash)
+	s.locatorOrder = locator
+	s.p.QueueMessage(wire.NewMsgSendHeaders(), nil)
+	s.askHeaders()
+	return nil
+}
+
+// locator lists the store's blocks from its tip back to genesis: the last
+// ten, then at doubling steps (as Bitcoin's block locator does).
+func (f *Follower) locator(ctx context.Context, tip int32) ([]chainhash.Hash, []int32, error) {
+	if tip < 0 {
+		return []chainhash.Hash{*f.cfg.Params.GenesisHash}, []int32{0}, nil
+	}
+	var hashes []chainhash.Hash
+	var heights []int32
+	step := int32(1)
+	for h := tip; ; {
+		info, ok, err := f.cfg.Store.BlockAt(ctx, uint32(h))
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, nil, fmt.Errorf("the store has no block at height %d, below its tip at %d", h, tip)
+		}
+		hashes = append(hashes, info.Hash)
+		heights = append(heights, h)
+		if h == 0 {
+			return hashes, heights, nil
+		}
+		if len(hashes) >= 10 {
+			step *= 2
+		}
+		h = max(h-step, 0)
+	}
+}
+
+// askHeaders sends getheaders with a locator of the peer's chain as known,
+// then the store's blocks below it.
+func (s *session) askHeaders() {
+	msg := wire.NewMsgGetHeaders()
+	step := int32(1)
+	for h := s.chain.tip(); h > s.chain.base; h -= step {
+		hash := s.chain.at(h)
+		if err := msg.AddBlockLocatorHash(&hash); err != nil {
+			break
+		}
+		if len(msg.BlockLocatorHashes) >= 10 {
+			step *= 2
+		}
+	}
+	for _, hash := range s.locatorOrder {
+		if _, still := s.chain.locator[hash]; !still {
+			continue
+		}
+		if err := msg.AddBlockLocatorHash(&hash); err != nil {
+			break
+		}
+	}
+	s.p.QueueMessage(msg, nil)
+}
+
+func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
+	if s.chain == nil {
+		return nil // before the handshake: nothing asked yet
+	}
+	s.answered = true
+	if len(m.Headers) == 0 {
+		return s.advance(ctx)
+	}
+	if _, err := s.chain.attach(m.Headers); err != nil {
+		if !errors.Is(err, errUnknownParent) {
+			return fmt.Errorf("invalid data from the peer: %w", err)
+		}
+		// An announcement of a block on a branch not yet known: ask for
+		// the branch. A peer whose answers never connect is dropped.
+		if s.unconnected++; s.unconnected > 3 {
+			return fmt.Errorf("invalid data from the peer: %w, %d times in a row", err, s.unconnected)
+		}
+		s.askHeaders()
+		return nil
+	}
+	s.unconnected = 0
+	if len(m.Headers) == wire.MaxBlockHeadersPerMsg {
+		s.askHeaders() // the rest of the peer's chain
+	}
+	return s.advance(ctx)
+}
+
+func (s *session) onInv(m *wire.MsgInv) {
+	if s.chain == nil {
+		return
+	}
+	getData := wire.NewMsgGetData()
+	newBlock := false
+	for _, iv := range m.InvList {
+		switch iv.Type {
+		case wire.InvTypeBlock, wire.InvTypeWitnessBlock:
+			if _, known := s.chain.heights[iv.Hash]; !known {
+				newBlock = true
+			}
+		case wire.InvTypeTx, wire.InvTypeWitnessTx:
+			// During catch-up the peer's transactions would spend outputs
+			// the store does not have yet; the mempool is asked for at the tip.
+			if !s.atTip || s.txAsked[iv.Hash] {
+				continue
+			}
+			if len(s.txAsked) >= maxTxAsked {
+				clear(s.txAsked)
+			}
+			s.txAsked[iv.Hash] = true
+			hash := iv.Hash
+			_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &hash))
+		}
+	}
+	if len(getData.InvList) > 0 {
+		s.p.QueueMessage(getData, nil)
+	}
+	if newBlock {
+		s.askHeaders()
+	}
+}
+
+func (s *session) onBlock(ctx context.Context, m blockMsg) error {
+	hash := m.msg.BlockHash()
+	if _, asked := s.requested[hash]; !asked {
+		s.f.cfg.Logf("peer %s sent block %s, which was not asked for; ignored", s.f.cfg.Peer, hash)
+		return nil
+	}
+	delete(s.requested, hash)
+	b, err := chain.ParseBlock(m.raw)
+	if err != nil {
+		return fmt.Errorf("invalid data from the peer: block %s does not parse: %w", hash, err)
+	}
+	if b.Hash != hash {
+		return fmt.Errorf("invalid data from the peer: block %s parses as %s", hash, b.Hash)
+	}
+	s.received[hash] = b
+	return s.advance(ctx)
+}
+
+func (s *session) onTx(ctx context.Context, m *wire.MsgTx) error {
+	tx, err := chain.ParseTx(chain.SerializeTx(m))
+	if err != nil {
+		return fmt.Errorf("invalid data from the peer: transaction %s does not parse: %w", m.TxHash(), err)
+	}
+	if !s.txAsked[tx.ID] {
+		return nil // not asked for, or asked before a reconnection
+	}
+	err = s.f.applyUnmined(ctx, tx)
+	s.f.cfg.Metrics.mempoolTx(err)
+	switch {
+	case err == nil, errors.Is(err, utxo.ErrTxExists):
+		return nil
+	case errors.Is(err, utxo.ErrStorage):
+		return fatal(fmt.Errorf("storing unconfirmed transaction %s: %w", tx.ID, err))
+	default:
+		s.f.cfg.Logf("unconfirmed transaction %s from peer %s refused: %v", tx.ID, s.f.cfg.Peer, err)
+		return nil
+	}
+}
+
+// advance moves the store along the peer's chain as far as the blocks
+// received allow, and asks for the next ones.
+func (s *session) advance(ctx context.Context) error {
+	for s.answered {
+		tip, err := s.f.storeTip(ctx)
+		if err != nil {
+			return fatal(err)
+		}
+		s.f.setHeights(s.chain.tip(), tip)
+		fork, err := s.forkPoint(ctx, tip)
+		if err != nil {
+			return fatal(err)
+		}
+		if fork < tip {
+			moved, err := s.reorg(ctx, tip, fork)
+			if err != nil || !moved {
+				return err
+			}
+			continue
+		}
+		if tip >= s.chain.tip() {
+			return s.reachedTip(ctx)
+		}
+		s.request(tip + 1) // keeps InFlight blocks coming while this one connects
+		b := s.received[s.chain.at(tip+1)]
+		if b == nil {
+			return nil
+		}
+		if err := s.connect(ctx, tip+1, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forkPoint is the height of the last block the store's chain shares with
+// the peer's, at most tip.
+func (s *session) forkPoint(ctx context.Context, tip int32) (int32, error) {
+	h := min(tip, s.chain.tip())
+	for ; h > s.chain.base; h-- {
+		info, ok, err := s.f.cfg.Store.BlockAt(ctx, uint32(h))
+		if err != nil {
+			return 0, err
+		}
+		if ok && info.Hash == s.chain.at(h) {
+			break
+		}
+	}
+	return h, nil
+}
+
+// request asks for the blocks of the peer's chain from height from, as many
+// as InFlight allows.
+func (s *session) request(from int32) {
+	getData := wire.NewMsgGetData()
+	for h := from; h <= s.chain.tip() && len(s.requested) < s.f.cfg.InFlight; h++ {
+		hash := s.chain.at(h)
+		if _, asked := s.requested[hash]; asked || s.received[hash] != nil {
+			continue
+		}
+		_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &hash))
+		s.requested[hash] = time.Now()
+	}
+	if len(getData.InvList) > 0 {
+		s.p.QueueMessage(getData, nil)
+	}
+}
+
+// connect keeps the block, then connects it on top of the store's tip.
+func (s *session) connect(ctx context.Context, height int32, b *chain.Block) error {
+	if err := s.f.cfg.Rules.Check(b, uint32(height)); err != nil {
+		return fmt.Errorf("invalid data from the peer: %w", err)
+	}
+	if err := s.f.keep.put(uint32(height), b.Hash, b.Raw); err != nil {
+		return fatal(err)
+	}
+	blk := utxo.BlockFromChain(b, uint32(height))
+	if err := s.f.cfg.Store.ConnectBlock(ctx, blk); err != nil {
+		return classify(err, fmt.Sprintf("block %s at height %d", b.Hash, height))
+	}
+	if idx := s.f.cfg.Index; idx != nil {
+		if err := idx.ConnectBlock(indexed(blk)); err != nil {
+			return fatal(fmt.Errorf("indexing block %s at height %d: %w", b.Hash, height, err))
+		}
+	}
+	delete(s.received, b.Hash)
+	if c := s.f.cfg.Connected; c != nil {
+		c(ctx, blk)
+	}
+	if window := int32(s.f.cfg.RollbackWindow); height > window {
+		if err := s.f.keep.prune(uint32(height - window - 1)); err != nil {
+			return fatal(fmt.Errorf("pruning kept blocks: %w", err))
+		}
+	}
+	if p := s.f.cfg.Progress; p != nil && !s.atTip {
+		p.Block(uint32(height), len(b.Txs), b.Size)
+	}
+	return nil
+}
+
+// reorg moves the store from its tip to the peer's branch that forks at
+// height fork, in one Reorg call, once the branch's blocks up to one past
+// the store's tip (or the peer's tip, if lower) are here. It reports
+// whether the store moved.
+func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {
+	window := int32(s.f.cfg.RollbackWindow)
+	if tip-fork > window {
+		return false, fatal(fmt.Errorf("the store's tip at height %d is not on the peer's chain, which forks from it at height %d, %d blocks back: past the rollback window of %d blocks; import the node's chain into a new store, or follow a node on the store's chain",
+			tip, fork, tip-fork, window))
+	}
+	var connect []utxo.Block
+	for h := fork + 1; h <= min(s.chain.tip(), tip+1); h++ {
+		b := s.received[s.chain.at(h)]
+		if b == nil {
+			s.request(fork + 1)
+			return false, nil
+		}
+		if err := s.f.cfg.Rules.Check(b, uint32(h)); err != nil {
+			return false, fmt.Errorf("invalid data from the peer: %w", err)
+		}
+		connect = append(connect, utxo.BlockFromChain(b, uint32(h)))
+	}
+	var disconnect []utxo.Block
+	for h := tip; h > fork; h-- {
+		info, _, err := s.f.cfg.Store.BlockAt(ctx, uint32(h))
+		if err != nil {
+			return false, fatal(err)
+		}
+		b, err := s.f.keep.get(uint32(h), info.Hash)
+		if err != nil {
+			return false, fatal(fmt.Errorf("the store's block %s at height %d must be disconnected to follow the peer's chain (fork at height %d), but it is not kept (%v): it is past the rollback window of kept blocks; import the node's chain into a new store", info.Hash, h, fork, err))
+		}
+		disconnect = append(disconnect, b)
+	}
+	for _, b := range connect {
+		if err := s.f.keep.put(b.Height, b.Hash, s.received[b.Hash].Raw); err != nil {
+			return false, fatal(err)
+		}
+	}
+	if err := s.f.cfg.Store.Reorg(ctx, disconnect, connect); err != nil {
+		return false, classify(err, fmt.Sprintf("reorganising to the peer's branch from height %d", fork+1))
+	}
+	if err := s.reorgIndex(disconnect, connect); err != nil {
+		return false, fatal(err)
+	}
+	for _, b := range connect {
+		delete(s.received, b.Hash)
+		if c := s.f.cfg.Connected; c != nil {
+			c(ctx, b)
+		}
+	}
+	s.f.cfg.Metrics.reorg(len(disconnect))
+	newTip := fork + int32(len(connect))
+	s.f.cfg.Logf("reorganised to the peer's branch: %d blocks disconnected, %d connected from height %d; tip %s at height %d",
+		len(disconnect), len(connect), fork+1, s.chain.at(newTip), newTip)
+	return true, nil
+}
+
+func (s *session) reorgIndex(disconnect, connect []utxo.Block) error {
+	idx := s.f.cfg.Index
+	if idx == nil {
+		return nil
+	}
+	for _, b := range disconnect {
+		if err := idx.DisconnectBlock(b.Height, b.Hash); err != nil {
+			return fmt.Errorf("address index: disconnecting block %s: %w", b.Hash, err)
+		}
+	}
+	for _, b := range connect {
+		if err := idx.ConnectBlock(indexed(b)); err != nil {
+			return fmt.Errorf("address index: connecting block %s: %w", b.Hash, err)
+		}
+	}
+	return nil
+}
+
+// reachedTip marks the arrival at the peer's tip: from here on its
+// transactions are followed, starting with its whole mempool when it
+// serves one.
+func (s *session) reachedTip(ctx context.Context) error {
+	if !s.atTip {
+		s.atTip = true
+		if !s.f.caughtUp.Swap(true) && s.f.cfg.Progress != nil {
+			s.f.cfg.Progress.CaughtUp() // the bar's last line, before the log's
+		}
+		if t, ok, err := s.f.cfg.Store.Tip(ctx); err == nil && ok {
+			s.f.cfg.Logf("at the peer's tip: block %s at height %d", t.Hash, t.Height)
+		}
+		if s.p.Services()&wire.SFNodeBloom != 0 {
+			s.p.QueueMessage(wire.NewMsgMemPool(), nil)
+		}
+	}
+	if s.f.cfg.StopAtTip {
+		return errStoppedAtTip
+	}
+	unmined, err := s.f.cfg.Store.QueryOldUnminedTransactions(ctx, ^uint32(0))
+	if err != nil {
+		return fatal(fmt.Errorf("counting unmined transactions: %w", err))
+	}
+	s.f.cfg.Metrics.unmined.Set(float64(len(unmined)))
+	return nil
+}

@@ -1,0 +1,44 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/utxostore/utxostore/proto/utxostorepb"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// SendTx is the gRPC twin of /api/v2/sendtx: the node the daemon follows
+// (Server.SetNode) takes the transaction, or it is Unavailable.
+func (s *grpcService) SendTx(ctx context.Context, r *pb.TxRequest) (*pb.SendTxReply, error) {
+	node := s.node()
+	if node == nil {
+		return nil, status.Error(codes.Unavailable, noNode)
+	}
+	txid, err := node.SendTx(ctx, r.Tx)
+	if err != nil {
+		return nil, sendTxStatus(err)
+	}
+	return &pb.SendTxReply{Txid: txid[:]}, nil
+}
+
+// sendTxStatus is a refused transaction's gRPC status: the store's error
+// when the store refused it (a double spend, say), InvalidArgument when it
+// does not parse, Unavailable when the node could not be reached.
+func sendTxStatus(err error) error {
+	var refused *utxo.Error
+	switch {
+	case errors.As(err, &refused) && !errors.Is(err, utxo.ErrStorage):
+		return storeStatus(err)
+	case errors.Is(err, ErrTxNotParsed):
+		return badRequest("tx: %v", err)
+	}
+	return status.Errorf(codes.Unavailable, "%v", err)
+}
+
+// ErrTxNotParsed is what a Node's SendTx wraps when the bytes are no
+// transaction.
+var ErrTxNotParsed = errors.New("the transaction does not parse")
