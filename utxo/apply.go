@@ -22,7 +22,7 @@ type recordOp struct {
 
 	// Outcome.
 	signal  record.Signal
-	after   *record.Record // the record as written (nil if missing or failed)
+	after   *record.Record // the record as written, less its Utxos and Tx (nil if missing or failed)
 	changed bool           // the operation changed the stored bytes
 	err     error
 }
@@ -41,7 +41,9 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 		}
 		return engine.Mutation{}, notFound(o.txid)
 	}
-	r, err := record.Decode(current)
+	// current is only lent for this call: the record shares its outputs
+	// and transaction bytes, which after drops before keeping the rest.
+	r, err := record.DecodeShared(current)
 	if err != nil {
 		return engine.Mutation{}, err
 	}
@@ -50,6 +52,7 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 		return engine.Mutation{}, err
 	}
 	next := r.Encode()
+	r.Utxos, r.Tx = nil, nil
 	o.signal, o.after = sig, r
 	if bytes.Equal(next, current) {
 		return engine.Mutation{Action: engine.Keep}, nil

@@ -66,8 +66,7 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([
 		h := chainhash.Hash(chain.UTXOHash(tx.ID, uint32(vout), out.PkScript, uint64(out.Value)))
 		hashes[vout] = &h
 	}
-	external := db.opts.ExternalizeAllTransactions || len(tx.Raw) > db.opts.MaxTxSizeInStore ||
-		len(msg.TxOut) > db.opts.UtxoBatchSize
+	external := db.externalized(tx)
 	var inpoints record.TxInpoints
 	if !coinbase {
 		outpoints := make([]record.Outpoint, len(msg.TxIn))
@@ -111,6 +110,19 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o createOptions) ([
 		return nil, false, err
 	}
 	return recs, recs[0].External, nil
+}
+
+// externalized reports whether tx's bytes go to the blob store rather than
+// into its master record.
+func (db *DB) externalized(tx *chain.Tx) bool {
+	return db.opts.ExternalizeAllTransactions || len(tx.Raw) > db.opts.MaxTxSizeInStore ||
+		len(tx.Msg.TxOut) > db.opts.UtxoBatchSize
+}
+
+// fitsOneRecord reports whether tx is stored as one self-contained record,
+// written with one create-only update (no lock record, no blob).
+func (db *DB) fitsOneRecord(tx *chain.Tx) bool {
+	return !db.externalized(tx) && record.NumRecords(len(tx.Msg.TxOut), db.opts.UtxoBatchSize) == 1
 }
 
 // StoredAsUTXO reports whether the store keeps an output as a UTXO: every

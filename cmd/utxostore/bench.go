@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -66,6 +67,7 @@ type benchConfig struct {
 	jsonPath  string
 	chartPath string
 	dir       string
+	profile   string
 	inProcess bool
 	sf        storeFlags
 }
@@ -122,6 +124,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.StringVar(&cfg.jsonPath, "json", "", "write the full results as JSON to this file")
 	fs.StringVar(&cfg.chartPath, "chart", "", "write an SVG chart of throughput vs live UTXOs to this file")
 	fs.StringVar(&cfg.dir, "dir", "", "parent directory of the temporary data directories (default: the system's)")
+	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU and allocation profiles of the replay to this directory (ENGINE.cpu.pprof, ENGINE.allocs.pprof)")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), benchHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -222,7 +225,14 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		dir := filepath.Join(work, fmt.Sprintf("data-%d-%s", i, name))
 		var res *report.EngineResult
 		if cfg.inProcess {
+			stop, err := startProfile(cfg.profile, name)
+			if err != nil {
+				return nil, err
+			}
 			res = benchEngine(ctx, name, cfg.sf, dir, streamPath, seriesEvery)
+			if err := stop(); err != nil {
+				return nil, err
+			}
 		} else {
 			res = benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json"))
 		}
@@ -311,7 +321,7 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 	args := []string{"bench", "--child", "--engine=" + name, "--data=" + dir, "--stream=" + stream, "--result=" + resultPath,
 		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
 		"--redis=" + cfg.sf.redis, "--redis-namespace=" + fmt.Sprintf("%s-bench-%d", cfg.sf.namespace, os.Getpid()),
-		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu}
+		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(os.Environ(), benchChildEnv+"=1")
 	cmd.Stderr = os.Stderr
@@ -340,10 +350,18 @@ func runBenchChild(ctx context.Context, args []string) error {
 	stream := fs.String("stream", "", "operation stream")
 	result := fs.String("result", "", "result file")
 	seriesEvery := fs.Int("series-every", 1, "blocks per series point")
+	profile := fs.String("profile", "", "profile directory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	stop, err := startProfile(*profile, sf.engine)
+	if err != nil {
+		return err
+	}
 	res := benchEngine(ctx, sf.engine, sf, sf.data, *stream, *seriesEvery)
+	if err := stop(); err != nil {
+		return err
+	}
 	data, err := json.Marshal(res)
 	if err != nil {
 		return err
@@ -393,4 +411,38 @@ func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream s
 		err = fmt.Errorf("closing: %w", closeErr)
 	}
 	return res, err
+}
+
+// startProfile starts the CPU profile --profile asks for and returns the
+// function that stops it and writes the allocation profile beside it.
+func startProfile(dir, name string) (stop func() error, err error) {
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cpu, err := os.Create(filepath.Join(dir, name+".cpu.pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		cpu.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := cpu.Close(); err != nil {
+			return err
+		}
+		allocs, err := os.Create(filepath.Join(dir, name+".allocs.pprof"))
+		if err != nil {
+			return err
+		}
+		err = pprof.Lookup("allocs").WriteTo(allocs, 0)
+		if closeErr := allocs.Close(); err == nil {
+			err = closeErr
+		}
+		return err
+	}, nil
 }
