@@ -3,6 +3,7 @@ package utxo
 import (
 	"bytes"
 	"context"
+	"errors"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
@@ -27,6 +28,11 @@ type recordOp struct {
 	err     error
 }
 
+// errUnchanged is what an op returns when it left the record exactly as it
+// was (an idempotent re-spend, say): the record is then neither encoded
+// again nor written. It is no failure.
+var errUnchanged = errors.New("record unchanged")
+
 func (o *recordOp) key() engine.Key {
 	return engine.Key(record.RecordKey(o.txid, o.index))
 }
@@ -48,6 +54,11 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 		return engine.Mutation{}, err
 	}
 	sig, err := o.op(r)
+	if errors.Is(err, errUnchanged) {
+		r.Utxos, r.Tx = nil, nil
+		o.signal, o.after = sig, r
+		return engine.Mutation{Action: engine.Keep}, nil
+	}
 	if err != nil {
 		return engine.Mutation{}, err
 	}
