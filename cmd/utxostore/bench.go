@@ -68,6 +68,7 @@ type benchConfig struct {
 	chartPath string
 	dir       string
 	profile   string
+	clients   int
 	inProcess bool
 	sf        storeFlags
 }
@@ -124,6 +125,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.StringVar(&cfg.jsonPath, "json", "", "write the full results as JSON to this file")
 	fs.StringVar(&cfg.chartPath, "chart", "", "write an SVG chart of throughput vs live UTXOs to this file")
 	fs.StringVar(&cfg.dir, "dir", "", "parent directory of the temporary data directories (default: the system's)")
+	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
 	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU and allocation profiles of the replay to this directory (ENGINE.cpu.pprof, ENGINE.allocs.pprof)")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), benchHelp); fs.PrintDefaults() }
@@ -131,6 +133,9 @@ func parseBench(args []string) (*benchConfig, error) {
 		return nil, err
 	}
 	cfg.synthetic.Seed = *seed
+	if cfg.clients < 1 {
+		return nil, usagef("--clients must be at least 1")
+	}
 	// Refused here rather than in every child.
 	if _, err := cfg.sf.sozuOptions(); err != nil {
 		return nil, err
@@ -214,7 +219,7 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 	fmt.Fprintf(logw, "bench: %s workload, %d operations, stream sha256 %s\n", out.Workload.Kind, out.Workload.Ops, out.Workload.StreamSHA)
 
 	ref := driver.NewMap()
-	if _, err := replayStream(ctx, ref, streamPath, seriesEvery); err != nil {
+	if _, err := replayStream(ctx, ref, streamPath, driver.Options{SeriesEvery: seriesEvery}); err != nil {
 		return nil, fmt.Errorf("the map reference refused the stream: %w", err)
 	}
 	sum := ref.Set.Summary()
@@ -229,7 +234,7 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 			if err != nil {
 				return nil, err
 			}
-			res = benchEngine(ctx, name, cfg.sf, dir, streamPath, seriesEvery)
+			res = benchEngine(ctx, name, cfg.sf, dir, streamPath, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients})
 			if err := stop(); err != nil {
 				return nil, err
 			}
@@ -303,13 +308,13 @@ func writeStream(cfg *benchConfig, path string, out *benchOutput) (int, error) {
 	return max(1, blocks/40), err
 }
 
-func replayStream(ctx context.Context, t driver.Target, path string, seriesEvery int) (*report.EngineResult, error) {
+func replayStream(ctx context.Context, t driver.Target, path string, opts driver.Options) (*report.EngineResult, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return driver.Run(ctx, t, workload.NewReader(f), driver.Options{SeriesEvery: seriesEvery})
+	return driver.Run(ctx, t, workload.NewReader(f), opts)
 }
 
 // benchChild re-executes this binary for one engine and reads its result.
@@ -321,7 +326,8 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 	args := []string{"bench", "--child", "--engine=" + name, "--data=" + dir, "--stream=" + stream, "--result=" + resultPath,
 		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
 		"--redis=" + cfg.sf.redis, "--redis-namespace=" + fmt.Sprintf("%s-bench-%d", cfg.sf.namespace, os.Getpid()),
-		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile}
+		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
+		"--clients=" + strconv.Itoa(cfg.clients)}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(os.Environ(), benchChildEnv+"=1")
 	cmd.Stderr = os.Stderr
@@ -351,6 +357,7 @@ func runBenchChild(ctx context.Context, args []string) error {
 	result := fs.String("result", "", "result file")
 	seriesEvery := fs.Int("series-every", 1, "blocks per series point")
 	profile := fs.String("profile", "", "profile directory")
+	clients := fs.Int("clients", 1, "concurrent submitters")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -358,7 +365,7 @@ func runBenchChild(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	res := benchEngine(ctx, sf.engine, sf, sf.data, *stream, *seriesEvery)
+	res := benchEngine(ctx, sf.engine, sf, sf.data, *stream, driver.Options{SeriesEvery: *seriesEvery, Clients: *clients})
 	if err := stop(); err != nil {
 		return err
 	}
@@ -377,10 +384,10 @@ func runBenchChild(ctx context.Context, args []string) error {
 
 // benchEngine replays the stream on one engine (or the map) over a fresh
 // data directory and measures it. Failures are reported in the result.
-func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, seriesEvery int) *report.EngineResult {
+func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, opts driver.Options) *report.EngineResult {
 	io0 := sysstat.ReadIO()
 	device0, deviceOK := sysstat.DeviceWrites(dir)
-	res, err := replayEngine(ctx, name, sf, dir, stream, seriesEvery)
+	res, err := replayEngine(ctx, name, sf, dir, stream, opts)
 	if err != nil {
 		return &report.EngineResult{Engine: name, Err: err.Error()}
 	}
@@ -397,16 +404,17 @@ func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream st
 	return res
 }
 
-func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, seriesEvery int) (*report.EngineResult, error) {
+func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, opts driver.Options) (*report.EngineResult, error) {
 	if name == mapEngine {
-		return replayStream(ctx, driver.NewMap(), stream, seriesEvery)
+		opts.Clients = 1 // the reference is one plain map
+		return replayStream(ctx, driver.NewMap(), stream, opts)
 	}
 	sf.engine, sf.data = name, dir
 	store, err := sf.open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res, err := replayStream(ctx, driver.Store{DB: store}, stream, seriesEvery)
+	res, err := replayStream(ctx, driver.Store{DB: store}, stream, opts)
 	if closeErr := store.Close(); err == nil && closeErr != nil {
 		err = fmt.Errorf("closing: %w", closeErr)
 	}
