@@ -83,7 +83,7 @@ func (db *DB) apply(ctx context.Context, ops []*recordOp) error {
 	for i, o := range ops {
 		updates[i] = engine.Update{Key: o.key(), Fn: o.update}
 	}
-	errs, err := db.eng.Update(ctx, updates)
+	errs, err := db.update(ctx, updates)
 	if err != nil {
 		return storageErr("updating records", err)
 	}

@@ -144,7 +144,7 @@ func StoredAsUTXO(out *wire.TxOut) bool {
 // createSingle writes a one-record transaction if it does not exist.
 func (db *DB) createSingle(ctx context.Context, txid chainhash.Hash, r *record.Record) error {
 	value := r.Encode()
-	errs, err := db.eng.Update(ctx, []engine.Update{{Key: engine.Key(record.MasterKey(txid)), Fn: func(current []byte) (engine.Mutation, error) {
+	errs, err := db.update(ctx, []engine.Update{{Key: engine.Key(record.MasterKey(txid)), Fn: func(current []byte) (engine.Mutation, error) {
 		if current != nil {
 			return engine.Mutation{}, txExists(txid)
 		}

@@ -53,6 +53,15 @@ type Options struct {
 	Blobs blob.Store
 	// Now is the clock for createdAt and lock records (tests set it).
 	Now func() time.Time
+	// BatchWait, when positive, merges the engine writes of concurrent
+	// callers: a batch closes BatchWait after its first write arrives, or
+	// as soon as it holds BatchOps updates (default DefaultBatchOps), and
+	// goes to the engine as one batch, so under engine.SyncAlways its
+	// callers share one fsync. Zero gives every call its own engine batch,
+	// which suits one caller or engine.SyncBlock. DefaultBatchWait is the
+	// measured setting for concurrent callers.
+	BatchWait time.Duration
+	BatchOps  int
 }
 
 func (o Options) withDefaults() Options {
@@ -76,6 +85,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.BatchOps <= 0 {
+		o.BatchOps = DefaultBatchOps
 	}
 	return o
 }

@@ -110,7 +110,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	if redis := os.Getenv("UTXOSTORE_REDIS_ADDRS"); redis != "" {
 		cfg.sf.redis = redis
 	}
-	for _, name := range []string{"sync", "network", "redis", "redis-namespace", "redis-wait"} {
+	for _, name := range []string{"sync", "network", "redis", "redis-namespace", "redis-wait", "batch-wait", "batch-ops"} {
 		f := sfs.Lookup(name)
 		fs.Var(f.Value, name, f.Usage)
 	}
@@ -327,7 +327,7 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
 		"--redis=" + cfg.sf.redis, "--redis-namespace=" + fmt.Sprintf("%s-bench-%d", cfg.sf.namespace, os.Getpid()),
 		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
-		"--clients=" + strconv.Itoa(cfg.clients)}
+		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps)}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(os.Environ(), benchChildEnv+"=1")
 	cmd.Stderr = os.Stderr
