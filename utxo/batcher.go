@@ -18,20 +18,23 @@ const (
 )
 
 // batcher merges the engine writes of concurrent callers into one engine
-// batch: the first caller to arrive opens a batch and, BatchWait later or
-// as soon as it holds BatchOps updates, hands the whole batch to the engine
-// and shares the outcome. Under engine.SyncAlways one engine batch is one
-// synced log write, so callers that arrive together share one fsync (and,
-// on Redis, one round trip per master) instead of queueing for their own.
-// Each update still applies atomically for its key, in arrival order, so
-// merging changes no outcome.
+// batch: the first caller to arrive opens a batch and hands the whole batch
+// to the engine, sharing the outcome, as soon as it holds BatchOps updates,
+// BatchWait after it opened, or when no other batch is at the engine (a
+// lone caller, an import say, never waits). Under engine.SyncAlways one
+// engine batch is one synced log write, so callers that arrive while a
+// batch is being synced share the next fsync (and, on Redis, one round trip
+// per master) instead of queueing for their own. Each update still applies
+// atomically for its key, in arrival order, so merging changes no outcome.
 type batcher struct {
 	eng    engine.Engine
 	maxOps int
 	wait   time.Duration
 
-	mu   sync.Mutex
-	open *batch // collecting updates; nil when none is
+	mu       sync.Mutex
+	open     *batch        // collecting updates; nil when none is
+	inFlight int           // batches at the engine
+	idle     chan struct{} // closed when inFlight drops to zero
 }
 
 // batch is one merged engine batch.
@@ -59,18 +62,33 @@ func (b *batcher) update(ctx context.Context, updates []engine.Update) ([]error,
 	}
 	b.mu.Unlock()
 	if leader {
-		timer := time.NewTimer(b.wait)
-		select {
-		case <-timer.C:
-		case <-bt.full:
+		b.mu.Lock()
+		idle := b.idle
+		b.mu.Unlock()
+		if idle != nil {
+			timer := time.NewTimer(b.wait)
+			select {
+			case <-timer.C:
+			case <-bt.full:
+			case <-idle:
+			}
+			timer.Stop()
 		}
-		timer.Stop()
 		b.mu.Lock()
 		b.open = nil // closed: later callers open the next batch
+		if b.inFlight++; b.inFlight == 1 {
+			b.idle = make(chan struct{})
+		}
 		b.mu.Unlock()
 		// The batch holds other callers' updates: the leader's
 		// cancellation must not fail theirs.
 		bt.errs, bt.err = b.eng.Update(context.WithoutCancel(ctx), bt.updates)
+		b.mu.Lock()
+		if b.inFlight--; b.inFlight == 0 {
+			close(b.idle)
+			b.idle = nil
+		}
+		b.mu.Unlock()
 		close(bt.done)
 	} else {
 		// Not cancellable: the updates are in the batch, and only the

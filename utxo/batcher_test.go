@@ -16,14 +16,21 @@ import (
 	"github.com/utxostore/utxostore/engine/memory"
 )
 
-// countingEngine counts the engine batches a store sends.
+// countingEngine counts the engine batches a store sends and, while hold
+// is set, holds each batch until it is released, as a slow fsync would.
 type countingEngine struct {
 	engine.Engine
 	batches atomic.Int64
+	hold    chan struct{} // receives one value per held batch
+	arrived chan struct{} // signalled when a held batch reaches the engine
 }
 
 func (c *countingEngine) Update(ctx context.Context, updates []engine.Update) ([]error, error) {
 	c.batches.Add(1)
+	if c.hold != nil {
+		c.arrived <- struct{}{}
+		<-c.hold
+	}
 	return c.Engine.Update(ctx, updates)
 }
 
@@ -45,9 +52,11 @@ func TestBatcherMergesConcurrentCallers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The batch closes when it holds one update per caller, long before
-	// the wait: every caller is in it whatever the scheduling.
-	db, err := Open(ctx, eng, Options{BatchWait: time.Minute, BatchOps: callers})
+	// A lone caller goes straight to the engine. The callers that arrive
+	// while its batch is there (held, as a slow fsync holds it) wait for
+	// it and go together: one batch, closed when it holds one update per
+	// caller, long before the wait is over, whatever the scheduling.
+	db, err := Open(ctx, eng, Options{BatchWait: time.Minute, BatchOps: callers - 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,14 +66,21 @@ func TestBatcherMergesConcurrentCallers(t *testing.T) {
 		txs[i] = spendTx(fmt.Sprintf("batch-%d", i), []wire.OutPoint{out(parent, uint32(i))}, 1, 900)
 	}
 	before := eng.batches.Load()
+	eng.hold, eng.arrived = make(chan struct{}), make(chan struct{})
 	errs := make([]error, callers)
 	var wg sync.WaitGroup
-	for i, tx := range txs {
-		wg.Go(func() { _, errs[i] = db.Create(ctx, tx, 0) })
+	wg.Go(func() { _, errs[0] = db.Create(ctx, txs[0], 0) })
+	<-eng.arrived // the lone caller's batch is at the engine
+	for i, tx := range txs[1:] {
+		wg.Go(func() { _, errs[i+1] = db.Create(ctx, tx, 0) })
 	}
+	<-eng.arrived // the merged batch, closed full while the first is held
+	eng.hold <- struct{}{}
+	eng.hold <- struct{}{}
 	wg.Wait()
-	if n := eng.batches.Load() - before; n != 1 {
-		t.Fatalf("%d concurrent creates took %d engine batches, want 1", callers, n)
+	eng.hold = nil
+	if n := eng.batches.Load() - before; n != 2 {
+		t.Fatalf("a lone create and %d concurrent ones took %d engine batches, want 2", callers-1, n)
 	}
 	if !errors.Is(errs[0], ErrTxExists) {
 		t.Fatalf("create of a stored transaction: %v, want TX_EXISTS", errs[0])
