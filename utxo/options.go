@@ -54,10 +54,11 @@ type Options struct {
 	// Now is the clock for createdAt and lock records (tests set it).
 	Now func() time.Time
 	// BatchWait, when positive, merges the engine writes of concurrent
-	// callers: a batch closes BatchWait after its first write arrives, or
-	// as soon as it holds BatchOps updates (default DefaultBatchOps), and
-	// goes to the engine as one batch, so under engine.SyncAlways its
-	// callers share one fsync. Zero gives every call its own engine batch,
+	// callers: a batch closes BatchWait after its first write arrives, as
+	// soon as it holds BatchOps updates (default DefaultBatchOps), or at
+	// once when no other batch is at the engine (a lone caller never
+	// waits), and goes to the engine as one batch, so under
+	// engine.SyncAlways its callers share one fsync. Zero gives every call its own engine batch,
 	// which suits one caller or engine.SyncBlock. DefaultBatchWait is the
 	// measured setting for concurrent callers.
 	BatchWait time.Duration

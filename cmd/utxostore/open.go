@@ -84,7 +84,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
 	fs.BoolVar(&f.discardCorruptLog, "discard-corrupt-log", false, "engine sozu: open a store whose log is damaged before its end (Open refuses it otherwise) by dropping the log from the damaged write on; the writes logged from there are lost. A torn end is always dropped, and reported")
 	fs.StringVar(&f.sozu, "sozu-tuning", envOr("UTXOSTORE_SOZU_TUNING", ""), "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)
-	fs.DurationVar(&f.batchWait, "batch-wait", utxo.DefaultBatchWait, "with --sync always, merge the writes of concurrent callers into one engine batch (one fsync, one Redis round trip per master) that closes this long after it opens or at --batch-ops updates; 0 turns merging off")
+	fs.DurationVar(&f.batchWait, "batch-wait", utxo.DefaultBatchWait, "with --sync always, merge the writes of concurrent callers into one engine batch (one fsync, one Redis round trip per master); while another batch is being written, a batch closes this long after it opens or at --batch-ops updates; 0 turns merging off")
 	fs.IntVar(&f.batchOps, "batch-ops", utxo.DefaultBatchOps, "updates at which a merged batch closes early (see --batch-wait)")
 	fs.StringVar(&f.namespace, "redis-namespace", envOr("UTXOSTORE_REDIS_NAMESPACE", "utxostore"), "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
 }
