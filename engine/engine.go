@@ -108,7 +108,9 @@ type Mutation struct {
 // the same key, because optimistic engines retry on conflict, so it must be a
 // pure function of current; only the last call's result is applied. When it
 // returns an error the record is left unchanged and the error is reported for
-// that update.
+// that update. current is lent for the call: the function neither changes
+// it nor keeps it (nor anything sharing its memory) once it returns, so an
+// engine may hand over its own bytes without a copy.
 type UpdateFunc func(current []byte) (Mutation, error)
 
 // Update is one read-modify-write of a batch.

@@ -3,6 +3,7 @@ package utxo
 import (
 	"bytes"
 	"context"
+	"errors"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
@@ -22,10 +23,15 @@ type recordOp struct {
 
 	// Outcome.
 	signal  record.Signal
-	after   *record.Record // the record as written (nil if missing or failed)
+	after   *record.Record // the record as written, less its Utxos and Tx (nil if missing or failed)
 	changed bool           // the operation changed the stored bytes
 	err     error
 }
+
+// errUnchanged is what an op returns when it left the record exactly as it
+// was (an idempotent re-spend, say): the record is then neither encoded
+// again nor written. It is no failure.
+var errUnchanged = errors.New("record unchanged")
 
 func (o *recordOp) key() engine.Key {
 	return engine.Key(record.RecordKey(o.txid, o.index))
@@ -41,15 +47,23 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 		}
 		return engine.Mutation{}, notFound(o.txid)
 	}
-	r, err := record.Decode(current)
+	// current is only lent for this call: the record shares its outputs
+	// and transaction bytes, which after drops before keeping the rest.
+	r, err := record.DecodeShared(current)
 	if err != nil {
 		return engine.Mutation{}, err
 	}
 	sig, err := o.op(r)
+	if errors.Is(err, errUnchanged) {
+		r.Utxos, r.Tx = nil, nil
+		o.signal, o.after = sig, r
+		return engine.Mutation{Action: engine.Keep}, nil
+	}
 	if err != nil {
 		return engine.Mutation{}, err
 	}
 	next := r.Encode()
+	r.Utxos, r.Tx = nil, nil
 	o.signal, o.after = sig, r
 	if bytes.Equal(next, current) {
 		return engine.Mutation{Action: engine.Keep}, nil
@@ -69,7 +83,7 @@ func (db *DB) apply(ctx context.Context, ops []*recordOp) error {
 	for i, o := range ops {
 		updates[i] = engine.Update{Key: o.key(), Fn: o.update}
 	}
-	errs, err := db.eng.Update(ctx, updates)
+	errs, err := db.update(ctx, updates)
 	if err != nil {
 		return storageErr("updating records", err)
 	}

@@ -109,18 +109,17 @@ func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) err
 
 // createBlockTxs creates the block's transactions as mined in it. Those that
 // fit one record go in one engine batch; larger ones through Create. A
-// transaction already stored (seen unmined, or connected before a crash) is
-// left for SetMinedMulti. It returns the transactions it created.
+// transaction already stored (submitted before its block, seen unmined, or
+// connected before a crash) is left for SetMinedMulti, and its records are
+// never built: on a node that saw the transactions first, that is almost
+// every transaction of the block. It returns the transactions it created.
 func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) ([]chainhash.Hash, error) {
 	var created []chainhash.Hash
 	var updates []engine.Update
 	var single []*chain.Tx
+	opts := CreateOptions{MinedBlocks: []MinedBlockInfo{info}}
 	for _, tx := range b.Txs {
-		recs, external, err := db.buildRecords(tx, b.Height, CreateOptions{MinedBlocks: []MinedBlockInfo{info}})
-		if err != nil {
-			return created, err
-		}
-		if len(recs) > 1 || external {
+		if !db.fitsOneRecord(tx) {
 			_, err := db.Create(ctx, tx, b.Height, WithMinedBlockInfo(info))
 			switch {
 			case err == nil:
@@ -130,13 +129,24 @@ func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) 
 			}
 			continue
 		}
-		r := recs[0]
-		value, t := r.Encode(), terms(r)
+		// Built at most once, and only when the record is missing; an
+		// optimistic engine may call the update again.
+		var built *engine.Mutation
+		var buildErr error
 		updates = append(updates, engine.Update{Key: engine.Key(record.MasterKey(tx.ID)), Fn: func(current []byte) (engine.Mutation, error) {
 			if current != nil {
 				return engine.Mutation{}, errAlreadyCommitted
 			}
-			return engine.Mutation{Action: engine.Put, Value: value, Terms: t}, nil
+			if built == nil && buildErr == nil {
+				var recs []*record.Record
+				if recs, _, buildErr = db.buildRecords(tx, b.Height, opts); buildErr == nil {
+					built = &engine.Mutation{Action: engine.Put, Value: recs[0].Encode(), Terms: terms(recs[0])}
+				}
+			}
+			if buildErr != nil {
+				return engine.Mutation{}, buildErr
+			}
+			return *built, nil
 		}})
 		single = append(single, tx)
 	}

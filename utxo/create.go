@@ -63,8 +63,7 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o CreateOptions) ([
 		h := chainhash.Hash(chain.UTXOHash(tx.ID, uint32(vout), out.PkScript, uint64(out.Value)))
 		hashes[vout] = &h
 	}
-	external := db.opts.ExternalizeAllTransactions || len(tx.Raw) > db.opts.MaxTxSizeInStore ||
-		len(msg.TxOut) > db.opts.UtxoBatchSize
+	external := db.externalized(tx)
 	var inpoints record.TxInpoints
 	if !coinbase {
 		outpoints := make([]record.Outpoint, len(msg.TxIn))
@@ -110,6 +109,19 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o CreateOptions) ([
 	return recs, recs[0].External, nil
 }
 
+// externalized reports whether tx's bytes go to the blob store rather than
+// into its master record.
+func (db *DB) externalized(tx *chain.Tx) bool {
+	return db.opts.ExternalizeAllTransactions || len(tx.Raw) > db.opts.MaxTxSizeInStore ||
+		len(tx.Msg.TxOut) > db.opts.UtxoBatchSize
+}
+
+// fitsOneRecord reports whether tx is stored as one self-contained record,
+// written with one create-only update (no lock record, no blob).
+func (db *DB) fitsOneRecord(tx *chain.Tx) bool {
+	return !db.externalized(tx) && record.NumRecords(len(tx.Msg.TxOut), db.opts.UtxoBatchSize) == 1
+}
+
 // StoredAsUTXO reports whether the store keeps an output as a UTXO: every
 // output except zero-value data carriers (OP_RETURN, or OP_FALSE
 // OP_RETURN), which can never be spent, in coinbases too (the reference's
@@ -129,7 +141,7 @@ func StoredAsUTXO(out *wire.TxOut) bool {
 // createSingle writes a one-record transaction if it does not exist.
 func (db *DB) createSingle(ctx context.Context, txid chainhash.Hash, r *record.Record) error {
 	value := r.Encode()
-	errs, err := db.eng.Update(ctx, []engine.Update{{Key: engine.Key(record.MasterKey(txid)), Fn: func(current []byte) (engine.Mutation, error) {
+	errs, err := db.update(ctx, []engine.Update{{Key: engine.Key(record.MasterKey(txid)), Fn: func(current []byte) (engine.Mutation, error) {
 		if current != nil {
 			return engine.Mutation{}, txExists(txid)
 		}

@@ -27,6 +27,7 @@ type DB struct {
 	closed     atomic.Bool
 	faults     faults
 	txCache    txCache
+	batcher    *batcher // nil: every call is its own engine batch
 
 	// UncleanShutdown reports that the previous run did not close the
 	// store; the engine recovered its log, and multi-record creates left
@@ -51,6 +52,9 @@ func Open(ctx context.Context, eng engine.Engine, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{eng: eng, opts: opts, UncleanShutdown: unclean}
+	if opts.BatchWait > 0 {
+		db.batcher = &batcher{eng: eng, maxOps: opts.BatchOps, wait: opts.BatchWait}
+	}
 	cs, err := db.loadChainState(ctx)
 	if err != nil {
 		return nil, err

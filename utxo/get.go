@@ -167,6 +167,11 @@ func metaFromRecords(recs []*record.Record, tx *chain.Tx) *Meta {
 
 		ConflictingChildren: m.ConflictingChildren,
 	}
+	outputs := 0
+	for _, r := range recs {
+		outputs += len(r.Utxos)
+	}
+	meta.Outputs = make([]OutputState, 0, outputs)
 	for _, r := range recs {
 		meta.Frozen = meta.Frozen || r.Frozen
 		meta.Creating = meta.Creating || r.Creating

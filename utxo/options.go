@@ -60,6 +60,16 @@ type Options struct {
 	// *StateError; writes fail with an error that unwraps to
 	// engine.ErrReadOnly.
 	ReadOnly bool
+	// BatchWait, when positive, merges the engine writes of concurrent
+	// callers: a batch closes BatchWait after its first write arrives, as
+	// soon as it holds BatchOps updates (default DefaultBatchOps), or at
+	// once when no other batch is at the engine (a lone caller never
+	// waits), and goes to the engine as one batch, so under
+	// engine.SyncAlways its callers share one fsync. Zero gives every call its own engine batch,
+	// which suits one caller or engine.SyncBlock. DefaultBatchWait is the
+	// measured setting for concurrent callers.
+	BatchWait time.Duration
+	BatchOps  int
 }
 
 func (o Options) withDefaults() Options {
@@ -83,6 +93,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.BatchOps <= 0 {
+		o.BatchOps = DefaultBatchOps
 	}
 	return o
 }

@@ -125,12 +125,19 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 			if err != nil {
 				return 0, err
 			}
+			changed := false
 			for j := range g.spends {
 				if itemErrs != nil {
 					g.errs[j] = itemErrs[j]
 				}
 				off := g.offsets[j]
 				g.applied[j] = g.errs[j] == nil && int(off) < len(r.Utxos) && !bytes.Equal(before[j], r.Utxos[off])
+				changed = changed || g.applied[j]
+			}
+			if !changed {
+				// Every spend was refused or already there (a block
+				// spending what its transactions spent when submitted).
+				return sig, errUnchanged
 			}
 			return sig, nil
 		}}

@@ -62,6 +62,35 @@ func TestMemoryMatchesMap(t *testing.T) {
 	t.Logf("digest %s, %d utxos; memory classes %+v", memRes.Digest, memRes.Utxos, memRes.Classes)
 }
 
+// TestConcurrentClientsMatchMap submits each block's transactions from 16
+// goroutines, many of them spending outputs of the same block: every spend
+// must still find its output and the final state must be the map's.
+func TestConcurrentClientsMatchMap(t *testing.T) {
+	ctx := context.Background()
+	cfg := workload.Config{Seed: 11, Blocks: 30, TargetUTXOs: 3000, TxsPerBlock: workload.Count{Min: 1, Mean: 80, Max: 400},
+		ReorgRate: 0.2, DoubleSpendsPerBlock: 1.5, ReadsPerBlock: 1}
+	data := stream(t, cfg)
+	mapRes, err := driver.Run(ctx, driver.NewMap(), workload.NewReader(bytes.NewReader(data)), driver.Options{})
+	if err != nil {
+		t.Fatalf("map: %v", err)
+	}
+	db, err := utxo.Open(ctx, memory.New(), utxo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := driver.Run(ctx, driver.Store{DB: db}, workload.NewReader(bytes.NewReader(data)), driver.Options{Clients: 16})
+	if err != nil {
+		t.Fatalf("16 clients: %v", err)
+	}
+	if res.Digest != mapRes.Digest {
+		t.Fatalf("16 clients reached digest %s, the map %s", res.Digest, mapRes.Digest)
+	}
+	if c := res.Classes["spend"]; c.Items == 0 || c.Seconds <= 0 {
+		t.Fatalf("no spends measured: %+v", c)
+	}
+}
+
 // replayFiles replays block files against the map and the memory engine
 // and returns both results.
 func replayFiles(t *testing.T, paths ...string) (mapDigest, memDigest string, skipped uint64) {

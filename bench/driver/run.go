@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/btcsuite/btcd/wire"
 
@@ -21,6 +25,10 @@ type Options struct {
 	// SeriesEvery is the number of measured blocks per point of the
 	// throughput series (at least 1).
 	SeriesEvery int
+	// Clients is the number of goroutines that submit transactions
+	// concurrently, as a validator does (0 or 1: one at a time). See
+	// submitConcurrently.
+	Clients int
 }
 
 // run is one replay in progress.
@@ -31,6 +39,14 @@ type run struct {
 	hists    map[report.Class]*latency.Hist
 	items    map[report.Class]uint64
 	res      *report.EngineResult
+	// wall holds, when clients submit concurrently, the wall time charged
+	// to each concurrent class (see submitConcurrently).
+	wall map[report.Class]time.Duration
+	// submits are the Submit operations waiting for the next other
+	// operation, when Clients > 1.
+	submits []*workload.Op
+	// timedMu guards the measurements while clients run concurrently.
+	timedMu sync.Mutex
 	// the current series interval
 	blocks        int
 	intervalItems uint64
@@ -43,7 +59,7 @@ type run struct {
 func Run(ctx context.Context, t Target, r *workload.Reader, opts Options) (*report.EngineResult, error) {
 	opts.SeriesEvery = max(1, opts.SeriesEvery)
 	d := &run{t: t, opts: opts, hists: map[report.Class]*latency.Hist{}, items: map[report.Class]uint64{},
-		res: &report.EngineResult{Classes: map[report.Class]report.ClassResult{}}}
+		res: &report.EngineResult{Classes: map[report.Class]report.ClassResult{}}, wall: map[report.Class]time.Duration{}}
 	for _, c := range report.Classes {
 		d.hists[c] = &latency.Hist{}
 	}
@@ -59,9 +75,19 @@ func Run(ctx context.Context, t Target, r *workload.Reader, opts Options) (*repo
 		if err != nil {
 			return nil, err
 		}
+		if opts.Clients > 1 && op.Kind == workload.Submit {
+			d.submits = append(d.submits, op)
+			continue
+		}
+		if err := d.submitConcurrently(ctx); err != nil {
+			return nil, err
+		}
 		if err := d.apply(ctx, op); err != nil {
 			return nil, fmt.Errorf("operation %d (%s): %w", n, op.Kind, err)
 		}
+	}
+	if err := d.submitConcurrently(ctx); err != nil {
+		return nil, err
 	}
 	d.res.WallSeconds = time.Since(start).Seconds()
 	sum, err := t.Summary(ctx)
@@ -74,7 +100,11 @@ func Run(ctx context.Context, t Target, r *workload.Reader, opts Options) (*repo
 		if h.Count() == 0 {
 			continue
 		}
-		cr := report.ClassResult{Calls: h.Count(), Items: d.items[c], Seconds: h.Total().Seconds(),
+		seconds := h.Total().Seconds()
+		if wall, ok := d.wall[c]; ok {
+			seconds = wall.Seconds()
+		}
+		cr := report.ClassResult{Calls: h.Count(), Items: d.items[c], Seconds: seconds,
 			P50Micros: micros(h.Quantile(0.5)), P99Micros: micros(h.Quantile(0.99)), MaxMicros: micros(h.Max())}
 		if cr.Seconds > 0 {
 			cr.PerSecond = float64(cr.Items) / cr.Seconds
@@ -87,11 +117,86 @@ func Run(ctx context.Context, t Target, r *workload.Reader, opts Options) (*repo
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
+// submitConcurrently submits the pending transactions from opts.Clients
+// goroutines, taking them in stream order. A transaction spending an
+// output of a pending one waits until that one is created, as a validator
+// waits for a parent, so every spend finds its output and the final state
+// is the sequential one. The calls' latencies are recorded as usual; the
+// spend and create classes are charged the phase's wall time, shared by
+// their summed latencies, so their rates are what the concurrent callers
+// achieved together.
+func (d *run) submitConcurrently(ctx context.Context) error {
+	if len(d.submits) == 0 {
+		return nil
+	}
+	ops := d.submits
+	d.submits = nil
+	created := make(map[chainhash.Hash]chan struct{}, len(ops))
+	for _, op := range ops {
+		created[op.Tx.ID] = make(chan struct{})
+	}
+	before := map[report.Class]time.Duration{report.Spend: d.hists[report.Spend].Total(), report.Create: d.hists[report.Create].Total()}
+	start := time.Now()
+	next := make(chan *workload.Op)
+	g, gctx := errgroup.WithContext(ctx)
+	for range d.opts.Clients {
+		g.Go(func() error {
+			for op := range next {
+				for _, in := range op.Tx.Msg.TxIn {
+					if parent, ok := created[in.PreviousOutPoint.Hash]; ok {
+						select {
+						case <-parent:
+						case <-gctx.Done():
+							return gctx.Err()
+						}
+					}
+				}
+				if err := d.apply(gctx, op); err != nil {
+					return err
+				}
+				close(created[op.Tx.ID])
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(next)
+		for _, op := range ops {
+			select {
+			case next <- op:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if !d.measured {
+		return nil
+	}
+	wall := time.Since(start)
+	var summed time.Duration
+	for c, t := range before {
+		summed += d.hists[c].Total() - t
+	}
+	if summed <= 0 {
+		return nil
+	}
+	for c, t := range before {
+		d.wall[c] += time.Duration(float64(wall) * float64(d.hists[c].Total()-t) / float64(summed))
+	}
+	return nil
+}
+
 // timed runs one store call and, once measuring, records it.
 func (d *run) timed(c report.Class, items int, call func() error) error {
 	start := time.Now()
 	err := call()
 	elapsed := time.Since(start)
+	d.timedMu.Lock()
+	defer d.timedMu.Unlock()
 	if d.measured {
 		d.hists[c].Record(elapsed)
 		d.items[c] += uint64(items)
@@ -99,6 +204,13 @@ func (d *run) timed(c report.Class, items int, call func() error) error {
 		d.intervalTime += elapsed
 	}
 	return err
+}
+
+// addLogical counts logical bytes written (submits may run concurrently).
+func (d *run) addLogical(n int) {
+	d.timedMu.Lock()
+	defer d.timedMu.Unlock()
+	d.res.LogicalBytes += int64(n)
 }
 
 // blockDone closes a block for the throughput series.
@@ -125,11 +237,11 @@ func (d *run) apply(ctx context.Context, op *workload.Op) error {
 		}); err != nil {
 			return fmt.Errorf("spending %s: %w", op.Tx.ID, err)
 		}
-		d.res.LogicalBytes += int64(benchmetric.OutpointBytes * len(op.Tx.Msg.TxIn))
+		d.addLogical(benchmetric.OutpointBytes * len(op.Tx.Msg.TxIn))
 		if err := d.timed(report.Create, 1, func() error { return d.t.Create(ctx, op.Tx, 0) }); err != nil {
 			return fmt.Errorf("creating %s: %w", op.Tx.ID, err)
 		}
-		d.res.LogicalBytes += int64(len(op.Tx.Raw))
+		d.addLogical(len(op.Tx.Raw))
 	case workload.Apply:
 		if err := d.timed(report.Create, 1, func() error { return d.t.Create(ctx, op.Tx, op.Height) }); err != nil {
 			return fmt.Errorf("creating %s: %w", op.Tx.ID, err)

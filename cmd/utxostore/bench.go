@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -66,6 +67,8 @@ type benchConfig struct {
 	jsonPath  string
 	chartPath string
 	dir       string
+	profile   string
+	clients   int
 	inProcess bool
 	sf        storeFlags
 }
@@ -107,7 +110,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	if redis := os.Getenv("UTXOSTORE_REDIS_ADDRS"); redis != "" {
 		cfg.sf.redis = redis
 	}
-	for _, name := range []string{"sync", "network", "redis", "redis-namespace", "redis-wait"} {
+	for _, name := range []string{"sync", "network", "redis", "redis-namespace", "redis-wait", "batch-wait", "batch-ops"} {
 		f := sfs.Lookup(name)
 		fs.Var(f.Value, name, f.Usage)
 	}
@@ -122,12 +125,22 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.StringVar(&cfg.jsonPath, "json", "", "write the full results as JSON to this file")
 	fs.StringVar(&cfg.chartPath, "chart", "", "write an SVG chart of throughput vs live UTXOs to this file")
 	fs.StringVar(&cfg.dir, "dir", "", "parent directory of the temporary data directories (default: the system's)")
+	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
+	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU and allocation profiles of the replay to this directory (ENGINE.cpu.pprof, ENGINE.allocs.pprof)")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), benchHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	cfg.synthetic.Seed = *seed
+	if txs := &cfg.synthetic.TxsPerBlock; float64(txs.Max) < txs.Mean {
+		// The draw's cut stays at twice the mean, so --txs 10000 gives
+		// blocks of about 10,000 transactions, not a refused shape.
+		txs.Max = int(2 * txs.Mean)
+	}
+	if cfg.clients < 1 {
+		return nil, usagef("--clients must be at least 1")
+	}
 	// Refused here rather than in every child.
 	if _, err := cfg.sf.sozuOptions(false); err != nil {
 		return nil, err
@@ -211,7 +224,7 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 	fmt.Fprintf(logw, "bench: %s workload, %d operations, stream sha256 %s\n", out.Workload.Kind, out.Workload.Ops, out.Workload.StreamSHA)
 
 	ref := driver.NewMap()
-	if _, err := replayStream(ctx, ref, streamPath, seriesEvery); err != nil {
+	if _, err := replayStream(ctx, ref, streamPath, driver.Options{SeriesEvery: seriesEvery}); err != nil {
 		return nil, fmt.Errorf("the map reference refused the stream: %w", err)
 	}
 	sum := ref.Set.Summary()
@@ -222,7 +235,14 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		dir := filepath.Join(work, fmt.Sprintf("data-%d-%s", i, name))
 		var res *report.EngineResult
 		if cfg.inProcess {
-			res = benchEngine(ctx, name, cfg.sf, dir, streamPath, seriesEvery)
+			stop, err := startProfile(cfg.profile, name)
+			if err != nil {
+				return nil, err
+			}
+			res = benchEngine(ctx, name, cfg.sf, dir, streamPath, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients})
+			if err := stop(); err != nil {
+				return nil, err
+			}
 		} else {
 			res = benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json"))
 		}
@@ -293,13 +313,13 @@ func writeStream(cfg *benchConfig, path string, out *benchOutput) (int, error) {
 	return max(1, blocks/40), err
 }
 
-func replayStream(ctx context.Context, t driver.Target, path string, seriesEvery int) (*report.EngineResult, error) {
+func replayStream(ctx context.Context, t driver.Target, path string, opts driver.Options) (*report.EngineResult, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return driver.Run(ctx, t, workload.NewReader(f), driver.Options{SeriesEvery: seriesEvery})
+	return driver.Run(ctx, t, workload.NewReader(f), opts)
 }
 
 // benchChild re-executes this binary for one engine and reads its result.
@@ -311,7 +331,8 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 	args := []string{"bench", "--child", "--engine=" + name, "--data=" + dir, "--stream=" + stream, "--result=" + resultPath,
 		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
 		"--redis=" + cfg.sf.redis, "--redis-namespace=" + fmt.Sprintf("%s-bench-%d", cfg.sf.namespace, os.Getpid()),
-		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu}
+		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
+		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps)}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(os.Environ(), benchChildEnv+"=1")
 	cmd.Stderr = os.Stderr
@@ -340,10 +361,19 @@ func runBenchChild(ctx context.Context, args []string) error {
 	stream := fs.String("stream", "", "operation stream")
 	result := fs.String("result", "", "result file")
 	seriesEvery := fs.Int("series-every", 1, "blocks per series point")
+	profile := fs.String("profile", "", "profile directory")
+	clients := fs.Int("clients", 1, "concurrent submitters")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	res := benchEngine(ctx, sf.engine, sf, sf.data, *stream, *seriesEvery)
+	stop, err := startProfile(*profile, sf.engine)
+	if err != nil {
+		return err
+	}
+	res := benchEngine(ctx, sf.engine, sf, sf.data, *stream, driver.Options{SeriesEvery: *seriesEvery, Clients: *clients})
+	if err := stop(); err != nil {
+		return err
+	}
 	data, err := json.Marshal(res)
 	if err != nil {
 		return err
@@ -359,10 +389,10 @@ func runBenchChild(ctx context.Context, args []string) error {
 
 // benchEngine replays the stream on one engine (or the map) over a fresh
 // data directory and measures it. Failures are reported in the result.
-func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, seriesEvery int) *report.EngineResult {
+func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, opts driver.Options) *report.EngineResult {
 	io0 := sysstat.ReadIO()
 	device0, deviceOK := sysstat.DeviceWrites(dir)
-	res, err := replayEngine(ctx, name, sf, dir, stream, seriesEvery)
+	res, err := replayEngine(ctx, name, sf, dir, stream, opts)
 	if err != nil {
 		return &report.EngineResult{Engine: name, Err: err.Error()}
 	}
@@ -379,18 +409,53 @@ func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream st
 	return res
 }
 
-func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, seriesEvery int) (*report.EngineResult, error) {
+func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, opts driver.Options) (*report.EngineResult, error) {
 	if name == mapEngine {
-		return replayStream(ctx, driver.NewMap(), stream, seriesEvery)
+		opts.Clients = 1 // the reference is one plain map
+		return replayStream(ctx, driver.NewMap(), stream, opts)
 	}
 	sf.engine, sf.data = name, dir
 	store, err := sf.open(ctx, createStore)
 	if err != nil {
 		return nil, err
 	}
-	res, err := replayStream(ctx, driver.Store{DB: store}, stream, seriesEvery)
+	res, err := replayStream(ctx, driver.Store{DB: store}, stream, opts)
 	if closeErr := store.Close(); err == nil && closeErr != nil {
 		err = fmt.Errorf("closing: %w", closeErr)
 	}
 	return res, err
+}
+
+// startProfile starts the CPU profile --profile asks for and returns the
+// function that stops it and writes the allocation profile beside it.
+func startProfile(dir, name string) (stop func() error, err error) {
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cpu, err := os.Create(filepath.Join(dir, name+".cpu.pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		cpu.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := cpu.Close(); err != nil {
+			return err
+		}
+		allocs, err := os.Create(filepath.Join(dir, name+".allocs.pprof"))
+		if err != nil {
+			return err
+		}
+		err = pprof.Lookup("allocs").WriteTo(allocs, 0)
+		if closeErr := allocs.Close(); err == nil {
+			err = closeErr
+		}
+		return err
+	}, nil
 }

@@ -125,3 +125,21 @@ func TestBenchRefusesUnknownEngine(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// --txs above the default cut of the draw (2,000) is a bigger block, not a
+// refused workload shape.
+func TestBenchTakesBlocksOfTenThousandTxs(t *testing.T) {
+	cfg, err := parseBench([]string{"--txs", "10000", "--clients", "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txs := cfg.synthetic.TxsPerBlock; txs.Mean != 10000 || float64(txs.Max) < txs.Mean {
+		t.Fatalf("--txs 10000 gave %+v", txs)
+	}
+	if cfg.clients != 4 {
+		t.Fatalf("--clients 4 gave %d", cfg.clients)
+	}
+	if _, err := parseBench([]string{"--clients", "0"}); err == nil {
+		t.Fatal("--clients 0 accepted")
+	}
+}

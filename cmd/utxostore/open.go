@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
@@ -39,10 +40,12 @@ type storeFlags struct {
 	verbose   bool
 	// logger is the command's structured logger (serve's); nil means
 	// text lines on stderr.
-	logger *slog.Logger
-	index  bool
-	blocks blockFlags
-	sozu   string
+	logger    *slog.Logger
+	index     bool
+	blocks    blockFlags
+	sozu      string
+	batchWait time.Duration
+	batchOps  int
 	// discardCorruptLog is --discard-corrupt-log: a salvage for one run,
 	// taken from the command line only (commandLineOnly).
 	discardCorruptLog bool
@@ -98,6 +101,8 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
 	fs.BoolVar(&f.discardCorruptLog, "discard-corrupt-log", false, "engine sozu: open a store whose log is damaged before its end (Open refuses it otherwise) by dropping the log from the damaged write on; the writes logged from there are lost. A torn end is always dropped, and reported")
 	fs.StringVar(&f.sozu, "sozu-tuning", envOr("UTXOSTORE_SOZU_TUNING", ""), "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)
+	fs.DurationVar(&f.batchWait, "batch-wait", utxo.DefaultBatchWait, "with --sync always, merge the writes of concurrent callers into one engine batch (one fsync, one Redis round trip per master); while another batch is being written, a batch closes this long after it opens or at --batch-ops updates; 0 turns merging off")
+	fs.IntVar(&f.batchOps, "batch-ops", utxo.DefaultBatchOps, "updates at which a merged batch closes early (see --batch-wait)")
 	fs.StringVar(&f.namespace, "redis-namespace", envOr("UTXOSTORE_REDIS_NAMESPACE", "utxostore"), "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
 }
 
@@ -258,7 +263,13 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("opening the %s engine: %w", f.engine, err)
 	}
-	store, err := utxo.Open(ctx, eng, utxo.Options{Network: f.network, ReadOnly: readOnly})
+	opts := utxo.Options{Network: f.network, ReadOnly: readOnly, BatchOps: f.batchOps}
+	if sync == engine.SyncAlways && !readOnly {
+		// Under SyncBlock there is no fsync to share: merging would
+		// only add its wait.
+		opts.BatchWait = f.batchWait
+	}
+	store, err := utxo.Open(ctx, eng, opts)
 	if err != nil {
 		eng.Close()
 		return nil, fmt.Errorf("opening the store on the %s engine: %w", f.engine, err)

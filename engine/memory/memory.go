@@ -85,9 +85,10 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 	now := e.now()
 	errs := make([]error, len(updates))
 	for i, u := range updates {
+		// The stored bytes are lent to the function (engine.UpdateFunc).
 		var current []byte
 		if r := e.records[u.Key]; r.live(now) {
-			current = clone(r.value)
+			current = r.value
 		}
 		m, err := u.Fn(current)
 		if err != nil {

@@ -130,14 +130,16 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 	}
 
 	dst = u(dst, uint64(len(r.UtxoSpendableIn)))
-	offsets := make([]uint32, 0, len(r.UtxoSpendableIn))
-	for k := range r.UtxoSpendableIn {
-		offsets = append(offsets, k)
-	}
-	slices.Sort(offsets)
-	for _, k := range offsets {
-		dst = u(dst, uint64(k))
-		dst = u(dst, uint64(r.UtxoSpendableIn[k]))
+	if len(r.UtxoSpendableIn) > 0 {
+		offsets := make([]uint32, 0, len(r.UtxoSpendableIn))
+		for k := range r.UtxoSpendableIn {
+			offsets = append(offsets, k)
+		}
+		slices.Sort(offsets)
+		for _, k := range offsets {
+			dst = u(dst, uint64(k))
+			dst = u(dst, uint64(r.UtxoSpendableIn[k]))
+		}
 	}
 
 	dst = u(dst, uint64(len(r.Reassignments)))
@@ -185,6 +187,20 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 // It never panics; any damage is reported as CodeMalformed and an unknown
 // format version as CodeUnsupportedVersion. The result does not alias b.
 func Decode(b []byte) (*Record, error) {
+	return decode(b, false)
+}
+
+// DecodeShared is Decode for a read-modify-write that holds b while it uses
+// the result: the outputs (Utxos) and the transaction bytes (Tx) share b's
+// memory instead of being copied, which is most of a record's bytes. Every
+// operation replaces entries rather than writing into them, so operating
+// on the result and encoding it leaves b untouched; the result's Utxos and
+// Tx must not be used once b is released.
+func DecodeShared(b []byte) (*Record, error) {
+	return decode(b, true)
+}
+
+func decode(b []byte, shared bool) (*Record, error) {
 	if len(b) == 0 {
 		return nil, malformed("empty record")
 	}
@@ -285,7 +301,11 @@ func Decode(b []byte) (*Record, error) {
 	}
 	if flags&flagHasTx != 0 {
 		tx := rd.bytesField()
-		if rd.err == nil {
+		switch {
+		case rd.err != nil:
+		case shared:
+			rec.Tx = tx[:len(tx):len(tx)]
+		default:
 			rec.Tx = append(make([]byte, 0, len(tx)), tx...)
 		}
 	}
@@ -296,7 +316,7 @@ func Decode(b []byte) (*Record, error) {
 		}
 		rec.TxInpoints = t
 	}
-	rec.Utxos = rd.entries()
+	rec.Utxos = rd.entries(shared)
 	if rd.err == nil && rd.remaining() != 0 {
 		rd.fail("%d trailing bytes", rd.remaining())
 	}
@@ -311,8 +331,10 @@ func Decode(b []byte) (*Record, error) {
 
 // entries decodes the utxos array in two passes: the first validates tags
 // and sums the sizes, the second copies every entry into one allocation,
-// so a 20,000-output record costs two allocations, not 20,000.
-func (rd *reader) entries() []Entry {
+// so a 20,000-output record costs two allocations, not 20,000. Shared, the
+// unspent and spent entries point into the reader's bytes and only frozen
+// ones, whose marker is not stored, are copied.
+func (rd *reader) entries(shared bool) []Entry {
 	n := rd.count(1)
 	if rd.err != nil || n == 0 {
 		return nil
@@ -338,9 +360,27 @@ func (rd *reader) entries() []Entry {
 			return nil
 		}
 	}
-	buf := make([]byte, total)
 	out := make([]Entry, n)
 	src := rd.b[start:rd.off] // validated by the first pass
+	if shared {
+		for i := range out {
+			tag := src[0]
+			src = src[1:]
+			switch tag {
+			case tagUnspent:
+				out[i] = Entry(src[:UtxoHashSize:UtxoHashSize])
+				src = src[UtxoHashSize:]
+			case tagSpent:
+				out[i] = Entry(src[:FullEntrySize:FullEntrySize])
+				src = src[FullEntrySize:]
+			case tagFrozen:
+				out[i] = NewFrozenEntry(chainhash.Hash(src[:UtxoHashSize]))
+				src = src[UtxoHashSize:]
+			}
+		}
+		return out
+	}
+	buf := make([]byte, total)
 	pos := 0
 	for i := range out {
 		tag := src[0]

@@ -160,3 +160,36 @@ func BenchmarkEncode20000(b *testing.B) {
 		_ = r.Encode()
 	}
 }
+
+// DecodeShared gives the same record as Decode, and operating on it and
+// encoding it never writes into the bytes it shares: the engine's buffer.
+func TestDecodeSharedLeavesItsBytesAlone(t *testing.T) {
+	rec := richRecord()
+	rec.Utxos = append(rec.Utxos, NewUnspentEntry(hn("shared", 1)), NewUnspentEntry(hn("shared", 2)))
+	rec.RecordUtxos += 2
+	b := rec.Encode()
+	original := bytes.Clone(b)
+	shared, err := DecodeShared(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(normalize(mustDecode(t, b)), normalize(shared)) {
+		t.Fatal("DecodeShared and Decode differ")
+	}
+	last := uint32(len(shared.Utxos) - 1)
+	shared.Locked, shared.Conflicting, shared.Creating = false, false, false
+	if _, err := shared.Spend(last, hn("shared", 2), sd("spender", 0), SpendOptions{CurrentHeight: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := shared.Freeze(last-1, hn("shared", 1)); err != nil {
+		t.Fatal(err)
+	}
+	next := shared.Encode()
+	if !bytes.Equal(b, original) {
+		t.Fatal("operating on a shared record changed the bytes it was decoded from")
+	}
+	again := mustDecode(t, next)
+	if !again.Utxos[last].IsSpent() || !again.Utxos[last-1].IsFrozen() {
+		t.Fatal("the operations are not in the new encoding")
+	}
+}
