@@ -70,10 +70,21 @@ var networkParams = map[string]*chaincfg.Params{
 	"signet":   &chaincfg.SigNetParams,
 }
 
-// NetworkRules returns the rules of a network by the name a store holds.
-func NetworkRules(network string, trustProof bool) (BlockRules, error) {
+// NetworkParams returns btcd's parameters of a network by the name a
+// store holds (--network): its proof-of-work limit and BIP34 height, its
+// P2P magic, genesis block and address encodings.
+func NetworkParams(network string) (*chaincfg.Params, error) {
 	params, ok := networkParams[network]
 	if !ok {
+		return nil, fmt.Errorf("chain: unknown network %q (known: mainnet, testnet, testnet3, regtest, simnet, signet)", network)
+	}
+	return params, nil
+}
+
+// NetworkRules returns the rules of a network by the name a store holds.
+func NetworkRules(network string, trustProof bool) (BlockRules, error) {
+	params, err := NetworkParams(network)
+	if err != nil {
 		return BlockRules{}, fmt.Errorf("chain: no block rules for network %q (known: mainnet, testnet, testnet3, regtest, simnet, signet)", network)
 	}
 	return BlockRules{Params: params, TrustProof: trustProof}, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -112,15 +113,11 @@ func readAccountQuery(q url.Values) accountQuery {
 	return aq
 }
 
-// networkParams maps the store's network to address encodings.
+// networkParams is the store's network's address encodings; mainnet's for
+// a network chain does not know (a store of another Bitcoin-family chain).
 func networkParams(network string) *chaincfg.Params {
-	switch network {
-	case "testnet", "testnet3":
-		return &chaincfg.TestNet3Params
-	case "regtest":
-		return &chaincfg.RegressionNetParams
-	case "signet":
-		return &chaincfg.SigNetParams
+	if params, err := chain.NetworkParams(network); err == nil {
+		return params
 	}
 	return &chaincfg.MainNetParams
 }
