@@ -18,6 +18,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/gorilla/websocket"
 
 	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/internal/btcdtest"
@@ -182,9 +183,36 @@ func TestServeFollowsPeer(t *testing.T) {
 		})
 	}
 	waitReadyAt()
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+d.http+"/websocket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := ws.WriteJSON(map[string]any{"id": "blocks", "method": "subscribeNewBlock", "params": map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
 	node.Generate(t, 3)
 	waitReadyAt()
 	_, tip := node.Tip(t)
+	// The blocks the follower connects reach the websocket's subscribers.
+	if err := ws.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	for pushed := map[int32]bool{}; len(pushed) < 3; {
+		var msg struct {
+			ID   string `json:"id"`
+			Data struct {
+				Height int32  `json:"height"`
+				Hash   string `json:"hash"`
+			} `json:"data"`
+		}
+		if err := ws.ReadJSON(&msg); err != nil {
+			t.Fatalf("waiting for the pushes of blocks %d to %d (got %v): %v", tip-2, tip, pushed, err)
+		}
+		if msg.ID == "blocks" && msg.Data.Height > tip-3 && msg.Data.Hash != "" {
+			pushed[msg.Data.Height] = true
+		}
+	}
 	coins := w.Take(tip, 1)
 	relayed := w.Pay(t, coins, 2, 10_000)
 	if code, body := httpGet(t, "http://"+nowhere.http+"/api/v2/sendtx/"+txHex(t, relayed)); code != http.StatusServiceUnavailable || !strings.Contains(body, "not connected") {
