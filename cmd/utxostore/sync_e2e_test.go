@@ -25,6 +25,17 @@ import (
 	"github.com/utxostore/utxostore/utxo"
 )
 
+// matureCoins mines the block after genesis (which pays nobody) and 100
+// blocks paying the wallet, so that the wallet's first coinbase can be
+// spent in the next block.
+func matureCoins(t *testing.T, node *btcdtest.Node, w *btcdtest.Wallet) {
+	t.Helper()
+	node.Generate(t, 1)
+	for range 100 {
+		mineOne(t, node, w)
+	}
+}
+
 // mineWithTxs mines blocks on node, each holding a few of the wallet's
 // transactions when it has mature coins: one to three inputs into one to
 // four outputs, so the chain has spends of coinbases, of fresh outputs and
@@ -117,10 +128,7 @@ func killMidSync(t *testing.T, args ...string) {
 func TestSyncFromBtcd(t *testing.T) {
 	w := btcdtest.NewWallet(t, "sync")
 	node := btcdtest.Start(t, w.Addr)
-	node.Generate(t, 1) // the genesis block pays nobody
-	for range 100 {
-		mineOne(t, node, w)
-	}
+	matureCoins(t, node, w)
 	first, rounds, more := 420, 10, 40
 	if *long {
 		first, rounds, more = 1000, 30, 50
@@ -158,10 +166,7 @@ func TestSyncFromBtcd(t *testing.T) {
 func TestServeFollowsPeer(t *testing.T) {
 	w := btcdtest.NewWallet(t, "serve")
 	node := btcdtest.Start(t, w.Addr)
-	node.Generate(t, 1)
-	for range 100 {
-		mineOne(t, node, w)
-	}
+	matureCoins(t, node, w)
 	mineWithTxs(t, node, w, 5)
 
 	nowhere := startDaemon(t, "serve", "--create", "--network", "simnet", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--peer", "127.0.0.1:1")
@@ -267,10 +272,7 @@ func TestSyncRestartOffThePeersChain(t *testing.T) {
 	w := btcdtest.NewWallet(t, "restart off chain")
 	a := btcdtest.Start(t, w.Addr)
 	b := btcdtest.Start(t, w.Addr)
-	a.Generate(t, 1)
-	for range 100 {
-		mineOne(t, a, w)
-	}
+	matureCoins(t, a, w)
 	mineWithTxs(t, a, w, 10)
 	b.Connect(t, a)
 	waitSameTip(t, a, b)
@@ -335,10 +337,7 @@ func waitInMempool(t *testing.T, node *btcdtest.Node, txid chainhash.Hash) {
 func TestSyncIndexCatchesUp(t *testing.T) {
 	w := btcdtest.NewWallet(t, "index catch-up")
 	node := btcdtest.Start(t, w.Addr)
-	node.Generate(t, 1)
-	for range 100 {
-		mineOne(t, node, w)
-	}
+	matureCoins(t, node, w)
 	mineWithTxs(t, node, w, 10)
 	kept, pruned := t.TempDir(), t.TempDir()
 	for _, data := range []string{kept, pruned} {

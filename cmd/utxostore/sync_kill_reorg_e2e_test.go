@@ -68,10 +68,7 @@ func TestSyncKilledAroundReorgs(t *testing.T) {
 	w := btcdtest.NewWallet(t, "kill around reorgs")
 	a := btcdtest.Start(t, w.Addr)
 	b := btcdtest.Start(t, w.Addr)
-	a.Generate(t, 1)
-	for range 100 {
-		mineOne(t, a, w)
-	}
+	matureCoins(t, a, w)
 	data, blockDir := t.TempDir(), t.TempDir()
 	syncArgs := []string{"sync", "--quiet", "--network", "simnet", "--data", data, "--peer", a.P2P}
 	for round := range 3 {

@@ -133,10 +133,7 @@ func TestSyncReorgsAndMempool(t *testing.T) {
 	w := btcdtest.NewWallet(t, "reorg")
 	a := btcdtest.Start(t, w.Addr)
 	b := btcdtest.Start(t, w.Addr)
-	a.Generate(t, 1)
-	for range 100 {
-		mineOne(t, a, w)
-	}
+	matureCoins(t, a, w)
 	mineWithTxs(t, a, w, 10)
 	f := followInProcess(t, a)
 	f.waitTip(t, a)
@@ -239,10 +236,7 @@ func (f *follower) counter(t *testing.T, name, label string) float64 {
 func TestSyncMempoolDoubleSpend(t *testing.T) {
 	w := btcdtest.NewWallet(t, "double spend")
 	node := btcdtest.Start(t, w.Addr)
-	node.Generate(t, 1)
-	for range 100 {
-		mineOne(t, node, w)
-	}
+	matureCoins(t, node, w)
 	f := followInProcess(t, node)
 	f.waitTip(t, node)
 	_, tip := node.Tip(t)
@@ -333,10 +327,7 @@ func indexBalance(t *testing.T, dir string, script []byte) index.Balance {
 func TestSyncUnminedRetention(t *testing.T) {
 	w := btcdtest.NewWallet(t, "retention")
 	node := btcdtest.Start(t, w.Addr)
-	node.Generate(t, 1)
-	for range 100 {
-		mineOne(t, node, w)
-	}
+	matureCoins(t, node, w)
 	f := followInProcess(t, node)
 	f.waitTip(t, node)
 	_, tip := node.Tip(t)

@@ -20,10 +20,7 @@ func TestSyncCatchUpSpeed(t *testing.T) {
 	}
 	w := btcdtest.NewWallet(t, "speed")
 	node := btcdtest.Start(t, w.Addr)
-	node.Generate(t, 1)
-	for range 100 {
-		mineOne(t, node, w)
-	}
+	matureCoins(t, node, w)
 	mineWithTxs(t, node, w, 1900)
 	files := node.WriteChain(t, t.TempDir())
 	for _, mode := range []string{"block", "always"} {
