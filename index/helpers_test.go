@@ -131,3 +131,23 @@ func sharedData(t testing.TB, name string) string {
 	}
 	return p
 }
+
+// bulkIndexed is a new index in a temporary directory that has connected
+// chain in bulk.
+func bulkIndexed(t testing.TB, chain []*Block) *Index {
+	t.Helper()
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	bk, err := ix.BeginBulk(2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range chain {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}

@@ -20,20 +20,8 @@ func TestMainnetP2PKUnderP2PKH(t *testing.T) {
 		t.Skip("imports 14,132 blocks")
 	}
 	chain := mainnetChain(t)
-	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	ix := bulkIndexed(t, chain)
 	defer ix.Close()
-	bk, err := ix.BeginBulk(3000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range chain {
-		if err := bk.Connect(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := bk.Close(); err != nil {
-		t.Fatal(err)
-	}
 
 	type outpoint struct {
 		txid chainhash.Hash

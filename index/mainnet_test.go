@@ -106,20 +106,8 @@ func TestMainnetBalancesMatchUTXOSet(t *testing.T) {
 		t.Fatalf("UTXO set from blocks: %d outputs, %d sat", len(set), total)
 	}
 
-	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	ix := bulkIndexed(t, chain)
 	defer ix.Close()
-	bk, err := ix.BeginBulk(2000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range chain {
-		if err := bk.Connect(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := bk.Close(); err != nil {
-		t.Fatal(err)
-	}
 
 	lo, hi := cfAddressBalance.bounds()
 	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
