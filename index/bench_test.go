@@ -33,16 +33,7 @@ func benchImport(b *testing.B, chain []*Block) {
 					}
 				}
 			} else {
-				bk, err := ix.BeginBulk(bulk)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, blk := range chain {
-					if err := bk.Connect(blk); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := bk.Close(); err != nil {
+				if err := connectBulk(b, ix, bulk, chain).Close(); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -13,6 +13,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/cockroachdb/pebble"
+
+	"github.com/utxostore/utxostore/internal/testdata"
 )
 
 // readBlk reads Bitcoin Core blk*.dat framing: magic f9beb4d9, 4-byte
@@ -54,7 +56,7 @@ func readBlk(t testing.TB, path string) []*wire.MsgBlock {
 
 func mainnetChain(t testing.TB) []*Block {
 	t.Helper()
-	blocks := readBlk(t, sharedData(t, "btc-mainnet-0-14131.blk"))
+	blocks := readBlk(t, testdata.Path(t, "btc-mainnet-0-14131.blk"))
 	if len(blocks) != 14132 {
 		t.Fatalf("read %d blocks, want 14132", len(blocks))
 	}
@@ -181,16 +183,7 @@ func TestMainnetBulkEqualsConnectAndRollback(t *testing.T) {
 
 	bx := openTest(t, t.TempDir(), Options{NoSync: true})
 	defer bx.Close()
-	bk, err := bx.BeginBulk(3000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range chain {
-		if err := bk.Connect(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := bk.Close(); err != nil {
+	if err := connectBulk(t, bx, 3000, chain).Close(); err != nil {
 		t.Fatal(err)
 	}
 	if d := diffColumns(normal, dumpAll(t, bx)); d != "" {

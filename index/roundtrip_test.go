@@ -142,15 +142,7 @@ func TestCloseFlushesBulk(t *testing.T) {
 	chain := genChain(5, 30)
 	dir := t.TempDir()
 	ix := openTest(t, dir, Options{NoSync: true})
-	bk, err := ix.BeginBulk(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range chain {
-		if err := bk.Connect(b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	connectBulk(t, ix, 1000, chain)
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}
