@@ -27,11 +27,7 @@ func benchImport(b *testing.B, chain []*Block) {
 		for i := 0; i < b.N; i++ {
 			ix := openTest(b, b.TempDir(), opts)
 			if bulk == 0 {
-				for _, blk := range chain {
-					if err := ix.ConnectBlock(blk); err != nil {
-						b.Fatal(err)
-					}
-				}
+				connectAll(b, ix, chain)
 			} else {
 				if err := connectBulk(b, ix, bulk, chain).Close(); err != nil {
 					b.Fatal(err)

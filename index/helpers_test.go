@@ -117,6 +117,16 @@ func bulkIndexed(t testing.TB, chain []*Block) *Index {
 	return ix
 }
 
+// connectAll connects chain to ix block by block.
+func connectAll(t testing.TB, ix *Index, chain []*Block) {
+	t.Helper()
+	for _, b := range chain {
+		if err := ix.ConnectBlock(b); err != nil {
+			t.Fatalf("connect %d: %v", b.Height, err)
+		}
+	}
+}
+
 // connectBulk begins a bulk import on ix that flushes every flushEvery
 // blocks and connects chain through it, leaving it to the caller to close.
 func connectBulk(t testing.TB, ix *Index, flushEvery int, chain []*Block) *Bulk {

@@ -6,15 +6,6 @@ import (
 	"testing"
 )
 
-func connectAll(t testing.TB, ix *Index, chain []*Block) {
-	t.Helper()
-	for _, b := range chain {
-		if err := ix.ConnectBlock(b); err != nil {
-			t.Fatalf("connect %d: %v", b.Height, err)
-		}
-	}
-}
-
 // Connecting and then disconnecting every block, one at a time, returns
 // every column to the bytes it had before each connect.
 func TestConnectDisconnectRoundTrip(t *testing.T) {
