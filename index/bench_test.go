@@ -28,10 +28,8 @@ func benchImport(b *testing.B, chain []*Block) {
 			ix := openTest(b, b.TempDir(), opts)
 			if bulk == 0 {
 				connectAll(b, ix, chain)
-			} else {
-				if err := connectBulk(b, ix, bulk, chain).Close(); err != nil {
-					b.Fatal(err)
-				}
+			} else if err := connectBulk(b, ix, bulk, chain).Close(); err != nil {
+				b.Fatal(err)
 			}
 			if err := ix.Close(); err != nil {
 				b.Fatal(err)
