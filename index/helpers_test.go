@@ -117,6 +117,31 @@ func bulkIndexed(t testing.TB, chain []*Block) *Index {
 	return ix
 }
 
+// outpoint names an output of a transaction.
+type outpoint struct {
+	txid chainhash.Hash
+	vout uint32
+}
+
+// utxoSetOf is the set of outputs chain leaves unspent, computed straight
+// from its blocks, not by the index.
+func utxoSetOf(chain []*Block) map[outpoint]Output {
+	set := map[outpoint]Output{}
+	for _, b := range chain {
+		for _, tx := range b.Txs {
+			for _, in := range tx.Inputs {
+				if !in.Coinbase {
+					delete(set, outpoint{in.TxID, in.Vout})
+				}
+			}
+			for i, o := range tx.Outputs {
+				set[outpoint{tx.ID, uint32(i)}] = o
+			}
+		}
+	}
+	return set
+}
+
 // connectAll connects chain to ix block by block.
 func connectAll(t testing.TB, ix *Index, chain []*Block) {
 	t.Helper()
