@@ -37,12 +37,7 @@ func BenchmarkParseBTCFile(b *testing.B) {
 
 // BenchmarkParseBSVBlock parses the largest real BSV block in memory.
 func BenchmarkParseBSVBlock(b *testing.B) {
-	var raw []byte
-	for _, p := range bsvBlockFiles(b) {
-		if r := readFile(b, p); len(r) > len(raw) {
-			raw = r
-		}
-	}
+	raw := largestBSVBlock(b)
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -54,12 +49,7 @@ func BenchmarkParseBSVBlock(b *testing.B) {
 
 // BenchmarkStreamBSVBlock reads the same block with BlockReader.
 func BenchmarkStreamBSVBlock(b *testing.B) {
-	var raw []byte
-	for _, p := range bsvBlockFiles(b) {
-		if r := readFile(b, p); len(r) > len(raw) {
-			raw = r
-		}
-	}
+	raw := largestBSVBlock(b)
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -75,4 +65,15 @@ func BenchmarkUTXOHash(b *testing.B) {
 	for b.Loop() {
 		_ = UTXOHash([32]byte{1}, 3, script, 5_000_000_000)
 	}
+}
+
+// largestBSVBlock is the largest of the raw BSV blocks.
+func largestBSVBlock(b *testing.B) []byte {
+	var raw []byte
+	for _, p := range bsvBlockFiles(b) {
+		if r := readFile(b, p); len(r) > len(raw) {
+			raw = r
+		}
+	}
+	return raw
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,16 +59,11 @@ func mainnetBlocks(t testing.TB) []*chain.Block {
 
 func bsvBlocks(t *testing.T) map[uint32]*chain.Block {
 	t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(testdata.Path(t, "bsv-mainnet"), "*.bin"))
 	blocks := map[uint32]*chain.Block{}
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, raw := range testdata.BSVBlocks(t) {
 		blk, err := chain.ParseBlock(raw)
 		if err != nil {
-			t.Fatalf("%s: %v", p, err)
+			t.Fatalf("%s: %v", name, err)
 		}
 		blocks[bsvHeights[len(blk.Txs)]] = blk
 	}

@@ -27,24 +27,9 @@ func benchImport(b *testing.B, chain []*Block) {
 		for i := 0; i < b.N; i++ {
 			ix := openTest(b, b.TempDir(), opts)
 			if bulk == 0 {
-				for _, blk := range chain {
-					if err := ix.ConnectBlock(blk); err != nil {
-						b.Fatal(err)
-					}
-				}
-			} else {
-				bk, err := ix.BeginBulk(bulk)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, blk := range chain {
-					if err := bk.Connect(blk); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := bk.Close(); err != nil {
-					b.Fatal(err)
-				}
+				connectAll(b, ix, chain)
+			} else if err := connectBulk(b, ix, bulk, chain).Close(); err != nil {
+				b.Fatal(err)
 			}
 			if err := ix.Close(); err != nil {
 				b.Fatal(err)

@@ -83,11 +83,7 @@ func goldenWant() map[column]snapshot {
 func TestGoldenBytes(t *testing.T) {
 	ix := openTest(t, t.TempDir(), Options{})
 	defer ix.Close()
-	for _, b := range goldenChain() {
-		if err := ix.ConnectBlock(b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	connectAll(t, ix, goldenChain())
 	got, want := dumpAll(t, ix), goldenWant()
 	if d := diffColumns(want, got); d != "" {
 		t.Fatalf("column bytes differ:\n%s", d)
@@ -97,11 +93,7 @@ func TestGoldenBytes(t *testing.T) {
 func TestGoldenQueries(t *testing.T) {
 	ix := openTest(t, t.TempDir(), Options{})
 	defer ix.Close()
-	for _, b := range goldenChain() {
-		if err := ix.ConnectBlock(b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	connectAll(t, ix, goldenChain())
 	bal, err := ix.Balance(s2)
 	if err != nil {
 		t.Fatal(err)

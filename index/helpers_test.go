@@ -3,8 +3,6 @@ package index
 import (
 	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -108,36 +106,57 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-// sharedData finds ../shared/data next to the module root, or skips.
-func sharedData(t testing.TB, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory; shared test data unavailable")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared test data %s not found (it lives outside the module, next to its root): %v", p, err)
-	}
-	return p
-}
-
 // bulkIndexed is a new index in a temporary directory that has connected
 // chain in bulk.
 func bulkIndexed(t testing.TB, chain []*Block) *Index {
 	t.Helper()
 	ix := openTest(t, t.TempDir(), Options{NoSync: true})
-	bk, err := ix.BeginBulk(2000)
+	if err := connectBulk(t, ix, 2000, chain).Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// outpoint names an output of a transaction.
+type outpoint struct {
+	txid chainhash.Hash
+	vout uint32
+}
+
+// utxoSetOf is the set of outputs chain leaves unspent, computed straight
+// from its blocks, not by the index.
+func utxoSetOf(chain []*Block) map[outpoint]Output {
+	set := map[outpoint]Output{}
+	for _, b := range chain {
+		for _, tx := range b.Txs {
+			for _, in := range tx.Inputs {
+				if !in.Coinbase {
+					delete(set, outpoint{in.TxID, in.Vout})
+				}
+			}
+			for i, o := range tx.Outputs {
+				set[outpoint{tx.ID, uint32(i)}] = o
+			}
+		}
+	}
+	return set
+}
+
+// connectAll connects chain to ix block by block.
+func connectAll(t testing.TB, ix *Index, chain []*Block) {
+	t.Helper()
+	for _, b := range chain {
+		if err := ix.ConnectBlock(b); err != nil {
+			t.Fatalf("connect %d: %v", b.Height, err)
+		}
+	}
+}
+
+// connectBulk begins a bulk import on ix that flushes every flushEvery
+// blocks and connects chain through it, leaving it to the caller to close.
+func connectBulk(t testing.TB, ix *Index, flushEvery int, chain []*Block) *Bulk {
+	t.Helper()
+	bk, err := ix.BeginBulk(flushEvery)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +165,5 @@ func bulkIndexed(t testing.TB, chain []*Block) *Index {
 			t.Fatal(err)
 		}
 	}
-	if err := bk.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return ix
+	return bk
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 )
 
@@ -23,34 +22,15 @@ func TestMainnetP2PKUnderP2PKH(t *testing.T) {
 	ix := bulkIndexed(t, chain)
 	defer ix.Close()
 
-	type outpoint struct {
-		txid chainhash.Hash
-		vout uint32
-	}
-	// address -> unspent value, from the blocks.
-	unspent := map[outpoint]string{}
-	values := map[outpoint]uint64{}
 	var p2pk int
 	for _, b := range chain {
 		for _, tx := range b.Txs {
-			for _, in := range tx.Inputs {
-				if !in.Coinbase {
-					delete(unspent, outpoint{in.TxID, in.Vout})
-				}
-			}
 			for i, o := range tx.Outputs {
 				if txscript.GetScriptClass(o.Script) != txscript.PubKeyTy {
 					continue
 				}
 				p2pk++
-				pk, err := btcutil.NewAddressPubKey(o.Script[1:len(o.Script)-1], &chaincfg.MainNetParams)
-				if err != nil {
-					t.Fatal(err)
-				}
-				addr := pk.AddressPubKeyHash().EncodeAddress()
-				op := outpoint{tx.ID, uint32(i)}
-				unspent[op], values[op] = addr, o.Value
-
+				addr := p2pkAddress(t, o.Script)
 				ta, ok, err := ix.TxAddresses(tx.ID)
 				if err != nil || !ok {
 					t.Fatalf("tx %s not indexed: %v", tx.ID, err)
@@ -71,9 +51,12 @@ func TestMainnetP2PKUnderP2PKH(t *testing.T) {
 	if p2pk < 14000 {
 		t.Fatalf("only %d P2PK outputs in blocks 0..14131", p2pk)
 	}
+	// address -> unspent value, from the blocks.
 	balances := map[string]uint64{}
-	for op, addr := range unspent {
-		balances[addr] += values[op]
+	for _, o := range utxoSetOf(chain) {
+		if txscript.GetScriptClass(o.Script) == txscript.PubKeyTy {
+			balances[p2pkAddress(t, o.Script)] += o.Value
+		}
 	}
 	if balances["1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"] != 5_000_000_000 {
 		t.Fatalf("genesis address holds %d sat in the blocks", balances["1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"])
@@ -88,4 +71,14 @@ func TestMainnetP2PKUnderP2PKH(t *testing.T) {
 		}
 	}
 	t.Logf("%d P2PK outputs indexed under their P2PKH descriptor", p2pk)
+}
+
+// p2pkAddress is the "1…" address of the key a pay-to-pubkey script pays.
+func p2pkAddress(t *testing.T, script []byte) string {
+	t.Helper()
+	pk, err := btcutil.NewAddressPubKey(script[1:len(script)-1], &chaincfg.MainNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pk.AddressPubKeyHash().EncodeAddress()
 }

@@ -10,9 +10,10 @@ import (
 	"os"
 	"testing"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/cockroachdb/pebble"
+
+	"github.com/utxostore/utxostore/internal/testdata"
 )
 
 // readBlk reads Bitcoin Core blk*.dat framing: magic f9beb4d9, 4-byte
@@ -54,7 +55,7 @@ func readBlk(t testing.TB, path string) []*wire.MsgBlock {
 
 func mainnetChain(t testing.TB) []*Block {
 	t.Helper()
-	blocks := readBlk(t, sharedData(t, "btc-mainnet-0-14131.blk"))
+	blocks := readBlk(t, testdata.Path(t, "btc-mainnet-0-14131.blk"))
 	if len(blocks) != 14132 {
 		t.Fatalf("read %d blocks, want 14132", len(blocks))
 	}
@@ -76,31 +77,10 @@ func TestMainnetBalancesMatchUTXOSet(t *testing.T) {
 	}
 	chain := mainnetChain(t)
 
-	// The UTXO set computed straight from the blocks, not by the index.
-	type out struct {
-		script []byte
-		value  uint64
-	}
-	type op struct {
-		txid chainhash.Hash
-		vout uint32
-	}
-	set := map[op]out{}
-	for _, b := range chain {
-		for _, tx := range b.Txs {
-			for _, in := range tx.Inputs {
-				if !in.Coinbase {
-					delete(set, op{in.TxID, in.Vout})
-				}
-			}
-			for i, o := range tx.Outputs {
-				set[op{tx.ID, uint32(i)}] = out{o.Script, o.Value}
-			}
-		}
-	}
+	set := utxoSetOf(chain)
 	var total uint64
 	for _, o := range set {
-		total += o.value
+		total += o.Value
 	}
 	if len(set) != 13417 || total != 70_660_000_000_000 {
 		t.Fatalf("UTXO set from blocks: %d outputs, %d sat", len(set), total)
@@ -115,7 +95,7 @@ func TestMainnetBalancesMatchUTXOSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer it.Close()
-	seen := map[op]bool{}
+	seen := map[outpoint]bool{}
 	var sumBalances, sumUtxos uint64
 	for it.First(); it.Valid(); it.Next() {
 		addrDesc := it.Key()[1:]
@@ -125,13 +105,13 @@ func TestMainnetBalancesMatchUTXOSet(t *testing.T) {
 		}
 		var own uint64
 		for _, u := range ab.utxos {
-			k := op{u.txid, uint32(u.vout)}
+			k := outpoint{u.txid, uint32(u.vout)}
 			if seen[k] {
 				t.Fatalf("utxo %s:%d under two address descriptors", u.txid, u.vout)
 			}
 			seen[k] = true
 			o, ok := set[k]
-			if !ok || !bytes.Equal(AddrDesc(o.script), addrDesc) || o.value != u.value {
+			if !ok || !bytes.Equal(AddrDesc(o.Script), addrDesc) || o.Value != u.value {
 				t.Fatalf("utxo %s:%d under %x is not in the UTXO set with that script and value", u.txid, u.vout, addrDesc)
 			}
 			own += u.value
@@ -181,16 +161,7 @@ func TestMainnetBulkEqualsConnectAndRollback(t *testing.T) {
 
 	bx := openTest(t, t.TempDir(), Options{NoSync: true})
 	defer bx.Close()
-	bk, err := bx.BeginBulk(3000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range chain {
-		if err := bk.Connect(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := bk.Close(); err != nil {
+	if err := connectBulk(t, bx, 3000, chain).Close(); err != nil {
 		t.Fatal(err)
 	}
 	if d := diffColumns(normal, dumpAll(t, bx)); d != "" {

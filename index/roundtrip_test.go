@@ -6,15 +6,6 @@ import (
 	"testing"
 )
 
-func connectAll(t testing.TB, ix *Index, chain []*Block) {
-	t.Helper()
-	for _, b := range chain {
-		if err := ix.ConnectBlock(b); err != nil {
-			t.Fatalf("connect %d: %v", b.Height, err)
-		}
-	}
-}
-
 // Connecting and then disconnecting every block, one at a time, returns
 // every column to the bytes it had before each connect.
 func TestConnectDisconnectRoundTrip(t *testing.T) {
@@ -142,15 +133,7 @@ func TestCloseFlushesBulk(t *testing.T) {
 	chain := genChain(5, 30)
 	dir := t.TempDir()
 	ix := openTest(t, dir, Options{NoSync: true})
-	bk, err := ix.BeginBulk(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range chain {
-		if err := bk.Connect(b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	connectBulk(t, ix, 1000, chain)
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}

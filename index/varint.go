@@ -60,24 +60,16 @@ func (d *decoder) fail(format string, args ...any) {
 
 func (d *decoder) empty() bool { return len(d.buf) == 0 }
 
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := vlq.Uint(d.buf)
-	if n <= 0 {
-		d.fail("truncated or overflowing varint")
-		return 0
-	}
-	d.buf = d.buf[n:]
-	return v
-}
+func (d *decoder) uvarint() uint64 { return decodeVLQ(d, vlq.Uint) }
 
-func (d *decoder) varint() int64 {
+func (d *decoder) varint() int64 { return decodeVLQ(d, vlq.Int) }
+
+// decodeVLQ reads one varint with read (vlq.Uint or vlq.Int).
+func decodeVLQ[T uint64 | int64](d *decoder, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := vlq.Int(d.buf)
+	v, n := read(d.buf)
 	if n <= 0 {
 		d.fail("truncated or overflowing varint")
 		return 0

@@ -50,6 +50,24 @@ func (s *grpcService) txids(raw [][]byte, what string) ([]chainhash.Hash, error)
 	return h, nil
 }
 
+// batchTxs parses the transaction of every item of the batch named what,
+// refusing the whole batch, before any item is applied, when it is over
+// the limit or an item is malformed.
+func batchTxs[T interface{ GetTx() []byte }](s *grpcService, items []T, what string) ([]*chain.Tx, error) {
+	if err := s.checkBatch(len(items), what); err != nil {
+		return nil, err
+	}
+	txs := make([]*chain.Tx, len(items))
+	for i, item := range items {
+		tx, err := pbconv.Tx(item.GetTx())
+		if err != nil {
+			return nil, badRequest("%s[%d]: %v", what, i, err)
+		}
+		txs[i] = tx
+	}
+	return txs, nil
+}
+
 func (s *grpcService) tx(raw []byte) (*chain.Tx, error) {
 	tx, err := pbconv.Tx(raw)
 	if err != nil {
@@ -98,16 +116,9 @@ func (s *grpcService) Create(ctx context.Context, r *pb.CreateRequest) (*pb.Meta
 // CreateBatch parses every transaction before creating any, so a malformed
 // one refuses the whole batch and changes nothing.
 func (s *grpcService) CreateBatch(ctx context.Context, r *pb.CreateBatchRequest) (*pb.MetaBatchReply, error) {
-	if err := s.checkBatch(len(r.Creates), "creates"); err != nil {
+	txs, err := batchTxs(s, r.Creates, "creates")
+	if err != nil {
 		return nil, err
-	}
-	txs := make([]*chain.Tx, len(r.Creates))
-	for i, c := range r.Creates {
-		tx, err := pbconv.Tx(c.Tx)
-		if err != nil {
-			return nil, badRequest("creates[%d]: %v", i, err)
-		}
-		txs[i] = tx
 	}
 	if in, ok := s.b.(*Instrumented); ok {
 		in.m.batchSize.Observe(float64(len(txs)))
@@ -184,12 +195,9 @@ func (s *grpcService) GetSpend(ctx context.Context, r *pb.GetSpendRequest) (*pb.
 }
 
 func (s *grpcService) GetSpendBatch(ctx context.Context, r *pb.GetSpendBatchRequest) (*pb.GetSpendBatchReply, error) {
-	if err := s.checkBatch(len(r.Spends), "spends"); err != nil {
-		return nil, err
-	}
-	spends, err := pbconv.SpendsFromPB(r.Spends)
+	spends, err := s.spends(r.Spends)
 	if err != nil {
-		return nil, badRequest("%v", err)
+		return nil, err
 	}
 	reply := &pb.GetSpendBatchReply{Replies: make([]*pb.GetSpendReply, len(spends)), Errors: make([]*pb.StoreError, len(spends))}
 	for i, sp := range spends {
@@ -216,16 +224,9 @@ func (s *grpcService) spend(ctx context.Context, tx *chain.Tx, r *pb.SpendReques
 }
 
 func (s *grpcService) SpendBatch(ctx context.Context, r *pb.SpendBatchRequest) (*pb.SpendBatchReply, error) {
-	if err := s.checkBatch(len(r.Spends), "spends"); err != nil {
+	txs, err := batchTxs(s, r.Spends, "spends")
+	if err != nil {
 		return nil, err
-	}
-	txs := make([]*chain.Tx, len(r.Spends))
-	for i, sr := range r.Spends {
-		tx, err := pbconv.Tx(sr.Tx)
-		if err != nil {
-			return nil, badRequest("spends[%d]: %v", i, err)
-		}
-		txs[i] = tx
 	}
 	reply := &pb.SpendBatchReply{Replies: make([]*pb.SpendReply, len(txs))}
 	for i, tx := range txs {

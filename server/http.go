@@ -110,3 +110,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
 	writeJSON(w, code, map[string]string{"error": sprintf(format, args...)})
 }
+
+// writeOutcome answers with what a Blockbook call returned: its error with
+// the status code it chose, or out as JSON.
+func writeOutcome(w http.ResponseWriter, out any, code int, err error) {
+	if err != nil {
+		writeError(w, code, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -158,11 +158,7 @@ func (s *Server) addressRequest(param string) (idx *index.Index, desc []byte, co
 
 func (s *Server) handleAddress(w http.ResponseWriter, r *http.Request) {
 	out, code, err := s.address(r.Context(), r.PathValue("address"), readAccountQuery(r.URL.Query()))
-	if err != nil {
-		writeError(w, code, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeOutcome(w, out, code, err)
 }
 
 // address is Blockbook's GetAddress.

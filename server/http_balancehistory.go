@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
 // balanceHistoryJSON is Blockbook v0.3.4's api.BalanceHistory (no fiat
@@ -41,11 +39,7 @@ func (s *Server) handleBalanceHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	gap, _ := strconv.Atoi(q.Get("gap"))
 	out, code, err := s.balanceHistory(r.Context(), r.PathValue("address"), from, to, uint32(groupBy), gap)
-	if err != nil {
-		writeError(w, code, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeOutcome(w, out, code, err)
 }
 
 // balanceHistory is Blockbook's GetBalanceHistory (and GetXpubBalanceHistory
@@ -75,26 +69,16 @@ func (s *Server) balanceHistory(ctx context.Context, param string, from, to int6
 		}
 		own[string(desc)] = true
 	}
-	type txAt struct {
-		id     chainhash.Hash
-		height uint32
-	}
-	seen := map[chainhash.Hash]bool{}
-	var txs []txAt
+	var txs historyTxs
 	for desc := range own {
 		hist, err := idx.History([]byte(desc), 1, 1<<30, 0, 0)
 		if err != nil {
 			return nil, http.StatusInternalServerError, err
 		}
-		for _, h := range hist.Txs {
-			if !seen[h.TxID] {
-				seen[h.TxID] = true
-				txs = append(txs, txAt{h.TxID, h.Height})
-			}
-		}
+		txs.add(hist)
 	}
 	groups := map[uint32]*struct{ txs, received, sent, self uint64 }{}
-	for _, t := range txs {
+	for _, t := range txs.list {
 		bi, ok, err := idx.BlockInfo(t.height)
 		if err != nil || !ok {
 			return nil, http.StatusInternalServerError, errorf("block %d of tx %s: %v", t.height, t.id, err)

@@ -92,11 +92,7 @@ func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request) {
 		page = 0
 	}
 	out, code, err := s.block(r.Context(), r.PathValue("height"), page)
-	if err != nil {
-		writeError(w, code, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeOutcome(w, out, code, err)
 }
 
 // block is Blockbook's GetBlock: the block named by height or hash, with

@@ -51,15 +51,24 @@ type blockbookState struct {
 
 const noNode = "no Bitcoin node is connected to this server (the store follows blocks it is sent; run a follower with a peer to estimate fees and broadcast)"
 
+// nodeOrUnavailable returns the connected node, or answers 503 and returns
+// nil when there is none.
+func (s *Server) nodeOrUnavailable(w http.ResponseWriter) Node {
+	node := s.connectedNode()
+	if node == nil {
+		writeError(w, http.StatusServiceUnavailable, "%s", noNode)
+	}
+	return node
+}
+
 func (s *Server) handleEstimateFee(w http.ResponseWriter, r *http.Request) {
 	blocks, err := strconv.Atoi(r.PathValue("blocks"))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "Parameter 'number of blocks' is not a number")
 		return
 	}
-	node := s.connectedNode()
+	node := s.nodeOrUnavailable(w)
 	if node == nil {
-		writeError(w, http.StatusServiceUnavailable, "%s", noNode)
 		return
 	}
 	fee, err := node.EstimateFee(r.Context(), blocks)
@@ -89,9 +98,8 @@ func (s *Server) handleSendTx(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the tx blob is not hex: %v", err)
 		return
 	}
-	node := s.connectedNode()
+	node := s.nodeOrUnavailable(w)
 	if node == nil {
-		writeError(w, http.StatusServiceUnavailable, "%s", noNode)
 		return
 	}
 	txid, err := node.SendTx(r.Context(), raw)
@@ -109,11 +117,7 @@ func (s *Server) handleSendTx(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleBlockIndex(w http.ResponseWriter, r *http.Request) {
 	hash, code, err := s.blockHash(r.Context(), r.PathValue("height"))
-	if err != nil {
-		writeError(w, code, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"blockHash": hash})
+	writeOutcome(w, map[string]string{"blockHash": hash}, code, err)
 }
 
 // blockHash is the hash of the block at the height param names (the tip

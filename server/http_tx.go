@@ -413,11 +413,7 @@ func (s *Server) handleTx(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out, code, err := s.txByID(r.Context(), txid, spending)
-	if err != nil {
-		writeError(w, code, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeOutcome(w, out, code, err)
 }
 
 // txByID is Blockbook's GetTransaction: the transaction, or an error with

@@ -60,11 +60,7 @@ type specificVoutJSON struct {
 
 func (s *Server) handleTxSpecific(w http.ResponseWriter, r *http.Request) {
 	out, code, err := s.txSpecific(r.Context(), r.PathValue("txid"))
-	if err != nil {
-		writeError(w, code, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeOutcome(w, out, code, err)
 }
 
 func (s *Server) txSpecific(ctx context.Context, param string) (*specificTxJSON, int, error) {

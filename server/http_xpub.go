@@ -12,6 +12,8 @@ import (
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
+
+	"github.com/utxostore/utxostore/index"
 )
 
 // token is Blockbook v0.3.4's api.Token as an xpub's address: there are no
@@ -160,11 +162,7 @@ func (s *Server) derivationBase(key *hdkeychain.ExtendedKey, purpose string) str
 func (s *Server) handleXpub(w http.ResponseWriter, r *http.Request) {
 	q := readAccountQuery(r.URL.Query())
 	out, code, err := s.xpub(r.Context(), r.PathValue("xpub"), q)
-	if err != nil {
-		writeError(w, code, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeOutcome(w, out, code, err)
 }
 
 // xpub is Blockbook's GetXpubAddress: the account's totals, its derived
@@ -182,12 +180,7 @@ func (s *Server) xpub(ctx context.Context, param string, q accountQuery) (*addre
 	var balance, received, sent uint64
 	var unconfirmed int64
 	pendingIDs := map[chainhash.Hash]bool{}
-	type histTx struct {
-		id     chainhash.Hash
-		height uint32
-	}
-	seen := map[chainhash.Hash]bool{}
-	var txs []histTx
+	var history historyTxs
 	for _, a := range addrs {
 		balance, received, sent = balance+a.balance, received+a.received, sent+a.sent
 		if a.txs > 0 {
@@ -204,12 +197,7 @@ func (s *Server) xpub(ctx context.Context, param string, q accountQuery) (*addre
 			if err != nil {
 				return nil, http.StatusInternalServerError, err
 			}
-			for _, h := range hist.Txs {
-				if !seen[h.TxID] {
-					seen[h.TxID] = true
-					txs = append(txs, histTx{h.TxID, h.Height})
-				}
-			}
+			history.add(hist)
 		}
 		include := a.balance > 0
 		switch q.tokens {
@@ -227,6 +215,7 @@ func (s *Server) xpub(ctx context.Context, param string, q accountQuery) (*addre
 		}
 	}
 	out.Balance, out.TotalReceived, out.TotalSent = strconv.FormatUint(balance, 10), strconv.FormatUint(received, 10), strconv.FormatUint(sent, 10)
+	txs := history.list
 	out.UnconfirmedBalance, out.UnconfirmedTxs, out.Txs = sats(unconfirmed), len(pendingIDs), len(txs)
 	if q.details < detailsTxids {
 		return out, http.StatusOK, nil
@@ -273,4 +262,30 @@ func (s *Server) xpubUtxos(ctx context.Context, param string, confirmedOnly bool
 		}
 	}
 	return out, http.StatusOK, nil
+}
+
+// historyTxs gathers the transactions of several addresses' histories,
+// each once, in the order first added.
+type historyTxs struct {
+	seen map[chainhash.Hash]bool
+	list []historyTx
+}
+
+// historyTx is a transaction of an address's history and the height of
+// its block.
+type historyTx struct {
+	id     chainhash.Hash
+	height uint32
+}
+
+func (h *historyTxs) add(hist *index.History) {
+	if h.seen == nil {
+		h.seen = map[chainhash.Hash]bool{}
+	}
+	for _, t := range hist.Txs {
+		if !h.seen[t.TxID] {
+			h.seen[t.TxID] = true
+			h.list = append(h.list, historyTx{t.TxID, t.Height})
+		}
+	}
 }

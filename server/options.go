@@ -80,34 +80,27 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = DefaultMaxBatch
-	}
-	if o.MaxBody <= 0 {
-		o.MaxBody = DefaultMaxBody
-	}
-	if o.MaxMessage <= 0 {
-		o.MaxMessage = DefaultMaxMessage
-	}
-	if o.MaxInflightBytes <= 0 {
-		o.MaxInflightBytes = DefaultMaxInflightBytes
-	}
-	if o.MaxConns <= 0 {
-		o.MaxConns = DefaultMaxConns
-	}
-	if o.HTTPHeaderTimeout <= 0 {
-		o.HTTPHeaderTimeout = DefaultHTTPHeaderTimeout
-	}
-	if o.HTTPReadTimeout <= 0 {
-		o.HTTPReadTimeout = DefaultHTTPReadTimeout
-	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = DefaultIdleTimeout
-	}
+	o.MaxBatch = positiveOr(o.MaxBatch, DefaultMaxBatch)
+	o.MaxBody = positiveOr(o.MaxBody, DefaultMaxBody)
+	o.MaxMessage = positiveOr(o.MaxMessage, DefaultMaxMessage)
+	o.MaxInflightBytes = positiveOr(o.MaxInflightBytes, DefaultMaxInflightBytes)
+	o.MaxConns = positiveOr(o.MaxConns, DefaultMaxConns)
+	o.HTTPHeaderTimeout = positiveOr(o.HTTPHeaderTimeout, DefaultHTTPHeaderTimeout)
+	o.HTTPReadTimeout = positiveOr(o.HTTPReadTimeout, DefaultHTTPReadTimeout)
+	o.IdleTimeout = positiveOr(o.IdleTimeout, DefaultIdleTimeout)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 	return o
+}
+
+// positiveOr returns v, or def when v is zero or negative: a limit that
+// is not set.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // ErrTokenRequired refuses to expose writes without authentication.

@@ -240,26 +240,14 @@ func (db *DB) doubleSpenders(ctx context.Context, spends []*Spend, failure error
 // spends so the winning spends can take the outputs. It returns them,
 // parents before children.
 func (db *DB) markConflicting(ctx context.Context, roots []chainhash.Hash) ([]chainhash.Hash, error) {
-	var order []chainhash.Hash
-	seen := map[chainhash.Hash]bool{}
-	queue := append([]chainhash.Hash(nil), roots...)
-	for len(queue) > 0 {
-		txid := queue[0]
-		queue = queue[1:]
-		if seen[txid] {
-			continue
-		}
-		seen[txid] = true
-		order = append(order, txid)
-		meta, err := db.Get(ctx, txid, FieldOutputs)
+	order, err := db.walk(ctx, roots, map[chainhash.Hash]bool{}, func(meta *Meta, err error) ([]chainhash.Hash, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, out := range meta.Outputs {
-			if out.SpendingData != nil && !seen[out.SpendingData.TxID] {
-				queue = append(queue, out.SpendingData.TxID)
-			}
-		}
+		return spendersOf(meta), nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	spends, _, err := db.SetConflicting(ctx, order, true)
 	if err != nil {

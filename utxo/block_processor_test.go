@@ -3,8 +3,6 @@ package utxo
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -231,17 +229,11 @@ func testBlockMakesUnminedDoubleSpenderConflicting(t *testing.T, open engineOpen
 // bsvBlocks returns the two consecutive BSV blocks 384188 and 384189.
 func bsvBlocks(t *testing.T) (*chain.Block, *chain.Block) {
 	t.Helper()
-	dir := filepath.Join(testdata.Dir(t), "bsv-mainnet")
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
 	byHash := map[chainhash.Hash]*chain.Block{}
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, raw := range testdata.BSVBlocks(t) {
 		b, err := chain.ParseBlock(raw)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", name, err)
 		}
 		byHash[b.Hash] = b
 	}

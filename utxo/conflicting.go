@@ -107,17 +107,45 @@ func (db *DB) GetConflictingChildren(ctx context.Context, txid chainhash.Hash) (
 // meta's outputs, without repeats.
 func childrenOf(meta *Meta) []chainhash.Hash {
 	children := slices.Clone(meta.ConflictingChildren)
-	for _, o := range meta.Outputs {
-		if o.SpendingData != nil && !slices.Contains(children, o.SpendingData.TxID) {
-			children = append(children, o.SpendingData.TxID)
+	for _, spender := range spendersOf(meta) {
+		if !slices.Contains(children, spender) {
+			children = append(children, spender)
 		}
 	}
 	return children
 }
 
+// spendersOf lists the transactions spending meta's outputs, one for each
+// spent output.
+func spendersOf(meta *Meta) []chainhash.Hash {
+	var spenders []chainhash.Hash
+	for _, o := range meta.Outputs {
+		if o.SpendingData != nil {
+			spenders = append(spenders, o.SpendingData.TxID)
+		}
+	}
+	return spenders
+}
+
 // descendants returns roots and all their children (see childrenOf),
 // breadth first, leaving out what seen already holds.
 func (db *DB) descendants(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool) ([]chainhash.Hash, error) {
+	return db.walk(ctx, roots, seen, func(meta *Meta, err error) ([]chainhash.Hash, error) {
+		if errors.Is(err, ErrTxNotFound) {
+			return nil, nil // a descendant no longer stored ends its branch
+		}
+		if err != nil {
+			return nil, err
+		}
+		return childrenOf(meta), nil
+	})
+}
+
+// walk returns roots and, breadth first, the transactions that next names
+// for each one it visits, each once, leaving out what seen already holds.
+// next receives the visited transaction's outputs or the error reading
+// them; an error it returns ends the walk.
+func (db *DB) walk(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool, next func(*Meta, error) ([]chainhash.Hash, error)) ([]chainhash.Hash, error) {
 	var out []chainhash.Hash
 	queue := slices.Clone(roots)
 	for len(queue) > 0 {
@@ -128,14 +156,11 @@ func (db *DB) descendants(ctx context.Context, roots []chainhash.Hash, seen map[
 		}
 		seen[txid] = true
 		out = append(out, txid)
-		meta, err := db.Get(ctx, txid, FieldOutputs)
-		if errors.Is(err, ErrTxNotFound) {
-			continue
-		}
+		children, err := next(db.Get(ctx, txid, FieldOutputs))
 		if err != nil {
 			return nil, err
 		}
-		queue = append(queue, childrenOf(meta)...)
+		queue = append(queue, children...)
 	}
 	return out, nil
 }

@@ -100,7 +100,7 @@ func defaultBenchEngines() string {
 }
 
 func parseBench(args []string) (*benchConfig, error) {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs := newFlagSet("bench", benchHelp)
 	cfg := &benchConfig{synthetic: workload.DefaultConfig()}
 	// The store flags that make sense for a benchmark are shared with the
 	// other commands (same names, defaults and environment); --engine and
@@ -128,7 +128,6 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
 	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU and allocation profiles of the replay to this directory (ENGINE.cpu.pprof, ENGINE.allocs.pprof)")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), benchHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

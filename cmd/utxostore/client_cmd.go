@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -35,14 +33,13 @@ Flags:
 `
 
 func runClient(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	fs := newFlagSet("client", clientHelp)
 	addr := fs.String("server", envOr("UTXOSTORE_SERVER", server.DefaultGRPCAddr), "gRPC address of the daemon")
 	token := fs.String("token", os.Getenv("UTXOSTORE_TOKEN"), "bearer token for mutating calls")
 	startHeight := fs.Uint("start-height", 0, "import: height of the first block of the first file")
 	quiet := fs.Bool("quiet", false, "import: no progress on stderr")
 	var tlsFlags clientTLS
 	tlsFlags.register(fs)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), clientHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -65,8 +65,8 @@ var commandLineOnly = map[string]string{
 	"trust-blocks":        "it waives the block checks of one run",
 }
 
-func newServeConfig(name string) *serveConfig {
-	c := &serveConfig{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+func newServeConfig(name, help string) *serveConfig {
+	c := &serveConfig{fs: newFlagSet(name, help)}
 	fs := c.fs
 	c.store.register(fs)
 	c.store.registerIndex(fs)
@@ -251,8 +251,7 @@ Flags:
 `
 
 func runConfig(_ context.Context, args []string) error {
-	c := newServeConfig("config")
-	c.fs.Usage = func() { fmt.Fprint(c.fs.Output(), configHelp); c.fs.PrintDefaults() }
+	c := newServeConfig("config", configHelp)
 	if err := c.parse(args); err != nil {
 		return err
 	}

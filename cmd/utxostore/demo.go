@@ -23,11 +23,10 @@ Flags (plus every flag of 'serve'):
 `
 
 func runDemo(ctx context.Context, args []string) error {
-	cfg := newServeConfig("demo")
+	cfg := newServeConfig("demo", demoHelp)
 	blocks := cfg.fs.Int("blocks", 200, "blocks in the synthetic chain")
 	seed := cfg.fs.Uint64("seed", 1, "seed of the synthetic chain (same seed, same chain)")
 	exitAfterSeed := cfg.fs.Bool("exit-after-seed", false, "stop after connecting the chain and printing the summary (tests)")
-	cfg.fs.Usage = func() { fmt.Fprint(cfg.fs.Output(), demoHelp); cfg.fs.PrintDefaults() }
 	if err := cfg.parse(args); err != nil {
 		return err
 	}

@@ -48,9 +48,11 @@ func (d *daemon) peakRSS(t *testing.T) int64 {
 	return 0
 }
 
-// createConcurrently sends n Create calls of size bytes of garbage at once
-// and returns their errors.
-func createConcurrently(t *testing.T, d *daemon, token string, n, size int) []error {
+// peakGrowthOfLargeCreates sends six 60 MiB Create calls of garbage with
+// token at once, expects each to be refused with want (the calls are
+// named by what in the messages), and returns how much the daemon's peak
+// memory grew meanwhile.
+func peakGrowthOfLargeCreates(t *testing.T, d *daemon, token string, want codes.Code, what string) int64 {
 	t.Helper()
 	c, err := client.Dial(d.grpc, client.Options{Token: token})
 	if err != nil {
@@ -58,8 +60,9 @@ func createConcurrently(t *testing.T, d *daemon, token string, n, size int) []er
 	}
 	defer c.Close()
 	ctx := testContext(t)
-	payload := make([]byte, size)
-	errs := make([]error, n)
+	payload := make([]byte, 60<<20)
+	errs := make([]error, 6)
+	before := d.peakRSS(t)
 	var wg sync.WaitGroup
 	for i := range errs {
 		wg.Add(1)
@@ -69,7 +72,14 @@ func createConcurrently(t *testing.T, d *daemon, token string, n, size int) []er
 		}()
 	}
 	wg.Wait()
-	return errs
+	for i, err := range errs {
+		if status.Code(err) != want {
+			t.Errorf("call %d %s: want %v, got %v", i, what, want, err)
+		}
+	}
+	after := d.peakRSS(t)
+	t.Logf("daemon peak RSS: %d MiB before, %d MiB after 6 concurrent 60 MiB calls %s", before>>20, after>>20, what)
+	return after - before
 }
 
 // TestUnauthenticatedMessagesAreNotRead: six concurrent 60 MiB Create calls
@@ -77,16 +87,8 @@ func createConcurrently(t *testing.T, d *daemon, token string, n, size int) []er
 // daemon's peak memory does not grow by their size.
 func TestUnauthenticatedMessagesAreNotRead(t *testing.T) {
 	d := startDaemon(t, "serve", "--engine", "memory", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--token", "s3cret")
-	before := d.peakRSS(t)
-	for i, err := range createConcurrently(t, d, "", 6, 60<<20) {
-		if status.Code(err) != codes.Unauthenticated {
-			t.Errorf("call %d without the token: want Unauthenticated, got %v", i, err)
-		}
-	}
-	after := d.peakRSS(t)
-	t.Logf("daemon peak RSS: %d MiB before, %d MiB after 6 unauthenticated 60 MiB calls", before>>20, after>>20)
-	if after-before > 60<<20 {
-		t.Errorf("peak RSS grew by %d MiB: the refused messages were read", (after-before)>>20)
+	if grew := peakGrowthOfLargeCreates(t, d, "", codes.Unauthenticated, "without the token"); grew > 60<<20 {
+		t.Errorf("peak RSS grew by %d MiB: the refused messages were read", grew>>20)
 	}
 }
 
@@ -99,16 +101,8 @@ func TestUnauthenticatedMessagesAreNotRead(t *testing.T) {
 func TestInflightMemoryIsBounded(t *testing.T) {
 	d := startDaemon(t, "serve", "--engine", "memory", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--token", "s3cret",
 		"--max-message", strconv.Itoa(64<<20), "--max-inflight-bytes", strconv.Itoa(64<<20))
-	before := d.peakRSS(t)
-	for i, err := range createConcurrently(t, d, "s3cret", 6, 60<<20) {
-		if status.Code(err) != codes.InvalidArgument {
-			t.Errorf("call %d of garbage: want InvalidArgument, got %v", i, err)
-		}
-	}
-	after := d.peakRSS(t)
-	t.Logf("daemon peak RSS: %d MiB before, %d MiB after 6 concurrent 60 MiB calls", before>>20, after>>20)
-	if after-before > 700<<20 {
-		t.Errorf("peak RSS grew by %d MiB: more than one 60 MiB call was held at once", (after-before)>>20)
+	if grew := peakGrowthOfLargeCreates(t, d, "s3cret", codes.InvalidArgument, "of garbage"); grew > 700<<20 {
+		t.Errorf("peak RSS grew by %d MiB: more than one 60 MiB call was held at once", grew>>20)
 	}
 }
 

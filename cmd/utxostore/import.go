@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -62,7 +61,7 @@ Flags:
 `
 
 func runImport(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs := newFlagSet("import", importHelp)
 	var sf storeFlags
 	sf.register(fs)
 	sf.registerIndex(fs)
@@ -73,7 +72,6 @@ func runImport(ctx context.Context, args []string) error {
 	trustBlocks := fs.Bool("trust-blocks", false, "skip the proof-of-work and merkle root checks of every block (the structure checks still run): for blocks validated already")
 	var tlsFlags clientTLS
 	tlsFlags.register(fs)
-	fs.Usage = func() { fmt.Fprint(fs.Output(), importHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -213,13 +211,9 @@ func printSummaryLine(sum utxo.Summary, w io.Writer) error {
 }
 
 func runInfo(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+	fs := newFlagSet("info", "Usage: utxostore info [flags]\n\nPrints the summary of the store in the data directory, the JSON object\nimport ends with. A data directory that holds no store is refused. The\nstore is opened read-only: nothing in it changes.\n\nFlags:\n")
 	var sf storeFlags
 	sf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: utxostore info [flags]\n\nPrints the summary of the store in the data directory, the JSON object\nimport ends with. A data directory that holds no store is refused. The\nstore is opened read-only: nothing in it changes.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,9 +35,11 @@ func lastLine(t *testing.T, args ...string) string {
 	return lines[len(lines)-1]
 }
 
-// killMidImport starts an import and SIGKILLs it once it has reported
-// progress `reports` times: real blocks are committed, more are in flight.
-func killMidImport(t *testing.T, reports int, args ...string) {
+// startImport starts utxostore with args (an import) and reads its
+// stderr until it has reported progress `reports` times. It returns the
+// running command, the progress lines read (fewer than reports when the
+// import ended first), and the rest of its stderr.
+func startImport(t *testing.T, reports int, args ...string) (*exec.Cmd, []string, io.Reader) {
 	t.Helper()
 	cmd := exec.Command(utxostoreBin, args...)
 	stderr, err := cmd.StderrPipe()
@@ -47,20 +50,28 @@ func killMidImport(t *testing.T, reports int, args ...string) {
 		t.Fatal(err)
 	}
 	lines := bufio.NewScanner(stderr)
-	seen := 0
-	for seen < reports && lines.Scan() {
+	var seen []string
+	for len(seen) < reports && lines.Scan() {
 		if strings.HasPrefix(lines.Text(), "imported") {
-			seen++
+			seen = append(seen, lines.Text())
 		}
 	}
-	if seen < reports {
+	return cmd, seen, stderr
+}
+
+// killMidImport starts an import and SIGKILLs it once it has reported
+// progress `reports` times: real blocks are committed, more are in flight.
+func killMidImport(t *testing.T, reports int, args ...string) {
+	t.Helper()
+	cmd, seen, _ := startImport(t, reports, args...)
+	if len(seen) < reports {
 		cmd.Wait()
-		t.Fatalf("the import ended after %d progress lines, before it could be killed", seen)
+		t.Fatalf("the import ended after %d progress lines, before it could be killed", len(seen))
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 		t.Fatalf("the import was not killed mid-way (%v): it finished first", err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 
@@ -30,11 +29,10 @@ Flags:
 `
 
 func runInspect(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs := newFlagSet("inspect", inspectHelp)
 	var sf storeFlags
 	sf.register(fs)
 	asJSON := fs.Bool("json", false, "the sozu shape as JSON")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), inspectHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,13 +72,9 @@ func runInspect(ctx context.Context, args []string) error {
 }
 
 func runVerify(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs := newFlagSet("verify", "Usage: utxostore verify [flags]\n\nChecks that every record decodes with counters matching its outputs, that child\nrecords match their master, and that the engine's indexes hold exactly the\nrecords' terms. Prints what it checked; exits 1 at the first inconsistency.\nThe store is opened read-only: nothing in it changes.\n\nFlags:\n")
 	var sf storeFlags
 	sf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: utxostore verify [flags]\n\nChecks that every record decodes with counters matching its outputs, that child\nrecords match their master, and that the engine's indexes hold exactly the\nrecords' terms. Prints what it checked; exits 1 at the first inconsistency.\nThe store is opened read-only: nothing in it changes.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -32,6 +32,14 @@ var commands = map[string]command{
 	"demo":    {"build a small synthetic chain in a temporary store and serve it", runDemo},
 }
 
+// newFlagSet is a command's flag set, whose usage is help followed by the
+// flags and their defaults.
+func newFlagSet(name, help string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), help); fs.PrintDefaults() }
+	return fs
+}
+
 func main() {
 	os.Exit(mainWithCode(os.Args[1:]))
 }

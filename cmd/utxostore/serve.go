@@ -67,8 +67,7 @@ Flags:
 `
 
 func runServe(ctx context.Context, args []string) error {
-	cfg := newServeConfig("serve")
-	cfg.fs.Usage = func() { fmt.Fprint(cfg.fs.Output(), serveHelp); cfg.fs.PrintDefaults() }
+	cfg := newServeConfig("serve", serveHelp)
 	if err := cfg.parse(args); err != nil {
 		return err
 	}

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -97,21 +94,7 @@ func checkOneTip(t *testing.T, d *daemon) {
 func killDaemonMidImport(t *testing.T, d *daemon, reports int, chainFile string) {
 	t.Helper()
 	checkOneTip(t, d)
-	imp := exec.Command(utxostoreBin, "import", "--server", d.grpc, "--progress-blocks", "25", chainFile)
-	stderr, err := imp.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := imp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stderr)
-	var seen []string
-	for len(seen) < reports && lines.Scan() {
-		if strings.HasPrefix(lines.Text(), "imported") {
-			seen = append(seen, lines.Text())
-		}
-	}
+	imp, seen, stderr := startImport(t, reports, "import", "--server", d.grpc, "--progress-blocks", "25", chainFile)
 	if len(seen) < reports {
 		imp.Wait()
 		t.Fatalf("the import ended after %d progress lines, before the daemon could be killed:\n%s", len(seen), d.log())

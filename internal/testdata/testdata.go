@@ -71,3 +71,22 @@ func Path(t testing.TB, name string) string {
 	}
 	return p
 }
+
+// BSVBlocks returns the raw BSV mainnet blocks (bsv-mainnet/*.bin) keyed
+// by file name, or skips t when the directory is absent.
+func BSVBlocks(t testing.TB) map[string][]byte {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(Path(t, "bsv-mainnet"), "*.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := make(map[string][]byte, len(paths))
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks[filepath.Base(p)] = raw
+	}
+	return blocks
+}
