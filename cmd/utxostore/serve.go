@@ -58,7 +58,9 @@ With --peer it follows a Bitcoin node over the P2P protocol as 'utxostore
 sync' does, /health/ready (gRPC Health) fails while the store is more than
 --ready-max-behind blocks behind it, and /api/v2/sendtx/{hex} (gRPC
 SendTx) stores a transaction as unmined (refusing a double spend) and
-relays it to the node.
+relays it to the node. Unmined transactions, the node's and the ones
+created over gRPC, are removed --unmined-retention blocks after they came
+when no block has mined them.
 
 Settings come from flags, the environment and --config; run
 'utxostore config' to see the effective ones.

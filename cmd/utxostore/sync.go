@@ -29,8 +29,9 @@ Follows a Bitcoin node over the P2P protocol on the store's --network
 brings): it catches up headers first, several blocks in flight, then stays
 at the node's tip, through reorganisations, storing the node's unconfirmed
 transactions as unmined (then mined when a block holds them, conflicting
-when a block double-spends them). With --index the address index follows
-the same blocks.
+when a block double-spends them, and removed --unmined-retention blocks
+after they came when none has mined them). With --index the address index
+follows the same blocks.
 
 It resumes from the store's tip hash: kill it at any point and run it again.
 A store whose tip is off the node's chain is reorganised back to the fork
@@ -89,6 +90,7 @@ func runSync(ctx context.Context, args []string) error {
 	var sf storeFlags
 	sf.register(fs)
 	sf.registerIndex(fs)
+	sf.registerUnminedRetention(fs)
 	var ff followFlags
 	ff.register(fs)
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on this address (http://ADDR/metrics)")

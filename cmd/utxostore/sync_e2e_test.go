@@ -175,19 +175,7 @@ func TestServeFollowsPeer(t *testing.T) {
 	}
 
 	d := startDaemon(t, "serve", "--create", "--network", "simnet", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--peer", node.P2P, "--ready-max-behind", "0")
-	waitReadyAt := func() {
-		t.Helper()
-		hash, height := node.Tip(t)
-		btcdtest.WaitFor(t, 60*time.Second, fmt.Sprintf("the daemon to serve block %s at height %d", hash, height), func() (bool, string) {
-			code, body := httpGet(t, fmt.Sprintf("http://%s/api/v2/block/%d", d.http, height))
-			if code != http.StatusOK || !strings.Contains(body, hash.String()) {
-				return false, body
-			}
-			code, body = httpGet(t, "http://"+d.http+"/health/ready")
-			return code == http.StatusOK, body
-		})
-	}
-	waitReadyAt()
+	waitServedTip(t, d, node)
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+d.http+"/websocket", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +185,7 @@ func TestServeFollowsPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	node.Generate(t, 3)
-	waitReadyAt()
+	waitServedTip(t, d, node)
 	_, tip := node.Tip(t)
 	// The blocks the follower connects reach the websocket's subscribers.
 	if err := ws.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
@@ -299,6 +287,21 @@ func TestSyncRestartOffThePeersChain(t *testing.T) {
 	if want := importedSummary(t, b, t.TempDir()); onB != want {
 		t.Fatalf("after sync from B:\n got %+v\nwant %+v (import of B's chain)", onB, want)
 	}
+}
+
+// waitServedTip waits until the daemon serves the node's best block and is
+// ready.
+func waitServedTip(t *testing.T, d *daemon, node *btcdtest.Node) {
+	t.Helper()
+	hash, height := node.Tip(t)
+	btcdtest.WaitFor(t, 60*time.Second, fmt.Sprintf("the daemon to serve block %s at height %d", hash, height), func() (bool, string) {
+		code, body := httpGet(t, fmt.Sprintf("http://%s/api/v2/block/%d", d.http, height))
+		if code != http.StatusOK || !strings.Contains(body, hash.String()) {
+			return false, body
+		}
+		code, body = httpGet(t, "http://"+d.http+"/health/ready")
+		return code == http.StatusOK, body
+	})
 }
 
 func txHex(t *testing.T, tx *wire.MsgTx) string {
