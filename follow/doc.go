@@ -13,10 +13,13 @@
 // chaincfg knows (BSV's own P2P magic is not among them), and a block
 // message may not exceed wire's 4 MB block payload.
 //
-// The raw blocks of the last RollbackWindow blocks are kept beside the
-// store so that a reorganisation, or a restart that finds the store's tip
-// off the node's chain, can disconnect them; a fork deeper than the window
-// is refused with a message that says so.
+// The raw blocks go to the block store (package blockstore), which the
+// API serves blocks and transactions from, before the store connects
+// them; a reorganisation, or a restart that finds the store's tip off the
+// node's chain, reads the blocks it disconnects from there, so the block
+// store keeps at least the newest RollbackWindow blocks (New refuses a
+// smaller retention). A fork deeper than the window is refused with a
+// message that says so.
 //
 // Data from the node is checked before it reaches the store: headers that
 // do not form a chain or never connect to a known block, a block that does

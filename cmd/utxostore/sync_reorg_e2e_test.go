@@ -41,11 +41,15 @@ func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 	if err != nil {
 		t.Fatal(err)
 	}
+	blocks, err := sf.openBlocks()
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewRegistry()
 	metrics := follow.NewMetrics()
 	reg.MustRegister(metrics)
 	ff := followFlags{peer: node.P2P, rollbackWindow: follow.DefaultRollbackWindow, inFlight: follow.DefaultInFlight}
-	fol, err := ff.follower(&sf, store, idx, metrics, nil, false, nil)
+	fol, err := ff.follower(ctx, &sf, store, idx, blocks, metrics, nil, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +61,7 @@ func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 			t.Errorf("the follower stopped: %v", err)
 		}
 		idx.Close()
+		blocks.Close()
 		store.Close()
 	})
 	return &follower{store: store, index: idx, metrics: reg}
