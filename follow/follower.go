@@ -14,6 +14,7 @@ import (
 	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/internal/setting"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -109,19 +110,11 @@ func New(cfg Config) (*Follower, error) {
 	if cfg.Rules.Params == nil {
 		cfg.Rules.Params = cfg.Params // every check, on the peer's network
 	}
-	if cfg.RollbackWindow == 0 {
-		cfg.RollbackWindow = DefaultRollbackWindow
-	}
-	if cfg.InFlight <= 0 {
-		cfg.InFlight = DefaultInFlight
-	}
-	if cfg.MaxBackoff <= 0 {
-		cfg.MaxBackoff = DefaultMaxBackoff
-	}
-	if cfg.StallTimeout <= 0 {
-		cfg.StallTimeout = DefaultStallTimeout
-	}
-	if cfg.BanDuration == 0 {
+	setting.Default(&cfg.RollbackWindow, DefaultRollbackWindow)
+	setting.Default(&cfg.InFlight, DefaultInFlight)
+	setting.Default(&cfg.MaxBackoff, DefaultMaxBackoff)
+	setting.Default(&cfg.StallTimeout, DefaultStallTimeout)
+	if cfg.BanDuration == 0 { // a negative one turns bans off
 		cfg.BanDuration = DefaultBanDuration
 	}
 	if cfg.Metrics == nil {

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/utxostore/utxostore/internal/setting"
 )
 
 // Defaults of the daemon. The ports sit next to Bitcoin's 8333 so they are
@@ -80,30 +82,14 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = DefaultMaxBatch
-	}
-	if o.MaxBody <= 0 {
-		o.MaxBody = DefaultMaxBody
-	}
-	if o.MaxMessage <= 0 {
-		o.MaxMessage = DefaultMaxMessage
-	}
-	if o.MaxInflightBytes <= 0 {
-		o.MaxInflightBytes = DefaultMaxInflightBytes
-	}
-	if o.MaxConns <= 0 {
-		o.MaxConns = DefaultMaxConns
-	}
-	if o.HTTPHeaderTimeout <= 0 {
-		o.HTTPHeaderTimeout = DefaultHTTPHeaderTimeout
-	}
-	if o.HTTPReadTimeout <= 0 {
-		o.HTTPReadTimeout = DefaultHTTPReadTimeout
-	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = DefaultIdleTimeout
-	}
+	setting.Default(&o.MaxBatch, DefaultMaxBatch)
+	setting.Default(&o.MaxBody, DefaultMaxBody)
+	setting.Default(&o.MaxMessage, DefaultMaxMessage)
+	setting.Default(&o.MaxInflightBytes, DefaultMaxInflightBytes)
+	setting.Default(&o.MaxConns, DefaultMaxConns)
+	setting.Default(&o.HTTPHeaderTimeout, DefaultHTTPHeaderTimeout)
+	setting.Default(&o.HTTPReadTimeout, DefaultHTTPReadTimeout)
+	setting.Default(&o.IdleTimeout, DefaultIdleTimeout)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -38,6 +39,14 @@ func lastLine(t *testing.T, args ...string) string {
 // progress `reports` times: real blocks are committed, more are in flight.
 func killMidImport(t *testing.T, reports int, args ...string) {
 	t.Helper()
+	killAfterProgress(t, "imported", reports, args...)
+}
+
+// killAfterProgress starts the command and SIGKILLs it once it has printed
+// `reports` progress lines that start with prefix; it fails the test when
+// the command ends first.
+func killAfterProgress(t *testing.T, prefix string, reports int, args ...string) {
+	t.Helper()
 	cmd := exec.Command(utxostoreBin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -46,23 +55,21 @@ func killMidImport(t *testing.T, reports int, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var seen []string
 	lines := bufio.NewScanner(stderr)
-	seen := 0
-	for seen < reports && lines.Scan() {
-		if strings.HasPrefix(lines.Text(), "imported") {
-			seen++
+	for n := 0; n < reports && lines.Scan(); {
+		seen = append(seen, lines.Text())
+		if strings.HasPrefix(lines.Text(), prefix) {
+			n++
 		}
 	}
-	if seen < reports {
-		cmd.Wait()
-		t.Fatalf("the import ended after %d progress lines, before it could be killed", seen)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	// A command that has ended already is told by its exit status.
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatal(err)
 	}
 	err = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-		t.Fatalf("the import was not killed mid-way (%v): it finished first", err)
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("utxostore %s ended (%v) before it was killed:\n%s", args[0], err, strings.Join(seen, "\n"))
 	}
 }
 

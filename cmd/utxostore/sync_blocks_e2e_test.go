@@ -11,7 +11,6 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/utxostore/utxostore/blockstore"
-	"github.com/utxostore/utxostore/internal/btcdtest"
 )
 
 // TestServeFollowsPeerIntoTheBlockStore: serve --peer --index keeps the
@@ -20,10 +19,7 @@ import (
 // --rollback-window, which would prune blocks a reorganisation
 // disconnects, is refused with a message that says so.
 func TestServeFollowsPeerIntoTheBlockStore(t *testing.T) {
-	w := btcdtest.NewWallet(t, "block store")
-	node := btcdtest.Start(t, w.Addr)
-	matureCoins(t, node, w)
-	mineWithTxs(t, node, w, 5)
+	_, node := minedNode(t, "block store", 5)
 	data := t.TempDir()
 
 	_, stderr, err := run(t, "serve", "--create", "--index", "--block-retention", "5", "--rollback-window", "6", "--network", "simnet", "--data", data,
@@ -59,10 +55,7 @@ func TestServeFollowsPeerIntoTheBlockStore(t *testing.T) {
 // into the block store, another branch's are dropped, and the directory
 // is gone.
 func TestSyncMovesKeptBlocksIntoTheBlockStore(t *testing.T) {
-	w := btcdtest.NewWallet(t, "kept blocks")
-	node := btcdtest.Start(t, w.Addr)
-	matureCoins(t, node, w)
-	mineWithTxs(t, node, w, 3)
+	_, node := minedNode(t, "kept blocks", 3)
 	data := t.TempDir()
 	lastLine(t, "sync", "--quiet", "--stop-at-tip", "--network", "simnet", "--data", data, "--peer", node.P2P)
 

@@ -241,9 +241,7 @@ func (f *follower) counter(t *testing.T, name, label string) float64 {
 // one unmined; the block that mines the double spend makes the first
 // conflicting, and the digest equals a fresh import.
 func TestSyncMempoolDoubleSpend(t *testing.T) {
-	w := btcdtest.NewWallet(t, "double spend")
-	node := btcdtest.Start(t, w.Addr)
-	matureCoins(t, node, w)
+	w, node := minedNode(t, "double spend", 0)
 	f := followInProcess(t, node)
 	f.waitTip(t, node)
 	_, tip := node.Tip(t)
@@ -335,9 +333,7 @@ func indexBalance(t *testing.T, dir string, script []byte) index.Balance {
 // blocks ago; sync with a retention of 1 then removes the younger one at
 // the next block, and the UTXO set is again the node's.
 func TestSyncUnminedRetention(t *testing.T) {
-	w := btcdtest.NewWallet(t, "retention")
-	node := btcdtest.Start(t, w.Addr)
-	matureCoins(t, node, w)
+	w, node := minedNode(t, "retention", 0)
 	data := t.TempDir()
 	d := startDaemon(t, "serve", "--create", "--network", "simnet", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0",
 		"--peer", node.P2P, "--ready-max-behind", "0", "--unmined-retention", "3")
