@@ -25,5 +25,8 @@
 // do not form a chain or never connect to a known block, a block that does
 // not parse or that the store refuses (a spend of a missing or spent
 // output), and a message that does not decode each end the connection
-// with a log line naming the data; the follower reconnects with backoff.
+// and ban the peer for Config.BanDuration (kept in Config.BanFile across
+// restarts): no connection to it until the ban runs out, a log line naming
+// the data, Banned and a metric saying until when. A connection that
+// fails or ends otherwise is made again with backoff.
 package follow
