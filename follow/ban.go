@@ -55,10 +55,10 @@ func (f *Follower) Banned() (Ban, bool) {
 // banFor bans the peer for the invalid data err, and keeps the ban in
 // Config.BanFile.
 func (f *Follower) banFor(err error) error {
-	b := Ban{Until: time.Now().Add(f.cfg.BanDuration).Round(time.Second), Reason: err.Error()}
+	b := Ban{Until: time.Now().Add(f.cfg.BanDuration), Reason: err.Error()}
 	f.setBan(&b)
 	f.cfg.Metrics.bans.Inc()
-	return f.saveBan(&b) // Run says so
+	return f.saveBan(&b) // Run logs it
 }
 
 // lift ends the peer's ban once it has run out.

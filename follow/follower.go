@@ -210,14 +210,14 @@ func (f *Follower) Run(ctx context.Context) error {
 			return nil
 		case errors.As(err, &fe):
 			return fe.err
-		case errors.As(err, &bad) && f.cfg.BanDuration > 0:
-			f.cfg.Metrics.reconnects.Inc()
+		}
+		f.cfg.Metrics.reconnects.Inc()
+		if errors.As(err, &bad) && f.cfg.BanDuration > 0 {
 			if err := f.banFor(err); err != nil {
 				return err
 			}
 			continue
 		}
-		f.cfg.Metrics.reconnects.Inc()
 		if handshook {
 			backoff = time.Second
 		}
