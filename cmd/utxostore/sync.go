@@ -44,16 +44,15 @@ them); a reorganisation reads the blocks it disconnects from there.
 
 Progress goes to stderr: a bar on a terminal, plain lines otherwise; the
 follower's Prometheus metrics (peer and store height, blocks behind,
-mempool transactions, reorganisations and the last one's depth) are served
-with --metrics. A lost connection is logged and reconnected with
-backoff. A node that sends invalid data (a
-block that fails the checks or spends what does not exist, a header that
-does not connect, a message that does not parse) is banned for
---ban-duration: a log line says why and until when, no connection is made
-meanwhile, and the ban outlives a restart (DATA/follow/bans.json; metric
-utxostore_follow_peer_banned_until_seconds). With
---stop-at-tip it exits at the node's tip and prints the summary line, as
-import does, or with an error while the node is banned.
+mempool transactions, reorganisations and the last one's depth, the end of
+a ban) are served with --metrics. A lost connection is logged and
+reconnected with backoff. A node that sends invalid data (a block that
+fails the checks or spends what does not exist, a header that does not
+connect, a message that does not parse) is banned for --ban-duration: a
+log line says why and until when, no connection is made meanwhile, and the
+ban outlives a restart (DATA/follow/bans.json). With --stop-at-tip it
+exits at the node's tip and prints the summary line, as import does, or
+with an error while the node is banned.
 
 Flags:
 `
