@@ -56,8 +56,8 @@ func (f *Follower) Banned() (Ban, bool) {
 // Config.BanFile.
 func (f *Follower) banFor(err error) error {
 	b := Ban{Until: time.Now().Add(f.cfg.BanDuration), Reason: err.Error()}
-	f.setBan(&b)
 	f.cfg.Metrics.bans.Inc()
+	f.setBan(&b)
 	return f.saveBan(&b) // Run logs it
 }
 
@@ -68,13 +68,15 @@ func (f *Follower) lift() error {
 	return f.saveBan(nil)
 }
 
+// setBan sets the ban and its metric, the metric first, so that whoever
+// sees the ban (the daemon's readiness) finds it in the metrics too.
 func (f *Follower) setBan(b *Ban) {
-	f.ban.Store(b)
 	until := 0.0
 	if b != nil {
 		until = float64(b.Until.Unix())
 	}
 	f.cfg.Metrics.bannedUntil.Set(until)
+	f.ban.Store(b)
 }
 
 // The ban file maps peer addresses to their bans.

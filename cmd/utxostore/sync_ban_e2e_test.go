@@ -41,7 +41,9 @@ func TestServeBansAPeerThatSendsInvalidData(t *testing.T) {
 		return d
 	}
 	d := serve()
-	mustContain(t, "the daemon's log", d.log(), "is banned until", "not connecting until then")
+	btcdtest.WaitFor(t, 60*time.Second, "the daemon's log line of the ban", func() (bool, string) {
+		return strings.Contains(d.log(), "not connecting until then"), d.log()
+	})
 	if err := d.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("the daemon did not stop cleanly: %v\n%s", err, d.log())
 	}
