@@ -22,11 +22,13 @@
 // message that says so.
 //
 // Data from the node is checked before it reaches the store: headers that
-// do not form a chain or never connect to a known block, a block that does
-// not parse or that the store refuses (a spend of a missing or spent
-// output), and a message that does not decode each end the connection
-// and ban the peer for Config.BanDuration (kept in Config.BanFile across
-// restarts): no connection to it until the ban runs out, a log line naming
-// the data, Banned and a metric saying until when. A connection that
-// fails or ends otherwise is made again with backoff.
+// do not form a chain, a block that does not parse, fails the block checks
+// or that the store refuses (a spend of a missing or spent output), and a
+// message that does not decode each end the connection and ban the peer
+// for Config.BanDuration (kept in Config.BanFile across restarts): no
+// connection to it until the ban runs out, a log line naming the data,
+// Banned and a metric saying until when. Headers that keep failing to
+// connect to a known block end the connection without a ban, since a
+// reorganising peer announces such headers too. A connection that fails
+// or ends otherwise is made again with backoff.
 package follow

@@ -267,9 +267,12 @@ func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
 			return invalid("%w", err)
 		}
 		// An announcement of a block on a branch not yet known: ask for
-		// the branch. A peer whose answers never connect is dropped.
+		// the branch. A peer whose answers never connect is dropped, not
+		// banned: while it reorganises, a healthy peer announces its new
+		// branch's blocks faster than it answers, and the streak cannot
+		// tell those announcements from answers.
 		if s.unconnected++; s.unconnected > 3 {
-			return invalid("%w, %d times in a row", err, s.unconnected)
+			return fmt.Errorf("%w, %d times in a row", err, s.unconnected)
 		}
 		s.askHeaders()
 		return nil

@@ -47,8 +47,8 @@ follower's Prometheus metrics (peer and store height, blocks behind,
 mempool transactions, reorganisations and the last one's depth, the end of
 a ban) are served with --metrics. A lost connection is logged and
 reconnected with backoff. A node that sends invalid data (a block that
-fails the checks or spends what does not exist, a header that does not
-connect, a message that does not parse) is banned for --ban-duration: a
+fails the checks or spends what does not exist, headers that do not form
+a chain, a message that does not parse) is banned for --ban-duration: a
 log line says why and until when, no connection is made meanwhile, and the
 ban outlives a restart (DATA/follow/bans.json). With --stop-at-tip it
 exits at the node's tip and prints the summary line, as import does, or
