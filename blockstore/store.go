@@ -128,6 +128,10 @@ func (s *Store) Tip() (height uint32, ok bool) {
 	return s.tip, s.hasTip
 }
 
+// Retention is Options.Retention: how many of the newest blocks are kept
+// (0: all).
+func (s *Store) Retention() uint32 { return s.opts.Retention }
+
 // Low returns the lowest height held (meaningful when Tip's ok is true).
 func (s *Store) Low() uint32 {
 	s.mu.RLock()
@@ -137,7 +141,9 @@ func (s *Store) Low() uint32 {
 
 // Put appends the raw block at height. height must be the tip's next one,
 // or any height for an empty store; a height the store holds is replaced
-// and the heights above it are dropped (a reorg).
+// and the heights above it are dropped (a reorg), unless it holds this
+// very block there, which is left as it is with the heights above (a
+// block put again after a crash, or by a second feeder).
 func (s *Store) Put(height uint32, hash chainhash.Hash, raw []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,6 +152,12 @@ func (s *Store) Put(height uint32, hash chainhash.Hash, raw []byte) error {
 	}
 	if s.hasTip && (height > s.tip+1 || height < s.low) {
 		return fmt.Errorf("%w: the store holds heights %d..%d, block %s is at %d", ErrNotNext, s.low, s.tip, hash, height)
+	}
+	if s.hasTip && height <= s.tip {
+		l, held, err := s.locationLocked(height)
+		if err != nil || (held && l.Hash == hash) {
+			return err
+		}
 	}
 	if s.segSize > 0 && s.segSize+8+int64(len(raw)) > s.opts.SegmentBytes {
 		s.seg, s.segSize = s.seg+1, 0

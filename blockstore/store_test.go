@@ -158,7 +158,8 @@ func TestTornTailCutOnOpen(t *testing.T) {
 }
 
 // A gap or a height below the window is refused and changes nothing; a
-// height the store holds is replaced and the ones above it dropped.
+// height the store holds is replaced and the ones above it dropped, unless
+// the block put is the one held there.
 func TestPutOrderAndReorg(t *testing.T) {
 	blocks := mainnetBlocks(t)[:10]
 	s := open(t, t.TempDir(), Options{Retention: 8})
@@ -169,6 +170,13 @@ func TestPutOrderAndReorg(t *testing.T) {
 	}
 	if err := s.Put(1, hashOf(blocks[1]), blocks[1]); !errors.Is(err, ErrNotNext) {
 		t.Fatalf("below the window: %v", err)
+	}
+	// The block held at height 7, put again: nothing changes.
+	if err := s.Put(7, hashOf(blocks[7]), blocks[7]); err != nil {
+		t.Fatal(err)
+	}
+	if tip, _ := s.Tip(); tip != 9 {
+		t.Fatalf("tip %d after the held block 7 was put again, want 9", tip)
 	}
 	// Another block at height 7: 7 is replaced, 8 and 9 are gone.
 	if err := s.Put(7, hashOf(blocks[3]), blocks[3]); err != nil {

@@ -13,14 +13,22 @@
 // chaincfg knows (BSV's own P2P magic is not among them), and a block
 // message may not exceed wire's 4 MB block payload.
 //
-// The raw blocks of the last RollbackWindow blocks are kept beside the
-// store so that a reorganisation, or a restart that finds the store's tip
-// off the node's chain, can disconnect them; a fork deeper than the window
-// is refused with a message that says so.
+// The raw blocks go to the block store (package blockstore), which the
+// API serves blocks and transactions from, before the store connects
+// them; a reorganisation, or a restart that finds the store's tip off the
+// node's chain, reads the blocks it disconnects from there, so the block
+// store keeps at least the newest RollbackWindow blocks (New refuses a
+// smaller retention). A fork deeper than the window is refused with a
+// message that says so.
 //
 // Data from the node is checked before it reaches the store: headers that
-// do not form a chain or never connect to a known block, a block that does
-// not parse or that the store refuses (a spend of a missing or spent
-// output), and a message that does not decode each end the connection
-// with a log line naming the data; the follower reconnects with backoff.
+// do not form a chain, a block that does not parse, fails the block checks
+// or that the store refuses (a spend of a missing or spent output), and a
+// message that does not decode each end the connection and ban the peer
+// for Config.BanDuration (kept in Config.BanFile across restarts): no
+// connection to it until the ban runs out, a log line naming the data,
+// Banned and a metric saying until when. Headers that keep failing to
+// connect to a known block end the connection without a ban, since a
+// reorganising peer announces such headers too. A connection that fails
+// or ends otherwise is made again with backoff.
 package follow

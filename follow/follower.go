@@ -11,8 +11,10 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/internal/setting"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -42,8 +44,10 @@ type Config struct {
 	Connected func(ctx context.Context, b utxo.Block)
 	// Index, when not nil, is the address index fed by the same blocks.
 	Index *index.Index
-	// KeepDir holds the raw blocks of the rollback window.
-	KeepDir string
+	// Blocks keeps the raw blocks the store connects; a reorganisation
+	// reads the blocks it disconnects from there. Its retention must be
+	// 0 (every block) or at least RollbackWindow.
+	Blocks *blockstore.Store
 	// RollbackWindow is how many blocks below the tip can be disconnected
 	// (a reorganisation, or a restart off the peer's chain).
 	RollbackWindow uint32
@@ -55,6 +59,12 @@ type Config struct {
 	// StallTimeout drops a peer that leaves a requested block unanswered
 	// this long.
 	StallTimeout time.Duration
+	// BanDuration is how long a peer that sent invalid data is banned: no
+	// connection to it meanwhile (DefaultBanDuration when zero; a negative
+	// one only drops the connection, and reconnects with backoff).
+	BanDuration time.Duration
+	// BanFile, when set, keeps the bans across restarts.
+	BanFile string
 	// Metrics, when not nil, are updated as the follower goes.
 	Metrics *Metrics
 	// Progress, when not nil, hears of every connected block and of the
@@ -76,8 +86,7 @@ type Progress interface {
 
 // Follower keeps a store at a peer's tip.
 type Follower struct {
-	cfg  Config
-	keep blockKeep
+	cfg Config
 	// peerHeight and storeHeight are the heights as last seen; -2 until
 	// the peer has answered the first getheaders.
 	peerHeight, storeHeight atomic.Int32
@@ -85,27 +94,28 @@ type Follower struct {
 	// outbox carries Relay's transactions to the connected session; nil
 	// while none is.
 	outbox atomic.Pointer[chan *wire.MsgTx]
+	// ban is the peer's ban; nil when it has none.
+	ban atomic.Pointer[Ban]
 }
 
-// New checks the configuration and prepares the directory of kept blocks.
+// ErrRetentionBelowWindow is New's refusal of a block store that would
+// prune blocks a reorganisation within the rollback window disconnects.
+var ErrRetentionBelowWindow = errors.New("follow: the block store's retention is below the rollback window")
+
+// New checks the configuration.
 func New(cfg Config) (*Follower, error) {
-	if cfg.Peer == "" || cfg.Params == nil || cfg.Store == nil || cfg.KeepDir == "" {
-		return nil, errors.New("follow: Peer, Params, Store and KeepDir are required")
+	if cfg.Peer == "" || cfg.Params == nil || cfg.Store == nil || cfg.Blocks == nil {
+		return nil, errors.New("follow: Peer, Params, Store and Blocks are required")
 	}
 	if cfg.Rules.Params == nil {
 		cfg.Rules.Params = cfg.Params // every check, on the peer's network
 	}
-	if cfg.RollbackWindow == 0 {
-		cfg.RollbackWindow = DefaultRollbackWindow
-	}
-	if cfg.InFlight <= 0 {
-		cfg.InFlight = DefaultInFlight
-	}
-	if cfg.MaxBackoff <= 0 {
-		cfg.MaxBackoff = DefaultMaxBackoff
-	}
-	if cfg.StallTimeout <= 0 {
-		cfg.StallTimeout = DefaultStallTimeout
+	setting.Default(&cfg.RollbackWindow, DefaultRollbackWindow)
+	setting.Default(&cfg.InFlight, DefaultInFlight)
+	setting.Default(&cfg.MaxBackoff, DefaultMaxBackoff)
+	setting.Default(&cfg.StallTimeout, DefaultStallTimeout)
+	if cfg.BanDuration == 0 { // a negative one turns bans off
+		cfg.BanDuration = DefaultBanDuration
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
@@ -113,13 +123,17 @@ func New(cfg Config) (*Follower, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = log.Printf
 	}
-	keep, err := openBlockKeep(cfg.KeepDir)
-	if err != nil {
-		return nil, err
+	// A reorganisation as deep as the window disconnects the newest
+	// RollbackWindow blocks: the block store must still hold them.
+	if keep := cfg.Blocks.Retention(); keep != 0 && keep < cfg.RollbackWindow {
+		return nil, fmt.Errorf("%w: it keeps the newest %d blocks, a reorganisation may disconnect %d", ErrRetentionBelowWindow, keep, cfg.RollbackWindow)
 	}
-	f := &Follower{cfg: cfg, keep: keep}
+	f := &Follower{cfg: cfg}
 	f.peerHeight.Store(-2)
 	f.storeHeight.Store(-2)
+	if err := f.loadBan(); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -156,18 +170,39 @@ func fatal(err error) error { return &fatalError{err} }
 var errStoppedAtTip = errors.New("at the peer's tip")
 
 // Run brings the address index to the store's tip, then follows the peer
-// until ctx ends (it returns nil then) or a fatal error. A connection that fails or ends, or a peer that sends invalid
-// data, is logged and followed by a reconnection after a backoff that
-// doubles from one second up to MaxBackoff (back to one second after a
-// connection that got through the handshake).
+// until ctx ends (it returns nil then) or a fatal error. A connection
+// that fails or ends is logged and followed by a reconnection after a
+// backoff that doubles from one second up to MaxBackoff (back to one
+// second after a connection that got through the handshake). A peer that
+// sends invalid data is banned for BanDuration: Run waits for the ban to
+// run out before it connects again, or, with StopAtTip, returns a
+// *BannedError.
 func (f *Follower) Run(ctx context.Context) error {
 	if err := f.catchUpIndex(ctx); err != nil {
 		return err
 	}
 	backoff := time.Second
 	for {
+		if b, banned := f.Banned(); banned {
+			bannedErr := &BannedError{Peer: f.cfg.Peer, Ban: b}
+			if f.cfg.StopAtTip {
+				return bannedErr
+			}
+			f.cfg.Logf("%v; not connecting until then", bannedErr)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Until(b.Until)):
+			}
+		}
+		if f.ban.Load() != nil {
+			if err := f.lift(); err != nil {
+				return err
+			}
+		}
 		handshook, err := f.session(ctx)
 		var fe *fatalError
+		var bad *invalidDataError
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -177,6 +212,12 @@ func (f *Follower) Run(ctx context.Context) error {
 			return fe.err
 		}
 		f.cfg.Metrics.reconnects.Inc()
+		if errors.As(err, &bad) && f.cfg.BanDuration > 0 {
+			if err := f.banFor(err); err != nil {
+				return err
+			}
+			continue
+		}
 		if handshook {
 			backoff = time.Second
 		}
@@ -205,7 +246,7 @@ func (f *Follower) storeTip(ctx context.Context) (int32, error) {
 func classify(err error, what string) error {
 	var e *utxo.Error
 	if errors.As(err, &e) && !errors.Is(err, utxo.ErrStorage) {
-		return fmt.Errorf("invalid data from the peer: %s: %w", what, err)
+		return invalid("%s: %w", what, err)
 	}
 	return fatal(fmt.Errorf("%s: %w", what, err))
 }

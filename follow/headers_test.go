@@ -1,11 +1,15 @@
 package follow
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/utxostore/utxostore/blockstore"
+	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/utxo"
 )
 
 // branch returns n headers on top of parent, told apart by seed.
@@ -63,5 +67,27 @@ func TestPeerChainEmptyStore(t *testing.T) {
 	}
 	if top, err := c.attach(branch(genesis, 2, 1)); err != nil || top != 2 {
 		t.Fatalf("headers on genesis: top %d, err %v", top, err)
+	}
+}
+
+// TestNewRefusesRetentionBelowWindow: a block store that keeps fewer
+// blocks than a reorganisation may disconnect is refused; one that keeps
+// the window, or every block, is taken.
+func TestNewRefusesRetentionBelowWindow(t *testing.T) {
+	store, err := utxo.Open(context.Background(), memory.New(), utxo.Options{Network: "simnet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for retention, refused := range map[uint32]bool{9: true, 10: false, 0: false} {
+		blocks, err := blockstore.Open(t.TempDir(), blockstore.Options{Retention: retention})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(Config{Peer: "127.0.0.1:1", Params: simnet, Store: store, Blocks: blocks, RollbackWindow: 10})
+		if got := errors.Is(err, ErrRetentionBelowWindow); got != refused {
+			t.Errorf("a retention of %d with a rollback window of 10: %v", retention, err)
+		}
+		blocks.Close()
 	}
 }

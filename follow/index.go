@@ -15,7 +15,7 @@ import (
 // following: a crash between the store's write and the index's leaves the
 // index a block or a reorganisation behind. Blocks the index holds off the
 // store's chain are disconnected; the store's blocks it lacks are
-// connected from the kept blocks.
+// connected from the block store.
 func (f *Follower) catchUpIndex(ctx context.Context) error {
 	idx := f.cfg.Index
 	if idx == nil {
@@ -50,9 +50,12 @@ func (f *Follower) catchUpIndex(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		b, err := f.keep.get(uint32(h), info.Hash)
+		b, ok, err := f.kept(uint32(h), info.Hash)
 		if err != nil {
-			return fmt.Errorf("the address index ends at height %d, behind the store, and the store's block %s at height %d is not kept (%v); rebuild the index with import --index", int64(next)-1, info.Hash, h, err)
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("the address index ends at height %d, behind the store, and the store's block %s at height %d is not kept in the block store; rebuild the index with import --index", int64(next)-1, info.Hash, h)
 		}
 		if err := idx.ConnectBlock(indexed(b)); err != nil {
 			return fmt.Errorf("address index: connecting block %s: %w", b.Hash, err)

@@ -3,10 +3,10 @@ package follow
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"net"
+	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,84 +15,19 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/internal/peertest"
 	"github.com/utxostore/utxostore/utxo"
 )
 
 var simnet = &chaincfg.SimNetParams
 
-// misbehavingPeer is a P2P node on loopback that answers getheaders and
-// getdata as told: the data a real node never sends. It speaks the
-// protocol with wire directly (btcd's peer package refuses a connection
-// between two of its peers in one process, taking it for one to itself).
-type misbehavingPeer struct {
-	headers func() []*wire.BlockHeader
-	blocks  map[chainhash.Hash]*wire.MsgBlock
-	// after, when set, is sent raw after the headers.
-	after []byte
-}
-
-func (m *misbehavingPeer) listen(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); conns.Wait() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			go func() { defer conns.Done(); m.serve(conn) }()
-		}
-	}()
-	return ln.Addr().String()
-}
-
-// serve answers one connection until the follower drops it.
-func (m *misbehavingPeer) serve(conn net.Conn) {
-	defer conn.Close()
-	send := func(msg wire.Message) { _ = wire.WriteMessage(conn, msg, wire.ProtocolVersion, simnet.Net) }
-	for {
-		msg, _, err := wire.ReadMessage(conn, wire.ProtocolVersion, simnet.Net)
-		if err != nil {
-			return
-		}
-		switch msg := msg.(type) {
-		case *wire.MsgVersion:
-			me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, wire.SFNodeNetwork)
-			version := wire.NewMsgVersion(me, &msg.AddrMe, 1, 0)
-			version.Services = wire.SFNodeNetwork
-			send(version)
-			send(wire.NewMsgVerAck())
-		case *wire.MsgPing:
-			send(wire.NewMsgPong(msg.Nonce))
-		case *wire.MsgGetHeaders:
-			reply := wire.NewMsgHeaders()
-			for _, h := range m.headers() {
-				_ = reply.AddBlockHeader(h)
-			}
-			send(reply)
-			_, _ = conn.Write(m.after)
-		case *wire.MsgGetData:
-			for _, iv := range msg.InvList {
-				if b := m.blocks[iv.Hash]; b != nil {
-					send(b)
-				}
-			}
-		}
-	}
-}
-
-// header is a header on top of prev (no proof of work: the follower
-// leaves that to the block checks).
+// header is a header on top of prev, told apart by merkle.
 func header(prev chainhash.Hash, merkle chainhash.Hash) *wire.BlockHeader {
-	return wire.NewBlockHeader(1, &prev, &merkle, simnet.PowLimitBits, 0)
+	return peertest.Header(prev, merkle)
 }
 
 // blockSpendingNothing is block 1 with a transaction that spends an output
@@ -147,10 +82,33 @@ func undecodableTx() []byte {
 	return append(frame, payload...)
 }
 
-// TestInvalidDataFromThePeer: headers that do not form a chain, headers
-// that never connect to a known block, a block spending an output that
-// does not exist, a block that fails the block checks (chain.BlockRules), and a transaction that does not decode each get a log line naming the invalid data and a
-// disconnection, and none reaches the store past the genesis block.
+// newFollower is a follower of the peer at addr over a fresh memory store,
+// with cfg's other settings; the log goes to the test's.
+func newFollower(t *testing.T, addr string, cfg Config) (*Follower, *utxo.DB) {
+	t.Helper()
+	store, err := utxo.Open(context.Background(), memory.New(), utxo.Options{Network: "simnet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	cfg.Peer, cfg.Params, cfg.Store, cfg.Blocks = addr, simnet, store, blockStore(t)
+	if cfg.Logf == nil {
+		cfg.Logf = t.Logf
+	}
+	f, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, store
+}
+
+// TestInvalidDataFromThePeer: headers that do not form a chain, a block
+// spending an output that
+// does not exist, a block that fails the block checks (chain.BlockRules),
+// and a transaction that does not decode each end the connection and ban
+// the peer, with the invalid data as the ban's reason; Run (with
+// StopAtTip) returns a *BannedError without connecting again, and none of
+// the data reaches the store past the genesis block.
 func TestInvalidDataFromThePeer(t *testing.T) {
 	bad := blockSpendingNothing()
 	wrongRoot := blockWithAWrongMerkleRoot(bad)
@@ -161,12 +119,7 @@ func TestInvalidDataFromThePeer(t *testing.T) {
 		want    string
 		after   []byte
 	}{
-		{"headers that do not form a chain", func() []*wire.BlockHeader {
-			return []*wire.BlockHeader{header(genesis, chainhash.Hash{1}), header(chainhash.Hash{2}, chainhash.Hash{3})}
-		}, "headers do not connect to each other", nil},
-		{"headers that do not connect", func() []*wire.BlockHeader {
-			return []*wire.BlockHeader{header(chainhash.Hash{4}, chainhash.Hash{5})}
-		}, "4 times in a row", nil},
+		{"headers that do not form a chain", brokenHeaders, "headers do not connect to each other", nil},
 		{"a block spending a missing output", func() []*wire.BlockHeader {
 			return []*wire.BlockHeader{&bad.Header}
 		}, "block " + bad.BlockHash().String() + " at height 1", nil},
@@ -178,43 +131,16 @@ func TestInvalidDataFromThePeer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			node := &misbehavingPeer{headers: c.headers, after: c.after, blocks: map[chainhash.Hash]*wire.MsgBlock{
+			node := &peertest.Peer{Headers: c.headers, After: c.after, Blocks: map[chainhash.Hash]*wire.MsgBlock{
 				genesis: simnet.GenesisBlock, bad.BlockHash(): bad, wrongRoot.BlockHash(): wrongRoot}}
-			addr := node.listen(t)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			store, err := utxo.Open(ctx, memory.New(), utxo.Options{Network: "simnet"})
-			if err != nil {
-				t.Fatal(err)
+			f, store := newFollower(t, node.Listen(t), Config{StopAtTip: true})
+			err := runWithin(t, f)
+			var banned *BannedError
+			if !errors.As(err, &banned) || !strings.Contains(banned.Reason, "invalid data from the peer") || !strings.Contains(banned.Reason, c.want) {
+				t.Fatalf("Run: %v; want a ban for %q", err, c.want)
 			}
-			defer store.Close()
-			logged := make(chan string, 100)
-			f, err := New(Config{Peer: addr, Params: simnet, Store: store, KeepDir: t.TempDir(), MaxBackoff: time.Second,
-				Logf: func(format string, args ...any) {
-					select {
-					case logged <- sprintf(format, args...):
-					default:
-					}
-				}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- f.Run(ctx) }()
-			deadline := time.After(60 * time.Second)
-			var lines []string
-			for found := false; !found; {
-				select {
-				case line := <-logged:
-					lines = append(lines, line)
-					found = strings.Contains(line, "invalid data from the peer") && strings.Contains(line, c.want) && strings.Contains(line, "reconnecting")
-				case <-deadline:
-					t.Fatalf("no line saying %q, and a reconnection, within 60s; the log:\n%s", c.want, strings.Join(lines, "\n"))
-				}
-			}
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatalf("Run: %v", err)
+			if n := node.Connections(); n != 1 {
+				t.Errorf("%d connections to the banned peer, want 1", n)
 			}
 			if tip, ok, _ := store.Tip(context.Background()); ok && tip.Height > 0 {
 				t.Errorf("the store's tip moved to %s at height %d", tip.Hash, tip.Height)
@@ -226,7 +152,120 @@ func TestInvalidDataFromThePeer(t *testing.T) {
 	}
 }
 
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+// brokenHeaders are headers that do not form a chain.
+func brokenHeaders() []*wire.BlockHeader {
+	return []*wire.BlockHeader{header(*simnet.GenesisHash, chainhash.Hash{1}), header(chainhash.Hash{2}, chainhash.Hash{3})}
+}
+
+// runWithin runs f until it returns, at most a minute.
+func runWithin(t *testing.T, f *Follower) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err := f.Run(ctx)
+	if ctx.Err() != nil {
+		t.Fatalf("Run did not return within 60s (%v)", err)
+	}
+	return err
+}
+
+// TestBanOutlivesARestart: the ban is kept in the ban file, so a new
+// follower of the same peer with the same file does not connect while it
+// lasts; its metric says until when.
+func TestBanOutlivesARestart(t *testing.T) {
+	node := &peertest.Peer{Headers: brokenHeaders}
+	addr := node.Listen(t)
+	bans := filepath.Join(t.TempDir(), "bans.json")
+	first, _ := newFollower(t, addr, Config{StopAtTip: true, BanFile: bans, BanDuration: time.Hour})
+	var banned *BannedError
+	if err := runWithin(t, first); !errors.As(err, &banned) {
+		t.Fatalf("Run: %v, want a ban", err)
+	}
+	metrics := NewMetrics()
+	again, _ := newFollower(t, addr, Config{StopAtTip: true, BanFile: bans, Metrics: metrics})
+	ban, ok := again.Banned()
+	if !ok || !ban.Until.Equal(banned.Until) || ban.Reason != banned.Reason {
+		t.Fatalf("after a restart the ban is %+v (%v), want %+v", ban, ok, banned.Ban)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	until := -1.0
+	for _, fam := range families {
+		if fam.GetName() == "utxostore_follow_peer_banned_until_seconds" {
+			until = fam.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	if until != float64(banned.Until.Unix()) {
+		t.Errorf("utxostore_follow_peer_banned_until_seconds is %v, want %d", until, banned.Until.Unix())
+	}
+	if err := runWithin(t, again); !errors.As(err, &banned) {
+		t.Fatalf("Run after a restart: %v, want the ban", err)
+	}
+	if n := node.Connections(); n != 1 {
+		t.Errorf("%d connections to the banned peer, want 1", n)
+	}
+}
+
+// TestBanRunsOut: once its ban has run out the follower connects again
+// (and is banned again by the same invalid data); with a negative
+// BanDuration there is no ban, and invalid data only drops the connection.
+// Headers that never connect to a known block drop the connection without
+// a ban: a reorganising peer announces such headers too.
+func TestBanRunsOut(t *testing.T) {
+	unconnected := func() []*wire.BlockHeader { return []*wire.BlockHeader{header(chainhash.Hash{4}, chainhash.Hash{5})} }
+	for _, c := range []struct {
+		name     string
+		duration time.Duration
+		headers  func() []*wire.BlockHeader
+		banned   bool
+	}{
+		{"a short ban", 100 * time.Millisecond, brokenHeaders, true},
+		{"bans off", -1, brokenHeaders, false},
+		{"headers that never connect", time.Hour, unconnected, false},
+	} {
+		node := &peertest.Peer{Headers: c.headers}
+		logged := make(chan string, 100)
+		f, _ := newFollower(t, node.Listen(t), Config{BanDuration: c.duration, MaxBackoff: time.Second, Logf: func(format string, args ...any) {
+			select {
+			case logged <- fmt.Sprintf(format, args...):
+			default:
+			}
+		}})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- f.Run(ctx) }()
+		// Each connection ends in a ban, or without one in a reconnection.
+		ended := map[bool]string{true: "is banned until", false: "reconnecting"}[c.banned]
+		deadline := time.After(60 * time.Second)
+		var lines []string
+		for endings := 0; endings < 2; {
+			select {
+			case line := <-logged:
+				lines = append(lines, line)
+				if strings.Contains(line, ended) {
+					endings++
+				}
+			case <-deadline:
+				t.Fatalf("%s: not two lines saying %q within 60s; the log:\n%s", c.name, ended, strings.Join(lines, "\n"))
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("%s: Run: %v", c.name, err)
+		}
+		log := strings.Join(lines, "\n")
+		if strings.Contains(log, "has run out; connecting") != c.banned || strings.Contains(log, "banned") != c.banned {
+			t.Errorf("%s: the log:\n%s", c.name, log)
+		}
+		if n := node.Connections(); n < 2 {
+			t.Errorf("%s: %d connections, want a second one", c.name, n)
+		}
+	}
+}
 
 // TestBehind: a peer whose headers run five blocks past the genesis block
 // it serves leaves the store five blocks behind, which Behind reports (the
@@ -240,22 +279,13 @@ func TestBehind(t *testing.T) {
 		headers = append(headers, h)
 		parent = h.BlockHash()
 	}
-	node := &misbehavingPeer{headers: func() []*wire.BlockHeader { return headers }, blocks: map[chainhash.Hash]*wire.MsgBlock{genesis: simnet.GenesisBlock}}
-	addr := node.listen(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	store, err := utxo.Open(ctx, memory.New(), utxo.Options{Network: "simnet"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	f, err := New(Config{Peer: addr, Params: simnet, Store: store, KeepDir: t.TempDir(), Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
+	node := &peertest.Peer{Headers: func() []*wire.BlockHeader { return headers }, Blocks: map[chainhash.Hash]*wire.MsgBlock{genesis: simnet.GenesisBlock}}
+	f, _ := newFollower(t, node.Listen(t), Config{})
 	if _, known := f.Behind(); known {
 		t.Fatal("Behind is known before any peer answered")
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
 	deadline := time.Now().Add(60 * time.Second)
@@ -273,4 +303,15 @@ func TestBehind(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// blockStore is an empty block store that keeps every block.
+func blockStore(t *testing.T) *blockstore.Store {
+	t.Helper()
+	b, err := blockstore.Open(t.TempDir(), blockstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
 }

@@ -1,81 +1,89 @@
 package follow
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/utxo"
 )
 
-// blockKeep holds the raw blocks of the rollback window, one file per
-// block, so that a reorganisation can disconnect them: the store needs a
-// block's transactions to undo it, and the peer may no longer serve a
-// block of a branch it left. A block is kept (synced) before the store
-// connects it, so a crash never leaves the store's tip without its file.
-type blockKeep struct{ dir string }
-
-func openBlockKeep(dir string) (blockKeep, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return blockKeep{}, fmt.Errorf("the directory of kept blocks: %w", err)
-	}
-	return blockKeep{dir: dir}, nil
-}
-
-func (k blockKeep) path(height uint32, hash chainhash.Hash) string {
-	return filepath.Join(k.dir, fmt.Sprintf("%010d-%s.blk", height, hash))
-}
-
-// put writes the block through a temporary file, synced before its rename.
-func (k blockKeep) put(height uint32, hash chainhash.Hash, raw []byte) error {
-	final := k.path(height, hash)
-	tmp, err := os.CreateTemp(k.dir, "incoming-*")
-	if err != nil {
-		return fmt.Errorf("keeping block %s: %w", hash, err)
-	}
-	_, err = tmp.Write(raw)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if closeErr := tmp.Close(); err == nil {
-		err = closeErr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), final)
+// keep puts a block of the peer's chain in the block store before the
+// store connects it, so a crash never leaves the store's tip without its
+// raw block. A block store that ends below the block cannot take it: the
+// store was fed without it.
+func (f *Follower) keep(height uint32, b *chain.Block) error {
+	err := f.cfg.Blocks.Put(height, b.Hash, b.Raw)
+	if errors.Is(err, blockstore.ErrNotNext) {
+		return fatal(fmt.Errorf("keeping block %s at height %d: %w; the store was fed blocks the block store did not get: move the block store aside (with --index: rebuild the index and the blocks with import --index)", b.Hash, height, err))
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("keeping block %s: %w", hash, err)
+		return fatal(fmt.Errorf("keeping block %s at height %d: %w", b.Hash, height, err))
 	}
 	return nil
 }
 
-// get reads a kept block back as the store's Block.
-func (k blockKeep) get(height uint32, hash chainhash.Hash) (utxo.Block, error) {
-	raw, err := os.ReadFile(k.path(height, hash))
-	if err != nil {
-		return utxo.Block{}, err
+// kept returns the store's block at height, with hash, from the block
+// store; ok is false when the block store does not hold it (pruned, never
+// kept, or replaced there by another branch's block).
+func (f *Follower) kept(height uint32, hash chainhash.Hash) (b utxo.Block, ok bool, err error) {
+	raw, held, ok, err := f.cfg.Blocks.Block(height)
+	if err != nil || !ok || held != hash {
+		return utxo.Block{}, false, err
 	}
-	b, err := chain.ParseBlock(raw)
+	parsed, err := chain.ParseBlock(raw)
 	if err != nil {
-		return utxo.Block{}, fmt.Errorf("kept block %s: %w", hash, err)
+		return utxo.Block{}, false, fmt.Errorf("the block store's block %s at height %d: %w", hash, height, err)
 	}
-	return utxo.BlockFromChain(b, height), nil
+	return utxo.BlockFromChain(parsed, height), true, nil
 }
 
-// prune removes the blocks kept at height (every branch's).
-func (k blockKeep) prune(height uint32) error {
-	files, err := filepath.Glob(filepath.Join(k.dir, fmt.Sprintf("%010d-*.blk", height)))
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
-			return err
+// MigrateKeptBlocks moves the blocks of the rollback window from dir, the
+// directory of one file per block (HEIGHT-HASH.blk) where followers kept
+// them before the block store did, into blocks: those on the store's
+// chain that fit there, lowest first. Then it removes dir. A missing dir
+// is nothing to do.
+func MigrateKeptBlocks(ctx context.Context, dir string, store *utxo.DB, blocks *blockstore.Store) (moved int, err error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.blk"))
+	if err != nil || len(files) == 0 {
+		if _, statErr := os.Stat(dir); statErr == nil && err == nil {
+			return 0, os.RemoveAll(dir)
 		}
+		return 0, err
 	}
-	return nil
+	sort.Strings(files) // the height leads the name, zero-padded
+	for _, file := range files {
+		var height uint32
+		var hashText string
+		if _, err := fmt.Sscanf(filepath.Base(file), "%010d-%64s", &height, &hashText); err != nil {
+			continue
+		}
+		info, onChain, err := store.BlockAt(ctx, height)
+		if err != nil {
+			return moved, err
+		}
+		if !onChain || info.Hash.String() != hashText {
+			continue // another branch's, or above the store's tip
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return moved, err
+		}
+		err = blocks.Put(height, info.Hash, raw)
+		if errors.Is(err, blockstore.ErrNotNext) {
+			continue // below the block store's window, or past a gap
+		}
+		if err != nil {
+			return moved, err
+		}
+		moved++
+	}
+	return moved, os.RemoveAll(dir)
 }

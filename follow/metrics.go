@@ -19,6 +19,8 @@ type Metrics struct {
 	reorgs         prometheus.Counter     // utxostore_follow_reorgs_total
 	lastReorgDepth prometheus.Gauge       // utxostore_follow_last_reorg_depth
 	reconnects     prometheus.Counter     // utxostore_follow_disconnects_total
+	bans           prometheus.Counter     // utxostore_follow_bans_total
+	bannedUntil    prometheus.Gauge       // utxostore_follow_peer_banned_until_seconds
 }
 
 // NewMetrics makes the follower's metrics.
@@ -38,12 +40,14 @@ func NewMetrics() *Metrics {
 		reorgs:         prometheus.NewCounter(prometheus.CounterOpts{Name: "utxostore_follow_reorgs_total", Help: "Reorganisations to the peer's branch."}),
 		lastReorgDepth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_last_reorg_depth", Help: "Blocks disconnected by the last reorganisation."}),
 		reconnects:     prometheus.NewCounter(prometheus.CounterOpts{Name: "utxostore_follow_disconnects_total", Help: "Connections to the peer that ended (refused, lost, or dropped for invalid data)."}),
+		bans:           prometheus.NewCounter(prometheus.CounterOpts{Name: "utxostore_follow_bans_total", Help: "Bans of the peer for sending invalid data."}),
+		bannedUntil:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_peer_banned_until_seconds", Help: "Unix time at which the peer's ban for invalid data runs out; 0 while it is not banned."}),
 	}
 	return m
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.peerHeight, m.storeHeight, m.behind, m.mempool, m.unmined, m.reorgs, m.lastReorgDepth, m.reconnects}
+	return []prometheus.Collector{m.peerHeight, m.storeHeight, m.behind, m.mempool, m.unmined, m.reorgs, m.lastReorgDepth, m.reconnects, m.bans, m.bannedUntil}
 }
 
 // Describe implements prometheus.Collector.

@@ -35,6 +35,9 @@ type session struct {
 	received    map[chainhash.Hash]*chain.Block
 	atTip       bool
 	txAsked     map[chainhash.Hash]bool
+	// unkept are the store's blocks a reorganisation disconnects that the
+	// block store does not hold, asked of the peer, by their heights.
+	unkept map[chainhash.Hash]uint32
 }
 
 // blockMsg is a block with the bytes it came in.
@@ -110,7 +113,7 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 
 	outbox := make(chan *wire.MsgTx, 16)
 	defer f.outbox.Store(nil)
-	s := &session{f: f, p: p, requested: map[chainhash.Hash]time.Time{}, received: map[chainhash.Hash]*chain.Block{}, txAsked: map[chainhash.Hash]bool{}}
+	s := &session{f: f, p: p, requested: map[chainhash.Hash]time.Time{}, received: map[chainhash.Hash]*chain.Block{}, txAsked: map[chainhash.Hash]bool{}, unkept: map[chainhash.Hash]uint32{}}
 	stall := time.NewTicker(max(f.cfg.StallTimeout/10, 100*time.Millisecond))
 	defer stall.Stop()
 	for {
@@ -119,7 +122,7 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 			return handshook, nil
 		case <-gone:
 			if err := undecodable.Load(); err != nil {
-				return handshook, fmt.Errorf("invalid data from the peer: a message that does not decode (%v) ended the connection", *err)
+				return handshook, invalid("a message that does not decode (%v) ended the connection", *err)
 			}
 			if !handshook {
 				return false, errors.New("the connection ended before the handshake completed (another network, or the peer refused us)")
@@ -167,6 +170,9 @@ func (s *session) handle(ctx context.Context, ev any) error {
 		return s.onTx(ctx, m)
 	case *wire.MsgNotFound:
 		for _, iv := range m.InvList {
+			if height, ok := s.unkept[iv.Hash]; ok {
+				return fatal(fmt.Errorf("the store's block %s at height %d must be disconnected to follow the peer's chain, but the block store does not hold it and the peer does not have it; import the node's chain into a new store", iv.Hash, height))
+			}
 			if _, asked := s.requested[iv.Hash]; asked {
 				return fmt.Errorf("the peer does not have block %s, which its headers named", iv.Hash)
 			}
@@ -258,12 +264,15 @@ func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
 	}
 	if _, err := s.chain.attach(m.Headers); err != nil {
 		if !errors.Is(err, errUnknownParent) {
-			return fmt.Errorf("invalid data from the peer: %w", err)
+			return invalid("%w", err)
 		}
 		// An announcement of a block on a branch not yet known: ask for
-		// the branch. A peer whose answers never connect is dropped.
+		// the branch. A peer whose answers never connect is dropped, not
+		// banned: while it reorganises, a healthy peer announces its new
+		// branch's blocks faster than it answers, and the streak cannot
+		// tell those announcements from answers.
 		if s.unconnected++; s.unconnected > 3 {
-			return fmt.Errorf("invalid data from the peer: %w, %d times in a row", err, s.unconnected)
+			return fmt.Errorf("%w, %d times in a row", err, s.unconnected)
 		}
 		s.askHeaders()
 		return nil
@@ -318,10 +327,10 @@ func (s *session) onBlock(ctx context.Context, m blockMsg) error {
 	delete(s.requested, hash)
 	b, err := chain.ParseBlock(m.raw)
 	if err != nil {
-		return fmt.Errorf("invalid data from the peer: block %s does not parse: %w", hash, err)
+		return invalid("block %s does not parse: %w", hash, err)
 	}
 	if b.Hash != hash {
-		return fmt.Errorf("invalid data from the peer: block %s parses as %s", hash, b.Hash)
+		return invalid("block %s parses as %s", hash, b.Hash)
 	}
 	s.received[hash] = b
 	return s.advance(ctx)
@@ -330,7 +339,7 @@ func (s *session) onBlock(ctx context.Context, m blockMsg) error {
 func (s *session) onTx(ctx context.Context, m *wire.MsgTx) error {
 	tx, err := chain.ParseTx(chain.SerializeTx(m))
 	if err != nil {
-		return fmt.Errorf("invalid data from the peer: transaction %s does not parse: %w", m.TxHash(), err)
+		return invalid("transaction %s does not parse: %w", m.TxHash(), err)
 	}
 	if !s.txAsked[tx.ID] {
 		return nil // not asked for, or asked before a reconnection
@@ -419,10 +428,10 @@ func (s *session) request(from int32) {
 // connect keeps the block, then connects it on top of the store's tip.
 func (s *session) connect(ctx context.Context, height int32, b *chain.Block) error {
 	if err := s.f.cfg.Rules.Check(b, uint32(height)); err != nil {
-		return fmt.Errorf("invalid data from the peer: %w", err)
+		return invalid("%w", err)
 	}
-	if err := s.f.keep.put(uint32(height), b.Hash, b.Raw); err != nil {
-		return fatal(err)
+	if err := s.f.keep(uint32(height), b); err != nil {
+		return err
 	}
 	blk := utxo.BlockFromChain(b, uint32(height))
 	if err := s.f.cfg.Store.ConnectBlock(ctx, blk); err != nil {
@@ -436,11 +445,6 @@ func (s *session) connect(ctx context.Context, height int32, b *chain.Block) err
 	delete(s.received, b.Hash)
 	if c := s.f.cfg.Connected; c != nil {
 		c(ctx, blk)
-	}
-	if window := int32(s.f.cfg.RollbackWindow); height > window {
-		if err := s.f.keep.prune(uint32(height - window - 1)); err != nil {
-			return fatal(fmt.Errorf("pruning kept blocks: %w", err))
-		}
 	}
 	if p := s.f.cfg.Progress; p != nil && !s.atTip {
 		p.Block(uint32(height), len(b.Txs), b.Size)
@@ -466,25 +470,20 @@ func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {
 			return false, nil
 		}
 		if err := s.f.cfg.Rules.Check(b, uint32(h)); err != nil {
-			return false, fmt.Errorf("invalid data from the peer: %w", err)
+			return false, invalid("%w", err)
 		}
 		connect = append(connect, utxo.BlockFromChain(b, uint32(h)))
 	}
-	var disconnect []utxo.Block
-	for h := tip; h > fork; h-- {
-		info, _, err := s.f.cfg.Store.BlockAt(ctx, uint32(h))
-		if err != nil {
-			return false, fatal(err)
-		}
-		b, err := s.f.keep.get(uint32(h), info.Hash)
-		if err != nil {
-			return false, fatal(fmt.Errorf("the store's block %s at height %d must be disconnected to follow the peer's chain (fork at height %d), but it is not kept (%v): it is past the rollback window of kept blocks; import the node's chain into a new store", info.Hash, h, fork, err))
-		}
-		disconnect = append(disconnect, b)
+	disconnect, complete, err := s.disconnected(ctx, tip, fork)
+	if err != nil || !complete {
+		return false, err
 	}
+	// The branch's blocks replace the store's in the block store before the
+	// store moves: after a crash in between, the store's blocks that the
+	// block store no longer holds are asked of the peer again.
 	for _, b := range connect {
-		if err := s.f.keep.put(b.Height, b.Hash, s.received[b.Hash].Raw); err != nil {
-			return false, fatal(err)
+		if err := s.f.keep(b.Height, s.received[b.Hash]); err != nil {
+			return false, err
 		}
 	}
 	if err := s.f.cfg.Store.Reorg(ctx, disconnect, connect); err != nil {
@@ -492,6 +491,10 @@ func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {
 	}
 	if err := s.reorgIndex(disconnect, connect); err != nil {
 		return false, fatal(err)
+	}
+	for _, b := range disconnect {
+		delete(s.received, b.Hash)
+		delete(s.unkept, b.Hash)
 	}
 	for _, b := range connect {
 		delete(s.received, b.Hash)
@@ -504,6 +507,44 @@ func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {
 	s.f.cfg.Logf("reorganised to the peer's branch: %d blocks disconnected, %d connected from height %d; tip %s at height %d",
 		len(disconnect), len(connect), fork+1, s.chain.at(newTip), newTip)
 	return true, nil
+}
+
+// disconnected returns the store's blocks from its tip down to the one
+// above fork, as a reorganisation disconnects them, from the block store;
+// the ones it does not hold (a crash between the block store's write of a
+// branch and the store's Reorg) are asked of the peer, and complete is
+// false until they are here.
+func (s *session) disconnected(ctx context.Context, tip, fork int32) (blocks []utxo.Block, complete bool, err error) {
+	complete = true
+	getData := wire.NewMsgGetData()
+	for h := tip; h > fork; h-- {
+		info, _, err := s.f.cfg.Store.BlockAt(ctx, uint32(h))
+		if err != nil {
+			return nil, false, fatal(err)
+		}
+		b, ok, err := s.f.kept(uint32(h), info.Hash)
+		if err != nil {
+			return nil, false, fatal(err)
+		}
+		if received := s.received[info.Hash]; !ok && received != nil {
+			b, ok = utxo.BlockFromChain(received, uint32(h)), true
+		}
+		if !ok {
+			complete = false
+			if _, asked := s.requested[info.Hash]; !asked {
+				hash := info.Hash
+				_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &hash))
+				s.requested[hash] = time.Now()
+				s.unkept[hash] = uint32(h)
+			}
+			continue
+		}
+		blocks = append(blocks, b)
+	}
+	if len(getData.InvList) > 0 {
+		s.p.QueueMessage(getData, nil)
+	}
+	return blocks, complete, nil
 }
 
 func (s *session) reorgIndex(disconnect, connect []utxo.Block) error {

@@ -10,18 +10,12 @@ import (
 )
 
 // StoreBlock keeps blk's raw bytes in the block store (nil: off). A block
-// the store holds already at that height is left as it is; a block
-// connected without its header (some gRPC clients send none) cannot be
-// rebuilt byte for byte and is not kept.
+// the store holds already at that height is left as it is
+// (blockstore.Store.Put); a block connected without its header (some gRPC
+// clients send none) cannot be rebuilt byte for byte and is not kept.
 func StoreBlock(blocks *blockstore.Store, blk utxo.Block) error {
 	if blocks == nil || blk.Header == nil {
 		return nil
-	}
-	if tip, ok := blocks.Tip(); ok && blk.Height <= tip {
-		l, held, err := blocks.Location(blk.Height)
-		if err != nil || (held && l.Hash == blk.Hash) {
-			return err
-		}
 	}
 	return blocks.Put(blk.Height, blk.Hash, RawBlock(blk))
 }

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/utxostore/utxostore/internal/setting"
 )
 
 // Defaults of the daemon. The ports sit next to Bitcoin's 8333 so they are
@@ -80,27 +82,18 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	o.MaxBatch = positiveOr(o.MaxBatch, DefaultMaxBatch)
-	o.MaxBody = positiveOr(o.MaxBody, DefaultMaxBody)
-	o.MaxMessage = positiveOr(o.MaxMessage, DefaultMaxMessage)
-	o.MaxInflightBytes = positiveOr(o.MaxInflightBytes, DefaultMaxInflightBytes)
-	o.MaxConns = positiveOr(o.MaxConns, DefaultMaxConns)
-	o.HTTPHeaderTimeout = positiveOr(o.HTTPHeaderTimeout, DefaultHTTPHeaderTimeout)
-	o.HTTPReadTimeout = positiveOr(o.HTTPReadTimeout, DefaultHTTPReadTimeout)
-	o.IdleTimeout = positiveOr(o.IdleTimeout, DefaultIdleTimeout)
+	setting.Default(&o.MaxBatch, DefaultMaxBatch)
+	setting.Default(&o.MaxBody, DefaultMaxBody)
+	setting.Default(&o.MaxMessage, DefaultMaxMessage)
+	setting.Default(&o.MaxInflightBytes, DefaultMaxInflightBytes)
+	setting.Default(&o.MaxConns, DefaultMaxConns)
+	setting.Default(&o.HTTPHeaderTimeout, DefaultHTTPHeaderTimeout)
+	setting.Default(&o.HTTPReadTimeout, DefaultHTTPReadTimeout)
+	setting.Default(&o.IdleTimeout, DefaultIdleTimeout)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 	return o
-}
-
-// positiveOr returns v, or def when v is zero or negative: a limit that
-// is not set.
-func positiveOr[T int | int64 | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 // ErrTokenRequired refuses to expose writes without authentication.

@@ -23,11 +23,27 @@ func (f *blockFlags) register(fs *flag.FlagSet) {
 }
 
 // openBlocks opens the block store when --index asks for the index (nil
-// otherwise). Its segments carry the network's magic.
+// otherwise), keeping --block-retention blocks.
 func (f *storeFlags) openBlocks() (*blockstore.Store, error) {
 	if !f.index {
 		return nil, nil
 	}
+	return f.openBlockStore(uint32(f.blocks.retention))
+}
+
+// openFollowBlocks opens the block store of a follower, which keeps the
+// blocks of its rollback window there: with --index, as openBlocks (a
+// --block-retention below the window is refused by follow.New); without,
+// keeping only the window, since nothing else reads the blocks then.
+func (f *storeFlags) openFollowBlocks(window uint32) (*blockstore.Store, error) {
+	if f.index {
+		return f.openBlocks()
+	}
+	return f.openBlockStore(window)
+}
+
+// openBlockStore opens DATA/blocks; its segments carry the network's magic.
+func (f *storeFlags) openBlockStore(retention uint32) (*blockstore.Store, error) {
 	magic := chain.MagicMainnet
 	switch f.network {
 	case "testnet", "testnet3":
@@ -36,7 +52,7 @@ func (f *storeFlags) openBlocks() (*blockstore.Store, error) {
 		magic = chain.MagicRegtest
 	}
 	blocks, err := blockstore.Open(filepath.Join(f.data, "blocks"), blockstore.Options{
-		Magic: magic, Retention: uint32(f.blocks.retention), NoSync: f.sync == "block",
+		Magic: magic, Retention: retention, NoSync: f.sync == "block",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening the block store: %w", err)

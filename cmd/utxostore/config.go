@@ -70,6 +70,7 @@ func newServeConfig(name, help string) *serveConfig {
 	fs := c.fs
 	c.store.register(fs)
 	c.store.registerIndex(fs)
+	c.store.registerUnminedRetention(fs)
 	fs.StringVar(&c.grpcAddr, "grpc", server.DefaultGRPCAddr, "gRPC listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&c.httpAddr, "http", server.DefaultHTTPAddr, "HTTP listen address for /api, /metrics and /health")
 	fs.StringVar(&c.token, "token", "", "bearer token required by mutating RPCs and by /api and /metrics; mandatory on a non-loopback address")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -41,6 +42,15 @@ func lastLine(t *testing.T, args ...string) string {
 // import ended first), and the rest of its stderr.
 func startImport(t *testing.T, reports int, args ...string) (*exec.Cmd, []string, io.Reader) {
 	t.Helper()
+	return startProgress(t, "imported", reports, args...)
+}
+
+// startProgress starts utxostore with args and reads its stderr until it
+// has printed `reports` progress lines that start with prefix. It returns
+// the running command, those lines (fewer when the command ended first),
+// and the rest of its stderr.
+func startProgress(t *testing.T, prefix string, reports int, args ...string) (*exec.Cmd, []string, io.Reader) {
+	t.Helper()
 	cmd := exec.Command(utxostoreBin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -49,10 +59,10 @@ func startImport(t *testing.T, reports int, args ...string) (*exec.Cmd, []string
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lines := bufio.NewScanner(stderr)
 	var seen []string
+	lines := bufio.NewScanner(stderr)
 	for len(seen) < reports && lines.Scan() {
-		if strings.HasPrefix(lines.Text(), "imported") {
+		if strings.HasPrefix(lines.Text(), prefix) {
 			seen = append(seen, lines.Text())
 		}
 	}
@@ -63,17 +73,22 @@ func startImport(t *testing.T, reports int, args ...string) (*exec.Cmd, []string
 // progress `reports` times: real blocks are committed, more are in flight.
 func killMidImport(t *testing.T, reports int, args ...string) {
 	t.Helper()
-	cmd, seen, _ := startImport(t, reports, args...)
-	if len(seen) < reports {
-		cmd.Wait()
-		t.Fatalf("the import ended after %d progress lines, before it could be killed", len(seen))
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	killAfterProgress(t, "imported", reports, args...)
+}
+
+// killAfterProgress starts the command and SIGKILLs it once it has printed
+// `reports` progress lines that start with prefix; it fails the test when
+// the command ends first.
+func killAfterProgress(t *testing.T, prefix string, reports int, args ...string) {
+	t.Helper()
+	cmd, seen, _ := startProgress(t, prefix, reports, args...)
+	// A command that has ended already is told by its exit status.
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-		t.Fatalf("the import was not killed mid-way (%v): it finished first", err)
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("utxostore %s ended (%v) after %d of %d progress lines, before it was killed:\n%s", args[0], err, len(seen), reports, strings.Join(seen, "\n"))
 	}
 }
 

@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +48,9 @@ type storeFlags struct {
 	sozu      string
 	batchWait time.Duration
 	batchOps  int
+	// unminedRetention is --unmined-retention (sync and serve); 0 leaves
+	// the store's default.
+	unminedRetention uint32
 	// discardCorruptLog is --discard-corrupt-log: a salvage for one run,
 	// taken from the command line only (commandLineOnly).
 	discardCorruptLog bool
@@ -56,6 +61,31 @@ type storeFlags struct {
 func (f *storeFlags) registerIndex(fs *flag.FlagSet) {
 	fs.BoolVar(&f.index, "index", envOr("UTXOSTORE_INDEX", "") == "true", "keep the Blockbook address index (data format 5) in DATA/index and the raw blocks in DATA/blocks, fed by the same blocks, and serve Blockbook's API from them")
 	f.blocks.register(fs)
+}
+
+// defaultUnminedRetention is the store's own default
+// (utxo.Options.UnminedRetention: half of its block height retention).
+const defaultUnminedRetention = utxo.DefaultBlockHeightRetention / 2
+
+// registerUnminedRetention adds --unmined-retention, for the commands that
+// store a node's unconfirmed transactions (sync, serve).
+func (f *storeFlags) registerUnminedRetention(fs *flag.FlagSet) {
+	f.unminedRetention = defaultUnminedRetention
+	fs.Var((*blockCount)(&f.unminedRetention), "unmined-retention", "`blocks` an unmined transaction is kept: the block after them removes it and frees the outputs it spent (the store's cleanup of old unmined transactions). Match the node's mempool expiry (bitcoind's 336 hours are about 2016 blocks) so the store forgets what the node evicts")
+}
+
+// blockCount is a flag of a number of blocks, at least one.
+type blockCount uint32
+
+func (b *blockCount) String() string { return strconv.FormatUint(uint64(*b), 10) }
+
+func (b *blockCount) Set(v string) error {
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil || n == 0 {
+		return fmt.Errorf("want a number of blocks from 1 to %d, got %q", uint32(math.MaxUint32), v)
+	}
+	*b = blockCount(n)
+	return nil
 }
 
 // openIndex opens the address index when --index asks for it (nil
@@ -263,7 +293,7 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("opening the %s engine: %w", f.engine, err)
 	}
-	opts := utxo.Options{Network: f.network, ReadOnly: readOnly, BatchOps: f.batchOps}
+	opts := utxo.Options{Network: f.network, ReadOnly: readOnly, BatchOps: f.batchOps, UnminedRetention: f.unminedRetention}
 	if sync == engine.SyncAlways && !readOnly {
 		// Under SyncBlock there is no fsync to share: merging would
 		// only add its wait.

@@ -55,10 +55,14 @@ On SIGTERM or Ctrl-C it stops accepting, lets in-flight requests finish
 (up to --shutdown-timeout), checkpoints and closes the store.
 
 With --peer it follows a Bitcoin node over the P2P protocol as 'utxostore
-sync' does, /health/ready (gRPC Health) fails while the store is more than
---ready-max-behind blocks behind it, and /api/v2/sendtx/{hex} (gRPC
-SendTx) stores a transaction as unmined (refusing a double spend) and
-relays it to the node.
+sync' does (the followed blocks go to the block store, which the API
+serves them from with --index), /health/ready (gRPC Health) fails while
+the store is more than --ready-max-behind blocks behind it or while the
+node is banned for invalid data (the reason is in the answer), and
+/api/v2/sendtx/{hex} (gRPC SendTx) stores a transaction as unmined
+(refusing a double spend) and relays it to the node. Unmined transactions, the node's and the ones
+created over gRPC, are removed --unmined-retention blocks after they came
+when no block has mined them.
 
 Settings come from flags, the environment and --config; run
 'utxostore config' to see the effective ones.
@@ -100,7 +104,12 @@ func runServe(ctx context.Context, args []string) error {
 		idx.Close()
 		return err
 	}
-	blocks, err := cfg.store.openBlocks()
+	var blocks *blockstore.Store
+	if cfg.follow.peer != "" {
+		blocks, err = cfg.store.openFollowBlocks(uint32(cfg.follow.rollbackWindow))
+	} else {
+		blocks, err = cfg.store.openBlocks()
+	}
 	if err != nil {
 		store.Close()
 		idx.Close()
@@ -130,12 +139,16 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 	}()
 	opts := cfg.serverOptions()
 	opts.ExternalAbove = store.Options().MaxTxSizeInStore
-	following, err := newDaemonFollower(cfg, store, idx)
+	following, err := newDaemonFollower(ctx, cfg, store, idx, blocks)
 	if err != nil {
 		return err
 	}
 	defer following.stop() // before the store closes
-	srv, err := server.New(following.backend(server.NewBackend(store, idx, blocks)), opts)
+	apiBlocks := blocks
+	if idx == nil {
+		apiBlocks = nil // a follower's blocks alone: the API serves the block store with the index only
+	}
+	srv, err := server.New(following.backend(server.NewBackend(store, idx, apiBlocks)), opts)
 	if err != nil {
 		return usagef("%v", err)
 	}

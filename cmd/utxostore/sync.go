@@ -9,12 +9,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/follow"
 	"github.com/utxostore/utxostore/index"
@@ -29,20 +31,28 @@ Follows a Bitcoin node over the P2P protocol on the store's --network
 brings): it catches up headers first, several blocks in flight, then stays
 at the node's tip, through reorganisations, storing the node's unconfirmed
 transactions as unmined (then mined when a block holds them, conflicting
-when a block double-spends them). With --index the address index follows
-the same blocks.
+when a block double-spends them, and removed --unmined-retention blocks
+after they came when none has mined them). With --index the address index
+follows the same blocks.
 
 It resumes from the store's tip hash: kill it at any point and run it again.
 A store whose tip is off the node's chain is reorganised back to the fork
-point, if that is within --rollback-window blocks (the raw blocks of the
-window are kept in DATA/follow/blocks), and refused otherwise.
+point, if that is within --rollback-window blocks, and refused otherwise.
+The raw blocks go to the block store DATA/blocks, which keeps the window
+(with --index, --block-retention blocks, 0 for all, and the API serves
+them); a reorganisation reads the blocks it disconnects from there.
 
 Progress goes to stderr: a bar on a terminal, plain lines otherwise; the
 follower's Prometheus metrics (peer and store height, blocks behind,
-mempool transactions, reorganisations and the last one's depth) are served
-with --metrics. A lost connection, or a peer that sends invalid data, is
-logged and reconnected with backoff. With --stop-at-tip it exits at the
-node's tip and prints the summary line, as import does.
+mempool transactions, reorganisations and the last one's depth, the end of
+a ban) are served with --metrics. A lost connection is logged and
+reconnected with backoff. A node that sends invalid data (a block that
+fails the checks or spends what does not exist, headers that do not form
+a chain, a message that does not parse) is banned for --ban-duration: a
+log line says why and until when, no connection is made meanwhile, and the
+ban outlives a restart (DATA/follow/bans.json). With --stop-at-tip it
+exits at the node's tip and prints the summary line, as import does, or
+with an error while the node is banned.
 
 Flags:
 `
@@ -53,29 +63,60 @@ type followFlags struct {
 	peer           string
 	rollbackWindow uint
 	inFlight       int
+	banDuration    time.Duration
 }
 
 func (f *followFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.peer, "peer", envOr("UTXOSTORE_PEER", ""), "follow the Bitcoin node at this P2P address (host:port) on --network")
-	fs.UintVar(&f.rollbackWindow, "rollback-window", follow.DefaultRollbackWindow, "blocks below the tip a reorganisation can disconnect (their raw blocks are kept in DATA/follow/blocks)")
+	fs.UintVar(&f.rollbackWindow, "rollback-window", follow.DefaultRollbackWindow, "blocks a reorganisation can disconnect (the block store DATA/blocks keeps their raw blocks: with --index, --block-retention must be 0 or at least this)")
 	fs.IntVar(&f.inFlight, "in-flight", follow.DefaultInFlight, "blocks asked of the node at once during catch-up")
+	fs.DurationVar(&f.banDuration, "ban-duration", follow.DefaultBanDuration, "how long the node is banned after it sent invalid data: no connection to it meanwhile (kept in DATA/follow/bans.json, which can be deleted to lift a ban); 0 only drops the connection and reconnects")
 }
 
-// follower builds the follower of f.peer over an open store.
-func (f *followFlags) follower(sf *storeFlags, store *utxo.DB, idx *index.Index, metrics *follow.Metrics, progress follow.Progress, stopAtTip bool, connected func(context.Context, utxo.Block)) (*follow.Follower, error) {
+// follower builds the follower of f.peer over an open store, keeping its
+// blocks in blocks; the blocks a follower kept in DATA/follow/blocks
+// before the block store held them move there first.
+func (f *followFlags) follower(ctx context.Context, sf *storeFlags, store *utxo.DB, idx *index.Index, blocks *blockstore.Store, metrics *follow.Metrics, progress follow.Progress, stopAtTip bool, connected func(context.Context, utxo.Block)) (*follow.Follower, error) {
 	params, err := follow.Params(sf.network)
 	if err != nil {
 		return nil, usagef("--network: %v", err)
 	}
-	return follow.New(follow.Config{
-		Peer: f.peer, Params: params, Store: store, Index: idx,
-		KeepDir:        filepath.Join(sf.data, "follow", "blocks"),
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "utxostore: "+format+"\n", args...)
+	}
+	fol, err := follow.New(follow.Config{
+		Peer: f.peer, Params: params, Store: store, Index: idx, Blocks: blocks,
 		RollbackWindow: uint32(f.rollbackWindow), InFlight: f.inFlight,
-		Metrics: metrics, Progress: progress, StopAtTip: stopAtTip, Connected: connected,
-		Logf: func(format string, args ...any) {
-			fmt.Fprintf(os.Stderr, "utxostore: "+format+"\n", args...)
-		},
+		BanDuration: f.followBanDuration(), BanFile: banFile(sf),
+		Metrics: metrics, Progress: progress, StopAtTip: stopAtTip, Connected: connected, Logf: logf,
 	})
+	if errors.Is(err, follow.ErrRetentionBelowWindow) {
+		return nil, usagef("--block-retention %d is below --rollback-window %d: a reorganisation reads the blocks it disconnects from the block store; raise --block-retention (0 keeps every block) or lower --rollback-window", sf.blocks.retention, f.rollbackWindow)
+	}
+	if err != nil {
+		return nil, err
+	}
+	legacy := filepath.Join(sf.data, "follow", "blocks")
+	moved, err := follow.MigrateKeptBlocks(ctx, legacy, store, blocks)
+	if err != nil {
+		return nil, fmt.Errorf("moving the kept blocks of %s into the block store: %w", legacy, err)
+	}
+	if moved > 0 {
+		logf("moved %d blocks of the rollback window from %s into the block store", moved, legacy)
+	}
+	return fol, nil
+}
+
+// banFile keeps the follower's bans across restarts.
+func banFile(sf *storeFlags) string { return filepath.Join(sf.data, "follow", "bans.json") }
+
+// followBanDuration is --ban-duration as follow.Config takes it: 0 there
+// is the default, a negative duration no ban.
+func (f *followFlags) followBanDuration() time.Duration {
+	if f.banDuration <= 0 {
+		return -1
+	}
+	return f.banDuration
 }
 
 // syncProgress reports catch-up with the import's progress forms.
@@ -89,6 +130,7 @@ func runSync(ctx context.Context, args []string) error {
 	var sf storeFlags
 	sf.register(fs)
 	sf.registerIndex(fs)
+	sf.registerUnminedRetention(fs)
 	var ff followFlags
 	ff.register(fs)
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on this address (http://ADDR/metrics)")
@@ -126,13 +168,24 @@ func runSync(ctx context.Context, args []string) error {
 		store.Close()
 		return err
 	}
+	blocks, err := sf.openFollowBlocks(uint32(ff.rollbackWindow))
+	if err != nil {
+		err = errors.Join(err, store.Close())
+		if idx != nil {
+			err = errors.Join(err, idx.Close())
+		}
+		return err
+	}
 	progress := newBlockProgress(os.Stderr, 0, *quiet, *every)
 	if lines, ok := progress.(*lineProgress); ok {
 		lines.verb = "synced"
 	}
-	fol, err := ff.follower(&sf, store, idx, metrics, syncProgress{progress}, *stopAtTip, nil)
+	fol, err := ff.follower(ctx, &sf, store, idx, blocks, metrics, syncProgress{progress}, *stopAtTip, nil)
 	if err == nil {
 		err = fol.Run(ctx)
+	}
+	if banned := (*follow.BannedError)(nil); errors.As(err, &banned) {
+		err = fmt.Errorf("%w; deleting %s lifts the ban", err, banFile(&sf))
 	}
 	if err == nil && *stopAtTip {
 		err = writeSummary(ctx, store, os.Stdout)
@@ -140,7 +193,7 @@ func runSync(ctx context.Context, args []string) error {
 	if idx != nil {
 		err = errors.Join(err, idx.Close())
 	}
-	return errors.Join(err, store.Close())
+	return errors.Join(err, blocks.Close(), store.Close())
 }
 
 // serveMetrics serves the metrics, with the Go and process collectors, on
@@ -176,13 +229,13 @@ type daemonFollower struct {
 
 // newDaemonFollower builds the follower of serve --peer; nil without
 // --peer.
-func newDaemonFollower(cfg *serveConfig, store *utxo.DB, idx *index.Index) (*daemonFollower, error) {
+func newDaemonFollower(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *index.Index, blocks *blockstore.Store) (*daemonFollower, error) {
 	if cfg.follow.peer == "" {
 		return nil, nil
 	}
 	d := &daemonFollower{metrics: follow.NewMetrics(), peer: cfg.follow.peer, maxBehind: uint32(cfg.readyMaxBehind)}
 	var err error
-	d.fol, err = cfg.follow.follower(&cfg.store, store, idx, d.metrics, nil, false, func(ctx context.Context, b utxo.Block) {
+	d.fol, err = cfg.follow.follower(ctx, &cfg.store, store, idx, blocks, d.metrics, nil, false, func(ctx context.Context, b utxo.Block) {
 		d.srv.NotifyBlock(ctx, b) // set by start, before the follower runs
 	})
 	return d, err
@@ -261,6 +314,9 @@ type followingBackend struct {
 func (b followingBackend) Health(ctx context.Context) error {
 	if err := b.Backend.Health(ctx); err != nil {
 		return err
+	}
+	if ban, banned := b.d.fol.Banned(); banned {
+		return &follow.BannedError{Peer: b.d.peer, Ban: ban}
 	}
 	behind, known := b.d.fol.Behind()
 	if !known {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"reflect"
 	"strings"
 	"syscall"
@@ -24,6 +22,17 @@ import (
 	"github.com/utxostore/utxostore/internal/btcdtest"
 	"github.com/utxostore/utxostore/utxo"
 )
+
+// minedNode starts a btcd node mining to a new wallet's key, with the
+// wallet's coins mature and then blocks of mineWithTxs.
+func minedNode(t *testing.T, name string, blocks int) (*btcdtest.Wallet, *btcdtest.Node) {
+	t.Helper()
+	w := btcdtest.NewWallet(t, name)
+	node := btcdtest.Start(t, w.Addr)
+	matureCoins(t, node, w)
+	mineWithTxs(t, node, w, blocks)
+	return w, node
+}
 
 // matureCoins mines the block after genesis (which pays nobody) and 100
 // blocks paying the wallet, so that the wallet's first coinbase can be
@@ -90,33 +99,7 @@ func parseSummary(t *testing.T, line string) utxo.Summary {
 // blocks are connected, more are in flight.
 func killMidSync(t *testing.T, args ...string) {
 	t.Helper()
-	cmd := exec.Command(utxostoreBin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var seen []string
-	lines := bufio.NewScanner(stderr)
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-		if strings.HasPrefix(lines.Text(), "synced height") {
-			break
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for lines.Scan() {
-		}
-	}()
-	err = cmd.Wait()
-	if status, ok := err.(*exec.ExitError); !ok || status.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("sync ended (%v) before it was killed:\n%s", err, strings.Join(seen, "\n"))
-	}
+	killAfterProgress(t, "synced height", 1, args...)
 }
 
 // TestSyncFromBtcd follows a real btcd from genesis over 500 blocks with
@@ -126,14 +109,11 @@ func killMidSync(t *testing.T, args ...string) {
 // chain, and the address index of import --index. With -long: 1,100
 // blocks first, then thirty kills, 50 more blocks each time.
 func TestSyncFromBtcd(t *testing.T) {
-	w := btcdtest.NewWallet(t, "sync")
-	node := btcdtest.Start(t, w.Addr)
-	matureCoins(t, node, w)
 	first, rounds, more := 420, 10, 40
 	if *long {
 		first, rounds, more = 1000, 30, 50
 	}
-	mineWithTxs(t, node, w, first)
+	w, node := minedNode(t, "sync", first)
 
 	data, blockDir := t.TempDir(), t.TempDir()
 	syncArgs := []string{"sync", "--index", "--network", "simnet", "--data", data, "--peer", node.P2P}
@@ -164,10 +144,7 @@ func TestSyncFromBtcd(t *testing.T) {
 // the follower's metrics beside the store's; /api/v2/sendtx and gRPC
 // SendTx relay a transaction to the node and refuse a double spend.
 func TestServeFollowsPeer(t *testing.T) {
-	w := btcdtest.NewWallet(t, "serve")
-	node := btcdtest.Start(t, w.Addr)
-	matureCoins(t, node, w)
-	mineWithTxs(t, node, w, 5)
+	w, node := minedNode(t, "serve", 5)
 
 	nowhere := startDaemon(t, "serve", "--create", "--network", "simnet", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--peer", "127.0.0.1:1")
 	if code, body := httpGet(t, "http://"+nowhere.http+"/health/ready"); code != http.StatusServiceUnavailable {
@@ -175,19 +152,7 @@ func TestServeFollowsPeer(t *testing.T) {
 	}
 
 	d := startDaemon(t, "serve", "--create", "--network", "simnet", "--data", t.TempDir(), "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--peer", node.P2P, "--ready-max-behind", "0")
-	waitReadyAt := func() {
-		t.Helper()
-		hash, height := node.Tip(t)
-		btcdtest.WaitFor(t, 60*time.Second, fmt.Sprintf("the daemon to serve block %s at height %d", hash, height), func() (bool, string) {
-			code, body := httpGet(t, fmt.Sprintf("http://%s/api/v2/block/%d", d.http, height))
-			if code != http.StatusOK || !strings.Contains(body, hash.String()) {
-				return false, body
-			}
-			code, body = httpGet(t, "http://"+d.http+"/health/ready")
-			return code == http.StatusOK, body
-		})
-	}
-	waitReadyAt()
+	waitServedTip(t, d, node)
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+d.http+"/websocket", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +162,7 @@ func TestServeFollowsPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	node.Generate(t, 3)
-	waitReadyAt()
+	waitServedTip(t, d, node)
 	_, tip := node.Tip(t)
 	// The blocks the follower connects reach the websocket's subscribers.
 	if err := ws.SetReadDeadline(time.Now().Add(60 * time.Second)); err != nil {
@@ -301,6 +266,21 @@ func TestSyncRestartOffThePeersChain(t *testing.T) {
 	}
 }
 
+// waitServedTip waits until the daemon serves the node's best block and is
+// ready.
+func waitServedTip(t *testing.T, d *daemon, node *btcdtest.Node) {
+	t.Helper()
+	hash, height := node.Tip(t)
+	btcdtest.WaitFor(t, 60*time.Second, fmt.Sprintf("the daemon to serve block %s at height %d", hash, height), func() (bool, string) {
+		code, body := httpGet(t, fmt.Sprintf("http://%s/api/v2/block/%d", d.http, height))
+		if code != http.StatusOK || !strings.Contains(body, hash.String()) {
+			return false, body
+		}
+		code, body = httpGet(t, "http://"+d.http+"/health/ready")
+		return code == http.StatusOK, body
+	})
+}
+
 func txHex(t *testing.T, tx *wire.MsgTx) string {
 	t.Helper()
 	return hex.EncodeToString(txBytes(t, tx))
@@ -335,10 +315,7 @@ func waitInMempool(t *testing.T, node *btcdtest.Node, txid chainhash.Hash) {
 // index's), equal to import --index's; when the blocks it lacks are no
 // longer kept, sync refuses and says what to run.
 func TestSyncIndexCatchesUp(t *testing.T) {
-	w := btcdtest.NewWallet(t, "index catch-up")
-	node := btcdtest.Start(t, w.Addr)
-	matureCoins(t, node, w)
-	mineWithTxs(t, node, w, 10)
+	w, node := minedNode(t, "index catch-up", 10)
 	kept, pruned := t.TempDir(), t.TempDir()
 	for _, data := range []string{kept, pruned} {
 		window := map[string]string{kept: "1000", pruned: "100"}[data]

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,11 +41,15 @@ func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 	if err != nil {
 		t.Fatal(err)
 	}
+	blocks, err := sf.openBlocks()
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewRegistry()
 	metrics := follow.NewMetrics()
 	reg.MustRegister(metrics)
 	ff := followFlags{peer: node.P2P, rollbackWindow: follow.DefaultRollbackWindow, inFlight: follow.DefaultInFlight}
-	fol, err := ff.follower(&sf, store, idx, metrics, nil, false, nil)
+	fol, err := ff.follower(ctx, &sf, store, idx, blocks, metrics, nil, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +61,7 @@ func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 			t.Errorf("the follower stopped: %v", err)
 		}
 		idx.Close()
+		blocks.Close()
 		store.Close()
 	})
 	return &follower{store: store, index: idx, metrics: reg}
@@ -234,9 +241,7 @@ func (f *follower) counter(t *testing.T, name, label string) float64 {
 // one unmined; the block that mines the double spend makes the first
 // conflicting, and the digest equals a fresh import.
 func TestSyncMempoolDoubleSpend(t *testing.T) {
-	w := btcdtest.NewWallet(t, "double spend")
-	node := btcdtest.Start(t, w.Addr)
-	matureCoins(t, node, w)
+	w, node := minedNode(t, "double spend", 0)
 	f := followInProcess(t, node)
 	f.waitTip(t, node)
 	_, tip := node.Tip(t)
@@ -320,48 +325,57 @@ func indexBalance(t *testing.T, dir string, script []byte) index.Balance {
 	return b
 }
 
-// TestSyncUnminedRetention: a transaction the node forgot (a restart: btcd
-// keeps no mempool on disk) and never mines stays unmined in the store for
-// the unmined retention, then the cleanup at the block that ends it removes
-// it and releases its inputs, so the UTXO set is again the node's.
+// TestSyncUnminedRetention: transactions the node forgot (a restart: btcd
+// keeps no mempool on disk) and never mines stay unmined for
+// --unmined-retention blocks, then the cleanup at the block after removes
+// them and frees their inputs. serve --peer with a retention of 3 keeps the
+// transaction that arrived 2 blocks ago and removes the one that arrived 4
+// blocks ago; sync with a retention of 1 then removes the younger one at
+// the next block, and the UTXO set is again the node's.
 func TestSyncUnminedRetention(t *testing.T) {
-	w := btcdtest.NewWallet(t, "retention")
-	node := btcdtest.Start(t, w.Addr)
-	matureCoins(t, node, w)
-	f := followInProcess(t, node)
-	f.waitTip(t, node)
-	_, tip := node.Tip(t)
-	forgotten := w.Pay(t, w.Take(tip, 1), 1, 10_000)
-	send(t, node, forgotten)
-	f.waitState(t, forgotten, "unmined")
-	node.Restart(t)
-
-	retention := f.store.Options().UnminedRetention
-	node.Generate(t, int(retention)-1)
-	f.waitTip(t, node)
-	if got := f.txState(forgotten.TxHash()); got != "unmined" {
-		t.Fatalf("%d blocks later, within the retention of %d, the transaction is %s", retention-1, retention, got)
+	w, node := minedNode(t, "retention", 0)
+	data := t.TempDir()
+	d := startDaemon(t, "serve", "--create", "--network", "simnet", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0",
+		"--peer", node.P2P, "--ready-max-behind", "0", "--unmined-retention", "3")
+	txURL := func(tx *wire.MsgTx) string { return "http://" + d.http + "/api/v2/tx/" + tx.TxHash().String() }
+	// forgotten has the daemon store a transaction as unmined, then
+	// restarts the node, which forgets it.
+	forgotten := func() *wire.MsgTx {
+		waitServedTip(t, d, node)
+		_, tip := node.Tip(t)
+		tx := w.Pay(t, w.Take(tip, 1), 1, 10_000)
+		send(t, node, tx)
+		btcdtest.WaitFor(t, 60*time.Second, "the daemon to hold the transaction unmined", func() (bool, string) {
+			code, body := httpGet(t, txURL(tx))
+			return code == http.StatusOK && strings.Contains(body, `"blockHeight": -1`), body
+		})
+		node.Restart(t)
+		return tx
 	}
-	btcdtest.WaitFor(t, 60*time.Second, "the unmined count at the tip", func() (bool, string) {
-		got := f.gauge(t, "utxostore_follow_unmined_txs")
-		return got == 1, fmt.Sprintf("%v unmined transactions counted, want 1", got)
-	})
+	old := forgotten()
 	node.Generate(t, 2)
-	f.waitTip(t, node)
+	young := forgotten()
+	node.Generate(t, 2)
+	waitServedTip(t, d, node)
 	// The cleanup runs once the block's tip is written, so it is waited for.
-	btcdtest.WaitFor(t, 60*time.Second, "the cleanup past the retention", func() (bool, string) {
-		got := f.txState(forgotten.TxHash())
-		return strings.Contains(got, "TX_NOT_FOUND"), fmt.Sprintf("past the retention of %d blocks the transaction is %s", retention, got)
+	btcdtest.WaitFor(t, 60*time.Second, "the cleanup of the transaction 4 blocks old", func() (bool, string) {
+		code, body := httpGet(t, txURL(old))
+		return code == http.StatusBadRequest, body
 	})
-	btcdtest.WaitFor(t, 60*time.Second, "the unmined count after the cleanup", func() (bool, string) {
-		got := f.gauge(t, "utxostore_follow_unmined_txs")
-		return got == 0, fmt.Sprintf("%v unmined transactions counted, want 0", got)
-	})
-	got, err := f.store.Summary(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	if code, body := httpGet(t, txURL(young)); code != http.StatusOK || !strings.Contains(body, `"blockHeight": -1`) {
+		t.Errorf("the transaction 2 blocks old, within the retention of 3, answers %d %s", code, body)
 	}
+	btcdtest.WaitFor(t, 60*time.Second, "the unmined count after the cleanup", func() (bool, string) {
+		_, metrics := httpGet(t, "http://"+d.http+"/metrics")
+		return strings.Contains(metrics, "\nutxostore_follow_unmined_txs 1\n"), metrics
+	})
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("the daemon did not stop cleanly: %v\n%s", err, d.log())
+	}
+
+	node.Generate(t, 1)
+	got := parseSummary(t, lastLine(t, "sync", "--quiet", "--stop-at-tip", "--unmined-retention", "1", "--network", "simnet", "--data", data, "--peer", node.P2P))
 	if want := importedSummary(t, node, t.TempDir()); got != want {
-		t.Fatalf("the store:\n got %+v\nwant %+v (import of the node's chain)", got, want)
+		t.Fatalf("after sync --unmined-retention 1 one block later:\n got %+v\nwant %+v (import of the node's chain)", got, want)
 	}
 }

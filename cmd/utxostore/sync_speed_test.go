@@ -3,8 +3,6 @@ package main
 import (
 	"testing"
 	"time"
-
-	"github.com/utxostore/utxostore/internal/btcdtest"
 )
 
 // TestSyncCatchUpSpeed measures catch-up from a local btcd against import
@@ -18,10 +16,7 @@ func TestSyncCatchUpSpeed(t *testing.T) {
 	if !*long {
 		t.Skip("a measurement: run with -long")
 	}
-	w := btcdtest.NewWallet(t, "speed")
-	node := btcdtest.Start(t, w.Addr)
-	matureCoins(t, node, w)
-	mineWithTxs(t, node, w, 1900)
+	_, node := minedNode(t, "speed", 1900)
 	files := node.WriteChain(t, t.TempDir())
 	for _, mode := range []string{"block", "always"} {
 		start := time.Now()

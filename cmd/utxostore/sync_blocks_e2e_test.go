@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/blockstore"
+)
+
+// TestServeFollowsPeerIntoTheBlockStore: serve --peer --index keeps the
+// followed blocks in the block store, and the Blockbook API serves a
+// followed block with its transactions. A --block-retention below
+// --rollback-window, which would prune blocks a reorganisation
+// disconnects, is refused with a message that says so.
+func TestServeFollowsPeerIntoTheBlockStore(t *testing.T) {
+	_, node := minedNode(t, "block store", 5)
+	data := t.TempDir()
+
+	_, stderr, err := run(t, "serve", "--create", "--index", "--block-retention", "5", "--rollback-window", "6", "--network", "simnet", "--data", data,
+		"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--peer", node.P2P)
+	if err == nil {
+		t.Fatal("serve --peer with a --block-retention below --rollback-window started")
+	}
+	mustContain(t, "the refusal", stderr, "--block-retention 5 is below --rollback-window 6")
+
+	d := startDaemon(t, "serve", "--create", "--index", "--network", "simnet", "--data", data,
+		"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--peer", node.P2P, "--ready-max-behind", "0")
+	waitServedTip(t, d, node)
+	hash, height := node.Tip(t)
+	block, _ := node.Block(t, &hash)
+	if len(block.Transactions) < 2 {
+		t.Fatalf("block %d holds %d transactions; the test wants more than its coinbase", height, len(block.Transactions))
+	}
+	code, body := httpGet(t, fmt.Sprintf("http://%s/api/v2/block/%d", d.http, height))
+	if code != http.StatusOK {
+		t.Fatalf("GET /api/v2/block/%d answers %d %s", height, code, body)
+	}
+	for _, tx := range block.Transactions {
+		mustContain(t, "the followed block", body, `"txid": "`+tx.TxHash().String()+`"`)
+	}
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("the daemon did not stop cleanly: %v\n%s", err, d.log())
+	}
+}
+
+// TestSyncMovesKeptBlocksIntoTheBlockStore: a data directory where the
+// follower kept its rollback window's blocks in DATA/follow/blocks (one
+// HEIGHT-HASH.blk file each) opens: the blocks on the store's chain move
+// into the block store, another branch's are dropped, and the directory
+// is gone.
+func TestSyncMovesKeptBlocksIntoTheBlockStore(t *testing.T) {
+	_, node := minedNode(t, "kept blocks", 3)
+	data := t.TempDir()
+	lastLine(t, "sync", "--quiet", "--stop-at-tip", "--network", "simnet", "--data", data, "--peer", node.P2P)
+
+	// The directory as a follower left it before the block store kept
+	// its blocks: no DATA/blocks, the last three blocks and a stale
+	// branch's block in DATA/follow/blocks.
+	if err := os.RemoveAll(filepath.Join(data, "blocks")); err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(data, "follow", "blocks")
+	if err := os.MkdirAll(kept, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tipHash, tip := node.Tip(t)
+	want := map[uint32]chainhash.Hash{}
+	for hash, h := tipHash, tip; h > tip-3; h-- {
+		b, raw := node.Block(t, &hash)
+		want[uint32(h)] = hash
+		if err := os.WriteFile(filepath.Join(kept, fmt.Sprintf("%010d-%s.blk", h, hash)), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		hash = b.Header.PrevBlock
+	}
+	stale := filepath.Join(kept, fmt.Sprintf("%010d-%s.blk", tip, chainhash.Hash{1}))
+	if err := os.WriteFile(stale, []byte("another branch"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	_, stderr, err := run(t, "sync", "--quiet", "--stop-at-tip", "--network", "simnet", "--data", data, "--peer", node.P2P)
+	if err != nil {
+		t.Fatalf("sync over a directory with kept blocks: %v\n%s", err, stderr)
+	}
+	mustContain(t, "sync's log", stderr, "moved 3 blocks of the rollback window from "+kept)
+	if _, err := os.Stat(kept); !os.IsNotExist(err) {
+		t.Fatalf("%s is still there (%v)", kept, err)
+	}
+	blocks, err := blockstore.Open(filepath.Join(data, "blocks"), blockstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocks.Close()
+	if top, ok := blocks.Tip(); !ok || top != uint32(tip) || blocks.Low() != uint32(tip-2) {
+		t.Fatalf("the block store holds heights %d..%d (%v), want %d..%d", blocks.Low(), top, ok, tip-2, tip)
+	}
+	for h, hash := range want {
+		if _, got, ok, err := blocks.Block(h); !ok || got != hash {
+			t.Errorf("the block store's block at height %d is %s (%v, %v), want %s", h, got, ok, err, hash)
+		}
+	}
+}
