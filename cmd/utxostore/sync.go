@@ -148,8 +148,12 @@ func runSync(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("sync takes no arguments, got %q", fs.Args())
 	}
-	if _, err := follow.Params(sf.network); err != nil {
-		return usagef("--network: %v", err)
+	// An existing store brings its own network; only a given one is
+	// checked before the store is opened (or created on it).
+	if sf.network != "" {
+		if _, err := follow.Params(sf.network); err != nil {
+			return usagef("--network: %v", err)
+		}
 	}
 	metrics := follow.NewMetrics()
 	if *metricsAddr != "" {
