@@ -45,6 +45,11 @@ type Options struct {
 	// compacts it; it is compacted only once the garbage also exceeds its
 	// live values, so the file stays within about twice what it holds.
 	ValueLogGarbageBytes int
+	// ValueLogBufferBytes is how many appended bytes a shard's value log
+	// collects in memory before it writes them to its file; it keeps
+	// twice that in memory, and reads of those values cost no system
+	// call.
+	ValueLogBufferBytes int
 	// FilterKeys sizes each shard's cuckoo filter (keys per shard); it
 	// grows (rebuilt from the data) when it fills up.
 	FilterKeys int
@@ -110,6 +115,7 @@ func DefaultOptions() Options {
 		InlineMax:     PageSize / 4,
 
 		ValueLogGarbageBytes: 64 << 20,
+		ValueLogBufferBytes:  4 << 20,
 		FilterKeys:           1 << 20,
 		DirtyBytes:           32 << 20,
 
@@ -144,6 +150,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ValueLogGarbageBytes == 0 {
 		o.ValueLogGarbageBytes = d.ValueLogGarbageBytes
+	}
+	if o.ValueLogBufferBytes == 0 {
+		o.ValueLogBufferBytes = d.ValueLogBufferBytes
 	}
 	if o.FilterKeys == 0 {
 		o.FilterKeys = d.FilterKeys

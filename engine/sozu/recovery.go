@@ -60,7 +60,7 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 			return fail(&engine.CorruptionError{Engine: "sozu", Where: path, Detail: err.Error()})
 		}
 	}
-	values, err := openValueLog(valueLogPath(dir, id, img.vlogGen), img.vlogGen, o.ReadOnly)
+	values, err := openValueLog(valueLogPath(dir, id, img.vlogGen), img.vlogGen, o)
 	if err != nil {
 		return fail(err)
 	}

@@ -212,6 +212,15 @@ func (t *table) valueOf(e *entry) ([]byte, error) {
 	return append(make([]byte, 0, len(e.value)), e.value...), nil
 }
 
+// lendValue returns e's value without a copy, for an UpdateFunc, which
+// neither changes nor keeps it: it is valid until the table changes.
+func (t *table) lendValue(e *entry) ([]byte, error) {
+	if e.outOfLine {
+		return t.values.lend(e.key, e.ptr)
+	}
+	return e.value, nil
+}
+
 // put stores e with value, over the entry at loc when found (the update
 // lands where the key lives, so unicity holds without a second copy) or
 // into layer 0 when the key is proven absent.
