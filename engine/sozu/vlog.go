@@ -91,6 +91,9 @@ func (v *valueLog) append(k engine.Key, value []byte) (valuePointer, error) {
 	// The record is built in tail before anything is written out: value
 	// may share memory with an earlier record of tail (a lent value), and
 	// this keeps it intact while it is copied.
+	if cap(v.tail) == 0 && !v.readOnly {
+		v.tail = make([]byte, 0, v.bufferBytes+vlogHeaderSize+len(value))
+	}
 	start := len(v.tail)
 	v.tail = binary.LittleEndian.AppendUint32(v.tail, 0)
 	v.tail = binary.LittleEndian.AppendUint32(v.tail, uint32(len(value)))
