@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"runtime/debug"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -62,6 +63,15 @@ type Options struct {
 	// together, before it applies the largest to their pages; a bucket's
 	// changes are applied anyway once they would fill a quarter page.
 	ChangeBufferBytes int
+	// MemoryBytes is the memory budget of the process that holds the
+	// store: Open lowers the Go runtime's soft memory limit
+	// (debug.SetMemoryLimit, what GOMEMLIMIT sets) to it unless the limit
+	// is lower already, so the garbage collector works harder rather than
+	// let the heap double past it. The engine's buffers (layer 0, the
+	// change buffer, the dirty deep buckets, the value-log buffers) must
+	// fit in half of it; per record the engine keeps only its filter
+	// entry in memory (README.md, "Memory").
+	MemoryBytes int
 	// CheckpointLogBytes is how many log bytes (all shards together) a
 	// Checkpoint lets accumulate before it also takes a page checkpoint
 	// (default 256 MiB: about 9 s of replay after a crash).
@@ -120,6 +130,7 @@ func DefaultOptions() Options {
 		DirtyBytes:           32 << 20,
 
 		ChangeBufferBytes: 64 << 20,
+		MemoryBytes:       2 << 30,
 
 		CheckpointLogBytes: 256 << 20,
 	}
@@ -166,6 +177,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.CheckpointLogBytes == 0 {
 		o.CheckpointLogBytes = d.CheckpointLogBytes
 	}
+	if o.MemoryBytes == 0 {
+		o.MemoryBytes = d.MemoryBytes
+	}
 	if !isPow2(o.Shards) || !isPow2(o.Layer0Buckets) {
 		return o, fmt.Errorf("sozu: Shards (%d) and Layer0Buckets (%d) must be powers of two", o.Shards, o.Layer0Buckets)
 	}
@@ -195,7 +209,19 @@ func (o Options) withDefaults() (Options, error) {
 	if o.InlineMax > PageSize/2 || o.InlineMax < 1 {
 		return o, fmt.Errorf("sozu: InlineMax %d must lie in [1, %d]", o.InlineMax, PageSize/2)
 	}
+	if buffers := o.bufferBytes(); o.MemoryBytes < 2*buffers {
+		return o, fmt.Errorf("sozu: the memory budget (%d bytes) must be at least twice the buffers' %d bytes (layer 0, changes, dirty, vlogbuffer): raise it or lower them", o.MemoryBytes, buffers)
+	}
 	return o, nil
+}
+
+// bufferBytes is the memory the engine's buffers may take, all shards
+// together: layer 0 (its entries decoded take about twice their encoded
+// bytes), the change buffer, the dirty deep buckets, the value-log
+// buffers (two per shard) and the write-ahead log's buffer.
+func (o Options) bufferBytes() int {
+	layer0 := 2 * o.Shards * o.Layer0Buckets * o.capacity(0)
+	return layer0 + o.ChangeBufferBytes + o.DirtyBytes + 2*o.Shards*o.ValueLogBufferBytes + logBufferBytes
 }
 
 func (o Options) capacity(layer int) int {
@@ -213,3 +239,11 @@ func (o Options) flowRatio(layer int) float64 {
 }
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// limitMemory lowers the Go runtime's soft memory limit to the budget; a
+// lower limit (GOMEMLIMIT, or the program's own) stays.
+func limitMemory(budget int) {
+	if int64(budget) < debug.SetMemoryLimit(-1) {
+		debug.SetMemoryLimit(int64(budget))
+	}
+}
