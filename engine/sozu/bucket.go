@@ -29,14 +29,22 @@ type bucket struct {
 // entry count).
 const bucketHeaderMax = 5 + 1 + 5
 
+// find returns the position of k's entry, or -1. It compares the keys'
+// last 8 bytes before the whole keys: one load rules out nearly every
+// other entry, where a 32-byte comparison is a call.
 func (b *bucket) find(k *engine.Key) int {
+	tail := keyTail(k)
 	for i := range b.entries {
-		if b.entries[i].key == *k {
+		if keyTail(&b.entries[i].key) == tail && b.entries[i].key == *k {
 			return i
 		}
 	}
 	return -1
 }
+
+// keyTail is the key's last 8 bytes: the layout places keys by their
+// first 8, so the neighbours in a bucket differ here.
+func keyTail(k *engine.Key) uint64 { return binary.LittleEndian.Uint64(k[engine.KeySize-8:]) }
 
 func (b *bucket) raiseHeight(h uint32) bool {
 	if h > b.maxHeight {

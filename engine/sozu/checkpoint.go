@@ -491,7 +491,7 @@ func (s *shard) prepareCheckpoint(gen uint64) error {
 	if err := s.table.pages.sync(); err != nil {
 		return s.fail(err)
 	}
-	if err := s.table.values.f.Sync(); err != nil {
+	if err := s.table.values.sync(); err != nil {
 		return s.fail(err)
 	}
 	image := s.table.encodeCheckpoint(gen)

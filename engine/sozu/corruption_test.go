@@ -316,10 +316,12 @@ func TestFlippedPageByteIsDetected(t *testing.T) {
 	}
 }
 
+// TestFlippedValueLogByteIsDetected damages a value in its file. The
+// store is reopened first: an open store keeps its recent values in memory
+// (valueLog) and reads them from there.
 func TestFlippedValueLogByteIsDetected(t *testing.T) {
 	dir := t.TempDir()
 	e := openFor(t, dir, tinyOptions())
-	defer e.Close()
 	big := bytes.Repeat([]byte("v"), 1000)
 	k := enginetest.K(1)
 	if _, err := e.Update(context.Background(), []engine.Update{{Key: k, Fn: func([]byte) (engine.Mutation, error) {
@@ -327,7 +329,12 @@ func TestFlippedValueLogByteIsDetected(t *testing.T) {
 	}}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
 	flipByte(t, valueLogPath(dir, e.layout.shard(keyHash(&k)), 0), vlogHeaderSize+500)
+	e = openFor(t, dir, tinyOptions())
+	defer e.Close()
 	_, err := e.Get(context.Background(), []engine.Key{k})
 	var corrupt *engine.CorruptionError
 	if !errors.As(err, &corrupt) {

@@ -21,7 +21,7 @@ func newTestTable(t *testing.T, o Options) *table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	values, err := openValueLog(filepath.Join(dir, "vlog"), 0, false)
+	values, err := openValueLog(filepath.Join(dir, "vlog"), 0, o)
 	if err != nil {
 		t.Fatal(err)
 	}

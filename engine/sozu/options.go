@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"runtime/debug"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -45,6 +46,11 @@ type Options struct {
 	// compacts it; it is compacted only once the garbage also exceeds its
 	// live values, so the file stays within about twice what it holds.
 	ValueLogGarbageBytes int
+	// ValueLogBufferBytes is how many appended bytes a shard's value log
+	// collects in memory before it writes them to its file; it keeps
+	// twice that in memory, and reads of those values cost no system
+	// call.
+	ValueLogBufferBytes int
 	// FilterKeys sizes each shard's cuckoo filter (keys per shard); it
 	// grows (rebuilt from the data) when it fills up.
 	FilterKeys int
@@ -57,6 +63,15 @@ type Options struct {
 	// together, before it applies the largest to their pages; a bucket's
 	// changes are applied anyway once they would fill a quarter page.
 	ChangeBufferBytes int
+	// MemoryBytes is the memory budget of the process that holds the
+	// store: Open lowers the Go runtime's soft memory limit
+	// (debug.SetMemoryLimit, what GOMEMLIMIT sets) to it unless the limit
+	// is lower already, so the garbage collector works harder rather than
+	// let the heap double past it. The engine's buffers (layer 0, the
+	// change buffer, the dirty deep buckets, the value-log buffers) must
+	// fit in half of it; per record the engine keeps only its filter
+	// entry in memory (README.md, "Memory").
+	MemoryBytes int
 	// CheckpointLogBytes is how many log bytes (all shards together) a
 	// Checkpoint lets accumulate before it also takes a page checkpoint
 	// (default 256 MiB: about 9 s of replay after a crash).
@@ -96,7 +111,10 @@ type Options struct {
 // million), CheckpointLogBytes (256 MiB against 64: write-amp 13.2 against
 // 23.8 over 3M ops at one million records, for a replay after a crash of
 // about 9 s instead of 2.3 s: BenchmarkReplay replays 28 MiB/s), the shard
-// count (at 50k). Reasoned: 4 KiB layer-0 buckets (one page, the unit a
+// count (at 50k), ValueLogBufferBytes (a write and a read system call per
+// value were 18% of the store path's CPU at a million UTXOs), MemoryBytes
+// (a heap profile holds about 17 bytes per record beside the buffers).
+// Reasoned: 4 KiB layer-0 buckets (one page, the unit a
 // page checkpoint writes) keeping half their capacity.
 func DefaultOptions() Options {
 	return Options{
@@ -110,10 +128,12 @@ func DefaultOptions() Options {
 		InlineMax:     PageSize / 4,
 
 		ValueLogGarbageBytes: 64 << 20,
+		ValueLogBufferBytes:  4 << 20,
 		FilterKeys:           1 << 20,
 		DirtyBytes:           32 << 20,
 
 		ChangeBufferBytes: 64 << 20,
+		MemoryBytes:       2 << 30,
 
 		CheckpointLogBytes: 256 << 20,
 	}
@@ -145,6 +165,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ValueLogGarbageBytes == 0 {
 		o.ValueLogGarbageBytes = d.ValueLogGarbageBytes
 	}
+	if o.ValueLogBufferBytes == 0 {
+		o.ValueLogBufferBytes = d.ValueLogBufferBytes
+	}
 	if o.FilterKeys == 0 {
 		o.FilterKeys = d.FilterKeys
 	}
@@ -156,6 +179,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.CheckpointLogBytes == 0 {
 		o.CheckpointLogBytes = d.CheckpointLogBytes
+	}
+	if o.MemoryBytes == 0 {
+		o.MemoryBytes = d.MemoryBytes
 	}
 	if !isPow2(o.Shards) || !isPow2(o.Layer0Buckets) {
 		return o, fmt.Errorf("sozu: Shards (%d) and Layer0Buckets (%d) must be powers of two", o.Shards, o.Layer0Buckets)
@@ -186,7 +212,19 @@ func (o Options) withDefaults() (Options, error) {
 	if o.InlineMax > PageSize/2 || o.InlineMax < 1 {
 		return o, fmt.Errorf("sozu: InlineMax %d must lie in [1, %d]", o.InlineMax, PageSize/2)
 	}
+	if buffers := o.bufferBytes(); o.MemoryBytes < 2*buffers {
+		return o, fmt.Errorf("sozu: the memory budget (%d bytes) must be at least twice the buffers' %d bytes (layer 0, changes, dirty, vlogbuffer): raise it or lower them", o.MemoryBytes, buffers)
+	}
 	return o, nil
+}
+
+// bufferBytes is the memory the engine's buffers may take, all shards
+// together: layer 0 (its entries decoded take about twice their encoded
+// bytes), the change buffer, the dirty deep buckets, the value-log
+// buffers (two per shard) and the write-ahead log's buffer.
+func (o Options) bufferBytes() int {
+	layer0 := 2 * o.Shards * o.Layer0Buckets * o.capacity(0)
+	return layer0 + o.ChangeBufferBytes + o.DirtyBytes + 2*o.Shards*o.ValueLogBufferBytes + logBufferBytes
 }
 
 func (o Options) capacity(layer int) int {
@@ -204,3 +242,11 @@ func (o Options) flowRatio(layer int) float64 {
 }
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// limitMemory lowers the Go runtime's soft memory limit to the budget; a
+// lower limit (GOMEMLIMIT, or the program's own) stays.
+func limitMemory(budget int) {
+	if int64(budget) < debug.SetMemoryLimit(-1) {
+		debug.SetMemoryLimit(int64(budget))
+	}
+}

@@ -60,7 +60,7 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 			return fail(&engine.CorruptionError{Engine: "sozu", Where: path, Detail: err.Error()})
 		}
 	}
-	values, err := openValueLog(valueLogPath(dir, id, img.vlogGen), img.vlogGen, o.ReadOnly)
+	values, err := openValueLog(valueLogPath(dir, id, img.vlogGen), img.vlogGen, o)
 	if err != nil {
 		return fail(err)
 	}
@@ -235,7 +235,7 @@ func (t *table) rebuild(entries int64) error {
 			c.entries++
 			c.bytes += int64(e.encodedSize())
 			t.filter.add(&e.key)
-			t.indexes.set(e.key, e.terms)
+			t.indexes.set(e.key, engine.Terms{}, e.terms)
 			if e.outOfLine {
 				t.values.adopt(e.ptr)
 			}

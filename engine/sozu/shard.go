@@ -222,7 +222,7 @@ func (s *shard) update(updates []engine.Update, positions []int, errs []error) e
 		}
 		var current []byte
 		if found && loc.b.entries[loc.pos].live(s.table.now()) {
-			if current, err = s.table.valueOf(&loc.b.entries[loc.pos]); err != nil {
+			if current, err = s.table.lendValue(&loc.b.entries[loc.pos]); err != nil {
 				return err
 			}
 		}

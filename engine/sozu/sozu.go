@@ -115,6 +115,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	limitMemory(o.MemoryBytes)
 	e := &Engine{dir: dir, opts: o, layout: newLayout(o), gen: gen}
 	for i := 0; i < o.Shards; i++ {
 		s, err := openShard(dir, i, gen, o)
@@ -208,23 +209,27 @@ func (e *Engine) byShard(n int, key func(i int) *engine.Key) map[int][]int {
 	return groups
 }
 
-// fanOut runs fn on every shard named in groups, concurrently, as reading
-// or writing requests, and joins the engine errors. The caller runs one
-// group itself if its shard is idle (shard.call) while the shards'
-// goroutines run the others.
+// fanOut runs fn on every shard named in groups as reading or writing
+// requests, and joins the engine errors. The caller runs one group itself
+// if its shard is idle (shard.call) while the shards' goroutines run the
+// others, concurrently. When the groups need no shared fsync (reads, or
+// writes under SyncBlock), the caller also runs every group smaller than
+// handOffMin itself: handing a few keys to a goroutine and back costs two
+// thread wake-ups, more than the work.
 func (e *Engine) fanOut(reads bool, groups map[int][]int, fn func(s *shard, positions []int) error) error {
+	shareless := reads || e.opts.Sync != engine.SyncAlways
+	var mine []int
 	reqs := make([]*request, 0, len(groups))
-	mine := -1
 	for id, positions := range groups {
-		if mine < 0 {
-			mine = id
+		if len(mine) == 0 || shareless && len(positions) < handOffMin {
+			mine = append(mine, id)
 			continue
 		}
 		reqs = append(reqs, e.shards[id].send(func(s *shard) error { return fn(s, positions) }, reads))
 	}
 	var errs []error
-	if mine >= 0 {
-		if err := e.shards[mine].call(func(s *shard) error { return fn(s, groups[mine]) }, reads); err != nil {
+	for _, id := range mine {
+		if err := e.shards[id].call(func(s *shard) error { return fn(s, groups[id]) }, reads); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -235,6 +240,11 @@ func (e *Engine) fanOut(reads bool, groups map[int][]int, fn func(s *shard, posi
 	}
 	return joinShardErrors(errs)
 }
+
+// handOffMin is the smallest group of keys fanOut hands to a shard's
+// goroutine when it need not: below it, running the group in the caller
+// costs less than the hand-off.
+const handOffMin = 64
 
 // Get implements engine.Engine.
 func (e *Engine) Get(ctx context.Context, keys []engine.Key) ([][]byte, error) {

@@ -28,7 +28,10 @@ func tinyOptions() Options {
 		// Compact the value logs at most page checkpoints, so the crash
 		// and differential tests run through compactions too.
 		ValueLogGarbageBytes: 2 << 10,
-		FilterKeys:           64,
+		// A value-log write every few values, so that values are read
+		// from the buffer, from the one before it and from the file.
+		ValueLogBufferBytes: 1 << 10,
+		FilterKeys:          64,
 		// Two dirty buckets per shard: most batches write some of them
 		// out and keep the others.
 		DirtyBytes: 4 * 2 * PageSize,

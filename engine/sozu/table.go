@@ -150,8 +150,14 @@ type location struct {
 // locate descends from layer 0 until it finds k or runs out of children.
 // A bucket's buffered changes come before the bucket.
 func (t *table) locate(k *engine.Key) (location, bool, error) {
+	return t.locateFrom(k, 0)
+}
+
+// locateFrom is locate starting at layer first: the layers above it are
+// known not to hold k.
+func (t *table) locateFrom(k *engine.Key, first int) (location, bool, error) {
 	h := keyHash(k)
-	for layer := 0; layer < t.layout.layers; layer++ {
+	for layer := first; layer < t.layout.layers; layer++ {
 		idx := t.layout.bucketIndex(h, layer)
 		if c := t.pending[addrOf(uint8(layer), idx)]; c != nil {
 			if pos := c.put.find(k); pos >= 0 {
@@ -186,8 +192,14 @@ func (t *table) locate(k *engine.Key) (location, bool, error) {
 }
 
 // lookup is locate behind the filter's proof of absence; it also measures
-// the filter's false-positive rate.
+// the filter's false-positive rate. Layer 0, in memory, is looked at
+// before the filter: most updates change young records, which it holds,
+// and for them the filter's answer would be a cost and no news.
 func (t *table) lookup(k *engine.Key) (location, bool, error) {
+	idx := t.layout.bucketIndex(keyHash(k), 0)
+	if pos := t.layer0[idx].find(k); pos >= 0 {
+		return location{0, idx, t.layer0[idx], pos, nil}, true, nil
+	}
 	if t.filter.stale {
 		if err := t.rebuildFilter(); err != nil {
 			return location{}, false, err
@@ -197,7 +209,7 @@ func (t *table) lookup(k *engine.Key) (location, bool, error) {
 		t.filter.trueNegatives++
 		return location{}, false, nil
 	}
-	loc, found, err := t.locate(k)
+	loc, found, err := t.locateFrom(k, 1)
 	if err == nil && !found {
 		t.filter.falsePositives++
 	}
@@ -210,6 +222,15 @@ func (t *table) valueOf(e *entry) ([]byte, error) {
 		return t.values.read(e.key, e.ptr)
 	}
 	return append(make([]byte, 0, len(e.value)), e.value...), nil
+}
+
+// lendValue returns e's value without a copy, for an UpdateFunc, which
+// neither changes nor keeps it: it is valid until the table changes.
+func (t *table) lendValue(e *entry) ([]byte, error) {
+	if e.outOfLine {
+		return t.values.lend(e.key, e.ptr)
+	}
+	return e.value, nil
 }
 
 // put stores e with value, over the entry at loc when found (the update
@@ -226,6 +247,7 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 		e.value = append(make([]byte, 0, len(value)), value...)
 	}
 	h := keyHash(&e.key)
+	var was engine.Terms
 	if !found {
 		idx := t.layout.bucketIndex(h, 0)
 		loc = location{layer: 0, index: idx, b: t.layer0[idx], pos: -1}
@@ -235,8 +257,9 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 		if old.outOfLine {
 			t.values.forget(old.ptr)
 		}
+		was = old.terms
 	}
-	t.indexes.set(e.key, e.terms)
+	t.indexes.set(e.key, was, e.terms)
 	buffered := found && t.buffers(loc)
 	switch {
 	case buffered:

@@ -10,8 +10,8 @@ import (
 const TuningHelp = "shards, b0 (layer-0 buckets per shard), fanout (bits per layer), layers, " +
 	"cap0 and cap (bucket capacity in bytes: layer 0, deeper layers), " +
 	"alpha0, alpha1 and alpha (flow ratio α: layer 0, layer 1, deeper layers), " +
-	"inline (largest value kept in a bucket), vloggarbage (value-log garbage bytes that allow a compaction), filter (filter keys per shard), " +
-	"ckptlog (log bytes between page checkpoints), dirty (bytes of modified deep buckets kept in memory), " +
+	"inline (largest value kept in a bucket), vloggarbage (value-log garbage bytes that allow a compaction), vlogbuffer (value-log bytes collected per write), filter (filter keys per shard), " +
+	"ckptlog (log bytes between page checkpoints), memory (the process's memory budget in bytes: the Go memory limit), dirty (bytes of modified deep buckets kept in memory), " +
 	"changes (bytes of buffered changes); shards, b0, fanout and layers are the store's layout and must match it"
 
 // TuningError is a tuning setting ParseTuning cannot take.
@@ -40,8 +40,8 @@ func ParseTuning(spec string) (Options, error) {
 	a1 := -1.0 // layer 1's α when set apart from the deeper layers
 	ints := map[string]*int{
 		"shards": &o.Shards, "b0": &o.Layer0Buckets, "fanout": &o.FanoutBits, "layers": &o.Layers,
-		"cap0": &c0, "cap": &c, "inline": &o.InlineMax, "vloggarbage": &o.ValueLogGarbageBytes, "filter": &o.FilterKeys,
-		"ckptlog": &o.CheckpointLogBytes, "dirty": &o.DirtyBytes, "changes": &o.ChangeBufferBytes,
+		"cap0": &c0, "cap": &c, "inline": &o.InlineMax, "vloggarbage": &o.ValueLogGarbageBytes, "vlogbuffer": &o.ValueLogBufferBytes, "filter": &o.FilterKeys,
+		"ckptlog": &o.CheckpointLogBytes, "dirty": &o.DirtyBytes, "changes": &o.ChangeBufferBytes, "memory": &o.MemoryBytes,
 	}
 	ratios := map[string]*float64{"alpha0": &a0, "alpha1": &a1, "alpha": &a}
 	seen := make(map[string]bool)

@@ -36,6 +36,7 @@ func TestParseTuning(t *testing.T) {
 		"inline=4000":                           "InlineMax",
 		"layers=40":                             "hash bits",
 		"shards=1,b0=1048576,fanout=8,layers=6": "bucket address keeps 56",
+		"memory=268435456":                      "at least twice the buffers",
 	} {
 		_, err := ParseTuning(spec)
 		var te *TuningError

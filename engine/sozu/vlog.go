@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -19,9 +20,18 @@ import (
 // file is truncated on recovery to the length the last checkpoint knew,
 // because the log replay rewrites everything after it.
 //
+// Appends collect in memory (tail) and reach the file bufferBytes at a
+// time (Options.ValueLogBufferBytes), or when a page checkpoint flushes them: the write-ahead log
+// holds every value until the next page checkpoint, so the file need not
+// have them sooner, and a write system call per value was the engine's
+// largest cost. The last two buffers' worth stay in memory (tail and the
+// one before, prev), so reads of recent values, the ones spends reach
+// most, cost no system call either.
+//
 // A value log opened read-only is not truncated: the records the replay
-// appends past the checkpoint's length are kept in memory (inMemory),
-// where the file's own bytes past that length are never read.
+// appends past the checkpoint's length stay in memory (tail grows without
+// reaching the file), and the file's own bytes past that length are never
+// read.
 type valueLog struct {
 	f    *os.File
 	path string
@@ -29,21 +39,27 @@ type valueLog struct {
 	size int64
 	live int64 // bytes of records some entry points at
 
-	readOnly bool
-	// inFile is the length of the file's part of the log; inMemory holds
-	// the records appended past it by a read-only store.
-	inFile   int64
-	inMemory []byte
+	readOnly    bool
+	bufferBytes int
+	// inFile is the length of the file's part of the log. tail holds the
+	// log from tailStart on (tailStart ≤ inFile ≤ size), prev the bytes
+	// just before tailStart.
+	inFile    int64
+	tailStart int64
+	tail      []byte
+	prev      []byte
+	// scratch receives values read from the file for lend.
+	scratch []byte
 }
 
 const vlogHeaderSize = 8 + engine.KeySize
 
-func openValueLog(path string, gen uint64, readOnly bool) (*valueLog, error) {
-	f, err := openStoreFile(path, readOnly)
+func openValueLog(path string, gen uint64, o Options) (*valueLog, error) {
+	f, err := openStoreFile(path, o.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
-	return &valueLog{f: f, path: path, gen: gen, readOnly: readOnly}, nil
+	return &valueLog{f: f, path: path, gen: gen, readOnly: o.ReadOnly, bufferBytes: o.ValueLogBufferBytes}, nil
 }
 
 // openStoreFile opens one of the shard's files for reading and writing,
@@ -63,7 +79,7 @@ func (v *valueLog) truncate(size int64) error {
 	if st.Size() < size {
 		return &engine.CorruptionError{Engine: "sozu", Where: v.path, Detail: fmt.Sprintf("value log holds %d bytes, the checkpoint knew %d", st.Size(), size)}
 	}
-	v.size, v.inFile = size, size
+	v.size, v.inFile, v.tailStart, v.tail, v.prev = size, size, size, nil, nil
 	if v.readOnly {
 		return nil
 	}
@@ -71,31 +87,81 @@ func (v *valueLog) truncate(size int64) error {
 }
 
 func (v *valueLog) append(k engine.Key, value []byte) (valuePointer, error) {
-	rec := make([]byte, vlogHeaderSize+len(value))
-	binary.LittleEndian.PutUint32(rec[4:], uint32(len(value)))
-	copy(rec[8:], k[:])
-	copy(rec[vlogHeaderSize:], value)
-	binary.LittleEndian.PutUint32(rec[0:], checksum(rec[4:]))
 	p := valuePointer{offset: uint64(v.size), length: uint32(len(value))}
-	if v.readOnly {
-		v.inMemory = append(v.inMemory, rec...)
-	} else if _, err := v.f.WriteAt(rec, v.size); err != nil {
-		return p, fmt.Errorf("sozu: writing value log: %w", err)
+	// The record is built in tail before anything is written out: value
+	// may share memory with an earlier record of tail (a lent value), and
+	// this keeps it intact while it is copied.
+	if cap(v.tail) == 0 && !v.readOnly {
+		v.tail = make([]byte, 0, v.bufferBytes+vlogHeaderSize+len(value))
 	}
-	v.size += int64(len(rec))
-	v.live += int64(len(rec))
+	start := len(v.tail)
+	v.tail = binary.LittleEndian.AppendUint32(v.tail, 0)
+	v.tail = binary.LittleEndian.AppendUint32(v.tail, uint32(len(value)))
+	v.tail = append(v.tail, k[:]...)
+	v.tail = append(v.tail, value...)
+	binary.LittleEndian.PutUint32(v.tail[start:], checksum(v.tail[start+4:]))
+	v.size += int64(vlogHeaderSize + len(value))
+	v.live += int64(vlogHeaderSize + len(value))
+	if !v.readOnly && len(v.tail) >= v.bufferBytes {
+		if err := v.flush(); err != nil {
+			return p, err
+		}
+		// tail becomes prev, and prev's memory the next tail.
+		v.prev, v.tail = v.tail, v.prev[:0]
+		v.tailStart = v.size
+	}
 	return p, nil
 }
 
+// flush writes the appended values the file lacks (no fsync).
+func (v *valueLog) flush() error {
+	if v.inFile == v.size || v.readOnly {
+		return nil
+	}
+	if _, err := v.f.WriteAt(v.tail[v.inFile-v.tailStart:], v.inFile); err != nil {
+		return fmt.Errorf("sozu: writing value log: %w", err)
+	}
+	v.inFile = v.size
+	return nil
+}
+
+// sync makes every appended value durable.
+func (v *valueLog) sync() error {
+	if err := v.flush(); err != nil {
+		return err
+	}
+	return v.f.Sync()
+}
+
+// read returns a copy of the value p points at.
 func (v *valueLog) read(k engine.Key, p valuePointer) ([]byte, error) {
-	rec := make([]byte, vlogHeaderSize+int(p.length))
-	if int64(p.offset)+int64(len(rec)) > v.size {
+	value, err := v.lend(k, p)
+	if err != nil {
+		return nil, err
+	}
+	return append(make([]byte, 0, len(value)), value...), nil
+}
+
+// lend returns the value p points at in memory the log owns: the caller
+// must not change it, and it is valid until the next call on the log.
+func (v *valueLog) lend(k engine.Key, p valuePointer) ([]byte, error) {
+	n := int64(vlogHeaderSize) + int64(p.length)
+	at := int64(p.offset)
+	if at+n > v.size {
 		return nil, v.corrupt(p, "pointer beyond the end of the value log")
 	}
-	if v.readOnly && int64(p.offset) >= v.inFile {
-		copy(rec, v.inMemory[int64(p.offset)-v.inFile:])
-	} else if _, err := v.f.ReadAt(rec, int64(p.offset)); err != nil {
-		return nil, fmt.Errorf("sozu: reading value log: %w", err)
+	var rec []byte
+	switch prevStart := v.tailStart - int64(len(v.prev)); {
+	case at >= v.tailStart:
+		rec = v.tail[at-v.tailStart : at-v.tailStart+n]
+	case at >= prevStart && at+n <= v.tailStart:
+		rec = v.prev[at-prevStart : at-prevStart+n]
+	default:
+		v.scratch = slices.Grow(v.scratch[:0], int(n))[:n]
+		rec = v.scratch
+		if _, err := v.f.ReadAt(rec, at); err != nil {
+			return nil, fmt.Errorf("sozu: reading value log: %w", err)
+		}
 	}
 	if checksum(rec[4:]) != binary.LittleEndian.Uint32(rec) {
 		return nil, v.corrupt(p, "value checksum mismatch")

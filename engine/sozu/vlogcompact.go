@@ -43,11 +43,14 @@ func (t *table) valuesWorthCompacting() bool {
 // leaves the table on the old file.
 func (t *table) compactValues(path string, gen uint64) (retired string, err error) {
 	old := t.values
+	if err := old.flush(); err != nil {
+		return "", err
+	}
 	next, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return "", err
 	}
-	values := &valueLog{f: next, path: path, gen: gen}
+	values := &valueLog{f: next, path: path, gen: gen, bufferBytes: t.opts.ValueLogBufferBytes}
 	// The entries are pointed at the copies once all of them are made: a
 	// failure while copying leaves every entry on the old file.
 	type move struct {
@@ -98,7 +101,7 @@ func (t *table) compactValues(path string, gen uint64) (retired string, err erro
 		return "", t.abandonCompaction(values, &engine.CorruptionError{Engine: "sozu", Where: old.path,
 			Detail: fmt.Sprintf("compaction found %d bytes of live values where the entries point at %d: the file's framing is damaged", values.live, old.live)})
 	}
-	if err := next.Sync(); err != nil {
+	if err := values.sync(); err != nil {
 		return "", t.abandonCompaction(values, err)
 	}
 	// From here on a failure fails the shard (its entries would be split
