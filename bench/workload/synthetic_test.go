@@ -27,7 +27,7 @@ func streamHash(t *testing.T, cfg Config) ([32]byte, Stats, []*Op) {
 	r := NewReader(bytes.NewReader(buf.Bytes()))
 	for i := range ops {
 		op, err := r.Next()
-		if err != nil || op.Kind != ops[i].Kind {
+		if err != nil || op.Kind != ops[i].Kind || op.Fresh != ops[i].Fresh {
 			t.Fatalf("reading back operation %d: %v %v", i, op, err)
 		}
 	}
