@@ -1,14 +1,18 @@
 package utxo
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
+	"slices"
+	"strconv"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/utxo/record"
 )
@@ -27,10 +31,18 @@ type Summary struct {
 	Digest string `json:"digest"`
 }
 
-// utxoLine is one unspent output of the digest.
-type utxoLine struct {
-	txid     chainhash.Hash
-	display  string
+// summaryRun is the unspent outputs of one record of a transaction in the
+// set, in vout order: the digest sorts runs rather than lines, so that it
+// holds 16 bytes per UTXO (summaryLine) and a run per record, never the
+// records themselves; a set of tens of millions of UTXOs fits in memory.
+type summaryRun struct {
+	display   chainhash.Hash // the txid's bytes reversed: hex of it is the displayed txid
+	firstVout uint32
+	start, n  int // lines[start : start+n]
+}
+
+// summaryLine is one unspent output of the digest.
+type summaryLine struct {
 	vout     uint32
 	satoshis uint64
 }
@@ -43,19 +55,33 @@ func (db *DB) Summary(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	type txOutputs struct {
-		master  *record.Record
-		unspent []uint32 // vouts, from every record of the tx
-	}
-	txs := map[chainhash.Hash]*txOutputs{}
-	get := func(txid chainhash.Hash) *txOutputs {
-		t := txs[txid]
-		if t == nil {
-			t = &txOutputs{}
-			txs[txid] = t
+	var runs []summaryRun
+	var lines []summaryLine
+	// addRun appends the unspent outputs of r, valued from tx.
+	addRun := func(r *record.Record, tx *chain.Tx) error {
+		run := summaryRun{firstVout: r.FirstVout, start: len(lines)}
+		for j := range r.TxID {
+			run.display[j] = r.TxID[len(r.TxID)-1-j]
 		}
-		return t
+		for offset, e := range r.Utxos {
+			if !e.Stored() || e.IsSpent() {
+				continue
+			}
+			vout := r.FirstVout + uint32(offset)
+			if int(vout) >= len(tx.Msg.TxOut) {
+				return fmt.Errorf("record of %s names output %d of %d", r.TxID, vout, len(tx.Msg.TxOut))
+			}
+			lines = append(lines, summaryLine{vout: vout, satoshis: uint64(tx.Msg.TxOut[vout].Value)})
+		}
+		if run.n = len(lines) - run.start; run.n > 0 {
+			runs = append(runs, run)
+		}
+		return nil
 	}
+	// The child records of a transaction wider than one record need its
+	// master's verdict and bytes: they wait for the end of the walk.
+	var children []*record.Record
+	wide := map[chainhash.Hash]*chain.Tx{} // in the set, with child records
 	err = db.eng.ForEach(ctx, func(k engine.Key, v []byte) error {
 		r, err := record.Decode(v)
 		if err != nil {
@@ -64,49 +90,54 @@ func (db *DB) Summary(ctx context.Context) (Summary, error) {
 			}
 			return fmt.Errorf("record %x: %w", k, err)
 		}
-		t := get(r.TxID)
-		if r.IsMaster() {
-			t.master = r
+		if !r.IsMaster() {
+			children = append(children, r)
+			return nil
 		}
-		for offset, e := range r.Utxos {
-			if e.Stored() && !e.IsSpent() {
-				t.unspent = append(t.unspent, r.FirstVout+uint32(offset))
-			}
+		if r.Conflicting || r.UnminedSince != 0 || len(r.BlockIDs) == 0 {
+			return nil
 		}
-		return nil
+		tx, err := db.txOf(ctx, r)
+		if err != nil {
+			return err
+		}
+		if len(tx.Msg.TxOut) > len(r.Utxos) {
+			wide[r.TxID] = tx
+		}
+		return addRun(r, tx)
 	})
 	if err != nil {
 		return Summary{}, storageErr("walking the records", err)
 	}
-	var lines []utxoLine
-	for txid, t := range txs {
-		m := t.master
-		if m == nil || m.Conflicting || m.UnminedSince != 0 || len(m.BlockIDs) == 0 || len(t.unspent) == 0 {
-			continue
-		}
-		tx, err := db.txOf(ctx, m)
-		if err != nil {
-			return Summary{}, err
-		}
-		display := txid.String()
-		for _, vout := range t.unspent {
-			if int(vout) >= len(tx.Msg.TxOut) {
-				return Summary{}, fmt.Errorf("record of %s names output %d of %d", txid, vout, len(tx.Msg.TxOut))
+	for _, r := range children {
+		if tx := wide[r.TxID]; tx != nil {
+			if err := addRun(r, tx); err != nil {
+				return Summary{}, err
 			}
-			lines = append(lines, utxoLine{txid: txid, display: display, vout: vout, satoshis: uint64(tx.Msg.TxOut[vout].Value)})
 		}
 	}
-	sort.Slice(lines, func(i, j int) bool {
-		if lines[i].display != lines[j].display {
-			return lines[i].display < lines[j].display
+	slices.SortFunc(runs, func(a, b summaryRun) int {
+		if c := bytes.Compare(a.display[:], b.display[:]); c != 0 {
+			return c
 		}
-		return lines[i].vout < lines[j].vout
+		return cmp.Compare(a.firstVout, b.firstVout)
 	})
 	h := sha256.New()
 	sum := Summary{Blocks: cs.Blocks, Txs: cs.Txs, Utxos: uint64(len(lines)), Height: cs.TipHeight}
-	for _, l := range lines {
-		sum.Satoshis += l.satoshis
-		fmt.Fprintf(h, "%s:%d:%d\n", l.display, l.vout, l.satoshis)
+	var display [2 * chainhash.HashSize]byte
+	buf := make([]byte, 0, 128)
+	for _, run := range runs {
+		hex.Encode(display[:], run.display[:])
+		for _, l := range lines[run.start : run.start+run.n] {
+			sum.Satoshis += l.satoshis
+			buf = append(buf[:0], display[:]...)
+			buf = append(buf, ':')
+			buf = strconv.AppendUint(buf, uint64(l.vout), 10)
+			buf = append(buf, ':')
+			buf = strconv.AppendUint(buf, l.satoshis, 10)
+			buf = append(buf, '\n')
+			h.Write(buf)
+		}
 	}
 	sum.Digest = hex.EncodeToString(h.Sum(nil))
 	return sum, nil

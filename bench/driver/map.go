@@ -10,10 +10,17 @@ import (
 )
 
 // Map drives the map reference.
-type Map struct{ Set *mapref.Set }
+type Map struct {
+	Set  *mapref.Set
+	last *mapref.Summary // the latest Summary's
+}
 
 // NewMap returns a target over an empty map.
-func NewMap() Map { return Map{Set: mapref.New()} }
+func NewMap() Map { return Map{Set: mapref.New(), last: &mapref.Summary{}} }
+
+// MinimalBytes is the minimal serialised size of the set at the latest
+// Summary (mapref.Summary), which a run calls once at its end.
+func (m Map) MinimalBytes() uint64 { return m.last.MinimalBytes }
 
 // Create implements Target.
 func (m Map) Create(_ context.Context, tx *chain.Tx, height uint32) error {
@@ -46,5 +53,6 @@ func (m Map) Unspent(_ context.Context, ops []wire.OutPoint) ([]bool, error) {
 // Summary implements Target.
 func (m Map) Summary(context.Context) (utxo.Summary, error) {
 	s := m.Set.Summary()
+	*m.last = s
 	return utxo.Summary{Utxos: s.Utxos, Satoshis: s.Satoshis, Digest: s.Digest}, nil
 }

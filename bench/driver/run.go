@@ -17,6 +17,7 @@ import (
 	"github.com/utxostore/utxostore/bench/workload"
 	"github.com/utxostore/utxostore/internal/benchmetric"
 	"github.com/utxostore/utxostore/internal/latency"
+	"github.com/utxostore/utxostore/internal/sysstat"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -90,6 +91,7 @@ func Run(ctx context.Context, t Target, r *workload.Reader, opts Options) (*repo
 		return nil, err
 	}
 	d.res.WallSeconds = time.Since(start).Seconds()
+	d.res.ReplayPeakRSSBytes = sysstat.PeakRSS()
 	sum, err := t.Summary(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("summary: %w", err)
@@ -266,7 +268,12 @@ func (d *run) apply(ctx context.Context, op *workload.Op) error {
 		if err := d.timed(report.SetMined, len(op.Block.Txs), func() error { return d.t.Connect(ctx, op.Block) }); err != nil {
 			return fmt.Errorf("connecting %s at height %d: %w", op.Block.Hash, op.Block.Height, err)
 		}
-		d.res.LogicalBytes += int64(len(op.Block.Txs[0].Raw)) // the coinbase, the one new transaction
+		d.res.LogicalBytes += int64(len(op.Block.Txs[0].Raw)) // the coinbase
+		if op.Fresh {
+			for _, tx := range op.Block.Txs[1:] { // new too, and spending
+				d.res.LogicalBytes += int64(len(tx.Raw) + benchmetric.OutpointBytes*len(tx.Msg.TxIn))
+			}
+		}
 		d.blockDone(op.Live)
 	case workload.Disconnect:
 		if err := d.timed(report.Disconnect, len(op.Block.Txs), func() error { return d.t.Disconnect(ctx, op.Block) }); err != nil {

@@ -73,8 +73,16 @@ type EngineResult struct {
 	// SyscallWriteBytes is the process's wchar.
 	DeviceWriteBytes  int64 `json:"device_write_bytes"`
 	SyscallWriteBytes int64 `json:"syscall_write_bytes"`
-	// PeakRSSBytes is the engine's process maximum resident set size.
-	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// PeakRSSBytes is the engine's process maximum resident set size;
+	// ReplayPeakRSSBytes the same, read at the end of the replay, before
+	// the final Summary, which walks the whole set (utxo.Summary holds a
+	// line per UTXO) and so can exceed what the workload itself needs.
+	PeakRSSBytes       int64 `json:"peak_rss_bytes"`
+	ReplayPeakRSSBytes int64 `json:"replay_peak_rss_bytes"`
+	// MinimalBytes is, for the map reference, the minimal serialised
+	// size of its final set (benchmetric.MinimalUTXOBytes summed), the
+	// denominator of every engine's disk/minimal.
+	MinimalBytes uint64 `json:"minimal_bytes,omitempty"`
 	// Derived by the parent process.
 	DiskPerMinimal float64            `json:"disk_per_minimal,omitempty"`
 	WriteAmp       float64            `json:"write_amplification,omitempty"`

@@ -19,7 +19,7 @@ import (
 // minimal: a kind byte, then the kind's fields as uvarints, 32-byte hashes
 // and length-prefixed raw transactions. It starts with a magic and version
 // so that a stale file is refused rather than misread.
-var streamMagic = [8]byte{'u', 't', 'x', 'o', 'b', 'n', 'c', 1}
+var streamMagic = [8]byte{'u', 't', 'x', 'o', 'b', 'n', 'c', 2}
 
 // Writer serialises operations.
 type Writer struct {
@@ -63,6 +63,9 @@ func (w *Writer) Write(op *Op) error {
 		b = append(b, blk.PrevHash[:]...)
 		b = binary.AppendUvarint(b, uint64(blk.Height))
 		b = binary.AppendUvarint(b, op.Live)
+		if op.Kind == Connect {
+			b = append(b, boolByte(op.Fresh))
+		}
 		b = binary.AppendUvarint(b, uint64(len(blk.Txs)))
 		for _, tx := range blk.Txs {
 			b = appendTx(b, tx)
@@ -85,6 +88,13 @@ func (w *Writer) Write(op *Op) error {
 
 // Flush writes what is buffered.
 func (w *Writer) Flush() error { return w.w.Flush() }
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
 
 func appendTx(b []byte, tx *chain.Tx) []byte {
 	b = binary.AppendUvarint(b, uint64(len(tx.Raw)))
@@ -170,6 +180,11 @@ func (r *Reader) fields(op *Op) (err error) {
 		if op.Live, err = binary.ReadUvarint(r.r); err != nil {
 			return err
 		}
+		if op.Kind == Connect {
+			if op.Fresh, err = r.flag(); err != nil {
+				return err
+			}
+		}
 		n, err := r.count()
 		if err != nil {
 			return err
@@ -199,6 +214,14 @@ func (r *Reader) fields(op *Op) (err error) {
 		return fmt.Errorf("unknown operation kind %d", op.Kind)
 	}
 	return err
+}
+
+func (r *Reader) flag() (bool, error) {
+	b, err := r.r.ReadByte()
+	if err == nil && b > 1 {
+		err = fmt.Errorf("flag byte %d", b)
+	}
+	return b == 1, err
 }
 
 func (r *Reader) u32() (uint32, error) {

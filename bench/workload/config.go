@@ -58,8 +58,13 @@ type Config struct {
 	Inputs      Count `json:"inputs"`
 	Outputs     Count `json:"outputs"`
 	// WarmupFanout is the number of outputs of a warm-up transaction (which
-	// has one input).
-	WarmupFanout int `json:"warmup_fanout"`
+	// has one input), and WarmupTxsPerBlock the number of transactions of
+	// a warm-up block. Warm-up blocks are connected without their
+	// transactions being submitted first (Op.Fresh), as a node catching up
+	// connects blocks, so the warm-up costs one ConnectBlock per block:
+	// that is what lets it reach tens of millions of UTXOs in minutes.
+	WarmupFanout      int `json:"warmup_fanout"`
+	WarmupTxsPerBlock int `json:"warmup_txs_per_block"`
 	// DataOutputRate is the probability that a transaction also carries a
 	// zero-value OP_RETURN output, which is never stored as a UTXO.
 	DataOutputRate float64 `json:"data_output_rate"`
@@ -88,6 +93,7 @@ func DefaultConfig() Config {
 		Inputs:               Count{Min: 1, Mean: 2, Max: 50},
 		Outputs:              Count{Min: 1, Mean: 2.2, Max: 50},
 		WarmupFanout:         20,
+		WarmupTxsPerBlock:    10000,
 		DataOutputRate:       0.05,
 		ReorgRate:            0.05,
 		ReorgDepth:           Count{Min: 1, Mean: 1.5, Max: 6},
@@ -119,6 +125,9 @@ func (c Config) withDefaults() Config {
 	if c.WarmupFanout == 0 {
 		c.WarmupFanout = d.WarmupFanout
 	}
+	if c.WarmupTxsPerBlock == 0 {
+		c.WarmupTxsPerBlock = d.WarmupTxsPerBlock
+	}
 	if c.ReadBatch == 0 {
 		c.ReadBatch = d.ReadBatch
 	}
@@ -137,8 +146,8 @@ func (c Config) validate() error {
 	if c.ReorgDepth.Max > 99 || c.ReorgDepth.Max == 0 && c.ReorgRate > 0 {
 		return errors.New("workload: reorg depth needs a max of at most 99 (coinbase maturity)")
 	}
-	if c.Blocks < 0 || c.TargetUTXOs < 0 || c.WarmupFanout < 2 {
-		return errors.New("workload: blocks and target UTXOs must be >= 0, warm-up fan-out >= 2")
+	if c.Blocks < 0 || c.TargetUTXOs < 0 || c.WarmupFanout < 2 || c.WarmupTxsPerBlock < 1 {
+		return errors.New("workload: blocks and target UTXOs must be >= 0, warm-up fan-out >= 2, warm-up txs per block >= 1")
 	}
 	return nil
 }

@@ -1,36 +1,62 @@
 package workload
 
 import (
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/bench/internal/arena"
 	"github.com/utxostore/utxostore/internal/agerank"
 )
 
-// liveOut is one spendable output the generator knows about.
+// liveOut is one output waiting to become spendable: an immature coinbase.
 type liveOut struct {
 	op     wire.OutPoint
 	value  int64
 	height uint32 // the height of the block that created it
 }
 
+// spendable is one entry of the live set: 16 bytes, its transaction named
+// by index, so that the set of a 50-million-UTXO chain fits in a few
+// hundred megabytes.
+type spendable struct {
+	tx, vout uint32
+	value    int64
+}
+
 // liveSet keeps the spendable outputs in the order they became spendable
 // (creation, or maturity for coinbases), so that "the output of age rank r"
 // (r-th newest) can be found in O(log n): the spend-age distribution is
-// defined over that order.
+// defined over that order. Entries are never removed, only marked spent in
+// ages, so an entry's index is its slot there.
 type liveSet struct {
-	entries []liveOut
-	ages    agerank.Set // slot i is entries[i]
+	txids   arena.Arena[chainhash.Hash] // the transactions entries name
+	entries arena.Arena[spendable]      // slot i is entries[i]
+	ages    agerank.Set
 }
 
-func (s *liveSet) add(o liveOut) {
-	s.entries = append(s.entries, o)
+// addTx names a transaction whose outputs add will add.
+func (s *liveSet) addTx(id chainhash.Hash) uint32 { return s.txids.Add(id) }
+
+// add appends output vout of the transaction addTx numbered tx.
+func (s *liveSet) add(tx, vout uint32, value int64) {
+	s.entries.Add(spendable{tx: tx, vout: vout, value: value})
 	s.ages.Add()
 }
 
-func (s *liveSet) remove(idx int) liveOut {
-	s.ages.Remove(idx)
-	return s.entries[idx]
+// outpoint names entry idx.
+func (s *liveSet) outpoint(idx int) wire.OutPoint {
+	e := s.entries.At(uint32(idx))
+	return wire.OutPoint{Hash: *s.txids.At(e.tx), Index: e.vout}
 }
+
+// remove marks entry idx spent and returns its outpoint and value.
+func (s *liveSet) remove(idx int) (wire.OutPoint, int64) {
+	s.ages.Remove(idx)
+	return s.outpoint(idx), s.entries.At(uint32(idx)).value
+}
+
+// len is the number of entries ever added: the next entry's index.
+func (s *liveSet) len() int { return int(s.entries.Len()) }
 
 func (s *liveSet) alive() int { return s.ages.Alive() }
 

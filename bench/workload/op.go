@@ -22,7 +22,8 @@ const (
 	// arise when a submitted transaction spends one submitted before it.
 	Submit Kind = iota + 1
 	// Connect is ConnectBlock. Its non-coinbase transactions were all
-	// submitted before, so the call mostly marks them mined (set-mined).
+	// submitted before, so the call mostly marks them mined (set-mined),
+	// unless the Op is Fresh.
 	Connect
 	// Disconnect is DisconnectBlock of the tip, part of a reorganisation.
 	Disconnect
@@ -64,6 +65,10 @@ type Op struct {
 	Height uint32
 	// Block: Connect, Disconnect.
 	Block *utxo.Block
+	// Fresh: Connect, the block's transactions were never submitted, so
+	// ConnectBlock creates and spends them all, as a node catching up
+	// does (the synthetic warm-up).
+	Fresh bool
 	// Outpoints: Read.
 	Outpoints []wire.OutPoint
 	// Live is, after a Connect or the last Apply of a block, the number of

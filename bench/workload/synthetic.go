@@ -60,9 +60,12 @@ type generator struct {
 // Generate emits the synthetic chain of cfg, one operation at a time: the
 // same Config gives the same operations, byte for byte. The chain starts at
 // genesis with coinbase-only blocks until the first coinbase matures, grows
-// the live set to cfg.TargetUTXOs with fan-out transactions (the warm-up),
-// emits Measure, then cfg.Blocks measured blocks with reorgs, double-spend
-// attempts and reads.
+// the live set to cfg.TargetUTXOs with blocks of fan-out transactions
+// connected fresh (the warm-up), emits Measure, then cfg.Blocks measured
+// blocks, their transactions submitted before the block connects, with
+// reorgs, double-spend attempts and reads. The generator holds about 25
+// bytes per output ever created (liveSet) and the last few blocks, never
+// the stream.
 func Generate(cfg Config, emit func(*Op) error) (Stats, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -105,15 +108,21 @@ func (g *generator) liveCount() uint64 { return uint64(g.live.alive() + len(g.im
 func (g *generator) block() error {
 	h := g.height
 	for len(g.immature) > 0 && g.immature[0].height+maturity <= h {
-		g.live.add(g.immature[0])
+		cb := g.immature[0]
+		g.live.add(g.live.addTx(cb.op.Hash), cb.op.Index, cb.value)
 		g.immature = g.immature[1:]
 	}
-	firstNew := len(g.live.entries) // outputs from here on are this block's
-	n := g.cfg.TxsPerBlock.Sample(g.rng)
+	firstNew := g.live.len() // outputs from here on are this block's
+	n := g.cfg.WarmupTxsPerBlock
+	if g.measured {
+		n = g.cfg.TxsPerBlock.Sample(g.rng)
+	}
 	txs := make([]*chain.Tx, 1, n+1)
 	var spent []wire.OutPoint
 	var fees int64
-	for i := 0; i < n && g.live.alive() > 0; i++ {
+	// A warm-up block ends early at the target, so that the measured
+	// blocks start at it whatever the size of warm-up blocks.
+	for i := 0; i < n && g.live.alive() > 0 && (g.measured || g.liveCount() < uint64(g.cfg.TargetUTXOs)); i++ {
 		nIn, nOut := 1, g.cfg.WarmupFanout
 		if g.measured {
 			nIn, nOut = g.cfg.Inputs.Sample(g.rng), g.cfg.Outputs.Sample(g.rng)
@@ -130,25 +139,27 @@ func (g *generator) block() error {
 			if idx >= firstNew {
 				g.stats.ChainedInputs++
 			}
-			out := g.live.remove(idx)
-			ins[j] = out.op
-			sum += out.value
+			op, value := g.live.remove(idx)
+			ins[j] = op
+			sum += value
 		}
 		fee := min(sum, 200+int64(nIn)*150)
 		fees += fee
 		outs := g.split(sum-fee, nOut)
 		tx := spendTx(ins, outs)
+		txIndex := g.live.addTx(tx.ID)
 		for vout, out := range outs {
 			if out.Value == 0 && out.PkScript[0] == 0x6a {
 				continue // data carrier: never a UTXO
 			}
-			g.live.add(liveOut{op: wire.OutPoint{Hash: tx.ID, Index: uint32(vout)}, value: out.Value, height: h})
+			g.live.add(txIndex, uint32(vout), out.Value)
 		}
 		spent = append(spent, ins...)
 		txs = append(txs, tx)
-		if g.measured {
-			g.stats.MeasuredTxs++
+		if !g.measured {
+			continue // a warm-up block is connected fresh
 		}
+		g.stats.MeasuredTxs++
 		if err := g.emit(&Op{Kind: Submit, Tx: tx}); err != nil {
 			return err
 		}
@@ -164,7 +175,7 @@ func (g *generator) block() error {
 	g.height++
 	g.remember(b, spent)
 	g.stats.Blocks++
-	return g.emit(&Op{Kind: Connect, Block: b, Live: g.liveCount()})
+	return g.emit(&Op{Kind: Connect, Block: b, Live: g.liveCount(), Fresh: !g.measured})
 }
 
 // spendRank draws the age rank of the output to spend from a log-uniform
@@ -200,11 +211,11 @@ func (g *generator) split(value int64, n int) []*wire.TxOut {
 	return outs
 }
 
-// remember keeps the last blocks (for reorgs) and their spends (for
-// double-spend targets).
+// remember keeps the last blocks (as many as the deepest reorg replaces)
+// and their spends (for double-spend targets).
 func (g *generator) remember(b *utxo.Block, spent []wire.OutPoint) {
 	g.recent = append(g.recent, b)
-	if len(g.recent) > 99 {
+	if len(g.recent) > g.cfg.ReorgDepth.Max {
 		g.recent = g.recent[1:]
 	}
 	g.spent = append(g.spent, spent)
@@ -228,7 +239,7 @@ func (g *generator) afterBlock() error {
 	for i := 0; i < g.cfg.ReadsPerBlock && g.live.alive() > 0; i++ {
 		ops := make([]wire.OutPoint, g.cfg.ReadBatch)
 		for j := range ops {
-			ops[j] = g.live.entries[g.live.newest(g.spendRank())].op
+			ops[j] = g.live.outpoint(g.live.newest(g.spendRank()))
 		}
 		g.stats.Reads++
 		if err := g.emit(&Op{Kind: Read, Outpoints: ops}); err != nil {
@@ -256,7 +267,7 @@ func (g *generator) doubleSpend() error {
 	ins := []wire.OutPoint{target}
 	input := uint32(0)
 	if g.live.alive() > 0 {
-		other := g.live.entries[g.live.kth(1+g.rng.IntN(g.live.alive()))].op
+		other := g.live.outpoint(g.live.kth(1 + g.rng.IntN(g.live.alive())))
 		ins = append(ins, other)
 		if g.rng.IntN(2) == 0 {
 			ins[0], ins[1], input = ins[1], ins[0], 1

@@ -27,7 +27,7 @@ func streamHash(t *testing.T, cfg Config) ([32]byte, Stats, []*Op) {
 	r := NewReader(bytes.NewReader(buf.Bytes()))
 	for i := range ops {
 		op, err := r.Next()
-		if err != nil || op.Kind != ops[i].Kind {
+		if err != nil || op.Kind != ops[i].Kind || op.Fresh != ops[i].Fresh {
 			t.Fatalf("reading back operation %d: %v %v", i, op, err)
 		}
 	}
@@ -155,4 +155,61 @@ func TestSpendAgeLogUniform(t *testing.T) {
 		t.Errorf("%.3f of spends take the older half of the set", frac)
 	}
 	t.Logf("%d draws; %.4f of them in the older half", len(u), frac)
+}
+
+// TestWarmupConnectsFreshBlocks checks the warm-up's shape: blocks of up to
+// WarmupTxsPerBlock one-input, WarmupFanout-output transactions, connected
+// fresh with no submit before them, ending at the target; measured blocks
+// submit every transaction first. The same seed gives the same stream.
+func TestWarmupConnectsFreshBlocks(t *testing.T) {
+	cfg := Config{Seed: 5, Blocks: 20, TargetUTXOs: 50_000, WarmupTxsPerBlock: 700, WarmupFanout: 30,
+		TxsPerBlock: Count{Min: 1, Mean: 50, Max: 500}, ReorgRate: 0.2, DoubleSpendsPerBlock: 1, ReadsPerBlock: 1}
+	sha, st, ops := streamHash(t, cfg)
+	if again, _, _ := streamHash(t, cfg); again != sha {
+		t.Fatalf("same seed, different streams: %x vs %x", sha, again)
+	}
+	var measured bool
+	var warmupTxs, fresh, submits int
+	var liveAtMeasure uint64
+	for _, op := range ops {
+		switch op.Kind {
+		case Measure:
+			measured = true
+		case Submit:
+			if !measured {
+				t.Fatal("a warm-up transaction is submitted; warm-up blocks connect fresh")
+			}
+			submits++
+		case Connect:
+			if op.Fresh == measured && len(op.Block.Txs) > 1 {
+				t.Fatalf("block at height %d: fresh %v, measured %v", op.Block.Height, op.Fresh, measured)
+			}
+			if measured {
+				continue
+			}
+			fresh++
+			liveAtMeasure = op.Live
+			if n := len(op.Block.Txs) - 1; n > cfg.WarmupTxsPerBlock {
+				t.Fatalf("warm-up block of %d transactions, configured %d", n, cfg.WarmupTxsPerBlock)
+			}
+			for _, tx := range op.Block.Txs[1:] {
+				warmupTxs++
+				if len(tx.Msg.TxIn) != 1 || len(tx.Msg.TxOut) < cfg.WarmupFanout {
+					t.Fatalf("warm-up tx %s has %d inputs, %d outputs", tx.ID, len(tx.Msg.TxIn), len(tx.Msg.TxOut))
+				}
+			}
+		}
+	}
+	if submits != st.MeasuredTxs || st.MeasuredBlocks != cfg.Blocks {
+		t.Errorf("%d submits, stats %d measured txs in %d blocks", submits, st.MeasuredTxs, st.MeasuredBlocks)
+	}
+	// The set grows by fanout-1 per warm-up tx and reaches the target
+	// within one transaction.
+	if liveAtMeasure < uint64(cfg.TargetUTXOs) || liveAtMeasure >= uint64(cfg.TargetUTXOs+cfg.WarmupFanout) {
+		t.Errorf("warm-up ended at %d UTXOs, target %d", liveAtMeasure, cfg.TargetUTXOs)
+	}
+	if minTxs := cfg.TargetUTXOs / cfg.WarmupFanout; warmupTxs < minTxs || fresh > st.WarmupBlocks {
+		t.Errorf("%d warm-up txs in %d fresh blocks (%d warm-up blocks)", warmupTxs, fresh, st.WarmupBlocks)
+	}
+	t.Logf("stream sha256 %x: %d warm-up txs in %d fresh blocks, %d UTXOs at measure", sha, warmupTxs, fresh, liveAtMeasure)
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -179,6 +180,11 @@ type benchOutput struct {
 		FileStats *workload.FileStats `json:"file_stats,omitempty"`
 		Ops       int                 `json:"ops"`
 		StreamSHA string              `json:"stream_sha256"`
+		// StreamBytes is the size of the stream file, and
+		// GeneratorPeakRSSBytes this process's peak RSS after writing it:
+		// the generator's, since nothing else has run yet.
+		StreamBytes           int64 `json:"stream_bytes"`
+		GeneratorPeakRSSBytes int64 `json:"generator_peak_rss_bytes"`
 	} `json:"workload"`
 	Reference struct {
 		Digest       string `json:"digest"`
@@ -220,36 +226,51 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(logw, "bench: %s workload, %d operations, stream sha256 %s\n", out.Workload.Kind, out.Workload.Ops, out.Workload.StreamSHA)
+	out.Workload.GeneratorPeakRSSBytes = sysstat.PeakRSS()
+	fmt.Fprintf(logw, "bench: %s workload, %d operations (%d MiB), stream sha256 %s; generator peak RSS %d MiB\n", out.Workload.Kind,
+		out.Workload.Ops, out.Workload.StreamBytes>>20, out.Workload.StreamSHA, out.Workload.GeneratorPeakRSSBytes>>20)
 
-	ref := driver.NewMap()
-	if _, err := replayStream(ctx, ref, streamPath, driver.Options{SeriesEvery: seriesEvery}); err != nil {
-		return nil, fmt.Errorf("the map reference refused the stream: %w", err)
+	// The generator's memory is garbage now; hand it back before the
+	// engines run beside this process.
+	debug.FreeOSMemory()
+
+	run := func(i int, name string) (*report.EngineResult, error) {
+		dir := filepath.Join(work, fmt.Sprintf("data-%d-%s", i, name))
+		defer os.RemoveAll(dir)
+		if !cfg.inProcess {
+			return benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json")), nil
+		}
+		stop, err := startProfile(cfg.profile, name)
+		if err != nil {
+			return nil, err
+		}
+		res := benchEngine(ctx, name, cfg.sf, dir, streamPath, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients})
+		return res, stop()
 	}
-	sum := ref.Set.Summary()
-	out.Reference.Digest, out.Reference.Utxos, out.Reference.MinimalBytes = sum.Digest, sum.Utxos, sum.MinimalBytes
-	fmt.Fprintf(logw, "bench: reference digest %s, %d UTXOs\n", sum.Digest, sum.Utxos)
+	// The map reference runs first, like an engine (in a process of its
+	// own unless --in-process): its digest is the one every engine must
+	// reach, and it is the map row when --engines lists the map.
+	ref, err := run(len(cfg.engines), mapEngine)
+	if err != nil {
+		return nil, err
+	}
+	if ref.Err != "" {
+		return nil, fmt.Errorf("the map reference refused the stream: %s", ref.Err)
+	}
+	out.Reference.Digest, out.Reference.Utxos, out.Reference.MinimalBytes = ref.Digest, ref.Utxos, ref.MinimalBytes
+	fmt.Fprintf(logw, "bench: reference digest %s, %d UTXOs, in %.1fs\n", ref.Digest, ref.Utxos, ref.WallSeconds)
 
 	for i, name := range cfg.engines {
-		dir := filepath.Join(work, fmt.Sprintf("data-%d-%s", i, name))
-		var res *report.EngineResult
-		if cfg.inProcess {
-			stop, err := startProfile(cfg.profile, name)
-			if err != nil {
+		res := ref
+		if name != mapEngine {
+			if res, err = run(i, name); err != nil {
 				return nil, err
 			}
-			res = benchEngine(ctx, name, cfg.sf, dir, streamPath, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients})
-			if err := stop(); err != nil {
-				return nil, err
-			}
-		} else {
-			res = benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json"))
 		}
-		os.RemoveAll(dir)
 		fmt.Fprintf(logw, "bench: %s done in %.1fs (store time %.1fs)%s\n", name, res.WallSeconds, res.StoreSeconds, errSuffix(res.Err))
 		out.Results = append(out.Results, res)
 	}
-	report.Derive(out.Results, sum.Digest, sum.MinimalBytes)
+	report.Derive(out.Results, ref.Digest, ref.MinimalBytes)
 	if cfg.jsonPath != "" {
 		data, err := json.MarshalIndent(out, "", "  ")
 		if err != nil {
@@ -309,6 +330,9 @@ func writeStream(cfg *benchConfig, path string, out *benchOutput) (int, error) {
 		err = closeErr
 	}
 	out.Workload.Ops, out.Workload.StreamSHA = w.Count(), hex.EncodeToString(h.Sum(nil))
+	if fi, statErr := os.Stat(path); statErr == nil {
+		out.Workload.StreamBytes = fi.Size()
+	}
 	return max(1, blocks/40), err
 }
 
@@ -411,7 +435,13 @@ func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream st
 func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, opts driver.Options) (*report.EngineResult, error) {
 	if name == mapEngine {
 		opts.Clients = 1 // the reference is one plain map
-		return replayStream(ctx, driver.NewMap(), stream, opts)
+		ref := driver.NewMap()
+		res, err := replayStream(ctx, ref, stream, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.MinimalBytes = ref.MinimalBytes()
+		return res, nil
 	}
 	sf.engine, sf.data = name, dir
 	store, err := sf.open(ctx, createStore)

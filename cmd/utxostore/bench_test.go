@@ -65,8 +65,8 @@ func TestBenchSmallAllEngines(t *testing.T) {
 		if r.Classes[report.Reject].Calls == 0 || r.Classes[report.Disconnect].Calls == 0 {
 			t.Errorf("%s: no double spend or no reorg was measured: %+v", r.Engine, r.Classes)
 		}
-		if r.PeakRSSBytes == 0 || len(r.Series) == 0 {
-			t.Errorf("%s: peak RSS %d, %d series points", r.Engine, r.PeakRSSBytes, len(r.Series))
+		if r.PeakRSSBytes == 0 || r.ReplayPeakRSSBytes == 0 || r.ReplayPeakRSSBytes > r.PeakRSSBytes || len(r.Series) == 0 {
+			t.Errorf("%s: peak RSS %d (replay %d), %d series points", r.Engine, r.PeakRSSBytes, r.ReplayPeakRSSBytes, len(r.Series))
 		}
 		if r.Engine == "pebble" && (r.DiskBytes == 0 || r.VsPebble["store_time"] != 1) {
 			t.Errorf("pebble: disk %d bytes, ratio to itself %v", r.DiskBytes, r.VsPebble)

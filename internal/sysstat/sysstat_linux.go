@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -58,12 +57,26 @@ func syncFS(dir string) error {
 	return unix.Syncfs(int(f.Fd()))
 }
 
-// PeakRSS is the process's maximum resident set size in bytes (Linux
-// reports ru_maxrss in KiB). It only grows over the process's life.
+// PeakRSS is the process's maximum resident set size in bytes: VmHWM of
+// /proc/self/status, the high-water mark of the process's own memory.
+// Not getrusage's ru_maxrss, which a process started by exec inherits
+// from the process that started it (Go's exec shares the parent's memory
+// until the exec, whose peak Linux then carries over): a child of a large
+// process would report the parent's peak. It only grows over the
+// process's life.
 func PeakRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
 		return 0
 	}
-	return int64(ru.Maxrss) * 1024
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kib * 1024
+		}
+	}
+	return 0
 }

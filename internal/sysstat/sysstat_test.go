@@ -1,8 +1,13 @@
 package sysstat
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -25,4 +30,46 @@ func TestDeviceWritesCountWhatReachesTheDevice(t *testing.T) {
 	if after-before < size {
 		t.Fatalf("the device wrote %d bytes for a %d-byte file", after-before, size)
 	}
+}
+
+// peakRSSChildEnv makes this test binary, re-executed, print its PeakRSS.
+const peakRSSChildEnv = "SYSSTAT_PEAK_RSS_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(peakRSSChildEnv) == "1" {
+		fmt.Println(PeakRSS())
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// A process started by a large one reports its own peak, not its
+// parent's: the benchmark runs each engine in a child of the process that
+// generated the workload.
+func TestPeakRSSIsNotInheritedAcrossExec(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("PeakRSS reads Linux's accounting")
+	}
+	const big = 512 << 20
+	held := make([]byte, big)
+	for i := range held {
+		held[i] = 1 // resident
+	}
+	if own := PeakRSS(); own < big {
+		t.Fatalf("this process holds %d MiB but reports a peak of %d MiB", big>>20, own>>20)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), peakRSSChildEnv+"=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		t.Fatalf("child printed %q: %v", out, err)
+	}
+	if child == 0 || child >= big/2 {
+		t.Errorf("a child that holds next to nothing reports a peak of %d MiB (its parent holds %d MiB)", child>>20, big>>20)
+	}
+	runtime.KeepAlive(held)
 }
