@@ -38,8 +38,13 @@ type Summary struct {
 type summaryRun struct {
 	display   chainhash.Hash // the txid's bytes reversed: hex of it is the displayed txid
 	firstVout uint32
-	start, n  int // lines[start : start+n]
+	lines     []summaryLine // within one chunk of summaryChunkLines
 }
+
+// summaryChunkLines is the size of the chunks the lines are kept in: a
+// chunk is never grown, so a run's lines stay where they are and the walk
+// never holds a slice twice, as growing one slice of every line would.
+const summaryChunkLines = 1 << 16
 
 // summaryLine is one unspent output of the digest.
 type summaryLine struct {
@@ -56,10 +61,15 @@ func (db *DB) Summary(ctx context.Context) (Summary, error) {
 		return Summary{}, err
 	}
 	var runs []summaryRun
-	var lines []summaryLine
+	var chunk []summaryLine
+	var utxos uint64
 	// addRun appends the unspent outputs of r, valued from tx.
 	addRun := func(r *record.Record, tx *chain.Tx) error {
-		run := summaryRun{firstVout: r.FirstVout, start: len(lines)}
+		if cap(chunk)-len(chunk) < len(r.Utxos) {
+			chunk = make([]summaryLine, 0, max(summaryChunkLines, len(r.Utxos)))
+		}
+		start := len(chunk)
+		run := summaryRun{firstVout: r.FirstVout}
 		for j := range r.TxID {
 			run.display[j] = r.TxID[len(r.TxID)-1-j]
 		}
@@ -71,10 +81,11 @@ func (db *DB) Summary(ctx context.Context) (Summary, error) {
 			if int(vout) >= len(tx.Msg.TxOut) {
 				return fmt.Errorf("record of %s names output %d of %d", r.TxID, vout, len(tx.Msg.TxOut))
 			}
-			lines = append(lines, summaryLine{vout: vout, satoshis: uint64(tx.Msg.TxOut[vout].Value)})
+			chunk = append(chunk, summaryLine{vout: vout, satoshis: uint64(tx.Msg.TxOut[vout].Value)})
 		}
-		if run.n = len(lines) - run.start; run.n > 0 {
+		if run.lines = chunk[start:len(chunk):len(chunk)]; len(run.lines) > 0 {
 			runs = append(runs, run)
+			utxos += uint64(len(run.lines))
 		}
 		return nil
 	}
@@ -123,12 +134,12 @@ func (db *DB) Summary(ctx context.Context) (Summary, error) {
 		return cmp.Compare(a.firstVout, b.firstVout)
 	})
 	h := sha256.New()
-	sum := Summary{Blocks: cs.Blocks, Txs: cs.Txs, Utxos: uint64(len(lines)), Height: cs.TipHeight}
+	sum := Summary{Blocks: cs.Blocks, Txs: cs.Txs, Utxos: utxos, Height: cs.TipHeight}
 	var display [2 * chainhash.HashSize]byte
 	buf := make([]byte, 0, 128)
 	for _, run := range runs {
 		hex.Encode(display[:], run.display[:])
-		for _, l := range lines[run.start : run.start+run.n] {
+		for _, l := range run.lines {
 			sum.Satoshis += l.satoshis
 			buf = append(buf[:0], display[:]...)
 			buf = append(buf, ':')
