@@ -133,10 +133,11 @@ func parseBench(args []string) (*benchConfig, error) {
 		return nil, err
 	}
 	cfg.synthetic.Seed = *seed
-	if txs := &cfg.synthetic.TxsPerBlock; float64(txs.Max) < txs.Mean {
-		// The draw's cut stays at twice the mean, so --txs 10000 gives
-		// blocks of about 10,000 transactions, not a refused shape.
-		txs.Max = int(2 * txs.Mean)
+	if txs := &cfg.synthetic.TxsPerBlock; float64(txs.Max) < 10*txs.Mean {
+		// The draw's cut stays at ten times the mean, where it trims only
+		// the far tail: blocks then average --txs transactions (a cut at
+		// twice the mean would average 0.69 × --txs).
+		txs.Max = int(10 * txs.Mean)
 	}
 	if cfg.clients < 1 {
 		return nil, usagef("--clients must be at least 1")

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,6 +141,23 @@ func TestBenchTakesBlocksOfTenThousandTxs(t *testing.T) {
 	}
 	if cfg.clients != 4 {
 		t.Fatalf("--clients 4 gave %d", cfg.clients)
+	}
+	// --txs is the blocks' mean size, whatever its value.
+	for _, txs := range []string{"1000", "2000", "10000"} {
+		cfg, err := parseBench([]string{"--txs", txs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		const blocks = 20000
+		total := 0
+		for range blocks {
+			total += cfg.synthetic.TxsPerBlock.Sample(rng)
+		}
+		want, _ := strconv.ParseFloat(txs, 64)
+		if mean := float64(total) / blocks; math.Abs(mean-want) > 0.03*want {
+			t.Errorf("--txs %s gives blocks of %.0f transactions on average", txs, mean)
+		}
 	}
 	if _, err := parseBench([]string{"--clients", "0"}); err == nil {
 		t.Fatal("--clients 0 accepted")
