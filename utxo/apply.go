@@ -23,7 +23,7 @@ type recordOp struct {
 
 	// Outcome.
 	signal  record.Signal
-	after   *record.Record // the record as written, less its Utxos and Tx (nil if missing or failed)
+	after   *record.Record // the record as written, unshared: less its Utxos, Tx and inpoints (nil if missing or failed)
 	changed bool           // the operation changed the stored bytes
 	err     error
 }
@@ -47,15 +47,16 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 		}
 		return engine.Mutation{}, notFound(o.txid)
 	}
-	// current is only lent for this call: the record shares its outputs
-	// and transaction bytes, which after drops before keeping the rest.
-	r, err := record.DecodeShared(current)
+	// current is only lent for this call: the record shares its outputs,
+	// transaction bytes and inpoints, which after drops before keeping the
+	// rest.
+	r, err := record.DecodeForUpdate(current)
 	if err != nil {
 		return engine.Mutation{}, err
 	}
 	sig, err := o.op(r)
 	if errors.Is(err, errUnchanged) {
-		r.Utxos, r.Tx = nil, nil
+		r.Unshare()
 		o.signal, o.after = sig, r
 		return engine.Mutation{Action: engine.Keep}, nil
 	}
@@ -63,7 +64,7 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 		return engine.Mutation{}, err
 	}
 	next := r.Encode()
-	r.Utxos, r.Tx = nil, nil
+	r.Unshare()
 	o.signal, o.after = sig, r
 	if bytes.Equal(next, current) {
 		return engine.Mutation{Action: engine.Keep}, nil

@@ -63,7 +63,7 @@ func (r *Record) Encode() []byte {
 }
 
 func (r *Record) encodedSizeHint() int {
-	n := 160 + len(r.Tx) + 36*len(r.ConflictingChildren) + 32*len(r.DeletedChildren) + 12*len(r.BlockIDs) +
+	n := 160 + len(r.Tx) + len(r.keptInpoints) + 36*len(r.ConflictingChildren) + 32*len(r.DeletedChildren) + 12*len(r.BlockIDs) +
 		10*len(r.UtxoSpendableIn) + 76*len(r.Reassignments) + r.TxInpoints.encodedSize() + 10
 	for _, e := range r.Utxos {
 		n += 1 + len(e)
@@ -155,9 +155,13 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 		dst = append(dst, r.Tx...)
 	}
 
-	if r.TxInpoints.IsEmpty() {
+	switch {
+	case r.TxInpoints.IsEmpty() && len(r.keptInpoints) > 0:
+		dst = u(dst, uint64(len(r.keptInpoints)))
+		dst = append(dst, r.keptInpoints...)
+	case r.TxInpoints.IsEmpty():
 		dst = u(dst, 0)
-	} else {
+	default:
 		dst = u(dst, uint64(r.TxInpoints.encodedSize()))
 		dst = r.TxInpoints.appendTo(dst)
 	}
@@ -187,7 +191,7 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 // It never panics; any damage is reported as CodeMalformed and an unknown
 // format version as CodeUnsupportedVersion. The result does not alias b.
 func Decode(b []byte) (*Record, error) {
-	return decode(b, false)
+	return decode(b, decodeCopy)
 }
 
 // DecodeShared is Decode for a read-modify-write that holds b while it uses
@@ -197,10 +201,36 @@ func Decode(b []byte) (*Record, error) {
 // on the result and encoding it leaves b untouched; the result's Utxos and
 // Tx must not be used once b is released.
 func DecodeShared(b []byte) (*Record, error) {
-	return decode(b, true)
+	return decode(b, decodeShared)
 }
 
-func decode(b []byte, shared bool) (*Record, error) {
+// DecodeForUpdate is DecodeShared for the read-modify-write of a record
+// operation. No operation reads or changes a transaction's inpoints, so they
+// are checked but not decoded: TxInpoints stays empty, and AppendEncode
+// writes the inpoints back exactly as they were read for as long as
+// TxInpoints is left empty. The result shares b like DecodeShared's, the
+// inpoints included; Unshare drops what shares it.
+func DecodeForUpdate(b []byte) (*Record, error) {
+	return decode(b, decodeForUpdate)
+}
+
+// decodeMode says how much of a record decode copies and decodes.
+type decodeMode uint8
+
+const (
+	decodeCopy      decodeMode = iota // Decode: nothing shared
+	decodeShared                      // DecodeShared: outputs and Tx share b
+	decodeForUpdate                   // DecodeForUpdate: as shared, inpoints kept encoded
+)
+
+// Unshare drops the fields of a record from DecodeShared or DecodeForUpdate
+// that share the decoded bytes (Utxos, Tx, the kept inpoints), so that what
+// is left can outlive them.
+func (r *Record) Unshare() {
+	r.Utxos, r.Tx, r.keptInpoints = nil, nil, nil
+}
+
+func decode(b []byte, mode decodeMode) (*Record, error) {
 	if len(b) == 0 {
 		return nil, malformed("empty record")
 	}
@@ -209,6 +239,7 @@ func decode(b []byte, shared bool) (*Record, error) {
 	}
 	rd := reader{b: b, off: 1}
 	rec := &Record{}
+	shared := mode != decodeCopy
 	flags := rd.uvarint()
 	if flags&^flagsKnown != 0 {
 		rd.fail("unknown flags %#x", flags&^flagsKnown)
@@ -310,11 +341,18 @@ func decode(b []byte, shared bool) (*Record, error) {
 		}
 	}
 	if inp := rd.bytesField(); len(inp) > 0 {
-		t, err := DecodeTxInpoints(inp)
-		if err != nil && rd.err == nil {
-			rd.err = err.(*Error)
+		if mode == decodeForUpdate {
+			if err := checkTxInpoints(inp); err != nil && rd.err == nil {
+				rd.err = err
+			}
+			rec.keptInpoints = inp
+		} else {
+			t, err := DecodeTxInpoints(inp)
+			if err != nil && rd.err == nil {
+				rd.err = err.(*Error)
+			}
+			rec.TxInpoints = t
 		}
-		rec.TxInpoints = t
 	}
 	rec.Utxos = rd.entries(shared)
 	if rd.err == nil && rd.remaining() != 0 {

@@ -122,7 +122,7 @@ func (t TxInpoints) appendTo(dst []byte) []byte {
 // counts larger than the input could hold are MALFORMED.
 func DecodeTxInpoints(b []byte) (TxInpoints, error) {
 	r := reader{b: b}
-	t := r.txInpoints()
+	t := r.txInpoints(true)
 	if r.err == nil && r.remaining() != 0 {
 		r.fail("txinpoints: %d trailing bytes", r.remaining())
 	}
@@ -132,11 +132,30 @@ func DecodeTxInpoints(b []byte) (TxInpoints, error) {
 	return t, nil
 }
 
-// txInpoints reads the go-subtree layout from r.
-func (r *reader) txInpoints() TxInpoints {
+// checkTxInpoints reports whether b is a layout DecodeTxInpoints accepts,
+// without building the lists.
+func checkTxInpoints(b []byte) *Error {
+	r := reader{b: b}
+	r.txInpoints(false)
+	if r.err == nil && r.remaining() != 0 {
+		r.fail("txinpoints: %d trailing bytes", r.remaining())
+	}
+	return r.err
+}
+
+// txInpoints reads the go-subtree layout from r; without build it only
+// checks and skips it.
+func (r *reader) txInpoints(build bool) TxInpoints {
 	var t TxInpoints
 	p := r.fixedCount(36) // each parent costs 32 bytes of hash + 4 of count
 	if p == 0 || r.err != nil {
+		return t
+	}
+	if !build {
+		r.take(p * chainhash.HashSize)
+		for range p {
+			r.take(4 * r.fixedCount(4))
+		}
 		return t
 	}
 	t.ParentTxHashes = make([]chainhash.Hash, p)
