@@ -56,12 +56,13 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o CreateOptions) ([
 		coinbase = *o.Coinbase
 	}
 	hashes := make([]*chainhash.Hash, len(msg.TxOut))
+	values := make([]chainhash.Hash, len(msg.TxOut)) // one allocation, not one per output
 	for vout, out := range msg.TxOut {
 		if !StoredAsUTXO(out) {
 			continue
 		}
-		h := chainhash.Hash(chain.UTXOHash(tx.ID, uint32(vout), out.PkScript, uint64(out.Value)))
-		hashes[vout] = &h
+		values[vout] = chainhash.Hash(chain.UTXOHash(tx.ID, uint32(vout), out.PkScript, uint64(out.Value)))
+		hashes[vout] = &values[vout]
 	}
 	external := db.externalized(tx)
 	var inpoints record.TxInpoints

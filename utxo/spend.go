@@ -42,12 +42,18 @@ func spendsOf(tx *chain.Tx, previous []*wire.TxOut) ([]*Spend, error) {
 		return nil, record.NewError(record.CodeInvalidParameter, tx.ID, 0,
 			"%d previous outputs given for %d inputs", len(previous), len(tx.Msg.TxIn))
 	}
+	// One allocation for the spends and one for their spending data,
+	// rather than two per input.
 	spends := make([]*Spend, len(tx.Msg.TxIn))
+	slab := make([]Spend, len(tx.Msg.TxIn))
+	data := make([]SpendingData, len(tx.Msg.TxIn))
 	for vin, in := range tx.Msg.TxIn {
-		sp := &Spend{
+		data[vin] = SpendingData{TxID: tx.ID, Vin: uint32(vin)}
+		sp := &slab[vin]
+		*sp = Spend{
 			TxID:         in.PreviousOutPoint.Hash,
 			Vout:         in.PreviousOutPoint.Index,
-			SpendingData: &SpendingData{TxID: tx.ID, Vin: uint32(vin)},
+			SpendingData: &data[vin],
 		}
 		if previous != nil && previous[vin] != nil {
 			out := previous[vin]
@@ -225,15 +231,36 @@ type recordGroup struct {
 // groupByRecord groups spends by the record holding their output, keeping
 // the first-seen order of records and the order of spends within each.
 func (db *DB) groupByRecord(spends []*Spend) []*recordGroup {
-	var groups []*recordGroup
-	byKey := map[engine.Key]*recordGroup{}
+	type recordID struct {
+		txid  chainhash.Hash
+		index uint32
+	}
+	groups := make([]*recordGroup, 0, len(spends))
+	// A transaction's few inputs are grouped by a scan; a block's
+	// thousands through a map.
+	var byRecord map[recordID]*recordGroup
+	if len(spends) > smallGroupScan {
+		byRecord = make(map[recordID]*recordGroup, len(spends))
+	}
 	for _, sp := range spends {
 		idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
-		key := engine.Key(record.RecordKey(sp.TxID, idx))
-		g := byKey[key]
+		id := recordID{sp.TxID, idx}
+		var g *recordGroup
+		if byRecord != nil {
+			g = byRecord[id]
+		} else {
+			for _, c := range groups {
+				if c.txid == id.txid && c.index == id.index {
+					g = c
+					break
+				}
+			}
+		}
 		if g == nil {
 			g = &recordGroup{txid: sp.TxID, index: idx}
-			byKey[key] = g
+			if byRecord != nil {
+				byRecord[id] = g
+			}
 			groups = append(groups, g)
 		}
 		g.spends = append(g.spends, sp)
@@ -241,6 +268,10 @@ func (db *DB) groupByRecord(spends []*Spend) []*recordGroup {
 	}
 	return groups
 }
+
+// smallGroupScan is the number of spends up to which groupByRecord finds a
+// spend's group by scanning rather than through a map.
+const smallGroupScan = 16
 
 // claimedHash is the UTXO hash a spend is checked against: the spender's
 // claim, or, when it makes none, the stored hash (nothing to check).
@@ -257,6 +288,9 @@ func claimedHash(r *record.Record, offset uint32, claim *chainhash.Hash) chainha
 // outputErr names the output in a record-level error and fills the
 // conflicting transaction of a SPENT error into the Spend.
 func outputErr(err error, sp *Spend) error {
+	if err == nil {
+		return nil
+	}
 	var e *record.Error
 	if !errors.As(err, &e) {
 		return err

@@ -27,12 +27,25 @@ type TxInpoints struct {
 // order of its indices.
 func NewTxInpoints(outpoints []Outpoint) TxInpoints {
 	var t TxInpoints
-	pos := make(map[chainhash.Hash]int, len(outpoints))
+	// A map finds a parent among many; most transactions have a handful
+	// of inputs, where a scan is cheaper than building one.
+	var pos map[chainhash.Hash]int
+	if len(outpoints) > smallParentScan {
+		pos = make(map[chainhash.Hash]int, len(outpoints))
+	}
 	for _, op := range outpoints {
-		i, ok := pos[op.TxID]
+		i, ok := 0, false
+		if pos != nil {
+			i, ok = pos[op.TxID]
+		} else {
+			i = slices.Index(t.ParentTxHashes, op.TxID)
+			ok = i >= 0
+		}
 		if !ok {
 			i = len(t.ParentTxHashes)
-			pos[op.TxID] = i
+			if pos != nil {
+				pos[op.TxID] = i
+			}
 			t.ParentTxHashes = append(t.ParentTxHashes, op.TxID)
 			t.Idxs = append(t.Idxs, nil)
 		}
@@ -40,6 +53,10 @@ func NewTxInpoints(outpoints []Outpoint) TxInpoints {
 	}
 	return t
 }
+
+// smallParentScan is the number of inputs up to which NewTxInpoints finds a
+// parent by scanning rather than through a map.
+const smallParentScan = 16
 
 // Len is the number of outpoints.
 func (t TxInpoints) Len() int {
