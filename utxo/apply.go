@@ -20,6 +20,8 @@ type recordOp struct {
 	op func(r *record.Record) (record.Signal, error)
 	// missingOK makes a missing record a no-op instead of TX_NOT_FOUND.
 	missingOK bool
+	// arena, when set, holds the new encoding; see encodeArena.
+	arena *encodeArena
 
 	// Outcome.
 	signal  record.Signal
@@ -63,7 +65,12 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 	if err != nil {
 		return engine.Mutation{}, err
 	}
-	next := r.Encode()
+	var next []byte
+	if o.arena != nil {
+		next = o.arena.encode(r)
+	} else {
+		next = r.Encode()
+	}
 	r.Unshare()
 	o.signal, o.after = sig, r
 	if bytes.Equal(next, current) {
@@ -80,11 +87,17 @@ func (db *DB) apply(ctx context.Context, ops []*recordOp) error {
 	if len(ops) == 0 {
 		return nil
 	}
+	var arena encodeArena
+	defer arena.release() // the engine has answered: the values are its copies
 	updates := make([]engine.Update, len(ops))
 	for i, o := range ops {
+		o.arena = &arena
 		updates[i] = engine.Update{Key: o.key(), Fn: o.update}
 	}
 	errs, err := db.update(ctx, updates)
+	for _, o := range ops {
+		o.arena = nil
+	}
 	if err != nil {
 		return storageErr("updating records", err)
 	}

@@ -141,7 +141,9 @@ func StoredAsUTXO(out *wire.TxOut) bool {
 
 // createSingle writes a one-record transaction if it does not exist.
 func (db *DB) createSingle(ctx context.Context, txid chainhash.Hash, r *record.Record) error {
-	value := r.Encode()
+	var arena encodeArena
+	defer arena.release() // the engine has answered: the value is its copy
+	value := arena.encode(r)
 	errs, err := db.update(ctx, []engine.Update{{Key: engine.Key(record.MasterKey(txid)), Fn: func(current []byte) (engine.Mutation, error) {
 		if current != nil {
 			return engine.Mutation{}, txExists(txid)

@@ -269,14 +269,22 @@ func decode(b []byte, mode decodeMode) (*Record, error) {
 	rec.RecordUtxos = rd.u32()
 	rec.SpentUtxos = rd.u32()
 
+	// The ids and the heights, which Validate wants as many, share one
+	// allocation; each is capped, so that appending to one copies it.
+	var blockLists []uint32
 	if n := rd.count(1); n > 0 {
-		rec.BlockIDs = make([]uint32, n)
+		blockLists = make([]uint32, 2*n)
+		rec.BlockIDs = blockLists[:n:n]
 		for i := range rec.BlockIDs {
 			rec.BlockIDs[i] = rd.u32()
 		}
 	}
 	if n := rd.count(1); n > 0 {
-		rec.BlockHeights = make([]uint32, n)
+		if n == len(rec.BlockIDs) {
+			rec.BlockHeights = blockLists[n : 2*n : 2*n]
+		} else {
+			rec.BlockHeights = make([]uint32, n)
+		}
 		for i := range rec.BlockHeights {
 			rec.BlockHeights[i] = rd.u32()
 		}
@@ -367,15 +375,19 @@ func decode(b []byte, mode decodeMode) (*Record, error) {
 	return rec, nil
 }
 
-// entries decodes the utxos array in two passes: the first validates tags
-// and sums the sizes, the second copies every entry into one allocation,
-// so a 20,000-output record costs two allocations, not 20,000. Shared, the
-// unspent and spent entries point into the reader's bytes and only frozen
-// ones, whose marker is not stored, are copied.
+// entries decodes the utxos array. Copying, it runs two passes: the first
+// validates tags and sums the sizes, the second copies every entry into one
+// allocation, so a 20,000-output record costs two allocations, not 20,000.
+// Shared, one pass does: the unspent and spent entries point into the
+// reader's bytes and only frozen ones, whose marker is not stored, are
+// copied.
 func (rd *reader) entries(shared bool) []Entry {
 	n := rd.count(1)
 	if rd.err != nil || n == 0 {
 		return nil
+	}
+	if shared {
+		return rd.sharedEntries(n)
 	}
 	start := rd.off
 	total := 0
@@ -400,24 +412,6 @@ func (rd *reader) entries(shared bool) []Entry {
 	}
 	out := make([]Entry, n)
 	src := rd.b[start:rd.off] // validated by the first pass
-	if shared {
-		for i := range out {
-			tag := src[0]
-			src = src[1:]
-			switch tag {
-			case tagUnspent:
-				out[i] = Entry(src[:UtxoHashSize:UtxoHashSize])
-				src = src[UtxoHashSize:]
-			case tagSpent:
-				out[i] = Entry(src[:FullEntrySize:FullEntrySize])
-				src = src[FullEntrySize:]
-			case tagFrozen:
-				out[i] = NewFrozenEntry(chainhash.Hash(src[:UtxoHashSize]))
-				src = src[UtxoHashSize:]
-			}
-		}
-		return out
-	}
 	buf := make([]byte, total)
 	pos := 0
 	for i := range out {
@@ -440,6 +434,31 @@ func (rd *reader) entries(shared bool) []Entry {
 			copy(buf[pos+UtxoHashSize:pos+FullEntrySize], frozenMarkerBytes[:])
 			out[i] = Entry(buf[pos : pos+FullEntrySize : pos+FullEntrySize])
 			pos += FullEntrySize
+		}
+	}
+	return out
+}
+
+// sharedEntries reads n entries that point into the reader's bytes (n was
+// checked against the bytes left, so out is bounded by the input).
+func (rd *reader) sharedEntries(n int) []Entry {
+	out := make([]Entry, n)
+	for i := range out {
+		switch tag := rd.byte(); tag {
+		case tagNotStored:
+		case tagUnspent:
+			out[i] = Entry(rd.take(UtxoHashSize))
+		case tagSpent:
+			out[i] = Entry(rd.take(FullEntrySize))
+		case tagFrozen:
+			if h := rd.take(UtxoHashSize); h != nil {
+				out[i] = NewFrozenEntry(chainhash.Hash(h))
+			}
+		default:
+			rd.fail("unknown utxo entry tag %d", tag)
+		}
+		if rd.err != nil {
+			return nil
 		}
 	}
 	return out
