@@ -38,9 +38,9 @@ func (a *encodeArena) encode(r *record.Record) []byte {
 		// It did not fit and append moved it; let the next record
 		// start a new chunk.
 		a.chunks = append(a.chunks, encodeChunks.Get().(*[]byte))
-		return out
+	} else {
+		*cur = (*cur)[:start+len(out)]
 	}
-	*cur = (*cur)[:start+len(out)]
 	// Capped, so an engine appending to a value can never write into the
 	// encoding of the next record.
 	return out[:len(out):len(out)]
