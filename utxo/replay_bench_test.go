@@ -17,6 +17,24 @@ import (
 // engine, so that the cost measured is the store layer's. Besides ns/op it
 // reports the store seconds of each class, as the bench table does.
 func BenchmarkReplayMemory(b *testing.B) {
+	replay(b, func() (driver.Target, func() error) {
+		db, err := utxo.Open(context.Background(), memory.New(), utxo.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return driver.Store{DB: db}, db.Close
+	})
+}
+
+// BenchmarkReplayMap replays the same chain on the benchmark's map
+// reference, the floor BenchmarkReplayMemory is read against.
+func BenchmarkReplayMap(b *testing.B) {
+	replay(b, func() (driver.Target, func() error) {
+		return driver.NewMap(), func() error { return nil }
+	})
+}
+
+func replay(b *testing.B, open func() (driver.Target, func() error)) {
 	cfg := workload.DefaultConfig()
 	cfg.TargetUTXOs, cfg.Blocks = 200_000, 30
 	cfg.TxsPerBlock = workload.Count{Min: 1, Mean: 1000, Max: 10_000}
@@ -32,18 +50,15 @@ func BenchmarkReplayMemory(b *testing.B) {
 	seconds := map[report.Class]float64{}
 	b.ReportAllocs()
 	for b.Loop() {
-		db, err := utxo.Open(ctx, memory.New(), utxo.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := driver.Run(ctx, driver.Store{DB: db}, workload.NewReader(bytes.NewReader(stream.Bytes())), driver.Options{})
+		target, closeTarget := open()
+		res, err := driver.Run(ctx, target, workload.NewReader(bytes.NewReader(stream.Bytes())), driver.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		for c, cr := range res.Classes {
 			seconds[c] += cr.Seconds
 		}
-		if err := db.Close(); err != nil {
+		if err := closeTarget(); err != nil {
 			b.Fatal(err)
 		}
 	}
