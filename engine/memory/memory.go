@@ -90,8 +90,9 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 	for i, u := range updates {
 		// The stored bytes are lent to the function (engine.UpdateFunc).
 		var current []byte
-		if r := e.records[u.Key]; r.live(now) {
-			current = r.value
+		old, existed := e.records[u.Key]
+		if old.live(now) {
+			current = old.value
 		}
 		m, err := u.Fn(current)
 		if err != nil {
@@ -101,7 +102,7 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 		switch m.Action {
 		case engine.Put:
 			// Never nil: an empty value is a record, nil means absent.
-			e.put(u.Key, entry{value: append([]byte{}, m.Value...), terms: m.Terms})
+			e.replace(u.Key, old, existed, entry{value: append([]byte{}, m.Value...), terms: m.Terms})
 		case engine.Remove:
 			e.remove(u.Key)
 		}
@@ -117,14 +118,15 @@ func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl
 		return engine.ErrClosed
 	}
 	now := e.now()
-	if e.records[key].live(now) {
+	old, existed := e.records[key]
+	if old.live(now) {
 		return engine.ErrExists
 	}
 	r := entry{value: append([]byte{}, value...)}
 	if ttl > 0 {
 		r.expires = now.Add(ttl).UnixNano()
 	}
-	e.put(key, r)
+	e.replace(key, old, existed, r)
 	return nil
 }
 
@@ -229,8 +231,9 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-func (e *Engine) put(k engine.Key, r entry) {
-	old, existed := e.records[k]
+// replace stores r under k, where old is what k held (existed: anything,
+// live or not), which the caller has already looked up.
+func (e *Engine) replace(k engine.Key, old entry, existed bool, r entry) {
 	e.records[k] = r
 	if existed && old.terms == r.terms {
 		return // the indexes already hold these terms
