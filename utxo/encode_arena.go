@@ -20,14 +20,19 @@ var encodeChunks = sync.Pool{New: func() any {
 // engine copies (or drops) every value before its Update returns
 // (engine.UpdateFunc, and the conformance suite's copy test), so the
 // buffers are reused once the batch is answered rather than each encoding
-// being a fresh allocation that is garbage a moment later.
+// being a fresh allocation that is garbage a moment later. An engine may
+// run the update functions of one batch concurrently (Sozu, one goroutine
+// per shard), so the arena is safe for concurrent use.
 type encodeArena struct {
+	mu     sync.Mutex
 	chunks []*[]byte
 }
 
 // encode returns r's encoding, carved from the arena's current chunk; a
 // record too large for what is left gets its own allocation.
 func (a *encodeArena) encode(r *record.Record) []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if len(a.chunks) == 0 {
 		a.chunks = append(a.chunks, encodeChunks.Get().(*[]byte))
 	}
@@ -49,6 +54,8 @@ func (a *encodeArena) encode(r *record.Record) []byte {
 // release returns the chunks to the pool; the encodings handed out must no
 // longer be in use.
 func (a *encodeArena) release() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	for _, c := range a.chunks {
 		*c = (*c)[:0]
 		encodeChunks.Put(c)

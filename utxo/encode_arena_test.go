@@ -2,6 +2,8 @@ package utxo
 
 import (
 	"bytes"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/utxostore/utxostore/utxo/record"
@@ -33,6 +35,43 @@ func TestEncodeArena(t *testing.T) {
 	for i, enc := range encoded {
 		if !bytes.Equal(enc, recs[i].Encode()) {
 			t.Fatalf("encoding %d was overwritten by a later one", i)
+		}
+	}
+}
+
+// Sozu runs the update functions of one batch on its shards' goroutines at
+// once: concurrent encodings into one arena never overlap.
+func TestEncodeArenaConcurrent(t *testing.T) {
+	const workers, each = 8, 2000
+	var arena encodeArena
+	defer arena.release()
+	recs := make([][]*record.Record, workers)
+	got := make([][][]byte, workers)
+	for w := range recs {
+		for i := range each {
+			tx := coinbaseTx(fmt.Sprintf("w%d/%d", w, i), 1+i%5, 50)
+			recs[w] = append(recs[w], &record.Record{TxID: tx.ID, Tx: tx.Raw})
+		}
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for _, r := range recs[w] {
+				got[w] = append(got[w], arena.encode(r))
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for w := range workers {
+		for i, enc := range got[w] {
+			if !bytes.Equal(enc, recs[w][i].Encode()) {
+				t.Fatalf("worker %d's encoding %d was overwritten", w, i)
+			}
 		}
 	}
 }
