@@ -20,10 +20,12 @@ type recordOp struct {
 	op func(r *record.Record) (record.Signal, error)
 	// missingOK makes a missing record a no-op instead of TX_NOT_FOUND.
 	missingOK bool
+	// arena, when set, holds the new encoding; see encodeArena.
+	arena *encodeArena
 
 	// Outcome.
 	signal  record.Signal
-	after   *record.Record // the record as written, less its Utxos and Tx (nil if missing or failed)
+	after   *record.Record // the record as written, unshared: less its Utxos, Tx and inpoints (nil if missing or failed)
 	changed bool           // the operation changed the stored bytes
 	err     error
 }
@@ -47,23 +49,29 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 		}
 		return engine.Mutation{}, notFound(o.txid)
 	}
-	// current is only lent for this call: the record shares its outputs
-	// and transaction bytes, which after drops before keeping the rest.
-	r, err := record.DecodeShared(current)
+	// current is only lent for this call: the record shares its outputs,
+	// transaction bytes and inpoints, which after drops before keeping the
+	// rest.
+	r, err := record.DecodeForUpdate(current)
 	if err != nil {
 		return engine.Mutation{}, err
 	}
 	sig, err := o.op(r)
 	if errors.Is(err, errUnchanged) {
-		r.Utxos, r.Tx = nil, nil
+		r.Unshare()
 		o.signal, o.after = sig, r
 		return engine.Mutation{Action: engine.Keep}, nil
 	}
 	if err != nil {
 		return engine.Mutation{}, err
 	}
-	next := r.Encode()
-	r.Utxos, r.Tx = nil, nil
+	var next []byte
+	if o.arena != nil {
+		next = o.arena.encode(r)
+	} else {
+		next = r.Encode()
+	}
+	r.Unshare()
 	o.signal, o.after = sig, r
 	if bytes.Equal(next, current) {
 		return engine.Mutation{Action: engine.Keep}, nil
@@ -79,11 +87,17 @@ func (db *DB) apply(ctx context.Context, ops []*recordOp) error {
 	if len(ops) == 0 {
 		return nil
 	}
+	var arena encodeArena
+	defer arena.release() // the engine has answered: the values are its copies
 	updates := make([]engine.Update, len(ops))
 	for i, o := range ops {
+		o.arena = &arena
 		updates[i] = engine.Update{Key: o.key(), Fn: o.update}
 	}
 	errs, err := db.update(ctx, updates)
+	for _, o := range ops {
+		o.arena = nil
+	}
 	if err != nil {
 		return storageErr("updating records", err)
 	}

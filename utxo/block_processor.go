@@ -66,7 +66,7 @@ func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
 	for i, tx := range b.Txs {
 		txids[i] = tx.ID
 	}
-	if _, err := db.SetMinedMulti(ctx, txids, info); err != nil {
+	if err := db.setMined(ctx, txids, info, nil); err != nil {
 		return err
 	}
 	connected := &connectedBlock{Hash: b.Hash, PrevHash: b.PrevHash, ID: info.BlockID, Txs: len(b.Txs), Size: b.Size, Conflicting: conflicting}
@@ -318,7 +318,7 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	for _, tx := range b.Txs {
 		txids = append(txids, tx.ID)
 	}
-	if _, err := db.SetMinedMulti(ctx, txids, MinedBlockInfo{BlockID: connected.ID, BlockHeight: b.Height, UnsetMined: true}); err != nil && !errors.Is(err, ErrTxNotFound) {
+	if err := db.setMined(ctx, txids, MinedBlockInfo{BlockID: connected.ID, BlockHeight: b.Height, UnsetMined: true}, nil); err != nil && !errors.Is(err, ErrTxNotFound) {
 		return err
 	}
 	for _, tx := range b.Txs {

@@ -56,12 +56,13 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o CreateOptions) ([
 		coinbase = *o.Coinbase
 	}
 	hashes := make([]*chainhash.Hash, len(msg.TxOut))
+	values := make([]chainhash.Hash, len(msg.TxOut)) // one allocation, not one per output
 	for vout, out := range msg.TxOut {
 		if !StoredAsUTXO(out) {
 			continue
 		}
-		h := chainhash.Hash(chain.UTXOHash(tx.ID, uint32(vout), out.PkScript, uint64(out.Value)))
-		hashes[vout] = &h
+		values[vout] = chainhash.Hash(chain.UTXOHash(tx.ID, uint32(vout), out.PkScript, uint64(out.Value)))
+		hashes[vout] = &values[vout]
 	}
 	external := db.externalized(tx)
 	var inpoints record.TxInpoints
@@ -140,7 +141,9 @@ func StoredAsUTXO(out *wire.TxOut) bool {
 
 // createSingle writes a one-record transaction if it does not exist.
 func (db *DB) createSingle(ctx context.Context, txid chainhash.Hash, r *record.Record) error {
-	value := r.Encode()
+	var arena encodeArena
+	defer arena.release() // the engine has answered: the value is its copy
+	value := arena.encode(r)
 	errs, err := db.update(ctx, []engine.Update{{Key: engine.Key(record.MasterKey(txid)), Fn: func(current []byte) (engine.Mutation, error) {
 		if current != nil {
 			return engine.Mutation{}, txExists(txid)

@@ -171,16 +171,28 @@ func metaFromRecords(recs []*record.Record, tx *chain.Tx) *Meta {
 	for _, r := range recs {
 		outputs += len(r.Utxos)
 	}
-	meta.Outputs = make([]OutputState, 0, outputs)
+	meta.Outputs = make([]OutputState, outputs)
+	next := 0
 	for _, r := range recs {
 		meta.Frozen = meta.Frozen || r.Frozen
 		meta.Creating = meta.Creating || r.Creating
 		for offset, e := range r.Utxos {
-			st := OutputState{Stored: e.Stored(), UTXOHash: e.Hash(), Frozen: e.IsFrozen(), SpendableIn: r.UtxoSpendableIn[uint32(offset)]}
+			st := &meta.Outputs[next]
+			next++
+			if !e.Stored() {
+				continue
+			}
+			st.Stored, st.UTXOHash = true, e.Hash()
+			if r.UtxoSpendableIn != nil {
+				st.SpendableIn = r.UtxoSpendableIn[uint32(offset)]
+			}
+			if e.IsUnspent() {
+				continue // neither frozen nor spent
+			}
+			st.Frozen = e.IsFrozen()
 			if data, ok := e.SpendingData(); ok {
 				st.SpendingData = &data
 			}
-			meta.Outputs = append(meta.Outputs, st)
 		}
 	}
 	return meta

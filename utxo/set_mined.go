@@ -17,6 +17,16 @@ import (
 // stored is skipped, as aerospike/set_mined.go skips TX_NOT_FOUND there;
 // otherwise it is TX_NOT_FOUND.
 func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
+	blockIDs := make(map[chainhash.Hash][]uint32, len(txids))
+	err := db.setMined(ctx, txids, info, func(txid chainhash.Hash, ids []uint32) {
+		blockIDs[txid] = slices.Clone(ids)
+	})
+	return blockIDs, err
+}
+
+// setMined is SetMinedMulti, reporting each updated transaction's block ids
+// to mined when it is given (ConnectBlock has no use for them).
+func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info MinedBlockInfo, minedIn func(chainhash.Hash, []uint32)) error {
 	mined := info.record()
 	next, retention := db.height.Load()+1, db.opts.BlockHeightRetention
 	setMined := func(r *record.Record) (record.Signal, error) {
@@ -29,9 +39,8 @@ func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info Mi
 		masters[i] = &recordOp{txid: txid, op: setMined, missingOK: info.UnsetMined}
 	}
 	if err := db.apply(ctx, masters); err != nil {
-		return nil, err
+		return err
 	}
-	blockIDs := make(map[chainhash.Hash][]uint32, len(txids))
 	var children []*recordOp
 	var errs []error
 	for _, m := range masters {
@@ -42,18 +51,20 @@ func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info Mi
 		if m.after == nil {
 			continue // missing, and unsetting
 		}
-		blockIDs[m.txid] = slices.Clone(m.after.BlockIDs)
+		if minedIn != nil {
+			minedIn(m.txid, m.after.BlockIDs)
+		}
 		for i := uint32(1); i <= m.after.TotalExtraRecs; i++ {
 			children = append(children, &recordOp{txid: m.txid, index: i, missingOK: true, op: setMined})
 		}
 	}
 	if err := db.apply(ctx, children); err != nil {
-		return blockIDs, err
+		return err
 	}
 	if err := db.settle(ctx, masters); err != nil {
 		errs = append(errs, err)
 	}
-	return blockIDs, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // MarkTransactionsOnLongestChain implements Store: a transaction on the

@@ -20,11 +20,25 @@ func checkSpender(tx *chain.Tx) error {
 	if len(tx.Msg.TxIn) == 0 {
 		return record.NewError(record.CodeInvalidSpend, tx.ID, 0, "transaction has no inputs")
 	}
+	twice := func(first, vin int) error {
+		return record.NewError(record.CodeInvalidSpend, tx.ID, 0,
+			"inputs %d and %d both spend %s", first, vin, tx.Msg.TxIn[vin].PreviousOutPoint)
+	}
+	if len(tx.Msg.TxIn) <= smallGroupScan {
+		// A handful of inputs: comparing pairs is cheaper than a map.
+		for vin, in := range tx.Msg.TxIn {
+			for first := range vin {
+				if tx.Msg.TxIn[first].PreviousOutPoint == in.PreviousOutPoint {
+					return twice(first, vin)
+				}
+			}
+		}
+		return nil
+	}
 	firstInput := make(map[wire.OutPoint]int, len(tx.Msg.TxIn))
 	for vin, in := range tx.Msg.TxIn {
 		if first, seen := firstInput[in.PreviousOutPoint]; seen {
-			return record.NewError(record.CodeInvalidSpend, tx.ID, 0,
-				"inputs %d and %d both spend %s", first, vin, in.PreviousOutPoint)
+			return twice(first, vin)
 		}
 		firstInput[in.PreviousOutPoint] = vin
 	}
@@ -42,12 +56,18 @@ func spendsOf(tx *chain.Tx, previous []*wire.TxOut) ([]*Spend, error) {
 		return nil, record.NewError(record.CodeInvalidParameter, tx.ID, 0,
 			"%d previous outputs given for %d inputs", len(previous), len(tx.Msg.TxIn))
 	}
+	// One allocation for the spends and one for their spending data,
+	// rather than two per input.
 	spends := make([]*Spend, len(tx.Msg.TxIn))
+	slab := make([]Spend, len(tx.Msg.TxIn))
+	data := make([]SpendingData, len(tx.Msg.TxIn))
 	for vin, in := range tx.Msg.TxIn {
-		sp := &Spend{
+		data[vin] = SpendingData{TxID: tx.ID, Vin: uint32(vin)}
+		sp := &slab[vin]
+		*sp = Spend{
 			TxID:         in.PreviousOutPoint.Hash,
 			Vout:         in.PreviousOutPoint.Index,
-			SpendingData: &SpendingData{TxID: tx.ID, Vin: uint32(vin)},
+			SpendingData: &data[vin],
 		}
 		if previous != nil && previous[vin] != nil {
 			out := previous[vin]
@@ -111,17 +131,18 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 			if uncommitted[g.txid] {
 				return 0, record.NewError(record.CodeUtxoLocked, g.txid, g.spends[0].Vout, "transaction is still being created (its master record is not committed)")
 			}
-			items := make([]record.SpendItem, len(g.spends))
-			before := make([]record.Entry, len(g.spends))
+			items, before := g.items, g.before
+			defer clear(before) // it shares the engine's bytes, lent for this call only
 			for j, sp := range g.spends {
 				items[j] = record.SpendItem{Offset: g.offsets[j], UtxoHash: claimedHash(r, g.offsets[j], sp.UTXOHash), Spending: *sp.SpendingData}
+				before[j] = nil
 				if int(g.offsets[j]) < len(r.Utxos) {
 					before[j] = r.Utxos[g.offsets[j]]
 				}
 			}
 			sig, itemErrs, err := r.SpendMulti(items, ropts)
-			g.errs = make([]error, len(g.spends))
-			g.applied = make([]bool, len(g.spends))
+			clear(g.errs)
+			clear(g.applied)
 			if err != nil {
 				return 0, err
 			}
@@ -220,27 +241,87 @@ type recordGroup struct {
 	// Outcome, per spend, written by the record operation.
 	errs    []error
 	applied []bool
+	// Scratch of the record operation, per spend.
+	items  []record.SpendItem
+	before []record.Entry
 }
 
 // groupByRecord groups spends by the record holding their output, keeping
 // the first-seen order of records and the order of spends within each.
+// The groups' per-spend lists are windows of one allocation each, so a
+// block of thousands of spends costs a handful of allocations, not several
+// per record.
 func (db *DB) groupByRecord(spends []*Spend) []*recordGroup {
-	var groups []*recordGroup
-	byKey := map[engine.Key]*recordGroup{}
-	for _, sp := range spends {
+	type recordID struct {
+		txid  chainhash.Hash
+		index uint32
+	}
+	slab := make([]recordGroup, 0, len(spends))
+	member := make([]int, len(spends)) // the group of each spend
+	offsets := make([]uint32, len(spends))
+	sizes := make([]int, 0, len(spends)) // spends per group
+	// A transaction's few inputs are grouped by a scan; a block's
+	// thousands through a map.
+	var byRecord map[recordID]int
+	if len(spends) > smallGroupScan {
+		byRecord = make(map[recordID]int, len(spends))
+	}
+	for i, sp := range spends {
 		idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
-		key := engine.Key(record.RecordKey(sp.TxID, idx))
-		g := byKey[key]
-		if g == nil {
-			g = &recordGroup{txid: sp.TxID, index: idx}
-			byKey[key] = g
-			groups = append(groups, g)
+		offsets[i] = offset
+		id := recordID{sp.TxID, idx}
+		found := -1
+		if byRecord != nil {
+			if k, ok := byRecord[id]; ok {
+				found = k
+			}
+		} else {
+			for k := range slab {
+				if slab[k].txid == id.txid && slab[k].index == id.index {
+					found = k
+					break
+				}
+			}
 		}
+		if found < 0 {
+			found = len(slab)
+			slab = append(slab, recordGroup{txid: sp.TxID, index: idx})
+			sizes = append(sizes, 0)
+			if byRecord != nil {
+				byRecord[id] = found
+			}
+		}
+		member[i] = found
+		sizes[found]++
+	}
+	// Each group's window starts where the spends of the groups before it
+	// end; the windows are filled in call order.
+	n := len(spends)
+	groupSpends, groupOffsets := make([]*Spend, n), make([]uint32, n)
+	errs, applied := make([]error, n), make([]bool, n)
+	items, before := make([]record.SpendItem, n), make([]record.Entry, n)
+	groups := make([]*recordGroup, len(slab))
+	start := 0
+	for k := range slab {
+		g := &slab[k]
+		end := start + sizes[k]
+		g.spends, g.offsets = groupSpends[start:start:end], groupOffsets[start:start:end]
+		g.errs, g.applied = errs[start:end:end], applied[start:end:end]
+		g.items, g.before = items[start:end:end], before[start:end:end]
+		groups[k] = g
+		start = end
+	}
+	for i, sp := range spends {
+		g := &slab[member[i]]
 		g.spends = append(g.spends, sp)
-		g.offsets = append(g.offsets, offset)
+		g.offsets = append(g.offsets, offsets[i])
 	}
 	return groups
 }
+
+// smallGroupScan is the number of spends up to which groupByRecord finds a
+// spend's group by scanning rather than through a map.
+const smallGroupScan = 16
 
 // claimedHash is the UTXO hash a spend is checked against: the spender's
 // claim, or, when it makes none, the stored hash (nothing to check).
@@ -257,6 +338,9 @@ func claimedHash(r *record.Record, offset uint32, claim *chainhash.Hash) chainha
 // outputErr names the output in a record-level error and fills the
 // conflicting transaction of a SPENT error into the Spend.
 func outputErr(err error, sp *Spend) error {
+	if err == nil {
+		return nil
+	}
 	var e *record.Error
 	if !errors.As(err, &e) {
 		return err
@@ -291,7 +375,7 @@ func (db *DB) unspendAll(ctx context.Context, spends []*Spend, flagAsLocked bool
 	ops := make([]*recordOp, len(groups))
 	for i, g := range groups {
 		ops[i] = &recordOp{txid: g.txid, index: g.index, op: func(r *record.Record) (record.Signal, error) {
-			g.errs = make([]error, len(g.spends))
+			clear(g.errs)
 			var sig record.Signal
 			for j, sp := range g.spends {
 				o := uopts

@@ -11,21 +11,24 @@ import (
 	"github.com/utxostore/utxostore/engine"
 )
 
+// entry is one record, held in the map by value and with its expiry as
+// unix nanoseconds, so that a record costs the collector one pointer (its
+// value) rather than three.
 type entry struct {
 	value   []byte
 	terms   engine.Terms
-	expires time.Time // zero: never
+	expires int64 // unix nanoseconds; zero: never
 }
 
-func (e *entry) live(now time.Time) bool {
-	return e != nil && (e.expires.IsZero() || now.Before(e.expires))
+func (e entry) live(now time.Time) bool {
+	return e.value != nil && (e.expires == 0 || now.UnixNano() < e.expires)
 }
 
 // Engine keeps every record in a Go map guarded by one mutex.
 type Engine struct {
 	mu      sync.Mutex
 	closed  bool
-	records map[engine.Key]*entry
+	records map[engine.Key]entry
 	// indexed holds, per secondary index, the keys with a non-zero term, so
 	// scans do not visit every record.
 	indexed map[engine.Index]map[engine.Key]uint32
@@ -45,7 +48,7 @@ func New() *Engine { return NewWithClock(time.Now) }
 func NewWithClock(now func() time.Time) *Engine {
 	e := &Engine{
 		now:     now,
-		records: make(map[engine.Key]*entry),
+		records: make(map[engine.Key]entry),
 		indexed: make(map[engine.Index]map[engine.Key]uint32),
 		meta:    make(map[string][]byte),
 	}
@@ -87,8 +90,9 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 	for i, u := range updates {
 		// The stored bytes are lent to the function (engine.UpdateFunc).
 		var current []byte
-		if r := e.records[u.Key]; r.live(now) {
-			current = r.value
+		old, existed := e.records[u.Key]
+		if old.live(now) {
+			current = old.value
 		}
 		m, err := u.Fn(current)
 		if err != nil {
@@ -98,7 +102,7 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 		switch m.Action {
 		case engine.Put:
 			// Never nil: an empty value is a record, nil means absent.
-			e.put(u.Key, &entry{value: append([]byte{}, m.Value...), terms: m.Terms})
+			e.replace(u.Key, old, existed, entry{value: append([]byte{}, m.Value...), terms: m.Terms})
 		case engine.Remove:
 			e.remove(u.Key)
 		}
@@ -114,14 +118,15 @@ func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl
 		return engine.ErrClosed
 	}
 	now := e.now()
-	if e.records[key].live(now) {
+	old, existed := e.records[key]
+	if old.live(now) {
 		return engine.ErrExists
 	}
-	r := &entry{value: append([]byte{}, value...)}
+	r := entry{value: append([]byte{}, value...)}
 	if ttl > 0 {
-		r.expires = now.Add(ttl)
+		r.expires = now.Add(ttl).UnixNano()
 	}
-	e.put(key, r)
+	e.replace(key, old, existed, r)
 	return nil
 }
 
@@ -226,8 +231,13 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-func (e *Engine) put(k engine.Key, r *entry) {
+// replace stores r under k, where old is what k held (existed: anything,
+// live or not), which the caller has already looked up.
+func (e *Engine) replace(k engine.Key, old entry, existed bool, r entry) {
 	e.records[k] = r
+	if existed && old.terms == r.terms {
+		return // the indexes already hold these terms
+	}
 	for _, idx := range engine.Indexes {
 		if term := idx.Term(r.terms); term != 0 {
 			e.indexed[idx][k] = term

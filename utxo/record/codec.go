@@ -63,7 +63,7 @@ func (r *Record) Encode() []byte {
 }
 
 func (r *Record) encodedSizeHint() int {
-	n := 160 + len(r.Tx) + 36*len(r.ConflictingChildren) + 32*len(r.DeletedChildren) + 12*len(r.BlockIDs) +
+	n := 160 + len(r.Tx) + len(r.keptInpoints) + 36*len(r.ConflictingChildren) + 32*len(r.DeletedChildren) + 12*len(r.BlockIDs) +
 		10*len(r.UtxoSpendableIn) + 76*len(r.Reassignments) + r.TxInpoints.encodedSize() + 10
 	for _, e := range r.Utxos {
 		n += 1 + len(e)
@@ -155,9 +155,13 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 		dst = append(dst, r.Tx...)
 	}
 
-	if r.TxInpoints.IsEmpty() {
+	switch {
+	case r.TxInpoints.IsEmpty() && len(r.keptInpoints) > 0:
+		dst = u(dst, uint64(len(r.keptInpoints)))
+		dst = append(dst, r.keptInpoints...)
+	case r.TxInpoints.IsEmpty():
 		dst = u(dst, 0)
-	} else {
+	default:
 		dst = u(dst, uint64(r.TxInpoints.encodedSize()))
 		dst = r.TxInpoints.appendTo(dst)
 	}
@@ -187,7 +191,7 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 // It never panics; any damage is reported as CodeMalformed and an unknown
 // format version as CodeUnsupportedVersion. The result does not alias b.
 func Decode(b []byte) (*Record, error) {
-	return decode(b, false)
+	return decode(b, decodeCopy)
 }
 
 // DecodeShared is Decode for a read-modify-write that holds b while it uses
@@ -197,10 +201,36 @@ func Decode(b []byte) (*Record, error) {
 // on the result and encoding it leaves b untouched; the result's Utxos and
 // Tx must not be used once b is released.
 func DecodeShared(b []byte) (*Record, error) {
-	return decode(b, true)
+	return decode(b, decodeShared)
 }
 
-func decode(b []byte, shared bool) (*Record, error) {
+// DecodeForUpdate is DecodeShared for the read-modify-write of a record
+// operation. No operation reads or changes a transaction's inpoints, so they
+// are checked but not decoded: TxInpoints stays empty, and AppendEncode
+// writes the inpoints back exactly as they were read for as long as
+// TxInpoints is left empty. The result shares b like DecodeShared's, the
+// inpoints included; Unshare drops what shares it.
+func DecodeForUpdate(b []byte) (*Record, error) {
+	return decode(b, decodeForUpdate)
+}
+
+// decodeMode says how much of a record decode copies and decodes.
+type decodeMode uint8
+
+const (
+	decodeCopy      decodeMode = iota // Decode: nothing shared
+	decodeShared                      // DecodeShared: outputs and Tx share b
+	decodeForUpdate                   // DecodeForUpdate: as shared, inpoints kept encoded
+)
+
+// Unshare drops the fields of a record from DecodeShared or DecodeForUpdate
+// that share the decoded bytes (Utxos, Tx, the kept inpoints), so that what
+// is left can outlive them.
+func (r *Record) Unshare() {
+	r.Utxos, r.Tx, r.keptInpoints = nil, nil, nil
+}
+
+func decode(b []byte, mode decodeMode) (*Record, error) {
 	if len(b) == 0 {
 		return nil, malformed("empty record")
 	}
@@ -209,6 +239,7 @@ func decode(b []byte, shared bool) (*Record, error) {
 	}
 	rd := reader{b: b, off: 1}
 	rec := &Record{}
+	shared := mode != decodeCopy
 	flags := rd.uvarint()
 	if flags&^flagsKnown != 0 {
 		rd.fail("unknown flags %#x", flags&^flagsKnown)
@@ -238,14 +269,22 @@ func decode(b []byte, shared bool) (*Record, error) {
 	rec.RecordUtxos = rd.u32()
 	rec.SpentUtxos = rd.u32()
 
+	// The ids and the heights, which Validate wants as many, share one
+	// allocation; each is capped, so that appending to one copies it.
+	var blockLists []uint32
 	if n := rd.count(1); n > 0 {
-		rec.BlockIDs = make([]uint32, n)
+		blockLists = make([]uint32, 2*n)
+		rec.BlockIDs = blockLists[:n:n]
 		for i := range rec.BlockIDs {
 			rec.BlockIDs[i] = rd.u32()
 		}
 	}
 	if n := rd.count(1); n > 0 {
-		rec.BlockHeights = make([]uint32, n)
+		if n == len(rec.BlockIDs) {
+			rec.BlockHeights = blockLists[n : 2*n : 2*n]
+		} else {
+			rec.BlockHeights = make([]uint32, n)
+		}
 		for i := range rec.BlockHeights {
 			rec.BlockHeights[i] = rd.u32()
 		}
@@ -310,11 +349,18 @@ func decode(b []byte, shared bool) (*Record, error) {
 		}
 	}
 	if inp := rd.bytesField(); len(inp) > 0 {
-		t, err := DecodeTxInpoints(inp)
-		if err != nil && rd.err == nil {
-			rd.err = err.(*Error)
+		if mode == decodeForUpdate {
+			if err := checkTxInpoints(inp); err != nil && rd.err == nil {
+				rd.err = err
+			}
+			rec.keptInpoints = inp
+		} else {
+			t, err := DecodeTxInpoints(inp)
+			if err != nil && rd.err == nil {
+				rd.err = err.(*Error)
+			}
+			rec.TxInpoints = t
 		}
-		rec.TxInpoints = t
 	}
 	rec.Utxos = rd.entries(shared)
 	if rd.err == nil && rd.remaining() != 0 {
@@ -329,15 +375,19 @@ func decode(b []byte, shared bool) (*Record, error) {
 	return rec, nil
 }
 
-// entries decodes the utxos array in two passes: the first validates tags
-// and sums the sizes, the second copies every entry into one allocation,
-// so a 20,000-output record costs two allocations, not 20,000. Shared, the
-// unspent and spent entries point into the reader's bytes and only frozen
-// ones, whose marker is not stored, are copied.
+// entries decodes the utxos array. Copying, it runs two passes: the first
+// validates tags and sums the sizes, the second copies every entry into one
+// allocation, so a 20,000-output record costs two allocations, not 20,000.
+// Shared, one pass does: the unspent and spent entries point into the
+// reader's bytes and only frozen ones, whose marker is not stored, are
+// copied.
 func (rd *reader) entries(shared bool) []Entry {
 	n := rd.count(1)
 	if rd.err != nil || n == 0 {
 		return nil
+	}
+	if shared {
+		return rd.sharedEntries(n)
 	}
 	start := rd.off
 	total := 0
@@ -362,24 +412,6 @@ func (rd *reader) entries(shared bool) []Entry {
 	}
 	out := make([]Entry, n)
 	src := rd.b[start:rd.off] // validated by the first pass
-	if shared {
-		for i := range out {
-			tag := src[0]
-			src = src[1:]
-			switch tag {
-			case tagUnspent:
-				out[i] = Entry(src[:UtxoHashSize:UtxoHashSize])
-				src = src[UtxoHashSize:]
-			case tagSpent:
-				out[i] = Entry(src[:FullEntrySize:FullEntrySize])
-				src = src[FullEntrySize:]
-			case tagFrozen:
-				out[i] = NewFrozenEntry(chainhash.Hash(src[:UtxoHashSize]))
-				src = src[UtxoHashSize:]
-			}
-		}
-		return out
-	}
 	buf := make([]byte, total)
 	pos := 0
 	for i := range out {
@@ -402,6 +434,31 @@ func (rd *reader) entries(shared bool) []Entry {
 			copy(buf[pos+UtxoHashSize:pos+FullEntrySize], frozenMarkerBytes[:])
 			out[i] = Entry(buf[pos : pos+FullEntrySize : pos+FullEntrySize])
 			pos += FullEntrySize
+		}
+	}
+	return out
+}
+
+// sharedEntries reads n entries that point into the reader's bytes (n was
+// checked against the bytes left, so out is bounded by the input).
+func (rd *reader) sharedEntries(n int) []Entry {
+	out := make([]Entry, n)
+	for i := range out {
+		switch tag := rd.byte(); tag {
+		case tagNotStored:
+		case tagUnspent:
+			out[i] = Entry(rd.take(UtxoHashSize))
+		case tagSpent:
+			out[i] = Entry(rd.take(FullEntrySize))
+		case tagFrozen:
+			if h := rd.take(UtxoHashSize); h != nil {
+				out[i] = NewFrozenEntry(chainhash.Hash(h))
+			}
+		default:
+			rd.fail("unknown utxo entry tag %d", tag)
+		}
+		if rd.err != nil {
+			return nil
 		}
 	}
 	return out

@@ -193,3 +193,107 @@ func TestDecodeSharedLeavesItsBytesAlone(t *testing.T) {
 		t.Fatal("the operations are not in the new encoding")
 	}
 }
+
+// operateOn applies one of every kind of operation to r, as a
+// read-modify-write would, and returns r's encoding afterwards.
+func operateOn(r *Record) []byte {
+	opts := SpendOptions{CurrentHeight: 1 << 20, Retention: 10, IgnoreLocked: true, IgnoreConflicting: true}
+	for off := range uint32(min(len(r.Utxos), 3)) {
+		hash := r.Utxos[off].Hash()
+		_, _ = r.Spend(off, hash, sd("operate", off), opts)
+	}
+	r.SetMined(MinedBlockInfo{BlockID: 42, BlockHeight: 43, OnLongestChain: true}, 44, 10)
+	if len(r.Utxos) > 0 {
+		_, _ = r.Unspend(0, r.Utxos[0].Hash(), UnspendOptions{CurrentHeight: 45, Retention: 10})
+	}
+	return r.Encode()
+}
+
+// DecodeForUpdate leaves the inpoints encoded, yet re-encoding its record,
+// before or after any operation, gives the bytes a fully decoded record
+// gives, and the bytes it was decoded from stay untouched.
+func TestDecodeForUpdateEncodesAsDecode(t *testing.T) {
+	big, err := Build(BuildParams{TxID: h("paged"), UtxoHashes: utxoHashes("paged", 5, 1), BatchSize: 2, Retention: 5,
+		TxInpoints: NewTxInpoints([]Outpoint{{h("p"), 1}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]*Record{
+		"rich master":  richRecord(),
+		"no inpoints":  {TxID: h("e")},
+		"paged master": big[0],
+		"paged child":  big[1],
+		"many parents": {TxID: h("many"), Utxos: []Entry{NewUnspentEntry(hn("m", 0))}, RecordUtxos: 1, Tx: []byte{7},
+			TxInpoints: NewTxInpoints([]Outpoint{{h("a"), 0}, {h("b"), 1 << 31}, {h("a"), 5}, {h("c"), 2}})},
+	}
+	for name, rec := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := rec.Encode()
+			original := bytes.Clone(b)
+			r, err := DecodeForUpdate(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.TxInpoints.IsEmpty() {
+				t.Fatal("DecodeForUpdate decoded the inpoints")
+			}
+			if !bytes.Equal(r.Encode(), b) {
+				t.Fatal("re-encoding differs from the bytes read")
+			}
+			if !bytes.Equal(operateOn(r), operateOn(mustDecode(t, b))) {
+				t.Fatal("operating on the record of DecodeForUpdate encodes differently from Decode's")
+			}
+			if !bytes.Equal(b, original) {
+				t.Fatal("operating on the record changed the bytes it was decoded from")
+			}
+			clone := r.Clone()
+			r.Unshare()
+			if !bytes.Equal(clone.Encode(), operateOn(mustDecode(t, b))) {
+				t.Fatal("a clone lost the kept inpoints")
+			}
+			if r.Utxos != nil || r.Tx != nil || r.keptInpoints != nil {
+				t.Fatal("Unshare kept fields that share the bytes read")
+			}
+		})
+	}
+}
+
+// Inpoints that DecodeTxInpoints refuses make DecodeForUpdate refuse the
+// record too, though it does not decode them.
+func TestDecodeForUpdateChecksInpoints(t *testing.T) {
+	rec := &Record{TxID: h("bad"), TxInpoints: NewTxInpoints([]Outpoint{{h("p"), 1}, {h("q"), 2}})}
+	good := rec.Encode()
+	inp, err := rec.TxInpoints.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(good, inp)
+	if at < 0 {
+		t.Fatal("inpoints not found in the encoding")
+	}
+	damaged := map[string][]byte{
+		"index count too large": func() []byte {
+			b := bytes.Clone(good)
+			b[at+4+2*32] = 9 // the first parent's count of indices
+			return b
+		}(),
+		"parent count too large": func() []byte {
+			b := bytes.Clone(good)
+			b[at] = 3
+			return b
+		}(),
+	}
+	for name, b := range damaged {
+		t.Run(name, func(t *testing.T) {
+			_, want := Decode(b)
+			_, got := DecodeForUpdate(b)
+			if want == nil || got == nil {
+				t.Fatalf("damaged inpoints accepted: Decode %v, DecodeForUpdate %v", want, got)
+			}
+			var e *Error
+			if !errors.As(got, &e) || e.Code != CodeMalformed {
+				t.Fatalf("DecodeForUpdate: %v, want MALFORMED", got)
+			}
+		})
+	}
+}

@@ -116,6 +116,12 @@ func Build(p BuildParams) ([]*Record, error) {
 			Creating:       p.Creating,
 			Conflicting:    p.Conflicting,
 		}
+		// The unspent entries of a record share one buffer: entries are
+		// replaced, never written into.
+		var unspent []byte
+		if !p.Frozen {
+			unspent = make([]byte, 0, UtxoHashSize*(hi-lo))
+		}
 		for j, hash := range p.UtxoHashes[lo:hi] {
 			if hash == nil {
 				continue
@@ -124,7 +130,9 @@ func Build(p BuildParams) ([]*Record, error) {
 				r.Utxos[j] = NewFrozenEntry(*hash)
 				r.Frozen = true
 			} else {
-				r.Utxos[j] = NewUnspentEntry(*hash)
+				at := len(unspent)
+				unspent = append(unspent, hash[:]...)
+				r.Utxos[j] = Entry(unspent[at:len(unspent):len(unspent)])
 			}
 			r.RecordUtxos++
 		}

@@ -18,6 +18,9 @@ func FuzzRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := Decode(b)
 		if err != nil {
+			if _, uerr := DecodeForUpdate(b); uerr == nil {
+				t.Fatalf("DecodeForUpdate accepts what Decode refuses: %v", err)
+			}
 			return
 		}
 		enc := r.Encode()
@@ -27,6 +30,15 @@ func FuzzRecord(f *testing.F) {
 		}
 		if !bytes.Equal(r2.Encode(), enc) {
 			t.Fatal("encoding not stable")
+		}
+		// The update path's decode agrees with the full one, before and
+		// after operating on the record.
+		u, err := DecodeForUpdate(b)
+		if err != nil {
+			t.Fatalf("Decode accepts what DecodeForUpdate refuses: %v", err)
+		}
+		if !bytes.Equal(u.Encode(), enc) || !bytes.Equal(operateOn(u), operateOn(r2)) {
+			t.Fatal("DecodeForUpdate encodes differently from Decode")
 		}
 		// Operations on any valid record keep it valid and never panic.
 		var zero [32]byte

@@ -27,12 +27,25 @@ type TxInpoints struct {
 // order of its indices.
 func NewTxInpoints(outpoints []Outpoint) TxInpoints {
 	var t TxInpoints
-	pos := make(map[chainhash.Hash]int, len(outpoints))
+	// A map finds a parent among many; most transactions have a handful
+	// of inputs, where a scan is cheaper than building one.
+	var pos map[chainhash.Hash]int
+	if len(outpoints) > smallParentScan {
+		pos = make(map[chainhash.Hash]int, len(outpoints))
+	}
 	for _, op := range outpoints {
-		i, ok := pos[op.TxID]
+		i, ok := 0, false
+		if pos != nil {
+			i, ok = pos[op.TxID]
+		} else {
+			i = slices.Index(t.ParentTxHashes, op.TxID)
+			ok = i >= 0
+		}
 		if !ok {
 			i = len(t.ParentTxHashes)
-			pos[op.TxID] = i
+			if pos != nil {
+				pos[op.TxID] = i
+			}
 			t.ParentTxHashes = append(t.ParentTxHashes, op.TxID)
 			t.Idxs = append(t.Idxs, nil)
 		}
@@ -40,6 +53,10 @@ func NewTxInpoints(outpoints []Outpoint) TxInpoints {
 	}
 	return t
 }
+
+// smallParentScan is the number of inputs up to which NewTxInpoints finds a
+// parent by scanning rather than through a map.
+const smallParentScan = 16
 
 // Len is the number of outpoints.
 func (t TxInpoints) Len() int {
@@ -122,7 +139,7 @@ func (t TxInpoints) appendTo(dst []byte) []byte {
 // counts larger than the input could hold are MALFORMED.
 func DecodeTxInpoints(b []byte) (TxInpoints, error) {
 	r := reader{b: b}
-	t := r.txInpoints()
+	t := r.txInpoints(true)
 	if r.err == nil && r.remaining() != 0 {
 		r.fail("txinpoints: %d trailing bytes", r.remaining())
 	}
@@ -132,11 +149,30 @@ func DecodeTxInpoints(b []byte) (TxInpoints, error) {
 	return t, nil
 }
 
-// txInpoints reads the go-subtree layout from r.
-func (r *reader) txInpoints() TxInpoints {
+// checkTxInpoints reports whether b is a layout DecodeTxInpoints accepts,
+// without building the lists.
+func checkTxInpoints(b []byte) *Error {
+	r := reader{b: b}
+	r.txInpoints(false)
+	if r.err == nil && r.remaining() != 0 {
+		r.fail("txinpoints: %d trailing bytes", r.remaining())
+	}
+	return r.err
+}
+
+// txInpoints reads the go-subtree layout from r; without build it only
+// checks and skips it.
+func (r *reader) txInpoints(build bool) TxInpoints {
 	var t TxInpoints
 	p := r.fixedCount(36) // each parent costs 32 bytes of hash + 4 of count
 	if p == 0 || r.err != nil {
+		return t
+	}
+	if !build {
+		r.take(p * chainhash.HashSize)
+		for range p {
+			r.take(4 * r.fixedCount(4))
+		}
 		return t
 	}
 	t.ParentTxHashes = make([]chainhash.Hash, p)

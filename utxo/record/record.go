@@ -100,6 +100,10 @@ type Record struct {
 	TxInpoints TxInpoints
 	// IsCoinbase marks a coinbase transaction.
 	IsCoinbase bool
+
+	// keptInpoints holds the encoded inpoints of a record read by
+	// DecodeForUpdate, which leaves TxInpoints empty; see there.
+	keptInpoints []byte
 }
 
 // IsMaster reports whether this is the transaction's master record.
@@ -118,6 +122,7 @@ func (r *Record) Clone() *Record {
 	c.Reassignments = slices.Clone(r.Reassignments)
 	c.Tx = bytes.Clone(r.Tx)
 	c.TxInpoints = r.TxInpoints.Clone()
+	c.keptInpoints = bytes.Clone(r.keptInpoints)
 	return &c
 }
 
