@@ -16,14 +16,14 @@ import (
 )
 
 // blockCrashChildEnv makes the test binary the child of
-// TestKillMidBlockUnderSyncAlways: "DIR BLOCKS HEIGHT WRITES".
+// TestKillMidBlockUnderSyncAlways: "ENGINE DIR BLOCKS HEIGHT WRITES".
 const blockCrashChildEnv = "UTXOSTORE_BLOCK_CRASH_CHILD"
 
-// TestKillMidBlockUnderSyncAlways connects real blocks on pebble under
-// SyncAlways in child processes and kills each with SIGKILL in the middle
-// of a block with spends: the child stops after the block's first, second,
-// third or fourth write (its deferred ones: creates, spends, set-mined,
-// block metadata) and the test kills it there. Each time the reopened
+// TestKillMidBlockUnderSyncAlways connects real blocks on pebble and on
+// sozu under SyncAlways in child processes and kills each with SIGKILL in
+// the middle of a block with spends: the child stops after the block's
+// first, second, third or fourth write (its deferred ones: creates, spends,
+// set-mined, block metadata) and the test kills it there. Each time the reopened
 // store's tip must be the last block the child acknowledged (or the one it
 // was in, had its chain state been written), with the height of that tip;
 // the next child resumes from there. Connected to the end, the store must
@@ -45,11 +45,20 @@ func TestKillMidBlockUnderSyncAlways(t *testing.T) {
 	if len(spending) < 4 {
 		t.Fatalf("only %d blocks with spends in the first %d", len(spending), prefix)
 	}
-	dir := filepath.Join(t.TempDir(), "pebble")
+	for _, name := range []string{"pebble", "sozu"} {
+		t.Run(name, func(t *testing.T) { killInBlocks(t, name, blocks, spending) })
+	}
+}
+
+// killInBlocks kills children connecting blocks on engine name in four of
+// the spending blocks, then resumes and compares the store with an
+// uninterrupted import's.
+func killInBlocks(t *testing.T, name string, blocks []Block, spending []int) {
+	dir := filepath.Join(t.TempDir(), name)
 	for i, writes := range []int{1, 2, 3, 4} {
 		height := spending[len(spending)*i/4]
-		acked := killChildInBlock(t, dir, prefix, height, writes)
-		db, err := Open(ctx, openCrashEngine(t, "pebble", dir), Options{})
+		acked := killChildInBlock(t, name, dir, len(blocks), height, writes)
+		db, err := Open(ctx, openCrashEngine(t, name, dir), Options{})
 		if err != nil {
 			t.Fatalf("reopening after the kill in block %d: %v", height, err)
 		}
@@ -68,7 +77,7 @@ func TestKillMidBlockUnderSyncAlways(t *testing.T) {
 		}
 	}
 
-	db, err := Open(ctx, openCrashEngine(t, "pebble", dir), Options{})
+	db, err := Open(ctx, openCrashEngine(t, name, dir), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +98,10 @@ func TestKillMidBlockUnderSyncAlways(t *testing.T) {
 // killChildInBlock starts a child that connects blocks from the store's
 // tip and stops after the given number of writes of the block at height,
 // kills it there with SIGKILL, and returns the last block it acknowledged.
-func killChildInBlock(t *testing.T, dir string, blocks, height, writes int) int {
+func killChildInBlock(t *testing.T, name, dir string, blocks, height, writes int) int {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKillMidBlockUnderSyncAlways$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d %d %d", blockCrashChildEnv, dir, blocks, height, writes))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %d %d", blockCrashChildEnv, name, dir, blocks, height, writes))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -137,19 +146,19 @@ func killChildInBlock(t *testing.T, dir string, blocks, height, writes int) int 
 // so and waits to be killed.
 func runBlockCrashChild(t *testing.T, spec string) {
 	fields := strings.Fields(spec)
-	if len(fields) != 4 {
-		t.Fatalf("%s=%q: want DIR BLOCKS HEIGHT WRITES", blockCrashChildEnv, spec)
+	if len(fields) != 5 {
+		t.Fatalf("%s=%q: want ENGINE DIR BLOCKS HEIGHT WRITES", blockCrashChildEnv, spec)
 	}
-	dir := fields[0]
+	name, dir := fields[0], fields[1]
 	var n [3]int
 	for i := range n {
 		var err error
-		if n[i], err = strconv.Atoi(fields[i+1]); err != nil {
+		if n[i], err = strconv.Atoi(fields[i+2]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	blocks, height, writes := n[0], n[1], n[2]
-	stopper := &stopAfterWrites{Engine: openCrashEngine(t, "pebble", dir), left: -1}
+	stopper := &stopAfterWrites{Engine: openCrashEngine(t, name, dir), left: -1}
 	db, err := Open(ctx, stopper, Options{})
 	if err != nil {
 		t.Fatal(err)
