@@ -104,6 +104,14 @@ func (x *txn) commit() error {
 	if x.b.Empty() {
 		e.writer.Unlock()
 		x.b.Close()
+		if x.durable && !e.allSynced() {
+			// Nothing to write, but the call may have read a result that
+			// is not yet durable (a concurrent writer's, or a deferred
+			// one), and a durable call covers every write before it: a
+			// caller told "done" must not lose what its answer was based
+			// on.
+			return e.syncLog()
+		}
 		return nil
 	}
 	if !x.durable {

@@ -17,9 +17,8 @@ func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, 
 	}
 	defer e.leave()
 	errs := make([]error, len(updates))
-	durable := e.durable(ctx)
 	e.writer.Lock()
-	x := e.newTxn(e.now().UnixNano(), durable)
+	x := e.newTxn(e.now().UnixNano(), e.durable(ctx))
 	for i, u := range updates {
 		old, err := x.current(u.Key)
 		if err != nil {
@@ -47,14 +46,6 @@ func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, 
 			}
 		}
 	}
-	if x.b.Empty() && durable && !e.allSynced() {
-		// Nothing to write, but the functions may have read a result
-		// that is not yet durable (a concurrent writer's, or a deferred
-		// one); a caller told "done" must not lose what its answer was
-		// based on.
-		x.abort()
-		return errs, e.syncLog()
-	}
 	return errs, x.commit()
 }
 
@@ -74,7 +65,10 @@ func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, t
 		return err
 	}
 	if old.live(x.now) {
-		x.abort()
+		// Refused on what it read: the empty commit makes that durable.
+		if err := x.commit(); err != nil {
+			return err
+		}
 		return engine.ErrExists
 	}
 	x.put(key, old, engine.Terms{}, expiry(now, ttl), value)
