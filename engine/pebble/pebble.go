@@ -15,8 +15,9 @@
 // Under SyncBlock, and for writes whose context defers its sync
 // (engine.DeferSync), writes go to the log without fsync; the next synced
 // write or Checkpoint syncs them with it, since one fsync covers everything
-// the log holds before the record it syncs. On open pebble replays the log; a torn tail is cut at the last whole
-// record and reported through Options.Logger ("stopped reading at offset").
+// the log holds before the record it syncs. On open pebble replays the
+// log; a torn tail is cut at the last whole record and reported through
+// Options.Logger ("stopped reading at offset").
 // Either way a crash leaves the store at some point of the write order: a
 // prefix of the writes, never a mix.
 package pebble
