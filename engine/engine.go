@@ -123,8 +123,13 @@ type Update struct {
 //
 // Durability: when Update, CreateOnly, Delete or PutMeta return nil, their
 // effect survives a crash of the process or of the machine if the engine was
-// opened with SyncAlways; with SyncBlock it survives once the next
-// Checkpoint returns.
+// opened with SyncAlways and the call's context does not defer its sync
+// (DeferSync); otherwise it survives once the next Checkpoint returns.
+// Durability keeps the order of the writes: when a durable write returns,
+// every write that returned before it is durable too, deferred or not. So a
+// unit of writes made with DeferSync (a block) costs one sync, paid by the
+// durable write that ends it, and a crash before that write returns may keep
+// any part of the unit but nothing after it.
 type Engine interface {
 	// Name is the engine's registered name ("memory", "pebble", ...).
 	Name() string
@@ -181,6 +186,25 @@ type Engine interface {
 // the longest chain's height whenever it changes. Checkpoint never deletes.
 type HeightAware interface {
 	SetHeight(ctx context.Context, height uint32) error
+}
+
+// deferSyncKey is the context key of DeferSync.
+type deferSyncKey struct{}
+
+// DeferSync returns a context whose writes need not be durable when they
+// return, even under SyncAlways: they become durable with the next durable
+// write or Checkpoint (see Engine). It is for the writes of a unit whose
+// last write, made without it, is the one a caller is told about. An engine
+// may still make a deferred write durable at once.
+func DeferSync(ctx context.Context) context.Context {
+	return context.WithValue(ctx, deferSyncKey{}, true)
+}
+
+// SyncDeferred reports whether writes made with ctx defer their sync
+// (DeferSync).
+func SyncDeferred(ctx context.Context) bool {
+	deferred, _ := ctx.Value(deferSyncKey{}).(bool)
+	return deferred
 }
 
 // SyncMode chooses when writes become durable.

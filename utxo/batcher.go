@@ -102,9 +102,12 @@ func (b *batcher) update(ctx context.Context, updates []engine.Update) ([]error,
 }
 
 // update is the store's one door to engine.Engine.Update: through the
-// batcher when Options.BatchWait enables it.
+// batcher when Options.BatchWait enables it. Writes that defer their sync
+// (a block's, engine.DeferSync) go straight to the engine: they have no
+// fsync to share, and a batch they led would defer its other callers'
+// syncs too.
 func (db *DB) update(ctx context.Context, updates []engine.Update) ([]error, error) {
-	if db.batcher == nil {
+	if db.batcher == nil || engine.SyncDeferred(ctx) {
 		return db.eng.Update(ctx, updates)
 	}
 	return db.batcher.update(ctx, updates)

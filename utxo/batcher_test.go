@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -111,5 +112,82 @@ func TestBatcherMergesConcurrentCallers(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatalf("spend %d: %v", i, errs[i])
 		}
+	}
+}
+
+// syncRecorder records which keys reached the engine in a batch whose
+// context deferred its sync and which in one that did not, holding every
+// batch until hold is closed.
+type syncRecorder struct {
+	engine.Engine
+	arrived chan struct{} // signalled when a batch reaches the engine
+	hold    chan struct{}
+
+	mu                sync.Mutex
+	deferred, durable map[engine.Key]bool
+}
+
+func (r *syncRecorder) Update(ctx context.Context, updates []engine.Update) ([]error, error) {
+	r.mu.Lock()
+	for _, u := range updates {
+		if engine.SyncDeferred(ctx) {
+			r.deferred[u.Key] = true
+		} else {
+			r.durable[u.Key] = true
+		}
+	}
+	r.mu.Unlock()
+	r.arrived <- struct{}{}
+	<-r.hold
+	return r.Engine.Update(ctx, updates)
+}
+
+// A write that defers its sync (a block's) is never merged with other
+// callers' writes: had it opened the batch, the batch would go to the
+// engine with its context, and a durable caller's write in it would be
+// acknowledged without its fsync.
+func TestBatcherLeavesDeferredWritesOut(t *testing.T) {
+	eng := &syncRecorder{Engine: memory.New(), arrived: make(chan struct{}, 8), hold: make(chan struct{}),
+		deferred: map[engine.Key]bool{}, durable: map[engine.Key]bool{}}
+	db, err := Open(ctx, eng, Options{BatchWait: time.Minute, BatchOps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(ctx context.Context, n uint64) {
+		u := engine.Update{Key: engine.Key{byte(n)}, Fn: func([]byte) (engine.Mutation, error) {
+			return engine.Mutation{Action: engine.Put, Value: []byte{byte(n)}}, nil
+		}}
+		if _, err := db.update(ctx, []engine.Update{u}); err != nil {
+			t.Error(err)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { write(ctx, 1) })
+	<-eng.arrived // a lone caller's batch, held at the engine
+	wg.Go(func() { write(engine.DeferSync(ctx), 2) })
+	// The deferred write is either at the engine or waiting in a batch it
+	// opened; either way it was there before the durable caller below.
+	for atEngine := false; !atEngine; {
+		db.batcher.mu.Lock()
+		opened := db.batcher.open != nil
+		db.batcher.mu.Unlock()
+		if opened {
+			break
+		}
+		select {
+		case <-eng.arrived:
+			atEngine = true
+		default:
+			runtime.Gosched()
+		}
+	}
+	wg.Go(func() { write(ctx, 3) })
+	close(eng.hold)
+	wg.Wait()
+	if k := (engine.Key{3}); eng.deferred[k] || !eng.durable[k] {
+		t.Fatalf("a durable caller's write went to the engine in a batch that deferred its sync")
+	}
+	if k := (engine.Key{2}); !eng.deferred[k] || eng.durable[k] {
+		t.Fatalf("the deferred write did not reach the engine as deferred")
 	}
 }

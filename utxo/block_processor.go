@@ -42,6 +42,12 @@ var ErrNotTip = errors.New("block does not match the store's tip")
 // this block spends, and all its descendants, become conflicting. The block
 // is a unit: if one of its spends is refused, everything it changed is
 // undone and the error says which input failed.
+//
+// The block is also the unit of durability: its writes defer their sync
+// (engine.DeferSync) and the chain state write that ends it makes them all
+// durable with one sync. A crash before then leaves the tip on the block
+// before and any part of this block's writes, which connecting it again
+// completes: each of its steps is idempotent.
 func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
 	db.chainMu.Lock()
 	defer db.chainMu.Unlock()
@@ -53,6 +59,23 @@ func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
 		return fmt.Errorf("%w: block %s at height %d, parent %s; the tip is %s at height %d",
 			ErrNotTip, b.Hash, b.Height, b.PrevHash, cs.TipHash, cs.TipHeight)
 	}
+	if err := db.connectBlock(engine.DeferSync(ctx), b, &cs); err != nil {
+		return errors.Join(err, db.settleFailed(ctx, cs))
+	}
+	return db.finishBlock(ctx, cs, b.Height)
+}
+
+// settleFailed makes durable whatever a block that failed left behind (for
+// a refused block, its undo): the caller is told where the store stands,
+// and a crash must not bring the block's deferred writes back. The tip is
+// still cs's, so this is its block boundary.
+func (db *DB) settleFailed(ctx context.Context, cs chainState) error {
+	return storageErr("checkpoint", db.eng.Checkpoint(ctx, cs.Height))
+}
+
+// connectBlock applies the block's transactions and metadata with ctx and
+// advances cs to it; finishBlock records cs.
+func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	info := MinedBlockInfo{BlockID: cs.NextBlockID, BlockHeight: b.Height, OnLongestChain: true}
 	created, err := db.createBlockTxs(ctx, b, info)
 	if err != nil {
@@ -81,27 +104,32 @@ func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
 	cs.NextBlockID++
 	cs.Blocks++
 	cs.Txs += uint64(len(b.Txs))
-	return db.finishBlock(ctx, cs, b.Height)
+	return nil
 }
 
-// finishBlock records the new chain state with the height in it (one
-// write, so the tip and the height never disagree after a crash), runs the
-// cleanup that the height makes due, and checkpoints: the block boundary.
+// finishBlock ends a block: it passes the height on, runs the cleanup that
+// the height makes due (their writes deferred like the block's), then
+// records the new chain state with the height in it. That write is the
+// block's last and its only durable one (one write, so the tip and the
+// height never disagree after a crash, and durable, so every write of the
+// block before it is too). Checkpoint then marks the block boundary, with
+// nothing left to sync.
 func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) error {
+	work := engine.DeferSync(ctx)
+	if err := db.useHeight(work, height); err != nil {
+		return err
+	}
+	if err := db.ProcessExpiredPreservations(work, height); err != nil {
+		return err
+	}
+	if _, err := db.CleanupOldUnmined(work, height); err != nil {
+		return err
+	}
+	if _, err := db.Prune(work, height); err != nil {
+		return err
+	}
 	cs.Height = height
 	if err := db.saveChainState(ctx, cs); err != nil {
-		return err
-	}
-	if err := db.useHeight(ctx, height); err != nil {
-		return err
-	}
-	if err := db.ProcessExpiredPreservations(ctx, height); err != nil {
-		return err
-	}
-	if _, err := db.CleanupOldUnmined(ctx, height); err != nil {
-		return err
-	}
-	if _, err := db.Prune(ctx, height); err != nil {
 		return err
 	}
 	return storageErr("checkpoint", db.eng.Checkpoint(ctx, height))
@@ -303,6 +331,30 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if err != nil {
 		return err
 	}
+	if err := db.disconnectBlock(engine.DeferSync(ctx), b, connected); err != nil {
+		return errors.Join(err, db.settleFailed(ctx, cs))
+	}
+	cs.Blocks--
+	cs.Txs -= uint64(connected.Txs)
+	below := uint32(0)
+	if b.Height == 0 {
+		cs.HasTip, cs.TipHash = false, chainhash.Hash{}
+	} else {
+		cs.TipHeight, cs.TipHash, below = b.Height-1, connected.PrevHash, b.Height-1
+	}
+	if err := db.finishBlock(ctx, cs, below); err != nil {
+		return err
+	}
+	// The block's metadata goes once the tip is below it: a crash before
+	// leaves metadata above the tip, which the next block there replaces,
+	// never a tip without its metadata (which could not be disconnected).
+	return storageErr("forgetting the block", db.eng.PutMeta(ctx, blockMetaName(b.Height), nil))
+}
+
+// disconnectBlock undoes the block's effects on its transactions with
+// ctx; like a connected block, the undo is one unit of durability, ended by
+// finishBlock's chain state write.
+func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connectedBlock) error {
 	var spends []*Spend
 	for i := len(b.Txs) - 1; i >= 0; i-- {
 		s, err := spendsOf(b.Txs[i], nil)
@@ -328,24 +380,7 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 			}
 		}
 	}
-	if err := db.restoreConflicting(ctx, connected.Conflicting); err != nil {
-		return err
-	}
-	cs.Blocks--
-	cs.Txs -= uint64(connected.Txs)
-	below := uint32(0)
-	if b.Height == 0 {
-		cs.HasTip, cs.TipHash = false, chainhash.Hash{}
-	} else {
-		cs.TipHeight, cs.TipHash, below = b.Height-1, connected.PrevHash, b.Height-1
-	}
-	if err := db.finishBlock(ctx, cs, below); err != nil {
-		return err
-	}
-	// The block's metadata goes once the tip is below it: a crash before
-	// leaves metadata above the tip, which the next block there replaces,
-	// never a tip without its metadata (which could not be disconnected).
-	return storageErr("forgetting the block", db.eng.PutMeta(ctx, blockMetaName(b.Height), nil))
+	return db.restoreConflicting(ctx, connected.Conflicting)
 }
 
 // Reorg moves the store from its tip to a competing branch in one call:

@@ -30,6 +30,11 @@ type CrashHarness struct {
 	// acknowledged by the child must survive the kill, with SyncBlock
 	// every op up to the last acknowledged Checkpoint.
 	Sync engine.SyncMode
+	// Deferred makes two ops in three defer their sync (engine.DeferSync,
+	// see deferredOp). With SyncAlways such an op must survive the kill
+	// only once a later op that does not defer it, or a Checkpoint, was
+	// acknowledged: a durable write covers every write before it.
+	Deferred bool
 	// Kills is the number of kill-and-recover rounds; 0 means 20, or 100
 	// when Long is set.
 	Kills int
@@ -150,6 +155,7 @@ func Crash(t *testing.T, h CrashHarness) {
 			// Enough that the child is killed long before it runs out.
 			Ops:      uint64(target) + 100_000,
 			KeySpace: h.KeySpace, CheckpointEvery: uint64(h.CheckpointEvery),
+			Deferred: h.Deferred,
 		}
 		if h.WriteLimit > 0 {
 			orders.FileSizeLimit = someFileSize(t, dir, rng) + rng.Int64N(h.WriteLimit)
@@ -166,6 +172,12 @@ func Crash(t *testing.T, h CrashHarness) {
 			}
 		}
 		durable := res.lastOp
+		if h.Deferred {
+			for durable >= next && deferredOp(durable) {
+				durable--
+			}
+			durable = max(durable, res.lastCheckpoint)
+		}
 		if h.Sync == engine.SyncBlock {
 			durable = max(res.lastCheckpoint, next-1)
 		}

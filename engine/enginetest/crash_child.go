@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/utxostore/utxostore/engine"
 )
 
 // crashEnv carries the child's orders from the parent: when it is set, the
@@ -33,7 +35,15 @@ type crashOrders struct {
 	// FileSizeLimit is the size no file may grow past once the store is
 	// open (CrashHarness.WriteLimit); 0 means none.
 	FileSizeLimit int64 `json:"file_size_limit,omitempty"`
+	// Deferred: the ops deferredOp names defer their sync
+	// (CrashHarness.Deferred).
+	Deferred bool `json:"deferred,omitempty"`
 }
+
+// deferredOp reports whether op n defers its sync when the harness asks
+// for deferred ops: two in three, so that runs of them end in a durable
+// op, as a block's writes end in its chain state.
+func deferredOp(n uint64) bool { return n%3 != 0 }
 
 // IsCrashChild reports whether this process is a crash child started by
 // Crash. A TestMain with expensive setup can skip it in the child; nothing
@@ -80,7 +90,11 @@ func runCrashChild(t *testing.T, h CrashHarness, orders crashOrders) {
 		waitForTheKill()
 	}
 	for n := orders.Start; n < orders.Start+orders.Ops; n++ {
-		if err := genCrashOp(orders.Seed, n, orders.KeySpace).apply(ctx, e); err != nil {
+		opCtx := ctx
+		if orders.Deferred && deferredOp(n) {
+			opCtx = engine.DeferSync(ctx)
+		}
+		if err := genCrashOp(orders.Seed, n, orders.KeySpace).apply(opCtx, e); err != nil {
 			failed("op", n, err)
 		}
 		send("op %d", n)

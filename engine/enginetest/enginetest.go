@@ -62,6 +62,7 @@ func Run(t *testing.T, h Harness) {
 		{"ConcurrentUpdatesAreAtomic", testConcurrentUpdates},
 		{"ClosedEngineRefuses", testClosed},
 		{"ReopenKeepsEverything", testReopen},
+		{"DeferredWritesAreWrites", testDeferredWrites},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
@@ -591,4 +592,58 @@ func testReopen(t *testing.T, h Harness) {
 	if got := scanAll(t, e, engine.ByPreserveUntil, 0, 100); got[K(2)] != 4 || len(got) != 1 {
 		t.Fatalf("preserveUntil index after reopen: %v", got)
 	}
+}
+
+// testDeferredWrites makes every kind of write with a context that defers
+// its sync (engine.DeferSync): each is seen at once as a write is, the
+// durable write after them returns, and a persistent engine still holds
+// them all after Close and Open.
+func testDeferredWrites(t *testing.T, h Harness) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	deferred := engine.DeferSync(ctx)
+	e := h.Open(t, dir)
+	errs, err := e.Update(deferred, []engine.Update{
+		{Key: K(1), Fn: put([]byte("deferred"), engine.Terms{DeleteAtHeight: 7})},
+		{Key: K(2), Fn: put([]byte("removed"), engine.Terms{})},
+	})
+	if err != nil || errs[0] != nil || errs[1] != nil {
+		t.Fatalf("deferred update: %v %v", errs, err)
+	}
+	if err := e.CreateOnly(deferred, K(3), []byte("created"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Delete(deferred, []engine.Key{K(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.PutMeta(deferred, "tip", []byte("deferred")); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		got := mustGet(t, e, K(1), K(2), K(3))
+		if string(got[0]) != "deferred" || got[1] != nil || string(got[2]) != "created" {
+			t.Fatalf("%s: %q %q %q", when, got[0], got[1], got[2])
+		}
+		if m, err := e.GetMeta(ctx, "tip"); err != nil || string(m) != "deferred" {
+			t.Fatalf("%s: meta %q %v", when, m, err)
+		}
+		if got := scanAll(t, e, engine.ByDeleteAtHeight, 0, 100); got[K(1)] != 7 || len(got) != 1 {
+			t.Fatalf("%s: deleteAtHeight index %v", when, got)
+		}
+	}
+	check("after the deferred writes")
+	// The durable write that ends the unit.
+	if err := e.PutMeta(ctx, "height", []byte("7")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !h.Persistent {
+		return
+	}
+	e = h.Open(t, dir)
+	defer e.Close()
+	check("after reopen")
 }

@@ -26,3 +26,9 @@ func TestWriteFailureSyncAlways(t *testing.T) {
 func TestWriteFailureSyncBlock(t *testing.T) {
 	enginetest.Crash(t, enginetest.CrashHarness{Open: opener(engine.SyncBlock), Sync: engine.SyncBlock, WriteLimit: 64 << 10, Long: flags.Long})
 }
+
+// Ops that defer their sync survive SIGKILL once a later durable op, or a
+// Checkpoint, was acknowledged.
+func TestCrashSyncAlwaysDeferred(t *testing.T) {
+	enginetest.Crash(t, enginetest.CrashHarness{Open: opener(engine.SyncAlways), Sync: engine.SyncAlways, Deferred: true, Long: flags.Long})
+}

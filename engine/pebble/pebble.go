@@ -12,14 +12,18 @@
 //
 // Durability. Under SyncAlways (the default) a write returns only after
 // pebble's write-ahead log, checksummed per record, is fsynced with it.
-// Under SyncBlock writes go to the log without fsync and Checkpoint syncs
-// it. On open pebble replays the log; a torn tail is cut at the last whole
-// record and reported through Options.Logger ("stopped reading at offset").
+// Under SyncBlock, and for writes whose context defers its sync
+// (engine.DeferSync), writes go to the log without fsync; the next synced
+// write or Checkpoint syncs them with it, since one fsync covers everything
+// the log holds before the record it syncs. On open pebble replays the
+// log; a torn tail is cut at the last whole record and reported through
+// Options.Logger ("stopped reading at offset").
 // Either way a crash leaves the store at some point of the write order: a
 // prefix of the writes, never a mix.
 package pebble
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,9 +95,6 @@ func (o Options) withDefaults() Options {
 type Engine struct {
 	db   *pebbledb.DB
 	sync engine.SyncMode
-	// wo is the write option of every mutation: Sync under SyncAlways,
-	// NoSync under SyncBlock.
-	wo *pebbledb.WriteOptions
 	// now is the clock that decides whether a record's time to live has
 	// passed.
 	now func() time.Time
@@ -110,8 +111,13 @@ type Engine struct {
 	// the memtable, and releases it before waiting for the WAL fsync.
 	writer sync.Mutex
 	// unsynced counts batches applied to the memtable whose WAL fsync is
-	// still awaited (SyncAlways only).
+	// still awaited (durable writes under SyncAlways).
 	unsynced atomic.Int64
+	// lazyWrites counts the writes applied without an fsync (deferred, or
+	// under SyncBlock); lazySynced is how many of them a finished WAL
+	// fsync is known to cover. A fsync covers every write applied before
+	// the write it syncs, so Checkpoint costs nothing when they are equal.
+	lazyWrites, lazySynced atomic.Uint64
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -150,10 +156,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pebble: opening %s: %w", dir, err)
 	}
-	e := &Engine{db: db, sync: opts.Sync, wo: pebbledb.Sync, now: opts.Now, readOnly: opts.ReadOnly}
-	if opts.Sync == engine.SyncBlock {
-		e.wo = pebbledb.NoSync
-	}
+	e := &Engine{db: db, sync: opts.Sync, now: opts.Now, readOnly: opts.ReadOnly}
 	if err := e.checkVersion(); err != nil {
 		db.Close()
 		return nil, err
@@ -206,6 +209,37 @@ func (e *Engine) enterWriting() error {
 	return e.enter()
 }
 
+// durable reports whether a write made with ctx must be durable when it
+// returns: under SyncAlways, unless ctx defers its sync.
+func (e *Engine) durable(ctx context.Context) bool {
+	return e.sync == engine.SyncAlways && !engine.SyncDeferred(ctx)
+}
+
+// allSynced reports whether every write that returned is durable.
+func (e *Engine) allSynced() bool {
+	return e.unsynced.Load() == 0 && e.lazySynced.Load() >= e.lazyWrites.Load()
+}
+
+// syncedThrough records that a WAL fsync covered the first n lazy writes.
+func (e *Engine) syncedThrough(n uint64) {
+	for {
+		c := e.lazySynced.Load()
+		if c >= n || e.lazySynced.CompareAndSwap(c, n) {
+			return
+		}
+	}
+}
+
+// syncLog fsyncs the WAL, making every write applied before it durable.
+func (e *Engine) syncLog() error {
+	n := e.lazyWrites.Load()
+	if err := e.db.LogData(nil, pebbledb.Sync); err != nil {
+		return err
+	}
+	e.syncedThrough(n)
+	return nil
+}
+
 // Close implements engine.Engine. It syncs the WAL first, so that under
 // SyncBlock a clean shutdown loses nothing; read-only, it has nothing to
 // sync.
@@ -219,7 +253,7 @@ func (e *Engine) Close() error {
 	if e.readOnly {
 		return e.db.Close()
 	}
-	return errors.Join(e.db.LogData(nil, pebbledb.Sync), e.db.Close())
+	return errors.Join(e.syncLog(), e.db.Close())
 }
 
 // Metrics returns pebble's metrics: DiskSpaceUsage() is the bytes on disk,

@@ -17,10 +17,12 @@ type txn struct {
 	b    *pebbledb.Batch
 	now  int64
 	seen map[engine.Key]*record // nil value: no record
+	// durable: commit waits for the WAL fsync (Engine.durable).
+	durable bool
 }
 
-func (e *Engine) newTxn(now int64) *txn {
-	return &txn{e: e, b: e.db.NewBatch(), now: now, seen: make(map[engine.Key]*record)}
+func (e *Engine) newTxn(now int64, durable bool) *txn {
+	return &txn{e: e, b: e.db.NewBatch(), now: now, seen: make(map[engine.Key]*record), durable: durable}
 }
 
 // current returns the stored record of k, expired or not, or nil.
@@ -91,23 +93,34 @@ func (x *txn) moveIndexes(k engine.Key, from, to engine.Terms) {
 }
 
 // commit applies the batch and releases the writer lock, which the caller
-// holds. Under SyncAlways the batch is applied to the memtable (and so
-// visible to the next writer) before the lock is released, and the fsync is
-// awaited after: writers queued behind the lock join the same WAL sync, and
-// because the WAL is synced in order a later writer can never be durable
-// before an earlier one whose result it read.
+// holds. A durable batch is applied to the memtable (and so visible to the
+// next writer) before the lock is released, and the fsync is awaited after:
+// writers queued behind the lock join the same WAL sync, and because the
+// WAL is synced in order a later writer can never be durable before an
+// earlier one whose result it read, nor before any lazy write applied
+// earlier.
 func (x *txn) commit() error {
 	e := x.e
 	if x.b.Empty() {
 		e.writer.Unlock()
 		x.b.Close()
+		if x.durable && !e.allSynced() {
+			// Nothing to write, but the call may have read a result that
+			// is not yet durable (a concurrent writer's, or a deferred
+			// one), and a durable call covers every write before it: a
+			// caller told "done" must not lose what its answer was based
+			// on.
+			return e.syncLog()
+		}
 		return nil
 	}
-	if e.sync == engine.SyncBlock {
+	if !x.durable {
 		err := e.db.Apply(x.b, pebbledb.NoSync)
+		e.lazyWrites.Add(1)
 		e.writer.Unlock()
 		return errors.Join(err, x.b.Close())
 	}
+	lazy := e.lazyWrites.Load() // all applied before this batch
 	if err := e.db.ApplyNoSyncWait(x.b, pebbledb.Sync); err != nil {
 		e.writer.Unlock()
 		return errors.Join(err, x.b.Close())
@@ -116,6 +129,9 @@ func (x *txn) commit() error {
 	e.writer.Unlock()
 	err := x.b.SyncWait()
 	e.unsynced.Add(-1)
+	if err == nil {
+		e.syncedThrough(lazy)
+	}
 	return errors.Join(err, x.b.Close())
 }
 

@@ -11,14 +11,14 @@ import (
 
 // Update implements engine.Engine: one pebble batch per call, applied
 // atomically, in batch order.
-func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, error) {
+func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, error) {
 	if err := e.enterWriting(); err != nil {
 		return nil, err
 	}
 	defer e.leave()
 	errs := make([]error, len(updates))
 	e.writer.Lock()
-	x := e.newTxn(e.now().UnixNano())
+	x := e.newTxn(e.now().UnixNano(), e.durable(ctx))
 	for i, u := range updates {
 		old, err := x.current(u.Key)
 		if err != nil {
@@ -46,33 +46,29 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 			}
 		}
 	}
-	if x.b.Empty() && e.sync == engine.SyncAlways && e.unsynced.Load() > 0 {
-		// Nothing to write, but the functions may have read a concurrent
-		// writer's result that is not yet durable; a caller told "done"
-		// must not lose what its answer was based on.
-		x.abort()
-		return errs, e.db.LogData(nil, pebbledb.Sync)
-	}
 	return errs, x.commit()
 }
 
 // CreateOnly implements engine.Engine. An expired record counts as absent
 // and is replaced.
-func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl time.Duration) error {
+func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, ttl time.Duration) error {
 	if err := e.enterWriting(); err != nil {
 		return err
 	}
 	defer e.leave()
 	now := e.now()
 	e.writer.Lock()
-	x := e.newTxn(now.UnixNano())
+	x := e.newTxn(now.UnixNano(), e.durable(ctx))
 	old, err := x.current(key)
 	if err != nil {
 		x.abort()
 		return err
 	}
 	if old.live(x.now) {
-		x.abort()
+		// Refused on what it read: the empty commit makes that durable.
+		if err := x.commit(); err != nil {
+			return err
+		}
 		return engine.ErrExists
 	}
 	x.put(key, old, engine.Terms{}, expiry(now, ttl), value)
@@ -80,13 +76,13 @@ func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl
 }
 
 // Delete implements engine.Engine.
-func (e *Engine) Delete(_ context.Context, keys []engine.Key) error {
+func (e *Engine) Delete(ctx context.Context, keys []engine.Key) error {
 	if err := e.enterWriting(); err != nil {
 		return err
 	}
 	defer e.leave()
 	e.writer.Lock()
-	x := e.newTxn(e.now().UnixNano())
+	x := e.newTxn(e.now().UnixNano(), e.durable(ctx))
 	for _, k := range keys {
 		old, err := x.current(k)
 		if err != nil {
@@ -100,17 +96,28 @@ func (e *Engine) Delete(_ context.Context, keys []engine.Key) error {
 
 // PutMeta implements engine.Engine. It needs no read, so it bypasses the
 // writer lock; pebble orders and group-commits it with everything else.
-func (e *Engine) PutMeta(_ context.Context, name string, value []byte) error {
+func (e *Engine) PutMeta(ctx context.Context, name string, value []byte) error {
 	if err := e.enterWriting(); err != nil {
 		return err
 	}
 	defer e.leave()
-	return e.db.Set(metaKey(name), value, e.wo)
+	if !e.durable(ctx) {
+		err := e.db.Set(metaKey(name), value, pebbledb.NoSync)
+		e.lazyWrites.Add(1)
+		return err
+	}
+	lazy := e.lazyWrites.Load()
+	if err := e.db.Set(metaKey(name), value, pebbledb.Sync); err != nil {
+		return err
+	}
+	e.syncedThrough(lazy)
+	return nil
 }
 
 // Checkpoint implements engine.Engine: it removes the records whose time to
 // live has passed, then syncs the WAL, which makes every write applied
-// before it durable whatever the sync mode.
+// before it durable whatever the sync mode. When a durable write has
+// already synced everything, it costs no fsync.
 func (e *Engine) Checkpoint(_ context.Context, _ uint32) error {
 	if err := e.enterWriting(); err != nil {
 		return err
@@ -119,7 +126,10 @@ func (e *Engine) Checkpoint(_ context.Context, _ uint32) error {
 	if err := e.sweepExpired(e.now().UnixNano()); err != nil {
 		return err
 	}
-	return e.db.LogData(nil, pebbledb.Sync)
+	if e.allSynced() {
+		return nil
+	}
+	return e.syncLog()
 }
 
 // sweepExpired removes every record whose expiry is at or before now, found
@@ -127,7 +137,7 @@ func (e *Engine) Checkpoint(_ context.Context, _ uint32) error {
 // syncs).
 func (e *Engine) sweepExpired(now int64) error {
 	e.writer.Lock()
-	x := e.newTxn(now)
+	x := e.newTxn(now, false)
 	lower, _ := prefixBounds(prefixTTL)
 	upper := ttlKey(now+1, engine.Key{})
 	it, err := e.db.NewIter(&pebbledb.IterOptions{LowerBound: lower, UpperBound: upper})
@@ -160,6 +170,7 @@ func (e *Engine) sweepExpired(now int64) error {
 		return nil
 	}
 	err = e.db.Apply(x.b, pebbledb.NoSync)
+	e.lazyWrites.Add(1)
 	x.abort()
 	return err
 }

@@ -27,7 +27,14 @@ func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
 	if e.opt.Wait == 0 {
 		return nil
 	}
-	h := strconv.FormatUint(uint64(height), 10)
+	return e.waitEveryMaster(ctx, strconv.FormatUint(uint64(height), 10))
+}
+
+// waitEveryMaster writes marker value h on every master and waits for
+// Wait replicas of each (see Checkpoint). It covers every write that
+// returned before it, deferred ones included.
+func (e *Engine) waitEveryMaster(ctx context.Context, h string) error {
+	deferred := e.deferred.Load()
 	gone := make(map[string]bool) // markers that have left their master's node
 	r := e.newRetrier()
 	for {
@@ -51,6 +58,7 @@ func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
 			}
 		}
 		if cause == nil {
+			e.coveredThrough(deferred)
 			return nil
 		}
 		if err := r.wait(ctx, cause); err != nil {

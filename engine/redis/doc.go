@@ -61,12 +61,15 @@
 //     milliseconds of acknowledged writes. Options.Wait guards against it:
 //     with Wait = n, under SyncAlways each write batch ends with WAIT n on
 //     every master it wrote to (same pipeline, no extra round trip), and
-//     Update fails with a *WaitError unless n replicas acknowledged it; under
-//     SyncBlock only Checkpoint waits, so a failover can lose the writes
-//     since the last checkpoint, which bulk import replays anyway. WAIT is
-//     not a consensus protocol: Redis may still, in rare partitions, promote
-//     a replica that missed a write, but a plain master death with a live,
-//     acknowledging replica loses nothing.
+//     Update fails with a *WaitError unless n replicas acknowledged it.
+//     Writes whose context defers their sync (engine.DeferSync: a block's)
+//     skip the WAIT; the next write that waits first waits on every
+//     master, as Checkpoint does, so it covers them (one more round trip
+//     per block, not per write). Under SyncBlock only Checkpoint waits, so
+//     a failover can lose the writes since the last checkpoint, which bulk
+//     import replays anyway. WAIT is not a consensus protocol: Redis may
+//     still, in rare partitions, promote a replica that missed a write, but
+//     a plain master death with a live, acknowledging replica loses nothing.
 //   - The price of Wait: a master whose replica is gone (promoted, or down)
 //     cannot satisfy WAIT, so writes to its slots fail until a replica
 //     rejoins; with Wait = 0 they carry on.

@@ -29,6 +29,10 @@ type Engine struct {
 
 	askMu      sync.Mutex
 	askClients map[string]*redis.Client // by address: the nodes ASK replies named
+
+	// deferred counts the writes that skipped their WAIT (engine.DeferSync);
+	// covered is how many of them a wait on every master has covered since.
+	deferred, covered atomic.Uint64
 }
 
 var _ engine.Engine = (*Engine)(nil)

@@ -9,8 +9,38 @@ import (
 	"github.com/utxostore/utxostore/engine"
 )
 
-// syncWrites reports whether every write batch waits for replicas.
-func (e *Engine) syncWrites() bool { return e.opt.Sync == engine.SyncAlways && e.opt.Wait > 0 }
+// syncWrites reports whether a write made with ctx ends with WAIT on the
+// masters it writes to: under SyncAlways with Wait > 0, unless ctx defers
+// its sync (engine.DeferSync). A replica's acknowledgement covers only its
+// own master's stream, so a write that waits while deferred writes are
+// outstanding first waits on every master, as Checkpoint does: the
+// contract makes a durable write cover every write before it.
+func (e *Engine) syncWrites(ctx context.Context) (bool, error) {
+	if e.opt.Sync != engine.SyncAlways || e.opt.Wait == 0 {
+		return false, nil
+	}
+	if engine.SyncDeferred(ctx) {
+		e.deferred.Add(1)
+		return false, nil
+	}
+	if e.deferred.Load() > e.covered.Load() {
+		if err := e.waitEveryMaster(ctx, "deferred"); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// coveredThrough records that a wait on every master covered the first n
+// deferred writes.
+func (e *Engine) coveredThrough(n uint64) {
+	for {
+		c := e.covered.Load()
+		if c >= n || e.covered.CompareAndSwap(c, n) {
+			return
+		}
+	}
+}
 
 // readStored reads the stored strings of keys: one pipelined GET per master.
 func (e *Engine) readStored(ctx context.Context, keys []engine.Key) ([]stored, error) {
@@ -57,13 +87,17 @@ func (e *Engine) Delete(ctx context.Context, keys []engine.Key) error {
 	if err := e.writable(); err != nil {
 		return err
 	}
+	wait, err := e.syncWrites(ctx)
+	if err != nil {
+		return err
+	}
 	rk := make([]string, len(keys))
 	for i, k := range keys {
 		rk[i] = e.lay.record(k)
 	}
-	_, err := e.each(ctx, rk, func(p redis.Pipeliner, i int) redis.Cmder {
+	_, err = e.each(ctx, rk, func(p redis.Pipeliner, i int) redis.Cmder {
 		return e.addCAS(ctx, p, &casWrite{key: keys[i], expect: anyStamp, remove: true})
-	}, e.syncWrites())
+	}, wait)
 	return err
 }
 
@@ -74,6 +108,10 @@ func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, t
 	if err := e.writable(); err != nil {
 		return err
 	}
+	wait, err := e.syncWrites(ctx)
+	if err != nil {
+		return err
+	}
 	rk := []string{e.lay.record(key)}
 	stamp := newStamp()
 	r := e.newRetrier()
@@ -81,7 +119,7 @@ func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, t
 	for {
 		_, errs, _ := e.fanOut(ctx, rk, func(p redis.Pipeliner, _ int) redis.Cmder {
 			return p.SetArgs(ctx, rk[0], encode(stamp, value), redis.SetArgs{Mode: "NX", TTL: ttl})
-		}, e.syncWrites())
+		}, wait)
 		switch classify(errs[0]) {
 		case done:
 			if errs[0] == nil {
@@ -132,7 +170,11 @@ func (e *Engine) PutMeta(ctx context.Context, name string, value []byte) error {
 	if err := e.writable(); err != nil {
 		return err
 	}
+	wait, err := e.syncWrites(ctx)
+	if err != nil {
+		return err
+	}
 	key := e.lay.meta()
-	_, err := e.each(ctx, []string{key}, func(p redis.Pipeliner, _ int) redis.Cmder { return p.HSet(ctx, key, name, value) }, e.syncWrites())
+	_, err = e.each(ctx, []string{key}, func(p redis.Pipeliner, _ int) redis.Cmder { return p.HSet(ctx, key, name, value) }, wait)
 	return err
 }

@@ -22,7 +22,8 @@ type group struct {
 //  2. run each key's functions in Go, in batch order, each on the result of
 //     the one before;
 //  3. send the changed keys' CAS scripts: one pipeline per master (ending
-//     with WAIT under SyncAlways with Wait > 0);
+//     with WAIT under SyncAlways with Wait > 0, unless the sync is
+//     deferred);
 //  4. keys whose stamp changed since step 1 (a concurrent writer) go round
 //     again from step 1, re-running their functions on the new value.
 //
@@ -32,6 +33,10 @@ type group struct {
 // cannot be known, and Update fails rather than guess.
 func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, error) {
 	if err := e.writable(); err != nil {
+		return nil, err
+	}
+	wait, err := e.syncWrites(ctx)
+	if err != nil {
 		return nil, err
 	}
 	errs := make([]error, len(updates))
@@ -68,7 +73,7 @@ func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, 
 			break
 		}
 		var nodeTrouble error
-		pending, nodeTrouble, err = e.sendCAS(ctx, writes, owners)
+		pending, nodeTrouble, err = e.sendCAS(ctx, writes, owners, wait)
 		if err != nil {
 			return errs, err
 		}
@@ -157,12 +162,12 @@ func settle(w *casWrite, now stored) (applied bool, err error) {
 // to run again: those that met a concurrent writer, were refused by a node
 // (redirect, failover), or lost their reply (marked with sent). trouble is
 // one of the node errors seen, nil when there were only conflicts.
-func (e *Engine) sendCAS(ctx context.Context, writes []*casWrite, owners []*group) (again []*group, trouble, err error) {
+func (e *Engine) sendCAS(ctx context.Context, writes []*casWrite, owners []*group, wait bool) (again []*group, trouble, err error) {
 	rk := make([]string, len(writes))
 	for i, w := range writes {
 		rk[i] = e.lay.record(w.key)
 	}
-	cmds, errs, _ := e.fanOut(ctx, rk, func(p redis.Pipeliner, i int) redis.Cmder { return e.addCAS(ctx, p, writes[i]) }, e.syncWrites())
+	cmds, errs, _ := e.fanOut(ctx, rk, func(p redis.Pipeliner, i int) redis.Cmder { return e.addCAS(ctx, p, writes[i]) }, wait)
 	noScript := false
 	for i, c := range cmds {
 		switch classify(errs[i]) {

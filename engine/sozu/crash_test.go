@@ -22,6 +22,12 @@ func TestCrashSyncAlways(t *testing.T) {
 	enginetest.Crash(t, enginetest.CrashHarness{Open: crashOpener(engine.SyncAlways), Sync: engine.SyncAlways, Long: flags.Long})
 }
 
+// Ops that defer their sync survive SIGKILL once a later durable op, or a
+// Checkpoint, was acknowledged.
+func TestCrashSyncAlwaysDeferred(t *testing.T) {
+	enginetest.Crash(t, enginetest.CrashHarness{Open: crashOpener(engine.SyncAlways), Sync: engine.SyncAlways, Deferred: true, Long: flags.Long})
+}
+
 // Every op before the last acknowledged Checkpoint must survive SIGKILL.
 func TestCrashSyncBlock(t *testing.T) {
 	enginetest.Crash(t, enginetest.CrashHarness{Open: crashOpener(engine.SyncBlock), Sync: engine.SyncBlock, Long: flags.Long})

@@ -42,7 +42,8 @@ type request struct {
 	err  error
 	done chan struct{}
 	// lazy marks a request whose log records need not be durable before
-	// it is answered (SetHeight: losing it only delays the purge). A group
+	// it is answered (SetHeight: losing it only delays the purge; a write
+	// whose context defers its sync, engine.DeferSync). A group
 	// of lazy requests is written without an fsync; the next durable
 	// commit or Checkpoint covers it, and the log keeps its order.
 	lazy bool
@@ -95,19 +96,20 @@ func (s *shard) execute(batch []*request) {
 	s.table.dropClean()
 }
 
-// call runs fn as a reading or writing request and returns its answer. A
+// call runs fn as a reading or writing request (lazy: see request.lazy)
+// and returns its answer. A
 // caller that finds the shard idle (nothing queued, no group running)
 // runs the request itself: a single small call then costs no hand-off to
 // the goroutine and back, whose two thread wake-ups were most of its time.
 // Otherwise fn is queued, and the goroutine groups it with the others.
-func (s *shard) call(fn func(s *shard) error, reads bool) error {
+func (s *shard) call(fn func(s *shard) error, reads, lazy bool) error {
 	if len(s.inbox) == 0 && s.exec.TryLock() {
-		r := &request{run: fn, reads: reads}
+		r := &request{run: fn, reads: reads, lazy: lazy}
 		s.execute([]*request{r})
 		s.exec.Unlock()
 		return r.err
 	}
-	return s.send(fn, reads).wait()
+	return s.send(fn, reads, lazy).wait()
 }
 
 // write applies the group's writing requests, appends their records and
@@ -165,23 +167,23 @@ func (s *shard) runRequest(r *request) error {
 
 // do runs fn as a writing request and waits for its commit.
 func (s *shard) do(fn func(s *shard) error) error {
-	return s.call(fn, false)
+	return s.call(fn, false, false)
 }
 
 // read runs fn as a reading request and waits.
 func (s *shard) read(fn func(s *shard) error) error {
-	return s.call(fn, true)
+	return s.call(fn, true, false)
 }
 
 // start sends fn as a writing request without waiting; wait on the
 // returned request.
 func (s *shard) start(fn func(s *shard) error) *request {
-	return s.send(fn, false)
+	return s.send(fn, false, false)
 }
 
 // send queues fn as a reading or writing request.
-func (s *shard) send(fn func(s *shard) error, reads bool) *request {
-	r := &request{run: fn, done: make(chan struct{}), reads: reads}
+func (s *shard) send(fn func(s *shard) error, reads, lazy bool) *request {
+	r := &request{run: fn, done: make(chan struct{}), reads: reads, lazy: lazy}
 	s.inbox <- r
 	return r
 }

@@ -37,7 +37,9 @@
 // engine.SyncAlways one fsync covers every request the shards are applying
 // at that moment (group commit), so a batch over all shards costs one
 // fsync; a shard writes its oldest dirty buckets out while it waits for
-// it (shard.write). Between syncs the log buffers its records in memory,
+// it (shard.write). A write whose context defers its sync
+// (engine.DeferSync) is logged without one; the next durable write or
+// Checkpoint covers it. Between syncs the log buffers its records in memory,
 // in their global order, so a crash loses a tail, never a record in the
 // middle. At a block boundary (Checkpoint) the log is fsynced: that is
 // all a block needs, and it costs what the block wrote. Once the log outgrows
@@ -212,12 +214,12 @@ func (e *Engine) byShard(n int, key func(i int) *engine.Key) map[int][]int {
 // fanOut runs fn on every shard named in groups as reading or writing
 // requests, and joins the engine errors. The caller runs one group itself
 // if its shard is idle (shard.call) while the shards' goroutines run the
-// others, concurrently. When the groups need no shared fsync (reads, or
-// writes under SyncBlock), the caller also runs every group smaller than
-// handOffMin itself: handing a few keys to a goroutine and back costs two
-// thread wake-ups, more than the work.
-func (e *Engine) fanOut(reads bool, groups map[int][]int, fn func(s *shard, positions []int) error) error {
-	shareless := reads || e.opts.Sync != engine.SyncAlways
+// others, concurrently. When the groups need no shared fsync (reads,
+// writes whose sync is deferred, or writes under SyncBlock), the caller
+// also runs every group smaller than handOffMin itself: handing a few keys
+// to a goroutine and back costs two thread wake-ups, more than the work.
+func (e *Engine) fanOut(reads, lazy bool, groups map[int][]int, fn func(s *shard, positions []int) error) error {
+	shareless := reads || lazy || e.opts.Sync != engine.SyncAlways
 	var mine []int
 	reqs := make([]*request, 0, len(groups))
 	for id, positions := range groups {
@@ -225,11 +227,11 @@ func (e *Engine) fanOut(reads bool, groups map[int][]int, fn func(s *shard, posi
 			mine = append(mine, id)
 			continue
 		}
-		reqs = append(reqs, e.shards[id].send(func(s *shard) error { return fn(s, positions) }, reads))
+		reqs = append(reqs, e.shards[id].send(func(s *shard) error { return fn(s, positions) }, reads, lazy))
 	}
 	var errs []error
 	for _, id := range mine {
-		if err := e.shards[id].call(func(s *shard) error { return fn(s, groups[id]) }, reads); err != nil {
+		if err := e.shards[id].call(func(s *shard) error { return fn(s, groups[id]) }, reads, lazy); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -262,7 +264,7 @@ func (e *Engine) GetAtHeight(ctx context.Context, keys []engine.Key, minHeight u
 	}
 	defer e.barrier.RUnlock()
 	out := make([][]byte, len(keys))
-	err := e.fanOut(true, e.byShard(len(keys), func(i int) *engine.Key { return &keys[i] }), func(s *shard, positions []int) error {
+	err := e.fanOut(true, false, e.byShard(len(keys), func(i int) *engine.Key { return &keys[i] }), func(s *shard, positions []int) error {
 		sub := make([]engine.Key, len(positions))
 		for j, i := range positions {
 			sub[j] = keys[i]
@@ -290,7 +292,7 @@ func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, 
 	}
 	defer e.barrier.RUnlock()
 	errs := make([]error, len(updates))
-	err := e.fanOut(false, e.byShard(len(updates), func(i int) *engine.Key { return &updates[i].Key }), func(s *shard, positions []int) error {
+	err := e.fanOut(false, engine.SyncDeferred(ctx), e.byShard(len(updates), func(i int) *engine.Key { return &updates[i].Key }), func(s *shard, positions []int) error {
 		return s.update(updates, positions, errs)
 	})
 	if err != nil {
@@ -305,7 +307,7 @@ func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, t
 		return err
 	}
 	defer e.barrier.RUnlock()
-	return e.shards[e.layout.shard(keyHash(&key))].do(func(s *shard) error { return s.createOnly(key, value, ttl) })
+	return e.shards[e.layout.shard(keyHash(&key))].call(func(s *shard) error { return s.createOnly(key, value, ttl) }, false, engine.SyncDeferred(ctx))
 }
 
 // Delete implements engine.Engine.
@@ -314,7 +316,7 @@ func (e *Engine) Delete(ctx context.Context, keys []engine.Key) error {
 		return err
 	}
 	defer e.barrier.RUnlock()
-	return e.fanOut(false, e.byShard(len(keys), func(i int) *engine.Key { return &keys[i] }), func(s *shard, positions []int) error {
+	return e.fanOut(false, engine.SyncDeferred(ctx), e.byShard(len(keys), func(i int) *engine.Key { return &keys[i] }), func(s *shard, positions []int) error {
 		return s.delete(keys, positions)
 	})
 }
@@ -414,11 +416,11 @@ func (e *Engine) PutMeta(ctx context.Context, name string, value []byte) error {
 		return err
 	}
 	defer e.barrier.RUnlock()
-	return e.shards[0].do(func(s *shard) error {
+	return e.shards[0].call(func(s *shard) error {
 		s.records.logMeta(name, value)
 		s.table.meta[name] = append([]byte{}, value...)
 		return nil
-	})
+	}, false, engine.SyncDeferred(ctx))
 }
 
 // SetHeight tells the engine the longest chain's height: from now on the

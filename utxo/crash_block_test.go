@@ -1,0 +1,228 @@
+package utxo
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/utxostore/utxostore/engine"
+)
+
+// blockCrashChildEnv makes the test binary the child of
+// TestKillMidBlockUnderSyncAlways: "ENGINE DIR BLOCKS HEIGHT WRITES".
+const blockCrashChildEnv = "UTXOSTORE_BLOCK_CRASH_CHILD"
+
+// TestKillMidBlockUnderSyncAlways connects real blocks on pebble and on
+// sozu under SyncAlways in child processes and kills each with SIGKILL in
+// the middle of a block with spends: the child stops after the block's
+// first, second, third or fourth write (its deferred ones: creates, spends,
+// set-mined, block metadata) and the test kills it there. Each time the reopened
+// store's tip must be the last block the child acknowledged (or the one it
+// was in, had its chain state been written), with the height of that tip;
+// the next child resumes from there. Connected to the end, the store must
+// hold what an uninterrupted import on the memory engine holds, digest and
+// all.
+func TestKillMidBlockUnderSyncAlways(t *testing.T) {
+	if spec := os.Getenv(blockCrashChildEnv); spec != "" {
+		runBlockCrashChild(t, spec)
+		return
+	}
+	const prefix = 1000
+	blocks := chainBlocks(t, btcChain)[:prefix]
+	var spending []int
+	for h, b := range blocks {
+		if len(b.Txs) > 1 {
+			spending = append(spending, h)
+		}
+	}
+	if len(spending) < 4 {
+		t.Fatalf("only %d blocks with spends in the first %d", len(spending), prefix)
+	}
+	for _, name := range []string{"pebble", "sozu"} {
+		t.Run(name, func(t *testing.T) { killInBlocks(t, name, blocks, spending) })
+	}
+}
+
+// killInBlocks kills children connecting blocks on engine name in four of
+// the spending blocks, then resumes and compares the store with an
+// uninterrupted import's.
+func killInBlocks(t *testing.T, name string, blocks []Block, spending []int) {
+	dir := filepath.Join(t.TempDir(), name)
+	for i, writes := range []int{1, 2, 3, 4} {
+		height := spending[len(spending)*i/4]
+		acked := killChildInBlock(t, name, dir, len(blocks), height, writes)
+		db, err := Open(ctx, openCrashEngine(t, name, dir), Options{})
+		if err != nil {
+			t.Fatalf("reopening after the kill in block %d: %v", height, err)
+		}
+		tip, ok, err := db.Tip(ctx)
+		if err != nil || !ok {
+			t.Fatalf("after the kill in block %d: no tip (%v)", height, err)
+		}
+		if tip.Height != uint32(acked) && tip.Height != uint32(height) || tip.Hash != blocks[tip.Height].Hash {
+			t.Fatalf("killed in block %d after %d writes, block %d acknowledged: the tip is %s at height %d", height, writes, acked, tip.Hash, tip.Height)
+		}
+		if got := db.GetBlockHeight(); got != tip.Height {
+			t.Fatalf("killed in block %d: the tip is at height %d, the block height %d", height, tip.Height, got)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	db, err := Open(ctx, openCrashEngine(t, name, dir), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tip, _, err := db.Tip(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connectAll(t, db, blocks[tip.Height+1:])
+	reference := newStore(t, Options{})
+	connectAll(t, reference, blocks)
+	if got, want := summary(t, db), summary(t, reference); got != want {
+		t.Fatalf("after the kills and a resume:\n%+v\nwant, as without them,\n%+v", got, want)
+	}
+	mustVerify(t, db)
+}
+
+// killChildInBlock starts a child that connects blocks from the store's
+// tip and stops after the given number of writes of the block at height,
+// kills it there with SIGKILL, and returns the last block it acknowledged.
+func killChildInBlock(t *testing.T, name, dir string, blocks, height, writes int) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKillMidBlockUnderSyncAlways$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %d %d", blockCrashChildEnv, name, dir, blocks, height, writes))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The child waits on its stdin, which stays open until it is killed.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked, stopped := -1, false
+	sc := bufio.NewScanner(stdout)
+	for !stopped && sc.Scan() {
+		line := sc.Text()
+		if h, ok := strings.CutPrefix(line, "connected "); ok {
+			if acked, err = strconv.Atoi(h); err != nil {
+				t.Fatalf("the child printed %q", line)
+			}
+		}
+		stopped = line == "stopped"
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if !stopped {
+		t.Fatalf("the child ended without stopping in block %d (last acknowledged: %d)", height, acked)
+	}
+	if acked != height-1 {
+		t.Fatalf("the child stopped in block %d after acknowledging block %d", height, acked)
+	}
+	return acked
+}
+
+// runBlockCrashChild is the child: it connects the first BLOCKS blocks of
+// the chain from the store's tip, printing each once ConnectBlock returned,
+// and in the block at HEIGHT, once WRITES writes of it have returned, says
+// so and waits to be killed.
+func runBlockCrashChild(t *testing.T, spec string) {
+	fields := strings.Fields(spec)
+	if len(fields) != 5 {
+		t.Fatalf("%s=%q: want ENGINE DIR BLOCKS HEIGHT WRITES", blockCrashChildEnv, spec)
+	}
+	name, dir := fields[0], fields[1]
+	var n [3]int
+	for i := range n {
+		var err error
+		if n[i], err = strconv.Atoi(fields[i+2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blocks, height, writes := n[0], n[1], n[2]
+	stopper := &stopAfterWrites{Engine: openCrashEngine(t, name, dir), left: -1}
+	db, err := Open(ctx, stopper, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := 0
+	if tip, ok, err := db.Tip(ctx); err != nil {
+		t.Fatal(err)
+	} else if ok {
+		start = int(tip.Height) + 1
+	}
+	for _, b := range chainBlocks(t, btcChain)[start:blocks] {
+		if int(b.Height) == height {
+			stopper.left = writes
+		}
+		if err := db.ConnectBlock(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("connected %d\n", b.Height)
+	}
+	t.Fatalf("connected every block without stopping in block %d", height)
+}
+
+// stopAfterWrites passes every call to its engine; once left writes have
+// returned (left counts down from when it is set; negative: never), it
+// prints "stopped" and waits on stdin for the test to kill the process.
+type stopAfterWrites struct {
+	engine.Engine
+	left int
+}
+
+func (s *stopAfterWrites) wrote() {
+	if s.left < 0 {
+		return
+	}
+	if s.left--; s.left == 0 {
+		fmt.Println("stopped")
+		// Reading stdin blocks in the kernel, so the runtime sees no
+		// deadlock; the test writes nothing to it and kills the process.
+		var b [1]byte
+		_, err := os.Stdin.Read(b[:])
+		panic(fmt.Sprintf("stdin of a child waiting to be killed returned: %v", err))
+	}
+}
+
+func (s *stopAfterWrites) Update(ctx context.Context, updates []engine.Update) ([]error, error) {
+	errs, err := s.Engine.Update(ctx, updates)
+	s.wrote()
+	return errs, err
+}
+
+func (s *stopAfterWrites) CreateOnly(ctx context.Context, key engine.Key, value []byte, ttl time.Duration) error {
+	err := s.Engine.CreateOnly(ctx, key, value, ttl)
+	s.wrote()
+	return err
+}
+
+func (s *stopAfterWrites) Delete(ctx context.Context, keys []engine.Key) error {
+	err := s.Engine.Delete(ctx, keys)
+	s.wrote()
+	return err
+}
+
+func (s *stopAfterWrites) PutMeta(ctx context.Context, name string, value []byte) error {
+	err := s.Engine.PutMeta(ctx, name, value)
+	s.wrote()
+	return err
+}
