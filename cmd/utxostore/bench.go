@@ -426,7 +426,9 @@ func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream st
 	if device1, ok := sysstat.DeviceWrites(dir); ok && deviceOK {
 		res.DeviceWriteBytes = device1 - device0
 	}
-	res.PeakRSSBytes = sysstat.PeakRSS()
+	// The kernel raises VmHWM lazily, from the RSS it sees at times: a
+	// later reading can miss a peak an earlier one saw.
+	res.PeakRSSBytes = max(sysstat.PeakRSS(), res.ReplayPeakRSSBytes)
 	if size, err := sysstat.DirSize(dir); err == nil {
 		res.DiskBytes = size
 	}
