@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/utxostore/utxostore/bench/driver"
+	"github.com/utxostore/utxostore/bench/report"
 	"github.com/utxostore/utxostore/bench/workload"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/internal/testdata"
@@ -27,15 +28,12 @@ func stream(t *testing.T, cfg workload.Config) []byte {
 	return buf.Bytes()
 }
 
-// TestMemoryMatchesMap replays one stream against the map reference and the
-// store over the memory engine: every operation must have its expected
-// outcome, and the final digests must be equal.
-func TestMemoryMatchesMap(t *testing.T) {
+// mapAndMemory replays one stream of cfg against the map reference and
+// against the store over the memory engine with opts.
+func mapAndMemory(t *testing.T, cfg workload.Config, opts driver.Options) (mapRes, memRes *report.EngineResult) {
+	t.Helper()
 	ctx := context.Background()
-	cfg := workload.Config{Seed: 7, Blocks: 40, TargetUTXOs: 3000, TxsPerBlock: workload.Count{Min: 1, Mean: 40, Max: 400},
-		ReorgRate: 0.2, DoubleSpendsPerBlock: 1.5, ReadsPerBlock: 1}
 	data := stream(t, cfg)
-
 	mapRes, err := driver.Run(ctx, driver.NewMap(), workload.NewReader(bytes.NewReader(data)), driver.Options{})
 	if err != nil {
 		t.Fatalf("map: %v", err)
@@ -45,10 +43,20 @@ func TestMemoryMatchesMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	memRes, err := driver.Run(ctx, driver.Store{DB: db}, workload.NewReader(bytes.NewReader(data)), driver.Options{SeriesEvery: 5})
+	memRes, err = driver.Run(ctx, driver.Store{DB: db}, workload.NewReader(bytes.NewReader(data)), opts)
 	if err != nil {
-		t.Fatalf("memory: %v", err)
+		t.Fatalf("memory (%+v): %v", opts, err)
 	}
+	return mapRes, memRes
+}
+
+// TestMemoryMatchesMap replays one stream against the map reference and the
+// store over the memory engine: every operation must have its expected
+// outcome, and the final digests must be equal.
+func TestMemoryMatchesMap(t *testing.T) {
+	cfg := workload.Config{Seed: 7, Blocks: 40, TargetUTXOs: 3000, TxsPerBlock: workload.Count{Min: 1, Mean: 40, Max: 400},
+		ReorgRate: 0.2, DoubleSpendsPerBlock: 1.5, ReadsPerBlock: 1}
+	mapRes, memRes := mapAndMemory(t, cfg, driver.Options{SeriesEvery: 5})
 	if mapRes.Digest != memRes.Digest || mapRes.Utxos != memRes.Utxos || mapRes.Satoshis != memRes.Satoshis {
 		t.Fatalf("map %s (%d utxos, %d sats) != memory %s (%d utxos, %d sats)", mapRes.Digest, mapRes.Utxos, mapRes.Satoshis, memRes.Digest, memRes.Utxos, memRes.Satoshis)
 	}
@@ -66,23 +74,9 @@ func TestMemoryMatchesMap(t *testing.T) {
 // goroutines, many of them spending outputs of the same block: every spend
 // must still find its output and the final state must be the map's.
 func TestConcurrentClientsMatchMap(t *testing.T) {
-	ctx := context.Background()
 	cfg := workload.Config{Seed: 11, Blocks: 30, TargetUTXOs: 3000, TxsPerBlock: workload.Count{Min: 1, Mean: 80, Max: 400},
 		ReorgRate: 0.2, DoubleSpendsPerBlock: 1.5, ReadsPerBlock: 1}
-	data := stream(t, cfg)
-	mapRes, err := driver.Run(ctx, driver.NewMap(), workload.NewReader(bytes.NewReader(data)), driver.Options{})
-	if err != nil {
-		t.Fatalf("map: %v", err)
-	}
-	db, err := utxo.Open(ctx, memory.New(), utxo.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	res, err := driver.Run(ctx, driver.Store{DB: db}, workload.NewReader(bytes.NewReader(data)), driver.Options{Clients: 16})
-	if err != nil {
-		t.Fatalf("16 clients: %v", err)
-	}
+	mapRes, res := mapAndMemory(t, cfg, driver.Options{Clients: 16})
 	if res.Digest != mapRes.Digest {
 		t.Fatalf("16 clients reached digest %s, the map %s", res.Digest, mapRes.Digest)
 	}
