@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/utxostore/utxostore/internal/dirstate"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -34,38 +33,6 @@ func seedStore(t *testing.T, engineName string) (data, summary string) {
 		t.Fatalf("demo --engine %s: %v\n%s", engineName, err, stderr)
 	}
 	return data, strings.TrimSpace(stdout)
-}
-
-// dirState is every file and directory under dir, each with its kind,
-// mode and, for a file, its content's SHA-256: what a refused command must
-// leave as it was (modification times aside). A missing dir has none.
-func dirState(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	state := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		entry := info.Mode().String()
-		if d.Type().IsRegular() {
-			content, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(content)
-			entry += " " + hex.EncodeToString(sum[:])
-		}
-		state[path] = entry
-		return nil
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal(err)
-	}
-	return state
 }
 
 // mustRefuse runs a command that must be refused with exit status 2 and a
@@ -100,22 +67,6 @@ func mustExitWith(t *testing.T, code int, args []string, wants ...string) {
 	mustContain(t, "utxostore "+strings.Join(args, " "), stderr.String(), wants...)
 }
 
-// mustBeUnchanged fails when dir differs from before.
-func mustBeUnchanged(t *testing.T, dir string, before map[string]string) {
-	t.Helper()
-	after := dirState(t, dir)
-	for path, was := range before {
-		if after[path] != was {
-			t.Errorf("%s changed: before %q, after %q", path, was, after[path])
-		}
-	}
-	for path, is := range after {
-		if _, ok := before[path]; !ok {
-			t.Errorf("%s appeared: %q", path, is)
-		}
-	}
-}
-
 // refusedCommands are the commands of every kind, reading, writing and
 // serving, run with extra store flags that the data directory refuses.
 func refusedCommands(t *testing.T, data string, extra ...string) [][]string {
@@ -143,14 +94,14 @@ func TestDataDirectoryRefusesAnotherEngine(t *testing.T) {
 	for _, c := range []struct{ created, other string }{{"pebble", "sozu"}, {"sozu", "pebble"}} {
 		t.Run(c.created, func(t *testing.T) {
 			data, _ := seedStore(t, c.created)
-			before := dirState(t, data)
+			before := dirstate.Of(t, data)
 			for _, args := range refusedCommands(t, data, "--engine", c.other) {
 				mustRefuse(t, args, "holds a "+c.created+" store", "not "+c.other, "leave out --engine", "another --data directory")
 			}
 			for _, args := range refusedCommands(t, data, "--network", "testnet") {
 				mustRefuse(t, args, "holds a mainnet store", "not testnet", "leave out --network")
 			}
-			mustBeUnchanged(t, data, before)
+			dirstate.MustBeUnchanged(t, data, before)
 		})
 	}
 }
@@ -164,7 +115,7 @@ func TestReadingCommandsCreateNothing(t *testing.T) {
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	before := dirState(t, parent)
+	before := dirstate.Of(t, parent)
 	listen := []string{"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}
 	for _, c := range []struct{ dir, why string }{{missing, "does not exist"}, {empty, "holds no store"}} {
 		for _, engineFlags := range [][]string{nil, {"--engine", "pebble"}, {"--engine", "sozu"}} {
@@ -180,7 +131,7 @@ func TestReadingCommandsCreateNothing(t *testing.T) {
 			}
 		}
 	}
-	mustBeUnchanged(t, parent, before)
+	dirstate.MustBeUnchanged(t, parent, before)
 
 	// config describes what serve would open, and opens nothing.
 	stdout, stderr, err := run(t, "config", "--data", missing)
@@ -188,7 +139,7 @@ func TestReadingCommandsCreateNothing(t *testing.T) {
 		t.Fatalf("config on a missing data directory: %v\n%s", err, stderr)
 	}
 	mustContain(t, "config", stdout, "engine ", defaultEngine, "network ", defaultNetwork)
-	mustBeUnchanged(t, parent, before)
+	dirstate.MustBeUnchanged(t, parent, before)
 }
 
 // Without --engine every command opens the data directory's store on its
@@ -269,10 +220,10 @@ func TestDataDirectoryWithoutStoreFileOpens(t *testing.T) {
 		t.Fatalf("a command that only reads or serves wrote %s: %v", storeFile, err)
 	}
 
-	before := dirState(t, data)
+	before := dirstate.Of(t, data)
 	mustRefuse(t, []string{"info", "--data", data, "--engine", "pebble"}, "holds a sozu store", "not pebble")
 	mustRefuse(t, []string{"serve", "--create", "--data", data, "--engine", "pebble"}, "holds a sozu store", "not pebble")
-	mustBeUnchanged(t, data, before)
+	dirstate.MustBeUnchanged(t, data, before)
 
 	d = startDaemon(t, "serve", "--create", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
 	if err := d.stop(t, syscall.SIGTERM); err != nil {
@@ -295,13 +246,13 @@ func TestDataDirectoryWithoutStoreFileOpens(t *testing.T) {
 	if err := os.Rename(filepath.Join(pebbleData, "pebble"), filepath.Join(data, "pebble")); err != nil {
 		t.Fatal(err)
 	}
-	before = dirState(t, data)
+	before = dirstate.Of(t, data)
 	for _, args := range refusedCommands(t, data) {
 		mustRefuse(t, args, "holds stores of 2 engines", filepath.Join(data, "pebble"), filepath.Join(data, "sozu"), "move all but one")
 	}
 	// An engine's own directory given as the data directory.
 	mustRefuse(t, []string{"info", "--data", filepath.Join(data, "sozu")}, "the sozu engine's directory", "--data "+data)
-	mustBeUnchanged(t, data, before)
+	dirstate.MustBeUnchanged(t, data, before)
 }
 
 // A storeFile that cannot be read, or that names a store whose engine
@@ -311,23 +262,23 @@ func TestDataDirectoryRefusesADamagedStoreFile(t *testing.T) {
 	data, _ := seedStore(t, "pebble")
 	marker := filepath.Join(data, storeFile)
 	writeFile(t, marker, `{"engine":"pebb`)
-	before := dirState(t, data)
+	before := dirstate.Of(t, data)
 	for _, args := range refusedCommands(t, data) {
 		mustFail(t, args, storeFile+" file is damaged", `{"engine":"pebble","network":"mainnet","format":`)
 	}
-	mustBeUnchanged(t, data, before)
+	dirstate.MustBeUnchanged(t, data, before)
 
 	writeFile(t, marker, `{"engine":"pebble","network":"mainnet","format":999}`)
-	before = dirState(t, data)
+	before = dirstate.Of(t, data)
 	mustFail(t, []string{"info", "--data", data}, "format 999", "use the version of utxostore that wrote it")
-	mustBeUnchanged(t, data, before)
+	dirstate.MustBeUnchanged(t, data, before)
 
 	writeFile(t, marker, fmt.Sprintf(`{"engine":"sozu","network":"mainnet","format":%d}`, utxo.FormatVersion))
-	before = dirState(t, data)
+	before = dirstate.Of(t, data)
 	for _, args := range refusedCommands(t, data) {
 		mustFail(t, args, "names a sozu store in "+filepath.Join(data, "sozu")+", which holds none", "remove "+marker)
 	}
-	mustBeUnchanged(t, data, before)
+	dirstate.MustBeUnchanged(t, data, before)
 }
 
 // output is what a successful run printed on stdout.

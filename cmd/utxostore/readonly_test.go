@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/utxostore/utxostore/internal/dirstate"
 )
 
 // readingCommands are the commands that only read, on the store in data.
@@ -34,7 +36,7 @@ func readingCommands(data, engineName string) [][]string {
 // info printed.
 func readStoreUnchanged(t *testing.T, data, engineName string) (summary string) {
 	t.Helper()
-	before := dirState(t, data)
+	before := dirstate.Of(t, data)
 	for _, args := range readingCommands(data, engineName) {
 		stdout, stderr, err := run(t, args...)
 		switch {
@@ -48,7 +50,7 @@ func readStoreUnchanged(t *testing.T, data, engineName string) (summary string) 
 			summary = strings.TrimSpace(stdout)
 		}
 	}
-	mustBeUnchanged(t, data, before)
+	dirstate.MustBeUnchanged(t, data, before)
 	return summary
 }
 

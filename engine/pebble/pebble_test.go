@@ -1,15 +1,10 @@
 package pebble_test
 
 import (
-	"crypto/sha256"
 	"errors"
 	"flag"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +12,7 @@ import (
 	"github.com/utxostore/utxostore/engine/enginetest"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/engine/pebble"
+	"github.com/utxostore/utxostore/internal/dirstate"
 	"github.com/utxostore/utxostore/internal/fsutil"
 	"github.com/utxostore/utxostore/internal/testlog"
 )
@@ -74,15 +70,13 @@ func TestRefusesAnotherEnginesDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "layer0.dat"), []byte("not pebble"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, dir)
+	before := dirstate.Of(t, dir)
 	_, err := pebble.Open(dir, pebble.Options{})
 	var wrong *fsutil.WrongEngineError
 	if !errors.As(err, &wrong) || wrong.Found != "sozu" {
 		t.Fatalf("opening a sozu directory: got %v, want a WrongEngineError naming sozu", err)
 	}
-	if after := snapshot(t, dir); after != before {
-		t.Fatalf("a refused open changed the directory:\nbefore %s\nafter  %s", before, after)
-	}
+	dirstate.MustBeUnchanged(t, dir, before)
 }
 
 func TestRefusesUnmarkedDir(t *testing.T) {
@@ -90,42 +84,9 @@ func TestRefusesUnmarkedDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "stray"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, dir)
+	before := dirstate.Of(t, dir)
 	if _, err := pebble.Open(dir, pebble.Options{}); err == nil {
 		t.Fatal("opened a non-empty directory without a marker")
 	}
-	if after := snapshot(t, dir); after != before {
-		t.Fatal("a refused open changed the directory")
-	}
-}
-
-// snapshot lists every path under dir with its mode and a hash of its
-// contents.
-func snapshot(t *testing.T, dir string) string {
-	t.Helper()
-	var lines []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		line := fmt.Sprintf("%s %v", path, info.Mode())
-		if d.Type().IsRegular() {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			line += fmt.Sprintf(" %x", sha256.Sum256(b))
-		}
-		lines = append(lines, line)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(lines)
-	return strings.Join(lines, "\n")
+	dirstate.MustBeUnchanged(t, dir, before)
 }

@@ -3,7 +3,6 @@ package sozu
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,25 +11,8 @@ import (
 
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/enginetest"
+	"github.com/utxostore/utxostore/internal/dirstate"
 )
-
-// filesOf is every file of dir with its content's SHA-256.
-func filesOf(t *testing.T, dir string) map[string][sha256.Size]byte {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := make(map[string][sha256.Size]byte, len(entries))
-	for _, d := range entries {
-		data, err := os.ReadFile(filepath.Join(dir, d.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[d.Name()] = sha256.Sum256(data)
-	}
-	return files
-}
 
 // A read-only open of a store whose log a crash tore replays the log into
 // memory: it serves every record but the torn one (out-of-line values the
@@ -64,7 +46,7 @@ func TestReadOnlyOpenOfATornLogChangesNothing(t *testing.T) {
 	if err := os.Truncate(path, size-markRecordSize-7); err != nil {
 		t.Fatal(err)
 	}
-	before := filesOf(t, dir)
+	before := dirstate.Of(t, dir)
 
 	o.ReadOnly = true
 	e = openFor(t, dir, o)
@@ -98,17 +80,7 @@ func TestReadOnlyOpenOfATornLogChangesNothing(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	after := filesOf(t, dir)
-	for name, sum := range before {
-		if after[name] != sum {
-			t.Errorf("%s changed", name)
-		}
-	}
-	for name := range after {
-		if _, ok := before[name]; !ok {
-			t.Errorf("%s appeared", name)
-		}
-	}
+	dirstate.MustBeUnchanged(t, dir, before)
 
 	o.ReadOnly = false
 	e = openFor(t, dir, o)
