@@ -1,6 +1,7 @@
 package chain
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -96,9 +97,13 @@ func TestMagicCheckNetwork(t *testing.T) {
 		{MagicTestnet3, "mainnet", true},
 		{MagicRegtest, "mainnet", true},
 		{MagicBSVP2P, "regtest", true},
+		{MagicSimnet, "simnet", false},
+		{MagicSignet, "signet", false},
+		{MagicMainnet, "simnet", true},
+		{MagicMainnet, "signet", true},
 		// A network or a magic this package does not know: nothing to
 		// check against.
-		{MagicMainnet, "signet", false},
+		{MagicMainnet, "litecoin", false},
 		{Magic{1, 2, 3, 4}, "mainnet", false},
 	} {
 		err := c.magic.CheckNetwork(c.network)
@@ -109,6 +114,22 @@ func TestMagicCheckNetwork(t *testing.T) {
 	err := MagicMainnet.CheckNetwork("testnet")
 	if want := "block file of another network: its magic f9beb4d9 is mainnet's, not testnet's"; err == nil || err.Error() != want {
 		t.Errorf("the refusal reads %q, want %q", err, want)
+	}
+}
+
+// TestNetworkMagic: a network's block files carry its P2P message start,
+// which btcd's parameters give as the little-endian bytes of Net.
+func TestNetworkMagic(t *testing.T) {
+	for network, params := range networkParams {
+		var want Magic
+		binary.LittleEndian.PutUint32(want[:], uint32(params.Net))
+		got, err := NetworkMagic(network)
+		if err != nil || got != want {
+			t.Errorf("NetworkMagic(%q) = %s, %v; want %s (btcd's %s)", network, got, err, want, params.Net)
+		}
+	}
+	if _, err := NetworkMagic("litecoin"); err == nil {
+		t.Error("NetworkMagic of an unknown network succeeded")
 	}
 }
 

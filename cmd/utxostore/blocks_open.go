@@ -42,14 +42,13 @@ func (f *storeFlags) openFollowBlocks(window uint32) (*blockstore.Store, error) 
 	return f.openBlockStore(window)
 }
 
-// openBlockStore opens DATA/blocks; its segments carry the network's magic.
+// openBlockStore opens DATA/blocks; its segments carry the network's magic,
+// so each is a blk*.dat file of that network. The store is open by then, so
+// f.network is the store's network.
 func (f *storeFlags) openBlockStore(retention uint32) (*blockstore.Store, error) {
-	magic := chain.MagicMainnet
-	switch f.network {
-	case "testnet", "testnet3":
-		magic = chain.MagicTestnet3
-	case "regtest":
-		magic = chain.MagicRegtest
+	magic, err := chain.NetworkMagic(f.network)
+	if err != nil {
+		return nil, fmt.Errorf("opening the block store: %w", err)
 	}
 	blocks, err := blockstore.Open(filepath.Join(f.data, "blocks"), blockstore.Options{
 		Magic: magic, Retention: retention, NoSync: f.sync == "block",

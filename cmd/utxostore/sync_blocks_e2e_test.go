@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/utxostore/utxostore/blockstore"
+	"github.com/utxostore/utxostore/chain"
 )
 
 // TestServeFollowsPeerIntoTheBlockStore: serve --peer --index keeps the
@@ -105,4 +107,40 @@ func TestSyncMovesKeptBlocksIntoTheBlockStore(t *testing.T) {
 			t.Errorf("the block store's block at height %d is %s (%v, %v), want %s", h, got, ok, err, hash)
 		}
 	}
+}
+
+// TestSyncKeepsBlocksAsTheNetworksBlockFiles: the block store's segments
+// are blk*.dat files of the store's network, also when sync opens the
+// store on its own network (no --network): import reads the segment back
+// into the synced store's UTXO set, and refuses it for another network.
+func TestSyncKeepsBlocksAsTheNetworksBlockFiles(t *testing.T) {
+	_, node := minedNode(t, "block files", 3)
+	data := t.TempDir()
+	lastLine(t, "sync", "--quiet", "--stop-at-tip", "--index", "--network", "simnet", "--data", data, "--peer", node.P2P)
+	node.Generate(t, 2)
+	synced := parseSummary(t, lastLine(t, "sync", "--quiet", "--stop-at-tip", "--index", "--data", data, "--peer", node.P2P))
+
+	segment := filepath.Join(data, "blocks", "blk00000.dat")
+	head := make([]byte, 4)
+	f, err := os.Open(segment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadFull(f, head)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := chain.Magic(head); got != chain.MagicSimnet {
+		t.Fatalf("%s starts with magic %s (%s), want simnet's %s", segment, got, got.Network(), chain.MagicSimnet)
+	}
+	imported := parseSummary(t, lastLine(t, "import", "--quiet", "--network", "simnet", "--sync", "block", "--data", t.TempDir(), segment))
+	if imported != synced {
+		t.Fatalf("import of the block store's segment:\n got %+v\nwant %+v (the synced store)", imported, synced)
+	}
+	_, stderr, err := run(t, "import", "--quiet", "--network", "regtest", "--data", t.TempDir(), segment)
+	if err == nil {
+		t.Fatal("import of a simnet block file into a regtest store succeeded")
+	}
+	mustContain(t, "the refusal", stderr, "simnet's, not regtest's")
 }
