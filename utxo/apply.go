@@ -20,6 +20,10 @@ type recordOp struct {
 	op func(r *record.Record) (record.Signal, error)
 	// missingOK makes a missing record a no-op instead of TX_NOT_FOUND.
 	missingOK bool
+	// unchanged, when set, is asked first, with the stored bytes: true
+	// says op would leave the record as it is and succeed with no signal,
+	// so it is neither decoded nor written (after stays nil).
+	unchanged func(current []byte) bool
 	// arena, when set, holds the new encoding; see encodeArena.
 	arena *encodeArena
 
@@ -48,6 +52,9 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 			return engine.Mutation{Action: engine.Keep}, nil
 		}
 		return engine.Mutation{}, notFound(o.txid)
+	}
+	if o.unchanged != nil && o.unchanged(current) {
+		return engine.Mutation{Action: engine.Keep}, nil
 	}
 	// current is only lent for this call: the record shares its outputs,
 	// transaction bytes and inpoints, which after drops before keeping the

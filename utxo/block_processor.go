@@ -219,7 +219,7 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, 
 		spends = append(spends, s...)
 	}
 	opts := SpendOptions{BlockHeight: b.Height, IgnoreLocked: true}
-	err := db.spendAll(ctx, spends, opts)
+	err := db.spendAll(ctx, spends, opts, true)
 	if err == nil {
 		return nil, nil
 	}
@@ -231,7 +231,7 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, 
 	if err != nil {
 		return nil, err
 	}
-	if err := db.spendAll(ctx, spends, opts); err != nil {
+	if err := db.spendAll(ctx, spends, opts, true); err != nil {
 		return nil, errors.Join(err, db.restoreConflicting(ctx, conflicting))
 	}
 	return conflicting, nil
@@ -306,7 +306,7 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 		if err != nil {
 			return err
 		}
-		if err := db.spendAll(ctx, spends, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}); err != nil {
+		if err := db.spendAll(ctx, spends, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}, false); err != nil {
 			return fmt.Errorf("restoring %s after its conflict was reversed: %w", txid, err)
 		}
 	}

@@ -102,7 +102,7 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 	if err != nil {
 		return nil, err
 	}
-	return spends, db.spendAll(ctx, spends, o)
+	return spends, db.spendAll(ctx, spends, o, false)
 }
 
 // spendAll spends every output or none, for the caller: when any spend is
@@ -113,7 +113,12 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 // leaves the applied spends in place, naming a transaction whose Spend
 // failed. The same Spend sent again settles it: its spends are idempotent,
 // the refusal repeats and the undo runs; Unspend naming it frees them too.
-func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) error {
+//
+// respent says the spends were most likely applied before (a block
+// spending what its transactions spent when they were submitted): each
+// record is then first checked in its encoded form, and one that the
+// spends would leave as it is is neither decoded nor written.
+func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions, respent bool) error {
 	ropts := record.SpendOptions{
 		CurrentHeight:     o.BlockHeight,
 		Retention:         db.opts.BlockHeightRetention,
@@ -134,7 +139,7 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 			items, before := g.items, g.before
 			defer clear(before) // it shares the engine's bytes, lent for this call only
 			for j, sp := range g.spends {
-				items[j] = record.SpendItem{Offset: g.offsets[j], UtxoHash: claimedHash(r, g.offsets[j], sp.UTXOHash), Spending: *sp.SpendingData}
+				items[j] = record.SpendItem{Offset: g.offsets[j], UtxoHash: claimedHash(entryOf(r, g.offsets[j]), sp.UTXOHash), Spending: *sp.SpendingData}
 				before[j] = nil
 				if int(g.offsets[j]) < len(r.Utxos) {
 					before[j] = r.Utxos[g.offsets[j]]
@@ -162,6 +167,13 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 			}
 			return sig, nil
 		}}
+	}
+	if respent {
+		for i, g := range groups {
+			ops[i].unchanged = func(current []byte) bool {
+				return !uncommitted[g.txid] && spentAlready(current, g, ropts)
+			}
+		}
 	}
 	if err := db.apply(ctx, ops); err != nil {
 		return err
@@ -195,6 +207,25 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 		return errors.Join(first, err)
 	}
 	return first
+}
+
+// spentAlready reports whether the spends of g are already applied to the
+// record encoded in current, so that spending them again changes nothing
+// and succeeds; it then clears g's outcome, as the record operation would.
+func spentAlready(current []byte, g *recordGroup, opts record.SpendOptions) bool {
+	v, err := record.Inspect(current)
+	if err != nil {
+		return false // the record operation decodes it and reports the damage
+	}
+	for j, sp := range g.spends {
+		g.items[j] = record.SpendItem{Offset: g.offsets[j], UtxoHash: claimedHash(v.Entry(g.offsets[j]), sp.UTXOHash), Spending: *sp.SpendingData}
+	}
+	if !v.SpendsUnchanged(g.items, opts) {
+		return false
+	}
+	clear(g.errs)
+	clear(g.applied)
+	return true
 }
 
 // uncommittedMasters returns the paginated transactions among groups whose
@@ -324,15 +355,20 @@ func (db *DB) groupByRecord(spends []*Spend) []*recordGroup {
 const smallGroupScan = 16
 
 // claimedHash is the UTXO hash a spend is checked against: the spender's
-// claim, or, when it makes none, the stored hash (nothing to check).
-func claimedHash(r *record.Record, offset uint32, claim *chainhash.Hash) chainhash.Hash {
+// claim, or, when it makes none, the stored entry's hash (nothing to check).
+func claimedHash(stored record.Entry, claim *chainhash.Hash) chainhash.Hash {
 	if claim != nil {
 		return *claim
 	}
+	return stored.Hash()
+}
+
+// entryOf is r.Utxos[offset], nil when offset is beyond r's outputs.
+func entryOf(r *record.Record, offset uint32) record.Entry {
 	if int(offset) < len(r.Utxos) {
-		return r.Utxos[offset].Hash()
+		return r.Utxos[offset]
 	}
-	return chainhash.Hash{}
+	return nil
 }
 
 // outputErr names the output in a record-level error and fills the
@@ -380,7 +416,7 @@ func (db *DB) unspendAll(ctx context.Context, spends []*Spend, flagAsLocked bool
 			for j, sp := range g.spends {
 				o := uopts
 				o.Expected = sp.SpendingData
-				s, err := r.Unspend(g.offsets[j], claimedHash(r, g.offsets[j], sp.UTXOHash), o)
+				s, err := r.Unspend(g.offsets[j], claimedHash(entryOf(r, g.offsets[j]), sp.UTXOHash), o)
 				g.errs[j] = err
 				sig |= s
 			}

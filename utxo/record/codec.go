@@ -231,43 +231,12 @@ func (r *Record) Unshare() {
 }
 
 func decode(b []byte, mode decodeMode) (*Record, error) {
-	if len(b) == 0 {
-		return nil, malformed("empty record")
-	}
-	if b[0] != FormatVersion {
-		return nil, &Error{Code: CodeUnsupportedVersion, Msg: fmt.Sprintf("record format version %d is not supported (want %d)", b[0], FormatVersion)}
-	}
-	rd := reader{b: b, off: 1}
 	rec := &Record{}
-	shared := mode != decodeCopy
-	flags := rd.uvarint()
-	if flags&^flagsKnown != 0 {
-		rd.fail("unknown flags %#x", flags&^flagsKnown)
+	rd, flags, err := decodeHeader(b, rec)
+	if err != nil {
+		return nil, err
 	}
-	rec.Frozen = flags&flagFrozen != 0
-	rec.Locked = flags&flagLocked != 0
-	rec.Creating = flags&flagCreating != 0
-	rec.Conflicting = flags&flagConflicting != 0
-	rec.External = flags&flagExternal != 0
-	rec.IsCoinbase = flags&flagCoinbase != 0
-
-	rec.TxID = rd.hash()
-	rec.Index = rd.u32()
-	rec.FirstVout = rd.u32()
-	rec.Version = rd.u32()
-	rec.LockTime = rd.u32()
-	rec.Fee = rd.uvarint()
-	rec.SizeInBytes = rd.uvarint()
-	rec.SpendingHeight = rd.u32()
-	rec.UnminedSince = rd.u32()
-	rec.CreatedAt = rd.varint()
-	rec.PreserveUntil = rd.u32()
-	rec.DeleteAtHeight = rd.u32()
-	rec.TotalUtxos = rd.u32()
-	rec.TotalExtraRecs = rd.u32()
-	rec.SpentExtraRecs = rd.u32()
-	rec.RecordUtxos = rd.u32()
-	rec.SpentUtxos = rd.u32()
+	shared := mode != decodeCopy
 
 	// The ids and the heights, which Validate wants as many, share one
 	// allocation; each is capped, so that appending to one copies it.
@@ -305,29 +274,7 @@ func decode(b []byte, mode decodeMode) (*Record, error) {
 			rec.ConflictingChildren[i] = rd.hash()
 		}
 	}
-	if flags&flagHasDeletedChildren != 0 {
-		n := rd.count(chainhash.HashSize)
-		if n == 0 {
-			rd.fail("deletedChildren flagged but empty")
-		}
-		rec.DeletedChildren = make([]chainhash.Hash, n)
-		for i := range rec.DeletedChildren {
-			rec.DeletedChildren[i] = rd.hash()
-		}
-	}
-	if n := rd.count(2); n > 0 {
-		rec.UtxoSpendableIn = make(map[uint32]uint32, n)
-		prev := int64(-1)
-		for range n {
-			k := rd.u32()
-			v := rd.u32()
-			if rd.err == nil && int64(k) <= prev {
-				rd.fail("utxoSpendableIn offsets not strictly ascending")
-			}
-			prev = int64(k)
-			rec.UtxoSpendableIn[k] = v
-		}
-	}
+	decodeSpendRules(&rd, flags, rec)
 	if n := rd.count(2 + 2*chainhash.HashSize); n > 0 {
 		rec.Reassignments = make([]Reassignment, n)
 		for i := range rec.Reassignments {
@@ -373,6 +320,77 @@ func decode(b []byte, mode decodeMode) (*Record, error) {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// decodeHeader reads the format version, the flags and the fixed fields
+// (TxID to SpentUtxos) of an encoded record into rec, and returns the
+// reader positioned at the block lists. Decode and Inspect share it.
+func decodeHeader(b []byte, rec *Record) (reader, uint64, *Error) {
+	if len(b) == 0 {
+		return reader{}, 0, malformed("empty record")
+	}
+	if b[0] != FormatVersion {
+		return reader{}, 0, &Error{Code: CodeUnsupportedVersion, Msg: fmt.Sprintf("record format version %d is not supported (want %d)", b[0], FormatVersion)}
+	}
+	rd := reader{b: b, off: 1}
+	flags := rd.uvarint()
+	if flags&^flagsKnown != 0 {
+		rd.fail("unknown flags %#x", flags&^flagsKnown)
+	}
+	rec.Frozen = flags&flagFrozen != 0
+	rec.Locked = flags&flagLocked != 0
+	rec.Creating = flags&flagCreating != 0
+	rec.Conflicting = flags&flagConflicting != 0
+	rec.External = flags&flagExternal != 0
+	rec.IsCoinbase = flags&flagCoinbase != 0
+
+	rec.TxID = rd.hash()
+	rec.Index = rd.u32()
+	rec.FirstVout = rd.u32()
+	rec.Version = rd.u32()
+	rec.LockTime = rd.u32()
+	rec.Fee = rd.uvarint()
+	rec.SizeInBytes = rd.uvarint()
+	rec.SpendingHeight = rd.u32()
+	rec.UnminedSince = rd.u32()
+	rec.CreatedAt = rd.varint()
+	rec.PreserveUntil = rd.u32()
+	rec.DeleteAtHeight = rd.u32()
+	rec.TotalUtxos = rd.u32()
+	rec.TotalExtraRecs = rd.u32()
+	rec.SpentExtraRecs = rd.u32()
+	rec.RecordUtxos = rd.u32()
+	rec.SpentUtxos = rd.u32()
+	return rd, flags, rd.err
+}
+
+// decodeSpendRules reads the two lists the spend rule consults besides the
+// outputs, DeletedChildren and UtxoSpendableIn, into rec (both are empty
+// on almost every record). Decode and Inspect share it.
+func decodeSpendRules(rd *reader, flags uint64, rec *Record) {
+	if flags&flagHasDeletedChildren != 0 {
+		n := rd.count(chainhash.HashSize)
+		if n == 0 {
+			rd.fail("deletedChildren flagged but empty")
+		}
+		rec.DeletedChildren = make([]chainhash.Hash, n)
+		for i := range rec.DeletedChildren {
+			rec.DeletedChildren[i] = rd.hash()
+		}
+	}
+	if n := rd.count(2); n > 0 {
+		rec.UtxoSpendableIn = make(map[uint32]uint32, n)
+		prev := int64(-1)
+		for range n {
+			k := rd.u32()
+			v := rd.u32()
+			if rd.err == nil && int64(k) <= prev {
+				rd.fail("utxoSpendableIn offsets not strictly ascending")
+			}
+			prev = int64(k)
+			rec.UtxoSpendableIn[k] = v
+		}
+	}
 }
 
 // entries decodes the utxos array. Copying, it runs two passes: the first

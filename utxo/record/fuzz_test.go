@@ -16,12 +16,32 @@ func FuzzRecord(f *testing.F) {
 		f.Add(r.Encode())
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		view, verr := Inspect(b) // never panics, whatever b holds
 		r, err := Decode(b)
 		if err != nil {
 			if _, uerr := DecodeForUpdate(b); uerr == nil {
 				t.Fatalf("DecodeForUpdate accepts what Decode refuses: %v", err)
 			}
 			return
+		}
+		// A View reads what Decode reads, and the spend rule answers the
+		// same through it.
+		if verr != nil {
+			t.Fatalf("Decode accepts what Inspect refuses: %v", verr)
+		}
+		for off := range uint32(len(r.Utxos)) + 1 {
+			if e := view.Entry(off); int(off) < len(r.Utxos) && !bytes.Equal(e, r.Utxos[off]) || int(off) >= len(r.Utxos) && e != nil {
+				t.Fatalf("entry %d: view %x, record %x", off, e, r.Utxos)
+			}
+			if off < uint32(len(r.Utxos)) {
+				s, _ := r.Utxos[off].SpendingData()
+				items := []SpendItem{{Offset: off, UtxoHash: r.Utxos[off].Hash(), Spending: s}}
+				for _, opts := range []SpendOptions{{CurrentHeight: 1 << 20}, {CurrentHeight: 1, IgnoreLocked: true, IgnoreConflicting: true}} {
+					if got, want := view.SpendsUnchanged(items, opts), spendsUnchangedByDecoding(t, b, items, opts); got != want {
+						t.Fatalf("output %d, %+v: SpendsUnchanged %v, SpendMulti %v", off, opts, got, want)
+					}
+				}
+			}
 		}
 		enc := r.Encode()
 		r2, err := Decode(enc)
