@@ -18,6 +18,10 @@ type recordOp struct {
 	index uint32 // record index: 0 master, 1.. child
 	// op mutates the decoded record; an error leaves the record unchanged.
 	op func(r *record.Record) (record.Signal, error)
+	// onHead, when set, is the op instead: it changes only the record's
+	// head, so the record is inspected (record.View) rather than decoded,
+	// and its outputs and transaction are copied as they are.
+	onHead func(v *record.View) record.Signal
 	// missingOK makes a missing record a no-op instead of TX_NOT_FOUND.
 	missingOK bool
 	// unchanged, when set, is asked first, with the stored bytes: true
@@ -56,6 +60,9 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 	if o.unchanged != nil && o.unchanged(current) {
 		return engine.Mutation{Action: engine.Keep}, nil
 	}
+	if o.onHead != nil {
+		return o.updateHead(current)
+	}
 	// current is only lent for this call: the record shares its outputs,
 	// transaction bytes and inpoints, which after drops before keeping the
 	// rest.
@@ -85,6 +92,27 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 	}
 	o.changed = true
 	return engine.Mutation{Action: engine.Put, Value: next, Terms: terms(r)}, nil
+}
+
+// updateHead is update for an op on the record's head.
+func (o *recordOp) updateHead(current []byte) (engine.Mutation, error) {
+	v, err := record.Inspect(current)
+	if err != nil {
+		return engine.Mutation{}, err
+	}
+	sig := o.onHead(&v)
+	var next []byte
+	if o.arena != nil {
+		next = o.arena.encode(&v)
+	} else {
+		next = v.AppendEncode(nil)
+	}
+	o.signal, o.after = sig, v.Head()
+	if bytes.Equal(next, current) {
+		return engine.Mutation{Action: engine.Keep}, nil
+	}
+	o.changed = true
+	return engine.Mutation{Action: engine.Put, Value: next, Terms: terms(o.after)}, nil
 }
 
 // apply runs ops as one engine batch and records each op's error. The

@@ -73,50 +73,8 @@ func (r *Record) encodedSizeHint() int {
 
 // AppendEncode appends the encoding of r to dst (see Encode).
 func (r *Record) AppendEncode(dst []byte) []byte {
-	var flags uint64
-	for _, f := range []struct {
-		set bool
-		bit uint64
-	}{
-		{r.Frozen, flagFrozen}, {r.Locked, flagLocked}, {r.Creating, flagCreating},
-		{r.Conflicting, flagConflicting}, {r.External, flagExternal},
-		{r.IsCoinbase, flagCoinbase}, {r.Tx != nil, flagHasTx},
-		{len(r.DeletedChildren) > 0, flagHasDeletedChildren},
-	} {
-		if f.set {
-			flags |= f.bit
-		}
-	}
 	u := binary.AppendUvarint
-	dst = append(dst, FormatVersion)
-	dst = u(dst, flags)
-	dst = append(dst, r.TxID[:]...)
-	for _, v := range []uint64{
-		uint64(r.Index), uint64(r.FirstVout), uint64(r.Version), uint64(r.LockTime),
-		r.Fee, r.SizeInBytes, uint64(r.SpendingHeight), uint64(r.UnminedSince),
-	} {
-		dst = u(dst, v)
-	}
-	dst = binary.AppendVarint(dst, r.CreatedAt)
-	for _, v := range []uint32{
-		r.PreserveUntil, r.DeleteAtHeight, r.TotalUtxos, r.TotalExtraRecs,
-		r.SpentExtraRecs, r.RecordUtxos, r.SpentUtxos,
-	} {
-		dst = u(dst, uint64(v))
-	}
-
-	dst = u(dst, uint64(len(r.BlockIDs)))
-	for _, v := range r.BlockIDs {
-		dst = u(dst, uint64(v))
-	}
-	dst = u(dst, uint64(len(r.BlockHeights)))
-	for _, v := range r.BlockHeights {
-		dst = u(dst, uint64(v))
-	}
-	dst = u(dst, uint64(len(r.SubtreeIdxs)))
-	for _, v := range r.SubtreeIdxs {
-		dst = binary.AppendVarint(dst, int64(v))
-	}
+	dst = r.appendHead(dst, r.flags(r.Tx != nil))
 
 	dst = u(dst, uint64(len(r.ConflictingChildren)))
 	for _, h := range r.ConflictingChildren {
@@ -187,6 +145,63 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 	return dst
 }
 
+// flags returns the record's flags field; hasTx is passed, as a View
+// keeps the transaction in its tail without holding it.
+func (r *Record) flags(hasTx bool) uint64 {
+	var flags uint64
+	for _, f := range []struct {
+		set bool
+		bit uint64
+	}{
+		{r.Frozen, flagFrozen}, {r.Locked, flagLocked}, {r.Creating, flagCreating},
+		{r.Conflicting, flagConflicting}, {r.External, flagExternal},
+		{r.IsCoinbase, flagCoinbase}, {hasTx, flagHasTx},
+		{len(r.DeletedChildren) > 0, flagHasDeletedChildren},
+	} {
+		if f.set {
+			flags |= f.bit
+		}
+	}
+	return flags
+}
+
+// appendHead appends the record's head: the format version, flags, the
+// fixed fields and the block lists, everything before ConflictingChildren.
+// AppendEncode and View.AppendEncode share it.
+func (r *Record) appendHead(dst []byte, flags uint64) []byte {
+	u := binary.AppendUvarint
+	dst = append(dst, FormatVersion)
+	dst = u(dst, flags)
+	dst = append(dst, r.TxID[:]...)
+	for _, v := range []uint64{
+		uint64(r.Index), uint64(r.FirstVout), uint64(r.Version), uint64(r.LockTime),
+		r.Fee, r.SizeInBytes, uint64(r.SpendingHeight), uint64(r.UnminedSince),
+	} {
+		dst = u(dst, v)
+	}
+	dst = binary.AppendVarint(dst, r.CreatedAt)
+	for _, v := range []uint32{
+		r.PreserveUntil, r.DeleteAtHeight, r.TotalUtxos, r.TotalExtraRecs,
+		r.SpentExtraRecs, r.RecordUtxos, r.SpentUtxos,
+	} {
+		dst = u(dst, uint64(v))
+	}
+
+	dst = u(dst, uint64(len(r.BlockIDs)))
+	for _, v := range r.BlockIDs {
+		dst = u(dst, uint64(v))
+	}
+	dst = u(dst, uint64(len(r.BlockHeights)))
+	for _, v := range r.BlockHeights {
+		dst = u(dst, uint64(v))
+	}
+	dst = u(dst, uint64(len(r.SubtreeIdxs)))
+	for _, v := range r.SubtreeIdxs {
+		dst = binary.AppendVarint(dst, int64(v))
+	}
+	return dst
+}
+
 // Decode parses an encoded record and checks its invariants (see Validate).
 // It never panics; any damage is reported as CodeMalformed and an unknown
 // format version as CodeUnsupportedVersion. The result does not alias b.
@@ -238,36 +253,7 @@ func decode(b []byte, mode decodeMode) (*Record, error) {
 	}
 	shared := mode != decodeCopy
 
-	// The ids and the heights, which Validate wants as many, share one
-	// allocation; each is capped, so that appending to one copies it.
-	var blockLists []uint32
-	if n := rd.count(1); n > 0 {
-		blockLists = make([]uint32, 2*n)
-		rec.BlockIDs = blockLists[:n:n]
-		for i := range rec.BlockIDs {
-			rec.BlockIDs[i] = rd.u32()
-		}
-	}
-	if n := rd.count(1); n > 0 {
-		if n == len(rec.BlockIDs) {
-			rec.BlockHeights = blockLists[n : 2*n : 2*n]
-		} else {
-			rec.BlockHeights = make([]uint32, n)
-		}
-		for i := range rec.BlockHeights {
-			rec.BlockHeights[i] = rd.u32()
-		}
-	}
-	if n := rd.count(1); n > 0 {
-		rec.SubtreeIdxs = make([]int, n)
-		for i := range rec.SubtreeIdxs {
-			v := rd.varint()
-			if int64(int(v)) != v {
-				rd.fail("subtree index %d overflows int", v)
-			}
-			rec.SubtreeIdxs[i] = int(v)
-		}
-	}
+	decodeBlockLists(&rd, rec)
 	if n := rd.count(chainhash.HashSize); n > 0 {
 		rec.ConflictingChildren = make([]chainhash.Hash, n)
 		for i := range rec.ConflictingChildren {
@@ -275,16 +261,7 @@ func decode(b []byte, mode decodeMode) (*Record, error) {
 		}
 	}
 	decodeSpendRules(&rd, flags, rec)
-	if n := rd.count(2 + 2*chainhash.HashSize); n > 0 {
-		rec.Reassignments = make([]Reassignment, n)
-		for i := range rec.Reassignments {
-			ra := &rec.Reassignments[i]
-			ra.Offset = rd.u32()
-			ra.UtxoHash = rd.hash()
-			ra.NewUtxoHash = rd.hash()
-			ra.BlockHeight = rd.u32()
-		}
-	}
+	decodeReassignments(&rd, rec)
 	if flags&flagHasTx != 0 {
 		tx := rd.bytesField()
 		switch {
@@ -362,6 +339,54 @@ func decodeHeader(b []byte, rec *Record) (reader, uint64, *Error) {
 	rec.RecordUtxos = rd.u32()
 	rec.SpentUtxos = rd.u32()
 	return rd, flags, rd.err
+}
+
+// decodeBlockLists reads BlockIDs, BlockHeights and SubtreeIdxs into rec.
+func decodeBlockLists(rd *reader, rec *Record) {
+	// The ids and the heights, which Validate wants as many, share one
+	// allocation; each is capped, so that appending to one copies it.
+	var blockLists []uint32
+	if n := rd.count(1); n > 0 {
+		blockLists = make([]uint32, 2*n)
+		rec.BlockIDs = blockLists[:n:n]
+		for i := range rec.BlockIDs {
+			rec.BlockIDs[i] = rd.u32()
+		}
+	}
+	if n := rd.count(1); n > 0 {
+		if n == len(rec.BlockIDs) {
+			rec.BlockHeights = blockLists[n : 2*n : 2*n]
+		} else {
+			rec.BlockHeights = make([]uint32, n)
+		}
+		for i := range rec.BlockHeights {
+			rec.BlockHeights[i] = rd.u32()
+		}
+	}
+	if n := rd.count(1); n > 0 {
+		rec.SubtreeIdxs = make([]int, n)
+		for i := range rec.SubtreeIdxs {
+			v := rd.varint()
+			if int64(int(v)) != v {
+				rd.fail("subtree index %d overflows int", v)
+			}
+			rec.SubtreeIdxs[i] = int(v)
+		}
+	}
+}
+
+// decodeReassignments reads the Reassignments into rec.
+func decodeReassignments(rd *reader, rec *Record) {
+	if n := rd.count(2 + 2*chainhash.HashSize); n > 0 {
+		rec.Reassignments = make([]Reassignment, n)
+		for i := range rec.Reassignments {
+			ra := &rec.Reassignments[i]
+			ra.Offset = rd.u32()
+			ra.UtxoHash = rd.hash()
+			ra.NewUtxoHash = rd.hash()
+			ra.BlockHeight = rd.u32()
+		}
+	}
 }
 
 // decodeSpendRules reads the two lists the spend rule consults besides the
@@ -504,6 +529,16 @@ func (r *Record) Validate() error {
 			frozen = true
 		}
 	}
+	if err := r.validate(len(r.Utxos), stored, spent, frozen); err != nil {
+		return err // not the nil *Error, which is a non-nil error
+	}
+	return nil
+}
+
+// validate is Validate for a record of outputs outputs, stored of them
+// stored, spent spent, some frozen when frozen; it reads no other output,
+// so a View, which counts them on the encoding, shares it.
+func (r *Record) validate(outputs int, stored, spent uint32, frozen bool) *Error {
 	switch {
 	case stored != r.RecordUtxos:
 		return malformed("recordUtxos %d but %d stored entries", r.RecordUtxos, stored)
@@ -517,19 +552,19 @@ func (r *Record) Validate() error {
 		return malformed("spentExtraRecs %d > totalExtraRecs %d", r.SpentExtraRecs, r.TotalExtraRecs)
 	case r.Index == 0 && r.FirstVout != 0:
 		return malformed("master record with firstVout %d", r.FirstVout)
-	case uint64(r.FirstVout)+uint64(len(r.Utxos)) > 1<<32:
+	case uint64(r.FirstVout)+uint64(outputs) > 1<<32:
 		return malformed("outputs beyond vout 2^32")
 	case len(r.TxInpoints.ParentTxHashes) != len(r.TxInpoints.Idxs):
 		return malformed("txInpoints parents/indices lengths differ")
 	}
 	for k := range r.UtxoSpendableIn {
-		if uint64(k) >= uint64(len(r.Utxos)) {
-			return malformed("utxoSpendableIn offset %d beyond %d outputs", k, len(r.Utxos))
+		if uint64(k) >= uint64(outputs) {
+			return malformed("utxoSpendableIn offset %d beyond %d outputs", k, outputs)
 		}
 	}
 	for _, ra := range r.Reassignments {
-		if uint64(ra.Offset) >= uint64(len(r.Utxos)) {
-			return malformed("reassignment offset %d beyond %d outputs", ra.Offset, len(r.Utxos))
+		if uint64(ra.Offset) >= uint64(outputs) {
+			return malformed("reassignment offset %d beyond %d outputs", ra.Offset, outputs)
 		}
 	}
 	return nil

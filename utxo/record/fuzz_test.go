@@ -22,6 +22,9 @@ func FuzzRecord(f *testing.F) {
 			if _, uerr := DecodeForUpdate(b); uerr == nil {
 				t.Fatalf("DecodeForUpdate accepts what Decode refuses: %v", err)
 			}
+			if verr == nil {
+				t.Fatalf("Inspect accepts what Decode refuses: %v", err)
+			}
 			return
 		}
 		// A View reads what Decode reads, and the spend rule answers the
@@ -42,6 +45,9 @@ func FuzzRecord(f *testing.F) {
 					}
 				}
 			}
+		}
+		if !bytes.Equal(view.AppendEncode(nil), b) {
+			t.Fatal("an unchanged View does not encode as it was read")
 		}
 		enc := r.Encode()
 		r2, err := Decode(enc)
@@ -69,7 +75,12 @@ func FuzzRecord(f *testing.F) {
 			_ = r.Reassign(off, hash, zero, 5, 1000)
 			_, _ = r.Unspend(off, hash, UnspendOptions{CurrentHeight: 1, Retention: 10})
 		}
-		r.SetMined(MinedBlockInfo{BlockID: 1, BlockHeight: 2, OnLongestChain: true}, 3, 10)
+		mined := MinedBlockInfo{BlockID: 1, BlockHeight: 2, OnLongestChain: true}
+		fresh := mustDecode(t, b)
+		if viewSig, sig := view.SetMined(mined, 3, 10), fresh.SetMined(mined, 3, 10); viewSig != sig || !bytes.Equal(view.AppendEncode(nil), fresh.Encode()) {
+			t.Fatal("SetMined through a View differs from SetMined on the decoded record")
+		}
+		r.SetMined(mined, 3, 10)
 		_, _ = r.IncrementSpentExtraRecs(1, 3, 10)
 		if err := r.Validate(); err != nil {
 			t.Fatalf("operations broke the record: %v", err)

@@ -4,57 +4,69 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
-// View is a read-only look at an encoded record: its fixed fields are
-// decoded, its lists stay where they are in the encoding. Reading one
-// output through a View costs no allocation and no decode of the others,
-// which is what an operation that usually finds nothing to change needs
-// (a block re-spending outputs its transactions spent when they were
-// submitted). A View shares the bytes it was made from.
+// View is a look at an encoded record that decodes its head (the fixed
+// fields and block lists) and the few lists the spend rule consults, and
+// leaves the rest where it is in the encoding: the conflicting children,
+// the transaction, its inpoints and the outputs. Reading one output costs
+// no decode of the others, and an operation that changes only the head
+// (SetMined) re-encodes the head and copies the rest as it is. That is
+// what the operations of a block need on records its transactions
+// already hold. A View shares the bytes it was made from.
 type View struct {
-	// head holds the fixed fields (TxID to SpentUtxos and the flags) and
-	// what the spend rule reads besides the outputs (DeletedChildren,
-	// UtxoSpendableIn); its other lists are empty.
+	// head holds the fixed fields, BlockIDs, BlockHeights, SubtreeIdxs,
+	// DeletedChildren, UtxoSpendableIn and Reassignments; its other lists
+	// are empty.
 	head Record
+	// hasTx is the record's hasTx flag: the transaction is in the tail.
+	hasTx bool
+	// tail is the encoding from ConflictingChildren to the end.
+	tail []byte
 	// entries is the utxos array after its count: nEntries tagged entries.
 	entries  []byte
 	nEntries int
 }
 
-// Inspect reads the fixed fields of the record encoded in b and finds its
-// sections, checking the encoding's structure: lengths, counts, entry tags,
-// no trailing bytes. It does not check the invariants across fields that
-// Decode checks (Validate); a record it accepts may still be refused by
-// Decode. Damage is CodeMalformed and an unknown format version
-// CodeUnsupportedVersion, as with Decode; it never panics.
+// Inspect reads the record encoded in b into a View. It accepts exactly
+// what Decode accepts: damage is CodeMalformed and an unknown format
+// version CodeUnsupportedVersion, and it never panics.
 func Inspect(b []byte) (View, error) {
 	var v View
 	rd, flags, err := decodeHeader(b, &v.head)
 	if err != nil {
 		return View{}, err
 	}
-	for range 2 { // BlockIDs, BlockHeights
-		for n := rd.count(1); n > 0; n-- {
-			rd.u32()
-		}
-	}
-	for n := rd.count(1); n > 0; n-- { // SubtreeIdxs
-		rd.varint()
-	}
+	v.hasTx = flags&flagHasTx != 0
+	decodeBlockLists(&rd, &v.head)
+	tailStart := rd.off
 	rd.take(rd.count(chainhash.HashSize) * chainhash.HashSize) // ConflictingChildren
 	decodeSpendRules(&rd, flags, &v.head)
-	for n := rd.count(2 + 2*chainhash.HashSize); n > 0; n-- { // Reassignments
-		rd.u32()
-		rd.take(2 * chainhash.HashSize)
-		rd.u32()
-	}
-	if flags&flagHasTx != 0 {
+	decodeReassignments(&rd, &v.head)
+	if v.hasTx {
 		rd.bytesField()
 	}
-	rd.bytesField() // TxInpoints
+	if inp := rd.bytesField(); len(inp) > 0 {
+		if err := checkTxInpoints(inp); err != nil && rd.err == nil {
+			rd.err = err
+		}
+	}
 	v.nEntries = rd.count(1)
 	start := rd.off
+	var stored, spent uint32
+	frozen := false
 	for range v.nEntries {
-		rd.take(entrySize(rd.byte(), &rd))
+		tag := rd.byte()
+		e := rd.take(entrySize(tag, &rd))
+		switch {
+		case rd.err != nil:
+		case tag == tagFrozen || tag == tagSpent && Entry(e).IsFrozen():
+			stored++
+			frozen = true
+		case tag == tagSpent:
+			stored++
+			spent++
+		case tag == tagUnspent:
+			stored++
+		}
 	}
 	if rd.err == nil && rd.remaining() != 0 {
 		rd.fail("%d trailing bytes", rd.remaining())
@@ -62,7 +74,10 @@ func Inspect(b []byte) (View, error) {
 	if rd.err != nil {
 		return View{}, rd.err
 	}
-	v.entries = b[start:]
+	if err := v.head.validate(v.nEntries, stored, spent, frozen); err != nil {
+		return View{}, err
+	}
+	v.tail, v.entries = b[tailStart:], b[start:]
 	return v, nil
 }
 
@@ -88,6 +103,23 @@ func (v *View) TxID() chainhash.Hash { return v.head.TxID }
 
 // Index is the record's index: 0 for the master.
 func (v *View) Index() uint32 { return v.head.Index }
+
+// Head returns the record less what the View leaves encoded: its
+// ConflictingChildren, Tx, TxInpoints and Utxos are empty. It is the
+// View's own: what changes it changes the View.
+func (v *View) Head() *Record { return &v.head }
+
+// SetMined is Record.SetMined on the head, the only part of a record it
+// reads or changes.
+func (v *View) SetMined(info MinedBlockInfo, currentHeight, retention uint32) Signal {
+	return v.head.SetMined(info, currentHeight, retention)
+}
+
+// AppendEncode appends the encoding of the record, its head as it is now,
+// to dst: Record.AppendEncode's bytes for the decoded record.
+func (v *View) AppendEncode(dst []byte) []byte {
+	return append(v.head.appendHead(dst, v.head.flags(v.hasTx)), v.tail...)
+}
 
 // Outputs is the number of outputs the record holds (Record.Utxos).
 func (v *View) Outputs() int { return v.nEntries }

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -163,5 +164,39 @@ func TestSpendsUnchangedAgreesWithSpendMulti(t *testing.T) {
 				t.Fatalf("SpendsUnchanged = %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+func TestViewSetMinedEncodesAsRecordSetMined(t *testing.T) {
+	infos := []MinedBlockInfo{
+		{BlockID: 7, BlockHeight: 100, OnLongestChain: true}, // already there
+		{BlockID: 8, BlockHeight: 102, SubtreeIdx: 3, OnLongestChain: true},
+		{BlockID: 8, BlockHeight: 102},
+		{BlockID: 1, UnsetMined: true},
+		{BlockID: 9, UnsetMined: true}, // not there
+	}
+	for name, b := range viewFixtures(t) {
+		for _, info := range infos {
+			t.Run(fmt.Sprintf("%s %+v", name, info), func(t *testing.T) {
+				v, err := Inspect(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := v.AppendEncode(nil); !bytes.Equal(got, b) {
+					t.Fatalf("unchanged view encodes as %x, want %x", got, b)
+				}
+				r := mustDecode(t, b)
+				wantSig := r.SetMined(info, cur, ret)
+				if sig := v.SetMined(info, cur, ret); sig != wantSig {
+					t.Fatalf("signal %v, want %v", sig, wantSig)
+				}
+				if got, want := v.AppendEncode(nil), r.Encode(); !bytes.Equal(got, want) {
+					t.Fatalf("view encodes as\n%x, the record as\n%x", got, want)
+				}
+				if v.Head().Terms() != r.Terms() {
+					t.Fatalf("terms %+v, want %+v", v.Head().Terms(), r.Terms())
+				}
+			})
+		}
 	}
 }
