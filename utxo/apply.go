@@ -38,6 +38,17 @@ type recordOp struct {
 	err     error
 }
 
+// newRecordOps returns n zero ops, held in one allocation: a block makes
+// thousands.
+func newRecordOps(n int) []*recordOp {
+	slab := make([]recordOp, n)
+	ops := make([]*recordOp, n)
+	for i := range ops {
+		ops[i] = &slab[i]
+	}
+	return ops
+}
+
 // errUnchanged is what an op returns when it left the record exactly as it
 // was (an idempotent re-spend, say): the record is then neither encoded
 // again nor written. It is no failure.

@@ -34,11 +34,11 @@ func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info MinedBl
 	setMined := func(v *record.View) record.Signal {
 		return v.SetMined(mined, next, retention)
 	}
-	masters := make([]*recordOp, len(txids))
+	masters := newRecordOps(len(txids))
 	for i, txid := range txids {
 		// Unsetting a block on a transaction that is not stored has
 		// nothing to undo: a no-op, as in the reference.
-		masters[i] = &recordOp{txid: txid, onHead: setMined, missingOK: info.UnsetMined}
+		*masters[i] = recordOp{txid: txid, onHead: setMined, missingOK: info.UnsetMined}
 	}
 	if err := db.apply(ctx, masters); err != nil {
 		return err
