@@ -44,7 +44,7 @@ func (db *DB) perOutput(ctx context.Context, spends []*Spend, op func(r *record.
 	for i, sp := range spends {
 		idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
 		ops[i] = &recordOp{txid: sp.TxID, index: idx, op: func(r *record.Record) (record.Signal, error) {
-			return op(r, offset, claimedHash(r, offset, sp.UTXOHash), sp)
+			return op(r, offset, claimedHash(entryOf(r, offset), sp.UTXOHash), sp)
 		}}
 	}
 	if err := db.apply(ctx, ops); err != nil {

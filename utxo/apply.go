@@ -18,8 +18,16 @@ type recordOp struct {
 	index uint32 // record index: 0 master, 1.. child
 	// op mutates the decoded record; an error leaves the record unchanged.
 	op func(r *record.Record) (record.Signal, error)
+	// onHead, when set, is the op instead: it changes only the record's
+	// head, so the record is inspected (record.View) rather than decoded,
+	// and its outputs and transaction are copied as they are.
+	onHead func(v *record.View) record.Signal
 	// missingOK makes a missing record a no-op instead of TX_NOT_FOUND.
 	missingOK bool
+	// unchanged, when set, is asked first, with the stored bytes: true
+	// says op would leave the record as it is and succeed with no signal,
+	// so it is neither decoded nor written (after stays nil).
+	unchanged func(current []byte) bool
 	// arena, when set, holds the new encoding; see encodeArena.
 	arena *encodeArena
 
@@ -28,6 +36,17 @@ type recordOp struct {
 	after   *record.Record // the record as written, unshared: less its Utxos, Tx and inpoints (nil if missing or failed)
 	changed bool           // the operation changed the stored bytes
 	err     error
+}
+
+// newRecordOps returns n zero ops, held in one allocation: a block makes
+// thousands.
+func newRecordOps(n int) []*recordOp {
+	slab := make([]recordOp, n)
+	ops := make([]*recordOp, n)
+	for i := range ops {
+		ops[i] = &slab[i]
+	}
+	return ops
 }
 
 // errUnchanged is what an op returns when it left the record exactly as it
@@ -48,6 +67,12 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 			return engine.Mutation{Action: engine.Keep}, nil
 		}
 		return engine.Mutation{}, notFound(o.txid)
+	}
+	if o.unchanged != nil && o.unchanged(current) {
+		return engine.Mutation{Action: engine.Keep}, nil
+	}
+	if o.onHead != nil {
+		return o.updateHead(current)
 	}
 	// current is only lent for this call: the record shares its outputs,
 	// transaction bytes and inpoints, which after drops before keeping the
@@ -78,6 +103,27 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 	}
 	o.changed = true
 	return engine.Mutation{Action: engine.Put, Value: next, Terms: terms(r)}, nil
+}
+
+// updateHead is update for an op on the record's head.
+func (o *recordOp) updateHead(current []byte) (engine.Mutation, error) {
+	v, err := record.Inspect(current)
+	if err != nil {
+		return engine.Mutation{}, err
+	}
+	sig := o.onHead(&v)
+	var next []byte
+	if o.arena != nil {
+		next = o.arena.encode(&v)
+	} else {
+		next = v.AppendEncode(nil)
+	}
+	o.signal, o.after = sig, v.Head()
+	if bytes.Equal(next, current) {
+		return engine.Mutation{Action: engine.Keep}, nil
+	}
+	o.changed = true
+	return engine.Mutation{Action: engine.Put, Value: next, Terms: terms(o.after)}, nil
 }
 
 // apply runs ops as one engine batch and records each op's error. The

@@ -77,7 +77,7 @@ func (db *DB) settleFailed(ctx context.Context, cs chainState) error {
 // advances cs to it; finishBlock records cs.
 func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	info := MinedBlockInfo{BlockID: cs.NextBlockID, BlockHeight: b.Height, OnLongestChain: true}
-	created, err := db.createBlockTxs(ctx, b, info)
+	created, minedAlready, err := db.createBlockTxs(ctx, b, info)
 	if err != nil {
 		return err
 	}
@@ -85,9 +85,14 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	if err != nil {
 		return errors.Join(err, db.dropCreated(ctx, created))
 	}
-	txids := make([]chainhash.Hash, len(b.Txs))
-	for i, tx := range b.Txs {
-		txids[i] = tx.ID
+	// A transaction this block created in one record was created mined
+	// in it, with the rule set-mined runs: setting it mined again would
+	// change nothing.
+	txids := make([]chainhash.Hash, 0, len(b.Txs)-len(minedAlready))
+	for _, tx := range b.Txs {
+		if !minedAlready[tx.ID] {
+			txids = append(txids, tx.ID)
+		}
 	}
 	if err := db.setMined(ctx, txids, info, nil); err != nil {
 		return err
@@ -140,9 +145,10 @@ func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) err
 // transaction already stored (submitted before its block, seen unmined, or
 // connected before a crash) is left for SetMinedMulti, and its records are
 // never built: on a node that saw the transactions first, that is almost
-// every transaction of the block. It returns the transactions it created.
-func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) ([]chainhash.Hash, error) {
-	var created []chainhash.Hash
+// every transaction of the block. It returns the transactions it created
+// and, among them, those created in one record, which are mined in the
+// block as they are.
+func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) (created []chainhash.Hash, minedAlready map[chainhash.Hash]bool, err error) {
 	var updates []engine.Update
 	var single []*chain.Tx
 	opts := CreateOptions{MinedBlocks: []MinedBlockInfo{info}}
@@ -153,7 +159,7 @@ func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) 
 			case err == nil:
 				created = append(created, tx.ID)
 			case !errors.Is(err, ErrTxExists):
-				return created, errors.Join(err, db.dropCreated(ctx, created))
+				return created, nil, errors.Join(err, db.dropCreated(ctx, created))
 			}
 			continue
 		}
@@ -180,17 +186,19 @@ func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) 
 	}
 	errs, err := db.eng.Update(ctx, updates)
 	if err != nil {
-		return created, storageErr("creating the block's transactions", err)
+		return created, nil, storageErr("creating the block's transactions", err)
 	}
+	minedAlready = make(map[chainhash.Hash]bool, len(single))
 	for i, tx := range single {
 		switch {
 		case errs[i] == nil:
 			created = append(created, tx.ID)
+			minedAlready[tx.ID] = true
 		case !errors.Is(errs[i], errAlreadyCommitted):
-			return created, errors.Join(errs[i], db.dropCreated(ctx, created))
+			return created, nil, errors.Join(errs[i], db.dropCreated(ctx, created))
 		}
 	}
-	return created, nil
+	return created, minedAlready, nil
 }
 
 // dropCreated undoes createBlockTxs for a block that failed.
@@ -219,7 +227,7 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, 
 		spends = append(spends, s...)
 	}
 	opts := SpendOptions{BlockHeight: b.Height, IgnoreLocked: true}
-	err := db.spendAll(ctx, spends, opts)
+	err := db.spendAll(ctx, spends, opts, true)
 	if err == nil {
 		return nil, nil
 	}
@@ -231,7 +239,7 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, 
 	if err != nil {
 		return nil, err
 	}
-	if err := db.spendAll(ctx, spends, opts); err != nil {
+	if err := db.spendAll(ctx, spends, opts, true); err != nil {
 		return nil, errors.Join(err, db.restoreConflicting(ctx, conflicting))
 	}
 	return conflicting, nil
@@ -306,7 +314,7 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 		if err != nil {
 			return err
 		}
-		if err := db.spendAll(ctx, spends, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}); err != nil {
+		if err := db.spendAll(ctx, spends, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}, false); err != nil {
 			return fmt.Errorf("restoring %s after its conflict was reversed: %w", txid, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package utxo
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -9,7 +10,9 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/internal/testdata"
+	"github.com/utxostore/utxostore/utxo/record"
 )
 
 // freshSummary is the summary of a new store on open that connected blocks.
@@ -396,5 +399,66 @@ func TestConflictReleasesEveryInputOfTheLoser(t *testing.T) {
 	}
 	if sd := mustGet(t, db, b.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != winner.ID {
 		t.Fatalf("B's output is spent by %v, want the block's transaction", sd)
+	}
+}
+
+// A block whose transactions were submitted first finds their spends in
+// place: it checks them on the stored bytes and leaves the parents exactly
+// as they were. A parent damaged in between is still reported as such
+// (MALFORMED), the block refused and the tip left where it was.
+func TestBlockOfSubmittedTransactionsRechecksTheirSpends(t *testing.T) {
+	for _, damaged := range []bool{false, true} {
+		t.Run(fmt.Sprint("damaged=", damaged), func(t *testing.T) {
+			db := newStore(t, Options{})
+			genesis := Block{Hash: chainhash.DoubleHashH([]byte("g0")), Height: 0, Txs: []*chain.Tx{coinbaseTx("g0", 1, 50e8)}}
+			connectAll(t, db, []Block{genesis})
+			parent := spendTx("parent", []wire.OutPoint{{Hash: chainhash.DoubleHashH([]byte("outside")), Index: 0}}, 3, 1e8)
+			mustCreate(t, db, parent, 0, mined(0))
+			child := spendTx("child", []wire.OutPoint{out(parent, 0), out(parent, 2)}, 1, 1e8)
+			if _, err := db.Spend(ctx, child); err != nil {
+				t.Fatal(err)
+			}
+			mustCreate(t, db, child, db.GetBlockHeight())
+			key := engine.Key(record.MasterKey(parent.ID))
+			stored, err := db.eng.Get(ctx, []engine.Key{key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := stored[0]
+			if damaged {
+				// A trailing byte: the record no longer decodes.
+				bad := append(bytes.Clone(before), 0)
+				if _, err := db.eng.Update(ctx, []engine.Update{{Key: key, Fn: func([]byte) (engine.Mutation, error) {
+					return engine.Mutation{Action: engine.Put, Value: bad}, nil
+				}}}); err != nil {
+					t.Fatal(err)
+				}
+				before = bad
+			}
+			block := Block{Hash: chainhash.DoubleHashH([]byte("g1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("g1", 1, 50e8), child}}
+			err = db.ConnectBlock(ctx, block)
+			after, getErr := db.eng.Get(ctx, []engine.Key{key})
+			if getErr != nil {
+				t.Fatal(getErr)
+			}
+			if !bytes.Equal(after[0], before) {
+				t.Fatal("connecting the block rewrote the parent record")
+			}
+			if damaged {
+				wantCode(t, err, ErrMalformed)
+				if h := db.GetBlockHeight(); h != 0 {
+					t.Fatalf("height %d after a refused block, want 0", h)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, vout := range []int{0, 2} {
+				if sd := mustGet(t, db, parent.ID).Outputs[vout].SpendingData; sd == nil || sd.TxID != child.ID {
+					t.Fatalf("output %d spent by %v, want the child", vout, sd)
+				}
+			}
+		})
 	}
 }

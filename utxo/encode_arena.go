@@ -1,10 +1,6 @@
 package utxo
 
-import (
-	"sync"
-
-	"github.com/utxostore/utxostore/utxo/record"
-)
+import "sync"
 
 // encodeArenaChunk is the size of the buffers an encodeArena carves records
 // from: a block's set-mined encodes a few hundred KiB, a lone spend a few
@@ -28,9 +24,14 @@ type encodeArena struct {
 	chunks []*[]byte
 }
 
+// encoder is a record to encode: a decoded record.Record or a record.View.
+type encoder interface {
+	AppendEncode(dst []byte) []byte
+}
+
 // encode returns r's encoding, carved from the arena's current chunk; a
 // record too large for what is left gets its own allocation.
-func (a *encodeArena) encode(r *record.Record) []byte {
+func (a *encodeArena) encode(r encoder) []byte {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.chunks) == 0 {

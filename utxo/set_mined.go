@@ -29,14 +29,16 @@ func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info Mi
 func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info MinedBlockInfo, minedIn func(chainhash.Hash, []uint32)) error {
 	mined := info.record()
 	next, retention := db.height.Load()+1, db.opts.BlockHeightRetention
-	setMined := func(r *record.Record) (record.Signal, error) {
-		return r.SetMined(mined, next, retention), nil
+	// SetMined changes only a record's head: the outputs and the
+	// transaction are copied, never decoded.
+	setMined := func(v *record.View) record.Signal {
+		return v.SetMined(mined, next, retention)
 	}
-	masters := make([]*recordOp, len(txids))
+	masters := newRecordOps(len(txids))
 	for i, txid := range txids {
 		// Unsetting a block on a transaction that is not stored has
 		// nothing to undo: a no-op, as in the reference.
-		masters[i] = &recordOp{txid: txid, op: setMined, missingOK: info.UnsetMined}
+		*masters[i] = recordOp{txid: txid, onHead: setMined, missingOK: info.UnsetMined}
 	}
 	if err := db.apply(ctx, masters); err != nil {
 		return err
@@ -55,7 +57,7 @@ func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info MinedBl
 			minedIn(m.txid, m.after.BlockIDs)
 		}
 		for i := uint32(1); i <= m.after.TotalExtraRecs; i++ {
-			children = append(children, &recordOp{txid: m.txid, index: i, missingOK: true, op: setMined})
+			children = append(children, &recordOp{txid: m.txid, index: i, missingOK: true, onHead: setMined})
 		}
 	}
 	if err := db.apply(ctx, children); err != nil {

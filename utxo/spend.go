@@ -1,7 +1,6 @@
 package utxo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 
@@ -102,7 +101,7 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 	if err != nil {
 		return nil, err
 	}
-	return spends, db.spendAll(ctx, spends, o)
+	return spends, db.spendAll(ctx, spends, o, false)
 }
 
 // spendAll spends every output or none, for the caller: when any spend is
@@ -113,7 +112,12 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 // leaves the applied spends in place, naming a transaction whose Spend
 // failed. The same Spend sent again settles it: its spends are idempotent,
 // the refusal repeats and the undo runs; Unspend naming it frees them too.
-func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) error {
+//
+// respent says the spends were most likely applied before (a block
+// spending what its transactions spent when they were submitted): each
+// record is then first checked in its encoded form, and one that the
+// spends would leave as it is is neither decoded nor written.
+func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions, respent bool) error {
 	ropts := record.SpendOptions{
 		CurrentHeight:     o.BlockHeight,
 		Retention:         db.opts.BlockHeightRetention,
@@ -125,35 +129,38 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 	if err != nil {
 		return err
 	}
-	ops := make([]*recordOp, len(groups))
+	ops := newRecordOps(len(groups))
 	for i, g := range groups {
-		ops[i] = &recordOp{txid: g.txid, index: g.index, op: func(r *record.Record) (record.Signal, error) {
+		*ops[i] = recordOp{txid: g.txid, index: g.index, op: func(r *record.Record) (record.Signal, error) {
 			if uncommitted[g.txid] {
+				for j := range g.spends {
+					g.spends[j].applied, g.spends[j].err = false, nil
+				}
 				return 0, record.NewError(record.CodeUtxoLocked, g.txid, g.spends[0].Vout, "transaction is still being created (its master record is not committed)")
 			}
-			items, before := g.items, g.before
-			defer clear(before) // it shares the engine's bytes, lent for this call only
-			for j, sp := range g.spends {
-				items[j] = record.SpendItem{Offset: g.offsets[j], UtxoHash: claimedHash(r, g.offsets[j], sp.UTXOHash), Spending: *sp.SpendingData}
-				before[j] = nil
-				if int(g.offsets[j]) < len(r.Utxos) {
-					before[j] = r.Utxos[g.offsets[j]]
-				}
+			items := g.items
+			for j := range g.spends {
+				gs := &g.spends[j]
+				stored := entryOf(r, gs.offset)
+				items[j] = record.SpendItem{Offset: gs.offset, UtxoHash: claimedHash(stored, gs.UTXOHash), Spending: *gs.SpendingData}
+				// Only an unspent output takes a spend; one spent by this
+				// very spender already is the idempotent re-spend.
+				gs.applied, gs.err = stored.IsUnspent(), nil
 			}
 			sig, itemErrs, err := r.SpendMulti(items, ropts)
-			clear(g.errs)
-			clear(g.applied)
 			if err != nil {
+				for j := range g.spends {
+					g.spends[j].applied = false
+				}
 				return 0, err
 			}
 			changed := false
 			for j := range g.spends {
-				if itemErrs != nil {
-					g.errs[j] = itemErrs[j]
+				gs := &g.spends[j]
+				if itemErrs != nil && itemErrs[j] != nil {
+					gs.err, gs.applied = itemErrs[j], false
 				}
-				off := g.offsets[j]
-				g.applied[j] = g.errs[j] == nil && int(off) < len(r.Utxos) && !bytes.Equal(before[j], r.Utxos[off])
-				changed = changed || g.applied[j]
+				changed = changed || gs.applied
 			}
 			if !changed {
 				// Every spend was refused or already there (a block
@@ -163,23 +170,30 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 			return sig, nil
 		}}
 	}
+	if respent {
+		for i, g := range groups {
+			ops[i].unchanged = func(current []byte) bool {
+				return !uncommitted[g.txid] && spentAlready(current, g, ropts)
+			}
+		}
+	}
 	if err := db.apply(ctx, ops); err != nil {
 		return err
 	}
 	var first error
 	var undo []*Spend
 	for i, g := range groups {
-		for j, sp := range g.spends {
+		for _, gs := range g.spends {
 			err := ops[i].err
 			if err == nil {
-				err = g.errs[j]
+				err = gs.err
 			}
-			sp.Err = outputErr(err, sp)
-			if first == nil && sp.Err != nil {
-				first = sp.Err
+			gs.Err = outputErr(err, gs.Spend)
+			if first == nil && gs.Err != nil {
+				first = gs.Err
 			}
-			if ops[i].err == nil && g.applied[j] {
-				undo = append(undo, sp)
+			if ops[i].err == nil && gs.applied {
+				undo = append(undo, gs.Spend)
 			}
 		}
 	}
@@ -195,6 +209,26 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 		return errors.Join(first, err)
 	}
 	return first
+}
+
+// spentAlready reports whether the spends of g are already applied to the
+// record encoded in current, so that spending them again changes nothing
+// and succeeds; it then clears g's outcome, as the record operation would.
+func spentAlready(current []byte, g *recordGroup, opts record.SpendOptions) bool {
+	v, err := record.Inspect(current)
+	if err != nil {
+		return false // the record operation decodes it and reports the damage
+	}
+	for j, gs := range g.spends {
+		g.items[j] = record.SpendItem{Offset: gs.offset, UtxoHash: claimedHash(v.Entry(gs.offset), gs.UTXOHash), Spending: *gs.SpendingData}
+	}
+	if !v.SpendsUnchanged(g.items, opts) {
+		return false
+	}
+	for j := range g.spends {
+		g.spends[j].applied, g.spends[j].err = false, nil
+	}
+	return true
 }
 
 // uncommittedMasters returns the paginated transactions among groups whose
@@ -234,16 +268,21 @@ func (db *DB) uncommittedMasters(ctx context.Context, groups []*recordGroup) (ma
 
 // recordGroup is the outputs of one call that live in the same record.
 type recordGroup struct {
-	txid    chainhash.Hash
-	index   uint32
-	spends  []*Spend
-	offsets []uint32
-	// Outcome, per spend, written by the record operation.
-	errs    []error
-	applied []bool
-	// Scratch of the record operation, per spend.
-	items  []record.SpendItem
-	before []record.Entry
+	txid   chainhash.Hash
+	index  uint32
+	spends []groupedSpend
+	// items is the record operation's scratch, one per spend (SpendMulti
+	// takes them as one slice).
+	items []record.SpendItem
+}
+
+// groupedSpend is one spend of a recordGroup and its outcome, which the
+// record operation writes.
+type groupedSpend struct {
+	*Spend
+	offset  uint32 // of the output in the record
+	applied bool   // the operation spent the output (it was unspent)
+	err     error
 }
 
 // groupByRecord groups spends by the record holding their output, keeping
@@ -256,9 +295,12 @@ func (db *DB) groupByRecord(spends []*Spend) []*recordGroup {
 		txid  chainhash.Hash
 		index uint32
 	}
+	type placement struct {
+		group  int // the spend's group
+		offset uint32
+	}
 	slab := make([]recordGroup, 0, len(spends))
-	member := make([]int, len(spends)) // the group of each spend
-	offsets := make([]uint32, len(spends))
+	placed := make([]placement, len(spends))
 	sizes := make([]int, 0, len(spends)) // spends per group
 	// A transaction's few inputs are grouped by a scan; a block's
 	// thousands through a map.
@@ -268,7 +310,6 @@ func (db *DB) groupByRecord(spends []*Spend) []*recordGroup {
 	}
 	for i, sp := range spends {
 		idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
-		offsets[i] = offset
 		id := recordID{sp.TxID, idx}
 		found := -1
 		if byRecord != nil {
@@ -291,30 +332,25 @@ func (db *DB) groupByRecord(spends []*Spend) []*recordGroup {
 				byRecord[id] = found
 			}
 		}
-		member[i] = found
+		placed[i] = placement{found, offset}
 		sizes[found]++
 	}
 	// Each group's window starts where the spends of the groups before it
 	// end; the windows are filled in call order.
 	n := len(spends)
-	groupSpends, groupOffsets := make([]*Spend, n), make([]uint32, n)
-	errs, applied := make([]error, n), make([]bool, n)
-	items, before := make([]record.SpendItem, n), make([]record.Entry, n)
+	grouped, items := make([]groupedSpend, n), make([]record.SpendItem, n)
 	groups := make([]*recordGroup, len(slab))
 	start := 0
 	for k := range slab {
 		g := &slab[k]
 		end := start + sizes[k]
-		g.spends, g.offsets = groupSpends[start:start:end], groupOffsets[start:start:end]
-		g.errs, g.applied = errs[start:end:end], applied[start:end:end]
-		g.items, g.before = items[start:end:end], before[start:end:end]
+		g.spends, g.items = grouped[start:start:end], items[start:end:end]
 		groups[k] = g
 		start = end
 	}
 	for i, sp := range spends {
-		g := &slab[member[i]]
-		g.spends = append(g.spends, sp)
-		g.offsets = append(g.offsets, offsets[i])
+		g := &slab[placed[i].group]
+		g.spends = append(g.spends, groupedSpend{Spend: sp, offset: placed[i].offset})
 	}
 	return groups
 }
@@ -324,15 +360,20 @@ func (db *DB) groupByRecord(spends []*Spend) []*recordGroup {
 const smallGroupScan = 16
 
 // claimedHash is the UTXO hash a spend is checked against: the spender's
-// claim, or, when it makes none, the stored hash (nothing to check).
-func claimedHash(r *record.Record, offset uint32, claim *chainhash.Hash) chainhash.Hash {
+// claim, or, when it makes none, the stored entry's hash (nothing to check).
+func claimedHash(stored record.Entry, claim *chainhash.Hash) chainhash.Hash {
 	if claim != nil {
 		return *claim
 	}
+	return stored.Hash()
+}
+
+// entryOf is r.Utxos[offset], nil when offset is beyond r's outputs.
+func entryOf(r *record.Record, offset uint32) record.Entry {
 	if int(offset) < len(r.Utxos) {
-		return r.Utxos[offset].Hash()
+		return r.Utxos[offset]
 	}
-	return chainhash.Hash{}
+	return nil
 }
 
 // outputErr names the output in a record-level error and fills the
@@ -372,16 +413,16 @@ func (db *DB) unspendAll(ctx context.Context, spends []*Spend, flagAsLocked bool
 		FlagAsLocked:  flagAsLocked,
 	}
 	groups := db.groupByRecord(spends)
-	ops := make([]*recordOp, len(groups))
+	ops := newRecordOps(len(groups))
 	for i, g := range groups {
-		ops[i] = &recordOp{txid: g.txid, index: g.index, op: func(r *record.Record) (record.Signal, error) {
-			clear(g.errs)
+		*ops[i] = recordOp{txid: g.txid, index: g.index, op: func(r *record.Record) (record.Signal, error) {
 			var sig record.Signal
-			for j, sp := range g.spends {
+			for j := range g.spends {
+				gs := &g.spends[j]
 				o := uopts
-				o.Expected = sp.SpendingData
-				s, err := r.Unspend(g.offsets[j], claimedHash(r, g.offsets[j], sp.UTXOHash), o)
-				g.errs[j] = err
+				o.Expected = gs.SpendingData
+				s, err := r.Unspend(gs.offset, claimedHash(entryOf(r, gs.offset), gs.UTXOHash), o)
+				gs.err = err
 				sig |= s
 			}
 			return sig, nil
@@ -392,14 +433,14 @@ func (db *DB) unspendAll(ctx context.Context, spends []*Spend, flagAsLocked bool
 	}
 	var errs []error
 	for i, g := range groups {
-		for j, sp := range g.spends {
+		for _, gs := range g.spends {
 			err := ops[i].err
 			if err == nil {
-				err = g.errs[j]
+				err = gs.err
 			}
 			if err != nil {
-				sp.Err = outputErr(err, sp)
-				errs = append(errs, sp.Err)
+				gs.Err = outputErr(err, gs.Spend)
+				errs = append(errs, gs.Err)
 			}
 		}
 	}

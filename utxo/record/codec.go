@@ -73,50 +73,8 @@ func (r *Record) encodedSizeHint() int {
 
 // AppendEncode appends the encoding of r to dst (see Encode).
 func (r *Record) AppendEncode(dst []byte) []byte {
-	var flags uint64
-	for _, f := range []struct {
-		set bool
-		bit uint64
-	}{
-		{r.Frozen, flagFrozen}, {r.Locked, flagLocked}, {r.Creating, flagCreating},
-		{r.Conflicting, flagConflicting}, {r.External, flagExternal},
-		{r.IsCoinbase, flagCoinbase}, {r.Tx != nil, flagHasTx},
-		{len(r.DeletedChildren) > 0, flagHasDeletedChildren},
-	} {
-		if f.set {
-			flags |= f.bit
-		}
-	}
 	u := binary.AppendUvarint
-	dst = append(dst, FormatVersion)
-	dst = u(dst, flags)
-	dst = append(dst, r.TxID[:]...)
-	for _, v := range []uint64{
-		uint64(r.Index), uint64(r.FirstVout), uint64(r.Version), uint64(r.LockTime),
-		r.Fee, r.SizeInBytes, uint64(r.SpendingHeight), uint64(r.UnminedSince),
-	} {
-		dst = u(dst, v)
-	}
-	dst = binary.AppendVarint(dst, r.CreatedAt)
-	for _, v := range []uint32{
-		r.PreserveUntil, r.DeleteAtHeight, r.TotalUtxos, r.TotalExtraRecs,
-		r.SpentExtraRecs, r.RecordUtxos, r.SpentUtxos,
-	} {
-		dst = u(dst, uint64(v))
-	}
-
-	dst = u(dst, uint64(len(r.BlockIDs)))
-	for _, v := range r.BlockIDs {
-		dst = u(dst, uint64(v))
-	}
-	dst = u(dst, uint64(len(r.BlockHeights)))
-	for _, v := range r.BlockHeights {
-		dst = u(dst, uint64(v))
-	}
-	dst = u(dst, uint64(len(r.SubtreeIdxs)))
-	for _, v := range r.SubtreeIdxs {
-		dst = binary.AppendVarint(dst, int64(v))
-	}
+	dst = r.appendHead(dst, r.flags(r.Tx != nil))
 
 	dst = u(dst, uint64(len(r.ConflictingChildren)))
 	for _, h := range r.ConflictingChildren {
@@ -187,6 +145,63 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 	return dst
 }
 
+// flags returns the record's flags field; hasTx is passed, as a View
+// keeps the transaction in its tail without holding it.
+func (r *Record) flags(hasTx bool) uint64 {
+	var flags uint64
+	for _, f := range []struct {
+		set bool
+		bit uint64
+	}{
+		{r.Frozen, flagFrozen}, {r.Locked, flagLocked}, {r.Creating, flagCreating},
+		{r.Conflicting, flagConflicting}, {r.External, flagExternal},
+		{r.IsCoinbase, flagCoinbase}, {hasTx, flagHasTx},
+		{len(r.DeletedChildren) > 0, flagHasDeletedChildren},
+	} {
+		if f.set {
+			flags |= f.bit
+		}
+	}
+	return flags
+}
+
+// appendHead appends the record's head: the format version, flags, the
+// fixed fields and the block lists, everything before ConflictingChildren.
+// AppendEncode and View.AppendEncode share it.
+func (r *Record) appendHead(dst []byte, flags uint64) []byte {
+	u := binary.AppendUvarint
+	dst = append(dst, FormatVersion)
+	dst = u(dst, flags)
+	dst = append(dst, r.TxID[:]...)
+	for _, v := range []uint64{
+		uint64(r.Index), uint64(r.FirstVout), uint64(r.Version), uint64(r.LockTime),
+		r.Fee, r.SizeInBytes, uint64(r.SpendingHeight), uint64(r.UnminedSince),
+	} {
+		dst = u(dst, v)
+	}
+	dst = binary.AppendVarint(dst, r.CreatedAt)
+	for _, v := range []uint32{
+		r.PreserveUntil, r.DeleteAtHeight, r.TotalUtxos, r.TotalExtraRecs,
+		r.SpentExtraRecs, r.RecordUtxos, r.SpentUtxos,
+	} {
+		dst = u(dst, uint64(v))
+	}
+
+	dst = u(dst, uint64(len(r.BlockIDs)))
+	for _, v := range r.BlockIDs {
+		dst = u(dst, uint64(v))
+	}
+	dst = u(dst, uint64(len(r.BlockHeights)))
+	for _, v := range r.BlockHeights {
+		dst = u(dst, uint64(v))
+	}
+	dst = u(dst, uint64(len(r.SubtreeIdxs)))
+	for _, v := range r.SubtreeIdxs {
+		dst = binary.AppendVarint(dst, int64(v))
+	}
+	return dst
+}
+
 // Decode parses an encoded record and checks its invariants (see Validate).
 // It never panics; any damage is reported as CodeMalformed and an unknown
 // format version as CodeUnsupportedVersion. The result does not alias b.
@@ -231,113 +246,22 @@ func (r *Record) Unshare() {
 }
 
 func decode(b []byte, mode decodeMode) (*Record, error) {
-	if len(b) == 0 {
-		return nil, malformed("empty record")
-	}
-	if b[0] != FormatVersion {
-		return nil, &Error{Code: CodeUnsupportedVersion, Msg: fmt.Sprintf("record format version %d is not supported (want %d)", b[0], FormatVersion)}
-	}
-	rd := reader{b: b, off: 1}
 	rec := &Record{}
+	rd, flags, err := decodeHeader(b, rec)
+	if err != nil {
+		return nil, err
+	}
 	shared := mode != decodeCopy
-	flags := rd.uvarint()
-	if flags&^flagsKnown != 0 {
-		rd.fail("unknown flags %#x", flags&^flagsKnown)
-	}
-	rec.Frozen = flags&flagFrozen != 0
-	rec.Locked = flags&flagLocked != 0
-	rec.Creating = flags&flagCreating != 0
-	rec.Conflicting = flags&flagConflicting != 0
-	rec.External = flags&flagExternal != 0
-	rec.IsCoinbase = flags&flagCoinbase != 0
 
-	rec.TxID = rd.hash()
-	rec.Index = rd.u32()
-	rec.FirstVout = rd.u32()
-	rec.Version = rd.u32()
-	rec.LockTime = rd.u32()
-	rec.Fee = rd.uvarint()
-	rec.SizeInBytes = rd.uvarint()
-	rec.SpendingHeight = rd.u32()
-	rec.UnminedSince = rd.u32()
-	rec.CreatedAt = rd.varint()
-	rec.PreserveUntil = rd.u32()
-	rec.DeleteAtHeight = rd.u32()
-	rec.TotalUtxos = rd.u32()
-	rec.TotalExtraRecs = rd.u32()
-	rec.SpentExtraRecs = rd.u32()
-	rec.RecordUtxos = rd.u32()
-	rec.SpentUtxos = rd.u32()
-
-	// The ids and the heights, which Validate wants as many, share one
-	// allocation; each is capped, so that appending to one copies it.
-	var blockLists []uint32
-	if n := rd.count(1); n > 0 {
-		blockLists = make([]uint32, 2*n)
-		rec.BlockIDs = blockLists[:n:n]
-		for i := range rec.BlockIDs {
-			rec.BlockIDs[i] = rd.u32()
-		}
-	}
-	if n := rd.count(1); n > 0 {
-		if n == len(rec.BlockIDs) {
-			rec.BlockHeights = blockLists[n : 2*n : 2*n]
-		} else {
-			rec.BlockHeights = make([]uint32, n)
-		}
-		for i := range rec.BlockHeights {
-			rec.BlockHeights[i] = rd.u32()
-		}
-	}
-	if n := rd.count(1); n > 0 {
-		rec.SubtreeIdxs = make([]int, n)
-		for i := range rec.SubtreeIdxs {
-			v := rd.varint()
-			if int64(int(v)) != v {
-				rd.fail("subtree index %d overflows int", v)
-			}
-			rec.SubtreeIdxs[i] = int(v)
-		}
-	}
+	decodeBlockLists(&rd, rec)
 	if n := rd.count(chainhash.HashSize); n > 0 {
 		rec.ConflictingChildren = make([]chainhash.Hash, n)
 		for i := range rec.ConflictingChildren {
 			rec.ConflictingChildren[i] = rd.hash()
 		}
 	}
-	if flags&flagHasDeletedChildren != 0 {
-		n := rd.count(chainhash.HashSize)
-		if n == 0 {
-			rd.fail("deletedChildren flagged but empty")
-		}
-		rec.DeletedChildren = make([]chainhash.Hash, n)
-		for i := range rec.DeletedChildren {
-			rec.DeletedChildren[i] = rd.hash()
-		}
-	}
-	if n := rd.count(2); n > 0 {
-		rec.UtxoSpendableIn = make(map[uint32]uint32, n)
-		prev := int64(-1)
-		for range n {
-			k := rd.u32()
-			v := rd.u32()
-			if rd.err == nil && int64(k) <= prev {
-				rd.fail("utxoSpendableIn offsets not strictly ascending")
-			}
-			prev = int64(k)
-			rec.UtxoSpendableIn[k] = v
-		}
-	}
-	if n := rd.count(2 + 2*chainhash.HashSize); n > 0 {
-		rec.Reassignments = make([]Reassignment, n)
-		for i := range rec.Reassignments {
-			ra := &rec.Reassignments[i]
-			ra.Offset = rd.u32()
-			ra.UtxoHash = rd.hash()
-			ra.NewUtxoHash = rd.hash()
-			ra.BlockHeight = rd.u32()
-		}
-	}
+	decodeSpendRules(&rd, flags, rec)
+	decodeReassignments(&rd, rec)
 	if flags&flagHasTx != 0 {
 		tx := rd.bytesField()
 		switch {
@@ -373,6 +297,125 @@ func decode(b []byte, mode decodeMode) (*Record, error) {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// decodeHeader reads the format version, the flags and the fixed fields
+// (TxID to SpentUtxos) of an encoded record into rec, and returns the
+// reader positioned at the block lists. Decode and Inspect share it.
+func decodeHeader(b []byte, rec *Record) (reader, uint64, *Error) {
+	if len(b) == 0 {
+		return reader{}, 0, malformed("empty record")
+	}
+	if b[0] != FormatVersion {
+		return reader{}, 0, &Error{Code: CodeUnsupportedVersion, Msg: fmt.Sprintf("record format version %d is not supported (want %d)", b[0], FormatVersion)}
+	}
+	rd := reader{b: b, off: 1}
+	flags := rd.uvarint()
+	if flags&^flagsKnown != 0 {
+		rd.fail("unknown flags %#x", flags&^flagsKnown)
+	}
+	rec.Frozen = flags&flagFrozen != 0
+	rec.Locked = flags&flagLocked != 0
+	rec.Creating = flags&flagCreating != 0
+	rec.Conflicting = flags&flagConflicting != 0
+	rec.External = flags&flagExternal != 0
+	rec.IsCoinbase = flags&flagCoinbase != 0
+
+	rec.TxID = rd.hash()
+	rec.Index = rd.u32()
+	rec.FirstVout = rd.u32()
+	rec.Version = rd.u32()
+	rec.LockTime = rd.u32()
+	rec.Fee = rd.uvarint()
+	rec.SizeInBytes = rd.uvarint()
+	rec.SpendingHeight = rd.u32()
+	rec.UnminedSince = rd.u32()
+	rec.CreatedAt = rd.varint()
+	rec.PreserveUntil = rd.u32()
+	rec.DeleteAtHeight = rd.u32()
+	rec.TotalUtxos = rd.u32()
+	rec.TotalExtraRecs = rd.u32()
+	rec.SpentExtraRecs = rd.u32()
+	rec.RecordUtxos = rd.u32()
+	rec.SpentUtxos = rd.u32()
+	return rd, flags, rd.err
+}
+
+// decodeBlockLists reads BlockIDs, BlockHeights and SubtreeIdxs into rec.
+func decodeBlockLists(rd *reader, rec *Record) {
+	// The ids and the heights, which Validate wants as many, share one
+	// allocation; each is capped, so that appending to one copies it.
+	var blockLists []uint32
+	if n := rd.count(1); n > 0 {
+		blockLists = make([]uint32, 2*n)
+		rec.BlockIDs = blockLists[:n:n]
+		for i := range rec.BlockIDs {
+			rec.BlockIDs[i] = rd.u32()
+		}
+	}
+	if n := rd.count(1); n > 0 {
+		if n == len(rec.BlockIDs) {
+			rec.BlockHeights = blockLists[n : 2*n : 2*n]
+		} else {
+			rec.BlockHeights = make([]uint32, n)
+		}
+		for i := range rec.BlockHeights {
+			rec.BlockHeights[i] = rd.u32()
+		}
+	}
+	if n := rd.count(1); n > 0 {
+		rec.SubtreeIdxs = make([]int, n)
+		for i := range rec.SubtreeIdxs {
+			v := rd.varint()
+			if int64(int(v)) != v {
+				rd.fail("subtree index %d overflows int", v)
+			}
+			rec.SubtreeIdxs[i] = int(v)
+		}
+	}
+}
+
+// decodeReassignments reads the Reassignments into rec.
+func decodeReassignments(rd *reader, rec *Record) {
+	if n := rd.count(2 + 2*chainhash.HashSize); n > 0 {
+		rec.Reassignments = make([]Reassignment, n)
+		for i := range rec.Reassignments {
+			ra := &rec.Reassignments[i]
+			ra.Offset = rd.u32()
+			ra.UtxoHash = rd.hash()
+			ra.NewUtxoHash = rd.hash()
+			ra.BlockHeight = rd.u32()
+		}
+	}
+}
+
+// decodeSpendRules reads the two lists the spend rule consults besides the
+// outputs, DeletedChildren and UtxoSpendableIn, into rec (both are empty
+// on almost every record). Decode and Inspect share it.
+func decodeSpendRules(rd *reader, flags uint64, rec *Record) {
+	if flags&flagHasDeletedChildren != 0 {
+		n := rd.count(chainhash.HashSize)
+		if n == 0 {
+			rd.fail("deletedChildren flagged but empty")
+		}
+		rec.DeletedChildren = make([]chainhash.Hash, n)
+		for i := range rec.DeletedChildren {
+			rec.DeletedChildren[i] = rd.hash()
+		}
+	}
+	if n := rd.count(2); n > 0 {
+		rec.UtxoSpendableIn = make(map[uint32]uint32, n)
+		prev := int64(-1)
+		for range n {
+			k := rd.u32()
+			v := rd.u32()
+			if rd.err == nil && int64(k) <= prev {
+				rd.fail("utxoSpendableIn offsets not strictly ascending")
+			}
+			prev = int64(k)
+			rec.UtxoSpendableIn[k] = v
+		}
+	}
 }
 
 // entries decodes the utxos array. Copying, it runs two passes: the first
@@ -486,6 +529,16 @@ func (r *Record) Validate() error {
 			frozen = true
 		}
 	}
+	if err := r.validate(len(r.Utxos), stored, spent, frozen); err != nil {
+		return err // not the nil *Error, which is a non-nil error
+	}
+	return nil
+}
+
+// validate is Validate for a record of outputs outputs, stored of them
+// stored, spent spent, some frozen when frozen; it reads no other output,
+// so a View, which counts them on the encoding, shares it.
+func (r *Record) validate(outputs int, stored, spent uint32, frozen bool) *Error {
 	switch {
 	case stored != r.RecordUtxos:
 		return malformed("recordUtxos %d but %d stored entries", r.RecordUtxos, stored)
@@ -499,19 +552,19 @@ func (r *Record) Validate() error {
 		return malformed("spentExtraRecs %d > totalExtraRecs %d", r.SpentExtraRecs, r.TotalExtraRecs)
 	case r.Index == 0 && r.FirstVout != 0:
 		return malformed("master record with firstVout %d", r.FirstVout)
-	case uint64(r.FirstVout)+uint64(len(r.Utxos)) > 1<<32:
+	case uint64(r.FirstVout)+uint64(outputs) > 1<<32:
 		return malformed("outputs beyond vout 2^32")
 	case len(r.TxInpoints.ParentTxHashes) != len(r.TxInpoints.Idxs):
 		return malformed("txInpoints parents/indices lengths differ")
 	}
 	for k := range r.UtxoSpendableIn {
-		if uint64(k) >= uint64(len(r.Utxos)) {
-			return malformed("utxoSpendableIn offset %d beyond %d outputs", k, len(r.Utxos))
+		if uint64(k) >= uint64(outputs) {
+			return malformed("utxoSpendableIn offset %d beyond %d outputs", k, outputs)
 		}
 	}
 	for _, ra := range r.Reassignments {
-		if uint64(ra.Offset) >= uint64(len(r.Utxos)) {
-			return malformed("reassignment offset %d beyond %d outputs", ra.Offset, len(r.Utxos))
+		if uint64(ra.Offset) >= uint64(outputs) {
+			return malformed("reassignment offset %d beyond %d outputs", ra.Offset, outputs)
 		}
 	}
 	return nil

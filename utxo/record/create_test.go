@@ -1,7 +1,9 @@
 package record
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -172,4 +174,44 @@ func TestLifecycle(t *testing.T) {
 	}
 	sig, err = r.Unspend(1, o1, UnspendOptions{CurrentHeight: 103, Retention: 10})
 	step("unspend", sig, err, SignalNotAllSpent)
+}
+
+// A transaction built mined in a block is as set-mined in that block would
+// leave it, at the same height, whatever the block's spends did to it in
+// between (a coinbase's outputs cannot be spent in its block):
+// ConnectBlock relies on it to skip set-mined for the transactions it
+// creates.
+func TestBuiltMinedIsSetMined(t *testing.T) {
+	info := MinedBlockInfo{BlockID: 12, BlockHeight: cur, SubtreeIdx: 0, OnLongestChain: true}
+	shapes := map[string]BuildParams{
+		"plain":         {TxID: h("plain"), UtxoHashes: utxoHashes("plain", 3)},
+		"coinbase":      {TxID: h("cb"), UtxoHashes: utxoHashes("cb", 1), IsCoinbase: true},
+		"no utxo":       {TxID: h("none"), UtxoHashes: utxoHashes("none", 2, 0, 1)},
+		"with tx bytes": {TxID: h("txb"), UtxoHashes: utxoHashes("txb", 2), Tx: []byte{1, 2, 3}},
+	}
+	for name, p := range shapes {
+		for _, spendAll := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s spent=%v", name, spendAll), func(t *testing.T) {
+				p.CurrentHeight, p.Retention, p.MinedBlocks = cur, ret, []MinedBlockInfo{info}
+				recs, err := Build(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := recs[0]
+				if spendAll && !p.IsCoinbase {
+					for off, e := range r.Utxos {
+						if e.Stored() {
+							if _, err := r.Spend(uint32(off), e.Hash(), sd("spender", uint32(off)), SpendOptions{CurrentHeight: cur, Retention: ret}); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+				}
+				before := r.Encode()
+				if sig := r.SetMined(info, cur, ret); sig != 0 || !bytes.Equal(r.Encode(), before) {
+					t.Fatalf("set-mined changed the record (signal %v)", sig)
+				}
+			})
+		}
+	}
 }

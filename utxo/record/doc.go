@@ -16,6 +16,12 @@
 // external blob store) and a typed *Error. A failed operation leaves the
 // record exactly as it was, so the caller can simply keep the old bytes.
 //
+// Where an operation reads or changes little of a record, Inspect reads it
+// into a View instead: the head (fixed fields and block lists) decoded, the
+// outputs and the transaction left in the encoding. The same rules then
+// answer through it (View.SpendsUnchanged, View.SetMined), and
+// View.AppendEncode re-encodes the head and copies the rest.
+//
 // One transaction is stored as one master record (Index 0) holding the first
 // batch of outputs plus all transaction metadata, and, when it has more than
 // the batch size of outputs, child records (Index 1..N-1) holding the later

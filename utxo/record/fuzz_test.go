@@ -16,14 +16,43 @@ func FuzzRecord(f *testing.F) {
 		f.Add(r.Encode())
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		view, verr := Inspect(b) // never panics, whatever b holds
 		r, err := Decode(b)
 		if err != nil {
 			if _, uerr := DecodeForUpdate(b); uerr == nil {
 				t.Fatalf("DecodeForUpdate accepts what Decode refuses: %v", err)
 			}
+			if verr == nil {
+				t.Fatalf("Inspect accepts what Decode refuses: %v", err)
+			}
 			return
 		}
+		// A View reads what Decode reads, and the spend rule answers the
+		// same through it.
+		if verr != nil {
+			t.Fatalf("Decode accepts what Inspect refuses: %v", verr)
+		}
+		for off := range uint32(len(r.Utxos)) + 1 {
+			if e := view.Entry(off); int(off) < len(r.Utxos) && !bytes.Equal(e, r.Utxos[off]) || int(off) >= len(r.Utxos) && e != nil {
+				t.Fatalf("entry %d: view %x, record %x", off, e, r.Utxos)
+			}
+			if off < uint32(len(r.Utxos)) {
+				s, _ := r.Utxos[off].SpendingData()
+				items := []SpendItem{{Offset: off, UtxoHash: r.Utxos[off].Hash(), Spending: s}}
+				for _, opts := range []SpendOptions{{CurrentHeight: 1 << 20}, {CurrentHeight: 1, IgnoreLocked: true, IgnoreConflicting: true}} {
+					if got, want := view.SpendsUnchanged(items, opts), spendsUnchangedByDecoding(t, b, items, opts); got != want {
+						t.Fatalf("output %d, %+v: SpendsUnchanged %v, SpendMulti %v", off, opts, got, want)
+					}
+				}
+			}
+		}
 		enc := r.Encode()
+		// A View re-encodes its head and copies the rest: what it writes
+		// decodes to the record Decode reads (b may hold varints longer
+		// than they need, which Encode writes shorter).
+		if !bytes.Equal(reencode(t, view.AppendEncode(nil)), enc) {
+			t.Fatal("an unchanged View does not encode the record it read")
+		}
 		r2, err := Decode(enc)
 		if err != nil {
 			t.Fatalf("re-decode: %v", err)
@@ -49,12 +78,27 @@ func FuzzRecord(f *testing.F) {
 			_ = r.Reassign(off, hash, zero, 5, 1000)
 			_, _ = r.Unspend(off, hash, UnspendOptions{CurrentHeight: 1, Retention: 10})
 		}
-		r.SetMined(MinedBlockInfo{BlockID: 1, BlockHeight: 2, OnLongestChain: true}, 3, 10)
+		mined := MinedBlockInfo{BlockID: 1, BlockHeight: 2, OnLongestChain: true}
+		fresh := mustDecode(t, b)
+		if viewSig, sig := view.SetMined(mined, 3, 10), fresh.SetMined(mined, 3, 10); viewSig != sig || !bytes.Equal(reencode(t, view.AppendEncode(nil)), fresh.Encode()) {
+			t.Fatal("SetMined through a View differs from SetMined on the decoded record")
+		}
+		r.SetMined(mined, 3, 10)
 		_, _ = r.IncrementSpentExtraRecs(1, 3, 10)
 		if err := r.Validate(); err != nil {
 			t.Fatalf("operations broke the record: %v", err)
 		}
 	})
+}
+
+// reencode decodes b and encodes the record again.
+func reencode(t *testing.T, b []byte) []byte {
+	t.Helper()
+	r, err := Decode(b)
+	if err != nil {
+		t.Fatalf("decoding a View's encoding: %v", err)
+	}
+	return r.Encode()
 }
 
 func FuzzEntry(f *testing.F) {

@@ -150,10 +150,20 @@ func (r *Record) recomputeFrozen() {
 // then checks the caller's hash (UTXO_HASH_MISMATCH). Every per-output
 // operation starts here, in the reference's order.
 func (r *Record) entryAt(offset uint32, utxoHash *chainhash.Hash) (Entry, *Error) {
-	if uint64(offset) >= uint64(len(r.Utxos)) {
-		return nil, r.outputError(CodeUtxoNotFound, offset, "offset %d beyond the %d outputs of record %d", offset, len(r.Utxos), r.Index)
+	var e Entry
+	if uint64(offset) < uint64(len(r.Utxos)) {
+		e = r.Utxos[offset]
 	}
-	e := r.Utxos[offset]
+	return r.checkEntry(e, offset, len(r.Utxos), utxoHash)
+}
+
+// checkEntry is entryAt's rule for e, the entry at offset of this record's
+// count outputs (nil when offset is beyond them). It reads only the
+// record's header fields, so a View shares it.
+func (r *Record) checkEntry(e Entry, offset uint32, count int, utxoHash *chainhash.Hash) (Entry, *Error) {
+	if uint64(offset) >= uint64(count) {
+		return nil, r.outputError(CodeUtxoNotFound, offset, "offset %d beyond the %d outputs of record %d", offset, count, r.Index)
+	}
 	if !e.Stored() {
 		return nil, r.outputError(CodeUtxoNotFound, offset, "output is not stored as a UTXO")
 	}

@@ -96,10 +96,28 @@ func (r *Record) checkSpendable(opts SpendOptions) *Error {
 // spendOne applies one output's spend; applied is false for the idempotent
 // re-spend and on error (the record is untouched then).
 func (r *Record) spendOne(it *SpendItem, currentHeight uint32) (applied bool, err *Error) {
+	var e Entry
+	if uint64(it.Offset) < uint64(len(r.Utxos)) {
+		e = r.Utxos[it.Offset]
+	}
+	if takes, err := r.spendCheck(e, len(r.Utxos), it, currentHeight); !takes || err != nil {
+		return false, err
+	}
+	r.Utxos[it.Offset] = NewSpentEntry(it.UtxoHash, it.Spending)
+	r.SpentUtxos++
+	return true, nil
+}
+
+// spendCheck is the per-output rule of a spend, in the reference order
+// (see Spend), for e, the entry at it.Offset of the record's count
+// outputs (nil beyond them). takes is true when the output is unspent and
+// takes the spend; false with a nil error is the idempotent re-spend. It
+// reads the outputs only through e and count, so a View shares it.
+func (r *Record) spendCheck(e Entry, count int, it *SpendItem, currentHeight uint32) (takes bool, err *Error) {
 	if it.Spending.IsFrozenMarker() {
 		return false, r.outputError(CodeInvalidSpend, it.Offset, "spending data is the frozen marker")
 	}
-	e, err := r.entryAt(it.Offset, &it.UtxoHash)
+	e, err = r.checkEntry(e, it.Offset, count, &it.UtxoHash)
 	if err != nil {
 		return false, err
 	}
@@ -113,16 +131,14 @@ func (r *Record) spendOne(it *SpendItem, currentHeight uint32) (applied bool, er
 		if existing == it.Spending {
 			if slices.Contains(r.DeletedChildren, existing.TxID) {
 				err := r.outputError(CodeInvalidSpend, it.Offset, "the spending transaction has been deleted")
-				err.Spending = &existing
+				err.Spending = new(existing) // a copy: existing stays on the stack
 				return false, err
 			}
 			return false, nil
 		}
 		err := r.outputError(CodeSpent, it.Offset, "already spent")
-		err.Spending = &existing
+		err.Spending = new(existing)
 		return false, err
 	}
-	r.Utxos[it.Offset] = NewSpentEntry(it.UtxoHash, it.Spending)
-	r.SpentUtxos++
 	return true, nil
 }

@@ -1,0 +1,166 @@
+package record
+
+import (
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// View is a look at an encoded record that decodes its head (the fixed
+// fields and block lists) and the few lists the spend rule consults, and
+// leaves the rest where it is in the encoding: the conflicting children,
+// the transaction, its inpoints and the outputs. Reading one output costs
+// no decode of the others, and an operation that changes only the head
+// (SetMined) re-encodes the head and copies the rest as it is. That is
+// what the operations of a block need on records its transactions
+// already hold. A View shares the bytes it was made from.
+type View struct {
+	// head holds the fixed fields, BlockIDs, BlockHeights, SubtreeIdxs,
+	// DeletedChildren, UtxoSpendableIn and Reassignments; its other lists
+	// are empty.
+	head Record
+	// hasTx is the record's hasTx flag: the transaction is in the tail.
+	hasTx bool
+	// tail is the encoding from ConflictingChildren to the end.
+	tail []byte
+	// entries is the utxos array after its count: nEntries tagged entries.
+	entries  []byte
+	nEntries int
+}
+
+// Inspect reads the record encoded in b into a View. It accepts exactly
+// what Decode accepts: damage is CodeMalformed and an unknown format
+// version CodeUnsupportedVersion, and it never panics.
+func Inspect(b []byte) (View, error) {
+	var v View
+	rd, flags, err := decodeHeader(b, &v.head)
+	if err != nil {
+		return View{}, err
+	}
+	v.hasTx = flags&flagHasTx != 0
+	decodeBlockLists(&rd, &v.head)
+	tailStart := rd.off
+	rd.take(rd.count(chainhash.HashSize) * chainhash.HashSize) // ConflictingChildren
+	decodeSpendRules(&rd, flags, &v.head)
+	decodeReassignments(&rd, &v.head)
+	if v.hasTx {
+		rd.bytesField()
+	}
+	if inp := rd.bytesField(); len(inp) > 0 {
+		if err := checkTxInpoints(inp); err != nil && rd.err == nil {
+			rd.err = err
+		}
+	}
+	v.nEntries = rd.count(1)
+	start := rd.off
+	var stored, spent uint32
+	frozen := false
+	for range v.nEntries {
+		tag := rd.byte()
+		e := rd.take(entrySize(tag, &rd))
+		switch {
+		case rd.err != nil:
+		case tag == tagFrozen || tag == tagSpent && Entry(e).IsFrozen():
+			stored++
+			frozen = true
+		case tag == tagSpent:
+			stored++
+			spent++
+		case tag == tagUnspent:
+			stored++
+		}
+	}
+	if rd.err == nil && rd.remaining() != 0 {
+		rd.fail("%d trailing bytes", rd.remaining())
+	}
+	if rd.err != nil {
+		return View{}, rd.err
+	}
+	if err := v.head.validate(v.nEntries, stored, spent, frozen); err != nil {
+		return View{}, err
+	}
+	v.tail, v.entries = b[tailStart:], b[start:]
+	return v, nil
+}
+
+// entrySize is the number of bytes that follow an entry's tag; an unknown
+// tag fails rd (when there is one).
+func entrySize(tag byte, rd *reader) int {
+	switch tag {
+	case tagNotStored:
+		return 0
+	case tagUnspent, tagFrozen:
+		return UtxoHashSize
+	case tagSpent:
+		return FullEntrySize
+	}
+	if rd != nil {
+		rd.fail("unknown utxo entry tag %d", tag)
+	}
+	return 0
+}
+
+// TxID is the transaction the record belongs to.
+func (v *View) TxID() chainhash.Hash { return v.head.TxID }
+
+// Index is the record's index: 0 for the master.
+func (v *View) Index() uint32 { return v.head.Index }
+
+// Head returns the record less what the View leaves encoded: its
+// ConflictingChildren, Tx, TxInpoints and Utxos are empty. It is the
+// View's own: what changes it changes the View.
+func (v *View) Head() *Record { return &v.head }
+
+// SetMined is Record.SetMined on the head, the only part of a record it
+// reads or changes.
+func (v *View) SetMined(info MinedBlockInfo, currentHeight, retention uint32) Signal {
+	return v.head.SetMined(info, currentHeight, retention)
+}
+
+// AppendEncode appends the encoding of the record, its head as it is now,
+// to dst: Record.AppendEncode's bytes for the decoded record.
+func (v *View) AppendEncode(dst []byte) []byte {
+	return append(v.head.appendHead(dst, v.head.flags(v.hasTx)), v.tail...)
+}
+
+// Outputs is the number of outputs the record holds (Record.Utxos).
+func (v *View) Outputs() int { return v.nEntries }
+
+// Entry returns the output at offset as Record.Utxos[offset] holds it: nil
+// when it is not stored, or when offset is beyond the record's outputs.
+// Unspent and spent entries share the View's bytes; a frozen one is built.
+func (v *View) Entry(offset uint32) Entry {
+	if uint64(offset) >= uint64(v.nEntries) {
+		return nil
+	}
+	// Inspect checked every tag and size, so the walk needs no checks.
+	b := v.entries
+	for range offset {
+		b = b[1+entrySize(b[0], nil):]
+	}
+	switch b[0] {
+	case tagUnspent:
+		return Entry(b[1 : 1+UtxoHashSize : 1+UtxoHashSize])
+	case tagSpent:
+		return Entry(b[1 : 1+FullEntrySize : 1+FullEntrySize])
+	case tagFrozen:
+		return NewFrozenEntry(chainhash.Hash(b[1 : 1+UtxoHashSize]))
+	}
+	return nil
+}
+
+// SpendsUnchanged reports whether SpendMulti(items, opts) on the decoded
+// record would succeed and leave it as it is: every item's output is
+// already spent by that item's spending data, an idempotent re-spend.
+// False means the spend would change the record or be refused; decoding
+// it and calling SpendMulti then says how. The rules are SpendMulti's own.
+func (v *View) SpendsUnchanged(items []SpendItem, opts SpendOptions) bool {
+	if v.head.checkSpendable(opts) != nil {
+		return false
+	}
+	for i := range items {
+		it := &items[i]
+		if takes, err := v.head.spendCheck(v.Entry(it.Offset), v.nEntries, it, opts.CurrentHeight); takes || err != nil {
+			return false
+		}
+	}
+	return true
+}
