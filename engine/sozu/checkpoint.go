@@ -506,7 +506,9 @@ func (s *shard) prepareCheckpoint(gen uint64) error {
 // it, and deletes the shard's old checkpoint and the value logs compacted
 // since the previous generation became current.
 func (s *shard) finishCheckpoint(prev uint64, next *writeAheadLog) {
-	s.log = next
+	// The checkpoint holds every record the old log did: none is owed,
+	// and the old log's offsets mean nothing in the new one.
+	s.log, s.owed = next, 0
 	os.Remove(checkpointPath(s.dir, s.id, prev))
 	for _, path := range s.retiredValueLogs {
 		os.Remove(path)

@@ -2,6 +2,7 @@ package sozu
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +18,9 @@ import (
 // SyncAlways, makes them durable (one fsync shared with the other shards
 // of the batch: writeAheadLog.syncTo) before it runs the reading ones and
 // answers any of them. So nothing can read a write that is not yet durable.
+// A batch of Engine.Update or Delete is made durable by its caller instead,
+// once every shard has appended its part (request.callerSyncs); until then
+// the shard's reads wait for that fsync (readable).
 type shard struct {
 	id      int
 	dir     string
@@ -31,6 +35,10 @@ type shard struct {
 	// retiredValueLogs are value logs compacted into a newer one, deleted
 	// once a checkpoint naming the newer one is current.
 	retiredValueLogs []string
+	// owed is where the log ends after the records of callerSyncs requests
+	// this shard appended last, 0 when they are known durable: a read
+	// waits until they are (readable).
+	owed int64
 	// exec is held while a group of requests runs: by the goroutine, or by
 	// a caller that found the shard idle and runs its request itself
 	// (call). Only its holder touches the table.
@@ -51,6 +59,12 @@ type request struct {
 	// it runs after the group's writes are durable, and a long one does
 	// not hold up the other shards' fsync.
 	reads bool
+	// callerSyncs marks a durable write whose caller makes the log durable
+	// once every shard of its batch has appended its records
+	// (Engine.fanOut): the shard appends them without an fsync of its own
+	// and answers with end, where they stop in the log.
+	callerSyncs bool
+	end         int64
 }
 
 // maxGroup bounds how many requests share one commit, so a flood of
@@ -83,9 +97,13 @@ func (s *shard) loop() {
 // exec.
 func (s *shard) execute(batch []*request) {
 	err := s.write(batch)
+	readErr := s.readable(batch)
 	for _, r := range batch {
 		if r.reads {
-			r.err = s.runRequest(r)
+			r.err = readErr
+			if r.err == nil {
+				r.err = s.runRequest(r)
+			}
 		} else if r.err == nil {
 			r.err = err
 		}
@@ -96,6 +114,21 @@ func (s *shard) execute(batch []*request) {
 	s.table.dropClean()
 }
 
+// readable makes the records of callerSyncs requests this shard appended
+// durable before the batch's reads run, if it has any: their callers'
+// fsync may not have run yet, and nothing reads a write that is not
+// durable. Once it has, this costs nothing.
+func (s *shard) readable(batch []*request) error {
+	if s.owed == 0 || !slices.ContainsFunc(batch, func(r *request) bool { return r.reads }) {
+		return nil
+	}
+	if err := s.log.syncTo(s.owed); err != nil {
+		return s.fail(err)
+	}
+	s.owed = 0
+	return nil
+}
+
 // call runs fn as a reading or writing request (lazy: see request.lazy)
 // and returns its answer. A
 // caller that finds the shard idle (nothing queued, no group running)
@@ -103,23 +136,31 @@ func (s *shard) execute(batch []*request) {
 // the goroutine and back, whose two thread wake-ups were most of its time.
 // Otherwise fn is queued, and the goroutine groups it with the others.
 func (s *shard) call(fn func(s *shard) error, reads, lazy bool) error {
+	return s.callRequest(&request{run: fn, reads: reads, lazy: lazy})
+}
+
+// callRequest is call for a request built by its caller, which reads the
+// request's end once it is answered.
+func (s *shard) callRequest(r *request) error {
 	if len(s.inbox) == 0 && s.exec.TryLock() {
-		r := &request{run: fn, reads: reads, lazy: lazy}
 		s.execute([]*request{r})
 		s.exec.Unlock()
 		return r.err
 	}
-	return s.send(fn, reads, lazy).wait()
+	r.done = make(chan struct{})
+	s.inbox <- r
+	return r.wait()
 }
 
 // write applies the group's writing requests, appends their records and
 // makes them as durable as the sync mode asks; it returns the commit's
 // error (each request's own error is in it).
 func (s *shard) write(batch []*request) error {
-	lazy, writes := true, false
+	// syncs: some write must be durable before the shard answers it.
+	syncs, writes := false, false
 	for _, r := range batch {
 		if !r.reads {
-			lazy, writes = lazy && r.lazy, true
+			syncs, writes = syncs || !r.lazy && !r.callerSyncs, true
 		}
 	}
 	if !writes {
@@ -139,7 +180,12 @@ func (s *shard) write(batch []*request) error {
 	if err != nil {
 		return err
 	}
-	if lazy || s.opts.Sync != engine.SyncAlways {
+	for _, r := range batch {
+		if r.callerSyncs {
+			r.end, s.owed = end, end
+		}
+	}
+	if !syncs || s.opts.Sync != engine.SyncAlways {
 		return s.flushDirty()
 	}
 	// The table's upkeep needs nothing from the log: it runs while the
@@ -155,6 +201,7 @@ func (s *shard) write(batch []*request) error {
 	if err != nil {
 		return s.fail(err)
 	}
+	s.owed = 0
 	return nil
 }
 
@@ -183,7 +230,12 @@ func (s *shard) start(fn func(s *shard) error) *request {
 
 // send queues fn as a reading or writing request.
 func (s *shard) send(fn func(s *shard) error, reads, lazy bool) *request {
-	r := &request{run: fn, done: make(chan struct{}), reads: reads, lazy: lazy}
+	return s.sendRequest(&request{run: fn, reads: reads, lazy: lazy})
+}
+
+// sendRequest queues r, built by its caller.
+func (s *shard) sendRequest(r *request) *request {
+	r.done = make(chan struct{})
 	s.inbox <- r
 	return r
 }

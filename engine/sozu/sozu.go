@@ -214,30 +214,45 @@ func (e *Engine) byShard(n int, key func(i int) *engine.Key) map[int][]int {
 // fanOut runs fn on every shard named in groups as reading or writing
 // requests, and joins the engine errors. The caller runs one group itself
 // if its shard is idle (shard.call) while the shards' goroutines run the
-// others, concurrently. When the groups need no shared fsync (reads,
-// writes whose sync is deferred, or writes under SyncBlock), the caller
-// also runs every group smaller than handOffMin itself: handing a few keys
-// to a goroutine and back costs two thread wake-ups, more than the work.
+// others, concurrently; it also runs every group smaller than handOffMin
+// itself: handing a few keys to a goroutine and back costs two thread
+// wake-ups, more than the work.
+//
+// A durable write under SyncAlways is made durable here, by one fsync
+// once every shard has appended its records (request.callerSyncs): left
+// to the shards, each would sync as it finished, and shards that finish
+// apart would pay an fsync each for one batch.
 func (e *Engine) fanOut(reads, lazy bool, groups map[int][]int, fn func(s *shard, positions []int) error) error {
-	shareless := reads || lazy || e.opts.Sync != engine.SyncAlways
-	var mine []int
-	reqs := make([]*request, 0, len(groups))
+	callerSyncs := !reads && !lazy && e.opts.Sync == engine.SyncAlways
+	reqs := make(map[int]*request, len(groups))
+	var mine, sent []int
 	for id, positions := range groups {
-		if len(mine) == 0 || shareless && len(positions) < handOffMin {
+		reqs[id] = &request{run: func(s *shard) error { return fn(s, positions) }, reads: reads, lazy: lazy, callerSyncs: callerSyncs}
+		if len(mine) == 0 || len(positions) < handOffMin {
 			mine = append(mine, id)
 			continue
 		}
-		reqs = append(reqs, e.shards[id].send(func(s *shard) error { return fn(s, positions) }, reads, lazy))
+		sent = append(sent, id)
+		e.shards[id].sendRequest(reqs[id])
 	}
 	var errs []error
 	for _, id := range mine {
-		if err := e.shards[id].call(func(s *shard) error { return fn(s, groups[id]) }, reads, lazy); err != nil {
+		if err := e.shards[id].callRequest(reqs[id]); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	for _, r := range reqs {
-		if err := r.wait(); err != nil {
+	for _, id := range sent {
+		if err := reqs[id].wait(); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if callerSyncs {
+		var end int64
+		for _, r := range reqs {
+			end = max(end, r.end)
+		}
+		if err := e.log.syncTo(end); err != nil {
+			errs = append(errs, e.fail(err))
 		}
 	}
 	return joinShardErrors(errs)

@@ -3,6 +3,7 @@ package sysstat
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,12 @@ import (
 // of 3,000 folios of 1 MiB: write_bytes 3,052 MB, the device 64 MB). It
 // counts every process writing to that device, and the file system's own
 // writes (journal, metadata): run benchmarks alone.
+//
+// A dir that does not exist yet is measured on the device of its nearest
+// existing parent, where it will be created: a store creates its data
+// directory as it opens, after the first reading.
 func DeviceWrites(dir string) (written int64, ok bool) {
+	dir = nearestExisting(dir)
 	if err := syncFS(dir); err != nil {
 		return 0, false
 	}
@@ -45,6 +51,21 @@ func DeviceWrites(dir string) (written int64, ok bool) {
 		return 0, false
 	}
 	return sectors * 512, true
+}
+
+// nearestExisting is path, or its nearest parent that exists.
+func nearestExisting(path string) string {
+	path = filepath.Clean(path)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return path
+		}
+		parent := filepath.Dir(path)
+		if parent == path {
+			return path
+		}
+		path = parent
+	}
 }
 
 // syncFS writes out everything dirty in the file system holding dir.

@@ -32,6 +32,35 @@ func TestDeviceWritesCountWhatReachesTheDevice(t *testing.T) {
 	}
 }
 
+// A directory created after the first reading, as a store creates its
+// data directory when it opens, is measured on the device it is created
+// on: both readings succeed and count what was written in it.
+func TestDeviceWritesOfADirectoryCreatedBetweenTheReadings(t *testing.T) {
+	parent := t.TempDir()
+	if _, ok := DeviceWrites(parent); !ok {
+		t.Skipf("no block device under %s (tmpfs or overlay?)", parent)
+	}
+	dir := filepath.Join(parent, "store", "data")
+	before, ok := DeviceWrites(dir)
+	if !ok {
+		t.Fatalf("no reading for %s, not created yet, though %s has its device's", dir, parent)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const size = 4 << 20
+	if err := os.WriteFile(filepath.Join(dir, "data"), make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after, ok := DeviceWrites(dir)
+	if !ok {
+		t.Fatal("the device's count could be read once, not twice")
+	}
+	if after-before < size {
+		t.Fatalf("the device wrote %d bytes for a %d-byte file", after-before, size)
+	}
+}
+
 // peakRSSChildEnv makes this test binary, re-executed, print its PeakRSS.
 const peakRSSChildEnv = "SYSSTAT_PEAK_RSS_CHILD"
 
