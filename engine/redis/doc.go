@@ -14,8 +14,13 @@
 // functions, and writes each changed record with a tiny generic Lua
 // compare-and-set (script.go) that checks the record's random 8-byte stamp,
 // stores the new bytes and keeps the record's index entries beside it; a
-// record changed in between is read and computed again. A batch costs one
-// pipelined round trip per master to read and one to write.
+// record changed in between is computed again on the record as the
+// compare-and-set found it. A batch costs one pipelined round trip per
+// master to read and one to write, or only the one to write where the
+// engine can assume the records' state: as its Updates last read or wrote
+// them (Options.RecentRecords), or absent where it never saw them, which
+// is right for the records a batch creates. The stamp check makes a wrong
+// assumption cost one more round trip, never a wrong write.
 //
 // # Keys
 //

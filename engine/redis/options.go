@@ -37,6 +37,12 @@ type Options struct {
 	// redirects, a failover, lost connections or a slot migration that
 	// splits a CAS's keys (TRYAGAIN) before it fails (default 30 s).
 	RetryTimeout time.Duration
+	// RecentRecords is how many records the engine remembers as its
+	// Updates last read or wrote them (default 65,536; negative for none), so that an
+	// Update of one of them, or one creating a record, is one round trip
+	// per master instead of two (see Update). Each costs its stored size
+	// in memory, a few hundred bytes for most records.
+	RecentRecords int
 	// Username and Password authenticate, when the servers require it.
 	Username, Password string
 	// ReadOnly opens an existing namespace and writes nothing to Redis:
@@ -50,6 +56,7 @@ const (
 	defaultBuckets      = 1024
 	defaultWaitTimeout  = 2 * time.Second
 	defaultRetryTimeout = 30 * time.Second
+	defaultRecent       = 1 << 16
 )
 
 func (o Options) withDefaults() (Options, error) {
@@ -76,6 +83,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.RetryTimeout <= 0 {
 		o.RetryTimeout = defaultRetryTimeout
+	}
+	switch {
+	case o.RecentRecords == 0:
+		o.RecentRecords = defaultRecent
+	case o.RecentRecords < 0:
+		o.RecentRecords = 0
 	}
 	return o, nil
 }

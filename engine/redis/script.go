@@ -25,12 +25,14 @@ import (
 //	ARGV[4]      the new stored string (put)
 //	ARGV[5..]    the new score per sorted set, "0" for none (put)
 //
-// It returns 1 when it wrote and 0 when the stamp differed (a conflict).
-// The stamp is random per write, so a changed record never compares equal
-// to an old read, whatever its value.
+// It returns 1 when it wrote. When the stamp differed (a conflict, or an
+// assumption of Update's that was stale) it returns the stored string as
+// it is, nil for none, so that the caller need not read it again. The
+// stamp is random per write, so a changed record never compares equal to
+// an old read, whatever its value.
 const casScript = `
 if ARGV[1] ~= '*' and redis.call('GETRANGE', KEYS[1], 0, 7) ~= ARGV[1] then
-  return 0
+  return redis.call('GET', KEYS[1])
 end
 if ARGV[2] == 'd' then
   redis.call('DEL', KEYS[1])
@@ -55,12 +57,12 @@ const anyStamp = "*"
 
 // casWrite is one compare-and-set to send.
 type casWrite struct {
-	key    engine.Key
-	expect string // stamp seen, "" for absent, anyStamp for unconditional
-	remove bool
-	stamp  string // the new stamp (put)
-	value  []byte
-	terms  engine.Terms
+	key     engine.Key
+	expect  string // stamp seen, "" for absent, anyStamp for unconditional
+	remove  bool
+	stamp   string // the new stamp (put)
+	encoded []byte // the new stored string: stamp ‖ value (put)
+	terms   engine.Terms
 }
 
 func (e *Engine) addCAS(ctx context.Context, p redis.Pipeliner, w *casWrite) redis.Cmder {
@@ -68,7 +70,7 @@ func (e *Engine) addCAS(ctx context.Context, p redis.Pipeliner, w *casWrite) red
 	if w.remove {
 		args = append(args, w.expect, "d", w.key[:])
 	} else {
-		args = append(args, w.expect, "p", w.key[:], encode(w.stamp, w.value))
+		args = append(args, w.expect, "p", w.key[:], w.encoded)
 		for _, idx := range engine.Indexes {
 			args = append(args, strconv.FormatUint(uint64(idx.Term(w.terms)), 10))
 		}
