@@ -13,8 +13,8 @@ import (
 type group struct {
 	key engine.Key
 	idx []int // positions in the batch
-	// cur is the record the group's functions run on next: read this
-	// round (read), or else assumed, from what the engine last saw of it
+	// cur is the record the group's functions run on next: read by this
+	// Update (read), or else assumed, from what the engine last saw of it
 	// (recent) or, for a record it never saw, absent. nil: to be read.
 	cur  *stored
 	read bool
@@ -30,14 +30,15 @@ type group struct {
 //     never saw it;
 //  2. a key whose functions change the record sends its CAS script with
 //     the stamp they started from; a key whose functions change nothing
-//     is done if its record was read this round, and is read otherwise,
+//     is done if this Update read its record, and is read otherwise,
 //     since only a write checks what it assumed;
 //  3. a CAS that finds another stamp (a concurrent writer, or an
 //     assumption that was stale) returns the record as it is, and its key
 //     goes round again from step 1 on it.
 //
 // So a batch whose records this engine's Updates wrote or read last, or
-// that creates records, is one round trip per master; any other is two.
+// that creates records, is one round trip per master; any other is two,
+// and more under contention.
 // Pipelines holding a write end with WAIT under SyncAlways with Wait > 0,
 // unless the sync is deferred.
 //
