@@ -17,10 +17,12 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/utxostore/utxostore/bench/driver"
 	"github.com/utxostore/utxostore/bench/report"
 	"github.com/utxostore/utxostore/bench/workload"
+	"github.com/utxostore/utxostore/engine/redis"
 	"github.com/utxostore/utxostore/internal/sysstat"
 )
 
@@ -28,8 +30,10 @@ const benchHelp = `Usage: utxostore bench [flags] [FILE...]
 
 Generates one operation stream, replays it against every engine listed in
 --engines (each in a child process of its own, on a fresh temporary data
-directory, so that peak RSS and I/O are per engine) and against "map", a
-plain Go map with no durability (the physical reference). It prints a
+directory, so that peak RSS and I/O are per engine; engine redis on a
+namespace of its own, <--redis-namespace>-bench-<pid>, removed from the
+cluster when its replay ends) and against "map", a plain Go map with no
+durability (the physical reference). It prints a
 Markdown table; --json and --chart write the full results and an SVG of
 throughput over the growing live set.
 
@@ -238,6 +242,9 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 	run := func(i int, name string) (*report.EngineResult, error) {
 		dir := filepath.Join(work, fmt.Sprintf("data-%d-%s", i, name))
 		defer os.RemoveAll(dir)
+		if name == "redis" {
+			defer dropBenchNamespace(ctx, cfg, logw)
+		}
 		if !cfg.inProcess {
 			return benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json")), nil
 		}
@@ -245,7 +252,9 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		if err != nil {
 			return nil, err
 		}
-		res := benchEngine(ctx, name, cfg.sf, dir, streamPath, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients})
+		sf := cfg.sf
+		sf.namespace = cfg.redisNamespace()
+		res := benchEngine(ctx, name, sf, dir, streamPath, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients})
 		return res, stop()
 	}
 	// The map reference runs first, like an engine (in a process of its
@@ -346,6 +355,26 @@ func replayStream(ctx context.Context, t driver.Target, path string, opts driver
 	return driver.Run(ctx, t, workload.NewReader(f), opts)
 }
 
+// redisNamespace is the Redis namespace engine redis replays into: one of
+// this run's own, so that it starts empty and leaves alone any store in
+// --redis-namespace itself.
+func (cfg *benchConfig) redisNamespace() string {
+	return fmt.Sprintf("%s-bench-%d", cfg.sf.namespace, os.Getpid())
+}
+
+// dropBenchNamespace removes the run's Redis namespace once the replay
+// into it has ended, passed, failed or interrupted: like the data
+// directories, it is scratch. A failure to remove it is reported, not
+// fatal: the measurements stand.
+func dropBenchNamespace(ctx context.Context, cfg *benchConfig, logw io.Writer) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	ns := cfg.redisNamespace()
+	if err := redis.Drop(ctx, redis.Options{Addrs: strings.Split(cfg.sf.redis, ","), Namespace: ns}); err != nil {
+		fmt.Fprintf(logw, "bench: could not remove Redis namespace %s; its keys are left in the cluster: %v\n", ns, err)
+	}
+}
+
 // benchChild re-executes this binary for one engine and reads its result.
 func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream string, seriesEvery int, resultPath string) *report.EngineResult {
 	exe, err := os.Executable()
@@ -354,7 +383,7 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 	}
 	args := []string{"bench", "--child", "--engine=" + name, "--data=" + dir, "--stream=" + stream, "--result=" + resultPath,
 		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
-		"--redis=" + cfg.sf.redis, "--redis-namespace=" + fmt.Sprintf("%s-bench-%d", cfg.sf.namespace, os.Getpid()),
+		"--redis=" + cfg.sf.redis, "--redis-namespace=" + cfg.redisNamespace(),
 		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
 		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps)}
 	cmd := exec.CommandContext(ctx, exe, args...)

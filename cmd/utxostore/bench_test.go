@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	goredis "github.com/redis/go-redis/v9"
 	"github.com/utxostore/utxostore/bench/report"
 	"github.com/utxostore/utxostore/internal/testdata"
 )
@@ -162,4 +165,66 @@ func TestBenchTakesBlocksOfTenThousandTxs(t *testing.T) {
 	if _, err := parseBench([]string{"--clients", "0"}); err == nil {
 		t.Fatal("--clients 0 accepted")
 	}
+}
+
+// Engine redis replays into a namespace of the run's own, and the run
+// removes it from the cluster when the replay ends, whether it passed
+// (here in a child process) or failed (here in-process: no replica can
+// acknowledge nine copies, so opening the store fails after writing its
+// layout).
+func TestBenchRemovesItsRedisNamespace(t *testing.T) {
+	addrs := os.Getenv("UTXOSTORE_REDIS_ADDRS")
+	if addrs == "" {
+		t.Skip("UTXOSTORE_REDIS_ADDRS is not set")
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		passes bool
+	}{
+		{"passed", nil, true},
+		{"failed", []string{"--in-process", "--redis-wait", "9"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := "benchtest-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			cfg, err := parseBench(append([]string{"--engines", "redis,map", "--blocks", "5", "--utxos", "500", "--txs", "20",
+				"--sync", "always", "--redis", addrs, "--redis-namespace", ns}, tc.args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := runBenchConfig(context.Background(), cfg, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if passed := out.check() == nil; passed != tc.passes {
+				t.Fatalf("the redis replay passed: %v, want %v (%+v)", passed, tc.passes, out.Results[0].Err)
+			}
+			if keys := redisKeys(t, strings.Split(addrs, ","), ns+"*"); len(keys) > 0 {
+				t.Errorf("%d keys of the run left in the cluster, e.g. %q", len(keys), keys[0])
+			}
+		})
+	}
+}
+
+// redisKeys lists the keys matching pattern on every master of the cluster.
+func redisKeys(t *testing.T, addrs []string, pattern string) []string {
+	t.Helper()
+	ctx := context.Background()
+	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs})
+	defer c.Close()
+	var mu sync.Mutex
+	var keys []string
+	err := c.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error {
+		iter := n.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			keys = append(keys, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }

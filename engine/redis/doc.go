@@ -14,15 +14,22 @@
 // functions, and writes each changed record with a tiny generic Lua
 // compare-and-set (script.go) that checks the record's random 8-byte stamp,
 // stores the new bytes and keeps the record's index entries beside it; a
-// record changed in between is read and computed again. A batch costs one
-// pipelined round trip per master to read and one to write.
+// record changed in between is computed again on the record as the
+// compare-and-set found it. A batch costs one pipelined round trip per
+// master to read and one to write, or only the one to write where the
+// engine can assume the records' state: as its Updates last read or wrote
+// them (Options.RecentRecords), or absent where it never saw them, which
+// is right for the records a batch creates. The stamp check makes a wrong
+// assumption cost one more round trip, never a wrong write.
 //
 // # Keys
 //
 // See layout.go: records are spread over the slots by their own key, in
 // 1,024 buckets (by default) each pinned to one slot; each bucket has one
 // sorted set per index on the same slot, so the CAS script touches one
-// slot, and a Scan is one ZRANGEBYSCORE per bucket.
+// slot. A Scan reads every bucket's set of the index with one script call
+// per master (scan.go), falling back to one ZRANGEBYSCORE per bucket on a
+// master that refuses it (a set moved away, a migration under way).
 //
 // # Resharding
 //

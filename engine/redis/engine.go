@@ -25,6 +25,7 @@ type Engine struct {
 	cluster *redis.ClusterClient // nil on a single server
 	single  *redis.Client        // nil on a cluster
 	lay     *layout
+	recent  *recent
 	closed  atomic.Bool
 
 	askMu      sync.Mutex
@@ -45,7 +46,7 @@ func Open(ctx context.Context, opt Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{opt: opt}
+	e := &Engine{opt: opt, recent: newRecent(opt.RecentRecords)}
 	if err := e.connect(ctx); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/utxostore/utxostore/engine"
 )
 
 // NoNamespaceError is a read-only Open's refusal of a namespace that was
@@ -49,4 +50,48 @@ func (e *Engine) openLayout(ctx context.Context) error {
 	}
 	e.lay = newLayout(e.opt.Namespace, got)
 	return nil
+}
+
+// Drop removes every key of the namespace opt.Namespace from the servers
+// opt.Addrs name: its records, index sets, markers, metadata and layout.
+// It is for scratch stores (a benchmark's, a test's): a store open on the
+// namespace elsewhere loses its data. A namespace never made is no error.
+func Drop(ctx context.Context, opt Options) error {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return err
+	}
+	if opt.ReadOnly {
+		return engine.ErrReadOnly
+	}
+	e := &Engine{opt: opt}
+	if err := e.connect(ctx); err != nil {
+		return err
+	}
+	defer e.Close()
+	// The namespace holds no brace or glob character, so no other
+	// namespace's keys begin with "<namespace>:{".
+	pattern := opt.Namespace + ":{*"
+	drop := func(ctx context.Context, c *redis.Client) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, pattern, scanCount).Result()
+			if err != nil {
+				return nodeError(c.Options().Addr, err)
+			}
+			// Routed like every write, not sent to the node the SCAN step
+			// ran on: a key may be migrating.
+			if _, err := e.each(ctx, keys, func(p redis.Pipeliner, i int) redis.Cmder { return p.Unlink(ctx, keys[i]) }, false); err != nil {
+				return fmt.Errorf("redis: dropping namespace %q: %w", opt.Namespace, err)
+			}
+			if next == 0 {
+				return nil
+			}
+			cursor = next
+		}
+	}
+	if e.cluster != nil {
+		return e.cluster.ForEachMaster(ctx, drop)
+	}
+	return drop(ctx, e.single)
 }

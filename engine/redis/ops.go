@@ -94,6 +94,7 @@ func (e *Engine) Delete(ctx context.Context, keys []engine.Key) error {
 	rk := make([]string, len(keys))
 	for i, k := range keys {
 		rk[i] = e.lay.record(k)
+		e.recent.forget(k)
 	}
 	_, err = e.each(ctx, rk, func(p redis.Pipeliner, i int) redis.Cmder {
 		return e.addCAS(ctx, p, &casWrite{key: keys[i], expect: anyStamp, remove: true})
@@ -113,6 +114,7 @@ func (e *Engine) CreateOnly(ctx context.Context, key engine.Key, value []byte, t
 		return err
 	}
 	rk := []string{e.lay.record(key)}
+	e.recent.forget(key) // it expires: an Update must read it
 	stamp := newStamp()
 	r := e.newRetrier()
 	lost := false

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -22,10 +23,12 @@ func (e *Engine) masterFor(ctx context.Context, key string) (*redis.Client, erro
 // batch is one fanOut's commands, one per key, and what came back for each,
 // by key index. Each node's goroutine writes only its own keys' entries.
 type batch struct {
-	add  func(p redis.Pipeliner, i int) redis.Cmder // appends key i's command
-	wait bool                                       // end each node's pipeline with WAIT
-	cmds []redis.Cmder
-	errs []error
+	add func(p redis.Pipeliner, i int) redis.Cmder // appends key i's command
+	// waitFor says whether key i's command is a write that a WAIT must
+	// cover: a node's pipeline that holds one ends with WAIT.
+	waitFor func(i int) bool
+	cmds    []redis.Cmder
+	errs    []error
 	// asked[i]: key i's answer came from the node an ASK reply named, not
 	// from the node it was first sent to.
 	asked []bool
@@ -39,8 +42,14 @@ type batch struct {
 // *WaitError on every key of that node. ASK redirects are followed (see
 // sendTo), and asked says which keys were.
 func (e *Engine) fanOut(ctx context.Context, keys []string, add func(p redis.Pipeliner, i int) redis.Cmder, wait bool) (cmds []redis.Cmder, errs []error, asked []bool) {
+	return e.fanOutWaitFor(ctx, keys, add, func(int) bool { return wait })
+}
+
+// fanOutWaitFor is fanOut for a batch that mixes reads and writes: only the
+// pipelines holding a key for which waitFor is true end with WAIT.
+func (e *Engine) fanOutWaitFor(ctx context.Context, keys []string, add func(p redis.Pipeliner, i int) redis.Cmder, waitFor func(i int) bool) (cmds []redis.Cmder, errs []error, asked []bool) {
 	n := len(keys)
-	b := &batch{add: add, wait: wait, cmds: make([]redis.Cmder, n), errs: make([]error, n), asked: make([]bool, n)}
+	b := &batch{add: add, waitFor: waitFor, cmds: make([]redis.Cmder, n), errs: make([]error, n), asked: make([]bool, n)}
 	groups := make(map[*redis.Client][]int)
 	var order []*redis.Client
 	for i, k := range keys {
@@ -105,8 +114,9 @@ func (e *Engine) sendTo(ctx context.Context, c *redis.Client, idx []int, b *batc
 }
 
 // pipeline sends the commands of keys idx to node c in one pipeline, each
-// after ASKING when asking, and the pipeline's WAIT last when the batch
-// waits, so it covers the writes on the connection that made them.
+// after ASKING when asking, and the pipeline's WAIT last when it holds a
+// write to wait for, so it covers the writes on the connection that made
+// them.
 func (e *Engine) pipeline(ctx context.Context, c *redis.Client, idx []int, b *batch, asking bool) {
 	addr := c.Options().Addr
 	p := c.Pipeline()
@@ -117,7 +127,7 @@ func (e *Engine) pipeline(ctx context.Context, c *redis.Client, idx []int, b *ba
 		b.cmds[i] = b.add(p, i)
 	}
 	var w *redis.Cmd
-	if b.wait && e.opt.Wait > 0 {
+	if e.opt.Wait > 0 && slices.ContainsFunc(idx, b.waitFor) {
 		// Pipeliner has no Wait method; the clients' read timeout is set
 		// above WaitTimeout in connect.
 		w = p.Do(ctx, "wait", e.opt.Wait, e.opt.WaitTimeout.Milliseconds())

@@ -12,9 +12,10 @@ import (
 	"github.com/utxostore/utxostore/engine"
 )
 
-// casScript is the one piece of Lua: a generic compare-and-set of one stored
-// string that keeps the string's index entries with it. It knows nothing of
-// records; the record layer's rules ran in Go before it was sent.
+// casScript is the one Lua script that writes: a generic compare-and-set of
+// one stored string that keeps the string's index entries with it. It
+// knows nothing of records; the record layer's rules ran in Go before it
+// was sent.
 //
 //	KEYS[1]      the stored string: 8-byte stamp ‖ value
 //	KEYS[2..]    the sorted sets indexing it, one per index
@@ -24,12 +25,14 @@ import (
 //	ARGV[4]      the new stored string (put)
 //	ARGV[5..]    the new score per sorted set, "0" for none (put)
 //
-// It returns 1 when it wrote and 0 when the stamp differed (a conflict).
-// The stamp is random per write, so a changed record never compares equal
-// to an old read, whatever its value.
+// It returns 1 when it wrote. When the stamp differed (a conflict, or an
+// assumption of Update's that was stale) it returns the stored string as
+// it is, nil for none, so that the caller need not read it again. The
+// stamp is random per write, so a changed record never compares equal to
+// an old read, whatever its value.
 const casScript = `
 if ARGV[1] ~= '*' and redis.call('GETRANGE', KEYS[1], 0, 7) ~= ARGV[1] then
-  return 0
+  return redis.call('GET', KEYS[1])
 end
 if ARGV[2] == 'd' then
   redis.call('DEL', KEYS[1])
@@ -54,12 +57,12 @@ const anyStamp = "*"
 
 // casWrite is one compare-and-set to send.
 type casWrite struct {
-	key    engine.Key
-	expect string // stamp seen, "" for absent, anyStamp for unconditional
-	remove bool
-	stamp  string // the new stamp (put)
-	value  []byte
-	terms  engine.Terms
+	key     engine.Key
+	expect  string // stamp seen, "" for absent, anyStamp for unconditional
+	remove  bool
+	stamp   string // the new stamp (put)
+	encoded []byte // the new stored string: stamp ‖ value (put)
+	terms   engine.Terms
 }
 
 func (e *Engine) addCAS(ctx context.Context, p redis.Pipeliner, w *casWrite) redis.Cmder {
@@ -67,7 +70,7 @@ func (e *Engine) addCAS(ctx context.Context, p redis.Pipeliner, w *casWrite) red
 	if w.remove {
 		args = append(args, w.expect, "d", w.key[:])
 	} else {
-		args = append(args, w.expect, "p", w.key[:], encode(w.stamp, w.value))
+		args = append(args, w.expect, "p", w.key[:], w.encoded)
 		for _, idx := range engine.Indexes {
 			args = append(args, strconv.FormatUint(uint64(idx.Term(w.terms)), 10))
 		}
@@ -76,12 +79,16 @@ func (e *Engine) addCAS(ctx context.Context, p redis.Pipeliner, w *casWrite) red
 	return p.EvalSha(ctx, cas.Hash(), keys, args...)
 }
 
-// loadScript loads the CAS script on every master, and on every node an ASK
+// loadScript loads the CAS and scan scripts on every master, and on every node an ASK
 // reply named: a new master importing its first slot is not among the
 // masters yet. Masters promoted after a failover may not have it; a
 // NOSCRIPT reply brings us here again.
 func (e *Engine) loadScript(ctx context.Context) error {
 	load := func(ctx context.Context, c *redis.Client) error {
+		// The scan script is only a shortcut: a server that cannot load it
+		// (one older than Redis 7.0, without script flags) still scans,
+		// one command per bucket (scanMaster).
+		_ = scanSets.Load(ctx, c)
 		return nodeError(c.Options().Addr, cas.Load(ctx, c).Err())
 	}
 	if e.cluster == nil {

@@ -11,21 +11,36 @@ import (
 
 // group is every update of one key in a batch, in batch order.
 type group struct {
-	key  engine.Key
-	idx  []int     // positions in the batch
+	key engine.Key
+	idx []int // positions in the batch
+	// cur is the record the group's functions run on next: read by this
+	// Update (read), or else assumed, from what the engine last saw of it
+	// (recent) or, for a record it never saw, absent. nil: to be read.
+	cur  *stored
+	read bool
 	sent *casWrite // the write whose reply was lost, if any
 }
 
-// Update implements engine.Engine as optimistic check-and-set:
+// Update implements engine.Engine as optimistic check-and-set, in rounds
+// of one pipeline per master:
 //
-//  1. read every key of the batch: one pipelined GET per master;
-//  2. run each key's functions in Go, in batch order, each on the result of
-//     the one before;
-//  3. send the changed keys' CAS scripts: one pipeline per master (ending
-//     with WAIT under SyncAlways with Wait > 0, unless the sync is
-//     deferred);
-//  4. keys whose stamp changed since step 1 (a concurrent writer) go round
-//     again from step 1, re-running their functions on the new value.
+//  1. each key's functions run in Go, in batch order, each on the result
+//     of the one before, starting from the record as last read, or as
+//     this engine last read or wrote it (recent), or as absent when it
+//     never saw it;
+//  2. a key whose functions change the record sends its CAS script with
+//     the stamp they started from; a key whose functions change nothing
+//     is done if this Update read its record, and is read otherwise,
+//     since only a write checks what it assumed;
+//  3. a CAS that finds another stamp (a concurrent writer, or an
+//     assumption that was stale) returns the record as it is, and its key
+//     goes round again from step 1 on it.
+//
+// So a batch whose records this engine's Updates wrote or read last, or
+// that creates records, is one round trip per master; any other is two,
+// and more under contention.
+// Pipelines holding a write end with WAIT under SyncAlways with Wait > 0,
+// unless the sync is deferred.
 //
 // A CAS whose reply is lost with its connection (a master dying) is settled
 // on the next read: its own stamp there means it ran; the stamp it
@@ -41,47 +56,37 @@ func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, 
 	}
 	errs := make([]error, len(updates))
 	pending := groupByKey(updates)
+	for _, g := range pending {
+		s, _ := e.recent.get(g.key) // absent when unknown
+		g.cur = &s
+	}
 	r := e.newRetrier()
 	for len(pending) > 0 {
-		keys := make([]engine.Key, len(pending))
-		for i, g := range pending {
-			keys[i] = g.key
-		}
-		cur, err := e.readStored(ctx, keys)
-		if err != nil {
-			return errs, err
-		}
-		var writes []*casWrite
-		var owners []*group
-		for i, g := range pending {
-			if g.sent != nil {
-				applied, err := settle(g.sent, cur[i])
-				if err != nil {
-					return errs, err
-				}
-				g.sent = nil
-				if applied {
-					continue // errs hold the results of the run that wrote
+		var round []*group
+		var writes []*casWrite // per member of round; nil for a read
+		for _, g := range pending {
+			var w *casWrite
+			if g.cur != nil {
+				if w = apply(updates, g, *g.cur, errs); w == nil && g.read {
+					continue // nothing to write, on the record as read: done
 				}
 			}
-			if w := apply(updates, g, cur[i], errs); w != nil {
-				writes = append(writes, w)
-				owners = append(owners, g)
-			}
+			round, writes = append(round, g), append(writes, w)
 		}
-		if len(writes) == 0 {
+		if len(round) == 0 {
 			break
 		}
-		var nodeTrouble error
-		pending, nodeTrouble, err = e.sendCAS(ctx, writes, owners, wait)
+		var trouble error
+		var contended bool
+		pending, trouble, contended, err = e.sendRound(ctx, round, writes, wait)
 		if err != nil {
 			return errs, err
 		}
 		switch {
 		case len(pending) == 0:
-		case nodeTrouble != nil:
-			err = r.wait(ctx, nodeTrouble)
-		default:
+		case trouble != nil:
+			err = r.wait(ctx, trouble)
+		case contended:
 			err = r.conflict(ctx, errConflicts)
 		}
 		if err != nil {
@@ -137,7 +142,8 @@ func apply(updates []engine.Update, g *group, cur stored, errs []error) *casWrit
 	}
 	w := &casWrite{key: g.key, expect: cur.expect(), remove: !present}
 	if present {
-		w.stamp, w.value, w.terms = newStamp(), value, terms
+		w.stamp, w.terms = newStamp(), terms
+		w.encoded = encode(w.stamp, value)
 	}
 	return w
 }
@@ -158,35 +164,107 @@ func settle(w *casWrite, now stored) (applied bool, err error) {
 	return false, fmt.Errorf("redis: the reply to a write of key %x was lost and the record has changed since: whether the write ran cannot be known", w.key)
 }
 
-// sendCAS sends the writes, one pipeline per master, and returns the groups
-// to run again: those that met a concurrent writer, were refused by a node
-// (redirect, failover), or lost their reply (marked with sent). trouble is
-// one of the node errors seen, nil when there were only conflicts.
-func (e *Engine) sendCAS(ctx context.Context, writes []*casWrite, owners []*group, wait bool) (again []*group, trouble, err error) {
-	rk := make([]string, len(writes))
-	for i, w := range writes {
-		rk[i] = e.lay.record(w.key)
+// sendRound sends one round of Update: for each group its write, or a
+// read of its record where writes[i] is nil, one pipeline per master. It
+// returns the groups to run again: those read now, those whose CAS met
+// another stamp (its reply is the record as it is), were refused by a node
+// (redirect, failover) or lost their reply (marked with sent, to be read). trouble is one of
+// the node errors seen; contended reports a CAS that lost to a concurrent
+// writer on a record read just before, which calls for a pause.
+func (e *Engine) sendRound(ctx context.Context, round []*group, writes []*casWrite, wait bool) (again []*group, trouble error, contended bool, err error) {
+	rk := make([]string, len(round))
+	for i, g := range round {
+		rk[i] = e.lay.record(g.key)
 	}
-	cmds, errs, _ := e.fanOut(ctx, rk, func(p redis.Pipeliner, i int) redis.Cmder { return e.addCAS(ctx, p, writes[i]) }, wait)
+	cmds, errs, _ := e.fanOutWaitFor(ctx, rk, func(p redis.Pipeliner, i int) redis.Cmder {
+		if writes[i] == nil {
+			return p.Get(ctx, rk[i])
+		}
+		return e.addCAS(ctx, p, writes[i])
+	}, func(i int) bool { return wait && writes[i] != nil })
 	noScript := false
 	for i, c := range cmds {
+		g, w := round[i], writes[i]
 		switch classify(errs[i]) {
 		case done:
-			if ok, _ := c.(*redis.Cmd).Int(); ok != 1 {
-				again = append(again, owners[i])
+			if w == nil {
+				settled, err := e.readInto(g, rk[i], c.(*redis.StringCmd))
+				if err != nil {
+					return nil, nil, false, err
+				}
+				if !settled {
+					again = append(again, g)
+				}
+				continue
 			}
+			reply, _ := c.(*redis.Cmd).Result() // nil when the record is absent
+			if ok, _ := reply.(int64); ok == 1 {
+				e.wrote(w)
+				continue
+			}
+			// Another stamp: the reply is the record as it is now.
+			contended = contended || g.read
+			var now stored
+			if raw, isString := reply.(string); isString {
+				if now, err = decode(rk[i], raw); err != nil {
+					return nil, nil, false, err
+				}
+			}
+			g.cur, g.read = &now, true
+			e.recent.put(g.key, now)
+			again = append(again, g)
 		case notRun:
 			noScript = noScript || isNoScript(errs[i])
-			again, trouble = append(again, owners[i]), errs[i]
+			again, trouble = append(again, g), errs[i]
 		case uncertain:
-			owners[i].sent = writes[i]
-			again, trouble = append(again, owners[i]), errs[i]
+			if w != nil {
+				g.sent = w
+			}
+			g.cur, g.read = nil, false
+			e.recent.forget(g.key)
+			again, trouble = append(again, g), errs[i]
 		default:
-			return nil, nil, e.check(errs[i])
+			return nil, nil, false, e.check(errs[i])
 		}
 	}
 	if noScript {
 		_ = e.loadScript(ctx) // a failure shows as NOSCRIPT again
 	}
-	return again, trouble, nil
+	return again, trouble, contended, nil
+}
+
+// readInto takes the record read for g: it settles g's write whose reply
+// was lost, if any (settled: that write ran, and errs hold the results of
+// the run that made it), and is what g's functions run on next.
+func (e *Engine) readInto(g *group, redisKey string, c *redis.StringCmd) (settled bool, err error) {
+	raw, err := c.Result()
+	var now stored
+	if !errors.Is(err, redis.Nil) {
+		if now, err = decode(redisKey, raw); err != nil {
+			return false, err
+		}
+	}
+	if w := g.sent; w != nil {
+		applied, err := settle(w, now)
+		if err != nil {
+			return false, err
+		}
+		g.sent = nil
+		if applied {
+			e.wrote(w)
+			return true, nil
+		}
+	}
+	g.cur, g.read = &now, true
+	e.recent.put(g.key, now)
+	return false, nil
+}
+
+// wrote records a write that ran as the record's latest known state.
+func (e *Engine) wrote(w *casWrite) {
+	if w.remove {
+		e.recent.forget(w.key)
+		return
+	}
+	e.recent.put(w.key, stored{present: true, stamp: w.stamp, value: w.encoded[stampSize:]})
 }
