@@ -12,10 +12,9 @@ import (
 	"github.com/utxostore/utxostore/engine"
 )
 
-// casScript is the one Lua script that writes: a generic compare-and-set of
-// one stored string that keeps the string's index entries with it. It
-// knows nothing of records; the record layer's rules ran in Go before it
-// was sent.
+// casScript is the one piece of Lua: a generic compare-and-set of one stored
+// string that keeps the string's index entries with it. It knows nothing of
+// records; the record layer's rules ran in Go before it was sent.
 //
 //	KEYS[1]      the stored string: 8-byte stamp ‖ value
 //	KEYS[2..]    the sorted sets indexing it, one per index
