@@ -27,9 +27,7 @@
 // See layout.go: records are spread over the slots by their own key, in
 // 1,024 buckets (by default) each pinned to one slot; each bucket has one
 // sorted set per index on the same slot, so the CAS script touches one
-// slot. A Scan reads every bucket's set of the index with one script call
-// per master (scan.go), falling back to one ZRANGEBYSCORE per bucket on a
-// master that refuses it (a set moved away, a migration under way).
+// slot, and a Scan is one ZRANGEBYSCORE per bucket.
 //
 // # Resharding
 //

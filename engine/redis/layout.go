@@ -21,10 +21,10 @@ import (
 //
 // Why buckets and not one index per record slot: the CAS script must touch
 // the record and its index entries in one slot, so an index cannot be
-// global; with one sorted set per slot every Scan would read 16384 sets.
-// Buckets keep records spread by their own key (records of one
+// global; with one sorted set per slot every Scan would send 16384
+// commands. Buckets keep records spread by their own key (records of one
 // transaction have unrelated keys, so they scatter), keep each record and
-// its index entries on one slot, and bound a Scan to one set per bucket.
+// its index entries on one slot, and bound a Scan to one command per bucket.
 // The buckets are spread evenly over the slot space, so any even slot
 // assignment gives every master an even share.
 type layout struct {

@@ -19,8 +19,8 @@ type Options struct {
 	Namespace string
 	// Buckets is the number of index buckets of a new namespace: a power of
 	// two from 1 to 16384, default 1024. More buckets spread records over
-	// more slots; fewer make Scan cheaper (it reads one sorted set per
-	// bucket). An existing namespace keeps the count it was made with.
+	// more slots; fewer make Scan cheaper (one command per bucket). An
+	// existing namespace keeps the count it was made with.
 	Buckets int
 	// Sync chooses when WAIT runs: with SyncAlways every write batch ends
 	// with WAIT on each master it touched (in the same pipeline, so no extra

@@ -78,16 +78,12 @@ func (e *Engine) addCAS(ctx context.Context, p redis.Pipeliner, w *casWrite) red
 	return p.EvalSha(ctx, cas.Hash(), keys, args...)
 }
 
-// loadScript loads the CAS and scan scripts on every master, and on every node an ASK
+// loadScript loads the CAS script on every master, and on every node an ASK
 // reply named: a new master importing its first slot is not among the
 // masters yet. Masters promoted after a failover may not have it; a
 // NOSCRIPT reply brings us here again.
 func (e *Engine) loadScript(ctx context.Context) error {
 	load := func(ctx context.Context, c *redis.Client) error {
-		// The scan script is only a shortcut: a server that cannot load it
-		// (one older than Redis 7.0, without script flags) still scans,
-		// one command per bucket (scanMaster).
-		_ = scanSets.Load(ctx, c)
 		return nodeError(c.Options().Addr, cas.Load(ctx, c).Err())
 	}
 	if e.cluster == nil {
