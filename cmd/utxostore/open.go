@@ -26,7 +26,7 @@ import (
 // defaultEngine and defaultNetwork are those of a new store when --engine
 // or --network is not given; an existing store is opened with its own.
 const (
-	defaultEngine  = "pebble"
+	defaultEngine  = "sozu"
 	defaultNetwork = "mainnet"
 )
 

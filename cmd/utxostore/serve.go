@@ -24,7 +24,7 @@ store (DATA/blocks, --block-retention) answer addresses, xpubs, blocks and
 every transaction, spent or not; see the README for each endpoint.
 
 A data directory that does not exist or holds no store is refused; with
---create, serve creates the store there (on --engine, pebble by default),
+--create, serve creates the store there (on --engine, sozu by default),
 to be fed by 'utxostore client import' or any gRPC client.
 
 ConnectBlock checks every block it is sent before applying any of it, as
