@@ -41,8 +41,13 @@ func persistentEngines(t *testing.T) map[string]engineOpener {
 		return engines
 	}
 	engines["redis"] = func(t testing.TB) engine.Engine {
-		ns := fmt.Sprintf("utxo-test-%d-%d", os.Getpid(), redisNamespaces.Add(1))
-		e, err := redis.Open(ctx, redis.Options{Addrs: strings.Split(addrs, ","), Namespace: ns})
+		opts := redis.Options{Addrs: strings.Split(addrs, ","), Namespace: fmt.Sprintf("utxo-test-%d-%d", os.Getpid(), redisNamespaces.Add(1))}
+		t.Cleanup(func() {
+			if err := redis.Drop(ctx, opts); err != nil {
+				t.Errorf("removing the test's namespace %q: %v", opts.Namespace, err)
+			}
+		})
+		e, err := redis.Open(ctx, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/utxostore/utxostore/engine/redis"
 	"github.com/utxostore/utxostore/internal/testdata"
 )
 
@@ -156,6 +158,11 @@ func TestEveryEngineImportsTheSameChain(t *testing.T) {
 	}
 	if addrs := os.Getenv("UTXOSTORE_REDIS_ADDRS"); addrs != "" {
 		namespace := "import-test-" + strings.ReplaceAll(t.TempDir(), "/", "-")
+		t.Cleanup(func() {
+			if err := redis.Drop(context.Background(), redis.Options{Addrs: strings.Split(addrs, ","), Namespace: namespace}); err != nil {
+				t.Errorf("removing the test's namespace %q: %v", namespace, err)
+			}
+		})
 		engines = append(engines, []string{"--engine", "redis", "--redis", addrs, "--redis-namespace", namespace})
 	} else {
 		t.Log("UTXOSTORE_REDIS_ADDRS is not set: the redis engine is not imported into (scripts/test.sh sets it)")
