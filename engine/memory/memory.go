@@ -282,8 +282,7 @@ func (e *Engine) insert(k engine.Key, value []byte, terms engine.Terms, expires 
 		e.entries = append(e.entries, entry{})
 	}
 	e.slots[k] = slot
-	// Never nil: an empty value is a record, nil means absent.
-	e.entries[slot] = entry{value: append(make([]byte, 0, len(value)), value...), terms: terms, expires: expires}
+	e.entries[slot] = entry{value: own(value), terms: terms, expires: expires}
 	e.reindex(k, engine.Terms{}, terms)
 }
 
@@ -329,6 +328,17 @@ func position(idx engine.Index) int {
 		}
 	}
 	return -1
+}
+
+// own returns a copy of a value for the engine to keep. Its capacity is
+// rounded up to the allocator's size class, as append does, so a later Put
+// of a slightly longer value (a record that gained a field) still fits.
+// Never nil: an empty value is a record, nil means absent.
+func own(value []byte) []byte {
+	if b := append([]byte(nil), value...); b != nil {
+		return b
+	}
+	return []byte{}
 }
 
 func clone(b []byte) []byte {
