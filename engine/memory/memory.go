@@ -11,27 +11,34 @@ import (
 	"github.com/utxostore/utxostore/engine"
 )
 
-// entry is one record, held in the map by value and with its expiry as
-// unix nanoseconds, so that a record costs the collector one pointer (its
-// value) rather than three.
+// entry is one record, with its expiry as unix nanoseconds so that it holds
+// a single pointer (its value).
 type entry struct {
+	// value is never nil for a stored record: an empty value is a record.
+	// Its buffer is the engine's own and is rewritten in place by a later
+	// Put of the key, which is safe because Get hands out copies and
+	// Update and ForEach only lend it for the duration of a call.
 	value   []byte
 	terms   engine.Terms
 	expires int64 // unix nanoseconds; zero: never
 }
 
-func (e entry) live(now time.Time) bool {
-	return e.value != nil && (e.expires == 0 || now.UnixNano() < e.expires)
-}
-
-// Engine keeps every record in a Go map guarded by one mutex.
+// Engine keeps every record in one slice of entries, found through a
+// pointer-free map from key to slot, all guarded by one mutex. An update
+// looks its key up once and then changes the entry in place.
 type Engine struct {
-	mu      sync.Mutex
-	closed  bool
-	records map[engine.Key]entry
-	// indexed holds, per secondary index, the keys with a non-zero term, so
-	// scans do not visit every record.
-	indexed map[engine.Index]map[engine.Key]uint32
+	mu     sync.Mutex
+	closed bool
+	// slots maps each stored key to its entry in entries. Neither it nor
+	// the index maps hold pointers, so the collector never scans them.
+	slots   map[engine.Key]uint32
+	entries []entry
+	// free lists the slots of removed records, for reuse by new ones.
+	free []uint32
+	// indexed holds, per secondary index (at its position in
+	// engine.Indexes), the keys with a non-zero term, so scans do not visit
+	// every record.
+	indexed []map[engine.Key]uint32
 	meta    map[string][]byte
 	// now is the clock that decides whether a record's time to live has
 	// passed.
@@ -48,12 +55,12 @@ func New() *Engine { return NewWithClock(time.Now) }
 func NewWithClock(now func() time.Time) *Engine {
 	e := &Engine{
 		now:     now,
-		records: make(map[engine.Key]entry),
-		indexed: make(map[engine.Index]map[engine.Key]uint32),
+		slots:   make(map[engine.Key]uint32),
+		indexed: make([]map[engine.Key]uint32, len(engine.Indexes)),
 		meta:    make(map[string][]byte),
 	}
-	for _, idx := range engine.Indexes {
-		e.indexed[idx] = make(map[engine.Key]uint32)
+	for i := range e.indexed {
+		e.indexed[i] = make(map[engine.Key]uint32)
 	}
 	return e
 }
@@ -61,18 +68,29 @@ func NewWithClock(now func() time.Time) *Engine {
 // Name implements engine.Engine.
 func (e *Engine) Name() string { return "memory" }
 
-// Get implements engine.Engine.
+// Get implements engine.Engine. The values are copies, all carved from one
+// allocation.
 func (e *Engine) Get(_ context.Context, keys []engine.Key) ([][]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, engine.ErrClosed
 	}
-	now := e.now()
 	values := make([][]byte, len(keys))
+	size := 0
 	for i, k := range keys {
-		if r := e.records[k]; r.live(now) {
-			values[i] = append([]byte{}, r.value...)
+		if r := e.lookup(k); r != nil {
+			values[i] = r.value // replaced by a copy below
+			size += len(r.value)
+		}
+	}
+	buf := make([]byte, 0, size)
+	for i, v := range values {
+		if v != nil {
+			start := len(buf)
+			buf = append(buf, v...)
+			// Capped, so appending to one value never writes into the next.
+			values[i] = buf[start:len(buf):len(buf)]
 		}
 	}
 	return values, nil
@@ -85,26 +103,26 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 	if e.closed {
 		return nil, engine.ErrClosed
 	}
-	now := e.now()
 	errs := make([]error, len(updates))
 	for i, u := range updates {
+		slot, existed := e.slots[u.Key]
 		// The stored bytes are lent to the function (engine.UpdateFunc).
 		var current []byte
-		old, existed := e.records[u.Key]
-		if old.live(now) {
-			current = old.value
+		if existed && e.live(&e.entries[slot]) {
+			current = e.entries[slot].value
 		}
 		m, err := u.Fn(current)
 		if err != nil {
 			errs[i] = err
 			continue
 		}
-		switch m.Action {
-		case engine.Put:
-			// Never nil: an empty value is a record, nil means absent.
-			e.replace(u.Key, old, existed, entry{value: append([]byte{}, m.Value...), terms: m.Terms})
-		case engine.Remove:
-			e.remove(u.Key)
+		switch {
+		case m.Action == engine.Put && existed:
+			e.overwrite(u.Key, slot, m.Value, m.Terms, 0)
+		case m.Action == engine.Put:
+			e.insert(u.Key, m.Value, m.Terms, 0)
+		case m.Action == engine.Remove && existed:
+			e.removeSlot(u.Key, slot)
 		}
 	}
 	return errs, nil
@@ -117,16 +135,19 @@ func (e *Engine) CreateOnly(_ context.Context, key engine.Key, value []byte, ttl
 	if e.closed {
 		return engine.ErrClosed
 	}
-	now := e.now()
-	old, existed := e.records[key]
-	if old.live(now) {
-		return engine.ErrExists
-	}
-	r := entry{value: append([]byte{}, value...)}
+	var expires int64
 	if ttl > 0 {
-		r.expires = now.Add(ttl).UnixNano()
+		expires = e.now().Add(ttl).UnixNano()
 	}
-	e.replace(key, old, existed, r)
+	slot, existed := e.slots[key]
+	switch {
+	case existed && e.live(&e.entries[slot]):
+		return engine.ErrExists
+	case existed:
+		e.overwrite(key, slot, value, engine.Terms{}, expires)
+	default:
+		e.insert(key, value, engine.Terms{}, expires)
+	}
 	return nil
 }
 
@@ -138,7 +159,9 @@ func (e *Engine) Delete(_ context.Context, keys []engine.Key) error {
 		return engine.ErrClosed
 	}
 	for _, k := range keys {
-		e.remove(k)
+		if slot, ok := e.slots[k]; ok {
+			e.removeSlot(k, slot)
+		}
 	}
 	return nil
 }
@@ -155,9 +178,11 @@ func (e *Engine) Scan(_ context.Context, idx engine.Index, lo, hi uint32, fn fun
 		term uint32
 	}
 	var hits []hit
-	for k, term := range e.indexed[idx] {
-		if term >= lo && term <= hi {
-			hits = append(hits, hit{k, term})
+	if i := position(idx); i >= 0 {
+		for k, term := range e.indexed[i] {
+			if term >= lo && term <= hi {
+				hits = append(hits, hit{k, term})
+			}
 		}
 	}
 	e.mu.Unlock()
@@ -176,9 +201,9 @@ func (e *Engine) ForEach(_ context.Context, fn func(engine.Key, []byte) error) e
 	if e.closed {
 		return engine.ErrClosed
 	}
-	now := e.now()
-	for k, r := range e.records {
-		if !r.live(now) {
+	for k, slot := range e.slots {
+		r := &e.entries[slot]
+		if !e.live(r) {
 			continue
 		}
 		if err := fn(k, r.value); err != nil {
@@ -227,31 +252,93 @@ func (e *Engine) Close() error {
 		return engine.ErrClosed
 	}
 	e.closed = true
-	e.records = nil
+	e.slots, e.entries, e.free = nil, nil, nil
 	return nil
 }
 
-// replace stores r under k, where old is what k held (existed: anything,
-// live or not), which the caller has already looked up.
-func (e *Engine) replace(k engine.Key, old entry, existed bool, r entry) {
-	e.records[k] = r
-	if existed && old.terms == r.terms {
-		return // the indexes already hold these terms
+// live reports whether r's time to live, if it has one, has not passed. The
+// clock is read only for records that have one (lock records), which are
+// few.
+func (e *Engine) live(r *entry) bool {
+	return r.expires == 0 || e.now().UnixNano() < r.expires
+}
+
+// lookup returns k's live entry, or nil.
+func (e *Engine) lookup(k engine.Key) *entry {
+	slot, ok := e.slots[k]
+	if !ok || !e.live(&e.entries[slot]) {
+		return nil
 	}
-	for _, idx := range engine.Indexes {
-		if term := idx.Term(r.terms); term != 0 {
-			e.indexed[idx][k] = term
-		} else {
-			delete(e.indexed[idx], k)
+	return &e.entries[slot]
+}
+
+// insert stores a record under k, which holds none.
+func (e *Engine) insert(k engine.Key, value []byte, terms engine.Terms, expires int64) {
+	var slot uint32
+	if n := len(e.free); n > 0 {
+		slot, e.free = e.free[n-1], e.free[:n-1]
+	} else {
+		slot = uint32(len(e.entries))
+		e.entries = append(e.entries, entry{})
+	}
+	e.slots[k] = slot
+	e.entries[slot] = entry{value: own(value), terms: terms, expires: expires}
+	e.reindex(k, engine.Terms{}, terms)
+}
+
+// overwrite replaces the record in k's slot, reusing its buffer when the
+// new value fits. value may share that buffer (a function may return part
+// of the bytes it was lent); append copies as memmove does.
+func (e *Engine) overwrite(k engine.Key, slot uint32, value []byte, terms engine.Terms, expires int64) {
+	r := &e.entries[slot]
+	e.reindex(k, r.terms, terms)
+	r.value = append(r.value[:0], value...)
+	r.terms, r.expires = terms, expires
+}
+
+// removeSlot drops the record in k's slot and frees the slot.
+func (e *Engine) removeSlot(k engine.Key, slot uint32) {
+	e.reindex(k, e.entries[slot].terms, engine.Terms{})
+	delete(e.slots, k)
+	e.entries[slot] = entry{} // lets the collector take the value
+	e.free = append(e.free, slot)
+}
+
+// reindex moves k from the index entries of its old terms to those of its
+// new ones, touching only the indexes whose term changed.
+func (e *Engine) reindex(k engine.Key, old, new engine.Terms) {
+	for i, idx := range engine.Indexes {
+		before, after := idx.Term(old), idx.Term(new)
+		switch {
+		case before == after:
+		case after != 0:
+			e.indexed[i][k] = after
+		default:
+			delete(e.indexed[i], k)
 		}
 	}
 }
 
-func (e *Engine) remove(k engine.Key) {
-	delete(e.records, k)
-	for _, idx := range engine.Indexes {
-		delete(e.indexed[idx], k)
+// position returns idx's position in Engine.indexed, or -1 for an unknown
+// index.
+func position(idx engine.Index) int {
+	for i, known := range engine.Indexes {
+		if known == idx {
+			return i
+		}
 	}
+	return -1
+}
+
+// own returns a copy of a value for the engine to keep. Its capacity is
+// rounded up to the allocator's size class, as append does, so a later Put
+// of a slightly longer value (a record that gained a field) still fits.
+// Never nil: an empty value is a record, nil means absent.
+func own(value []byte) []byte {
+	if b := append([]byte(nil), value...); b != nil {
+		return b
+	}
+	return []byte{}
 }
 
 func clone(b []byte) []byte {
