@@ -32,10 +32,10 @@ type changes struct {
 }
 
 // Memory estimates for the change buffer's budget: an entry costs its
-// struct and its value, a deleted key its map slot, and a bucket's
-// changes their own bookkeeping.
+// struct, its tag and its value, a deleted key its map slot, and a
+// bucket's changes their own bookkeeping.
 const (
-	entryMemory   = int(unsafe.Sizeof(entry{}))
+	entryMemory   = int(unsafe.Sizeof(entry{})) + int(unsafe.Sizeof(uint32(0)))
 	removedMemory = engine.KeySize
 	changesMemory = int(unsafe.Sizeof(changes{})) + 64
 )

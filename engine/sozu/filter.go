@@ -21,6 +21,10 @@ type keyFilter struct {
 	f        *cuckoo.Filter
 	capacity uint
 	stale    bool
+	// key holds the key add or remove hands the library, which keeps
+	// nothing of it but whose signature lets it: passing the caller's key
+	// would move the caller's entry to the heap, an allocation per put.
+	key engine.Key
 
 	// Measured outcomes of lookups for keys the table then proved absent.
 	trueNegatives, falsePositives uint64
@@ -64,7 +68,8 @@ func (kf *keyFilter) mayContain(k *engine.Key) bool {
 }
 
 func (kf *keyFilter) add(k *engine.Key) {
-	if !kf.stale && !kf.f.Insert(k[:]) {
+	kf.key = *k
+	if !kf.stale && !kf.f.Insert(kf.key[:]) {
 		kf.stale = true
 	}
 	// Keep the load below the point where inserts start failing.
@@ -75,7 +80,8 @@ func (kf *keyFilter) add(k *engine.Key) {
 
 func (kf *keyFilter) remove(k *engine.Key) {
 	if !kf.stale {
-		kf.f.Delete(k[:])
+		kf.key = *k
+		kf.f.Delete(kf.key[:])
 	}
 }
 

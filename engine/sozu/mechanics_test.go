@@ -25,7 +25,7 @@ func newTestTable(t *testing.T, o Options) *table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pages.close(); values.f.Close() })
+	t.Cleanup(func() { pages.close(); values.close() })
 	return newTable(o, pages, values, func() int64 { return 1 })
 }
 

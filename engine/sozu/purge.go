@@ -17,9 +17,9 @@ func purgeable(e *entry, h uint32, now int64) bool {
 // purge removes the purgeable entries of b (a bucket of layer) and returns
 // how many went.
 func (t *table) purge(layer int, b *bucket) int {
-	n := 0
+	n, now := 0, t.now()
 	for i := 0; i < len(b.entries); {
-		if purgeable(&b.entries[i], t.height, t.now()) {
+		if purgeable(&b.entries[i], t.height, now) {
 			e := t.removeFrom(layer, b, i)
 			t.forget(&e)
 			n++

@@ -68,7 +68,7 @@ func openShard(dir string, id int, gen uint64, o Options) (*shard, error) {
 	s.table = newTable(o, pages, values, func() int64 { return time.Now().UnixNano() })
 	fail = func(err error) (*shard, error) {
 		pages.close()
-		values.f.Close()
+		values.close()
 		return nil, err
 	}
 	s.table.height = img.height

@@ -169,7 +169,7 @@ func (e *Engine) removeStaleFiles() {
 func (e *Engine) closeFiles() {
 	for _, s := range e.shards {
 		s.table.pages.close()
-		s.table.values.f.Close()
+		s.table.values.close()
 	}
 	if e.log != nil {
 		e.log.close()

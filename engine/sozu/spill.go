@@ -52,8 +52,7 @@ func (t *table) spill(layer int, index uint64, b *bucket) error {
 	c := &t.layers[layer]
 	c.entries -= int64(len(flow))
 	c.bytes -= int64(b.size - kept)
-	b.entries = slices.Clone(b.entries[keepFrom:])
-	b.size = kept
+	b.keep(slices.Clone(b.entries[keepFrom:]), kept)
 	if len(b.entries) == 0 {
 		c.buckets--
 	}

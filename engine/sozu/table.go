@@ -509,7 +509,7 @@ func (t *table) walk(fn func(layer int, b *bucket, held bool) error) error {
 		seen[a] = true
 		held := len(b.entries) > 0
 		if c := t.pending[a]; c != nil {
-			b = &bucket{entries: slices.Clone(b.entries), size: b.size}
+			b = b.clone()
 			c.applyTo(b)
 		}
 		if len(b.entries) == 0 {

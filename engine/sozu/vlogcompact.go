@@ -106,7 +106,7 @@ func (t *table) compactValues(path string, gen uint64) (retired string, err erro
 	}
 	// From here on a failure fails the shard (its entries would be split
 	// between the files); the previous generation on disk is whole.
-	old.f.Close()
+	old.close()
 	t.values = values
 	t.compactions++
 	for i, m := range moves {
@@ -149,7 +149,7 @@ func (t *table) repoint(loc location, p valuePointer) {
 
 // abandonCompaction removes an unfinished compacted file and returns err.
 func (t *table) abandonCompaction(values *valueLog, err error) error {
-	values.f.Close()
+	values.close()
 	os.Remove(values.path)
 	return err
 }
