@@ -226,3 +226,27 @@ func readFile(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestSozuSaysWhenItOutgrowsItsMemoryBudget: a Sozu store whose process
+// holds more live heap than three quarters of its memory budget warns on
+// stderr, naming the setting to raise, without --verbose; within its
+// budget it says nothing.
+func TestSozuSaysWhenItOutgrowsItsMemoryBudget(t *testing.T) {
+	demo := []string{"demo", "--exit-after-seed", "--blocks", "20", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--engine", "sozu"}
+	// The smallest budget its buffers allow: 4.75 MiB, below any
+	// process's live heap.
+	tight := "--sozu-tuning=memory=4980736,changes=65536,b0=16,vlogbuffer=65536,dirty=262144"
+	_, stderr, err := run(t, append(demo, tight)...)
+	if err != nil {
+		t.Fatalf("demo with a tight memory budget: %v\n%s", err, stderr)
+	}
+	mustContain(t, "the warning", stderr, "passed three quarters of the memory budget", "--sozu-tuning memory=BYTES", "memory_budget_bytes=4980736")
+
+	_, stderr, err = run(t, demo...)
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, stderr)
+	}
+	if strings.Contains(stderr, "memory budget") {
+		t.Fatalf("a store within its default budget warned:\n%s", stderr)
+	}
+}

@@ -106,19 +106,35 @@ func (f *storeFlags) openIndex() (*index.Index, error) {
 	return idx, nil
 }
 
-// engineLogger passes an engine's own messages (pebble's log replay
-// reports, for instance) to the command's logger with --verbose, and drops
-// them otherwise: they come on every open and would bury the command's
-// output.
+// engineLogger passes an engine's own messages to the command's logger
+// (stderr for commands without one): all of them with --verbose, and
+// otherwise only warnings and errors (a log tail cut at recovery, a store
+// past its memory budget). The rest (pebble's log replay reports, for
+// instance) come on every open and would bury the command's output.
 func (f *storeFlags) engineLogger() *slog.Logger {
-	switch {
-	case !f.verbose:
-		return slog.New(slog.DiscardHandler)
-	case f.logger != nil:
-		return f.logger
-	default:
-		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	h := slog.Handler(slog.NewTextHandler(os.Stderr, nil))
+	if f.logger != nil {
+		h = f.logger.Handler()
 	}
+	if !f.verbose {
+		h = warningsOf{h}
+	}
+	return slog.New(h)
+}
+
+// warningsOf passes a handler's records of level Warn and above only.
+type warningsOf struct{ slog.Handler }
+
+func (w warningsOf) Enabled(ctx context.Context, level slog.Level) bool {
+	return level >= slog.LevelWarn && w.Handler.Enabled(ctx, level)
+}
+
+func (w warningsOf) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warningsOf{w.Handler.WithAttrs(attrs)}
+}
+
+func (w warningsOf) WithGroup(name string) slog.Handler {
+	return warningsOf{w.Handler.WithGroup(name)}
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -127,7 +143,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sync, "sync", envOr("UTXOSTORE_SYNC", "always"), `durability: "always" (every acknowledged write survives a crash) or "block" (durable at block boundaries only; a crash loses the blocks since the last checkpoint, which import then re-applies)`)
 	fs.StringVar(&f.network, "network", envOr("UTXOSTORE_NETWORK", ""), "network the store holds (default: the data directory's; "+defaultNetwork+" for a new store); a store of another network is refused")
 	fs.StringVar(&f.redis, "redis", envOr("UTXOSTORE_REDIS", "127.0.0.1:7100"), "Redis Cluster node addresses, comma-separated (engine redis)")
-	fs.BoolVar(&f.verbose, "verbose", false, "print the storage engine's own log messages on stderr")
+	fs.BoolVar(&f.verbose, "verbose", false, "print all of the storage engine's own log messages on stderr (its warnings are printed without it)")
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
 	fs.BoolVar(&f.discardCorruptLog, "discard-corrupt-log", false, "engine sozu: open a store whose log is damaged before its end (Open refuses it otherwise) by dropping the log from the damaged write on; the writes logged from there are lost. A torn end is always dropped, and reported")
 	fs.StringVar(&f.sozu, "sozu-tuning", envOr("UTXOSTORE_SOZU_TUNING", ""), "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)

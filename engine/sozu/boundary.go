@@ -2,6 +2,7 @@ package sozu
 
 import (
 	"context"
+	"runtime/metrics"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -37,8 +38,30 @@ func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
 	if err := e.log.sync(); err != nil {
 		return e.fail(err)
 	}
+	e.warnIfOverBudget()
 	if e.log.written() < int64(e.opts.CheckpointLogBytes) {
 		return nil
 	}
 	return e.checkpoint()
+}
+
+// warnIfOverBudget logs, once per open store, that the process's live heap
+// has passed three quarters of the memory budget (Options.MemoryBytes).
+// Open set the Go memory limit to the budget, so from there the collector
+// runs at least three times as often as it would without a limit, and
+// more as the store grows: a store that outgrew its budget slows with no
+// error. The live heap is the collector's last count, so reading it costs
+// next to nothing at each block.
+func (e *Engine) warnIfOverBudget() {
+	if e.overBudget || e.opts.Logger == nil {
+		return
+	}
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	if live[0].Value.Kind() != metrics.KindUint64 || live[0].Value.Uint64() <= uint64(e.opts.MemoryBytes)/4*3 {
+		return
+	}
+	e.overBudget = true
+	e.opts.Logger.Warn("sozu: the live heap has passed three quarters of the memory budget; the garbage collector now runs more often and the store slows as it grows: raise the budget (--sozu-tuning memory=BYTES)",
+		"live_heap_bytes", live[0].Value.Uint64(), "memory_budget_bytes", e.opts.MemoryBytes)
 }

@@ -95,6 +95,9 @@ type Engine struct {
 	// logBytesBefore is what Stats.LogBytesWritten leaves out: the log
 	// Open found, less the logs that page checkpoints retired since.
 	logBytesBefore int64
+	// overBudget is set once Checkpoint has reported the live heap past
+	// the memory budget (warnIfOverBudget), so it says so once per open.
+	overBudget bool
 }
 
 var _ engine.Engine = (*Engine)(nil)
