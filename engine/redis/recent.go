@@ -8,9 +8,10 @@ import (
 
 // recent remembers the stored strings this engine's Updates last read or
 // wrote, by record key (not Get's: its caller owns the values it returns,
-// while these are lent to UpdateFuncs, which leave them unchanged), so that an Update of a record it knows can send its
-// compare-and-set at once instead of reading the record first: one round
-// trip per master instead of two. What it remembers may be stale (another
+// while these are lent to UpdateFuncs, which leave them unchanged), so
+// that an Update of a record it knows can send its compare-and-set at
+// once instead of reading the record first: one round trip per master
+// instead of two. What it remembers may be stale (another
 // process, or a failover, may have changed the record since); the stamp
 // the CAS compares is what makes that safe: a stale stamp fails the CAS,
 // and the record is then read and computed again (see Update).
