@@ -110,7 +110,8 @@ type Mutation struct {
 // returns an error the record is left unchanged and the error is reported for
 // that update. current is lent for the call: the function neither changes
 // it nor keeps it (nor anything sharing its memory) once it returns, so an
-// engine may hand over its own bytes without a copy.
+// engine may hand over its own bytes without a copy. The Mutation's Value
+// may be part of current, which the engine stores as it was lent.
 type UpdateFunc func(current []byte) (Mutation, error)
 
 // Update is one read-modify-write of a batch.
@@ -136,7 +137,9 @@ type Engine interface {
 
 	// Get returns the value of each key, nil where the record does not
 	// exist (or its time to live has passed). A record stored with an empty
-	// value is returned as a non-nil empty slice.
+	// value is returned as a non-nil empty slice. The values are the
+	// caller's: no later call changes their bytes, an Update of the same
+	// key included.
 	Get(ctx context.Context, keys []Key) ([][]byte, error)
 
 	// Update applies every update of the batch, each atomically for its

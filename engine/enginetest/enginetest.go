@@ -50,6 +50,8 @@ func Run(t *testing.T, h Harness) {
 		{"FuncErrorLeavesRecord", testFuncError},
 		{"SameKeyInBatchAppliesInOrder", testSameKeyInBatch},
 		{"ReturnedValuesAreCopies", testCopies},
+		{"ValuesFromGetOutliveLaterUpdates", testGetValuesOutliveUpdates},
+		{"NewValueMayShareTheLentBytes", testNewValueSharesLentBytes},
 		{"EmptyValueIsARecord", testEmptyValue},
 		{"CreateOnly", testCreateOnly},
 		{"CreateOnlyTTLExpires", testCreateOnlyTTL},
@@ -261,6 +263,73 @@ func testCopies(t *testing.T, h Harness) {
 	copy(got, "CHANGED!")
 	if again := mustGet(t, e, K(1))[0]; string(again) != "original" {
 		t.Fatalf("engine returned its own storage: %q", again)
+	}
+}
+
+// A value Get returned is the caller's: no later write of its key (a
+// value of the same size, a shorter or a longer one, a removal, a new
+// record) nor of a key read in the same call changes the bytes the caller
+// holds, however the engine reuses its own buffers.
+func testGetValuesOutliveUpdates(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: put([]byte("the first value"), engine.Terms{})},
+		engine.Update{Key: K(2), Fn: put([]byte("its neighbour"), engine.Terms{})})
+	type held struct {
+		value []byte
+		want  string
+	}
+	var holding []held
+	hold := func(keys ...engine.Key) {
+		t.Helper()
+		for _, v := range mustGet(t, e, keys...) {
+			holding = append(holding, held{v, string(v)})
+		}
+	}
+	hold(K(1), K(2))
+	for _, next := range []string{"a second value!", "third", "a fourth value, longer than the first", ""} {
+		mustUpdate(t, e, engine.Update{Key: K(1), Fn: put([]byte(next), engine.Terms{})},
+			engine.Update{Key: K(2), Fn: put([]byte(next+" too"), engine.Terms{})})
+		hold(K(1), K(2))
+	}
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: func([]byte) (engine.Mutation, error) { return engine.Mutation{Action: engine.Remove}, nil }})
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: put([]byte("the key again"), engine.Terms{})})
+	if got := mustGet(t, e, K(1), K(2)); string(got[0]) != "the key again" || string(got[1]) != " too" {
+		t.Fatalf("got %q, want the last values written", got)
+	}
+	for i, v := range holding {
+		if string(v.value) != v.want {
+			t.Fatalf("value %d that Get returned as %q changed to %q after later updates of its key", i, v.want, v.value)
+		}
+	}
+}
+
+// An update function is lent the current bytes and may return part of
+// them as the new value (engine.UpdateFunc): the engine stores them as
+// they were, also when the next update of the same batch is lent the
+// result, and a value Get returned before is left as it was.
+func testNewValueSharesLentBytes(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: put([]byte("0123456789"), engine.Terms{})})
+	before := mustGet(t, e, K(1))[0]
+	dropTwo := func(current []byte) (engine.Mutation, error) {
+		if len(current) < 2 {
+			return engine.Mutation{}, fmt.Errorf("lent %q, want at least two bytes", current)
+		}
+		return engine.Mutation{Action: engine.Put, Value: current[2:], Terms: engine.Terms{UnminedSince: uint32(len(current))}}, nil
+	}
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: dropTwo}, engine.Update{Key: K(1), Fn: dropTwo})
+	if got := mustGet(t, e, K(1))[0]; string(got) != "456789" {
+		t.Fatalf("got %q, want %q", got, "456789")
+	}
+	mustUpdate(t, e, engine.Update{Key: K(1), Fn: dropTwo})
+	if got := mustGet(t, e, K(1))[0]; string(got) != "6789" {
+		t.Fatalf("got %q, want %q", got, "6789")
+	}
+	if got := scanAll(t, e, engine.ByUnminedSince, 0, ^uint32(0)); got[K(1)] != 6 || len(got) != 1 {
+		t.Fatalf("unminedSince index %v, want the last update's term 6", got)
+	}
+	if string(before) != "0123456789" {
+		t.Fatalf("a value Get returned changed to %q after updates that returned part of the lent bytes", before)
 	}
 }
 

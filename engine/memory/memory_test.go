@@ -59,40 +59,6 @@ func mustGetOne(t *testing.T, e engine.Engine, k engine.Key) []byte {
 	return values[0]
 }
 
-// A Put rewrites the record's buffer in place when the new value fits, so
-// a value Get returned earlier must not be that buffer.
-func TestGetValueOutlivesLaterUpdates(t *testing.T) {
-	e := memory.New()
-	defer e.Close()
-	k := enginetest.K(1)
-	mustUpdate(t, e, engine.Update{Key: k, Fn: put([]byte("the first value"))})
-	first := mustGetOne(t, e, k)
-	mustUpdate(t, e, engine.Update{Key: k, Fn: put([]byte("a second value!"))})
-	mustUpdate(t, e, engine.Update{Key: k, Fn: put([]byte("third"))})
-	if string(first) != "the first value" {
-		t.Fatalf("a value Get returned changed to %q after later updates of its key", first)
-	}
-	if got := mustGetOne(t, e, k); string(got) != "third" {
-		t.Fatalf("got %q, want %q", got, "third")
-	}
-}
-
-// An update function may return part of the bytes it was lent as the new
-// value; the rewrite in place must copy them as they were.
-func TestPutOfLentBytes(t *testing.T) {
-	e := memory.New()
-	defer e.Close()
-	k := enginetest.K(1)
-	mustUpdate(t, e, engine.Update{Key: k, Fn: put([]byte("0123456789"))})
-	dropTwo := func(current []byte) (engine.Mutation, error) {
-		return engine.Mutation{Action: engine.Put, Value: current[2:]}, nil
-	}
-	mustUpdate(t, e, engine.Update{Key: k, Fn: dropTwo}, engine.Update{Key: k, Fn: dropTwo})
-	if got := mustGetOne(t, e, k); string(got) != "456789" {
-		t.Fatalf("got %q, want %q", got, "456789")
-	}
-}
-
 // Values grow past and shrink within a record's buffer, down to the empty
 // value, which stays a record.
 func TestValuesGrowAndShrink(t *testing.T) {
