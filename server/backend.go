@@ -18,6 +18,9 @@ type Backend interface {
 	utxo.Store
 	ConnectBlock(ctx context.Context, b utxo.Block) error
 	Tip(ctx context.Context) (utxo.Tip, bool, error)
+	// ChainSummary is the tip and the counts of blocks and transactions,
+	// read from the chain state; Summary walks every record.
+	ChainSummary(ctx context.Context) (utxo.ChainSummary, error)
 	Summary(ctx context.Context) (utxo.Summary, error)
 	// BlockAt returns what the store remembers of the block at height.
 	BlockAt(ctx context.Context, height uint32) (BlockMeta, bool, error)

@@ -195,6 +195,11 @@ func (s *Instrumented) Tip(ctx context.Context) (tip utxo.Tip, ok bool, err erro
 	return s.next.Tip(ctx)
 }
 
+func (s *Instrumented) ChainSummary(ctx context.Context) (c utxo.ChainSummary, err error) {
+	defer func(start time.Time) { s.m.observe("ChainSummary", start, err) }(time.Now())
+	return s.next.ChainSummary(ctx)
+}
+
 func (s *Instrumented) Summary(ctx context.Context) (sum utxo.Summary, err error) {
 	defer func(start time.Time) { s.m.observe("Summary", start, err) }(time.Now())
 	return s.next.Summary(ctx)

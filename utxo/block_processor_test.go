@@ -41,8 +41,9 @@ func TestDisconnectAndReconnectLast100Blocks(t *testing.T) {
 	if info, ok, err := db.BlockAt(ctx, uint32(tip-100)); !ok || err != nil || info.Hash != blocks[tip-100].Hash {
 		t.Fatalf("BlockAt(%d): %+v %v %v", tip-100, info, ok, err)
 	}
-	if n, txs, err := db.Counts(ctx); err != nil || n != uint64(tip-99) || txs != summary(t, db).Txs {
-		t.Fatalf("Counts: %d blocks %d txs %v", n, txs, err)
+	if c, err := db.ChainSummary(ctx); err != nil || c.Blocks != uint64(tip-99) || c.Txs != summary(t, db).Txs ||
+		!c.HasTip || c.Tip.Height != uint32(tip-100) || c.Tip.Hash != blocks[tip-100].Hash {
+		t.Fatalf("ChainSummary: %+v %v", c, err)
 	}
 	if got, want := summary(t, db), freshSummary(t, onMemory, blocks[:tip-99]); got != want {
 		t.Fatalf("after disconnecting 100 blocks: %+v\nfresh import of the shorter chain: %+v", got, want)

@@ -130,11 +130,25 @@ func (db *DB) BlockAt(ctx context.Context, height uint32) (info BlockInfo, ok bo
 	return info, true, nil
 }
 
-// Counts returns the number of blocks and transactions on the current
-// chain, without walking the records (Summary does).
-func (db *DB) Counts(ctx context.Context) (blocks, txs uint64, err error) {
+// ChainSummary is the part of Summary that the chain state holds: the tip
+// and the counts of blocks and transactions on the current chain.
+type ChainSummary struct {
+	Tip Tip
+	// HasTip is false for a store that holds no block.
+	HasTip bool
+	Blocks uint64
+	Txs    uint64
+}
+
+// ChainSummary returns the tip and the counts of the current chain from one
+// read of the chain state, so they describe the same block, without walking
+// the records as Summary does.
+func (db *DB) ChainSummary(ctx context.Context) (ChainSummary, error) {
 	cs, err := db.loadChainState(ctx)
-	return cs.Blocks, cs.Txs, err
+	if err != nil {
+		return ChainSummary{}, err
+	}
+	return ChainSummary{Tip: Tip{Height: cs.TipHeight, Hash: cs.TipHash}, HasTip: cs.HasTip, Blocks: cs.Blocks, Txs: cs.Txs}, nil
 }
 
 var errNoBlock = errors.New("no block at that height")
