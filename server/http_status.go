@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -46,9 +48,12 @@ type statusJSON struct {
 		MedianBlockTime uint32 `json:"medianBlockTime,omitempty"`
 		Blocks          uint64 `json:"blocks"`
 		Txs             uint64 `json:"txs"`
-		Utxos           uint64 `json:"utxos"`
-		Satoshis        uint64 `json:"satoshis"`
-		Digest          string `json:"digest"`
+		// Utxos, Satoshis and Digest come from Summary, which walks every
+		// record: they are there only when asked for (?summary=true), and
+		// absent rather than zero otherwise.
+		Utxos    *uint64 `json:"utxos,omitempty"`
+		Satoshis *uint64 `json:"satoshis,omitempty"`
+		Digest   string  `json:"digest,omitempty"`
 	} `json:"utxostore"`
 }
 
@@ -89,30 +94,45 @@ func (s *Server) summary(ctx context.Context) (utxo.Summary, error) {
 	return s.summaries.get(ctx, s.backend, s.writes.Load())
 }
 
+// handleStatus answers from the chain state and the daemon's own state,
+// which cost a few reads whatever the size of the store, so that monitoring
+// may poll it; ?summary=true adds the UTXO set's summary, a walk of every
+// record (cached until the next write).
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
-	sum, err := s.summary(r.Context())
+	withSummary, err := summaryParam(r)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "summarising the store: %v", err)
+		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	var out statusJSON
+	u := &out.Utxostore
+	if withSummary {
+		sum, err := s.summary(r.Context())
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "summarising the store: %v", err)
+			return
+		}
+		u.Utxos, u.Satoshis, u.Digest = &sum.Utxos, &sum.Satoshis, sum.Digest
+	}
+	chainSum, err := s.backend.ChainSummary(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the chain state: %v", err)
+		return
+	}
 	b := &out.Blockbook
 	b.Coin, b.Host, b.Version, b.GitCommit, b.BuildTime = coinName(s.opts.Network), "utxostore", "utxostore", "", ""
 	b.SyncMode, b.InSync, b.InSyncMempool, b.Decimals = true, true, true, 8
 	b.About = "utxostore: a UTXO database for Bitcoin-family nodes, serving Blockbook's API"
 	out.Backend.Chain, out.Backend.Version = s.opts.Network, "utxostore"
-	tip, ok, err := s.backend.Tip(r.Context())
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the tip: %v", err)
-		return
-	}
-	if ok {
+	if tip := chainSum.Tip; chainSum.HasTip {
 		b.BestHeight, out.Backend.Blocks, out.Backend.BestBlockHash = tip.Height, tip.Height, tip.Hash.String()
 		if meta, ok, err := s.backend.BlockAt(r.Context(), tip.Height); err == nil && ok {
 			b.LastBlockTime = time.Unix(meta.Time, 0).UTC().Format(time.RFC3339)
 			out.Backend.Difficulty = difficulty(meta.Bits)
 		}
 	}
+	// The unmined transactions are found by an index scan, a cost that
+	// grows with the mempool, not with the store.
 	if mempool, err := s.unminedTxs(r.Context()); err == nil {
 		b.MempoolSize = len(mempool)
 	}
@@ -123,10 +143,24 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if blocks := s.backend.BlockStore(); blocks != nil {
 		b.DbSize, _ = blocks.DiskBytes()
 	}
-	u := &out.Utxostore
 	u.Engine, u.Network, u.Height, u.MedianBlockTime = s.opts.Engine, s.opts.Network, s.backend.GetBlockHeight(), s.backend.GetMedianBlockTime()
-	u.Blocks, u.Txs, u.Utxos, u.Satoshis, u.Digest = sum.Blocks, sum.Txs, sum.Utxos, sum.Satoshis, sum.Digest
+	u.Blocks, u.Txs = chainSum.Blocks, chainSum.Txs
 	writeJSON(w, http.StatusOK, out)
+}
+
+// summaryParam reads the status's summary parameter: absent is false; a
+// value strconv.ParseBool does not know is refused, so that a typo never
+// passes for "no".
+func summaryParam(r *http.Request) (bool, error) {
+	values, given := r.URL.Query()["summary"]
+	if !given {
+		return false, nil
+	}
+	on, err := strconv.ParseBool(values[0])
+	if err != nil {
+		return false, fmt.Errorf("summary=%q: want summary=true to add the UTXO set's count, value and digest (a walk of every record), or summary=false", values[0])
+	}
+	return on, nil
 }
 
 // coinName is Blockbook's coin name for the network.

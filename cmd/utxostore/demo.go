@@ -107,8 +107,9 @@ func runDemo(ctx context.Context, args []string) error {
 utxostore demo is serving %d synthetic blocks. Try:
 
   curl %s/api/status
+  curl '%s/api/status?summary=true'    # with the UTXO set's count, value and digest: a walk of every record
   curl %s/api/v2/tx/%s    # the tip's coinbase: unspent
-`, *blocks, base, base, unspent)
+`, *blocks, base, base, base, unspent)
 		if idx != nil {
 			script := gen.blocks[len(gen.blocks)-1].Txs[0].Msg.TxOut[0].PkScript
 			fmt.Printf("  curl %s/api/v2/address/%s    # the tip coinbase's script, by address descriptor\n", base, hex.EncodeToString(script))

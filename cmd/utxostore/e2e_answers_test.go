@@ -71,8 +71,8 @@ func testContext(t *testing.T) context.Context {
 }
 
 // TestAnswersAgreeAfterAnUnminedSpend: a spend sent over gRPC by a
-// transaction no block holds shows at once in /api/status (the summary is
-// not kept across writes), as spent in /api/v2/tx, as left out of
+// transaction no block holds shows at once in /api/status?summary=true (the
+// summary is not kept across writes), as spent in /api/v2/tx, as left out of
 // /api/v2/utxo (kept with ?confirmed=true) and as a negative unconfirmed
 // balance in /api/v2/address, as Blockbook separates mempool from blocks.
 func TestAnswersAgreeAfterAnUnminedSpend(t *testing.T) {
@@ -88,7 +88,7 @@ func TestAnswersAgreeAfterAnUnminedSpend(t *testing.T) {
 		} `json:"utxostore"`
 	}
 	var before statusShape
-	getJSON(t, base+"/api/status", &before)
+	getJSON(t, base+"/api/status?summary=true", &before)
 	type utxoShape []struct {
 		Txid string `json:"txid"`
 		Vout uint32 `json:"vout"`
@@ -110,9 +110,9 @@ func TestAnswersAgreeAfterAnUnminedSpend(t *testing.T) {
 	}
 
 	var after statusShape
-	getJSON(t, base+"/api/status", &after)
+	getJSON(t, base+"/api/status?summary=true", &after)
 	if after.Utxostore.Utxos != before.Utxostore.Utxos-1 || after.Utxostore.Satoshis != before.Utxostore.Satoshis-uint64(prev.Value) {
-		t.Errorf("/api/status after the spend: want %d utxos and %d satoshis, got %+v", before.Utxostore.Utxos-1,
+		t.Errorf("/api/status?summary=true after the spend: want %d utxos and %d satoshis, got %+v", before.Utxostore.Utxos-1,
 			before.Utxostore.Satoshis-uint64(prev.Value), after.Utxostore)
 	}
 	var txAnswer struct {

@@ -40,10 +40,14 @@ func TestServeImportQueryRestart(t *testing.T) {
 	// every block is checkpointed.
 	serveArgs := []string{"serve", "--data", data, "--sync", "block", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}
 	d := startDaemon(t, append(serveArgs, "--create")...)
-	if _, stderr, err := run(t, "client", "--server", d.grpc, "--quiet", "import", blk); err != nil {
-		t.Fatalf("import over gRPC: %v\n%s", err, stderr)
+	if got := lastLine(t, "client", "--server", d.grpc, "--quiet", "import", blk); got != btcChainSummary {
+		t.Fatalf("import over gRPC:\n%s\nwant\n%s", got, btcChainSummary)
 	}
-	status := checkAnswers(t, d)
+	var imported utxo.Summary
+	if err := json.Unmarshal([]byte(btcChainSummary), &imported); err != nil {
+		t.Fatal(err)
+	}
+	status := checkAnswers(t, d, imported.Digest)
 	_, metrics := httpGet(t, "http://"+d.http+"/metrics")
 	mustContain(t, "/metrics", metrics,
 		`utxo_operations_total{op="ConnectBlock",outcome="ok"} 14132`,
@@ -57,7 +61,7 @@ func TestServeImportQueryRestart(t *testing.T) {
 		t.Fatal("SIGKILL: want a killed process")
 	}
 	d = startDaemon(t, serveArgs...)
-	if again := checkAnswers(t, d); again != status {
+	if again := checkAnswers(t, d, imported.Digest); again != status {
 		t.Errorf("after SIGKILL and restart the status differs:\nbefore %s\nafter  %s", status, again)
 	}
 	if err := d.stop(t, syscall.SIGTERM); err != nil {
@@ -65,8 +69,9 @@ func TestServeImportQueryRestart(t *testing.T) {
 	}
 }
 
-// checkAnswers queries the imported chain and returns the store's counts.
-func checkAnswers(t *testing.T, d *daemon) string {
+// checkAnswers queries the imported chain, whose summary has digest, and
+// returns the store's counts.
+func checkAnswers(t *testing.T, d *daemon, digest string) string {
 	t.Helper()
 	base := "http://" + d.http
 	code, body := httpGet(t, base+"/api/v2/tx/"+genesisCoinbase)
@@ -121,7 +126,7 @@ func checkAnswers(t *testing.T, d *daemon) string {
 		t.Errorf("gRPC Get of a deleted transaction: want TX_NOT_FOUND, got %v", err)
 	}
 
-	_, body = httpGet(t, base+"/api/status")
+	_, body = httpGet(t, base+"/api/status?summary=true")
 	var st struct {
 		Utxostore struct {
 			Height uint32 `json:"height"`
@@ -130,8 +135,8 @@ func checkAnswers(t *testing.T, d *daemon) string {
 		} `json:"utxostore"`
 	}
 	json.Unmarshal([]byte(body), &st)
-	if st.Utxostore.Height != 14131 || st.Utxostore.Blocks != 14132 || st.Utxostore.Digest == "" {
-		t.Errorf("/api/status: want height 14131 and 14132 blocks, got %s", body)
+	if st.Utxostore.Height != 14131 || st.Utxostore.Blocks != 14132 || st.Utxostore.Digest != digest {
+		t.Errorf("/api/status?summary=true: want height 14131, 14132 blocks and the import's digest %s, got %s", digest, body)
 	}
 	return body
 }

@@ -18,7 +18,8 @@ Serves the store of the data directory (--data), opened with the engine
 and network it was created with: gRPC for every store operation (see
 proto/), Blockbook v0.3.4's REST API (/api/v2, /api/v2/tx/{txid},
 /api/v2/block/{height}, ...) and websocket (/websocket), the store's status
-(/api/status), Prometheus metrics (/metrics) and health (/health/live,
+(/api/status; ?summary=true adds the UTXO set's summary, a walk of every
+record), Prometheus metrics (/metrics) and health (/health/live,
 /health/ready). With --index the address index (DATA/index) and the block
 store (DATA/blocks, --block-retention) answer addresses, xpubs, blocks and
 every transaction, spent or not; see the README for each endpoint.
