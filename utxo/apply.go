@@ -18,16 +18,12 @@ type recordOp struct {
 	index uint32 // record index: 0 master, 1.. child
 	// op mutates the decoded record; an error leaves the record unchanged.
 	op func(r *record.Record) (record.Signal, error)
-	// onHead, when set, is the op instead: it changes only the record's
-	// head, so the record is inspected (record.View) rather than decoded,
-	// and its outputs and transaction are copied as they are.
-	onHead func(v *record.View) record.Signal
+	// onView, when set, is the op instead, for the operations a View
+	// runs (spend, set-mined): the record is inspected rather than
+	// decoded, and what the op leaves alone is copied as it is.
+	onView func(v *record.View) (record.Signal, error)
 	// missingOK makes a missing record a no-op instead of TX_NOT_FOUND.
 	missingOK bool
-	// unchanged, when set, is asked first, with the stored bytes: true
-	// says op would leave the record as it is and succeed with no signal,
-	// so it is neither decoded nor written (after stays nil).
-	unchanged func(current []byte) bool
 	// arena, when set, holds the new encoding; see encodeArena.
 	arena *encodeArena
 
@@ -68,11 +64,8 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 		}
 		return engine.Mutation{}, notFound(o.txid)
 	}
-	if o.unchanged != nil && o.unchanged(current) {
-		return engine.Mutation{Action: engine.Keep}, nil
-	}
-	if o.onHead != nil {
-		return o.updateHead(current)
+	if o.onView != nil {
+		return o.updateView(current)
 	}
 	// current is only lent for this call: the record shares its outputs,
 	// transaction bytes and inpoints, which after drops before keeping the
@@ -105,13 +98,20 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 	return engine.Mutation{Action: engine.Put, Value: next, Terms: terms(r)}, nil
 }
 
-// updateHead is update for an op on the record's head.
-func (o *recordOp) updateHead(current []byte) (engine.Mutation, error) {
+// updateView is update for an op on a View of the record.
+func (o *recordOp) updateView(current []byte) (engine.Mutation, error) {
 	v, err := record.Inspect(current)
 	if err != nil {
 		return engine.Mutation{}, err
 	}
-	sig := o.onHead(&v)
+	sig, err := o.onView(&v)
+	if errors.Is(err, errUnchanged) {
+		o.signal, o.after = sig, v.Head()
+		return engine.Mutation{Action: engine.Keep}, nil
+	}
+	if err != nil {
+		return engine.Mutation{}, err
+	}
 	var next []byte
 	if o.arena != nil {
 		next = o.arena.encode(&v)

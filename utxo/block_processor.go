@@ -227,7 +227,7 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, 
 		spends = append(spends, s...)
 	}
 	opts := SpendOptions{BlockHeight: b.Height, IgnoreLocked: true}
-	err := db.spendAll(ctx, spends, opts, true)
+	err := db.spendAll(ctx, spends, opts)
 	if err == nil {
 		return nil, nil
 	}
@@ -239,7 +239,7 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, 
 	if err != nil {
 		return nil, err
 	}
-	if err := db.spendAll(ctx, spends, opts, true); err != nil {
+	if err := db.spendAll(ctx, spends, opts); err != nil {
 		return nil, errors.Join(err, db.restoreConflicting(ctx, conflicting))
 	}
 	return conflicting, nil
@@ -314,7 +314,7 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 		if err != nil {
 			return err
 		}
-		if err := db.spendAll(ctx, spends, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}, false); err != nil {
+		if err := db.spendAll(ctx, spends, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}); err != nil {
 			return fmt.Errorf("restoring %s after its conflict was reversed: %w", txid, err)
 		}
 	}

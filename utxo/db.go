@@ -51,7 +51,7 @@ func Open(ctx context.Context, eng engine.Engine, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{eng: eng, opts: opts, UncleanShutdown: unclean}
+	db := &DB{eng: eng, opts: opts, UncleanShutdown: unclean, txCache: newTxCache()}
 	if opts.BatchWait > 0 {
 		db.batcher = &batcher{eng: eng, maxOps: opts.BatchOps, wait: opts.BatchWait}
 	}

@@ -3,10 +3,10 @@ package utxo
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/utxostore/utxostore/blob"
 	"github.com/utxostore/utxostore/chain"
@@ -86,52 +86,40 @@ func activeOutputs(master *record.Record) int {
 	return int(master.RecordUtxos-master.SpentUtxos) + int(master.TotalExtraRecs-master.SpentExtraRecs)
 }
 
-// txCache keeps external transactions that still have two or more active
-// outputs, the reference's rule: a transaction with one output left is about
-// to be spent for the last time and would only waste the cache.
+// txCache keeps the last txCacheLimit external transactions read that
+// still have two or more active outputs, the reference's rule: a
+// transaction with one output left is about to be spent for the last time
+// and would only waste the cache.
 type txCache struct {
-	mu    sync.Mutex
-	txs   map[chainhash.Hash]*chain.Tx
-	limit int
+	txs *lru.Cache[chainhash.Hash, *chain.Tx]
 }
 
 const txCacheLimit = 256
 
-// drop forgets txid (its transaction was deleted).
-func (c *txCache) drop(txid chainhash.Hash) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.txs, txid)
+func newTxCache() txCache {
+	txs, err := lru.New[chainhash.Hash, *chain.Tx](txCacheLimit)
+	if err != nil {
+		panic(err) // only for a size <= 0
+	}
+	return txCache{txs}
 }
 
+// drop forgets txid (its transaction was deleted).
+func (c *txCache) drop(txid chainhash.Hash) { c.txs.Remove(txid) }
+
 func (c *txCache) get(txid chainhash.Hash) *chain.Tx {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.txs[txid]
+	tx, _ := c.txs.Get(txid)
+	return tx
 }
 
 // offer caches tx if it has at least two active outputs, and drops it
 // otherwise.
 func (c *txCache) offer(tx *chain.Tx, activeOutputs int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if activeOutputs < 2 {
-		delete(c.txs, tx.ID)
+		c.txs.Remove(tx.ID)
 		return
 	}
-	if c.txs == nil {
-		c.txs = make(map[chainhash.Hash]*chain.Tx)
-	}
-	if c.limit == 0 {
-		c.limit = txCacheLimit
-	}
-	if len(c.txs) >= c.limit {
-		for k := range c.txs { // evict an arbitrary entry
-			delete(c.txs, k)
-			break
-		}
-	}
-	c.txs[tx.ID] = tx
+	c.txs.Add(tx.ID, tx)
 }
 
 // maxOutputsOnlyIndex bounds the output index a .outputs file may name, so a

@@ -31,14 +31,14 @@ func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info MinedBl
 	next, retention := db.height.Load()+1, db.opts.BlockHeightRetention
 	// SetMined changes only a record's head: the outputs and the
 	// transaction are copied, never decoded.
-	setMined := func(v *record.View) record.Signal {
-		return v.SetMined(mined, next, retention)
+	setMined := func(v *record.View) (record.Signal, error) {
+		return v.SetMined(mined, next, retention), nil
 	}
 	masters := newRecordOps(len(txids))
 	for i, txid := range txids {
 		// Unsetting a block on a transaction that is not stored has
 		// nothing to undo: a no-op, as in the reference.
-		*masters[i] = recordOp{txid: txid, onHead: setMined, missingOK: info.UnsetMined}
+		*masters[i] = recordOp{txid: txid, onView: setMined, missingOK: info.UnsetMined}
 	}
 	if err := db.apply(ctx, masters); err != nil {
 		return err
@@ -57,7 +57,7 @@ func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info MinedBl
 			minedIn(m.txid, m.after.BlockIDs)
 		}
 		for i := uint32(1); i <= m.after.TotalExtraRecs; i++ {
-			children = append(children, &recordOp{txid: m.txid, index: i, missingOK: true, onHead: setMined})
+			children = append(children, &recordOp{txid: m.txid, index: i, missingOK: true, onView: setMined})
 		}
 	}
 	if err := db.apply(ctx, children); err != nil {

@@ -101,7 +101,7 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 	if err != nil {
 		return nil, err
 	}
-	return spends, db.spendAll(ctx, spends, o, false)
+	return spends, db.spendAll(ctx, spends, o)
 }
 
 // spendAll spends every output or none, for the caller: when any spend is
@@ -113,11 +113,10 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 // failed. The same Spend sent again settles it: its spends are idempotent,
 // the refusal repeats and the undo runs; Unspend naming it frees them too.
 //
-// respent says the spends were most likely applied before (a block
-// spending what its transactions spent when they were submitted): each
-// record is then first checked in its encoded form, and one that the
-// spends would leave as it is is neither decoded nor written.
-func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions, respent bool) error {
+// Each record is inspected, not decoded (record.View), and one that the
+// spends leave as it is (a block spending what its transactions spent when
+// they were submitted) is not written.
+func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) error {
 	ropts := record.SpendOptions{
 		CurrentHeight:     o.BlockHeight,
 		Retention:         db.opts.BlockHeightRetention,
@@ -131,7 +130,7 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions, res
 	}
 	ops := newRecordOps(len(groups))
 	for i, g := range groups {
-		*ops[i] = recordOp{txid: g.txid, index: g.index, op: func(r *record.Record) (record.Signal, error) {
+		*ops[i] = recordOp{txid: g.txid, index: g.index, onView: func(v *record.View) (record.Signal, error) {
 			if uncommitted[g.txid] {
 				for j := range g.spends {
 					g.spends[j].applied, g.spends[j].err = false, nil
@@ -141,13 +140,13 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions, res
 			items := g.items
 			for j := range g.spends {
 				gs := &g.spends[j]
-				stored := entryOf(r, gs.offset)
+				stored := v.Entry(gs.offset)
 				items[j] = record.SpendItem{Offset: gs.offset, UtxoHash: claimedHash(stored, gs.UTXOHash), Spending: *gs.SpendingData}
 				// Only an unspent output takes a spend; one spent by this
 				// very spender already is the idempotent re-spend.
 				gs.applied, gs.err = stored.IsUnspent(), nil
 			}
-			sig, itemErrs, err := r.SpendMulti(items, ropts)
+			sig, itemErrs, err := v.SpendMulti(items, ropts)
 			if err != nil {
 				for j := range g.spends {
 					g.spends[j].applied = false
@@ -169,13 +168,6 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions, res
 			}
 			return sig, nil
 		}}
-	}
-	if respent {
-		for i, g := range groups {
-			ops[i].unchanged = func(current []byte) bool {
-				return !uncommitted[g.txid] && spentAlready(current, g, ropts)
-			}
-		}
 	}
 	if err := db.apply(ctx, ops); err != nil {
 		return err
@@ -209,26 +201,6 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions, res
 		return errors.Join(first, err)
 	}
 	return first
-}
-
-// spentAlready reports whether the spends of g are already applied to the
-// record encoded in current, so that spending them again changes nothing
-// and succeeds; it then clears g's outcome, as the record operation would.
-func spentAlready(current []byte, g *recordGroup, opts record.SpendOptions) bool {
-	v, err := record.Inspect(current)
-	if err != nil {
-		return false // the record operation decodes it and reports the damage
-	}
-	for j, gs := range g.spends {
-		g.items[j] = record.SpendItem{Offset: gs.offset, UtxoHash: claimedHash(v.Entry(gs.offset), gs.UTXOHash), Spending: *gs.SpendingData}
-	}
-	if !v.SpendsUnchanged(g.items, opts) {
-		return false
-	}
-	for j := range g.spends {
-		g.spends[j].applied, g.spends[j].err = false, nil
-	}
-	return true
 }
 
 // uncommittedMasters returns the paginated transactions among groups whose

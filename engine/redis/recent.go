@@ -1,7 +1,7 @@
 package redis
 
 import (
-	"sync"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -16,46 +16,39 @@ import (
 // the CAS compares is what makes that safe: a stale stamp fails the CAS,
 // and the record is then read and computed again (see Update).
 //
-// It holds at most max entries in two generations: when the newer one is
-// full the older one is dropped, so what is kept is what was touched last.
+// It holds the last max records touched (least recently used go first).
 type recent struct {
-	mu         sync.Mutex
-	max        int // per generation; 0 keeps nothing
-	now, older map[engine.Key]stored
+	records *lru.Cache[engine.Key, stored] // nil keeps nothing
 }
 
 func newRecent(records int) *recent {
-	return &recent{max: records / 2, now: make(map[engine.Key]stored)}
+	if records <= 0 {
+		return &recent{}
+	}
+	c, err := lru.New[engine.Key, stored](records)
+	if err != nil {
+		panic(err) // only for a size <= 0, excluded above
+	}
+	return &recent{records: c}
 }
 
 func (r *recent) get(k engine.Key) (stored, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s, ok := r.now[k]; ok {
-		return s, true
+	if r.records == nil {
+		return stored{}, false
 	}
-	s, ok := r.older[k]
-	return s, ok
+	return r.records.Get(k)
 }
 
 // put remembers s as key k's stored string. s.value must not change
 // afterwards: it is lent to UpdateFuncs.
 func (r *recent) put(k engine.Key, s stored) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.max == 0 {
-		return
+	if r.records != nil {
+		r.records.Add(k, s)
 	}
-	if len(r.now) >= r.max {
-		r.older, r.now = r.now, make(map[engine.Key]stored, r.max)
-	}
-	r.now[k] = s
-	delete(r.older, k)
 }
 
 func (r *recent) forget(k engine.Key) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.now, k)
-	delete(r.older, k)
+	if r.records != nil {
+		r.records.Remove(k)
+	}
 }

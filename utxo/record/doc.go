@@ -19,8 +19,9 @@
 // Where an operation reads or changes little of a record, Inspect reads it
 // into a View instead: the head (fixed fields and block lists) decoded, the
 // outputs and the transaction left in the encoding. The same rules then
-// answer through it (View.SpendsUnchanged, View.SetMined), and
-// View.AppendEncode re-encodes the head and copies the rest.
+// run on it (View.SpendMulti, View.SetMined), and View.AppendEncode
+// re-encodes the head, writes the outputs a spend changed and copies the
+// rest.
 //
 // One transaction is stored as one master record (Index 0) holding the first
 // batch of outputs plus all transaction metadata, and, when it has more than

@@ -57,13 +57,43 @@ func (r *Record) Spend(offset uint32, utxoHash chainhash.Hash, spending Spending
 // itemErrs is nil when all succeeded, else it has one entry per item (nil
 // for the items that were applied). The signals describe the net change.
 func (r *Record) SpendMulti(items []SpendItem, opts SpendOptions) (sig Signal, itemErrs []error, err error) {
+	return r.spendMulti(recordOutputs{r}, items, opts)
+}
+
+// outputs is how the spend rule reaches a record's outputs: the decoded
+// Utxos of a Record, or the encoded entries of a View. The rule itself,
+// spendMulti, reads and changes everything else on the record it runs on.
+type outputs interface {
+	// at is the entry at offset, nil beyond the outputs.
+	at(offset uint32) Entry
+	// count is the number of outputs.
+	count() int
+	// spend puts the spent entry e at offset.
+	spend(offset uint32, e Entry)
+}
+
+// recordOutputs are a decoded record's outputs.
+type recordOutputs struct{ r *Record }
+
+func (o recordOutputs) at(offset uint32) Entry {
+	if uint64(offset) < uint64(len(o.r.Utxos)) {
+		return o.r.Utxos[offset]
+	}
+	return nil
+}
+func (o recordOutputs) count() int                   { return len(o.r.Utxos) }
+func (o recordOutputs) spend(offset uint32, e Entry) { o.r.Utxos[offset] = e }
+
+// spendMulti is SpendMulti with the outputs reached through outs; r is the
+// record (a View's head) whose counters, flags and DAH it keeps.
+func (r *Record) spendMulti(outs outputs, items []SpendItem, opts SpendOptions) (sig Signal, itemErrs []error, err error) {
 	if err := r.checkSpendable(opts); err != nil {
 		return 0, nil, err
 	}
 	before := r.ownOutputsSpent()
 	changed := false
 	for i := range items {
-		applied, err := r.spendOne(&items[i], opts.CurrentHeight)
+		applied, err := r.spendOne(outs, &items[i], opts.CurrentHeight)
 		if err != nil {
 			if itemErrs == nil {
 				itemErrs = make([]error, len(items))
@@ -95,15 +125,11 @@ func (r *Record) checkSpendable(opts SpendOptions) *Error {
 
 // spendOne applies one output's spend; applied is false for the idempotent
 // re-spend and on error (the record is untouched then).
-func (r *Record) spendOne(it *SpendItem, currentHeight uint32) (applied bool, err *Error) {
-	var e Entry
-	if uint64(it.Offset) < uint64(len(r.Utxos)) {
-		e = r.Utxos[it.Offset]
-	}
-	if takes, err := r.spendCheck(e, len(r.Utxos), it, currentHeight); !takes || err != nil {
+func (r *Record) spendOne(outs outputs, it *SpendItem, currentHeight uint32) (applied bool, err *Error) {
+	if takes, err := r.spendCheck(outs.at(it.Offset), outs.count(), it, currentHeight); !takes || err != nil {
 		return false, err
 	}
-	r.Utxos[it.Offset] = NewSpentEntry(it.UtxoHash, it.Spending)
+	outs.spend(it.Offset, NewSpentEntry(it.UtxoHash, it.Spending))
 	r.SpentUtxos++
 	return true, nil
 }
@@ -112,7 +138,7 @@ func (r *Record) spendOne(it *SpendItem, currentHeight uint32) (applied bool, er
 // (see Spend), for e, the entry at it.Offset of the record's count
 // outputs (nil beyond them). takes is true when the output is unspent and
 // takes the spend; false with a nil error is the idempotent re-spend. It
-// reads the outputs only through e and count, so a View shares it.
+// reads the outputs only through e and count.
 func (r *Record) spendCheck(e Entry, count int, it *SpendItem, currentHeight uint32) (takes bool, err *Error) {
 	if it.Spending.IsFrozenMarker() {
 		return false, r.outputError(CodeInvalidSpend, it.Offset, "spending data is the frozen marker")

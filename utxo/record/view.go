@@ -8,10 +8,11 @@ import (
 // fields and block lists) and the few lists the spend rule consults, and
 // leaves the rest where it is in the encoding: the conflicting children,
 // the transaction, its inpoints and the outputs. Reading one output costs
-// no decode of the others, and an operation that changes only the head
-// (SetMined) re-encodes the head and copies the rest as it is. That is
-// what the operations of a block need on records its transactions
-// already hold. A View shares the bytes it was made from.
+// no decode of the others. The two operations of every transaction, spend
+// and set-mined, run on a View: set-mined changes only the head, and a
+// spend the head and a few outputs, so encoding the View again re-encodes
+// the head, writes the spent outputs and copies the rest as it is. A View
+// shares the bytes it was made from.
 type View struct {
 	// head holds the fixed fields, BlockIDs, BlockHeights, SubtreeIdxs,
 	// DeletedChildren, UtxoSpendableIn and Reassignments; its other lists
@@ -24,6 +25,15 @@ type View struct {
 	// entries is the utxos array after its count: nEntries tagged entries.
 	entries  []byte
 	nEntries int
+	// spent holds the outputs SpendMulti spent, in the order it spent
+	// them; they replace the encoded entries at their offsets.
+	spent []spentOutput
+}
+
+// spentOutput is an output a View's SpendMulti spent: its new entry.
+type spentOutput struct {
+	offset uint32
+	entry  Entry
 }
 
 // Inspect reads the record encoded in b into a View. It accepts exactly
@@ -115,10 +125,36 @@ func (v *View) SetMined(info MinedBlockInfo, currentHeight, retention uint32) Si
 	return v.head.SetMined(info, currentHeight, retention)
 }
 
-// AppendEncode appends the encoding of the record, its head as it is now,
-// to dst: Record.AppendEncode's bytes for the decoded record.
+// AppendEncode appends the encoding of the record as it is now, its head
+// and outputs, to dst: Record.AppendEncode's bytes for the decoded record.
 func (v *View) AppendEncode(dst []byte) []byte {
-	return append(v.head.appendHead(dst, v.head.flags(v.hasTx)), v.tail...)
+	dst = v.head.appendHead(dst, v.head.flags(v.hasTx))
+	if len(v.spent) == 0 {
+		return append(dst, v.tail...)
+	}
+	dst = append(dst, v.tail[:len(v.tail)-len(v.entries)]...)
+	// Inspect checked every tag and size, so the walk needs no checks.
+	b := v.entries
+	for offset := range uint32(v.nEntries) {
+		size := 1 + entrySize(b[0], nil)
+		if e, ok := v.spentAt(offset); ok {
+			dst = append(append(dst, tagSpent), e...)
+		} else {
+			dst = append(dst, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return dst
+}
+
+// spentAt is the entry SpendMulti put at offset, if it spent that output.
+func (v *View) spentAt(offset uint32) (Entry, bool) {
+	for _, s := range v.spent {
+		if s.offset == offset {
+			return s.entry, true
+		}
+	}
+	return nil, false
 }
 
 // Outputs is the number of outputs the record holds (Record.Utxos).
@@ -130,6 +166,9 @@ func (v *View) Outputs() int { return v.nEntries }
 func (v *View) Entry(offset uint32) Entry {
 	if uint64(offset) >= uint64(v.nEntries) {
 		return nil
+	}
+	if e, ok := v.spentAt(offset); ok {
+		return e
 	}
 	// Inspect checked every tag and size, so the walk needs no checks.
 	b := v.entries
@@ -147,20 +186,18 @@ func (v *View) Entry(offset uint32) Entry {
 	return nil
 }
 
-// SpendsUnchanged reports whether SpendMulti(items, opts) on the decoded
-// record would succeed and leave it as it is: every item's output is
-// already spent by that item's spending data, an idempotent re-spend.
-// False means the spend would change the record or be refused; decoding
-// it and calling SpendMulti then says how. The rules are SpendMulti's own.
-func (v *View) SpendsUnchanged(items []SpendItem, opts SpendOptions) bool {
-	if v.head.checkSpendable(opts) != nil {
-		return false
-	}
-	for i := range items {
-		it := &items[i]
-		if takes, err := v.head.spendCheck(v.Entry(it.Offset), v.nEntries, it, opts.CurrentHeight); takes || err != nil {
-			return false
-		}
-	}
-	return true
+// SpendMulti is Record.SpendMulti on the record the View shows: the same
+// rule, run on the head and the outputs the items name, with the same
+// outcome; AppendEncode then writes the record SpendMulti left.
+func (v *View) SpendMulti(items []SpendItem, opts SpendOptions) (sig Signal, itemErrs []error, err error) {
+	return v.head.spendMulti(viewOutputs{v}, items, opts)
+}
+
+// viewOutputs are a View's outputs.
+type viewOutputs struct{ v *View }
+
+func (o viewOutputs) at(offset uint32) Entry { return o.v.Entry(offset) }
+func (o viewOutputs) count() int             { return o.v.nEntries }
+func (o viewOutputs) spend(offset uint32, e Entry) {
+	o.v.spent = append(o.v.spent, spentOutput{offset, e})
 }
