@@ -22,6 +22,9 @@ type Backend interface {
 	// read from the chain state; Summary walks every record.
 	ChainSummary(ctx context.Context) (utxo.ChainSummary, error)
 	Summary(ctx context.Context) (utxo.Summary, error)
+	// Changes counts the writes made to the store since it was opened,
+	// the daemon's and its follower's alike (utxo.DB.Changes).
+	Changes() uint64
 	// BlockAt returns what the store remembers of the block at height.
 	BlockAt(ctx context.Context, height uint32) (BlockMeta, bool, error)
 	// AddressIndex is the Blockbook address index fed by ConnectBlock, or

@@ -57,41 +57,42 @@ type statusJSON struct {
 	} `json:"utxostore"`
 }
 
-// summaryCache keeps the last Summary per store state, the tip and the
-// count of writes the daemon served: Summary walks every record, so it is
-// computed again only after the store changed, not once per request.
+// summaryCache keeps the last Summary with the state of the store it was
+// computed in, the tip and the backend's count of changes: Summary walks
+// every record, so it is computed again only after the store changed
+// (through this process, or a new tip from another), not once per request.
 type summaryCache struct {
-	mu     sync.Mutex
-	tip    utxo.Tip
-	writes uint64
-	ok     bool
-	sum    utxo.Summary
+	mu      sync.Mutex
+	tip     utxo.Tip
+	changes uint64
+	ok      bool
+	sum     utxo.Summary
 }
 
-// get returns the summary of the store as of writes, the daemon's count of
-// served writes read before the call.
-func (c *summaryCache) get(ctx context.Context, b Backend, writes uint64) (utxo.Summary, error) {
+// get returns the store's summary, from the cache when the store has not
+// changed since it was computed.
+func (c *summaryCache) get(ctx context.Context, b Backend) (utxo.Summary, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	changes := b.Changes() // before the walk: a write ending during it makes the next call walk again
 	tip, _, err := b.Tip(ctx)
 	if err != nil {
 		return utxo.Summary{}, err
 	}
-	if c.ok && c.tip == tip && c.writes == writes {
+	if c.ok && c.tip == tip && c.changes == changes {
 		return c.sum, nil
 	}
 	sum, err := b.Summary(ctx)
 	if err != nil {
 		return sum, err
 	}
-	c.tip, c.writes, c.sum, c.ok = tip, writes, sum, true
+	c.tip, c.changes, c.sum, c.ok = tip, changes, sum, true
 	return sum, nil
 }
 
-// summary is the store's Summary as of now, from the cache when no write
-// was served since it was computed.
+// summary is the store's Summary as of now (see summaryCache).
 func (s *Server) summary(ctx context.Context) (utxo.Summary, error) {
-	return s.summaries.get(ctx, s.backend, s.writes.Load())
+	return s.summaries.get(ctx, s.backend)
 }
 
 // handleStatus answers from the chain state and the daemon's own state,

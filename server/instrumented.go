@@ -195,6 +195,9 @@ func (s *Instrumented) Tip(ctx context.Context) (tip utxo.Tip, ok bool, err erro
 	return s.next.Tip(ctx)
 }
 
+// Changes implements Backend; it is a counter read, not an operation.
+func (s *Instrumented) Changes() uint64 { return s.next.Changes() }
+
 func (s *Instrumented) ChainSummary(ctx context.Context) (c utxo.ChainSummary, err error) {
 	defer func(start time.Time) { s.m.observe("ChainSummary", start, err) }(time.Now())
 	return s.next.ChainSummary(ctx)

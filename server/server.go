@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
 
 	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
@@ -34,8 +33,6 @@ type Server struct {
 	// bb is the Blockbook API's own state: the node hook and the
 	// websocket subscribers (http_misc.go, websocket.go).
 	bb blockbookState
-	// writes counts the RPCs served that may have changed the store.
-	writes atomic.Uint64
 
 	grpcLn, httpLn net.Listener
 	serveErr       chan error
@@ -62,7 +59,7 @@ func New(backend Backend, opts Options) (*Server, error) {
 		grpc.MaxRecvMsgSize(opts.MaxMessage),
 		grpc.InTapHandle(tapAuth(opts.Token)),
 		grpc.StatsHandler(newInflight(opts.MaxInflightBytes, int64(opts.MaxMessage))),
-		grpc.ChainUnaryInterceptor(s.logUnaryFaults, s.countWrites),
+		grpc.ChainUnaryInterceptor(s.logUnaryFaults),
 		grpc.ChainStreamInterceptor(s.logStreamFaults),
 		grpc.ConnectionTimeout(opts.HTTPHeaderTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: opts.IdleTimeout}),
@@ -77,16 +74,6 @@ func New(backend Backend, opts Options) (*Server, error) {
 	s.http = &http.Server{Handler: s.routes(), TLSConfig: s.tls,
 		ReadHeaderTimeout: opts.HTTPHeaderTimeout, ReadTimeout: opts.HTTPReadTimeout, IdleTimeout: opts.IdleTimeout}
 	return s, nil
-}
-
-// countWrites counts every RPC that may change the store, after it ran, so
-// that what is cached per store state (the /api/status summary) is redone.
-func (s *Server) countWrites(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	resp, err := handler(ctx, req)
-	if !readOnlyMethods[info.FullMethod] {
-		s.writes.Add(1)
-	}
-	return resp, err
 }
 
 // Metrics returns the daemon's metrics.

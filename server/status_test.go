@@ -176,3 +176,36 @@ func TestStatusSummaryParameter(t *testing.T) {
 		t.Fatalf("%d Summary calls, want the 1 asked for", n)
 	}
 }
+
+// TestStatusSummaryFollowsWritesBesideTheDaemon: the store changes through
+// the same process but not through the daemon's API, as when sync's
+// follower stores the mempool, and the tip stays: ?summary=true then gives
+// the summary of the store as it is now, not the one cached before.
+func TestStatusSummaryFollowsWritesBesideTheDaemon(t *testing.T) {
+	blocks := server.MainnetBlocks(t, 120)
+	ctx := context.Background()
+	db := newStore(t, utxo.Options{})
+	for _, b := range blocks {
+		if err := db.ConnectBlock(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, _ := serveForTest(t, db, server.Options{})
+	url := "http://" + srv.HTTPAddr() + "/api/status?summary=true"
+	before := getStatus(t, url)
+
+	if err := db.Delete(ctx, blocks[119].Txs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	want, err := db.Summary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Utxostore.Digest == nil || *before.Utxostore.Digest == want.Digest {
+		t.Fatal("deleting the tip's coinbase did not change the digest: the test proves nothing")
+	}
+	after := getStatus(t, url)
+	if u := after.Utxostore; u.Digest == nil || *u.Digest != want.Digest || *u.Utxos != want.Utxos {
+		t.Fatalf("status after a write beside the daemon: digest %v, utxos %v; want %s and %d", *u.Digest, *u.Utxos, want.Digest, want.Utxos)
+	}
+}

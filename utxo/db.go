@@ -28,6 +28,10 @@ type DB struct {
 	faults     faults
 	txCache    txCache
 	batcher    *batcher // nil: every call is its own engine batch
+	// changes counts the engine calls that may have written; see Changes.
+	changes atomic.Uint64
+	// heightAware is the engine, when it cleans up by itself at a height.
+	heightAware engine.HeightAware
 
 	// UncleanShutdown reports that the previous run did not close the
 	// store; the engine recovered its log, and multi-record creates left
@@ -51,9 +55,11 @@ func Open(ctx context.Context, eng engine.Engine, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{eng: eng, opts: opts, UncleanShutdown: unclean, txCache: newTxCache()}
+	db := &DB{opts: opts, UncleanShutdown: unclean, txCache: newTxCache()}
+	db.eng = changeCounting{Engine: eng, changes: &db.changes}
+	db.heightAware, _ = eng.(engine.HeightAware)
 	if opts.BatchWait > 0 {
-		db.batcher = &batcher{eng: eng, maxOps: opts.BatchOps, wait: opts.BatchWait}
+		db.batcher = &batcher{eng: db.eng, maxOps: opts.BatchOps, wait: opts.BatchWait}
 	}
 	cs, err := db.loadChainState(ctx)
 	if err != nil {
@@ -121,8 +127,8 @@ func (db *DB) SetBlockHeight(ctx context.Context, height uint32) error {
 // useHeight passes a height that the chain state holds to the engine and
 // to the operations that read it.
 func (db *DB) useHeight(ctx context.Context, height uint32) error {
-	if aware, ok := db.eng.(engine.HeightAware); ok {
-		if err := aware.SetHeight(ctx, height); err != nil {
+	if db.heightAware != nil {
+		if err := db.heightAware.SetHeight(ctx, height); err != nil {
 			return storageErr("passing the height to the engine", err)
 		}
 	}
