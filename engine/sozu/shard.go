@@ -268,6 +268,7 @@ func (s *shard) flushDirty() error {
 }
 
 func (s *shard) update(updates []engine.Update, positions []int, errs []error) error {
+	now := s.table.now() // one clock read per batch: only lock records expire
 	for _, i := range positions {
 		u := &updates[i]
 		loc, found, err := s.table.lookup(&u.Key)
@@ -275,7 +276,7 @@ func (s *shard) update(updates []engine.Update, positions []int, errs []error) e
 			return err
 		}
 		var current []byte
-		if found && loc.b.entries[loc.pos].live(s.table.now()) {
+		if found && loc.b.entries[loc.pos].live(now) {
 			if current, err = s.table.lendValue(&loc.b.entries[loc.pos]); err != nil {
 				return err
 			}
