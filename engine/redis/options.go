@@ -41,10 +41,7 @@ type Options struct {
 	// Updates last read or wrote them (default 65,536; negative for none),
 	// so that an Update of one of them, or one creating a record, is one
 	// round trip per master instead of two (see Update). Each costs its
-	// stored size in memory. In `utxostore bench --clients 64 --utxos
-	// 200000` the default makes 85% of Updates one round trip, as eight
-	// times more does, and 8,192 makes 50%; it adds about 60 MB to the
-	// process there.
+	// stored size in memory; the least recently used is forgotten first.
 	RecentRecords int
 	// Username and Password authenticate, when the servers require it.
 	Username, Password string
