@@ -25,15 +25,12 @@ type View struct {
 	// entries is the utxos array after its count: nEntries tagged entries.
 	entries  []byte
 	nEntries int
-	// spent holds the outputs SpendMulti spent, in the order it spent
-	// them; they replace the encoded entries at their offsets.
-	spent []spentOutput
-}
-
-// spentOutput is an output a View's SpendMulti spent: its new entry.
-type spentOutput struct {
-	offset uint32
-	entry  Entry
+	// starts holds where each entry starts in entries; it is built at the
+	// first lookup of an output, so that reading many costs one walk.
+	starts []uint32
+	// spent holds, by offset, the entries SpendMulti put in place of the
+	// encoded ones (nil where it spent nothing); nil until it spends.
+	spent []Entry
 }
 
 // Inspect reads the record encoded in b into a View. It accepts exactly
@@ -129,32 +126,37 @@ func (v *View) SetMined(info MinedBlockInfo, currentHeight, retention uint32) Si
 // and outputs, to dst: Record.AppendEncode's bytes for the decoded record.
 func (v *View) AppendEncode(dst []byte) []byte {
 	dst = v.head.appendHead(dst, v.head.flags(v.hasTx))
-	if len(v.spent) == 0 {
+	if v.spent == nil {
 		return append(dst, v.tail...)
 	}
+	// The encoding up to the outputs, then each spent output in place of
+	// its encoded entry, with the entries between them copied whole.
 	dst = append(dst, v.tail[:len(v.tail)-len(v.entries)]...)
-	// Inspect checked every tag and size, so the walk needs no checks.
-	b := v.entries
-	for offset := range uint32(v.nEntries) {
-		size := 1 + entrySize(b[0], nil)
-		if e, ok := v.spentAt(offset); ok {
-			dst = append(append(dst, tagSpent), e...)
-		} else {
-			dst = append(dst, b[:size]...)
+	from := uint32(0) // the first entry byte not yet copied
+	for offset, e := range v.spent {
+		if e == nil {
+			continue
 		}
-		b = b[size:]
+		start := v.start(uint32(offset))
+		dst = append(dst, v.entries[from:start]...)
+		dst = append(append(dst, tagSpent), e...)
+		from = start + 1 + uint32(entrySize(v.entries[start], nil))
 	}
-	return dst
+	return append(dst, v.entries[from:]...)
 }
 
-// spentAt is the entry SpendMulti put at offset, if it spent that output.
-func (v *View) spentAt(offset uint32) (Entry, bool) {
-	for _, s := range v.spent {
-		if s.offset == offset {
-			return s.entry, true
+// start is where the entry at offset (< nEntries) starts in entries.
+func (v *View) start(offset uint32) uint32 {
+	if v.starts == nil {
+		// Inspect checked every tag and size, so the walk needs no checks.
+		v.starts = make([]uint32, v.nEntries)
+		pos := uint32(0)
+		for i := range v.starts {
+			v.starts[i] = pos
+			pos += 1 + uint32(entrySize(v.entries[pos], nil))
 		}
 	}
-	return nil, false
+	return v.starts[offset]
 }
 
 // Outputs is the number of outputs the record holds (Record.Utxos).
@@ -167,14 +169,10 @@ func (v *View) Entry(offset uint32) Entry {
 	if uint64(offset) >= uint64(v.nEntries) {
 		return nil
 	}
-	if e, ok := v.spentAt(offset); ok {
-		return e
+	if v.spent != nil && v.spent[offset] != nil {
+		return v.spent[offset]
 	}
-	// Inspect checked every tag and size, so the walk needs no checks.
-	b := v.entries
-	for range offset {
-		b = b[1+entrySize(b[0], nil):]
-	}
+	b := v.entries[v.start(offset):]
 	switch b[0] {
 	case tagUnspent:
 		return Entry(b[1 : 1+UtxoHashSize : 1+UtxoHashSize])
@@ -199,5 +197,8 @@ type viewOutputs struct{ v *View }
 func (o viewOutputs) at(offset uint32) Entry { return o.v.Entry(offset) }
 func (o viewOutputs) count() int             { return o.v.nEntries }
 func (o viewOutputs) spend(offset uint32, e Entry) {
-	o.v.spent = append(o.v.spent, spentOutput{offset, e})
+	if o.v.spent == nil {
+		o.v.spent = make([]Entry, o.v.nEntries)
+	}
+	o.v.spent[offset] = e
 }

@@ -183,6 +183,25 @@ func TestViewSpendMultiAgreesWithRecordSpendMulti(t *testing.T) {
 			checkViewSpendsAsRecord(t, c.b, c.items, c.opts)
 		})
 	}
+	// A wide record, many of its outputs spent in one call out of order,
+	// one of them twice and one by two spenders, some not stored.
+	wideHashes := utxoHashes("wide", 300, 7, 150)
+	wide, err := Build(BuildParams{TxID: h("wide"), UtxoHashes: wideHashes, BatchSize: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []SpendItem
+	for _, offset := range []uint32{299, 0, 150, 7, 3, 298, 42, 1, 42, 200, 201, 0} {
+		hash := h("none")
+		if wideHashes[offset] != nil {
+			hash = *wideHashes[offset]
+		}
+		items = append(items, SpendItem{Offset: offset, UtxoHash: hash, Spending: sd("wide spender", offset)})
+	}
+	items[len(items)-1].Spending = sd("someone else", 0)
+	t.Run("wide record", func(t *testing.T) {
+		checkViewSpendsAsRecord(t, wide[0].Encode(), items, spendOpts())
+	})
 }
 
 func TestViewSetMinedEncodesAsRecordSetMined(t *testing.T) {
