@@ -76,7 +76,8 @@ func Open(ctx context.Context, eng engine.Engine, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// Engine returns the engine the store runs on.
+// Engine returns the engine the store runs on, as the store uses it:
+// writes made through it count in Changes.
 func (db *DB) Engine() engine.Engine { return db.eng }
 
 // Options returns the store's effective options.
