@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/internal/termindex"
 )
 
 // entry is one record, with its expiry as unix nanoseconds so that it holds
@@ -35,10 +36,9 @@ type Engine struct {
 	entries []entry
 	// free lists the slots of removed records, for reuse by new ones.
 	free []uint32
-	// indexed holds, per secondary index (at its position in
-	// engine.Indexes), the keys with a non-zero term, so scans do not visit
+	// indexed holds the keys with a non-zero term, so scans do not visit
 	// every record.
-	indexed []map[engine.Key]uint32
+	indexed *termindex.Indexes
 	meta    map[string][]byte
 	// now is the clock that decides whether a record's time to live has
 	// passed.
@@ -56,11 +56,8 @@ func NewWithClock(now func() time.Time) *Engine {
 	e := &Engine{
 		now:     now,
 		slots:   make(map[engine.Key]uint32),
-		indexed: make([]map[engine.Key]uint32, len(engine.Indexes)),
+		indexed: termindex.New(),
 		meta:    make(map[string][]byte),
-	}
-	for i := range e.indexed {
-		e.indexed[i] = make(map[engine.Key]uint32)
 	}
 	return e
 }
@@ -178,11 +175,9 @@ func (e *Engine) Scan(_ context.Context, idx engine.Index, lo, hi uint32, fn fun
 		term uint32
 	}
 	var hits []hit
-	if i := position(idx); i >= 0 {
-		for k, term := range e.indexed[i] {
-			if term >= lo && term <= hi {
-				hits = append(hits, hit{k, term})
-			}
+	for k, term := range e.indexed.Of(idx) {
+		if term >= lo && term <= hi {
+			hits = append(hits, hit{k, term})
 		}
 	}
 	e.mu.Unlock()
@@ -283,7 +278,7 @@ func (e *Engine) insert(k engine.Key, value []byte, terms engine.Terms, expires 
 	}
 	e.slots[k] = slot
 	e.entries[slot] = entry{value: own(value), terms: terms, expires: expires}
-	e.reindex(k, engine.Terms{}, terms)
+	e.indexed.Set(k, engine.Terms{}, terms)
 }
 
 // overwrite replaces the record in k's slot, reusing its buffer when the
@@ -291,43 +286,17 @@ func (e *Engine) insert(k engine.Key, value []byte, terms engine.Terms, expires 
 // of the bytes it was lent); append copies as memmove does.
 func (e *Engine) overwrite(k engine.Key, slot uint32, value []byte, terms engine.Terms, expires int64) {
 	r := &e.entries[slot]
-	e.reindex(k, r.terms, terms)
+	e.indexed.Set(k, r.terms, terms)
 	r.value = append(r.value[:0], value...)
 	r.terms, r.expires = terms, expires
 }
 
 // removeSlot drops the record in k's slot and frees the slot.
 func (e *Engine) removeSlot(k engine.Key, slot uint32) {
-	e.reindex(k, e.entries[slot].terms, engine.Terms{})
+	e.indexed.Drop(k)
 	delete(e.slots, k)
 	e.entries[slot] = entry{} // lets the collector take the value
 	e.free = append(e.free, slot)
-}
-
-// reindex moves k from the index entries of its old terms to those of its
-// new ones, touching only the indexes whose term changed.
-func (e *Engine) reindex(k engine.Key, old, new engine.Terms) {
-	for i, idx := range engine.Indexes {
-		before, after := idx.Term(old), idx.Term(new)
-		switch {
-		case before == after:
-		case after != 0:
-			e.indexed[i][k] = after
-		default:
-			delete(e.indexed[i], k)
-		}
-	}
-}
-
-// position returns idx's position in Engine.indexed, or -1 for an unknown
-// index.
-func position(idx engine.Index) int {
-	for i, known := range engine.Indexes {
-		if known == idx {
-			return i
-		}
-	}
-	return -1
 }
 
 // own returns a copy of a value for the engine to keep. Its capacity is

@@ -12,6 +12,7 @@ import (
 	cuckoo "github.com/seiflotfy/cuckoofilter"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/internal/termindex"
 	"github.com/utxostore/utxostore/internal/fsutil"
 )
 
@@ -84,7 +85,7 @@ type checkpointImage struct {
 type derivedState struct {
 	filter         *cuckoo.Filter
 	filterCapacity uint
-	indexes        *secondaryIndexes
+	indexes        *termindex.Indexes
 	layers         []layerCounters
 	valuesLive     int64
 }
@@ -187,7 +188,7 @@ func readDerived(r *reader, layers int) (*derivedState, error) {
 		return nil, r.err
 	}
 	encoding, hash := r.byte(), r.u32()
-	d := &derivedState{filterCapacity: uint(r.uvarint()), indexes: newSecondaryIndexes()}
+	d := &derivedState{filterCapacity: uint(r.uvarint()), indexes: termindex.New()}
 	encoded := r.bytes()
 	if r.err != nil {
 		return nil, r.err

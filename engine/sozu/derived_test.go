@@ -14,6 +14,7 @@ import (
 
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/enginetest"
+	"github.com/utxostore/utxostore/engine/internal/termindex"
 )
 
 // A reopened store takes its filter, indexes and counters from the
@@ -76,7 +77,7 @@ func TestReopenTakesTheDerivedStateFromTheCheckpoint(t *testing.T) {
 		}
 		stored := struct {
 			layers  []layerCounters
-			indexes *secondaryIndexes
+			indexes *termindex.Indexes
 			live    int64
 			count   uint
 			filter  *cuckoo.Filter
@@ -89,7 +90,7 @@ func TestReopenTakesTheDerivedStateFromTheCheckpoint(t *testing.T) {
 			t.Fatalf("shard %d holds no entries: the test stores too little", s.id)
 		}
 		tb.layers = make([]layerCounters, len(tb.layers))
-		tb.indexes = newSecondaryIndexes()
+		tb.indexes = termindex.New()
 		tb.values.live = 0
 		if err := tb.rebuild(entries); err != nil {
 			t.Fatal(err)

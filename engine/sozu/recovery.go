@@ -235,7 +235,7 @@ func (t *table) rebuild(entries int64) error {
 			c.entries++
 			c.bytes += int64(e.encodedSize())
 			t.filter.add(&e.key)
-			t.indexes.set(e.key, engine.Terms{}, e.terms)
+			t.indexes.Set(e.key, engine.Terms{}, e.terms)
 			if e.outOfLine {
 				t.values.adopt(e.ptr)
 			}

@@ -351,7 +351,7 @@ func (e *Engine) Scan(ctx context.Context, idx engine.Index, lo, hi uint32, fn f
 	var hits []hit
 	for _, s := range e.shards {
 		err := s.read(func(s *shard) error {
-			for k, term := range (*s.table.indexes)[idx] {
+			for k, term := range s.table.indexes.Of(idx) {
 				if term >= lo && term <= hi {
 					hits = append(hits, hit{k, term})
 				}

@@ -158,7 +158,7 @@ func (e *Engine) Stats(ctx context.Context) (Stats, error) {
 			st.ValueLogCompactions += t.compactions
 			st.WALBytes += int64(len(s.records.buf))
 			st.CheckpointBytesWritten += s.checkpointBytes
-			st.IndexEntries += t.indexes.entries()
+			st.IndexEntries += t.indexes.Entries()
 			return nil
 		})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/internal/termindex"
 )
 
 // table is one shard's Sozu table. It is owned by the shard's goroutine and
@@ -40,7 +41,7 @@ type table struct {
 	pending       map[bucketAddr]*changes
 	pendingMemory int
 	filter        *keyFilter
-	indexes       *secondaryIndexes
+	indexes       *termindex.Indexes
 	// height is the longest-chain height the purge compares DAH against.
 	height uint32
 	meta   map[string][]byte
@@ -70,7 +71,7 @@ func newTable(o Options, pages *pageStore, values *valueLog, now func() int64) *
 		cache:        make(map[bucketAddr]cachedBucket),
 		pending:      make(map[bucketAddr]*changes),
 		filter:       newKeyFilter(o.FilterKeys),
-		indexes:      newSecondaryIndexes(),
+		indexes:      termindex.New(),
 		meta:         make(map[string][]byte),
 		now:          now,
 		layers:       make([]layerCounters, o.Layers),
@@ -259,7 +260,7 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 		}
 		was = old.terms
 	}
-	t.indexes.set(e.key, was, e.terms)
+	t.indexes.Set(e.key, was, e.terms)
 	buffered := found && t.buffers(loc)
 	switch {
 	case buffered:
@@ -345,7 +346,7 @@ func (t *table) remove(loc location) error {
 // forget drops a removed entry from the filter, indexes and value log.
 func (t *table) forget(e *entry) {
 	t.filter.remove(&e.key)
-	t.indexes.drop(e.key)
+	t.indexes.Drop(e.key)
 	if e.outOfLine {
 		t.values.forget(e.ptr)
 	}
