@@ -133,3 +133,34 @@ func TestReplayBSVOrphanBlocks(t *testing.T) {
 		t.Error("no spend was skipped, but these blocks spend outputs of blocks not in the files")
 	}
 }
+
+// connectCounting is the map reference, counting the blocks it connects.
+type connectCounting struct {
+	driver.Map
+	connects *int
+}
+
+func (c connectCounting) Connect(ctx context.Context, b *utxo.Block) error {
+	*c.connects++
+	return c.Map.Connect(ctx, b)
+}
+
+// TestOnMeasureMarksTheEndOfTheWarmUp: OnMeasure (where bench starts its
+// CPU profile) runs once, after every warm-up block and before the first
+// measured one.
+func TestOnMeasureMarksTheEndOfTheWarmUp(t *testing.T) {
+	cfg := workload.Config{Seed: 3, Blocks: 20, TargetUTXOs: 2000, TxsPerBlock: workload.Count{Min: 1, Mean: 30, Max: 300}}
+	connects, calls, warmUp := 0, 0, 0
+	target := connectCounting{Map: driver.NewMap(), connects: &connects}
+	opts := driver.Options{OnMeasure: func() { calls++; warmUp = connects }}
+	res, err := driver.Run(context.Background(), target, workload.NewReader(bytes.NewReader(stream(t, cfg))), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || warmUp == 0 {
+		t.Fatalf("OnMeasure ran %d times, after %d warm-up blocks", calls, warmUp)
+	}
+	if measured := res.Classes[report.SetMined].Calls; uint64(connects-warmUp) != measured {
+		t.Errorf("%d blocks connected after OnMeasure, %d measured", connects-warmUp, measured)
+	}
+}

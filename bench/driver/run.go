@@ -30,6 +30,9 @@ type Options struct {
 	// concurrently, as a validator does (0 or 1: one at a time). See
 	// submitConcurrently.
 	Clients int
+	// OnMeasure, when set, is called once, as the measured blocks begin
+	// (the warm-up is over): a profile of the measured part starts there.
+	OnMeasure func()
 }
 
 // run is one replay in progress.
@@ -232,6 +235,9 @@ func (d *run) apply(ctx context.Context, op *workload.Op) error {
 	switch op.Kind {
 	case workload.Measure:
 		d.measured = true
+		if d.opts.OnMeasure != nil {
+			d.opts.OnMeasure()
+		}
 	case workload.Submit:
 		if err := d.timed(report.Spend, len(op.Tx.Msg.TxIn), func() error {
 			_, err := d.t.Spend(ctx, op.Tx, nil, 0)

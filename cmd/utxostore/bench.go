@@ -131,7 +131,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.StringVar(&cfg.chartPath, "chart", "", "write an SVG chart of throughput vs live UTXOs to this file")
 	fs.StringVar(&cfg.dir, "dir", "", "parent directory of the temporary data directories (default: the system's)")
 	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
-	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU and allocation profiles of the replay to this directory (ENGINE.cpu.pprof, ENGINE.allocs.pprof)")
+	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU profile of the measured blocks (ENGINE.cpu.pprof) and allocation profiles of the warm-up and the whole replay (ENGINE.allocs-warmup.pprof, ENGINE.allocs.pprof) to this directory")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -248,13 +248,13 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		if !cfg.inProcess {
 			return benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json")), nil
 		}
-		stop, err := startProfile(cfg.profile, name)
+		opts, stop, err := startProfile(cfg.profile, name, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients})
 		if err != nil {
 			return nil, err
 		}
 		sf := cfg.sf
 		sf.namespace = cfg.redisNamespace()
-		res := benchEngine(ctx, name, sf, dir, streamPath, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients})
+		res := benchEngine(ctx, name, sf, dir, streamPath, opts)
 		return res, stop()
 	}
 	// The map reference runs first, like an engine (in a process of its
@@ -419,11 +419,11 @@ func runBenchChild(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	stop, err := startProfile(*profile, sf.engine)
+	opts, stop, err := startProfile(*profile, sf.engine, driver.Options{SeriesEvery: *seriesEvery, Clients: *clients})
 	if err != nil {
 		return err
 	}
-	res := benchEngine(ctx, sf.engine, sf, sf.data, *stream, driver.Options{SeriesEvery: *seriesEvery, Clients: *clients})
+	res := benchEngine(ctx, sf.engine, sf, sf.data, *stream, opts)
 	if err := stop(); err != nil {
 		return err
 	}
@@ -487,36 +487,40 @@ func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream s
 	return res, err
 }
 
-// startProfile starts the CPU profile --profile asks for and returns the
-// function that stops it and writes the allocation profile beside it.
-func startProfile(dir, name string) (stop func() error, err error) {
+// startProfile prepares the profiles --profile asks for. The CPU profile
+// covers the measured blocks: it starts when the returned options'
+// OnMeasure runs, where an allocation profile of the warm-up
+// (ENGINE.allocs-warmup.pprof) is also written, so that
+// `go tool pprof -diff_base ENGINE.allocs-warmup.pprof ENGINE.allocs.pprof`
+// shows the measured blocks' allocations. stop ends the CPU profile and
+// writes the allocation profile of the whole replay.
+func startProfile(dir, name string, opts driver.Options) (driver.Options, func() error, error) {
 	if dir == "" {
-		return func() error { return nil }, nil
+		return opts, func() error { return nil }, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return opts, nil, err
 	}
 	cpu, err := os.Create(filepath.Join(dir, name+".cpu.pprof"))
 	if err != nil {
-		return nil, err
+		return opts, nil, err
 	}
-	if err := pprof.StartCPUProfile(cpu); err != nil {
-		cpu.Close()
-		return nil, err
+	var startErr error
+	opts.OnMeasure = func() {
+		startErr = errors.Join(writeAllocs(filepath.Join(dir, name+".allocs-warmup.pprof")), pprof.StartCPUProfile(cpu))
 	}
-	return func() error {
+	return opts, func() error {
 		pprof.StopCPUProfile()
-		if err := cpu.Close(); err != nil {
-			return err
-		}
-		allocs, err := os.Create(filepath.Join(dir, name+".allocs.pprof"))
-		if err != nil {
-			return err
-		}
-		err = pprof.Lookup("allocs").WriteTo(allocs, 0)
-		if closeErr := allocs.Close(); err == nil {
-			err = closeErr
-		}
-		return err
+		err := errors.Join(startErr, cpu.Close())
+		return errors.Join(err, writeAllocs(filepath.Join(dir, name+".allocs.pprof")))
 	}, nil
+}
+
+// writeAllocs writes the allocation profile so far to path.
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
 }

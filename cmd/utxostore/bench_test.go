@@ -228,3 +228,23 @@ func redisKeys(t *testing.T, addrs []string, pattern string) []string {
 	}
 	return keys
 }
+
+// TestBenchProfileWritesItsFiles: --profile leaves, per engine and for the
+// map, the CPU profile of the measured blocks and the allocation profiles
+// of the warm-up and of the whole replay, each a gzipped pprof file.
+func TestBenchProfileWritesItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	out := runBenchArgs(t, "--engines", "memory,map", "--blocks", "10", "--utxos", "1000", "--txs", "20", "--sync", "block", "--profile", dir)
+	if err := out.check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, engine := range []string{"memory", mapEngine} {
+		for _, kind := range []string{"cpu", "allocs-warmup", "allocs"} {
+			path := filepath.Join(dir, engine+"."+kind+".pprof")
+			data, err := os.ReadFile(path)
+			if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+				t.Errorf("%s: not a gzipped profile (%d bytes, %v)", path, len(data), err)
+			}
+		}
+	}
+}
