@@ -26,6 +26,10 @@ type recordOp struct {
 	missingOK bool
 	// arena, when set, holds the new encoding; see encodeArena.
 	arena *encodeArena
+	// view is the record as updateView inspects it, held in the op (one
+	// allocation for a call's ops) rather than in one of its own per
+	// record: after points at its head.
+	view record.View
 
 	// Outcome.
 	signal  record.Signal
@@ -100,11 +104,12 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 
 // updateView is update for an op on a View of the record.
 func (o *recordOp) updateView(current []byte) (engine.Mutation, error) {
-	v, err := record.Inspect(current)
-	if err != nil {
+	var err error
+	if o.view, err = record.Inspect(current); err != nil {
 		return engine.Mutation{}, err
 	}
-	sig, err := o.onView(&v)
+	v := &o.view
+	sig, err := o.onView(v)
 	if errors.Is(err, errUnchanged) {
 		o.signal, o.after = sig, v.Head()
 		return engine.Mutation{Action: engine.Keep}, nil
@@ -114,7 +119,7 @@ func (o *recordOp) updateView(current []byte) (engine.Mutation, error) {
 	}
 	var next []byte
 	if o.arena != nil {
-		next = o.arena.encode(&v)
+		next = o.arena.encode(v)
 	} else {
 		next = v.AppendEncode(nil)
 	}
