@@ -16,6 +16,12 @@ if [ -z "${UTXOSTORE_REDIS_ADDRS:-}" ]; then
   UTXOSTORE_REDIS_ADDRS=$(./scripts/redis-cluster.sh start | tail -n 1)
   export UTXOSTORE_REDIS_ADDRS
 fi
+# The Redis engine also runs its conformance suite on a plain, single-node
+# server; the script starts one beside the cluster (and stops it with it).
+if [ -z "${UTXOSTORE_REDIS_SINGLE_ADDR:-}" ]; then
+  UTXOSTORE_REDIS_SINGLE_ADDR=$(./scripts/redis-cluster.sh single | tail -n 1)
+  export UTXOSTORE_REDIS_SINGLE_ADDR
+fi
 cleanup() {
   if [ "$started_cluster" = yes ]; then
     ./scripts/redis-cluster.sh stop >/dev/null 2>&1 || true
