@@ -23,7 +23,7 @@ import (
 // record logic). One log for all shards, so that an acknowledged batch costs
 // one fsync however many shards it touched. The file starts with
 //
-//	[0:8] "SOZUWAL2"  [8:16] the generation it belongs to
+//	[0:8] "SOZUWAL3"  [8:16] the generation it belongs to
 //
 // and a record is
 //
@@ -32,7 +32,24 @@ import (
 //
 // and the body is [kind][shard][payload]. Each shard appends its records in
 // the order it applied them, so replaying the records of one shard in log
-// order rebuilds exactly that shard's state.
+// order rebuilds exactly that shard's state. The payloads:
+//
+//	put     entry fields (appendEntryFields: key, flags, terms, expiry),
+//	        the value
+//	patch   entry fields, uvarint the old value's length, [4] its CRC32C,
+//	        the edits that make the new value of it (patch.go)
+//	remove  key
+//	meta    uvarint name length, name, value
+//	height  [4] height
+//	mark    [8] durable length, [8] the write's end (below)
+//
+// A patch records an update of a record whose old value a replay finds
+// where the update found it (entry.lastsUntilRemoved), when its edits take
+// at most half the new value: a spend or a set-mined changes a few dozen
+// bytes of a record of hundreds. Replay checks the old value's length and
+// checksum before it applies the edits; a mismatch is corruption. A log of
+// the previous format, "SOZUWAL2", holds no patches and is read as one of
+// this format; its header is rewritten before anything is appended to it.
 //
 // Every write of records to the file opens and closes with a mark
 // (walWritten, shard byte markShard): the length of the log that was
@@ -50,7 +67,10 @@ import (
 // record is an earlier generation's, told apart by the generation every
 // record carries.
 const (
-	logMagic          = "SOZUWAL2"
+	logMagic = "SOZUWAL3"
+	// logMagicNoPatches is the format of logs without patch records,
+	// which this release reads as its own.
+	logMagicNoPatches = "SOZUWAL2"
 	logFileHeaderSize = 16
 	walHeaderSize     = 12
 	walPut            = 1
@@ -58,6 +78,7 @@ const (
 	walMeta           = 3
 	walHeight         = 4
 	walWritten        = 5
+	walPatch          = 6
 	// markShard is the shard byte of a mark, which belongs to no shard.
 	markShard = 0xFF
 	// maxShards is the most shards a store may have: a record names its
@@ -126,6 +147,39 @@ func readMark(body []byte) (durable, end int64, ok bool) {
 
 func (w *logRecords) logPut(e *entry, value []byte) {
 	start := w.begin(walPut)
+	w.appendEntryFields(e)
+	w.buf = append(w.buf, value...)
+	w.end(start)
+}
+
+// logUpdate logs e's new value as a patch of old, the value it replaces,
+// when the patch's edits take at most half the new value, and whole
+// otherwise. old is nil when there is none a replay can count on
+// (entry.lastsUntilRemoved). value may share memory with old.
+func (w *logRecords) logUpdate(e *entry, old, value []byte) {
+	if old == nil {
+		w.logPut(e, value)
+		return
+	}
+	start := w.begin(walPatch)
+	w.appendEntryFields(e)
+	patch := len(w.buf)
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(old)))
+	sum := len(w.buf)
+	w.buf = append(w.buf, 0, 0, 0, 0) // the old value's checksum, once the patch is worth it
+	w.buf = appendEdits(w.buf, old, value)
+	if 2*(len(w.buf)-patch) > len(value) {
+		w.buf = w.buf[:start-walHeaderSize]
+		w.logPut(e, value)
+		return
+	}
+	binary.LittleEndian.PutUint32(w.buf[sum:], checksum(old))
+	w.end(start)
+}
+
+// appendEntryFields appends what a put or patch record holds of e besides
+// its value: the key, the consumed flag, the terms and the expiry.
+func (w *logRecords) appendEntryFields(e *entry) {
 	w.buf = append(w.buf, e.key[:]...)
 	flags := byte(0)
 	if e.terms.Consumed {
@@ -136,8 +190,6 @@ func (w *logRecords) logPut(e *entry, value []byte) {
 		w.buf = binary.AppendUvarint(w.buf, uint64(t))
 	}
 	w.buf = binary.AppendUvarint(w.buf, uint64(e.expiresAt))
-	w.buf = append(w.buf, value...)
-	w.end(start)
 }
 
 func (w *logRecords) logRemove(k engine.Key) {
@@ -420,6 +472,9 @@ type logTail struct {
 	// write but corruption inside the log.
 	midLog bool
 	detail string
+	// format is the magic the log's header names ("" for a log without
+	// a header).
+	format string
 }
 
 // readLog calls apply for every valid record of generation gen in the log
@@ -465,8 +520,9 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 	if len(head) < logFileHeaderSize || bytes.Count(head, []byte{0}) == len(head) {
 		return logTail{}, nil
 	}
-	if found := string(head[:len(logMagic)]); found != logMagic {
-		return logTail{}, &FormatError{Path: path, Found: found, Want: logMagic}
+	format := string(head[:len(logMagic)])
+	if format != logMagic && format != logMagicNoPatches {
+		return logTail{}, &FormatError{Path: path, Found: format, Want: logMagic}
 	}
 	if got := binary.LittleEndian.Uint64(head[8:]); got != gen {
 		return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: path,
@@ -518,6 +574,7 @@ scan:
 		off += int64(r.length)
 	}
 	tail, err := w.tailAt(off, why, gen, writeEnd)
+	tail.format = format
 	if err != nil || open == nil {
 		return tail, err
 	}
@@ -736,7 +793,7 @@ func recordBody(data []byte, n int) ([]byte, string) {
 		return nil, "record checksum mismatch"
 	}
 	body := data[walHeaderSize:n]
-	if len(body) < 2 || body[0] < walPut || body[0] > walWritten {
+	if len(body) < 2 || body[0] < walPut || body[0] > walPatch {
 		return nil, fmt.Sprintf("record kind %d", body[0])
 	}
 	if _, _, ok := readMark(body); body[0] == walWritten && !ok {
@@ -745,8 +802,10 @@ func recordBody(data []byte, n int) ([]byte, string) {
 	return body, ""
 }
 
-// decodePut parses a put record body (after its kind byte).
-func decodePut(body []byte) (entry, []byte, error) {
+// decodeEntryFields parses the start of a put or patch record's payload
+// (appendEntryFields) and returns the entry and the rest: a put's value, a
+// patch's description.
+func decodeEntryFields(body []byte) (entry, []byte, error) {
 	var e entry
 	if len(body) < engine.KeySize+1 {
 		return e, nil, io.ErrUnexpectedEOF
@@ -764,4 +823,28 @@ func decodePut(body []byte) (entry, []byte, error) {
 	e.terms.ProducedAt, e.terms.UnminedSince, e.terms.DeleteAtHeight, e.terms.PreserveUntil = uint32(t[0]), uint32(t[1]), uint32(t[2]), uint32(t[3])
 	e.expiresAt = int64(t[4])
 	return e, rest, nil
+}
+
+// patchBase is what a patch record says of the value it was made against.
+type patchBase struct {
+	length uint64
+	sum    uint32
+}
+
+// decodePatch parses a patch record's payload: the entry, its base and
+// the edits that make the new value of the base.
+func decodePatch(body []byte) (entry, patchBase, []byte, error) {
+	e, rest, err := decodeEntryFields(body)
+	if err != nil {
+		return e, patchBase{}, nil, err
+	}
+	var base patchBase
+	if base.length, rest, err = readUvarint(rest); err != nil {
+		return e, base, nil, err
+	}
+	if len(rest) < 4 {
+		return e, base, nil, io.ErrUnexpectedEOF
+	}
+	base.sum = binary.LittleEndian.Uint32(rest)
+	return e, base, rest[4:], nil
 }
