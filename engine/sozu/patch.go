@@ -3,6 +3,7 @@ package sozu
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 )
 
 // A patch describes a new value as edits of the value it replaces, so that
@@ -35,12 +36,15 @@ func appendEdits(dst, old, value []byte) []byte {
 	suffix := commonSuffix(old[prefix:], value[prefix:])
 	// Between prefix and suffix: offsets from prefix, the same in both.
 	was, is := old[prefix:len(old)-suffix], value[prefix:len(value)-suffix]
-	keep, at := prefix, 0 // the old bytes the next edit copies first; where it starts in was
+	// keep is how many old bytes the next edit copies first, at how much
+	// of was the edits and keep take so far: as much as of is (i) until
+	// the last change, which takes what is left of was.
+	keep, at := prefix, 0
 	for i := 0; i < len(is); {
 		next := nextUnchanged(was, is, i)
 		remove := next - i
 		if next == len(is) {
-			remove = len(was) - i // the last change takes what is left of was
+			remove = len(was) - i
 		}
 		dst = appendEdit(dst, keep, remove, is[i:next])
 		at = i + remove
@@ -76,24 +80,35 @@ func nextUnchanged(was, is []byte, i int) int {
 	return len(is)
 }
 
+// commonPrefix is how many bytes a and b share at their start, compared a
+// word at a time: every update runs it over most of a record.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
 		}
 	}
-	return n
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
+// commonSuffix is how many bytes a and b share at their end.
 func commonSuffix(a, b []byte) int {
 	n := min(len(a), len(b))
-	for i := range n {
-		if a[len(a)-1-i] != b[len(b)-1-i] {
-			return i
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[len(a)-i-8:]) ^ binary.LittleEndian.Uint64(b[len(b)-i-8:]); x != 0 {
+			return i + bits.LeadingZeros64(x)/8
 		}
 	}
-	return n
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
 }
 
 // applyEdits appends to dst the value that edits (appendEdits') make of old.
