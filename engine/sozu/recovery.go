@@ -197,17 +197,27 @@ func (e *Engine) recover() error {
 // long as at its last fsync) writes that a power loss could still take.
 func (e *Engine) resumeLog(path string, tail logTail) (*writeAheadLog, error) {
 	if tail.goodBytes == 0 {
-		return createLog(path, e.gen)
+		log, err := createLog(path, e.gen)
+		if err == nil {
+			log.grow = logGrowStep(e.opts)
+		}
+		return log, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	log := newLog(f, path, e.gen, tail.goodBytes)
+	log.grow = logGrowStep(e.opts)
 	records := tail.goodBytes > logFileHeaderSize
 	cut := tail.droppedBytes > 0 || (tail.staleBytes > 0 && records)
 	if cut {
 		err = f.Truncate(tail.goodBytes)
+	} else {
+		var st os.FileInfo
+		if st, err = f.Stat(); err == nil {
+			log.allocated = st.Size()
+		}
 	}
 	// A log of the previous format takes this one's header before patches
 	// follow its records (which read the same in both), so that a release

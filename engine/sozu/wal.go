@@ -63,9 +63,11 @@ import (
 // same file (recycle): the log then overwrites blocks the file already has
 // instead of growing, so an fsync writes the records and nothing else,
 // where growing a file also commits the file system's journal (which then
-// waits for the page files' pending writes). What lies past the last
-// record is an earlier generation's, told apart by the generation every
-// record carries.
+// waits for the page files' pending writes). Until then, under
+// SyncAlways, the file is extended with zeros ahead of the records, a step
+// at a time (extend), for the same reason. What lies past the last record
+// is an earlier generation's, told apart by the generation every record
+// carries, or zeros, which were never written.
 const (
 	logMagic = "SOZUWAL3"
 	// logMagicNoPatches is the format of logs without patch records,
@@ -223,11 +225,15 @@ type writeAheadLog struct {
 	path string
 	gen  uint64
 
-	mu      sync.Mutex // guards f's writes, size, pending and failed
+	mu      sync.Mutex // guards f's writes, size, allocated, pending and failed
 	f       *os.File
 	size    int64  // bytes of the log: its header and records (the file may hold more, an earlier generation's)
 	pending []byte // appended records not yet written to the file
 	failed  error  // the first write or fsync failure: the log then refuses work
+	// allocated is the file's length: the log writes over blocks the file
+	// has up to it. grow, when not zero, is the step in which a write past
+	// it first extends the file with zeros (see extend).
+	allocated, grow int64
 
 	// busy counts shards applying a group of requests whose records they
 	// have not appended yet; idle is signalled when it drops to zero. A
@@ -248,7 +254,7 @@ type writeAheadLog struct {
 }
 
 func newLog(f *os.File, path string, gen uint64, size int64) *writeAheadLog {
-	w := &writeAheadLog{f: f, path: path, gen: gen, size: size}
+	w := &writeAheadLog{f: f, path: path, gen: gen, size: size, allocated: size}
 	w.synced.Store(size)
 	w.idle.L = &w.mu
 	return w
@@ -306,6 +312,7 @@ func (w *writeAheadLog) recycle(path string, gen uint64, keep int64) (*writeAhea
 		}
 	}
 	next := newLog(w.f, path, gen, logFileHeaderSize)
+	next.allocated, next.grow = max(min(st.Size(), keep), logFileHeaderSize), w.grow
 	if err := next.writeHeader(); err != nil {
 		return nil, err
 	}
@@ -386,13 +393,58 @@ func (w *writeAheadLog) writePending() error {
 	fillMark(w.pending[len(w.pending)-markRecordSize:], durable, end)
 	stamp(w.pending[:markRecordSize], w.gen)
 	stamp(w.pending[len(w.pending)-markRecordSize:], w.gen)
-	if _, err := w.f.WriteAt(w.pending, w.size); err != nil {
+	err := w.extend(end)
+	if err == nil {
+		_, err = w.f.WriteAt(w.pending, w.size)
+	}
+	if err != nil {
 		w.failed = fmt.Errorf("sozu: writing log %s: %w", w.path, withoutPath(err))
 		return w.failed
 	}
 	w.size += int64(len(w.pending))
 	w.pending = w.pending[:0]
 	return nil
+}
+
+// extend makes the file at least end bytes long, when the log grows (grow
+// is set) and a write would pass its end: it writes zeros up to the next
+// multiple of grow. An fsync after a write that lengthens a file also
+// commits the file system's journal (the file's new size); one that
+// covers only overwritten blocks writes those blocks and nothing else. So
+// a log that grows a step at a time pays the journal once a step rather
+// than at every fsync, as a recycled log never does. Recovery reads the
+// zeros past the last record as never written (logWindow.tailAt).
+func (w *writeAheadLog) extend(end int64) error {
+	if w.grow == 0 || end <= w.allocated {
+		return nil
+	}
+	target := (end + w.grow - 1) / w.grow * w.grow
+	// Never over the log's own bytes (a recycled file cut shorter than
+	// its new header).
+	for at := max(w.allocated, w.size); at < target; {
+		n := min(target-at, int64(len(zeroBlock)))
+		if _, err := w.f.WriteAt(zeroBlock[:n], at); err != nil {
+			return err
+		}
+		at += n
+	}
+	w.allocated = target
+	return nil
+}
+
+// zeroBlock is what extend writes with.
+var zeroBlock [1 << 20]byte
+
+// logGrowStep is the step in which a log file grows under o: a
+// thirty-second of the log a page checkpoint lets accumulate, between
+// 64 KiB and 8 MiB, under SyncAlways, whose fsyncs come many to a step.
+// Under SyncBlock, at one fsync a block, the zeros would cost more writes
+// than the journal commits they save: 0, the file grows as it is written.
+func logGrowStep(o Options) int64 {
+	if o.Sync != engine.SyncAlways {
+		return 0
+	}
+	return min(max(int64(o.CheckpointLogBytes)/32, 64<<10), 8<<20)
 }
 
 // syncTo makes the log durable up to end at least; it costs nothing when
@@ -466,7 +518,8 @@ type logTail struct {
 	// non-zero means a torn tail.
 	droppedBytes int64
 	// staleBytes is how much of the file past the valid prefix holds an
-	// earlier generation's records (a recycled file): not a tear.
+	// earlier generation's records (a recycled file) or only zeros (a
+	// growing one): not a tear.
 	staleBytes int64
 	// midLog reports a bad record followed by a valid one: not a torn
 	// write but corruption inside the log.
@@ -628,6 +681,16 @@ func (w *logWindow) tailAt(off int64, why string, gen uint64, writeEnd int64) (l
 		tail.staleBytes = w.size - off
 		return tail, nil
 	}
+	unwritten, err := w.zeroFrom(off)
+	if err != nil {
+		return logTail{}, err
+	}
+	if unwritten {
+		// The zeros a growing log was extended with (extend): nothing was
+		// written here.
+		tail.staleBytes = w.size - off
+		return tail, nil
+	}
 	torn := false
 	if head, err := w.at(off, walHeaderSize); err == nil && len(head) == walHeaderSize {
 		torn = binary.LittleEndian.Uint32(head[8:]) == uint32(gen)
@@ -650,6 +713,21 @@ func (w *logWindow) tailAt(off int64, why string, gen uint64, writeEnd int64) (l
 	}
 	tail.staleBytes = w.size - off - tail.droppedBytes
 	return tail, nil
+}
+
+// zeroFrom reports whether the file holds only zeros from off to its end.
+func (w *logWindow) zeroFrom(off int64) (bool, error) {
+	for off < w.size {
+		chunk, err := w.at(off, len(zeroBlock))
+		if err != nil {
+			return false, err
+		}
+		if !bytes.Equal(chunk, zeroBlock[:len(chunk)]) {
+			return false, nil
+		}
+		off += int64(len(chunk))
+	}
+	return true, nil
 }
 
 // afterTear is what follows a bad record of the log: how many valid
