@@ -3,6 +3,7 @@ package sozu
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -42,20 +43,22 @@ func firstKeys(n int) []engine.Key {
 	return keys
 }
 
+// largestLog returns the log file that holds the most records and where
+// they end (a growing log's file runs on in zeros past them).
 func largestLog(t *testing.T, dir string) (string, int64) {
 	t.Helper()
 	logs, _ := filepath.Glob(filepath.Join(dir, "wal.*"))
 	var best string
-	var size int64
+	var end int64
 	for _, l := range logs {
-		if st, err := os.Stat(l); err == nil && st.Size() > size {
-			best, size = l, st.Size()
+		if e := logEnd(t, l); e > end {
+			best, end = l, e
 		}
 	}
-	if size == 0 {
+	if end <= logFileHeaderSize {
 		t.Fatal("no log holds anything")
 	}
-	return best, size
+	return best, end
 }
 
 func TestTornLogTailIsTruncatedAndReported(t *testing.T) {
@@ -212,8 +215,23 @@ func putValue(v []byte) engine.UpdateFunc {
 }
 
 // recordOffsets lists where the records of the log at path start, from
-// offset from on.
+// offset from on to the zeros a growing log's file ends with, if any.
 func recordOffsets(t *testing.T, path string, from int64) []int64 {
+	t.Helper()
+	offsets, _ := walkLog(t, path, from)
+	return offsets
+}
+
+// logEnd is where the records of the log at path end.
+func logEnd(t *testing.T, path string) int64 {
+	t.Helper()
+	_, end := walkLog(t, path, logFileHeaderSize)
+	return end
+}
+
+// walkLog reads the records of the log at path from offset from on, and
+// returns where each starts and where the last ends.
+func walkLog(t *testing.T, path string, from int64) (offsets []int64, end int64) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -225,16 +243,29 @@ func recordOffsets(t *testing.T, path string, from int64) []int64 {
 		t.Fatal(err)
 	}
 	w := &logWindow{f: f, size: st.Size()}
-	var offsets []int64
-	for off := from; off < w.size; {
-		r, err := w.record(off, 0)
+	head, err := w.at(0, logFileHeaderSize)
+	if err != nil || len(head) < logFileHeaderSize {
+		return nil, 0
+	}
+	gen := binary.LittleEndian.Uint64(head[8:])
+	off := from
+	for off < w.size {
+		r, err := w.record(off, gen)
+		if err == nil && r.why != "" {
+			if zeros, zerr := w.zeroFrom(off); zerr == nil && zeros {
+				break
+			}
+		}
 		if err != nil || r.why != "" {
 			t.Fatalf("record at %d: %v %s", off, err, r.why)
+		}
+		if r.gen != uint32(gen) {
+			break // an earlier generation's, in a recycled file
 		}
 		offsets = append(offsets, off)
 		off += int64(r.length)
 	}
-	return offsets
+	return offsets, off
 }
 
 func TestCorruptLogMiddleIsRefused(t *testing.T) {

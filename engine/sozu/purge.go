@@ -14,6 +14,15 @@ func purgeable(e *entry, h uint32, now int64) bool {
 	return dah != 0 && h != 0 && dah <= h && e.terms.PreserveUntil <= h
 }
 
+// lastsUntilRemoved reports whether only a remove can take e: it never
+// expires and has no delete-at-height, so no purge does. A replay of the
+// log then finds e where the updates that followed it found it, however
+// its purges fall, and the log may record an update of e as a patch of
+// its value (logRecords.logUpdate).
+func (e *entry) lastsUntilRemoved() bool {
+	return e.expiresAt == 0 && e.terms.DeleteAtHeight == 0
+}
+
 // purge removes the purgeable entries of b (a bucket of layer) and returns
 // how many went.
 func (t *table) purge(layer int, b *bucket) int {

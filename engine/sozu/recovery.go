@@ -129,7 +129,7 @@ func (e *Engine) recover() error {
 		if id >= len(e.shards) {
 			return fmt.Errorf("record of shard %d in a store of %d shards", id, len(e.shards))
 		}
-		if (body[0] == walPut || body[0] == walRemove) && len(body) >= 2+engine.KeySize {
+		if (body[0] == walPut || body[0] == walPatch || body[0] == walRemove) && len(body) >= 2+engine.KeySize {
 			if home := e.layout.shard(keyHash((*engine.Key)(body[2:]))); home != id {
 				return fmt.Errorf("record of shard %d for a key of shard %d", id, home)
 			}
@@ -197,19 +197,37 @@ func (e *Engine) recover() error {
 // long as at its last fsync) writes that a power loss could still take.
 func (e *Engine) resumeLog(path string, tail logTail) (*writeAheadLog, error) {
 	if tail.goodBytes == 0 {
-		return createLog(path, e.gen)
+		log, err := createLog(path, e.gen)
+		if err == nil {
+			log.grow = logGrowStep(e.opts)
+		}
+		return log, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	log := newLog(f, path, e.gen, tail.goodBytes)
+	log.grow = logGrowStep(e.opts)
 	records := tail.goodBytes > logFileHeaderSize
 	cut := tail.droppedBytes > 0 || (tail.staleBytes > 0 && records)
 	if cut {
 		err = f.Truncate(tail.goodBytes)
+	} else {
+		var st os.FileInfo
+		if st, err = f.Stat(); err == nil {
+			log.allocated = st.Size()
+		}
 	}
-	if err == nil && (cut || records) {
+	// A log of the previous format takes this one's header before patches
+	// follow its records (which read the same in both), so that a release
+	// that reads only the previous format refuses it rather than take a
+	// patch for a torn record.
+	upgrade := tail.format != logMagic
+	if err == nil && upgrade {
+		err = log.writeHeader()
+	}
+	if err == nil && (cut || records || upgrade) {
 		log.synced.Store(0)
 		err = log.sync()
 	}
@@ -256,7 +274,7 @@ func (t *table) adoptDerived(d *derivedState) {
 func (t *table) replay(kind byte, body []byte) error {
 	switch kind {
 	case walPut:
-		e, value, err := decodePut(body)
+		e, value, err := decodeEntryFields(body)
 		if err != nil {
 			return err
 		}
@@ -265,6 +283,30 @@ func (t *table) replay(kind byte, body []byte) error {
 			return err
 		}
 		return t.put(loc, found, e, value)
+	case walPatch:
+		e, base, edits, err := decodePatch(body)
+		if err != nil {
+			return err
+		}
+		loc, found, err := t.lookup(&e.key)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("patch of key %x, which the table does not hold", e.key[:])
+		}
+		old, err := t.lendValue(&loc.b.entries[loc.pos])
+		if err != nil {
+			return err
+		}
+		if uint64(len(old)) != base.length || checksum(old) != base.sum {
+			return fmt.Errorf("patch of key %x made against a value of %d bytes, checksum %08x; the table holds %d bytes, checksum %08x",
+				e.key[:], base.length, base.sum, len(old), checksum(old))
+		}
+		if t.patched, err = applyEdits(t.patched[:0], old, edits); err != nil {
+			return err
+		}
+		return t.put(loc, found, e, t.patched)
 	case walRemove:
 		if len(body) != engine.KeySize {
 			return fmt.Errorf("remove record of %d bytes", len(body))

@@ -275,10 +275,13 @@ func (s *shard) update(updates []engine.Update, positions []int, errs []error) e
 		if err != nil {
 			return err
 		}
-		var current []byte
+		var current, base []byte
 		if found && loc.b.entries[loc.pos].live(now) {
 			if current, err = s.table.lendValue(&loc.b.entries[loc.pos]); err != nil {
 				return err
+			}
+			if loc.b.entries[loc.pos].lastsUntilRemoved() {
+				base = current
 			}
 		}
 		m, ferr := u.Fn(current)
@@ -289,7 +292,9 @@ func (s *shard) update(updates []engine.Update, positions []int, errs []error) e
 		switch m.Action {
 		case engine.Put:
 			e := entry{key: u.Key, terms: m.Terms}
-			s.records.logPut(&e, m.Value)
+			// Logged before the table changes: the lent value and m.Value,
+			// which may share its memory, are valid until then.
+			s.records.logUpdate(&e, base, m.Value)
 			if err := s.table.put(loc, found, e, m.Value); err != nil {
 				return s.fail(err)
 			}

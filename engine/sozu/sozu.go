@@ -528,6 +528,7 @@ func (e *Engine) nextLog(old *writeAheadLog, gen uint64) (*writeAheadLog, error)
 	old.close()
 	os.Remove(old.path)
 	if log, err = createLog(path, gen); err == nil {
+		log.grow = old.grow
 		return log, nil
 	}
 	log = newLog(nil, path, gen, 0)

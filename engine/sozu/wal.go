@@ -23,7 +23,7 @@ import (
 // record logic). One log for all shards, so that an acknowledged batch costs
 // one fsync however many shards it touched. The file starts with
 //
-//	[0:8] "SOZUWAL2"  [8:16] the generation it belongs to
+//	[0:8] "SOZUWAL3"  [8:16] the generation it belongs to
 //
 // and a record is
 //
@@ -32,7 +32,24 @@ import (
 //
 // and the body is [kind][shard][payload]. Each shard appends its records in
 // the order it applied them, so replaying the records of one shard in log
-// order rebuilds exactly that shard's state.
+// order rebuilds exactly that shard's state. The payloads:
+//
+//	put     entry fields (appendEntryFields: key, flags, terms, expiry),
+//	        the value
+//	patch   entry fields, uvarint the old value's length, [4] its CRC32C,
+//	        the edits that make the new value of it (patch.go)
+//	remove  key
+//	meta    uvarint name length, name, value
+//	height  [4] height
+//	mark    [8] durable length, [8] the write's end (below)
+//
+// A patch records an update of a record whose old value a replay finds
+// where the update found it (entry.lastsUntilRemoved), when its edits take
+// at most half the new value: a spend or a set-mined changes a few dozen
+// bytes of a record of hundreds. Replay checks the old value's length and
+// checksum before it applies the edits; a mismatch is corruption. A log of
+// the previous format, "SOZUWAL2", holds no patches and is read as one of
+// this format; its header is rewritten before anything is appended to it.
 //
 // Every write of records to the file opens and closes with a mark
 // (walWritten, shard byte markShard): the length of the log that was
@@ -46,11 +63,16 @@ import (
 // same file (recycle): the log then overwrites blocks the file already has
 // instead of growing, so an fsync writes the records and nothing else,
 // where growing a file also commits the file system's journal (which then
-// waits for the page files' pending writes). What lies past the last
-// record is an earlier generation's, told apart by the generation every
-// record carries.
+// waits for the page files' pending writes). Until then, under
+// SyncAlways, the file is extended with zeros ahead of the records, a step
+// at a time (extend), for the same reason. What lies past the last record
+// is an earlier generation's, told apart by the generation every record
+// carries, or zeros, which were never written.
 const (
-	logMagic          = "SOZUWAL2"
+	logMagic = "SOZUWAL3"
+	// logMagicNoPatches is the format of logs without patch records,
+	// which this release reads as its own.
+	logMagicNoPatches = "SOZUWAL2"
 	logFileHeaderSize = 16
 	walHeaderSize     = 12
 	walPut            = 1
@@ -58,6 +80,7 @@ const (
 	walMeta           = 3
 	walHeight         = 4
 	walWritten        = 5
+	walPatch          = 6
 	// markShard is the shard byte of a mark, which belongs to no shard.
 	markShard = 0xFF
 	// maxShards is the most shards a store may have: a record names its
@@ -126,6 +149,39 @@ func readMark(body []byte) (durable, end int64, ok bool) {
 
 func (w *logRecords) logPut(e *entry, value []byte) {
 	start := w.begin(walPut)
+	w.appendEntryFields(e)
+	w.buf = append(w.buf, value...)
+	w.end(start)
+}
+
+// logUpdate logs e's new value as a patch of old, the value it replaces,
+// when the patch's edits take at most half the new value, and whole
+// otherwise. old is nil when there is none a replay can count on
+// (entry.lastsUntilRemoved). value may share memory with old.
+func (w *logRecords) logUpdate(e *entry, old, value []byte) {
+	if old == nil {
+		w.logPut(e, value)
+		return
+	}
+	start := w.begin(walPatch)
+	w.appendEntryFields(e)
+	patch := len(w.buf)
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(old)))
+	sum := len(w.buf)
+	w.buf = append(w.buf, 0, 0, 0, 0) // the old value's checksum, once the patch is worth it
+	w.buf = appendEdits(w.buf, old, value)
+	if 2*(len(w.buf)-patch) > len(value) {
+		w.buf = w.buf[:start-walHeaderSize]
+		w.logPut(e, value)
+		return
+	}
+	binary.LittleEndian.PutUint32(w.buf[sum:], checksum(old))
+	w.end(start)
+}
+
+// appendEntryFields appends what a put or patch record holds of e besides
+// its value: the key, the consumed flag, the terms and the expiry.
+func (w *logRecords) appendEntryFields(e *entry) {
 	w.buf = append(w.buf, e.key[:]...)
 	flags := byte(0)
 	if e.terms.Consumed {
@@ -136,8 +192,6 @@ func (w *logRecords) logPut(e *entry, value []byte) {
 		w.buf = binary.AppendUvarint(w.buf, uint64(t))
 	}
 	w.buf = binary.AppendUvarint(w.buf, uint64(e.expiresAt))
-	w.buf = append(w.buf, value...)
-	w.end(start)
 }
 
 func (w *logRecords) logRemove(k engine.Key) {
@@ -171,11 +225,15 @@ type writeAheadLog struct {
 	path string
 	gen  uint64
 
-	mu      sync.Mutex // guards f's writes, size, pending and failed
+	mu      sync.Mutex // guards f's writes, size, allocated, pending and failed
 	f       *os.File
 	size    int64  // bytes of the log: its header and records (the file may hold more, an earlier generation's)
 	pending []byte // appended records not yet written to the file
 	failed  error  // the first write or fsync failure: the log then refuses work
+	// allocated is the file's length: the log writes over blocks the file
+	// has up to it. grow, when not zero, is the step in which a write past
+	// it first extends the file with zeros (see extend).
+	allocated, grow int64
 
 	// busy counts shards applying a group of requests whose records they
 	// have not appended yet; idle is signalled when it drops to zero. A
@@ -196,7 +254,7 @@ type writeAheadLog struct {
 }
 
 func newLog(f *os.File, path string, gen uint64, size int64) *writeAheadLog {
-	w := &writeAheadLog{f: f, path: path, gen: gen, size: size}
+	w := &writeAheadLog{f: f, path: path, gen: gen, size: size, allocated: size}
 	w.synced.Store(size)
 	w.idle.L = &w.mu
 	return w
@@ -254,6 +312,7 @@ func (w *writeAheadLog) recycle(path string, gen uint64, keep int64) (*writeAhea
 		}
 	}
 	next := newLog(w.f, path, gen, logFileHeaderSize)
+	next.allocated, next.grow = max(min(st.Size(), keep), logFileHeaderSize), w.grow
 	if err := next.writeHeader(); err != nil {
 		return nil, err
 	}
@@ -334,13 +393,58 @@ func (w *writeAheadLog) writePending() error {
 	fillMark(w.pending[len(w.pending)-markRecordSize:], durable, end)
 	stamp(w.pending[:markRecordSize], w.gen)
 	stamp(w.pending[len(w.pending)-markRecordSize:], w.gen)
-	if _, err := w.f.WriteAt(w.pending, w.size); err != nil {
+	err := w.extend(end)
+	if err == nil {
+		_, err = w.f.WriteAt(w.pending, w.size)
+	}
+	if err != nil {
 		w.failed = fmt.Errorf("sozu: writing log %s: %w", w.path, withoutPath(err))
 		return w.failed
 	}
 	w.size += int64(len(w.pending))
 	w.pending = w.pending[:0]
 	return nil
+}
+
+// extend makes the file at least end bytes long, when the log grows (grow
+// is set) and a write would pass its end: it writes zeros up to the next
+// multiple of grow. An fsync after a write that lengthens a file also
+// commits the file system's journal (the file's new size); one that
+// covers only overwritten blocks writes those blocks and nothing else. So
+// a log that grows a step at a time pays the journal once a step rather
+// than at every fsync, as a recycled log never does. Recovery reads the
+// zeros past the last record as never written (logWindow.tailAt).
+func (w *writeAheadLog) extend(end int64) error {
+	if w.grow == 0 || end <= w.allocated {
+		return nil
+	}
+	target := (end + w.grow - 1) / w.grow * w.grow
+	// Never over the log's own bytes (a recycled file cut shorter than
+	// its new header).
+	for at := max(w.allocated, w.size); at < target; {
+		n := min(target-at, int64(len(zeroBlock)))
+		if _, err := w.f.WriteAt(zeroBlock[:n], at); err != nil {
+			return err
+		}
+		at += n
+	}
+	w.allocated = target
+	return nil
+}
+
+// zeroBlock is what extend writes with.
+var zeroBlock [1 << 20]byte
+
+// logGrowStep is the step in which a log file grows under o: a
+// thirty-second of the log a page checkpoint lets accumulate, between
+// 64 KiB and 8 MiB, under SyncAlways, whose fsyncs come many to a step.
+// Under SyncBlock, at one fsync a block, the zeros would cost more writes
+// than the journal commits they save: 0, the file grows as it is written.
+func logGrowStep(o Options) int64 {
+	if o.Sync != engine.SyncAlways {
+		return 0
+	}
+	return min(max(int64(o.CheckpointLogBytes)/32, 64<<10), 8<<20)
 }
 
 // syncTo makes the log durable up to end at least; it costs nothing when
@@ -414,12 +518,16 @@ type logTail struct {
 	// non-zero means a torn tail.
 	droppedBytes int64
 	// staleBytes is how much of the file past the valid prefix holds an
-	// earlier generation's records (a recycled file): not a tear.
+	// earlier generation's records (a recycled file) or only zeros (a
+	// growing one): not a tear.
 	staleBytes int64
 	// midLog reports a bad record followed by a valid one: not a torn
 	// write but corruption inside the log.
 	midLog bool
 	detail string
+	// format is the magic the log's header names ("" for a log without
+	// a header).
+	format string
 }
 
 // readLog calls apply for every valid record of generation gen in the log
@@ -465,8 +573,9 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 	if len(head) < logFileHeaderSize || bytes.Count(head, []byte{0}) == len(head) {
 		return logTail{}, nil
 	}
-	if found := string(head[:len(logMagic)]); found != logMagic {
-		return logTail{}, &FormatError{Path: path, Found: found, Want: logMagic}
+	format := string(head[:len(logMagic)])
+	if format != logMagic && format != logMagicNoPatches {
+		return logTail{}, &FormatError{Path: path, Found: format, Want: logMagic}
 	}
 	if got := binary.LittleEndian.Uint64(head[8:]); got != gen {
 		return logTail{}, &engine.CorruptionError{Engine: "sozu", Where: path,
@@ -518,6 +627,7 @@ scan:
 		off += int64(r.length)
 	}
 	tail, err := w.tailAt(off, why, gen, writeEnd)
+	tail.format = format
 	if err != nil || open == nil {
 		return tail, err
 	}
@@ -571,6 +681,16 @@ func (w *logWindow) tailAt(off int64, why string, gen uint64, writeEnd int64) (l
 		tail.staleBytes = w.size - off
 		return tail, nil
 	}
+	unwritten, err := w.zeroFrom(off)
+	if err != nil {
+		return logTail{}, err
+	}
+	if unwritten {
+		// The zeros a growing log was extended with (extend): nothing was
+		// written here.
+		tail.staleBytes = w.size - off
+		return tail, nil
+	}
 	torn := false
 	if head, err := w.at(off, walHeaderSize); err == nil && len(head) == walHeaderSize {
 		torn = binary.LittleEndian.Uint32(head[8:]) == uint32(gen)
@@ -593,6 +713,21 @@ func (w *logWindow) tailAt(off int64, why string, gen uint64, writeEnd int64) (l
 	}
 	tail.staleBytes = w.size - off - tail.droppedBytes
 	return tail, nil
+}
+
+// zeroFrom reports whether the file holds only zeros from off to its end.
+func (w *logWindow) zeroFrom(off int64) (bool, error) {
+	for off < w.size {
+		chunk, err := w.at(off, len(zeroBlock))
+		if err != nil {
+			return false, err
+		}
+		if !bytes.Equal(chunk, zeroBlock[:len(chunk)]) {
+			return false, nil
+		}
+		off += int64(len(chunk))
+	}
+	return true, nil
 }
 
 // afterTear is what follows a bad record of the log: how many valid
@@ -736,7 +871,7 @@ func recordBody(data []byte, n int) ([]byte, string) {
 		return nil, "record checksum mismatch"
 	}
 	body := data[walHeaderSize:n]
-	if len(body) < 2 || body[0] < walPut || body[0] > walWritten {
+	if len(body) < 2 || body[0] < walPut || body[0] > walPatch {
 		return nil, fmt.Sprintf("record kind %d", body[0])
 	}
 	if _, _, ok := readMark(body); body[0] == walWritten && !ok {
@@ -745,8 +880,10 @@ func recordBody(data []byte, n int) ([]byte, string) {
 	return body, ""
 }
 
-// decodePut parses a put record body (after its kind byte).
-func decodePut(body []byte) (entry, []byte, error) {
+// decodeEntryFields parses the start of a put or patch record's payload
+// (appendEntryFields) and returns the entry and the rest: a put's value, a
+// patch's description.
+func decodeEntryFields(body []byte) (entry, []byte, error) {
 	var e entry
 	if len(body) < engine.KeySize+1 {
 		return e, nil, io.ErrUnexpectedEOF
@@ -764,4 +901,28 @@ func decodePut(body []byte) (entry, []byte, error) {
 	e.terms.ProducedAt, e.terms.UnminedSince, e.terms.DeleteAtHeight, e.terms.PreserveUntil = uint32(t[0]), uint32(t[1]), uint32(t[2]), uint32(t[3])
 	e.expiresAt = int64(t[4])
 	return e, rest, nil
+}
+
+// patchBase is what a patch record says of the value it was made against.
+type patchBase struct {
+	length uint64
+	sum    uint32
+}
+
+// decodePatch parses a patch record's payload: the entry, its base and
+// the edits that make the new value of the base.
+func decodePatch(body []byte) (entry, patchBase, []byte, error) {
+	e, rest, err := decodeEntryFields(body)
+	if err != nil {
+		return e, patchBase{}, nil, err
+	}
+	var base patchBase
+	if base.length, rest, err = readUvarint(rest); err != nil {
+		return e, base, nil, err
+	}
+	if len(rest) < 4 {
+		return e, base, nil, io.ErrUnexpectedEOF
+	}
+	base.sum = binary.LittleEndian.Uint32(rest)
+	return e, base, rest[4:], nil
 }
