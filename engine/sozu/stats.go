@@ -97,7 +97,8 @@ type Stats struct {
 	WALBytes int64
 	// LogFileBytes is the size of the log's files on disk. A page
 	// checkpoint starts the next log at the start of the same file, which
-	// keeps the size the longest log gave it, so it holds more than
+	// keeps the size the longest log gave it, and under SyncAlways the
+	// file grows in zeroed steps ahead of the records: it holds more than
 	// WALBytes.
 	LogFileBytes int64
 	// LogSyncs counts the log's fsyncs since Open: under SyncAlways about
