@@ -21,9 +21,10 @@ import (
 // because the log replay rewrites everything after it.
 //
 // Appends collect in memory (tail) and reach the file bufferBytes at a
-// time (Options.ValueLogBufferBytes), or when a page checkpoint flushes them: the write-ahead log
-// holds every value until the next page checkpoint, so the file need not
-// have them sooner, and a write system call per value was the engine's
+// time (Options.ValueLogBufferBytes), or when a page checkpoint flushes
+// them: until the next page checkpoint the write-ahead log rebuilds every
+// value (whole, or as a patch of a value the checkpoint or the log holds),
+// so the file need not have them sooner, and a write system call per value was the engine's
 // largest cost. The last two buffers' worth stay in memory (tail and the
 // one before, prev), so reads of recent values, the ones spends reach
 // most, cost no system call either. A full buffer is written in the
