@@ -132,45 +132,80 @@ func putFn(v []byte, terms engine.Terms) engine.UpdateFunc {
 
 // BenchmarkReplay measures what Options.CheckpointLogBytes bounds: the
 // time Open takes to replay a log after a crash. It writes -live records
-// with no page checkpoint, makes the log durable at a block boundary,
-// abandons the engine as a killed process would and times the reopen:
+// with no page checkpoint ("creates"; "spends" then rewrites 36 bytes of
+// each record twice, as spends do, which the log holds as patch records),
+// makes the log durable at a block boundary, abandons the engine as a
+// killed process would and times the reopen:
 //
 //	UTXOSTORE_BENCH_LIVE=1000000 go test -run '^$' -bench Replay -benchtime 1x ./engine/sozu
 func BenchmarkReplay(b *testing.B) {
 	n := flags.BenchLive(200_000)
-	for b.Loop() {
-		b.StopTimer()
-		dir := b.TempDir()
-		o := benchOptions(b, engine.SyncBlock)
-		o.CheckpointLogBytes = 1 << 40 // never a page checkpoint: all of it stays in the log
-		e, err := Open(dir, o)
-		if err != nil {
-			b.Fatal(err)
+	for _, spends := range []int{0, 2} {
+		name := "creates"
+		if spends > 0 {
+			name = "spends"
 		}
-		enginetest.BenchLoad(b, e, rand.New(rand.NewPCG(5, 6)), n, 5000, func(uint32) uint32 { return 1 })
-		if err := e.Checkpoint(context.Background(), 1); err != nil {
-			b.Fatal(err)
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				dir := b.TempDir()
+				o := benchOptions(b, engine.SyncBlock)
+				o.CheckpointLogBytes = 1 << 40 // never a page checkpoint: all of it stays in the log
+				e, err := Open(dir, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				enginetest.BenchLoad(b, e, rand.New(rand.NewPCG(5, 6)), n, 5000, func(uint32) uint32 { return 1 })
+				for round := range spends {
+					for next := 0; next < n; next += 5000 {
+						batch := make([]engine.Update, 0, 5000)
+						for i := next; i < min(next+5000, n); i++ {
+							batch = append(batch, engine.Update{Key: benchKey(uint32(i)), Fn: spendBytes(round)})
+						}
+						if _, err := e.Update(context.Background(), batch); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				if err := e.Checkpoint(context.Background(), 1); err != nil {
+					b.Fatal(err)
+				}
+				logBytes := benchStats(b, e).WALBytes
+				e.abandon()
+				b.StartTimer()
+				start := time.Now()
+				e, err = Open(dir, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				took := time.Since(start)
+				b.StopTimer()
+				rep := benchStats(b, e).Recovery
+				if rep.ReplayedRecords < n*(1+spends) {
+					b.Fatalf("replayed %d records, wrote %d", rep.ReplayedRecords, n*(1+spends))
+				}
+				b.ReportMetric(float64(logBytes)/(1<<20), "log-MiB")
+				b.ReportMetric(took.Seconds(), "replay-s")
+				b.ReportMetric(float64(logBytes)/(1<<20)/took.Seconds(), "MiB/s")
+				b.ReportMetric(float64(rep.ReplayedRecords)/took.Seconds(), "records/s")
+				if err := e.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// spendBytes rewrites 36 bytes in the middle of a record, as the round-th
+// spend of one of its outputs does.
+func spendBytes(round int) engine.UpdateFunc {
+	return func(current []byte) (engine.Mutation, error) {
+		v := append([]byte(nil), current...)
+		at := len(v) / 2
+		for j := at; j < min(at+36, len(v)); j++ {
+			v[j] = byte(round + j)
 		}
-		logBytes := benchStats(b, e).WALBytes
-		e.abandon()
-		b.StartTimer()
-		start := time.Now()
-		e, err = Open(dir, o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		took := time.Since(start)
-		b.StopTimer()
-		rep := benchStats(b, e).Recovery
-		if rep.ReplayedRecords < n {
-			b.Fatalf("replayed %d records, wrote %d", rep.ReplayedRecords, n)
-		}
-		b.ReportMetric(float64(logBytes)/(1<<20), "log-MiB")
-		b.ReportMetric(took.Seconds(), "replay-s")
-		b.ReportMetric(float64(logBytes)/(1<<20)/took.Seconds(), "MiB/s")
-		if err := e.Close(); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
+		return engine.Mutation{Action: engine.Put, Value: v, Terms: engine.Terms{ProducedAt: 1}}, nil
 	}
 }

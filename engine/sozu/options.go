@@ -74,7 +74,9 @@ type Options struct {
 	MemoryBytes int
 	// CheckpointLogBytes is how many log bytes (all shards together) a
 	// Checkpoint lets accumulate before it also takes a page checkpoint
-	// (default 256 MiB: about 9 s of replay after a crash).
+	// (default 256 MiB: after a crash, at a million records, about 5 s of
+	// replay for a log of new records and 13 s for one of spends, whose
+	// patch records take less log per update; BenchmarkReplay).
 	// Below it a Checkpoint only fsyncs the logs. It bounds the log replay
 	// after a crash and the disk the logs take; 1 makes every Checkpoint a
 	// page checkpoint.
@@ -109,8 +111,8 @@ type Options struct {
 // ten million records into 25% less disk but ran 15% slower and wrote
 // more), Layer0Buckets (2048 per shard against 1024 and 4096 at one
 // million), CheckpointLogBytes (256 MiB against 64: write-amp 13.2 against
-// 23.8 over 3M ops at one million records, for a replay after a crash of
-// about 9 s instead of 2.3 s: BenchmarkReplay replays 28 MiB/s), the shard
+// 23.8 over 3M ops at one million records, for four times the replay
+// after a crash), the shard
 // count (at 50k), ValueLogBufferBytes (a write and a read system call per
 // value were 18% of the store path's CPU at a million UTXOs), MemoryBytes
 // (a heap profile holds about 17 bytes per record beside the buffers).
