@@ -65,13 +65,5 @@ func TestZerosPastTheLogAreNoTear(t *testing.T) {
 	if st.Recovery.DroppedBytes != 0 || st.Recovery.ReplayedRecords == 0 {
 		t.Fatalf("recovery report %+v: want the records replayed and nothing dropped", st.Recovery)
 	}
-	got, err := e.Get(t.Context(), firstKeys(40))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if len(v) != 30 {
-			t.Fatalf("record %d: %d bytes after reopening, want 30", i, len(v))
-		}
-	}
+	expectPutN(t, e, 40, 30)
 }
