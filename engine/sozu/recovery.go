@@ -172,6 +172,8 @@ func (e *Engine) recover() error {
 		log.failed = engine.ErrReadOnly
 	} else if log, err = e.resumeLog(path, tail); err != nil {
 		return err
+	} else {
+		log.grow = logGrowStep(e.opts)
 	}
 	e.log = log
 	e.logBytesBefore = tail.goodBytes
@@ -197,18 +199,13 @@ func (e *Engine) recover() error {
 // long as at its last fsync) writes that a power loss could still take.
 func (e *Engine) resumeLog(path string, tail logTail) (*writeAheadLog, error) {
 	if tail.goodBytes == 0 {
-		log, err := createLog(path, e.gen)
-		if err == nil {
-			log.grow = logGrowStep(e.opts)
-		}
-		return log, err
+		return createLog(path, e.gen)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	log := newLog(f, path, e.gen, tail.goodBytes)
-	log.grow = logGrowStep(e.opts)
 	records := tail.goodBytes > logFileHeaderSize
 	cut := tail.droppedBytes > 0 || (tail.staleBytes > 0 && records)
 	if cut {
