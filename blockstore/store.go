@@ -87,7 +87,11 @@ func (s *Store) recover() error {
 	}
 	defer it.Close()
 	if !it.First() {
-		return it.Error()
+		if err := it.Error(); err != nil {
+			return err
+		}
+		// No location points into the segments: a store emptied by DropFrom.
+		return s.removeSegments(func(uint32) bool { return true })
 	}
 	s.low = binary.BigEndian.Uint32(it.Key()[1:])
 	it.Last()
@@ -204,16 +208,52 @@ func (s *Store) Put(height uint32, hash chainhash.Hash, raw []byte) error {
 			}
 		}
 	}
-	sync := pebble.Sync
-	if s.opts.NoSync {
-		sync = pebble.NoSync
-	}
-	if err := b.Commit(sync); err != nil {
+	if err := b.Commit(s.writeOptions()); err != nil {
 		return err
 	}
 	s.segSize += 8 + int64(len(raw))
 	s.hasTip, s.tip, s.low = true, height, low
 	return s.removeSegmentsBelowLocked()
+}
+
+// DropFrom forgets the blocks at height and above, as a disconnection
+// does: their locations go in one durable commit (unless Options.NoSync);
+// their bytes stay in their segment until it is pruned, as a replaced
+// block's do. Dropping from at or below the lowest height held empties
+// the store, which then takes a block at any height again.
+func (s *Store) DropFrom(height uint32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loc == nil {
+		return ErrClosed
+	}
+	if !s.hasTip || height > s.tip {
+		return nil
+	}
+	b := s.loc.NewBatch()
+	defer b.Close()
+	for h := max(height, s.low); h <= s.tip; h++ {
+		if err := s.dropLocked(b, h); err != nil {
+			return err
+		}
+	}
+	if err := b.Commit(s.writeOptions()); err != nil {
+		return fmt.Errorf("blockstore: dropping the blocks from height %d: %w", height, err)
+	}
+	if height <= s.low {
+		s.hasTip, s.tip, s.low = false, 0, 0
+		return nil
+	}
+	s.tip = height - 1
+	return nil
+}
+
+// writeOptions are the location commits' sync setting.
+func (s *Store) writeOptions() *pebble.WriteOptions {
+	if s.opts.NoSync {
+		return pebble.NoSync
+	}
+	return pebble.Sync
 }
 
 // dropLocked deletes the locations of height, if held, in b.
@@ -235,13 +275,18 @@ func (s *Store) removeSegmentsBelowLocked() error {
 	if err != nil || !ok {
 		return err
 	}
+	return s.removeSegments(func(n uint32) bool { return n < l.Segment })
+}
+
+// removeSegments deletes the segment files whose number doomed picks.
+func (s *Store) removeSegments(doomed func(n uint32) bool) error {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
 		var n uint32
-		if _, err := fmt.Sscanf(e.Name(), "blk%05d.dat", &n); err != nil || n >= l.Segment {
+		if _, err := fmt.Sscanf(e.Name(), "blk%05d.dat", &n); err != nil || !doomed(n) {
 			continue
 		}
 		if f, ok := s.files[n]; ok {

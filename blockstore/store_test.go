@@ -197,3 +197,54 @@ func TestPutOrderAndReorg(t *testing.T) {
 		t.Fatal("height 8 survived the reorg")
 	}
 }
+
+// TestDropFrom forgets the blocks from a height up, as a disconnection
+// does, durably: after a reopen the tip is below them, the next block
+// goes on top, and dropping everything empties the store, which then
+// takes a block at any height.
+func TestDropFrom(t *testing.T) {
+	blocks := mainnetBlocks(t)[:10]
+	dir := t.TempDir()
+	s := open(t, dir, Options{})
+	putAll(t, s, blocks, 0)
+	if err := s.DropFrom(7); err != nil {
+		t.Fatal(err)
+	}
+	if tip, ok := s.Tip(); !ok || tip != 6 {
+		t.Fatalf("tip %d (held: %v) after dropping from 7, want 6", tip, ok)
+	}
+	if _, ok, _ := s.HeightOf(hashOf(blocks[8])); ok {
+		t.Fatal("a dropped block is still found by hash")
+	}
+	if err := s.DropFrom(20); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s = open(t, dir, Options{})
+	if tip, ok := s.Tip(); !ok || tip != 6 {
+		t.Fatalf("tip %d (held: %v) after a reopen, want 6", tip, ok)
+	}
+	if err := s.Put(7, hashOf(blocks[7]), blocks[7]); err != nil {
+		t.Fatalf("the block after the new tip: %v", err)
+	}
+	if got, _, ok, _ := s.Block(7); !ok || !bytes.Equal(got, blocks[7]) {
+		t.Fatal("height 7 is not the block put again")
+	}
+	if err := s.DropFrom(0); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s = open(t, dir, Options{})
+	defer s.Close()
+	if _, ok := s.Tip(); ok {
+		t.Fatal("the store holds blocks after dropping them all")
+	}
+	if err := s.Put(5, hashOf(blocks[5]), blocks[5]); err != nil {
+		t.Fatalf("an emptied store refuses a block: %v", err)
+	}
+	if got, _, ok, _ := s.Block(5); !ok || !bytes.Equal(got, blocks[5]) {
+		t.Fatal("the emptied store does not hold the block put into it")
+	}
+}

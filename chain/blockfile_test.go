@@ -156,3 +156,46 @@ func TestBlockFileMagic(t *testing.T) {
 		}
 	}
 }
+
+// TestReadBlockGivesTheFilesBytes reads every block of the mainnet file
+// with ReadBlock: each Raw is the frame's bytes exactly, and parses to
+// the same block.
+func TestReadBlockGivesTheFilesBytes(t *testing.T) {
+	path := testdata.Path(t, "btc-mainnet-0-14131.blk")
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bf, err := OpenBlockFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bf.Close()
+	off := 0
+	for blocks := 0; ; blocks++ {
+		br, err := bf.Next()
+		if err == io.EOF {
+			if blocks != btcBlocks {
+				t.Fatalf("read %d blocks, want %d", blocks, btcBlocks)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		frameLen := int(binary.LittleEndian.Uint32(file[off+4:]))
+		want := file[off+8 : off+8+frameLen]
+		off += 8 + frameLen
+		b, err := br.ReadBlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b.Raw) != string(want) || b.Size != int64(len(want)) {
+			t.Fatalf("block %d: ReadBlock gives %d bytes (size %d) that differ from the file's %d", blocks, len(b.Raw), b.Size, len(want))
+		}
+		parsed, err := ParseBlock(b.Raw)
+		if err != nil || parsed.Hash != b.Hash || len(parsed.Txs) != len(b.Txs) {
+			t.Fatalf("block %d: Raw parses to %v (%v)", blocks, parsed, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package chain
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 
 	"github.com/btcsuite/btcd/wire"
@@ -134,4 +135,33 @@ func (b *BlockReader) skipRest() error {
 			return err
 		}
 	}
+}
+
+// ReadBlock reads the remaining transactions and returns the whole block,
+// its Raw being the header, the transaction count and each transaction's
+// bytes as read. Call it before any Next, to hold the block in memory as
+// [ParseBlock] would have parsed it.
+func (b *BlockReader) ReadBlock() (*Block, error) {
+	if b.next != 0 {
+		return nil, fmt.Errorf("chain: ReadBlock after %d transactions were read one by one", b.next)
+	}
+	txs := make([]*Tx, 0, min(b.info.TxCount, 1<<16))
+	size := HeaderSize + wire.VarIntSerializeSize(b.info.TxCount)
+	for b.Remaining() > 0 {
+		tx, err := b.Next()
+		if err != nil {
+			return nil, err
+		}
+		txs = append(txs, tx)
+		size += len(tx.Raw)
+	}
+	raw := bytes.NewBuffer(make([]byte, 0, size))
+	_ = b.info.Header.Serialize(raw) // a bytes.Buffer does not fail
+	_ = wire.WriteVarInt(raw, 0, b.info.TxCount)
+	for _, tx := range txs {
+		raw.Write(tx.Raw)
+	}
+	info := b.Info()
+	info.Size = int64(raw.Len())
+	return &Block{BlockInfo: info, Raw: raw.Bytes(), Txs: txs}, nil
 }
