@@ -21,10 +21,14 @@ type HealthInfo struct {
 	// Tip is the store's last connected block; nil for an empty store.
 	Tip *utxo.Tip
 	// Indexed reports that the daemon keeps the address index; IndexTip
-	// is the index's last block, nil while it is empty. After a crash it
-	// can be behind Tip, and the daemon takes the blocks after it again.
+	// is the index's last block, nil while it is empty.
 	Indexed  bool
 	IndexTip *utxo.Tip
+	// NextHeight is the first height whose block the daemon needs: the
+	// one after Tip, or, after a crash left the index or the block store
+	// behind the store, the first block they lack, which the daemon takes
+	// again. A resuming client sends from there.
+	NextHeight uint32
 }
 
 // Health reports whether the daemon and its store can serve requests.
@@ -39,7 +43,7 @@ func (c *Client) Info(ctx context.Context) (HealthInfo, error) {
 	if err != nil {
 		return HealthInfo{}, callErr(err)
 	}
-	info := HealthInfo{Engine: r.Engine, Network: r.Network, Height: r.Height, Indexed: r.Indexed}
+	info := HealthInfo{Engine: r.Engine, Network: r.Network, Height: r.Height, Indexed: r.Indexed, NextHeight: r.NextHeight}
 	if info.Tip, err = blockRef(r.Tip, "tip"); err != nil {
 		return HealthInfo{}, err
 	}

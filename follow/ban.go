@@ -64,7 +64,7 @@ func (f *Follower) banFor(err error) error {
 // lift ends the peer's ban once it has run out.
 func (f *Follower) lift() error {
 	f.setBan(nil)
-	f.cfg.Logf("the ban of peer %s has run out; connecting", f.cfg.Peer)
+	f.log.Info(fmt.Sprintf("the ban of peer %s has run out; connecting", f.cfg.Peer))
 	return f.saveBan(nil)
 }
 

@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
 
-	"github.com/utxostore/utxostore/blockstore"
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
-	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/internal/setting"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -32,22 +31,13 @@ type Config struct {
 	Peer string
 	// Params are the network's (Params(network)): the peer must speak it.
 	Params *chaincfg.Params
-	// Store is fed the peer's blocks and unconfirmed transactions.
-	Store *utxo.DB
-	// Rules check every block before anything of it is kept or applied
-	// (chain.NetworkRules; every check on Params when left zero); a block
-	// that fails them is the peer's invalid data.
-	Rules chain.BlockRules
-	// Connected, when not nil, hears of every block the store connects
-	// (also those of a reorganisation), after the store and the index
-	// have it: the daemon pushes them to its websocket subscribers.
-	Connected func(ctx context.Context, b utxo.Block)
-	// Index, when not nil, is the address index fed by the same blocks.
-	Index *index.Index
-	// Blocks keeps the raw blocks the store connects; a reorganisation
-	// reads the blocks it disconnects from there. Its retention must be
-	// 0 (every block) or at least RollbackWindow.
-	Blocks *blockstore.Store
+	// Path carries the peer's blocks into the store and the stores derived
+	// from it; it checks them first (a block that fails is the peer's
+	// invalid data). It must keep the raw blocks: a reorganisation reads
+	// the blocks it disconnects from its block store, whose retention must
+	// be 0 (every block) or at least RollbackWindow. The peer's unconfirmed
+	// transactions go to its store.
+	Path *blockpath.Path
 	// RollbackWindow is how many blocks below the tip can be disconnected
 	// (a reorganisation, or a restart off the peer's chain).
 	RollbackWindow uint32
@@ -70,8 +60,9 @@ type Config struct {
 	// Progress, when not nil, hears of every connected block and of the
 	// first arrival at the peer's tip.
 	Progress Progress
-	// Logf prints a log line (log.Printf when nil).
-	Logf func(format string, args ...any)
+	// Logger hears of connections, bans and reorganisations
+	// (slog.Default when nil).
+	Logger *slog.Logger
 	// StopAtTip makes Run return once the store is at the peer's tip.
 	StopAtTip bool
 }
@@ -86,7 +77,9 @@ type Progress interface {
 
 // Follower keeps a store at a peer's tip.
 type Follower struct {
-	cfg Config
+	cfg   Config
+	store *utxo.DB // the path's
+	log   *slog.Logger
 	// peerHeight and storeHeight are the heights as last seen; -2 until
 	// the peer has answered the first getheaders.
 	peerHeight, storeHeight atomic.Int32
@@ -104,11 +97,12 @@ var ErrRetentionBelowWindow = errors.New("follow: the block store's retention is
 
 // New checks the configuration.
 func New(cfg Config) (*Follower, error) {
-	if cfg.Peer == "" || cfg.Params == nil || cfg.Store == nil || cfg.Blocks == nil {
-		return nil, errors.New("follow: Peer, Params, Store and Blocks are required")
+	if cfg.Peer == "" || cfg.Params == nil || cfg.Path == nil {
+		return nil, errors.New("follow: Peer, Params and Path are required")
 	}
-	if cfg.Rules.Params == nil {
-		cfg.Rules.Params = cfg.Params // every check, on the peer's network
+	blocks := cfg.Path.Blocks()
+	if blocks == nil {
+		return nil, errors.New("follow: the path keeps no raw blocks, which a reorganisation disconnects")
 	}
 	setting.Default(&cfg.RollbackWindow, DefaultRollbackWindow)
 	setting.Default(&cfg.InFlight, DefaultInFlight)
@@ -120,15 +114,15 @@ func New(cfg Config) (*Follower, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
-	if cfg.Logf == nil {
-		cfg.Logf = log.Printf
-	}
 	// A reorganisation as deep as the window disconnects the newest
 	// RollbackWindow blocks: the block store must still hold them.
-	if keep := cfg.Blocks.Retention(); keep != 0 && keep < cfg.RollbackWindow {
+	if keep := blocks.Retention(); keep != 0 && keep < cfg.RollbackWindow {
 		return nil, fmt.Errorf("%w: it keeps the newest %d blocks, a reorganisation may disconnect %d", ErrRetentionBelowWindow, keep, cfg.RollbackWindow)
 	}
-	f := &Follower{cfg: cfg}
+	f := &Follower{cfg: cfg, store: cfg.Path.Store(), log: cfg.Logger}
+	if f.log == nil {
+		f.log = slog.Default()
+	}
 	f.peerHeight.Store(-2)
 	f.storeHeight.Store(-2)
 	if err := f.loadBan(); err != nil {
@@ -169,8 +163,7 @@ func fatal(err error) error { return &fatalError{err} }
 // errStoppedAtTip ends a session when Config.StopAtTip asks for it.
 var errStoppedAtTip = errors.New("at the peer's tip")
 
-// Run brings the address index to the store's tip, then follows the peer
-// until ctx ends (it returns nil then) or a fatal error. A connection
+// Run follows the peer until ctx ends (it returns nil then) or a fatal error. A connection
 // that fails or ends is logged and followed by a reconnection after a
 // backoff that doubles from one second up to MaxBackoff (back to one
 // second after a connection that got through the handshake). A peer that
@@ -178,9 +171,6 @@ var errStoppedAtTip = errors.New("at the peer's tip")
 // run out before it connects again, or, with StopAtTip, returns a
 // *BannedError.
 func (f *Follower) Run(ctx context.Context) error {
-	if err := f.catchUpIndex(ctx); err != nil {
-		return err
-	}
 	backoff := time.Second
 	for {
 		if b, banned := f.Banned(); banned {
@@ -188,7 +178,7 @@ func (f *Follower) Run(ctx context.Context) error {
 			if f.cfg.StopAtTip {
 				return bannedErr
 			}
-			f.cfg.Logf("%v; not connecting until then", bannedErr)
+			f.log.Warn(fmt.Sprintf("%v; not connecting until then", bannedErr))
 			select {
 			case <-ctx.Done():
 				return nil
@@ -221,7 +211,7 @@ func (f *Follower) Run(ctx context.Context) error {
 		if handshook {
 			backoff = time.Second
 		}
-		f.cfg.Logf("peer %s: %v; reconnecting in %s", f.cfg.Peer, err, backoff)
+		f.log.Warn(fmt.Sprintf("peer %s: %v; reconnecting in %s", f.cfg.Peer, err, backoff))
 		select {
 		case <-ctx.Done():
 			return nil
@@ -233,19 +223,21 @@ func (f *Follower) Run(ctx context.Context) error {
 
 // storeTip is the store's tip height, -1 for an empty store.
 func (f *Follower) storeTip(ctx context.Context) (int32, error) {
-	t, ok, err := f.cfg.Store.Tip(ctx)
+	t, ok, err := f.store.Tip(ctx)
 	if err != nil || !ok {
 		return -1, err
 	}
 	return int32(t.Height), nil
 }
 
-// classify turns a store error into what the session does about it: a
-// refusal of the peer's data (a block spending a missing or spent output)
-// drops the peer; a storage failure, or anything else, stops the follower.
+// classify turns a path error into what the session does about it: a
+// refusal of the peer's data (a block that fails the checks, or spends a
+// missing or spent output) drops the peer; a storage failure, or anything
+// else, stops the follower.
 func classify(err error, what string) error {
 	var e *utxo.Error
-	if errors.As(err, &e) && !errors.Is(err, utxo.ErrStorage) {
+	var check *chain.CheckError
+	if errors.As(err, &check) || (errors.As(err, &e) && !errors.Is(err, utxo.ErrStorage)) {
 		return invalid("%s: %w", what, err)
 	}
 	return fatal(fmt.Errorf("%s: %w", what, err))

@@ -7,7 +7,10 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/blockstore"
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -84,7 +87,11 @@ func TestNewRefusesRetentionBelowWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = New(Config{Peer: "127.0.0.1:1", Params: simnet, Store: store, Blocks: blocks, RollbackWindow: 10})
+		path, err := blockpath.Open(context.Background(), blockpath.Config{Store: store, Rules: chain.BlockRules{Params: simnet}, Blocks: blocks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(Config{Peer: "127.0.0.1:1", Params: simnet, Path: path, RollbackWindow: 10})
 		if got := errors.Is(err, ErrRetentionBelowWindow); got != refused {
 			t.Errorf("a retention of %d with a rollback window of 10: %v", retention, err)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,9 +17,12 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/blockstore"
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/internal/peertest"
+	"github.com/utxostore/utxostore/internal/testlog"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -91,15 +94,26 @@ func newFollower(t *testing.T, addr string, cfg Config) (*Follower, *utxo.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	cfg.Peer, cfg.Params, cfg.Store, cfg.Blocks = addr, simnet, store, blockStore(t)
-	if cfg.Logf == nil {
-		cfg.Logf = t.Logf
+	return followerOver(t, addr, cfg, store, blockStore(t)), store
+}
+
+// followerOver is a follower of the peer at addr feeding store and blocks
+// through a path with every block check of simnet.
+func followerOver(t *testing.T, addr string, cfg Config, store *utxo.DB, blocks *blockstore.Store) *Follower {
+	t.Helper()
+	path, err := blockpath.Open(context.Background(), blockpath.Config{Store: store, Rules: chain.BlockRules{Params: simnet}, Blocks: blocks, Logger: testlog.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Peer, cfg.Params, cfg.Path = addr, simnet, path
+	if cfg.Logger == nil {
+		cfg.Logger = testlog.Logger(t)
 	}
 	f, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f, store
+	return f
 }
 
 // TestInvalidDataFromThePeer: headers that do not form a chain, a block
@@ -229,12 +243,7 @@ func TestBanRunsOut(t *testing.T) {
 	} {
 		node := &peertest.Peer{Headers: c.headers}
 		logged := make(chan string, 100)
-		f, _ := newFollower(t, node.Listen(t), Config{BanDuration: c.duration, MaxBackoff: time.Second, Logf: func(format string, args ...any) {
-			select {
-			case logged <- fmt.Sprintf(format, args...):
-			default:
-			}
-		}})
+		f, _ := newFollower(t, node.Listen(t), Config{BanDuration: c.duration, MaxBackoff: time.Second, Logger: slog.New(lineHandler{logged})})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- f.Run(ctx) }()
@@ -314,4 +323,19 @@ func blockStore(t *testing.T) *blockstore.Store {
 	}
 	t.Cleanup(func() { b.Close() })
 	return b
+}
+
+// lineHandler hands each log record's message to a channel, dropping it
+// when the channel is full.
+type lineHandler struct{ lines chan<- string }
+
+func (h lineHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h lineHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h lineHandler) WithGroup(string) slog.Handler            { return h }
+func (h lineHandler) Handle(_ context.Context, r slog.Record) error {
+	select {
+	case h.lines <- r.Message:
+	default:
+	}
+	return nil
 }

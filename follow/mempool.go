@@ -14,16 +14,16 @@ import (
 // Create it unmined. A transaction already stored is ErrTxExists, its
 // spends (the same spending data) being idempotent.
 func (f *Follower) applyUnmined(ctx context.Context, tx *chain.Tx) error {
-	height := f.cfg.Store.GetBlockHeight() + 1
-	spends, err := f.cfg.Store.Spend(ctx, tx, utxo.WithBlockHeight(height))
+	height := f.store.GetBlockHeight() + 1
+	spends, err := f.store.Spend(ctx, tx, utxo.WithBlockHeight(height))
 	if err != nil {
 		return err
 	}
-	if _, err := f.cfg.Store.Create(ctx, tx, height); err != nil {
+	if _, err := f.store.Create(ctx, tx, height); err != nil {
 		if errors.Is(err, utxo.ErrTxExists) {
 			return err
 		}
-		return errors.Join(err, f.cfg.Store.Unspend(ctx, spends, false))
+		return errors.Join(err, f.store.Unspend(ctx, spends, false))
 	}
 	return nil
 }

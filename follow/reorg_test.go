@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/internal/peertest"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -43,10 +44,11 @@ func parsed(t *testing.T, b *wire.MsgBlock) *chain.Block {
 	return p
 }
 
-// TestReorgFetchesWhatTheBlockStoreLost: a crash after the block store took
-// the peer's branch and before the store's Reorg leaves the store on its
-// old branch, whose block the block store no longer holds. The follower
-// asks the peer for that block and reorganises onto the branch.
+// TestReorgFetchesWhatTheBlockStoreLost: a block store that holds another
+// branch than the store's (a crash of a --sync block run can leave one) is
+// rolled back to the store's chain when the path opens, so it no longer
+// holds the store's block at height 1. The follower asks the peer for
+// that block and reorganises onto the branch.
 func TestReorgFetchesWhatTheBlockStoreLost(t *testing.T) {
 	genesis := simnet.GenesisBlock
 	old := coinbaseBlock(genesis.BlockHash(), 1, 1)
@@ -57,18 +59,27 @@ func TestReorgFetchesWhatTheBlockStoreLost(t *testing.T) {
 		Blocks: map[chainhash.Hash]*wire.MsgBlock{
 			genesis.BlockHash(): genesis, old.BlockHash(): old, b1.BlockHash(): b1, b2.BlockHash(): b2},
 	}
-	f, store := newFollower(t, node.Listen(t), Config{StopAtTip: true})
 	ctx := context.Background()
+	store, err := utxo.Open(ctx, memory.New(), utxo.Options{Network: "simnet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
 	for h, b := range []*wire.MsgBlock{genesis, old} {
 		if err := store.ConnectBlock(ctx, utxo.BlockFromChain(parsed(t, b), uint32(h))); err != nil {
 			t.Fatal(err)
 		}
 	}
+	blocks := blockStore(t)
 	for h, b := range []*wire.MsgBlock{genesis, b1, b2} { // the branch, over the store's block at 1
 		p := parsed(t, b)
-		if err := f.cfg.Blocks.Put(uint32(h), p.Hash, p.Raw); err != nil {
+		if err := blocks.Put(uint32(h), p.Hash, p.Raw); err != nil {
 			t.Fatal(err)
 		}
+	}
+	f := followerOver(t, node.Listen(t), Config{StopAtTip: true}, store, blocks)
+	if tip, _ := blocks.Tip(); tip != 0 {
+		t.Fatalf("the block store's tip is at height %d once the path is open, want the store's chain's 0", tip)
 	}
 
 	if err := runWithin(t, f); err != nil {

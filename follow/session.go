@@ -35,8 +35,9 @@ type session struct {
 	received    map[chainhash.Hash]*chain.Block
 	atTip       bool
 	txAsked     map[chainhash.Hash]bool
-	// unkept are the store's blocks a reorganisation disconnects that the
-	// block store does not hold, asked of the peer, by their heights.
+	// unkept are the store's own blocks asked of the peer, by their
+	// heights: those a reorganisation disconnects that the block store
+	// does not hold, and those a derived store lacks.
 	unkept map[chainhash.Hash]uint32
 }
 
@@ -72,7 +73,7 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 		UserAgentVersion: "0.1",
 		ChainParams:      f.cfg.Params,
 		NewestBlock: func() (*chainhash.Hash, int32, error) {
-			t, ok, err := f.cfg.Store.Tip(context.Background())
+			t, ok, err := f.store.Tip(context.Background())
 			if err != nil {
 				return nil, 0, err
 			}
@@ -94,7 +95,7 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 				}
 			},
 			OnReject: func(_ *peer.Peer, m *wire.MsgReject) {
-				f.cfg.Logf("peer %s rejected our %s: %s (%s)", f.cfg.Peer, m.Cmd, m.Reason, m.Code)
+				f.log.Warn(fmt.Sprintf("peer %s rejected our %s: %s (%s)", f.cfg.Peer, m.Cmd, m.Reason, m.Code))
 			},
 		},
 	}
@@ -132,7 +133,7 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 			if _, ok := ev.(verAck); ok {
 				handshook = true
 				f.outbox.Store(&outbox)
-				f.cfg.Logf("connected to peer %s (%s, height %d)", f.cfg.Peer, p.UserAgent(), p.LastBlock())
+				f.log.Info(fmt.Sprintf("connected to peer %s (%s, height %d)", f.cfg.Peer, p.UserAgent(), p.LastBlock()))
 			}
 			if err := s.handle(ctx, ev); err != nil {
 				return handshook, err
@@ -171,7 +172,7 @@ func (s *session) handle(ctx context.Context, ev any) error {
 	case *wire.MsgNotFound:
 		for _, iv := range m.InvList {
 			if height, ok := s.unkept[iv.Hash]; ok {
-				return fatal(fmt.Errorf("the store's block %s at height %d must be disconnected to follow the peer's chain, but the block store does not hold it and the peer does not have it; import the node's chain into a new store", iv.Hash, height))
+				return fatal(fmt.Errorf("the store's block %s at height %d is needed (to disconnect it, or for a store derived from the store that lacks it), but the block store does not hold it and the peer does not have it; import the node's chain into a new store", iv.Hash, height))
 			}
 			if _, asked := s.requested[iv.Hash]; asked {
 				return fmt.Errorf("the peer does not have block %s, which its headers named", iv.Hash)
@@ -210,7 +211,7 @@ func (f *Follower) locator(ctx context.Context, tip int32) ([]chainhash.Hash, []
 	var heights []int32
 	step := int32(1)
 	for h := tip; ; {
-		info, ok, err := f.cfg.Store.BlockAt(ctx, uint32(h))
+		info, ok, err := f.store.BlockAt(ctx, uint32(h))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -321,7 +322,7 @@ func (s *session) onInv(m *wire.MsgInv) {
 func (s *session) onBlock(ctx context.Context, m blockMsg) error {
 	hash := m.msg.BlockHash()
 	if _, asked := s.requested[hash]; !asked {
-		s.f.cfg.Logf("peer %s sent block %s, which was not asked for; ignored", s.f.cfg.Peer, hash)
+		s.f.log.Info(fmt.Sprintf("peer %s sent block %s, which was not asked for; ignored", s.f.cfg.Peer, hash))
 		return nil
 	}
 	delete(s.requested, hash)
@@ -352,13 +353,16 @@ func (s *session) onTx(ctx context.Context, m *wire.MsgTx) error {
 	case errors.Is(err, utxo.ErrStorage):
 		return fatal(fmt.Errorf("storing unconfirmed transaction %s: %w", tx.ID, err))
 	default:
-		s.f.cfg.Logf("unconfirmed transaction %s from peer %s refused: %v", tx.ID, s.f.cfg.Peer, err)
+		s.f.log.Info(fmt.Sprintf("unconfirmed transaction %s from peer %s refused: %v", tx.ID, s.f.cfg.Peer, err))
 		return nil
 	}
 }
 
 // advance moves the store along the peer's chain as far as the blocks
-// received allow, and asks for the next ones.
+// received allow, and asks for the next ones. The path names the next
+// height it needs: the store's next block, or, while a store derived from
+// it lacks some of its blocks (a crash under --sync block, an index turned
+// on later), the first of those, which the peer sends again.
 func (s *session) advance(ctx context.Context) error {
 	for s.answered {
 		tip, err := s.f.storeTip(ctx)
@@ -370,26 +374,58 @@ func (s *session) advance(ctx context.Context) error {
 		if err != nil {
 			return fatal(err)
 		}
-		if fork < tip {
+		next, err := s.f.cfg.Path.Next(ctx)
+		if err != nil {
+			return fatal(err)
+		}
+		height := int32(next)
+		// Derived stores that lack blocks below the fork point get them
+		// first: the branch goes on from there.
+		if fork < tip && height > fork {
 			moved, err := s.reorg(ctx, tip, fork)
 			if err != nil || !moved {
 				return err
 			}
 			continue
 		}
-		if tip >= s.chain.tip() {
+		if height > tip && tip >= s.chain.tip() {
 			return s.reachedTip(ctx)
 		}
-		s.request(tip + 1) // keeps InFlight blocks coming while this one connects
-		b := s.received[s.chain.at(tip+1)]
+		hash, err := s.hashAt(ctx, height)
+		if err != nil {
+			return fatal(err)
+		}
+		if err := s.request(ctx, height); err != nil { // keeps InFlight blocks coming while this one connects
+			return fatal(err)
+		}
+		b := s.received[hash]
 		if b == nil {
 			return nil
 		}
-		if err := s.connect(ctx, tip+1, b); err != nil {
+		if err := s.connect(ctx, height, b); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// hashAt is the hash of the block at height on the peer's chain: up to the
+// chain's base that is the store's block, which the peer's chain shares.
+func (s *session) hashAt(ctx context.Context, height int32) (chainhash.Hash, error) {
+	if height > s.chain.base {
+		return s.chain.at(height), nil
+	}
+	info, ok, err := s.f.store.BlockAt(ctx, uint32(height))
+	if err != nil {
+		return chainhash.Hash{}, err
+	}
+	if !ok {
+		return chainhash.Hash{}, fmt.Errorf("the store has no block at height %d, below the peer chain's base at %d", height, s.chain.base)
+	}
+	if _, asked := s.requested[info.Hash]; !asked && s.received[info.Hash] == nil {
+		s.unkept[info.Hash] = uint32(height)
+	}
+	return info.Hash, nil
 }
 
 // forkPoint is the height of the last block the store's chain shares with
@@ -397,7 +433,7 @@ func (s *session) advance(ctx context.Context) error {
 func (s *session) forkPoint(ctx context.Context, tip int32) (int32, error) {
 	h := min(tip, s.chain.tip())
 	for ; h > s.chain.base; h-- {
-		info, ok, err := s.f.cfg.Store.BlockAt(ctx, uint32(h))
+		info, ok, err := s.f.store.BlockAt(ctx, uint32(h))
 		if err != nil {
 			return 0, err
 		}
@@ -410,10 +446,13 @@ func (s *session) forkPoint(ctx context.Context, tip int32) (int32, error) {
 
 // request asks for the blocks of the peer's chain from height from, as many
 // as InFlight allows.
-func (s *session) request(from int32) {
+func (s *session) request(ctx context.Context, from int32) error {
 	getData := wire.NewMsgGetData()
 	for h := from; h <= s.chain.tip() && len(s.requested) < s.f.cfg.InFlight; h++ {
-		hash := s.chain.at(h)
+		hash, err := s.hashAt(ctx, h)
+		if err != nil {
+			return err
+		}
 		if _, asked := s.requested[hash]; asked || s.received[hash] != nil {
 			continue
 		}
@@ -423,29 +462,17 @@ func (s *session) request(from int32) {
 	if len(getData.InvList) > 0 {
 		s.p.QueueMessage(getData, nil)
 	}
+	return nil
 }
 
-// connect keeps the block, then connects it on top of the store's tip.
+// connect carries the block at height along the path, on top of the
+// store's tip (or to a store derived from it that lacks it).
 func (s *session) connect(ctx context.Context, height int32, b *chain.Block) error {
-	if err := s.f.cfg.Rules.Check(b, uint32(height)); err != nil {
-		return invalid("%w", err)
-	}
-	if err := s.f.keep(uint32(height), b); err != nil {
-		return err
-	}
-	blk := utxo.BlockFromChain(b, uint32(height))
-	if err := s.f.cfg.Store.ConnectBlock(ctx, blk); err != nil {
+	if err := s.f.cfg.Path.Connect(ctx, b, uint32(height)); err != nil {
 		return classify(err, fmt.Sprintf("block %s at height %d", b.Hash, height))
 	}
-	if idx := s.f.cfg.Index; idx != nil {
-		if err := idx.ConnectBlock(indexed(blk)); err != nil {
-			return fatal(fmt.Errorf("indexing block %s at height %d: %w", b.Hash, height, err))
-		}
-	}
 	delete(s.received, b.Hash)
-	if c := s.f.cfg.Connected; c != nil {
-		c(ctx, blk)
-	}
+	delete(s.unkept, b.Hash)
 	if p := s.f.cfg.Progress; p != nil && !s.atTip {
 		p.Block(uint32(height), len(b.Txs), b.Size)
 	}
@@ -453,8 +480,8 @@ func (s *session) connect(ctx context.Context, height int32, b *chain.Block) err
 }
 
 // reorg moves the store from its tip to the peer's branch that forks at
-// height fork, in one Reorg call, once the branch's blocks up to one past
-// the store's tip (or the peer's tip, if lower) are here. It reports
+// height fork, in one Path.Reorg call, once the branch's blocks up to one
+// past the store's tip (or the peer's tip, if lower) are here. It reports
 // whether the store moved.
 func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {
 	window := int32(s.f.cfg.RollbackWindow)
@@ -462,35 +489,23 @@ func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {
 		return false, fatal(fmt.Errorf("the store's tip at height %d is not on the peer's chain, which forks from it at height %d, %d blocks back: past the rollback window of %d blocks; import the node's chain into a new store, or follow a node on the store's chain",
 			tip, fork, tip-fork, window))
 	}
-	var connect []utxo.Block
+	var connect []*chain.Block
 	for h := fork + 1; h <= min(s.chain.tip(), tip+1); h++ {
 		b := s.received[s.chain.at(h)]
 		if b == nil {
-			s.request(fork + 1)
+			if err := s.request(ctx, fork+1); err != nil {
+				return false, fatal(err)
+			}
 			return false, nil
 		}
-		if err := s.f.cfg.Rules.Check(b, uint32(h)); err != nil {
-			return false, invalid("%w", err)
-		}
-		connect = append(connect, utxo.BlockFromChain(b, uint32(h)))
+		connect = append(connect, b)
 	}
 	disconnect, complete, err := s.disconnected(ctx, tip, fork)
 	if err != nil || !complete {
 		return false, err
 	}
-	// The branch's blocks replace the store's in the block store before the
-	// store moves: after a crash in between, the store's blocks that the
-	// block store no longer holds are asked of the peer again.
-	for _, b := range connect {
-		if err := s.f.keep(b.Height, s.received[b.Hash]); err != nil {
-			return false, err
-		}
-	}
-	if err := s.f.cfg.Store.Reorg(ctx, disconnect, connect); err != nil {
+	if err := s.f.cfg.Path.Reorg(ctx, disconnect, connect); err != nil {
 		return false, classify(err, fmt.Sprintf("reorganising to the peer's branch from height %d", fork+1))
-	}
-	if err := s.reorgIndex(disconnect, connect); err != nil {
-		return false, fatal(err)
 	}
 	for _, b := range disconnect {
 		delete(s.received, b.Hash)
@@ -498,71 +513,50 @@ func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {
 	}
 	for _, b := range connect {
 		delete(s.received, b.Hash)
-		if c := s.f.cfg.Connected; c != nil {
-			c(ctx, b)
-		}
 	}
 	s.f.cfg.Metrics.reorg(len(disconnect))
 	newTip := fork + int32(len(connect))
-	s.f.cfg.Logf("reorganised to the peer's branch: %d blocks disconnected, %d connected from height %d; tip %s at height %d",
-		len(disconnect), len(connect), fork+1, s.chain.at(newTip), newTip)
+	s.f.log.Info(fmt.Sprintf("reorganised to the peer's branch: %d blocks disconnected, %d connected from height %d; tip %s at height %d",
+		len(disconnect), len(connect), fork+1, s.chain.at(newTip), newTip))
 	return true, nil
 }
 
 // disconnected returns the store's blocks from its tip down to the one
 // above fork, as a reorganisation disconnects them, from the block store;
-// the ones it does not hold (a crash between the block store's write of a
-// branch and the store's Reorg) are asked of the peer, and complete is
-// false until they are here.
-func (s *session) disconnected(ctx context.Context, tip, fork int32) (blocks []utxo.Block, complete bool, err error) {
+// the ones it does not hold are asked of the peer, and complete is false
+// until they are here.
+func (s *session) disconnected(ctx context.Context, tip, fork int32) (blocks []*chain.Block, complete bool, err error) {
 	complete = true
 	getData := wire.NewMsgGetData()
 	for h := tip; h > fork; h-- {
-		info, _, err := s.f.cfg.Store.BlockAt(ctx, uint32(h))
+		b, ok, err := s.f.cfg.Path.Kept(ctx, uint32(h))
 		if err != nil {
 			return nil, false, fatal(err)
 		}
-		b, ok, err := s.f.kept(uint32(h), info.Hash)
-		if err != nil {
-			return nil, false, fatal(err)
-		}
-		if received := s.received[info.Hash]; !ok && received != nil {
-			b, ok = utxo.BlockFromChain(received, uint32(h)), true
-		}
-		if !ok {
-			complete = false
-			if _, asked := s.requested[info.Hash]; !asked {
-				hash := info.Hash
-				_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &hash))
-				s.requested[hash] = time.Now()
-				s.unkept[hash] = uint32(h)
-			}
+		if ok {
+			blocks = append(blocks, b)
 			continue
 		}
-		blocks = append(blocks, b)
+		info, _, err := s.f.store.BlockAt(ctx, uint32(h))
+		if err != nil {
+			return nil, false, fatal(err)
+		}
+		if received := s.received[info.Hash]; received != nil {
+			blocks = append(blocks, received)
+			continue
+		}
+		complete = false
+		if _, asked := s.requested[info.Hash]; !asked {
+			hash := info.Hash
+			_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &hash))
+			s.requested[hash] = time.Now()
+			s.unkept[hash] = uint32(h)
+		}
 	}
 	if len(getData.InvList) > 0 {
 		s.p.QueueMessage(getData, nil)
 	}
 	return blocks, complete, nil
-}
-
-func (s *session) reorgIndex(disconnect, connect []utxo.Block) error {
-	idx := s.f.cfg.Index
-	if idx == nil {
-		return nil
-	}
-	for _, b := range disconnect {
-		if err := idx.DisconnectBlock(b.Height, b.Hash); err != nil {
-			return fmt.Errorf("address index: disconnecting block %s: %w", b.Hash, err)
-		}
-	}
-	for _, b := range connect {
-		if err := idx.ConnectBlock(indexed(b)); err != nil {
-			return fmt.Errorf("address index: connecting block %s: %w", b.Hash, err)
-		}
-	}
-	return nil
 }
 
 // reachedTip marks the arrival at the peer's tip: from here on its
@@ -574,8 +568,8 @@ func (s *session) reachedTip(ctx context.Context) error {
 		if !s.f.caughtUp.Swap(true) && s.f.cfg.Progress != nil {
 			s.f.cfg.Progress.CaughtUp() // the bar's last line, before the log's
 		}
-		if t, ok, err := s.f.cfg.Store.Tip(ctx); err == nil && ok {
-			s.f.cfg.Logf("at the peer's tip: block %s at height %d", t.Hash, t.Height)
+		if t, ok, err := s.f.store.Tip(ctx); err == nil && ok {
+			s.f.log.Info(fmt.Sprintf("at the peer's tip: block %s at height %d", t.Hash, t.Height))
 		}
 		if s.p.Services()&wire.SFNodeBloom != 0 {
 			s.p.QueueMessage(wire.NewMsgMemPool(), nil)
@@ -584,7 +578,7 @@ func (s *session) reachedTip(ctx context.Context) error {
 	if s.f.cfg.StopAtTip {
 		return errStoppedAtTip
 	}
-	unmined, err := s.f.cfg.Store.QueryOldUnminedTransactions(ctx, ^uint32(0))
+	unmined, err := s.f.store.QueryOldUnminedTransactions(ctx, ^uint32(0))
 	if err != nil {
 		return fatal(fmt.Errorf("counting unmined transactions: %w", err))
 	}

@@ -6,7 +6,9 @@ package server
 import (
 	"context"
 
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/blockstore"
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -16,7 +18,14 @@ import (
 // instrumented decorator can wrap every method.
 type Backend interface {
 	utxo.Store
-	ConnectBlock(ctx context.Context, b utxo.Block) error
+	// ConnectBlock carries a block at height along the block path: it is
+	// checked, kept, connected and indexed (package blockpath).
+	ConnectBlock(ctx context.Context, b *chain.Block, height uint32) error
+	// NextHeight is the first height whose block the path needs: a
+	// resuming client sends from there (blockpath.Path.Next).
+	NextHeight(ctx context.Context) (uint32, error)
+	// Levels are the tips of the store, the index and the block store.
+	Levels(ctx context.Context) (blockpath.Levels, error)
 	Tip(ctx context.Context) (utxo.Tip, bool, error)
 	// ChainSummary is the tip and the counts of blocks and transactions,
 	// read from the chain state; Summary walks every record.

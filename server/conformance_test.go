@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/blob"
+	"github.com/utxostore/utxostore/blockpath"
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
@@ -59,7 +61,15 @@ func newStore(t testing.TB, opts utxo.Options) *utxo.DB {
 func serveForTest(t testing.TB, db *utxo.DB, opts server.Options) (*server.Server, *client.Client) {
 	t.Helper()
 	opts.GRPCAddr, opts.HTTPAddr, opts.Engine, opts.Network = "127.0.0.1:0", "127.0.0.1:0", "memory", "regtest"
-	srv, err := server.New(server.NewBackend(db, nil, nil), opts)
+	rules, err := chain.NetworkRules(opts.Network, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := blockpath.Open(context.Background(), blockpath.Config{Store: db, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.NewBackend(path), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

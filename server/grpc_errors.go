@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/utxostore/utxostore/blockpath"
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/proto/pbconv"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -44,7 +46,9 @@ func storeStatus(err error) error {
 		if code, ok = grpcCodes[e.Code]; !ok {
 			code = codes.FailedPrecondition // SPENT, FROZEN, LOCKED, CONFLICTING, ...
 		}
-	case errors.Is(err, utxo.ErrNotTip), errors.Is(err, ErrIndexBehind):
+	case errors.As(err, new(*chain.CheckError)):
+		code = codes.InvalidArgument
+	case errors.Is(err, utxo.ErrNotTip), errors.Is(err, blockpath.ErrBehind), errors.Is(err, blockpath.ErrOtherChain):
 		code = codes.FailedPrecondition
 	}
 	st := status.New(code, err.Error())

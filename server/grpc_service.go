@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/proto/pbconv"
@@ -21,10 +19,6 @@ type grpcService struct {
 	maxBatch int
 	engine   string
 	network  string
-	// rules check every block ConnectBlock is sent; rulesErr says why
-	// there are none (a network without known rules), and refuses blocks.
-	rules    chain.BlockRules
-	rulesErr error
 	// summary is the daemon's Summary, cached per store state.
 	summary func(context.Context) (utxo.Summary, error)
 	// node is the node the daemon follows (Server.SetNode), nil when none.
@@ -88,15 +82,18 @@ func (s *grpcService) Health(ctx context.Context, _ *pb.HealthRequest) (*pb.Heal
 	if ok {
 		reply.Tip = &pb.BlockRef{Height: tip.Height, Hash: tip.Hash[:]}
 	}
-	if idx := s.b.AddressIndex(); idx != nil {
+	levels, err := s.b.Levels(ctx)
+	if err != nil {
+		return nil, storeStatus(err)
+	}
+	if l := levels.Index; l != nil {
 		reply.Indexed = true
-		best, ok, err := idx.BestBlock()
-		if err != nil {
-			return nil, status.Errorf(codes.Internal, "reading the address index's tip: %v", err)
+		if l.HasTip {
+			reply.IndexTip = &pb.BlockRef{Height: l.Tip.Height, Hash: l.Tip.Hash[:]}
 		}
-		if ok {
-			reply.IndexTip = &pb.BlockRef{Height: best.Height, Hash: best.Hash[:]}
-		}
+	}
+	if reply.NextHeight, err = s.b.NextHeight(ctx); err != nil {
+		return nil, storeStatus(err)
 	}
 	return reply, nil
 }
@@ -432,13 +429,7 @@ func (s *grpcService) ConnectBlock(ctx context.Context, r *pb.ConnectBlockReques
 	if err != nil {
 		return nil, badRequest("block at height %d: %v", r.Height, err)
 	}
-	if s.rulesErr != nil {
-		return nil, status.Error(codes.FailedPrecondition, s.rulesErr.Error())
-	}
-	if err := s.rules.Check(blk, r.Height); err != nil {
-		return nil, badRequest("%v", err)
-	}
-	if err := s.b.ConnectBlock(ctx, utxo.BlockFromChain(blk, r.Height)); err != nil {
+	if err := s.b.ConnectBlock(ctx, blk, r.Height); err != nil {
 		return nil, storeStatus(err)
 	}
 	return &pb.ConnectBlockReply{Hash: blk.Hash[:], Height: r.Height, Txs: uint32(len(blk.Txs))}, nil

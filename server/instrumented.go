@@ -7,6 +7,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
@@ -22,9 +23,6 @@ type Instrumented struct {
 	// externalAbove is the transaction size above which Create goes to the
 	// blob store (utxo.Options.MaxTxSizeInStore); 0 means every create does.
 	externalAbove int
-	// connected, when set, is told of every block connected (the
-	// websocket's pushes).
-	connected func(context.Context, utxo.Block)
 }
 
 // NewInstrumented wraps next.
@@ -175,13 +173,20 @@ func (s *Instrumented) Close() (err error) {
 	return s.next.Close()
 }
 
-func (s *Instrumented) ConnectBlock(ctx context.Context, b utxo.Block) (err error) {
+func (s *Instrumented) ConnectBlock(ctx context.Context, b *chain.Block, height uint32) (err error) {
 	s.m.batchSize.Observe(float64(len(b.Txs)))
 	defer func(start time.Time) { s.m.observe("ConnectBlock", start, err) }(time.Now())
-	if err = s.next.ConnectBlock(ctx, b); err == nil && s.connected != nil {
-		s.connected(ctx, b)
-	}
-	return err
+	return s.next.ConnectBlock(ctx, b, height)
+}
+
+func (s *Instrumented) NextHeight(ctx context.Context) (next uint32, err error) {
+	defer func(start time.Time) { s.m.observe("NextHeight", start, err) }(time.Now())
+	return s.next.NextHeight(ctx)
+}
+
+func (s *Instrumented) Levels(ctx context.Context) (l blockpath.Levels, err error) {
+	defer func(start time.Time) { s.m.observe("Levels", start, err) }(time.Now())
+	return s.next.Levels(ctx)
 }
 
 // AddressIndex implements Backend.

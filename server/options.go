@@ -64,14 +64,9 @@ type Options struct {
 	HTTPHeaderTimeout time.Duration
 	HTTPReadTimeout   time.Duration
 	IdleTimeout       time.Duration
-	// Engine and Network are reported by Health and /api/status. Network
-	// also picks the rules ConnectBlock checks every block against
-	// (chain.NetworkRules).
+	// Engine and Network are reported by Health and /api/status.
 	Engine  string
 	Network string
-	// TrustBlocks skips ConnectBlock's proof-of-work and merkle root checks,
-	// for a caller that validated the blocks already.
-	TrustBlocks bool
 	// ExternalAbove is the transaction size above which creates go to the
 	// blob store (utxo.Options.MaxTxSizeInStore), for utxo_create_external.
 	ExternalAbove int

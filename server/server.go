@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
-	"github.com/utxostore/utxostore/chain"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 )
 
@@ -47,7 +46,6 @@ func New(backend Backend, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, metrics: NewMetrics(), serveErr: make(chan error, 2)}
 	s.backend = NewInstrumented(backend, s.metrics, opts.ExternalAbove)
-	s.backend.connected = s.NotifyBlock
 	if opts.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
 		if err != nil {
@@ -68,9 +66,8 @@ func New(backend Backend, opts Options) (*Server, error) {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(s.tls)))
 	}
 	s.grpc = grpc.NewServer(grpcOpts...)
-	rules, rulesErr := chain.NetworkRules(opts.Network, opts.TrustBlocks)
 	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, maxBatch: opts.MaxBatch, engine: opts.Engine, network: opts.Network,
-		rules: rules, rulesErr: rulesErr, summary: s.summary, node: s.connectedNode})
+		summary: s.summary, node: s.connectedNode})
 	s.http = &http.Server{Handler: s.routes(), TLSConfig: s.tls,
 		ReadHeaderTimeout: opts.HTTPHeaderTimeout, ReadTimeout: opts.HTTPReadTimeout, IdleTimeout: opts.IdleTimeout}
 	return s, nil

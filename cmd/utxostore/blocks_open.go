@@ -22,26 +22,6 @@ func (f *blockFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&f.retention, "block-retention", uint(def), "with --index, keep the raw blocks of only the newest N blocks in DATA/blocks (0: every block); older transactions are then not served")
 }
 
-// openBlocks opens the block store when --index asks for the index (nil
-// otherwise), keeping --block-retention blocks.
-func (f *storeFlags) openBlocks() (*blockstore.Store, error) {
-	if !f.index {
-		return nil, nil
-	}
-	return f.openBlockStore(uint32(f.blocks.retention))
-}
-
-// openFollowBlocks opens the block store of a follower, which keeps the
-// blocks of its rollback window there: with --index, as openBlocks (a
-// --block-retention below the window is refused by follow.New); without,
-// keeping only the window, since nothing else reads the blocks then.
-func (f *storeFlags) openFollowBlocks(window uint32) (*blockstore.Store, error) {
-	if f.index {
-		return f.openBlocks()
-	}
-	return f.openBlockStore(window)
-}
-
 // openBlockStore opens DATA/blocks; its segments carry the network's magic,
 // so each is a blk*.dat file of that network. The store is open by then, so
 // f.network is the store's network.

@@ -235,7 +235,7 @@ func (c *serveConfig) serverOptions() server.Options {
 		HTTPPublic: c.httpPublic, TrustedNetwork: c.trustedNetwork,
 		MaxBatch: c.maxBatch, MaxBody: c.maxBody, MaxMessage: c.maxMessage, MaxInflightBytes: c.maxInflight, MaxConns: c.maxConns,
 		HTTPHeaderTimeout: c.headerTimeout, HTTPReadTimeout: c.readTimeout, IdleTimeout: c.idleTimeout,
-		Engine: c.store.engine, Network: c.store.network, TrustBlocks: c.trustBlocks, Logger: c.log}
+		Engine: c.store.engine, Network: c.store.network, Logger: c.log}
 }
 
 const configHelp = `Usage: utxostore config [flags]

@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"time"
-
-	"github.com/utxostore/utxostore/server"
 )
 
 const demoHelp = `Usage: utxostore demo [flags]
@@ -41,67 +40,30 @@ func runDemo(ctx context.Context, args []string) error {
 		defer os.RemoveAll(dir)
 		cfg.store.data = dir
 	}
-	store, err := cfg.store.open(ctx, createStore)
+	// The synthetic blocks are mined at regtest's difficulty, which a
+	// store of another network's rules would refuse: their proof of work
+	// is not checked, the rest of the block checks are.
+	st, err := cfg.store.openStores(ctx, createStore, pathSettings{trustBlocks: true, logger: cfg.log})
 	if err != nil {
-		return err
-	}
-	idx, err := cfg.store.openIndex()
-	if err != nil {
-		store.Close()
-		return err
-	}
-	blockStore, err := cfg.store.openBlocks()
-	if err != nil {
-		store.Close()
-		if idx != nil {
-			idx.Close()
-		}
 		return err
 	}
 	gen := newDemoChain(*seed)
 	start := time.Now()
 	txs := 0
-	for _, b := range gen.build(*blocks) {
-		err := store.ConnectBlock(ctx, b)
-		if err == nil {
-			err = server.IndexBlock(idx, b)
-		}
-		if err == nil {
-			err = server.StoreBlock(blockStore, b)
-		}
-		if err != nil {
-			store.Close()
-			if idx != nil {
-				idx.Close()
-			}
-			if blockStore != nil {
-				blockStore.Close()
-			}
-			return fmt.Errorf("connecting synthetic block %d: %w", b.Height, err)
+	for height, b := range gen.build(*blocks) {
+		if err := st.path.Connect(ctx, b, uint32(height)); err != nil {
+			return errors.Join(fmt.Errorf("connecting synthetic block %d: %w", height, err), st.close())
 		}
 		txs += len(b.Txs)
 	}
 	fmt.Fprintf(os.Stderr, "utxostore demo: connected %d blocks, %d txs into %s (%s engine) in %.1fs\n",
 		*blocks, txs, cfg.store.data, cfg.store.engine, time.Since(start).Seconds())
 	if *exitAfterSeed {
-		err := writeSummary(ctx, store, os.Stdout)
-		if closeErr := store.Close(); err == nil {
-			err = closeErr
-		}
-		if idx != nil {
-			if closeErr := idx.Close(); err == nil {
-				err = closeErr
-			}
-		}
-		if blockStore != nil {
-			if closeErr := blockStore.Close(); err == nil {
-				err = closeErr
-			}
-		}
-		return err
+		err := writeSummary(ctx, st.store, os.Stdout)
+		return errors.Join(err, st.close())
 	}
 	unspent := gen.blocks[len(gen.blocks)-1].Txs[0].ID
-	return serveStore(ctx, cfg, store, idx, blockStore, func(grpcAddr, httpAddr string) {
+	return serveStores(ctx, cfg, st, func(grpcAddr, httpAddr string) {
 		base := "http://" + httpAddr
 		fmt.Printf(`
 utxostore demo is serving %d synthetic blocks. Try:
@@ -110,7 +72,7 @@ utxostore demo is serving %d synthetic blocks. Try:
   curl '%s/api/status?summary=true'    # with the UTXO set's count, value and digest: a walk of every record
   curl %s/api/v2/tx/%s    # the tip's coinbase: unspent
 `, *blocks, base, base, base, unspent)
-		if idx != nil {
+		if st.index != nil {
 			script := gen.blocks[len(gen.blocks)-1].Txs[0].Msg.TxOut[0].PkScript
 			fmt.Printf("  curl %s/api/v2/address/%s    # the tip coinbase's script, by address descriptor\n", base, hex.EncodeToString(script))
 		}

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
@@ -27,7 +31,7 @@ type demoChain struct {
 	rng    *rand.Rand
 	pool   []demoCoin
 	prev   chainhash.Hash
-	blocks []utxo.Block
+	blocks []*chain.Block
 	// spent remembers one spend for the demo's example URLs.
 	firstSpend *demoSpend
 }
@@ -47,14 +51,14 @@ func demoScript(tag uint32) []byte {
 	return append([]byte{0x51, 0x04}, binary.LittleEndian.AppendUint32(nil, tag)...)
 }
 
-func (c *demoChain) build(blocks int) []utxo.Block {
+func (c *demoChain) build(blocks int) []*chain.Block {
 	for h := uint32(0); h < uint32(blocks); h++ {
 		c.blocks = append(c.blocks, c.block(h))
 	}
 	return c.blocks
 }
 
-func (c *demoChain) block(height uint32) utxo.Block {
+func (c *demoChain) block(height uint32) *chain.Block {
 	coinbase := wire.NewMsgTx(1)
 	coinbase.AddTxIn(&wire.TxIn{
 		PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex},
@@ -88,12 +92,33 @@ func (c *demoChain) block(height uint32) utxo.Block {
 	}
 	c.pool = append(c.pool, created...)
 	c.pool = append(c.pool, demoCoin{out: wire.OutPoint{Hash: txs[0].ID}, value: 50e8, height: height, coinbase: true})
-	header := wire.BlockHeader{Version: 1, PrevBlock: c.prev, MerkleRoot: merkleRoot(txs),
-		Timestamp: demoTime(height), Bits: 0x207fffff, Nonce: c.rng.Uint32()}
-	hash := header.BlockHash()
-	b := utxo.Block{Hash: hash, PrevHash: c.prev, Height: height, Txs: txs}
-	c.prev = hash
+	msg := wire.MsgBlock{Header: wire.BlockHeader{Version: 1, PrevBlock: c.prev, MerkleRoot: merkleRoot(txs),
+		Timestamp: demoTime(height), Bits: chaincfg.RegressionNetParams.PowLimitBits, Nonce: c.rng.Uint32()}}
+	mine(&msg.Header)
+	for _, tx := range txs {
+		msg.Transactions = append(msg.Transactions, tx.Msg)
+	}
+	var raw bytes.Buffer
+	_ = msg.Serialize(&raw) // a bytes.Buffer does not fail
+	b, err := chain.ParseBlock(raw.Bytes())
+	if err != nil {
+		panic(fmt.Sprintf("demo: synthetic block %d does not parse: %v", height, err))
+	}
+	c.prev = b.Hash
 	return b
+}
+
+// mine searches the header's nonce until its hash meets the target its
+// bits encode (regtest's: half of all hashes meet it).
+func mine(h *wire.BlockHeader) {
+	target := blockchain.CompactToBig(h.Bits)
+	for {
+		hash := h.BlockHash()
+		if blockchain.HashToBig(&hash).Cmp(target) <= 0 {
+			return
+		}
+		h.Nonce++
+	}
 }
 
 // pickSpendable picks a random output that may be spent at height: not a

@@ -7,43 +7,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/btcsuite/btcd/blockchain"
-	"github.com/btcsuite/btcd/chaincfg"
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
 
 // writeDemoBlocks writes the first blocks of demo's synthetic chain (seed
-// 1) as a regtest blk*.dat file and returns its path: each header's nonce
-// is searched until its hash meets the regtest target its bits encode, so
-// the blocks pass the checks of a store opened with --network regtest.
+// 1) as a regtest blk*.dat file and returns its path: the blocks are mined
+// at regtest's difficulty, so they pass the checks of a store opened with
+// --network regtest.
 func writeDemoBlocks(t *testing.T, blocks int) string {
 	t.Helper()
 	gen := newDemoChain(1)
 	var file bytes.Buffer
-	var prev chainhash.Hash
 	for _, b := range gen.build(blocks) {
-		msg := wire.MsgBlock{Header: wire.BlockHeader{Version: 1, PrevBlock: prev, MerkleRoot: merkleRoot(b.Txs),
-			Timestamp: demoTime(b.Height), Bits: chaincfg.RegressionNetParams.PowLimitBits}}
-		target := blockchain.CompactToBig(msg.Header.Bits)
-		for {
-			hash := msg.Header.BlockHash()
-			if blockchain.HashToBig(&hash).Cmp(target) <= 0 {
-				break
-			}
-			msg.Header.Nonce++
-		}
-		prev = msg.Header.BlockHash()
-		for _, tx := range b.Txs {
-			msg.Transactions = append(msg.Transactions, tx.Msg)
-		}
-		var raw bytes.Buffer
-		if err := msg.Serialize(&raw); err != nil {
-			t.Fatal(err)
-		}
 		file.Write(binary.LittleEndian.AppendUint32(nil, uint32(wire.TestNet)))
-		file.Write(binary.LittleEndian.AppendUint32(nil, uint32(raw.Len())))
-		file.Write(raw.Bytes())
+		file.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(b.Raw))))
+		file.Write(b.Raw)
 	}
 	path := filepath.Join(t.TempDir(), "blk00000.dat")
 	writeFile(t, path, file.String())

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -86,79 +87,69 @@ func runImport(ctx context.Context, args []string) error {
 		}
 		return serverImport(ctx, *server, os.Getenv("UTXOSTORE_TOKEN"), &tlsFlags, fs.Args(), uint32(*startHeight), progress)
 	}
-	// The rules are the network's the store holds, settled by resolve
-	// (the data directory's, or --network for a new store), and are looked
-	// up before the store is opened, so an unknown network creates nothing.
-	if _, err := sf.resolve(createStore); err != nil {
-		return err
-	}
-	rules, err := chain.NetworkRules(sf.network, *trustBlocks)
+	st, err := sf.openStores(ctx, createStore, pathSettings{trustBlocks: *trustBlocks, bulkIndex: flushEvery})
 	if err != nil {
 		return err
 	}
-	store, err := sf.open(ctx, createStore)
-	if err != nil {
-		return err
-	}
-	imp := &importer{store: store, network: sf.network, rules: rules, next: uint32(*startHeight), progress: progress}
-	if imp.index, err = openImportIndex(ctx, &sf, store, uint32(*startHeight)); err != nil {
-		store.Close()
-		return err
-	}
+	imp := &importer{path: st.path, network: sf.network, start: uint32(*startHeight), progress: progress}
 	err = imp.importFiles(ctx, fs.Args())
-	err = errors.Join(err, imp.index.close())
 	if err == nil {
-		err = writeSummary(ctx, store, os.Stdout)
+		err = st.path.Close() // the index's last blocks, before the summary
 	}
-	if closeErr := store.Close(); err == nil {
-		err = closeErr
+	if err == nil {
+		err = writeSummary(ctx, st.store, os.Stdout)
 	}
-	return err
+	return errors.Join(err, st.close())
 }
 
+// flushEvery is how many blocks an import's address index holds in memory
+// between writes: what an interrupted import indexes again.
+const flushEvery = 1000
+
 type importer struct {
-	store    *utxo.DB
-	network  string           // the store's: block files of another are refused
-	rules    chain.BlockRules // every block passes them before anything of it is applied
-	index    *importIndex     // nil without --index
-	next     uint32           // height of the next block read from the files
+	path     *blockpath.Path
+	network  string // the store's: block files of another are refused
+	start    uint32 // height of the first block of the files
 	progress blockProgress
 }
 
+// importFiles hands the files' blocks to the path, from the first one it
+// needs (blockpath.Path.Next): the blocks below it, which every store
+// holds, are skipped unread, once the store's tip is found to be the
+// file's block at that height.
 func (imp *importer) importFiles(ctx context.Context, paths []string) error {
-	tip, haveTip, err := imp.store.Tip(ctx)
+	store := imp.path.Store()
+	tip, haveTip, err := store.Tip(ctx)
 	if err != nil {
 		return err
 	}
-	err = forEachBlock(ctx, paths, imp.next, imp.network, func(path string, height uint32, reader *chain.BlockReader) error {
-		info := reader.Info()
-		inStore := haveTip && height <= tip.Height
-		if inStore && height == tip.Height && info.Hash != tip.Hash {
-			return fmt.Errorf("%s: the store's tip at height %d is block %s, but this file has %s there: it holds another chain (use another --data directory)", path, height, tip.Hash, info.Hash)
+	next, err := imp.path.Next(ctx)
+	if err != nil {
+		return err
+	}
+	err = forEachBlock(ctx, paths, imp.start, imp.network, func(path string, height uint32, reader *chain.BlockReader) error {
+		hash := reader.Info().Hash
+		if haveTip && height == tip.Height && hash != tip.Hash {
+			return fmt.Errorf("%s: the store's tip at height %d is block %s, but this file has %s there: it holds another chain (use another --data directory)", path, height, tip.Hash, hash)
 		}
-		if inStore && !imp.index.needs(height) {
+		if haveTip && height < next {
 			return nil // imported before the interruption
 		}
-		txs, err := readAll(reader)
+		b, err := reader.ReadBlock()
 		if err != nil {
-			return fmt.Errorf("%s: block %s at height %d: %w", path, info.Hash, height, err)
+			return fmt.Errorf("%s: block %s at height %d: %w", path, hash, height, err)
 		}
-		info = reader.Info() // its Size is final now that every tx was read
-		if err := imp.rules.Check(&chain.Block{BlockInfo: info, Txs: txs}, height); err != nil {
+		err = imp.path.Connect(ctx, b, height)
+		var behind *blockpath.BehindError
+		switch {
+		case errors.As(err, &behind):
+			return fmt.Errorf("%s: %w; import files that hold block %d on (--start-height %d or lower)", path, err, behind.Next, behind.Next)
+		case errors.As(err, new(*chain.CheckError)):
 			return fmt.Errorf("%s: %w", path, reader.Locate(err))
+		case err != nil:
+			return fmt.Errorf("%s: connecting block %s at height %d: %w", path, hash, height, err)
 		}
-		block := utxo.Block{Hash: info.Hash, PrevHash: info.PrevHash(), Height: height, Txs: txs, Header: &info.Header, Size: info.Size}
-		if !inStore {
-			if err := imp.store.ConnectBlock(ctx, block); err != nil {
-				return fmt.Errorf("%s: connecting block %s at height %d: %w", path, info.Hash, height, err)
-			}
-		}
-		// The store first, the index after: a crash between leaves the
-		// index behind, and the next import catches it up from the files.
-		if err := imp.index.connect(block); err != nil {
-			return fmt.Errorf("%s: indexing block %s at height %d: %w", path, info.Hash, height, err)
-		}
-		imp.progress.block(height, len(txs), info.Size)
+		imp.progress.block(height, len(b.Txs), b.Size)
 		return nil
 	})
 	if err != nil {
@@ -166,19 +157,6 @@ func (imp *importer) importFiles(ctx context.Context, paths []string) error {
 	}
 	imp.progress.done()
 	return nil
-}
-
-// readAll reads the rest of a block's transactions.
-func readAll(r *chain.BlockReader) ([]*chain.Tx, error) {
-	txs := make([]*chain.Tx, 0, min(r.Remaining(), 1<<16))
-	for r.Remaining() > 0 {
-		tx, err := r.Next()
-		if err != nil {
-			return nil, err
-		}
-		txs = append(txs, tx)
-	}
-	return txs, nil
 }
 
 // printSummary opens the existing store read-only and prints its summary

@@ -220,7 +220,7 @@ func TestServeIndexesTheBlocksItsIndexLacks(t *testing.T) {
 	if err == nil {
 		t.Fatal("a new block was taken while the index lacks the store's blocks")
 	}
-	mustContain(t, "a new block while the index is behind", stderr, "FailedPrecondition", "the address index is behind the store", "from height 0 on")
+	mustContain(t, "a new block while the index is behind", stderr, "FailedPrecondition", "the address index lacks the store's blocks from height 0 on", "refused until those are sent")
 	if _, stderr, err := run(t, "import", "--server", d.grpc, "--quiet", chainFile); err != nil {
 		t.Fatalf("import --server: %v\n%s", err, stderr)
 	}

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/utxostore/utxostore/blockstore"
-	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/server"
-	"github.com/utxostore/utxostore/utxo"
 )
 
 const serveHelp = `Usage: utxostore serve [flags]
@@ -88,71 +86,39 @@ func runServe(ctx context.Context, args []string) error {
 	if cfg.create {
 		mode = createStore
 	}
-	store, err := cfg.store.open(ctx, mode)
+	ps := pathSettings{trustBlocks: cfg.trustBlocks, logger: cfg.log}
+	if cfg.follow.peer != "" {
+		ps.followWindow = uint32(cfg.follow.rollbackWindow)
+	}
+	st, err := cfg.store.openStores(ctx, mode, ps)
 	if err != nil {
 		return err
 	}
-	if store.UncleanShutdown {
+	if st.store.UncleanShutdown {
 		cfg.log.Warn("the previous run did not close the store; the engine recovered its log")
 	}
-	idx, err := cfg.store.openIndex()
-	if err != nil {
-		store.Close()
-		return err
+	if err := reportLag(ctx, cfg.log, st.path); err != nil {
+		return errors.Join(err, st.close())
 	}
-	if err := reportIndexLag(ctx, cfg.log, store, idx); err != nil {
-		store.Close()
-		idx.Close()
-		return err
-	}
-	var blocks *blockstore.Store
-	if cfg.follow.peer != "" {
-		blocks, err = cfg.store.openFollowBlocks(uint32(cfg.follow.rollbackWindow))
-	} else {
-		blocks, err = cfg.store.openBlocks()
-	}
-	if err != nil {
-		store.Close()
-		idx.Close()
-		return err
-	}
-	return serveStore(ctx, cfg, store, idx, blocks, nil)
+	return serveStores(ctx, cfg, st, nil)
 }
 
-// serveStore serves an open store (and the address index and the block
-// store, when not nil) until ctx ends, then shuts down and closes them.
-// ready, when set, runs once both listeners are bound.
-func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *index.Index, blocks *blockstore.Store, ready func(grpcAddr, httpAddr string)) (err error) {
-	defer func() {
-		if closeErr := store.Close(); closeErr != nil {
-			err = errors.Join(err, fmt.Errorf("closing the store: %w", closeErr))
-		}
-		if idx != nil {
-			if closeErr := idx.Close(); closeErr != nil {
-				err = errors.Join(err, fmt.Errorf("closing the address index: %w", closeErr))
-			}
-		}
-		if blocks != nil {
-			if closeErr := blocks.Close(); closeErr != nil {
-				err = errors.Join(err, fmt.Errorf("closing the block store: %w", closeErr))
-			}
-		}
-	}()
+// serveStores serves open stores until ctx ends, then shuts down and
+// closes them. ready, when set, runs once both listeners are bound.
+func serveStores(ctx context.Context, cfg *serveConfig, st *stores, ready func(grpcAddr, httpAddr string)) (err error) {
+	defer func() { err = errors.Join(err, st.close()) }()
 	opts := cfg.serverOptions()
-	opts.ExternalAbove = store.Options().MaxTxSizeInStore
-	following, err := newDaemonFollower(ctx, cfg, store, idx, blocks)
+	opts.ExternalAbove = st.store.Options().MaxTxSizeInStore
+	following, err := newDaemonFollower(cfg, st.path)
 	if err != nil {
 		return err
 	}
-	defer following.stop() // before the store closes
-	apiBlocks := blocks
-	if idx == nil {
-		apiBlocks = nil // a follower's blocks alone: the API serves the block store with the index only
-	}
-	srv, err := server.New(following.backend(server.NewBackend(store, idx, apiBlocks)), opts)
+	defer following.stop() // before the stores close
+	srv, err := server.New(following.backend(server.NewBackend(st.path)), opts)
 	if err != nil {
 		return usagef("%v", err)
 	}
+	st.path.OnConnect(srv.NotifyBlock)
 	if err := srv.Start(); err != nil {
 		return err
 	}
@@ -177,17 +143,16 @@ func serveStore(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *inde
 	return err
 }
 
-// reportIndexLag refuses an address index of another chain than the
-// store's, and says so when the index is behind the store (a crash between
-// the store's write and the index's): the daemon then takes the missing
-// blocks again, and only indexes them, before any new one.
-func reportIndexLag(ctx context.Context, log *slog.Logger, store *utxo.DB, idx *index.Index) error {
-	next, behind, err := server.IndexLag(ctx, store, idx)
-	if err != nil || !behind {
+// reportLag says so when a store kept beside the UTXO store lacks some of
+// its blocks (turned on later, or left behind by a crash that the block
+// store could not repair): the daemon then takes those blocks again, for
+// it alone, before any new one.
+func reportLag(ctx context.Context, log *slog.Logger, path *blockpath.Path) error {
+	lag, err := path.Lag(ctx)
+	if err != nil || lag.Derived == "" {
 		return err
 	}
-	log.Warn(fmt.Sprintf("the address index lacks the store's blocks from height %d on; "+
-		"run 'utxostore import --server ADDR FILE...' with the block files to index them (new blocks are refused until then)", next),
-		"index_from_height", next)
+	log.Warn(fmt.Sprintf("%s; run 'utxostore import --server ADDR FILE...' with the block files (or serve --peer, which asks the node) to give them; new blocks are refused until then", lag),
+		"next_height", lag.Next)
 	return nil
 }

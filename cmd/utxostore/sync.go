@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -16,12 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/utxostore/utxostore/blockstore"
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/follow"
-	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/server"
-	"github.com/utxostore/utxostore/utxo"
 )
 
 const syncHelp = `Usage: utxostore sync --peer HOST:PORT [flags]
@@ -73,38 +72,21 @@ func (f *followFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.banDuration, "ban-duration", follow.DefaultBanDuration, "how long the node is banned after it sent invalid data: no connection to it meanwhile (kept in DATA/follow/bans.json, which can be deleted to lift a ban); 0 only drops the connection and reconnects")
 }
 
-// follower builds the follower of f.peer over an open store, keeping its
-// blocks in blocks; the blocks a follower kept in DATA/follow/blocks
-// before the block store held them move there first.
-func (f *followFlags) follower(ctx context.Context, sf *storeFlags, store *utxo.DB, idx *index.Index, blocks *blockstore.Store, metrics *follow.Metrics, progress follow.Progress, stopAtTip bool, connected func(context.Context, utxo.Block)) (*follow.Follower, error) {
+// follower builds the follower of f.peer: cfg names the path it feeds and
+// what hears of it (metrics, progress, log), the flags the rest.
+func (f *followFlags) follower(sf *storeFlags, cfg follow.Config) (*follow.Follower, error) {
 	params, err := follow.Params(sf.network)
 	if err != nil {
 		return nil, usagef("--network: %v", err)
 	}
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "utxostore: "+format+"\n", args...)
-	}
-	fol, err := follow.New(follow.Config{
-		Peer: f.peer, Params: params, Store: store, Index: idx, Blocks: blocks,
-		RollbackWindow: uint32(f.rollbackWindow), InFlight: f.inFlight,
-		BanDuration: f.followBanDuration(), BanFile: banFile(sf),
-		Metrics: metrics, Progress: progress, StopAtTip: stopAtTip, Connected: connected, Logf: logf,
-	})
+	cfg.Peer, cfg.Params = f.peer, params
+	cfg.RollbackWindow, cfg.InFlight = uint32(f.rollbackWindow), f.inFlight
+	cfg.BanDuration, cfg.BanFile = f.followBanDuration(), banFile(sf)
+	fol, err := follow.New(cfg)
 	if errors.Is(err, follow.ErrRetentionBelowWindow) {
 		return nil, usagef("--block-retention %d is below --rollback-window %d: a reorganisation reads the blocks it disconnects from the block store; raise --block-retention (0 keeps every block) or lower --rollback-window", sf.blocks.retention, f.rollbackWindow)
 	}
-	if err != nil {
-		return nil, err
-	}
-	legacy := filepath.Join(sf.data, "follow", "blocks")
-	moved, err := follow.MigrateKeptBlocks(ctx, legacy, store, blocks)
-	if err != nil {
-		return nil, fmt.Errorf("moving the kept blocks of %s into the block store: %w", legacy, err)
-	}
-	if moved > 0 {
-		logf("moved %d blocks of the rollback window from %s into the block store", moved, legacy)
-	}
-	return fol, nil
+	return fol, err
 }
 
 // banFile keeps the follower's bans across restarts.
@@ -163,28 +145,16 @@ func runSync(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "utxostore sync: metrics on http://%s/metrics\n", addr)
 	}
-	store, err := sf.open(ctx, createStore)
+	st, err := sf.openStores(ctx, createStore, pathSettings{followWindow: uint32(ff.rollbackWindow)})
 	if err != nil {
-		return err
-	}
-	idx, err := sf.openIndex()
-	if err != nil {
-		store.Close()
-		return err
-	}
-	blocks, err := sf.openFollowBlocks(uint32(ff.rollbackWindow))
-	if err != nil {
-		err = errors.Join(err, store.Close())
-		if idx != nil {
-			err = errors.Join(err, idx.Close())
-		}
 		return err
 	}
 	progress := newBlockProgress(os.Stderr, 0, *quiet, *every)
 	if lines, ok := progress.(*lineProgress); ok {
 		lines.verb = "synced"
 	}
-	fol, err := ff.follower(ctx, &sf, store, idx, blocks, metrics, syncProgress{progress}, *stopAtTip, nil)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	fol, err := ff.follower(&sf, follow.Config{Path: st.path, Metrics: metrics, Progress: syncProgress{progress}, StopAtTip: *stopAtTip, Logger: logger})
 	if err == nil {
 		err = fol.Run(ctx)
 	}
@@ -192,12 +162,9 @@ func runSync(ctx context.Context, args []string) error {
 		err = fmt.Errorf("%w; deleting %s lifts the ban", err, banFile(&sf))
 	}
 	if err == nil && *stopAtTip {
-		err = writeSummary(ctx, store, os.Stdout)
+		err = writeSummary(ctx, st.store, os.Stdout)
 	}
-	if idx != nil {
-		err = errors.Join(err, idx.Close())
-	}
-	return errors.Join(err, blocks.Close(), store.Close())
+	return errors.Join(err, st.close())
 }
 
 // serveMetrics serves the metrics, with the Go and process collectors, on
@@ -222,7 +189,6 @@ func serveMetrics(ctx context.Context, addr string, metrics prometheus.Collector
 // peer, and whose metrics the daemon serves.
 type daemonFollower struct {
 	fol       *follow.Follower
-	srv       *server.Server // the daemon, told of every connected block
 	metrics   *follow.Metrics
 	peer      string
 	maxBehind uint32
@@ -233,15 +199,13 @@ type daemonFollower struct {
 
 // newDaemonFollower builds the follower of serve --peer; nil without
 // --peer.
-func newDaemonFollower(ctx context.Context, cfg *serveConfig, store *utxo.DB, idx *index.Index, blocks *blockstore.Store) (*daemonFollower, error) {
+func newDaemonFollower(cfg *serveConfig, path *blockpath.Path) (*daemonFollower, error) {
 	if cfg.follow.peer == "" {
 		return nil, nil
 	}
 	d := &daemonFollower{metrics: follow.NewMetrics(), peer: cfg.follow.peer, maxBehind: uint32(cfg.readyMaxBehind)}
 	var err error
-	d.fol, err = cfg.follow.follower(ctx, &cfg.store, store, idx, blocks, d.metrics, nil, false, func(ctx context.Context, b utxo.Block) {
-		d.srv.NotifyBlock(ctx, b) // set by start, before the follower runs
-	})
+	d.fol, err = cfg.follow.follower(&cfg.store, follow.Config{Path: path, Metrics: d.metrics, Logger: cfg.log})
 	return d, err
 }
 
@@ -278,7 +242,6 @@ func (d *daemonFollower) start(ctx context.Context, srv *server.Server) {
 	if d == nil {
 		return
 	}
-	d.srv = srv
 	srv.SetNode(followerNode{d.fol})
 	srv.Metrics().Registry.MustRegister(d.metrics)
 	ctx, d.cancel = context.WithCancel(ctx)

@@ -9,9 +9,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
-
-	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
 )
 
@@ -48,64 +45,6 @@ func TestServeFollowsPeerIntoTheBlockStore(t *testing.T) {
 	}
 	if err := d.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("the daemon did not stop cleanly: %v\n%s", err, d.log())
-	}
-}
-
-// TestSyncMovesKeptBlocksIntoTheBlockStore: a data directory where the
-// follower kept its rollback window's blocks in DATA/follow/blocks (one
-// HEIGHT-HASH.blk file each) opens: the blocks on the store's chain move
-// into the block store, another branch's are dropped, and the directory
-// is gone.
-func TestSyncMovesKeptBlocksIntoTheBlockStore(t *testing.T) {
-	_, node := minedNode(t, "kept blocks", 3)
-	data := t.TempDir()
-	lastLine(t, "sync", "--quiet", "--stop-at-tip", "--network", "simnet", "--data", data, "--peer", node.P2P)
-
-	// The directory as a follower left it before the block store kept
-	// its blocks: no DATA/blocks, the last three blocks and a stale
-	// branch's block in DATA/follow/blocks.
-	if err := os.RemoveAll(filepath.Join(data, "blocks")); err != nil {
-		t.Fatal(err)
-	}
-	kept := filepath.Join(data, "follow", "blocks")
-	if err := os.MkdirAll(kept, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tipHash, tip := node.Tip(t)
-	want := map[uint32]chainhash.Hash{}
-	for hash, h := tipHash, tip; h > tip-3; h-- {
-		b, raw := node.Block(t, &hash)
-		want[uint32(h)] = hash
-		if err := os.WriteFile(filepath.Join(kept, fmt.Sprintf("%010d-%s.blk", h, hash)), raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		hash = b.Header.PrevBlock
-	}
-	stale := filepath.Join(kept, fmt.Sprintf("%010d-%s.blk", tip, chainhash.Hash{1}))
-	if err := os.WriteFile(stale, []byte("another branch"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	_, stderr, err := run(t, "sync", "--quiet", "--stop-at-tip", "--network", "simnet", "--data", data, "--peer", node.P2P)
-	if err != nil {
-		t.Fatalf("sync over a directory with kept blocks: %v\n%s", err, stderr)
-	}
-	mustContain(t, "sync's log", stderr, "moved 3 blocks of the rollback window from "+kept)
-	if _, err := os.Stat(kept); !os.IsNotExist(err) {
-		t.Fatalf("%s is still there (%v)", kept, err)
-	}
-	blocks, err := blockstore.Open(filepath.Join(data, "blocks"), blockstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blocks.Close()
-	if top, ok := blocks.Tip(); !ok || top != uint32(tip) || blocks.Low() != uint32(tip-2) {
-		t.Fatalf("the block store holds heights %d..%d (%v), want %d..%d", blocks.Low(), top, ok, tip-2, tip)
-	}
-	for h, hash := range want {
-		if _, got, ok, err := blocks.Block(h); !ok || got != hash {
-			t.Errorf("the block store's block at height %d is %s (%v, %v), want %s", h, got, ok, err, hash)
-		}
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/utxostore/utxostore/follow"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/internal/btcdtest"
+	"github.com/utxostore/utxostore/internal/testlog"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -33,15 +34,7 @@ func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	sf := storeFlags{engine: "pebble", data: t.TempDir(), sync: "always", network: "simnet", index: true}
-	store, err := sf.open(ctx, createStore)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, err := sf.openIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, err := sf.openBlocks()
+	st, err := sf.openStores(ctx, createStore, pathSettings{followWindow: follow.DefaultRollbackWindow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +42,7 @@ func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 	metrics := follow.NewMetrics()
 	reg.MustRegister(metrics)
 	ff := followFlags{peer: node.P2P, rollbackWindow: follow.DefaultRollbackWindow, inFlight: follow.DefaultInFlight}
-	fol, err := ff.follower(ctx, &sf, store, idx, blocks, metrics, nil, false, nil)
+	fol, err := ff.follower(&sf, follow.Config{Path: st.path, Metrics: metrics, Logger: testlog.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +53,11 @@ func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 		if err := <-done; err != nil {
 			t.Errorf("the follower stopped: %v", err)
 		}
-		idx.Close()
-		blocks.Close()
-		store.Close()
+		if err := st.close(); err != nil {
+			t.Error(err)
+		}
 	})
-	return &follower{store: store, index: idx, metrics: reg}
+	return &follower{store: st.store, index: st.index, metrics: reg}
 }
 
 // waitTip waits until the store's tip is the node's.

@@ -163,11 +163,15 @@ type HealthReply struct {
 	// client resuming an import starts after it, checking its hash.
 	Tip *BlockRef `protobuf:"bytes,4,opt,name=tip,proto3" json:"tip,omitempty"`
 	// indexed is true when the daemon keeps the address index; index_tip is
-	// the index's last block, unset while it is empty. After a crash it can
-	// be behind tip: the daemon then takes the blocks after index_tip again,
-	// to index them.
-	Indexed       bool      `protobuf:"varint,5,opt,name=indexed,proto3" json:"indexed,omitempty"`
-	IndexTip      *BlockRef `protobuf:"bytes,6,opt,name=index_tip,json=indexTip,proto3" json:"index_tip,omitempty"`
+	// the index's last block, unset while it is empty.
+	Indexed  bool      `protobuf:"varint,5,opt,name=indexed,proto3" json:"indexed,omitempty"`
+	IndexTip *BlockRef `protobuf:"bytes,6,opt,name=index_tip,json=indexTip,proto3" json:"index_tip,omitempty"`
+	// next_height is the first height whose block the daemon needs: the one
+	// after tip, or, while a store kept beside it (the address index, the
+	// block store) lacks some of the store's blocks, the first of those,
+	// which the daemon takes again for it alone. A resuming client sends
+	// from there.
+	NextHeight    uint32 `protobuf:"varint,7,opt,name=next_height,json=nextHeight,proto3" json:"next_height,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -242,6 +246,13 @@ func (x *HealthReply) GetIndexTip() *BlockRef {
 		return x.IndexTip
 	}
 	return nil
+}
+
+func (x *HealthReply) GetNextHeight() uint32 {
+	if x != nil {
+		return x.NextHeight
+	}
+	return 0
 }
 
 // BlockRef names a block of the chain.
@@ -2947,14 +2958,16 @@ const file_utxostore_proto_rawDesc = "" +
 	"\n" +
 	"\x0futxostore.proto\x12\futxostore.v1\"\a\n" +
 	"\x05Empty\"\x0f\n" +
-	"\rHealthRequest\"\xd0\x01\n" +
+	"\rHealthRequest\"\xf1\x01\n" +
 	"\vHealthReply\x12\x16\n" +
 	"\x06engine\x18\x01 \x01(\tR\x06engine\x12\x18\n" +
 	"\anetwork\x18\x02 \x01(\tR\anetwork\x12\x16\n" +
 	"\x06height\x18\x03 \x01(\rR\x06height\x12(\n" +
 	"\x03tip\x18\x04 \x01(\v2\x16.utxostore.v1.BlockRefR\x03tip\x12\x18\n" +
 	"\aindexed\x18\x05 \x01(\bR\aindexed\x123\n" +
-	"\tindex_tip\x18\x06 \x01(\v2\x16.utxostore.v1.BlockRefR\bindexTip\"6\n" +
+	"\tindex_tip\x18\x06 \x01(\v2\x16.utxostore.v1.BlockRefR\bindexTip\x12\x1f\n" +
+	"\vnext_height\x18\a \x01(\rR\n" +
+	"nextHeight\"6\n" +
 	"\bBlockRef\x12\x16\n" +
 	"\x06height\x18\x01 \x01(\rR\x06height\x12\x12\n" +
 	"\x04hash\x18\x02 \x01(\fR\x04hash\"\x9a\x01\n" +

@@ -1,0 +1,439 @@
+package blockpath
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/blockstore"
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// Config says what a Path feeds.
+type Config struct {
+	// Store is the UTXO store, whose chain state is the truth.
+	Store *utxo.DB
+	// Rules check every block before anything of it is kept or applied.
+	Rules chain.BlockRules
+	// Blocks keeps the raw blocks; nil keeps none.
+	Blocks *blockstore.Store
+	// Index is the address index; nil keeps none.
+	Index *index.Index
+	// IndexBulk, when above zero, indexes in bulk (index.Bulk), writing
+	// the index every IndexBulk blocks and on Close: an import's mode.
+	IndexBulk int
+	// Logger hears what Open settles (slog.Default when nil).
+	Logger *slog.Logger
+}
+
+// Path carries blocks into the store and the stores derived from it. Its
+// methods are safe for concurrent use; blocks pass one at a time.
+type Path struct {
+	store  *utxo.DB
+	rules  chain.BlockRules
+	blocks *rawBlocks // nil when the raw blocks are not kept
+	index  *addressIndex
+	// derived are the block store and the index, when kept, in the order
+	// a block reaches them.
+	derived []derived
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	announce atomic.Pointer[func(context.Context, utxo.Block)]
+}
+
+// ErrBehind is what a [*BehindError] matches.
+var ErrBehind = errors.New("a store derived from the UTXO store is behind it")
+
+// ErrOtherChain refuses a block at a height the store holds that is not
+// the store's block there.
+var ErrOtherChain = errors.New("the block belongs to another chain than the store's")
+
+// Lag says which derived stores lack the store's blocks, from which
+// height on.
+type Lag struct {
+	// Derived names them ("the address index", "the block store and the
+	// address index"); "" when every derived store is level.
+	Derived string
+	// Next is the first height they lack: the store's tip plus one when
+	// they are level.
+	Next uint32
+}
+
+func (l Lag) String() string {
+	if l.Derived == "" {
+		return "every store is level with the store"
+	}
+	verb := "lacks"
+	if strings.Contains(l.Derived, " and ") {
+		verb = "lack"
+	}
+	return fmt.Sprintf("%s %s the store's blocks from height %d on", l.Derived, verb, l.Next)
+}
+
+// BehindError refuses a new block while a derived store lacks blocks the
+// store holds: the feeder sends the store's blocks from Next on first.
+type BehindError struct {
+	Lag
+	// Height and Hash are the refused block's.
+	Height uint32
+	Hash   chainhash.Hash
+}
+
+func (e *BehindError) Error() string {
+	return fmt.Sprintf("%s: block %s at height %d is refused until those are sent", e.Lag, e.Hash, e.Height)
+}
+
+// Is makes errors.Is(err, ErrBehind) true.
+func (e *BehindError) Is(target error) bool { return target == ErrBehind }
+
+// Open builds the path and settles the derived stores with the store: see
+// the package doc for the rule.
+func Open(ctx context.Context, cfg Config) (*Path, error) {
+	if cfg.Store == nil || cfg.Rules.Params == nil {
+		return nil, errors.New("blockpath: Config.Store and Config.Rules are required")
+	}
+	p := &Path{store: cfg.Store, rules: cfg.Rules, log: cfg.Logger}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	if cfg.Blocks != nil {
+		p.blocks = &rawBlocks{bs: cfg.Blocks}
+		p.derived = append(p.derived, p.blocks)
+	}
+	if cfg.Index != nil {
+		p.index = &addressIndex{ix: cfg.Index}
+		p.derived = append(p.derived, p.index)
+	}
+	for _, d := range p.derived {
+		if err := d.load(); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.settle(ctx); err != nil {
+		return nil, err
+	}
+	if cfg.IndexBulk > 0 && p.index != nil {
+		if err := p.index.beginBulk(cfg.IndexBulk); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Close writes what a bulk index holds. The stores stay open: their
+// owner closes them.
+func (p *Path) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.index == nil {
+		return nil
+	}
+	return p.index.endBulk()
+}
+
+// Store is the UTXO store the path feeds.
+func (p *Path) Store() *utxo.DB { return p.store }
+
+// Index is the address index the path feeds; nil when none is kept.
+func (p *Path) Index() *index.Index {
+	if p.index == nil {
+		return nil
+	}
+	return p.index.ix
+}
+
+// Blocks is the block store the path feeds; nil when none is kept.
+func (p *Path) Blocks() *blockstore.Store {
+	if p.blocks == nil {
+		return nil
+	}
+	return p.blocks.bs
+}
+
+// OnConnect makes fn hear of every block connected from now on (also
+// those of a reorganisation), once every store has it: the daemon pushes
+// them to its websocket subscribers.
+func (p *Path) OnConnect(fn func(context.Context, utxo.Block)) { p.announce.Store(&fn) }
+
+// Next is the first height whose block the path needs: the store's tip
+// plus one when every derived store is level with the store, or the first
+// block a derived store lacks; 0 for an empty store. A feeder that resumes
+// sends from there.
+func (p *Path) Next(ctx context.Context) (uint32, error) {
+	lag, err := p.Lag(ctx)
+	return lag.Next, err
+}
+
+// Lag says which derived stores lack the store's blocks, from which height
+// on (Next).
+func (p *Path) Lag(ctx context.Context) (Lag, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	chainSum, err := p.store.ChainSummary(ctx)
+	if err != nil {
+		return Lag{}, err
+	}
+	return p.lag(chainSum), nil
+}
+
+// Level is where a store stands: its tip, when it holds a block.
+type Level struct {
+	Tip    utxo.Tip
+	HasTip bool
+}
+
+// Levels are the tips of the store and of the derived stores it keeps.
+type Levels struct {
+	Store Level
+	// Index and Blocks are nil when the path keeps none.
+	Index, Blocks *Level
+}
+
+// Levels reports where each store stands.
+func (p *Path) Levels(ctx context.Context) (Levels, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var l Levels
+	tip, ok, err := p.store.Tip(ctx)
+	if err != nil {
+		return l, err
+	}
+	l.Store = Level{Tip: tip, HasTip: ok}
+	if p.index != nil {
+		l.Index = &Level{Tip: p.index.last, HasTip: p.index.has}
+	}
+	if p.blocks != nil {
+		l.Blocks = &Level{Tip: p.blocks.last, HasTip: p.blocks.has}
+	}
+	return l, nil
+}
+
+// Kept returns the store's block at height from the block store; ok is
+// false when the block store does not hold it (none is kept, it was
+// pruned, or it never got it).
+func (p *Path) Kept(ctx context.Context, height uint32) (b *chain.Block, ok bool, err error) {
+	if p.blocks == nil {
+		return nil, false, nil
+	}
+	info, onChain, err := p.store.BlockAt(ctx, height)
+	if err != nil || !onChain {
+		return nil, false, err
+	}
+	return p.blocks.block(height, info.Hash)
+}
+
+// Connect checks the block and carries it along the path at height.
+//
+// A block at the store's next height is kept, connected to the store and
+// indexed, unless a derived store lacks earlier blocks: it is then refused
+// with a *BehindError naming the height to send. A block at a height the
+// store holds must be the store's block there (else ErrOtherChain), and
+// only the derived stores that lack it take it: that is how a feeder
+// brings them level.
+func (p *Path) Connect(ctx context.Context, b *chain.Block, height uint32) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.rules.Check(b, height); err != nil {
+		return err
+	}
+	blk := &pathBlock{Block: b, height: height}
+	passed(stepConnect, stepChecked, height)
+	chainSum, err := p.store.ChainSummary(ctx)
+	if err != nil {
+		return err
+	}
+	if tip := chainSum.Tip; chainSum.HasTip && height <= tip.Height {
+		return p.level(ctx, chainSum, blk)
+	}
+	if lag := p.lag(chainSum); lag.Derived != "" {
+		return &BehindError{Lag: lag, Height: height, Hash: b.Hash}
+	}
+	if err := p.connect(ctx, blk); err != nil {
+		return err
+	}
+	p.tell(ctx, blk)
+	return nil
+}
+
+// Reorg moves the store from its tip to another branch: disconnect holds
+// the store's blocks from its tip down to the block after the fork point,
+// tip first, and connect the branch's blocks from the block after the fork
+// point on. Every block of the branch is checked before anything changes;
+// a branch that fails while connecting is undone and the old one connected
+// again.
+func (p *Path) Reorg(ctx context.Context, disconnect, connect []*chain.Block) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	chainSum, err := p.store.ChainSummary(ctx)
+	if err != nil {
+		return err
+	}
+	tip := chainSum.Tip
+	if !chainSum.HasTip || uint32(len(disconnect)) > tip.Height+1 {
+		return fmt.Errorf("%w: a reorganisation disconnects %d blocks from a store whose tip is at height %d", utxo.ErrNotTip, len(disconnect), tip.Height)
+	}
+	fork := int64(tip.Height) - int64(len(disconnect))
+	old := make([]*pathBlock, len(disconnect))
+	for i, b := range disconnect {
+		old[i] = &pathBlock{Block: b, height: tip.Height - uint32(i)}
+	}
+	branch := make([]*pathBlock, len(connect))
+	for i, b := range connect {
+		branch[i] = &pathBlock{Block: b, height: uint32(fork + 1 + int64(i))}
+		if err := p.rules.Check(b, branch[i].height); err != nil {
+			return err
+		}
+	}
+	// A derived store may lack the blocks the reorganisation disconnects,
+	// not those below them, which the branch goes on from.
+	if lag := p.lag(chainSum); lag.Derived != "" && int64(lag.Next) <= fork && len(branch) > 0 {
+		return &BehindError{Lag: lag, Height: branch[0].height, Hash: branch[0].Hash}
+	}
+	for _, b := range old {
+		if err := p.disconnect(ctx, b); err != nil {
+			return fmt.Errorf("reorganisation: disconnecting block %s at height %d: %w", b.Hash, b.height, err)
+		}
+	}
+	for i, b := range branch {
+		if err := p.connect(ctx, b); err != nil {
+			back := p.undoReorg(ctx, old, branch[:i])
+			return errors.Join(fmt.Errorf("reorganisation: connecting block %s at height %d: %w", b.Hash, b.height, err), back)
+		}
+	}
+	for _, b := range branch {
+		p.tell(ctx, b)
+	}
+	return nil
+}
+
+// undoReorg returns to the old branch after the new one failed part way.
+func (p *Path) undoReorg(ctx context.Context, old, connected []*pathBlock) error {
+	for i := len(connected) - 1; i >= 0; i-- {
+		if err := p.disconnect(ctx, connected[i]); err != nil {
+			return fmt.Errorf("reorganisation: returning to the old branch: %w", err)
+		}
+	}
+	for i := len(old) - 1; i >= 0; i-- {
+		if err := p.connect(ctx, old[i]); err != nil {
+			return fmt.Errorf("reorganisation: returning to the old branch: %w", err)
+		}
+	}
+	return nil
+}
+
+// connect is a checked block's path: keep, store, index.
+func (p *Path) connect(ctx context.Context, b *pathBlock) error {
+	if p.blocks != nil {
+		if err := p.blocks.connect(b); err != nil {
+			return fmt.Errorf("keeping block %s at height %d: %w", b.Hash, b.height, err)
+		}
+		passed(stepConnect, stepKept, b.height)
+	}
+	if err := p.store.ConnectBlock(ctx, b.utxo()); err != nil {
+		if p.blocks != nil {
+			// A block the store refuses is not the chain's: its raw bytes
+			// go, so the block store stays level with the store.
+			err = errors.Join(err, p.blocks.disconnect(utxo.Tip{Height: b.height, Hash: b.Hash}))
+		}
+		return err
+	}
+	passed(stepConnect, stepStored, b.height)
+	if p.index != nil {
+		if err := p.index.connect(b); err != nil {
+			return fmt.Errorf("indexing block %s at height %d: %w", b.Hash, b.height, err)
+		}
+		passed(stepConnect, stepIndexed, b.height)
+	}
+	return nil
+}
+
+// disconnect is the store's tip block's way back: unindex, disconnect from
+// the store, drop the raw block.
+func (p *Path) disconnect(ctx context.Context, b *pathBlock) error {
+	at := utxo.Tip{Height: b.height, Hash: b.Hash}
+	if p.index != nil && p.index.holdsTip(at) {
+		if err := p.index.disconnect(at); err != nil {
+			return fmt.Errorf("the address index: %w", err)
+		}
+		passed(stepDisconnect, stepUnindexed, b.height)
+	}
+	if err := p.store.DisconnectBlock(ctx, b.utxo()); err != nil {
+		return err
+	}
+	passed(stepDisconnect, stepUnstored, b.height)
+	if p.blocks != nil && p.blocks.has && p.blocks.last.Height >= b.height {
+		if err := p.blocks.disconnect(at); err != nil {
+			return fmt.Errorf("the block store: %w", err)
+		}
+		passed(stepDisconnect, stepDropped, b.height)
+	}
+	return nil
+}
+
+// level feeds a block the store holds to the derived stores that lack it.
+func (p *Path) level(ctx context.Context, chainSum utxo.ChainSummary, b *pathBlock) error {
+	held, ok, err := p.store.BlockAt(ctx, b.height)
+	if err != nil {
+		return err
+	}
+	if !ok || held.Hash != b.Hash {
+		return fmt.Errorf("%w: block %s at height %d is not the store's block there (%s)", ErrOtherChain, b.Hash, b.height, held.Hash)
+	}
+	for _, d := range p.derived {
+		next := d.next(chainSum)
+		switch {
+		case next > b.height:
+			continue // it holds the block
+		case next < b.height:
+			return &BehindError{Lag: Lag{Derived: d.name(), Next: next}, Height: b.height, Hash: b.Hash}
+		}
+		if err := d.connect(b); err != nil {
+			return fmt.Errorf("%s: block %s at height %d: %w", d.name(), b.Hash, b.height, err)
+		}
+	}
+	return nil
+}
+
+// lag is Lag for the store's chain state.
+func (p *Path) lag(chainSum utxo.ChainSummary) Lag {
+	if !chainSum.HasTip {
+		return Lag{}
+	}
+	lag := Lag{Next: chainSum.Tip.Height + 1}
+	var names []string
+	for _, d := range p.derived {
+		switch n := d.next(chainSum); {
+		case n < lag.Next:
+			lag.Next, names = n, []string{d.name()}
+		case n == lag.Next && n <= chainSum.Tip.Height:
+			names = append(names, d.name())
+		}
+	}
+	lag.Derived = strings.Join(names, " and ")
+	return lag
+}
+
+// tell announces a connected block.
+func (p *Path) tell(ctx context.Context, b *pathBlock) {
+	if fn := p.announce.Load(); fn != nil {
+		(*fn)(ctx, b.utxo())
+	}
+}
+
+// pathBlock is a checked block at its height, in the forms the stores
+// take.
+type pathBlock struct {
+	*chain.Block
+	height uint32
+}
+
+func (b *pathBlock) utxo() utxo.Block { return utxo.BlockFromChain(b.Block, b.height) }

@@ -1,0 +1,249 @@
+package blockpath
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// level expects the store, the index and the block store (those open) at
+// block b, height h, and the path to need h+1 next.
+func level(t *testing.T, p *Path, h uint32, b *chain.Block) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := p.Levels(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Level{Tip: utxo.Tip{Height: h, Hash: b.Hash}, HasTip: true}
+	if l.Store != want {
+		t.Fatalf("the store is at %+v, want %+v", l.Store, want)
+	}
+	if l.Index != nil && *l.Index != want {
+		t.Fatalf("the index is at %+v, want %+v", *l.Index, want)
+	}
+	if l.Blocks != nil && *l.Blocks != want {
+		t.Fatalf("the block store is at %+v, want %+v", *l.Blocks, want)
+	}
+	if next, err := p.Next(ctx); err != nil || next != h+1 {
+		t.Fatalf("Next is %d (%v), want %d", next, err, h+1)
+	}
+}
+
+// TestConnectFeedsEveryStore: each block reaches the block store, the
+// store and the index; a block the store holds again changes nothing.
+func TestConnectFeedsEveryStore(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, len(c.A))
+	tip := uint32(len(c.A) - 1)
+	level(t, p, tip, c.A[tip])
+	if err := p.Connect(context.Background(), c.A[5], 5); err != nil {
+		t.Fatalf("the store's block 5 again: %v", err)
+	}
+	level(t, p, tip, c.A[tip])
+	if b, ok, err := p.Kept(context.Background(), 5); err != nil || !ok || b.Hash != c.A[5].Hash {
+		t.Fatalf("Kept(5): %v %v", ok, err)
+	}
+}
+
+// TestABlockOfAnotherChainAtAHeldHeightIsRefused: a block at a height the
+// store holds must be the store's.
+func TestABlockOfAnotherChainAtAHeldHeightIsRefused(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, len(c.A))
+	at := c.Fork + 1
+	if err := p.Connect(context.Background(), c.B[at], at); !errors.Is(err, ErrOtherChain) {
+		t.Fatalf("branch B's block at %d over branch A: %v, want ErrOtherChain", at, err)
+	}
+}
+
+// TestARefusedBlockIsNotKept: a block the store refuses (it spends an
+// output that does not exist) leaves the block store as it was.
+func TestARefusedBlockIsNotKept(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, 10)
+	bad := block(t, c.A[9].Hash, 10, coinbase(10, 1), spend(wire.OutPoint{Hash: c.A[9].Txs[0].ID, Index: 7}, 50e8, 2))
+	err := p.Connect(context.Background(), bad, 10)
+	if _, isUtxoErr := errors.AsType[*utxo.Error](err); !isUtxoErr {
+		t.Fatalf("a block spending a missing output: %v, want the store's refusal", err)
+	}
+	level(t, p, 9, c.A[9])
+	connectAll(t, p, c.A, 10, 12)
+	level(t, p, 11, c.A[11])
+}
+
+// TestIndexCatchesUpFromTheBlockStore: an index three blocks behind the
+// store (a crash between the store's write and the index's) is brought
+// level by Open from the raw blocks the block store keeps.
+func TestIndexCatchesUpFromTheBlockStore(t *testing.T) {
+	c := newTestChains(t)
+	dir := t.TempDir()
+	s := openDir(t, dir, "sozu", engine.SyncAlways, true, true)
+	connectAll(t, s.path(t), c.A, 0, 100)
+	s.close(t)
+	s = openDir(t, dir, "sozu", engine.SyncAlways, false, true) // the index misses three blocks
+	connectAll(t, s.path(t), c.A, 100, 103)
+	s.close(t)
+
+	s = openDir(t, dir, "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	level(t, p, 102, c.A[102])
+	connectAll(t, p, c.A, 103, len(c.A))
+	level(t, p, uint32(len(c.A)-1), c.A[len(c.A)-1])
+}
+
+// TestIndexBehindTakesTheStoresBlocksAgain: without the raw blocks, an
+// index behind the store is level only once the feeder sends the store's
+// blocks again: until then any other block is refused with a BehindError
+// naming the height to send, so the gap never grows.
+func TestIndexBehindTakesTheStoresBlocksAgain(t *testing.T) {
+	c := newTestChains(t)
+	dir := t.TempDir()
+	s := openDir(t, dir, "sozu", engine.SyncAlways, true, false)
+	connectAll(t, s.path(t), c.A, 0, 7)
+	s.close(t)
+	s = openDir(t, dir, "sozu", engine.SyncAlways, false, false)
+	connectAll(t, s.path(t), c.A, 7, 10)
+	s.close(t)
+
+	s = openDir(t, dir, "sozu", engine.SyncAlways, true, false)
+	defer s.close(t)
+	p := s.path(t)
+	ctx := context.Background()
+	if lag, err := p.Lag(ctx); err != nil || lag.Next != 7 || lag.Derived != "the address index" {
+		t.Fatalf("Lag: %+v %v, want 7 and the address index", lag, err)
+	}
+	for _, h := range []uint32{10, 8} {
+		var behind *BehindError
+		if err := p.Connect(ctx, c.A[h], h); !errors.As(err, &behind) || behind.Next != 7 {
+			t.Fatalf("block %d while the index lacks 7..9: %v, want a BehindError naming 7", h, err)
+		}
+	}
+	connectAll(t, p, c.A, 7, 12)
+	level(t, p, 11, c.A[11])
+}
+
+// TestDerivedStoresAheadAreRolledBack: an index and a block store holding
+// blocks past the store's tip (a store that lost its last blocks in a
+// --sync block crash) are rolled back to the store's tip by Open, and the
+// blocks connected again reach all three.
+func TestDerivedStoresAheadAreRolledBack(t *testing.T) {
+	c := newTestChains(t)
+	ahead := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	connectAll(t, ahead.path(t), c.A, 0, 15)
+	behind := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, false, false)
+	connectAll(t, behind.path(t), c.A, 0, 12)
+	s := &dirStores{store: behind.store, index: ahead.index, blocks: ahead.blocks}
+	defer s.close(t)
+	defer ahead.store.Close()
+
+	p := s.path(t)
+	level(t, p, 11, c.A[11])
+	connectAll(t, p, c.A, 12, 16)
+	level(t, p, 15, c.A[15])
+}
+
+// TestDerivedStoresOffTheChainAreRolledBack: an index and a block store
+// that hold another branch than the store's above the fork (a crash in
+// the middle of a reorganisation under --sync block) are rolled back to
+// the fork point and then follow the store's branch.
+func TestDerivedStoresOffTheChainAreRolledBack(t *testing.T) {
+	c := newTestChains(t)
+	onB := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	connectAll(t, onB.path(t), c.B, 0, len(c.A))
+	onA := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, false, false)
+	connectAll(t, onA.path(t), c.A, 0, len(c.A))
+	s := &dirStores{store: onA.store, index: onB.index, blocks: onB.blocks}
+	defer s.close(t)
+	defer onB.store.Close()
+
+	p := s.path(t)
+	ctx := context.Background()
+	if lag, err := p.Lag(ctx); err != nil || lag.Next != c.Fork+1 {
+		t.Fatalf("Lag: %+v %v, want the block after the fork, %d", lag, err, c.Fork+1)
+	}
+	connectAll(t, p, c.A, int(c.Fork+1), len(c.A))
+	tip := uint32(len(c.A) - 1)
+	level(t, p, tip, c.A[tip])
+}
+
+// TestReorgMovesEveryStore: a reorganisation from branch A to branch B
+// moves the store, the index and the block store to B's tip, and Kept
+// serves B's blocks.
+func TestReorgMovesEveryStore(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, len(c.A))
+	if err := follow(context.Background(), p, c.B, byHash(c.A, c.B)); err != nil {
+		t.Fatal(err)
+	}
+	tip := uint32(len(c.B) - 1)
+	level(t, p, tip, c.B[tip])
+	for h := c.Fork + 1; h <= tip; h++ {
+		if b, ok, err := p.Kept(context.Background(), h); err != nil || !ok || b.Hash != c.B[h].Hash {
+			t.Fatalf("Kept(%d) after the reorganisation: %v %v", h, ok, err)
+		}
+	}
+}
+
+// TestAFailedReorgReturnsToTheOldBranch: a branch whose second block the
+// store refuses leaves every store on the old branch's tip.
+func TestAFailedReorgReturnsToTheOldBranch(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, len(c.A))
+	first := c.B[c.Fork+1]
+	bad := block(t, first.Hash, c.Fork+2, coinbase(c.Fork+2, 9), spend(wire.OutPoint{Hash: first.Txs[0].ID, Index: 3}, 50e8, 9))
+	tip := uint32(len(c.A) - 1)
+	var disconnect []*chain.Block
+	for h := tip; h > c.Fork; h-- {
+		disconnect = append(disconnect, c.A[h])
+	}
+	err := p.Reorg(context.Background(), disconnect, []*chain.Block{first, bad})
+	if _, isUtxoErr := errors.AsType[*utxo.Error](err); !isUtxoErr {
+		t.Fatalf("a branch with a block spending a missing output: %v, want the store's refusal", err)
+	}
+	level(t, p, tip, c.A[tip])
+}
+
+// TestABranchFailingTheChecksChangesNothing: every block of a branch is
+// checked before anything is disconnected.
+func TestABranchFailingTheChecksChangesNothing(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, len(c.A))
+	broken := *c.B[c.Fork+2]
+	broken.Header.MerkleRoot[0] ^= 1
+	tip := uint32(len(c.A) - 1)
+	var disconnect []*chain.Block
+	for h := tip; h > c.Fork; h-- {
+		disconnect = append(disconnect, c.A[h])
+	}
+	err := p.Reorg(context.Background(), disconnect, []*chain.Block{c.B[c.Fork+1], &broken})
+	if _, failed := errors.AsType[*chain.CheckError](err); !failed {
+		t.Fatalf("a branch with a block failing its checks: %v, want a CheckError", err)
+	}
+	level(t, p, tip, c.A[tip])
+}
