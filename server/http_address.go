@@ -285,11 +285,12 @@ func (s *Server) addressUtxos(ctx context.Context, param string, confirmedOnly b
 		if spent[wire.OutPoint{Hash: u.TxID, Index: u.Vout}] {
 			continue
 		}
-		coinbase := false
-		if ta, ok, err := idx.TxAddresses(u.TxID); err == nil && ok {
-			// Blockbook's test: one input with no address and no value.
-			coinbase = len(ta.Inputs) == 1 && len(ta.Inputs[0].AddrDesc) == 0 && ta.Inputs[0].Value == 0
+		ta, ok, err := idx.TxAddresses(u.TxID)
+		if err != nil {
+			return nil, http.StatusInternalServerError, errorf("reading transaction %s in the index: %v", u.TxID, err)
 		}
+		// Blockbook's test: one input with no address and no value.
+		coinbase := ok && len(ta.Inputs) == 1 && len(ta.Inputs[0].AddrDesc) == 0 && ta.Inputs[0].Value == 0
 		out = append(out, utxoJSON{Txid: u.TxID.String(), Vout: u.Vout, Value: strconv.FormatUint(u.Value, 10),
 			Height: u.Height, Confirmations: best.Height - u.Height + 1, Coinbase: coinbase})
 	}

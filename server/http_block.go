@@ -130,7 +130,11 @@ func (s *Server) block(ctx context.Context, param string, page int) (*blockJSON,
 	if height > 0 {
 		out.PreviousBlockHash = hdr.PrevBlock.String()
 	}
-	if next, ok, err := idx.BlockInfo(height + 1); err == nil && ok {
+	next, ok, err := idx.BlockInfo(height + 1)
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	if ok {
 		out.NextBlockHash = next.Hash.String()
 	}
 	pg, from, to := computePaging(len(mb.Transactions), max(page-1, 0), txsInAPI)
@@ -173,10 +177,20 @@ func (s *Server) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
 	if height > 0 {
 		out.PreviousBlockHash = b.PrevHash.String()
 	}
-	if next, ok, err := s.backend.BlockAt(r.Context(), uint32(height)+1); err == nil && ok {
+	next, ok, err := s.backend.BlockAt(r.Context(), uint32(height)+1)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading block %d: %v", height+1, err)
+		return
+	}
+	if ok {
 		out.NextBlockHash = next.Hash.String()
 	}
-	if tip, ok, err := s.backend.Tip(r.Context()); err == nil && ok && tip.Height >= uint32(height) {
+	tip, ok, err := s.backend.Tip(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the tip: %v", err)
+		return
+	}
+	if ok && tip.Height >= uint32(height) {
 		out.Confirmations = int(tip.Height-uint32(height)) + 1
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -138,7 +138,11 @@ func (s *Server) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, boo
 	ft := &foundTx{Msg: meta.Tx.Msg, Raw: meta.Tx.Raw, ID: txid, Height: -1, Meta: meta}
 	if len(meta.BlockHeights) > 0 && meta.UnminedSince == 0 {
 		ft.Height = int64(meta.BlockHeights[0])
-		if b, ok, err := s.backend.BlockAt(ctx, meta.BlockHeights[0]); err == nil && ok {
+		b, ok, err := s.backend.BlockAt(ctx, meta.BlockHeights[0])
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
 			ft.BlockHash, ft.BlockTime = b.Hash, b.Time
 		}
 	}
@@ -301,7 +305,11 @@ func (s *Server) apiTx(ctx context.Context, ft *foundTx, spending bool) (txJSON,
 			}
 		}
 		if spending && v.SpentTxID != "" && v.SpentHeight == 0 {
-			if ta, ok, err := s.addressIndexTx(v.SpentTxID); err == nil && ok {
+			ta, ok, err := s.addressIndexTx(v.SpentTxID)
+			if err != nil {
+				return txJSON{}, err
+			}
+			if ok {
 				v.SpentHeight = ta.Height
 			}
 		}
@@ -314,7 +322,10 @@ func (s *Server) apiTx(ctx context.Context, ft *foundTx, spending bool) (txJSON,
 		out.Fees = strconv.FormatUint(valueIn-valueOut, 10)
 	}
 	if ft.Meta != nil {
-		out.Utxostore = s.recordState(ctx, ft.Meta)
+		var err error
+		if out.Utxostore, err = s.recordState(ctx, ft.Meta); err != nil {
+			return txJSON{}, err
+		}
 	}
 	return out, nil
 }
@@ -370,7 +381,7 @@ func (s *Server) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSO
 }
 
 // recordState is the store record's lifecycle, under "utxostore".
-func (s *Server) recordState(ctx context.Context, meta *utxo.Meta) *txState {
+func (s *Server) recordState(ctx context.Context, meta *utxo.Meta) (*txState, error) {
 	st := &txState{MinedBlocks: []minedJSON{}, Coinbase: meta.IsCoinbase, Locked: meta.Locked, Creating: meta.Creating,
 		Conflicting: meta.Conflicting, Frozen: meta.Frozen, External: meta.External, UnminedSince: meta.UnminedSince,
 		DeleteAtHeight: meta.DeleteAtHeight, PreserveUntil: meta.PreserveUntil, Records: meta.Records}
@@ -378,13 +389,17 @@ func (s *Server) recordState(ctx context.Context, meta *utxo.Meta) *txState {
 		m := minedJSON{BlockID: id}
 		if i < len(meta.BlockHeights) {
 			m.BlockHeight = meta.BlockHeights[i]
-			if b, ok, err := s.backend.BlockAt(ctx, m.BlockHeight); err == nil && ok {
+			b, ok, err := s.backend.BlockAt(ctx, m.BlockHeight)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
 				m.BlockHash = b.Hash.String()
 			}
 		}
 		st.MinedBlocks = append(st.MinedBlocks, m)
 	}
-	return st
+	return st, nil
 }
 
 // parseTxid reads a txid path parameter: 64 hex digits.

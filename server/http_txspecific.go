@@ -81,7 +81,11 @@ func (s *Server) txSpecific(ctx context.Context, param string) (*specificTxJSON,
 		VSize: (weight + 3) / 4, Weight: weight, LockTime: tx.LockTime, Hex: hex.EncodeToString(ft.Raw)}
 	if ft.Height >= 0 {
 		out.BlockHash, out.Time, out.BlockTime = ft.BlockHash.String(), ft.BlockTime, ft.BlockTime
-		if tip, ok, err := s.tipHeight(ctx); err == nil && ok && int64(tip) >= ft.Height {
+		tip, ok, err := s.tipHeight(ctx)
+		if err != nil {
+			return nil, http.StatusInternalServerError, err
+		}
+		if ok && int64(tip) >= ft.Height {
 			out.Confirmations = tip - uint32(ft.Height) + 1
 		}
 	}

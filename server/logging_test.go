@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -124,4 +125,61 @@ func anyMatches(recs []map[string]any, want map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// TestBlockReadFaultsAnswer500: when the store fails to read a block's
+// metadata, the handlers that add block fields to their answer (a mined
+// transaction's block hash, a block's next block) answer 500 and log it,
+// never a 200 without those fields.
+func TestBlockReadFaultsAnswer500(t *testing.T) {
+	ctx := context.Background()
+	eng := memory.New()
+	db, err := utxo.Open(ctx, eng, utxo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	blocks := server.MainnetBlocks(t, 3)
+	for _, b := range blocks {
+		if err := db.ConnectBlock(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var logged syncBuffer
+	srv, _ := serveForTest(t, db, server.Options{Logger: slog.New(slog.NewJSONHandler(&logged, nil))})
+	base := "http://" + srv.HTTPAddr()
+	minedInBlock1 := base + "/api/v2/tx/" + blocks[1].Txs[0].ID.String()
+	urls := []string{minedInBlock1, base + "/api/v2/block/0"}
+	for _, url := range urls {
+		if code := getCode(t, url); code != http.StatusOK {
+			t.Fatalf("%s over an intact store: HTTP %d", url, code)
+		}
+	}
+	// The store keeps each block's metadata under "block/HEIGHT" (package
+	// utxo, chainstate.go); a value that does not decode is a damaged one.
+	if err := eng.PutMeta(ctx, "block/0000000001", []byte("{")); err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range urls {
+		if code := getCode(t, url); code != http.StatusInternalServerError {
+			t.Errorf("%s with block 1's metadata damaged: HTTP %d, want 500", url, code)
+		}
+	}
+	recs := logged.records(t)
+	for _, route := range []string{"GET /api/v2/tx/{txid}", "GET /api/v2/block/{height}"} {
+		if !anyMatches(recs, map[string]any{"route": route, "status": float64(500)}) {
+			t.Errorf("no ERROR record for %s among %v", route, recs)
+		}
+	}
+}
+
+// getCode is the status code of a GET.
+func getCode(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
