@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -54,7 +55,29 @@ type statusJSON struct {
 		Utxos    *uint64 `json:"utxos,omitempty"`
 		Satoshis *uint64 `json:"satoshis,omitempty"`
 		Digest   string  `json:"digest,omitempty"`
+		// IndexTip and BlockStoreTip are the last blocks of the address
+		// index and the block store (absent when they are not kept or
+		// hold none), which the block path keeps level with the store's
+		// tip; NextHeight is the first block the daemon needs
+		// (blockpath.Path.Next).
+		IndexTip      *tipJSON `json:"indexTip,omitempty"`
+		BlockStoreTip *tipJSON `json:"blockStoreTip,omitempty"`
+		NextHeight    uint32   `json:"nextHeight"`
 	} `json:"utxostore"`
+}
+
+// tipJSON names a block.
+type tipJSON struct {
+	Height uint32 `json:"height"`
+	Hash   string `json:"hash"`
+}
+
+// levelJSON is a derived store's level, nil when it is not kept or empty.
+func levelJSON(l *blockpath.Level) *tipJSON {
+	if l == nil || !l.HasTip {
+		return nil
+	}
+	return &tipJSON{Height: l.Tip.Height, Hash: l.Tip.Hash.String()}
 }
 
 // summaryCache keeps the last Summary with the state of the store it was
@@ -127,7 +150,12 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	out.Backend.Chain, out.Backend.Version = s.opts.Network, "utxostore"
 	if tip := chainSum.Tip; chainSum.HasTip {
 		b.BestHeight, out.Backend.Blocks, out.Backend.BestBlockHash = tip.Height, tip.Height, tip.Hash.String()
-		if meta, ok, err := s.backend.BlockAt(r.Context(), tip.Height); err == nil && ok {
+		meta, ok, err := s.backend.BlockAt(r.Context(), tip.Height)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "reading the tip's block: %v", err)
+			return
+		}
+		if ok {
 			b.LastBlockTime = time.Unix(meta.Time, 0).UTC().Format(time.RFC3339)
 			out.Backend.Difficulty = difficulty(meta.Bits)
 		}
@@ -143,6 +171,16 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	b.LastMempoolTime = b.LastBlockTime
 	if blocks := s.backend.BlockStore(); blocks != nil {
 		b.DbSize, _ = blocks.DiskBytes()
+	}
+	levels, err := s.backend.Levels(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the stores' tips: %v", err)
+		return
+	}
+	u.IndexTip, u.BlockStoreTip = levelJSON(levels.Index), levelJSON(levels.Blocks)
+	if u.NextHeight, err = s.backend.NextHeight(r.Context()); err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the stores' tips: %v", err)
+		return
 	}
 	u.Engine, u.Network, u.Height, u.MedianBlockTime = s.opts.Engine, s.opts.Network, s.backend.GetBlockHeight(), s.backend.GetMedianBlockTime()
 	u.Blocks, u.Txs = chainSum.Blocks, chainSum.Txs
