@@ -12,18 +12,25 @@ import (
 
 // TestImportThroughADaemonSurvivesSIGKILL kills the daemon with SIGKILL
 // while `import --server` feeds it blocks, restarts it and reruns the
-// import, again and again: pebble and sozu, --sync always and block, with
-// and without the address index. Each kill comes after the import has had
-// a few more blocks acknowledged, so it lands anywhere in a block's writes.
-// Every store must end with the summary of a direct import, and every
-// index level with the store, holding the chain's balances.
+// import to its end, again and again: pebble and sozu, --sync always and
+// block, with the address index and the block store (twenty kills each)
+// and without them (three). Each kill comes after the import has had a
+// few more blocks acknowledged, so it lands anywhere in a block's path.
+// Every rerun must end with the summary of a direct import of the same
+// blocks and, on /api/status, the store, the index and the block store at
+// that tip; at the end the index holds the chain's balances.
 func TestImportThroughADaemonSurvivesSIGKILL(t *testing.T) {
-	kills, blocks := 20, 400
+	const step = 30 // blocks each round adds to the file
+	indexedKills, plainKills := 20, 3
 	if *long {
-		kills, blocks = 100, 1500
+		indexedKills, plainKills = 50, 10
 	}
-	chainFile := chainPrefix(t, blocks)
-	want := lastLine(t, "import", "--engine", "memory", "--quiet", chainFile)
+	files := make([]string, indexedKills)
+	wants := make([]string, indexedKills)
+	for i := range files {
+		files[i] = chainPrefix(t, 2*step+i*step)
+		wants[i] = lastLine(t, "import", "--engine", "memory", "--quiet", files[i])
+	}
 	type setup struct {
 		engine, sync string
 		index        bool
@@ -31,16 +38,17 @@ func TestImportThroughADaemonSurvivesSIGKILL(t *testing.T) {
 	var setups []setup
 	for _, engine := range []string{"pebble", "sozu"} {
 		for _, sync := range []string{"always", "block"} {
-			for _, index := range []bool{false, true} {
+			for _, index := range []bool{true, false} {
 				setups = append(setups, setup{engine, sync, index})
 			}
 		}
 	}
-	killsEach := (kills + len(setups) - 1) / len(setups)
 	for _, s := range setups {
 		name := s.engine + "/" + s.sync
+		kills := plainKills
 		if s.index {
 			name += "/index"
+			kills = indexedKills
 		}
 		t.Run(name, func(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "data")
@@ -49,23 +57,62 @@ func TestImportThroughADaemonSurvivesSIGKILL(t *testing.T) {
 			if s.index {
 				serve = append(serve, "--index")
 			}
-			for i := range killsEach {
-				killDaemonMidImport(t, startDaemon(t, serve...), 1+i%3, chainFile)
+			for i := range kills {
+				killDaemonMidImport(t, startDaemon(t, serve...), 1+i%3, files[i])
+				d := startDaemon(t, serve...)
+				stdout, stderr, err := run(t, "import", "--server", d.grpc, "--quiet", files[i])
+				if err != nil {
+					t.Fatalf("the import after SIGKILL %d of the daemon: %v\n%s\ndaemon:\n%s", i+1, err, stderr, d.log())
+				}
+				if got := finalLine(stdout); got != wants[i] {
+					t.Fatalf("after SIGKILL %d of the daemon, the rerun ends with:\n%s\nwant\n%s", i+1, got, wants[i])
+				}
+				checkLevel(t, d, s.index)
+				if err := d.stop(t, syscall.SIGTERM); err != nil {
+					t.Fatalf("SIGTERM: %v\n%s", err, d.log())
+				}
 			}
-			d := startDaemon(t, serve...)
-			if _, stderr, err := run(t, "import", "--server", d.grpc, "--quiet", chainFile); err != nil {
-				t.Fatalf("the import after %d SIGKILLs of the daemon: %v\n%s\ndaemon:\n%s", killsEach, err, stderr, d.log())
-			}
-			if err := d.stop(t, syscall.SIGTERM); err != nil {
-				t.Fatalf("SIGTERM: %v\n%s", err, d.log())
-			}
-			if got := lastLine(t, append([]string{"info"}, store...)...); got != want {
-				t.Fatalf("after %d SIGKILLs of the daemon and a rerun:\n%s\nwant\n%s", killsEach, got, want)
+			if got := lastLine(t, append([]string{"info"}, store...)...); got != wants[kills-1] {
+				t.Fatalf("after %d SIGKILLs of the daemon:\n%s\nwant\n%s", kills, got, wants[kills-1])
 			}
 			if s.index {
-				checkIndexHoldsChain(t, filepath.Join(data, "index"), chainFile, want)
+				checkIndexHoldsChain(t, filepath.Join(data, "index"), files[kills-1], wants[kills-1])
 			}
 		})
+	}
+}
+
+// checkLevel expects the daemon's /api/status to show the store, and with
+// indexed the address index and the block store, at one tip, with the
+// next height after it.
+func checkLevel(t *testing.T, d *daemon, indexed bool) {
+	t.Helper()
+	type tip struct {
+		Height uint32 `json:"height"`
+		Hash   string `json:"hash"`
+	}
+	var status struct {
+		Backend struct {
+			BestBlockHash string `json:"bestBlockHash"`
+		} `json:"backend"`
+		Utxostore struct {
+			Height        uint32 `json:"height"`
+			IndexTip      *tip   `json:"indexTip"`
+			BlockStoreTip *tip   `json:"blockStoreTip"`
+			NextHeight    uint32 `json:"nextHeight"`
+		} `json:"utxostore"`
+	}
+	getJSON(t, "http://"+d.http+"/api/status", &status)
+	u := status.Utxostore
+	want := tip{u.Height, status.Backend.BestBlockHash}
+	if u.NextHeight != u.Height+1 {
+		t.Fatalf("the daemon needs block %d next, its tip is at %d", u.NextHeight, u.Height)
+	}
+	if !indexed {
+		return
+	}
+	if u.IndexTip == nil || *u.IndexTip != want || u.BlockStoreTip == nil || *u.BlockStoreTip != want {
+		t.Fatalf("the store's tip is %+v, the index's %+v, the block store's %+v", want, u.IndexTip, u.BlockStoreTip)
 	}
 }
 
@@ -88,13 +135,13 @@ func checkOneTip(t *testing.T, d *daemon) {
 }
 
 // killDaemonMidImport runs `import --server` against d and SIGKILLs the
-// daemon once the import has reported `reports` progress lines (25 blocks
+// daemon once the import has reported `reports` progress lines (5 blocks
 // each, acknowledged by the daemon). The import must then fail. Before
 // the import, the daemon must report one tip.
 func killDaemonMidImport(t *testing.T, d *daemon, reports int, chainFile string) {
 	t.Helper()
 	checkOneTip(t, d)
-	imp, seen, stderr := startImport(t, reports, "import", "--server", d.grpc, "--progress-blocks", "25", chainFile)
+	imp, seen, stderr := startImport(t, reports, "import", "--server", d.grpc, "--progress-blocks", "5", chainFile)
 	if len(seen) < reports {
 		imp.Wait()
 		t.Fatalf("the import ended after %d progress lines, before the daemon could be killed:\n%s", len(seen), d.log())
