@@ -102,10 +102,14 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 		connected.Time, connected.Version, connected.Bits, connected.Nonce = h.Timestamp.Unix(), h.Version, h.Bits, h.Nonce
 		connected.MerkleRoot = &h.MerkleRoot
 	}
-	if err := db.saveBlock(ctx, b.Height, connected); err != nil {
-		return err
+	// The block before becomes a record of its own, and this block's
+	// metadata goes into the chain state that finishBlock writes last.
+	if cs.HasTip {
+		if err := db.saveBlock(ctx, cs.TipHeight, cs.TipBlock); err != nil {
+			return err
+		}
 	}
-	cs.HasTip, cs.TipHeight, cs.TipHash = true, b.Height, b.Hash
+	cs.HasTip, cs.TipHeight, cs.TipHash, cs.TipBlock = true, b.Height, b.Hash, connected
 	cs.NextBlockID++
 	cs.Blocks++
 	cs.Txs += uint64(len(b.Txs))
@@ -335,28 +339,34 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if !cs.HasTip || cs.TipHeight != b.Height || cs.TipHash != b.Hash {
 		return fmt.Errorf("%w: cannot disconnect block %s at height %d; the tip is %s at height %d", ErrNotTip, b.Hash, b.Height, cs.TipHash, cs.TipHeight)
 	}
-	connected, err := db.loadBlock(ctx, b.Height)
+	connected, err := db.blockOf(ctx, cs, b.Height)
 	if err != nil {
 		return err
 	}
-	if err := db.disconnectBlock(engine.DeferSync(ctx), b, connected); err != nil {
+	work := engine.DeferSync(ctx)
+	if err := db.disconnectBlock(work, b, connected); err != nil {
 		return errors.Join(err, db.settleFailed(ctx, cs))
 	}
 	cs.Blocks--
 	cs.Txs -= uint64(connected.Txs)
 	below := uint32(0)
 	if b.Height == 0 {
-		cs.HasTip, cs.TipHash = false, chainhash.Hash{}
+		cs.HasTip, cs.TipHash, cs.TipBlock = false, chainhash.Hash{}, nil
 	} else {
+		// The block below becomes the tip: its metadata moves into the
+		// chain state.
+		if cs.TipBlock, err = db.loadBlock(ctx, b.Height-1); err != nil {
+			return errors.Join(err, db.settleFailed(ctx, cs))
+		}
 		cs.TipHeight, cs.TipHash, below = b.Height-1, connected.PrevHash, b.Height-1
 	}
-	if err := db.finishBlock(ctx, cs, below); err != nil {
-		return err
+	// A record of the block (written when a block was connected on top of
+	// it) goes within the block's unit: the chain state holds the tip's
+	// metadata, so no crash leaves a tip without it.
+	if err := db.eng.PutMeta(work, blockMetaName(b.Height), nil); err != nil {
+		return errors.Join(storageErr("forgetting the block", err), db.settleFailed(ctx, cs))
 	}
-	// The block's metadata goes once the tip is below it: a crash before
-	// leaves metadata above the tip, which the next block there replaces,
-	// never a tip without its metadata (which could not be disconnected).
-	return storageErr("forgetting the block", db.eng.PutMeta(ctx, blockMetaName(b.Height), nil))
+	return db.finishBlock(ctx, cs, below)
 }
 
 // disconnectBlock undoes the block's effects on its transactions with

@@ -25,6 +25,12 @@ type chainState struct {
 	// chain, for the summary.
 	Blocks uint64 `json:"blocks"`
 	Txs    uint64 `json:"txs"`
+	// TipBlock is what the store remembers of the tip block. It lives
+	// here, not in a record of its own, so that it changes in the same
+	// write as the tip: a crash never leaves a tip without its metadata,
+	// nor metadata above the tip. A block's own record (blockMetaName) is
+	// written once the next block is connected on top of it.
+	TipBlock *connectedBlock `json:"tipBlock,omitempty"`
 }
 
 // connectedBlock is what the store remembers of each connected block so it
@@ -115,7 +121,7 @@ func (db *DB) BlockAt(ctx context.Context, height uint32) (info BlockInfo, ok bo
 	if err != nil || !cs.HasTip || height > cs.TipHeight {
 		return BlockInfo{}, false, err // metadata above the tip is a disconnected block's
 	}
-	b, err := db.loadBlock(ctx, height)
+	b, err := db.blockOf(ctx, cs, height)
 	if errors.Is(err, errNoBlock) {
 		return BlockInfo{}, false, nil
 	}
@@ -152,6 +158,19 @@ func (db *DB) ChainSummary(ctx context.Context) (ChainSummary, error) {
 }
 
 var errNoBlock = errors.New("no block at that height")
+
+// blockOf returns what the store remembers of the chain's block at height,
+// at most cs's tip: the tip's from the chain state, the others' from their
+// records.
+func (db *DB) blockOf(ctx context.Context, cs chainState, height uint32) (*connectedBlock, error) {
+	if cs.HasTip && height == cs.TipHeight {
+		if cs.TipBlock == nil {
+			return nil, errors.New("the store's chain state lacks its tip block's metadata: it is damaged")
+		}
+		return cs.TipBlock, nil
+	}
+	return db.loadBlock(ctx, height)
+}
 
 func (db *DB) loadBlock(ctx context.Context, height uint32) (*connectedBlock, error) {
 	raw, err := db.eng.GetMeta(ctx, blockMetaName(height))

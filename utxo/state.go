@@ -2,7 +2,6 @@ package utxo
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,53 +11,7 @@ import (
 
 // FormatVersion is the version of the record and metadata layout. A store
 // written with another version is refused rather than misread.
-const FormatVersion = 2
-
-// formatWithSeparateHeight is the format that kept the block height as a
-// metadata value of its own (metaSeparateHeight, 4 bytes big-endian) beside
-// the chain state. Open upgrades such a store in place: the height moves
-// into the chain state, and the internal state written next names
-// FormatVersion; a crash in between leaves format 1, and the next open
-// does it again.
-const (
-	formatWithSeparateHeight = 1
-	metaSeparateHeight       = "height"
-)
-
-// moveHeightIntoChainState writes a format-1 store's chain state with the
-// height in it, in one write. A store fed by blocks has its height at its
-// tip after every block, and format 1 wrote the tip first, so with a tip
-// the tip's height is taken: it is the newer of the two when a crash fell
-// between the writes. Without a tip, the height is what SetBlockHeight
-// last stored.
-func moveHeightIntoChainState(ctx context.Context, eng engine.Engine) error {
-	var cs chainState
-	raw, err := eng.GetMeta(ctx, metaChain)
-	if err != nil {
-		return fmt.Errorf("reading the chain state: %w", err)
-	}
-	if raw == nil {
-		cs.NextBlockID = 1
-	} else if err := json.Unmarshal(raw, &cs); err != nil {
-		return fmt.Errorf("the store's chain state is damaged: %w", err)
-	}
-	height, err := eng.GetMeta(ctx, metaSeparateHeight)
-	switch {
-	case err != nil:
-		return fmt.Errorf("reading the block height: %w", err)
-	case cs.HasTip:
-		cs.Height = cs.TipHeight
-	case len(height) == 4:
-		cs.Height = binary.BigEndian.Uint32(height)
-	case height != nil:
-		return fmt.Errorf("the store's block height is damaged: %d bytes, want 4", len(height))
-	}
-	raw, err = json.Marshal(cs)
-	if err != nil {
-		return err
-	}
-	return eng.PutMeta(ctx, metaChain, raw)
-}
+const FormatVersion = 3
 
 // The states of the dbState field, as Blockbook names them.
 const (
@@ -115,7 +68,7 @@ func checkInternalState(ctx context.Context, eng engine.Engine, network string, 
 				Hint: "the store's metadata is damaged; restore it from a backup or re-import into a new data directory"}
 		}
 		switch {
-		case found.Format != FormatVersion && found.Format != formatWithSeparateHeight:
+		case found.Format != FormatVersion:
 			return false, &StateError{Field: "format", Found: fmt.Sprint(found.Format), Want: fmt.Sprint(FormatVersion),
 				Hint: "it was written by another version of utxostore: use that version, or re-import into a new data directory"}
 		case found.Network != network:
@@ -129,15 +82,6 @@ func checkInternalState(ctx context.Context, eng engine.Engine, network string, 
 				Hint: "a previous run left it inconsistent; re-import into a new data directory"}
 		}
 		uncleanShutdown = found.DBState == dbStateOpen
-		if found.Format == formatWithSeparateHeight && readOnly {
-			return false, &StateError{Field: "format", Found: fmt.Sprint(found.Format), Want: fmt.Sprint(FormatVersion),
-				Hint: "it needs an upgrade, which opening it read-only does not make: open it once with a command that writes (serve or import), which upgrades it"}
-		}
-		if found.Format == formatWithSeparateHeight {
-			if err := moveHeightIntoChainState(ctx, eng); err != nil {
-				return false, fmt.Errorf("upgrading the store from format %d: %w", found.Format, err)
-			}
-		}
 	}
 	if readOnly {
 		return uncleanShutdown, nil
