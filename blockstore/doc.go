@@ -29,6 +29,8 @@
 // its location is committed, so a location always points at whole bytes.
 // Bytes written after the last committed location (a crash in between) are
 // cut off on Open. A block put again at a height the store holds (a reorg)
-// replaces the location of that height and drops those above; the old
-// bytes stay in their segment until it is pruned.
+// replaces the location of that height and drops those above, and DropFrom
+// drops a height and those above (a disconnection); the old bytes stay in
+// their segment until it is pruned. The block path (package blockpath)
+// keeps the block store level with the UTXO store.
 package blockstore

@@ -2,10 +2,13 @@
 // protocol: a version handshake, headers-first catch-up (getheaders, then
 // getdata for several blocks at once, connected in order), the node's
 // announcements at the tip (inv and headers), reorganisations in one
-// utxo.DB.Reorg call from the fork point its headers show, and the node's
-// unconfirmed transactions, applied as unmined (Spend, then Create: a
-// validator's order). An address index, when given, is fed the same
-// blocks and reorganisations. Relay sends a transaction the other way.
+// blockpath.Path.Reorg call from the fork point its headers show, and the
+// node's unconfirmed transactions, applied as unmined (Spend, then Create:
+// a validator's order). Blocks go through the block path (package
+// blockpath), which keeps them, connects them and indexes them; when the
+// path names a block a derived store lacks (Path.Next below the store's
+// tip), the follower asks the node for the store's own block again.
+// Relay sends a transaction the other way.
 //
 // It speaks the protocol with btcd's peer and wire packages, asking for
 // blocks and transactions in their non-witness form; the tests follow
@@ -13,13 +16,12 @@
 // chaincfg knows (BSV's own P2P magic is not among them), and a block
 // message may not exceed wire's 4 MB block payload.
 //
-// The raw blocks go to the block store (package blockstore), which the
-// API serves blocks and transactions from, before the store connects
-// them; a reorganisation, or a restart that finds the store's tip off the
-// node's chain, reads the blocks it disconnects from there, so the block
-// store keeps at least the newest RollbackWindow blocks (New refuses a
-// smaller retention). A fork deeper than the window is refused with a
-// message that says so.
+// The path keeps the raw blocks in its block store before the store
+// connects them; a reorganisation, or a restart that finds the store's tip
+// off the node's chain, reads the blocks it disconnects from there (and
+// asks the node for those it lacks), so the block store keeps at least the
+// newest RollbackWindow blocks (New refuses a smaller retention). A fork
+// deeper than the window is refused with a message that says so.
 //
 // Data from the node is checked before it reaches the store: headers that
 // do not form a chain, a block that does not parse, fails the block checks

@@ -42,11 +42,12 @@ blocks validated already; it is taken from the command line only.
 
 An interrupted import resumes: blocks the store already holds are skipped,
 after checking that the store's tip is the block at that height in FILE.
-With --server the daemon's tip is the one checked; when the daemon keeps
-the address index and a crash left it behind the store, the blocks from the
-index's tip on are sent again for the daemon to index. With --index, an
-index behind the store catches up from FILE, which must hold the blocks it
-lacks.
+With --index, the address index and the block store (DATA/blocks) take
+the same blocks; after a crash, what the block store keeps catches the
+index up, and the blocks neither holds are read again from FILE, which
+must start at or before the first of them. With --server the daemon's tip
+is the one checked, and sending starts at the height the daemon names as
+the next it needs.
 
 With --server ADDR the blocks go to a running daemon over gRPC instead
 (ConnectBlock; --tls, --tls-ca and --tls-server-name reach one serving TLS)
