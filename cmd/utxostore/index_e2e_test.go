@@ -215,12 +215,12 @@ func TestServeIndexesTheBlocksItsIndexLacks(t *testing.T) {
 	lastLine(t, "import", "--data", data, "--quiet", chainPrefix(t, 300))
 
 	d := startDaemon(t, "serve", "--index", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
-	mustContain(t, "the daemon's start", d.log(), "the address index lacks the store's blocks from height 0 on", "utxostore import --server")
+	mustContain(t, "the daemon's start", d.log(), "the block store and the address index lack the store's blocks from height 0 on", "utxostore import --server")
 	_, stderr, err := run(t, "import", "--server", d.grpc, "--start-height", "300", "--quiet", chainRange(t, 300, 400))
 	if err == nil {
 		t.Fatal("a new block was taken while the index lacks the store's blocks")
 	}
-	mustContain(t, "a new block while the index is behind", stderr, "FailedPrecondition", "the address index lacks the store's blocks from height 0 on", "refused until those are sent")
+	mustContain(t, "a new block while the index is behind", stderr, "FailedPrecondition", "the block store and the address index lack the store's blocks from height 0 on", "refused until those are sent")
 	if _, stderr, err := run(t, "import", "--server", d.grpc, "--quiet", chainFile); err != nil {
 		t.Fatalf("import --server: %v\n%s", err, stderr)
 	}
@@ -241,7 +241,7 @@ func TestImportRefusesFilesThatSkipWhatTheIndexLacks(t *testing.T) {
 	if err == nil {
 		t.Fatal("an import that skips the index's missing blocks succeeded")
 	}
-	mustContain(t, "the refused import", stderr, "the address index lacks the store's blocks from height 0 on", "--start-height 0 or lower")
+	mustContain(t, "the refused import", stderr, "the block store and the address index lack the store's blocks from height 0 on", "--start-height 0 or lower")
 	if got := lastLine(t, "info", "--data", data); got != before {
 		t.Fatalf("the refused import changed the store:\n%s\nwas\n%s", got, before)
 	}
