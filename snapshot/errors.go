@@ -47,13 +47,12 @@ func (e *MagicError) Error() string {
 
 // VersionError: the file is of a version this build does not read.
 type VersionError struct {
-	Format    string
-	Found     uint64
-	Supported []uint64
+	Format           string
+	Found, Supported string
 }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("%s version %d is not supported (this build reads version %v)", e.Format, e.Found, e.Supported)
+	return fmt.Sprintf("%s version %s is not supported (this build reads version %s)", e.Format, e.Found, e.Supported)
 }
 
 // NetworkError: the file is another network's than the one asked for.

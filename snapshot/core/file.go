@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
@@ -187,7 +188,7 @@ func NewReader(r io.Reader, network string) (*Reader, error) {
 		return nil, err
 	}
 	if version != Version {
-		return nil, rd.r.Fail(5, "version", &snapshot.VersionError{Format: formatName, Found: uint64(version), Supported: []uint64{Version}})
+		return nil, rd.r.Fail(5, "version", &snapshot.VersionError{Format: formatName, Found: strconv.Itoa(int(version)), Supported: strconv.Itoa(Version)})
 	}
 	h := &rd.header
 	if err := rd.r.Full(h.Network[:], "network magic"); err != nil {

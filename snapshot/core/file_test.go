@@ -267,7 +267,7 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("another magic: %v", err)
 	}
 	var versionErr *snapshot.VersionError
-	if err := readAll(change(5, 1), "mainnet"); !errors.As(err, &versionErr) || versionErr.Found != 1 {
+	if err := readAll(change(5, 1), "mainnet"); !errors.As(err, &versionErr) || versionErr.Found != "1" {
 		t.Errorf("version 1: %v", err)
 	}
 	var networkErr *snapshot.NetworkError

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
@@ -118,12 +119,43 @@ func (r *Reader) CompactSize(field string, limit uint64) (uint64, error) {
 	return v, nil
 }
 
+// Bytes reads an n-byte field into a new slice. The slice grows as the
+// bytes arrive, so a damaged length costs no more memory than the bytes
+// the stream holds.
+func (r *Reader) Bytes(n uint64, field string) ([]byte, error) {
+	const step = 1 << 20
+	b := make([]byte, 0, min(n, step))
+	for uint64(len(b)) < n {
+		chunk := min(n-uint64(len(b)), step)
+		b = slices.Grow(b, int(chunk))
+		at := len(b)
+		b = b[:at+int(chunk)]
+		if err := r.Full(b[at:], field); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
 // Skip discards n bytes.
 func (r *Reader) Skip(n int64, field string) error {
 	at := r.off
 	got, err := r.r.Discard(int(n))
 	r.off += int64(got)
 	return r.readErr(at, field, err)
+}
+
+// Peek returns the next n bytes without reading them, or fewer when the
+// stream ends before them.
+func (r *Reader) Peek(n int) ([]byte, error) {
+	b, err := r.r.Peek(n)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	if err != nil {
+		return nil, r.Fail(r.off, "next field", err)
+	}
+	return b, nil
 }
 
 // AtEnd reports whether the stream has no byte left.
