@@ -14,21 +14,6 @@ import (
 	"github.com/utxostore/utxostore/internal/testdata"
 )
 
-// teranodeDiffs are the SHA-256 digests of Teranode's own additions and
-// deletions files of Bitcoin blocks 169 and 170, committed in
-// bsv-blockchain/teranode at fb3d000 as
-// services/utxopersister/data/blockstore/<block hash>.utxo-{additions,deletions},
-// brought to what fb3d000's code writes. Those files were written by an
-// older build, whose magic ended in a NUL (fb3d000's ends in a space) and
-// which ended each file with a 32-byte end marker and two counts; when the
-// layout lost them, 47 of those 48 bytes were cut from the files, leaving
-// one 0x00 after block 170's additions. The digests are of the files with
-// the space, without that byte.
-var teranodeDiffs = map[uint32][2]string{
-	169: {"0b793cab3eb2bef42ce976262aec9913941221a195a65297501fa03248d9faf5", "3b0cafa9dbd0e6940d872c16bcf7c0fc1425e463b40618d2e669912d5a24a1f4"},
-	170: {"81d3983eddb2b6677cc4e47b3482595f00f2a97120e6e02853eac6fa9929b769", "79b540e921f1d9bc4e9057b4edcd38ab77929cfb37a22e62331d2adab0214ae1"},
-}
-
 // mainnetBlocks returns Bitcoin's blocks 0 to last from the shared data.
 func mainnetBlocks(t *testing.T, last uint32) []*chain.Block {
 	t.Helper()
@@ -72,18 +57,19 @@ func writeDiffs(t *testing.T, b *chain.Block, height uint32) (additions, deletio
 }
 
 // TestDiffsAsTeranodeWritesThem: the additions and deletions of blocks 169
-// and 170 are Teranode's, byte for byte; block 170's deletions, worked out
+// and 170 are Teranode's, byte for byte (testdata.TeranodeDiffs); block
+// 170's deletions, worked out
 // by hand, are the header and the one outpoint its second transaction
 // spends (output 0 of block 9's coinbase, 0437cd7f…).
 func TestDiffsAsTeranodeWritesThem(t *testing.T) {
 	blocks := mainnetBlocks(t, 170)
-	for height, want := range teranodeDiffs {
+	for height, want := range testdata.TeranodeDiffs {
 		add, del := writeDiffs(t, blocks[height], height)
-		if got := sha256.Sum256(add); hex.EncodeToString(got[:]) != want[0] {
-			t.Errorf("block %d additions (%d bytes): SHA-256 %x, Teranode's %s", height, len(add), got, want[0])
+		if got := sha256.Sum256(add); hex.EncodeToString(got[:]) != want.Additions {
+			t.Errorf("block %d additions (%d bytes): SHA-256 %x, Teranode's %s", height, len(add), got, want.Additions)
 		}
-		if got := sha256.Sum256(del); hex.EncodeToString(got[:]) != want[1] {
-			t.Errorf("block %d deletions (%d bytes): SHA-256 %x, Teranode's %s", height, len(del), got, want[1])
+		if got := sha256.Sum256(del); hex.EncodeToString(got[:]) != want.Deletions {
+			t.Errorf("block %d deletions (%d bytes): SHA-256 %x, Teranode's %s", height, len(del), got, want.Deletions)
 		}
 	}
 	_, del := writeDiffs(t, blocks[170], 170)
