@@ -10,5 +10,7 @@
 // A snapshot of a store holds the set Bitcoin Core would hold at the same
 // block (coinstats.Coin.InSet): the store's unspent outputs of the longest
 // chain, less the genesis block's coinbase and the outputs no script can
-// spend, in either format.
+// spend, in either format. The store itself keeps no zero-value output
+// whose script starts OP_FALSE OP_RETURN (utxo.StoredAsUTXO), which Core's
+// set holds: past the first such output of a chain, a snapshot lacks it.
 package snapshot

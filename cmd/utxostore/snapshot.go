@@ -36,7 +36,9 @@ or Teranode's (its utxopersister's files).
 A snapshot holds the set Bitcoin Core holds at the same block: the store's
 unspent outputs of the longest chain, less the genesis block's coinbase
 and the outputs no script can spend (a script that starts with OP_RETURN
-or is longer than 10,000 bytes). dump and load end with one JSON line of
+or is longer than 10,000 bytes). One difference remains: the store keeps
+no output of zero value whose script starts OP_FALSE OP_RETURN (a data
+carrier, by Teranode's rule), which Core's set holds. dump and load end with one JSON line of
 the set's statistics under the names of Core's RPC (gettxoutsetinfo):
 txouts, total_amount (in satoshis, where Core prints bitcoins),
 hash_serialized_3 and muhash.
@@ -104,8 +106,8 @@ snapshot. The store is opened read-only, so it must not be in use (stop
 the daemon first).
 
 --format core writes the file OUT in Bitcoin Core's dumptxoutset format,
-version 2, coin for coin and byte for byte the file Core writes at the
-same block. It does not say the block's height: give it to load.
+version 2, its coins in the order Core writes them (that of its coins
+database). It does not say the block's height: give it to load.
 
 --format teranode writes, in the directory OUT (created if need be),
 Teranode's <tip hash>.utxo-set and <tip hash>.utxo-headers, each with its
@@ -337,7 +339,9 @@ sync) spend the loaded coins like any other. A loaded transaction is known
 by its unspent outputs alone.
 
 --format core reads Bitcoin Core's dumptxoutset file (version 2) of the
-store's --network; it does not say its block's height: give --height.
+store's --network; it does not say its block's height (give --height)
+nor how many transactions the chain holds (info's txs then counts those
+of the blocks connected after it).
 --format teranode reads Teranode's <hash>.utxo-set file; its .sha256
 sidecar, when there, must agree, and its <hash>.utxo-headers beside it,
 when there, must end at the same block (the store then counts the
