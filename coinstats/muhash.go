@@ -15,7 +15,7 @@ import (
 // does not depend on their order, with removal. Its state is a numerator
 // (the product of the inserted elements) and a denominator (the product of
 // the removed ones); Finalize divides them. The zero value is the empty
-// set.
+// set. A MuHash is not safe for concurrent use.
 type MuHash struct {
 	// num and den are valid once started is set: the zero MuHash, not
 	// started, is the empty set.

@@ -10,7 +10,8 @@ import (
 // its value and its MuHash. A store can keep one per block: add each coin a
 // block creates, remove each it spends (or gather a block's changes in a
 // Stats of their own and Combine it), and save the result with
-// MarshalBinary. The zero value is the empty set.
+// MarshalBinary. The zero value is the empty set. A Stats is not safe
+// for concurrent use.
 type Stats struct {
 	// TxOuts counts the coins in the set.
 	TxOuts uint64
