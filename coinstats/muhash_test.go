@@ -173,3 +173,30 @@ func BenchmarkMuHashFinalize(b *testing.B) {
 		m.Finalize()
 	}
 }
+
+// BenchmarkMultiply is one multiplication modulo p as MuHash does it:
+// math/big's product and this package's reduction.
+func BenchmarkMultiply(b *testing.B) {
+	var x, y num3072
+	x.setBytes(bytes.Repeat([]byte{0xa5}, numBytes))
+	y.setBytes(bytes.Repeat([]byte{0x3c}, numBytes))
+	var m multiplier
+	b.ReportAllocs()
+	for b.Loop() {
+		m.mul(&x, &x, &y)
+	}
+}
+
+// BenchmarkMultiplyBigMod is the same with math/big's Mod, which divides:
+// what the specialised reduction saves.
+func BenchmarkMultiplyBigMod(b *testing.B) {
+	x := new(big.Int).SetBytes(bytes.Repeat([]byte{0xa5}, numBytes))
+	x.Mod(x, modulus)
+	y := new(big.Int).SetBytes(bytes.Repeat([]byte{0x3c}, numBytes))
+	product := new(big.Int)
+	b.ReportAllocs()
+	for b.Loop() {
+		product.Mul(x, y)
+		x.Mod(product, modulus)
+	}
+}
