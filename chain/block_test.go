@@ -136,7 +136,7 @@ func TestTruncatedBlock(t *testing.T) {
 // allocating for them.
 func TestHostileTxCount(t *testing.T) {
 	raw := make([]byte, HeaderSize, HeaderSize+20)
-	raw = appendCompactSize(raw, 1<<60)
+	raw = AppendCompactSize(raw, 1<<60)
 	raw = append(raw, make([]byte, 10)...)
 	if _, err := ParseBlock(raw); !errors.Is(err, ErrTruncated) {
 		t.Errorf("ParseBlock: %v, want ErrTruncated", err)

@@ -11,9 +11,9 @@ import "encoding/binary"
 // (canonical encodings only), which compactsize_test.go checks against
 // wire.ReadVarInt / wire.WriteVarInt.
 
-// decodeCompactSize decodes the CompactSize at the start of b, returning the
+// DecodeCompactSize decodes the CompactSize at the start of b, returning the
 // value and its width in bytes.
-func decodeCompactSize(b []byte) (value uint64, width int, err error) {
+func DecodeCompactSize(b []byte) (value uint64, width int, err error) {
 	if len(b) == 0 {
 		return 0, 0, ErrTruncated
 	}
@@ -65,8 +65,8 @@ func compactSizeWidth(first byte) int {
 	}
 }
 
-// appendCompactSize appends the canonical CompactSize encoding of v.
-func appendCompactSize(dst []byte, v uint64) []byte {
+// AppendCompactSize appends the canonical CompactSize encoding of v.
+func AppendCompactSize(dst []byte, v uint64) []byte {
 	switch {
 	case v < 0xfd:
 		return append(dst, byte(v))

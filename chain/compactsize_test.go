@@ -17,11 +17,11 @@ func TestCompactSizeMatchesWire(t *testing.T) {
 		if err := wire.WriteVarInt(&want, 0, v); err != nil {
 			t.Fatal(err)
 		}
-		got := appendCompactSize(nil, v)
+		got := AppendCompactSize(nil, v)
 		if !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("%#x: encoded %x, wire %x", v, got, want.Bytes())
 		}
-		back, width, err := decodeCompactSize(got)
+		back, width, err := DecodeCompactSize(got)
 		if err != nil || back != v || width != len(got) || compactSizeWidth(got[0]) != width {
 			t.Errorf("%#x: decoded %#x width %d err %v", v, back, width, err)
 		}
@@ -30,7 +30,7 @@ func TestCompactSizeMatchesWire(t *testing.T) {
 
 func TestCompactSizeRejects(t *testing.T) {
 	for _, b := range [][]byte{{0xfd, 0xfc, 0x00}, {0xfe, 0xff, 0xff, 0, 0}, {0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}} {
-		if _, _, err := decodeCompactSize(b); !errors.Is(err, ErrNonCanonicalVarInt) {
+		if _, _, err := DecodeCompactSize(b); !errors.Is(err, ErrNonCanonicalVarInt) {
 			t.Errorf("%x: %v, want ErrNonCanonicalVarInt", b, err)
 		}
 		if _, err := wire.ReadVarInt(bytes.NewReader(b), 0); err == nil {
@@ -38,7 +38,7 @@ func TestCompactSizeRejects(t *testing.T) {
 		}
 	}
 	for _, b := range [][]byte{{}, {0xfd, 0x00}, {0xfe, 0, 0, 0}, {0xff, 0, 0, 0, 0, 0, 0, 0}} {
-		if _, _, err := decodeCompactSize(b); !errors.Is(err, ErrTruncated) {
+		if _, _, err := DecodeCompactSize(b); !errors.Is(err, ErrTruncated) {
 			t.Errorf("%x: %v, want ErrTruncated", b, err)
 		}
 	}
@@ -46,15 +46,15 @@ func TestCompactSizeRejects(t *testing.T) {
 
 func FuzzCompactSize(f *testing.F) {
 	for _, v := range compactSizeEdges {
-		f.Add(appendCompactSize(nil, v))
+		f.Add(AppendCompactSize(nil, v))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, width, err := decodeCompactSize(b)
+		got, width, err := DecodeCompactSize(b)
 		want, wireErr := wire.ReadVarInt(bytes.NewReader(b), 0)
 		if (err == nil) != (wireErr == nil) || (err == nil && got != want) {
 			t.Fatalf("%x: ours %d %v, wire %d %v", b, got, err, want, wireErr)
 		}
-		if err == nil && !bytes.Equal(appendCompactSize(nil, got), b[:width]) {
+		if err == nil && !bytes.Equal(AppendCompactSize(nil, got), b[:width]) {
 			t.Fatalf("%x: does not re-encode", b)
 		}
 	})

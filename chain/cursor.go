@@ -50,7 +50,7 @@ func (c *cursor) hash() (chainhash.Hash, error) {
 }
 
 func (c *cursor) compactSize() (uint64, error) {
-	v, n, err := decodeCompactSize(c.buf[c.off:])
+	v, n, err := DecodeCompactSize(c.buf[c.off:])
 	if err != nil {
 		return 0, err
 	}

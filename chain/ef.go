@@ -120,7 +120,7 @@ func EncodeEF(tx *EFTx) ([]byte, error) {
 	b := make([]byte, 0, size)
 	b = binary.LittleEndian.AppendUint32(b, uint32(msg.Version))
 	b = append(b, efMarker[:]...)
-	b = appendCompactSize(b, uint64(len(msg.TxIn)))
+	b = AppendCompactSize(b, uint64(len(msg.TxIn)))
 	for i, in := range msg.TxIn {
 		b = append(b, in.PreviousOutPoint.Hash[:]...)
 		b = binary.LittleEndian.AppendUint32(b, in.PreviousOutPoint.Index)
@@ -128,7 +128,7 @@ func EncodeEF(tx *EFTx) ([]byte, error) {
 		b = binary.LittleEndian.AppendUint32(b, in.Sequence)
 		b = appendTxOut(b, tx.PrevOutputs[i])
 	}
-	b = appendCompactSize(b, uint64(len(msg.TxOut)))
+	b = AppendCompactSize(b, uint64(len(msg.TxOut)))
 	for _, out := range msg.TxOut {
 		b = appendTxOut(b, out)
 	}
@@ -151,7 +151,7 @@ func (e *EFTx) StandardTx() *Tx {
 }
 
 func appendVarBytes(b, data []byte) []byte {
-	return append(appendCompactSize(b, uint64(len(data))), data...)
+	return append(AppendCompactSize(b, uint64(len(data))), data...)
 }
 
 func appendTxOut(b []byte, out *wire.TxOut) []byte {

@@ -68,7 +68,7 @@ func seedTxs() [][]byte {
 func asBlock(txs ...[]byte) []byte {
 	b := make([]byte, HeaderSize)
 	b[0] = 1
-	b = appendCompactSize(b, uint64(len(txs)))
+	b = AppendCompactSize(b, uint64(len(txs)))
 	for _, tx := range txs {
 		b = append(b, tx...)
 	}
@@ -105,7 +105,7 @@ func FuzzParseBlock(f *testing.F) {
 	if bsv := seedBSVBlock(); bsv != nil {
 		blk, _ := ParseBlock(bsv)
 		small := append([]byte{}, bsv[:HeaderSize]...)
-		small = appendCompactSize(small, 3)
+		small = AppendCompactSize(small, 3)
 		for _, tx := range blk.Txs[:3] {
 			small = append(small, tx.Raw...)
 		}

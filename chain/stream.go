@@ -64,7 +64,7 @@ func (s *stream) appendCompactSize(dst []byte) ([]byte, uint64, error) {
 			return dst, 0, err
 		}
 	}
-	v, _, err := decodeCompactSize(dst[start:])
+	v, _, err := DecodeCompactSize(dst[start:])
 	return dst, v, err
 }
 

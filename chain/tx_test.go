@@ -36,7 +36,7 @@ func parseBothWays(t *testing.T, raw []byte) *Tx {
 		t.Fatal("txid differs from wire's TxHash")
 	}
 	block := make([]byte, HeaderSize, HeaderSize+1+len(raw))
-	block = append(appendCompactSize(block, 1), raw...)
+	block = append(AppendCompactSize(block, 1), raw...)
 	txs, err := readAllStreamed(block)
 	if err != nil || len(txs) != 1 {
 		t.Fatalf("BlockReader: %d txs, %v", len(txs), err)

@@ -17,9 +17,9 @@ func UTXOHash(txid chainhash.Hash, vout uint32, lockingScript []byte, satoshis u
 	var varint [9]byte
 	h := sha256.New()
 	h.Write(txid[:])
-	h.Write(appendCompactSize(varint[:0], uint64(vout)))
+	h.Write(AppendCompactSize(varint[:0], uint64(vout)))
 	h.Write(lockingScript)
-	h.Write(appendCompactSize(varint[:0], satoshis))
+	h.Write(AppendCompactSize(varint[:0], satoshis))
 	var sum [32]byte
 	h.Sum(sum[:0])
 	return sum

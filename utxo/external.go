@@ -122,17 +122,18 @@ func (c *txCache) offer(tx *chain.Tx, activeOutputs int) {
 	c.txs.Add(tx.ID, tx)
 }
 
-// maxOutputsOnlyIndex bounds the output index a .outputs file may name, so a
-// damaged file cannot make the store allocate without limit.
+// maxOutputsOnlyIndex bounds the output index a UTXOWrapper may name, so a
+// damaged one cannot make the store allocate without limit.
 const maxOutputsOnlyIndex = 1 << 26
 
-// outputsOnlyTx rebuilds a transaction from a .outputs blob: outputs only,
-// at their indexes (missing ones empty), no inputs. Enough for everything
-// the store reads an external transaction for: amounts and scripts.
+// outputsOnlyTx rebuilds a transaction from a UTXOWrapper (a .outputs blob,
+// or the outputs of an OutputsOnly record): outputs only, at their indexes
+// (missing ones empty), no inputs. Enough for everything the store reads
+// such a transaction for: amounts and scripts.
 func outputsOnlyTx(txid chainhash.Hash, raw []byte) (*chain.Tx, error) {
 	w, err := record.DecodeUTXOWrapper(raw)
 	if err != nil {
-		return nil, record.NewError(record.CodeStorageError, txid, 0, "external .outputs file is damaged: %v", err)
+		return nil, record.NewError(record.CodeStorageError, txid, 0, "the stored outputs are damaged: %v", err)
 	}
 	msg := wire.NewMsgTx(wire.TxVersion)
 	for _, u := range w.UTXOs {

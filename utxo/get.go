@@ -123,8 +123,12 @@ func (db *DB) readRecords(ctx context.Context, keys []engine.Key) ([]readResult,
 }
 
 // txOf returns the transaction of a master record, from the record or from
-// the blob store.
+// the blob store; of a transaction known by its outputs only, a transaction
+// of those outputs (see outputsOnlyTx).
 func (db *DB) txOf(ctx context.Context, master *record.Record) (*chain.Tx, error) {
+	if master.OutputsOnly {
+		return outputsOnlyTx(master.TxID, master.Tx)
+	}
 	if master.External {
 		tx, err := db.loadExternalTx(ctx, master.TxID)
 		if err == nil {
@@ -158,6 +162,7 @@ func metaFromRecords(recs []*record.Record, tx *chain.Tx) *Meta {
 		Creating:       m.Creating,
 		Conflicting:    m.Conflicting,
 		External:       m.External,
+		OutputsOnly:    m.OutputsOnly,
 		UnminedSince:   m.UnminedSince,
 		CreatedAt:      m.CreatedAt,
 		PreserveUntil:  m.PreserveUntil,

@@ -7,6 +7,12 @@
 // output to the record that holds it, runs the lock-record two-phase commit
 // for multi-record transactions and keeps delete-at-height and preservation
 // bookkeeping.
+//
+// A store can also start from a UTXO snapshot instead of the genesis block
+// (LoadSnapshot): a transaction it holds then is known by its unspent
+// outputs alone, kept in its record (OutputsOnly), its other outputs not
+// stored; snapshot.go says how such a record looks. ForEachCoin walks the
+// set the other way, for a snapshot of the store.
 package utxo
 
 import (

@@ -13,7 +13,6 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/utxostore/utxostore/chain"
-	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -89,43 +88,8 @@ func (db *DB) Summary(ctx context.Context) (Summary, error) {
 		}
 		return nil
 	}
-	// The child records of a transaction wider than one record need its
-	// master's verdict and bytes: they wait for the end of the walk.
-	var children []*record.Record
-	wide := map[chainhash.Hash]*chain.Tx{} // in the set, with child records
-	err = db.eng.ForEach(ctx, func(k engine.Key, v []byte) error {
-		r, err := record.Decode(v)
-		if err != nil {
-			if isLockRecord(v) {
-				return nil
-			}
-			return fmt.Errorf("record %x: %w", k, err)
-		}
-		if !r.IsMaster() {
-			children = append(children, r)
-			return nil
-		}
-		if r.Conflicting || r.UnminedSince != 0 || len(r.BlockIDs) == 0 {
-			return nil
-		}
-		tx, err := db.txOf(ctx, r)
-		if err != nil {
-			return err
-		}
-		if len(tx.Msg.TxOut) > len(r.Utxos) {
-			wide[r.TxID] = tx
-		}
-		return addRun(r, tx)
-	})
-	if err != nil {
-		return Summary{}, storageErr("walking the records", err)
-	}
-	for _, r := range children {
-		if tx := wide[r.TxID]; tx != nil {
-			if err := addRun(r, tx); err != nil {
-				return Summary{}, err
-			}
-		}
+	if err := db.walkSet(ctx, func(r *record.Record, st *setTx) error { return addRun(r, st.tx) }); err != nil {
+		return Summary{}, err
 	}
 	slices.SortFunc(runs, func(a, b summaryRun) int {
 		if c := bytes.Compare(a.display[:], b.display[:]); c != 0 {

@@ -84,7 +84,10 @@ func (m MinedBlockInfo) record() record.MinedBlockInfo {
 // Meta is what Get returns about a transaction.
 type Meta struct {
 	TxID chainhash.Hash
-	// Tx is the transaction; nil unless FieldTx was asked for.
+	// Tx is the transaction; nil unless FieldTx was asked for. Of a
+	// transaction known by its outputs only (OutputsOnly, or an external
+	// .outputs blob) it has no inputs, and empty outputs where those it
+	// has are not.
 	Tx          *chain.Tx
 	Fee         uint64
 	SizeInBytes uint64
@@ -95,12 +98,15 @@ type Meta struct {
 	BlockHeights []uint32
 	SubtreeIdxs  []int
 
-	IsCoinbase          bool
-	Locked              bool
-	Creating            bool
-	Conflicting         bool
-	Frozen              bool
-	External            bool
+	IsCoinbase  bool
+	Locked      bool
+	Creating    bool
+	Conflicting bool
+	Frozen      bool
+	External    bool
+	// OutputsOnly: the store has the transaction's outputs alone, as a UTXO
+	// snapshot gave them (see LoadSnapshot).
+	OutputsOnly         bool
 	ConflictingChildren []chainhash.Hash
 
 	UnminedSince   uint32

@@ -20,16 +20,17 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"import":  {"replay blocks from blk*.dat or raw block files into a store", runImport},
-	"info":    {"print the store's summary line (the same JSON object import ends with)", runInfo},
-	"inspect": {"show a transaction's records, lock record, external blob and flags", runInspect},
-	"verify":  {"check the store's consistency: records, counters, child records, indexes", runVerify},
-	"bench":   {"replay one workload on every engine and a Go map; compare speed, size and digests", runBench},
-	"sync":    {"follow a Bitcoin node over the P2P protocol: blocks, reorgs, its mempool", runSync},
-	"serve":   {"serve the store over gRPC and HTTP (Blockbook-shaped API, metrics, health)", runServe},
-	"config":  {"print the effective serve configuration and where each value came from", runConfig},
-	"client":  {"talk to a running daemon over gRPC (health, get, spend, import)", runClient},
-	"demo":    {"build a small synthetic chain in a temporary store and serve it", runDemo},
+	"import":   {"replay blocks from blk*.dat or raw block files into a store", runImport},
+	"info":     {"print the store's summary line (the same JSON object import ends with)", runInfo},
+	"inspect":  {"show a transaction's records, lock record, external blob and flags", runInspect},
+	"verify":   {"check the store's consistency: records, counters, child records, indexes", runVerify},
+	"bench":    {"replay one workload on every engine and a Go map; compare speed, size and digests", runBench},
+	"sync":     {"follow a Bitcoin node over the P2P protocol: blocks, reorgs, its mempool", runSync},
+	"serve":    {"serve the store over gRPC and HTTP (Blockbook-shaped API, metrics, health)", runServe},
+	"config":   {"print the effective serve configuration and where each value came from", runConfig},
+	"client":   {"talk to a running daemon over gRPC (health, get, spend, import)", runClient},
+	"demo":     {"build a small synthetic chain in a temporary store and serve it", runDemo},
+	"snapshot": {"the UTXO set as a file: dump, load (Bitcoin Core's and Teranode's formats), Teranode's block diffs", runSnapshot},
 }
 
 // newFlagSet is a command's flag set, whose usage is help followed by the

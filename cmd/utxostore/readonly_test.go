@@ -16,13 +16,15 @@ import (
 	"github.com/utxostore/utxostore/internal/dirstate"
 )
 
-// readingCommands are the commands that only read, on the store in data.
-func readingCommands(data, engineName string) [][]string {
+// readingCommands are the commands that only read, on the store in data
+// (a snapshot dump writes outside it).
+func readingCommands(t *testing.T, data, engineName string) [][]string {
 	store := []string{"--data", data}
 	commands := [][]string{
 		slices.Concat([]string{"info"}, store),
 		slices.Concat([]string{"verify"}, store),
 		slices.Concat([]string{"inspect"}, store, []string{someTxid}),
+		slices.Concat([]string{"snapshot", "dump", "--format", "core"}, store, []string{filepath.Join(t.TempDir(), "utxo.dat")}),
 	}
 	if engineName == "sozu" {
 		commands = append(commands, slices.Concat([]string{"inspect"}, store), slices.Concat([]string{"inspect", "--json"}, store))
@@ -37,7 +39,7 @@ func readingCommands(data, engineName string) [][]string {
 func readStoreUnchanged(t *testing.T, data, engineName string) (summary string) {
 	t.Helper()
 	before := dirstate.Of(t, data)
-	for _, args := range readingCommands(data, engineName) {
+	for _, args := range readingCommands(t, data, engineName) {
 		stdout, stderr, err := run(t, args...)
 		switch {
 		case args[0] == "inspect" && slices.Contains(args, someTxid):
@@ -54,8 +56,8 @@ func readStoreUnchanged(t *testing.T, data, engineName string) (summary string) 
 	return summary
 }
 
-// info, verify and inspect (with a txid, and without one on a sozu store)
-// open an existing store read-only: a store closed cleanly, and one whose
+// info, verify, inspect (with a txid, and without one on a sozu store) and
+// snapshot dump open an existing store read-only: a store closed cleanly, and one whose
 // import was killed, so that opening it replays a log, stay byte for byte
 // as they were, and info reports what a writing open of the same files
 // reports.

@@ -23,7 +23,8 @@ const (
 	flagCoinbase
 	flagHasTx
 	flagHasDeletedChildren
-	flagsKnown = flagHasDeletedChildren<<1 - 1
+	flagOutputsOnly
+	flagsKnown = flagOutputsOnly<<1 - 1
 )
 
 // Entry tags in the encoded utxos array.
@@ -40,7 +41,7 @@ const (
 //
 //	u8      FormatVersion (1)
 //	uvarint flags: frozen|locked<<1|creating<<2|conflicting<<3|external<<4|coinbase<<5|hasTx<<6|
-//	        hasDeletedChildren<<7
+//	        hasDeletedChildren<<7|outputsOnly<<8
 //	[32]    TxID
 //	        Index, FirstVout, Version, LockTime, Fee, SizeInBytes, SpendingHeight,
 //	        UnminedSince, CreatedAt (zig-zag), PreserveUntil, DeleteAtHeight,
@@ -157,6 +158,7 @@ func (r *Record) flags(hasTx bool) uint64 {
 		{r.Conflicting, flagConflicting}, {r.External, flagExternal},
 		{r.IsCoinbase, flagCoinbase}, {hasTx, flagHasTx},
 		{len(r.DeletedChildren) > 0, flagHasDeletedChildren},
+		{r.OutputsOnly, flagOutputsOnly},
 	} {
 		if f.set {
 			flags |= f.bit
@@ -320,6 +322,7 @@ func decodeHeader(b []byte, rec *Record) (reader, uint64, *Error) {
 	rec.Conflicting = flags&flagConflicting != 0
 	rec.External = flags&flagExternal != 0
 	rec.IsCoinbase = flags&flagCoinbase != 0
+	rec.OutputsOnly = flags&flagOutputsOnly != 0
 
 	rec.TxID = rd.hash()
 	rec.Index = rd.u32()

@@ -23,6 +23,10 @@ type BuildParams struct {
 	// External: the transaction bytes live in the blob store. Forced on for
 	// a transaction that needs more than one record (see Build).
 	External bool
+	// OutputsOnly: Tx holds only the transaction's outputs, as a
+	// UTXOWrapper (see Record.OutputsOnly); it stays in the master even
+	// when the transaction needs more than one record.
+	OutputsOnly bool
 
 	Version     uint32
 	LockTime    uint32
@@ -69,6 +73,9 @@ type BuildParams struct {
 // Rules taken from the reference:
 //   - more than one record forces External (and drops Tx): the caller must
 //     then write the transaction to the blob store. Check records[0].External.
+//     A transaction known by its outputs only (OutputsOnly) keeps them in
+//     the master instead: they are what a snapshot gives of it, with no
+//     transaction to put in a blob store.
 //   - a coinbase's SpendingHeight is CurrentHeight + 100, whatever the
 //     blocks in MinedBlocks (aerospike/create.go and sql.go count from
 //     Create's blockHeight); SetMined never changes it.
@@ -158,7 +165,8 @@ func Build(p BuildParams) ([]*Record, error) {
 		m.UnminedSince = p.CurrentHeight
 	}
 	m.CreatedAt = p.CreatedAt
-	m.External = p.External || count > 1
+	m.External = p.External || (count > 1 && !p.OutputsOnly)
+	m.OutputsOnly = p.OutputsOnly && !m.External
 	if !m.External {
 		m.Tx = p.Tx
 	}

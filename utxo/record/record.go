@@ -88,7 +88,13 @@ type Record struct {
 	// Reassignments is the history of alert-system reassignments.
 	Reassignments []Reassignment
 	// Tx is the raw (extended) transaction; nil when External or on children.
+	// When OutputsOnly it holds the transaction's outputs instead.
 	Tx []byte
+	// OutputsOnly marks a transaction known by its outputs alone, as a UTXO
+	// snapshot gives them (no inputs, no version, no lock time): Tx holds
+	// those outputs as a UTXOWrapper, the layout of an external .outputs
+	// blob, and is kept in the master whatever the number of records.
+	OutputsOnly bool
 
 	// Version and LockTime of the transaction (common metadata).
 	Version  uint32

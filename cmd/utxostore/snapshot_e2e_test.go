@@ -1,0 +1,361 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/utxostore/utxostore/internal/testdata"
+	"github.com/utxostore/utxostore/snapshot/core"
+)
+
+const btcFile = "btc-mainnet-0-14131.blk"
+
+// The facts of the shared data's README for the set after its last block,
+// without the genesis coinbase, as Bitcoin Core counts it.
+const (
+	btcCoreTxOuts      = 13416
+	btcCoreTotalAmount = 70_655_000_000_000
+	btcTip             = 14131
+)
+
+var (
+	importedOnce sync.Once
+	importedDir  string
+	importedErr  error
+)
+
+// importedStore returns a store that imported the shared Bitcoin blocks,
+// made once for the tests that only read it.
+func importedStore(t *testing.T) string {
+	t.Helper()
+	file := testdata.Path(t, btcFile)
+	importedOnce.Do(func() {
+		importedDir = filepath.Join(filepath.Dir(utxostoreBin), "imported")
+		_, stderr, err := run(t, "import", "--quiet", "--sync", "block", "--data", importedDir, file)
+		if err != nil {
+			importedErr = fmt.Errorf("import: %v\n%s", err, stderr)
+		}
+	})
+	if importedErr != nil {
+		t.Fatal(importedErr)
+	}
+	return importedDir
+}
+
+// snapshotLine is the JSON line dump and load end with.
+type snapshotLine struct {
+	Format          string `json:"format"`
+	Path            string `json:"path"`
+	BaseHash        string `json:"base_hash"`
+	BaseHeight      uint32 `json:"base_height"`
+	TxOuts          uint64 `json:"txouts"`
+	TotalAmount     uint64 `json:"total_amount"`
+	HashSerialized3 string `json:"hash_serialized_3"`
+	MuHash          string `json:"muhash"`
+}
+
+func (s snapshotLine) stats() string {
+	return fmt.Sprintf("txouts %d total_amount %d hash_serialized_3 %s muhash %s", s.TxOuts, s.TotalAmount, s.HashSerialized3, s.MuHash)
+}
+
+// runSnapshotCmd runs a snapshot command that must succeed and returns its
+// JSON line.
+func runSnapshotCmd(t *testing.T, args ...string) snapshotLine {
+	t.Helper()
+	stdout, stderr, err := run(t, append([]string{"snapshot"}, args...)...)
+	if err != nil {
+		t.Fatalf("snapshot %v: %v\n%s", args, err, stderr)
+	}
+	var line snapshotLine
+	if err := json.Unmarshal([]byte(strings.TrimSpace(stdout)), &line); err != nil {
+		t.Fatalf("snapshot %v printed %q: %v", args, stdout, err)
+	}
+	return line
+}
+
+// summaryOf runs info on a store.
+func summaryOf(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	stdout, stderr, err := run(t, "info", "--data", dir)
+	if err != nil {
+		t.Fatalf("info: %v\n%s", err, stderr)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// independentStats computes the statistics of the coins of a Core dump
+// with coinstats' Python implementation (its own serialization, ChaCha20
+// and big integers), reading the coins with this package's reader.
+func independentStats(t *testing.T, dump string) map[string]any {
+	t.Helper()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("skipping: python3 is not installed; the independent statistics are a Python script")
+	}
+	f, err := os.Open(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := core.NewReader(f, "mainnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var input bytes.Buffer
+	for {
+		coins, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range coins {
+			cb := 0
+			if c.Coinbase {
+				cb = 1
+			}
+			fmt.Fprintf(&input, "add %x %d %d %d %d s%x\n", c.TxID[:], c.Vout, c.Height, cb, c.Value, c.Script)
+		}
+	}
+	cmd := exec.Command(python, filepath.Join("..", "..", "coinstats", "testdata", "coinstats.py"))
+	cmd.Stdin = &input
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("coinstats.py: %v\n%s", err, stderr.String())
+	}
+	var stats map[string]any
+	if err := json.Unmarshal(out, &stats); err != nil {
+		t.Fatal(err)
+	}
+	return stats
+}
+
+// noLeftovers fails if the directory holds anything whose name contains
+// part: what a failed load or dump must not leave.
+func noLeftovers(t *testing.T, dir, part string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), part) {
+			t.Errorf("left behind in %s: %s", dir, e.Name())
+		}
+	}
+}
+
+// TestSnapshotCoreDumpAndLoad dumps the imported Bitcoin chain in Core's
+// format: the set Core holds after block 14131 (13,416 coins, 706,550
+// BTC, no genesis coinbase), with the statistics an independent
+// implementation computes from the file. Loaded into a new directory it
+// gives the same statistics, info's summary of the same set at the same
+// tip, and the same file dumped again.
+func TestSnapshotCoreDumpAndLoad(t *testing.T) {
+	store := importedStore(t)
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "utxo.dat")
+	dumped := runSnapshotCmd(t, "dump", "--format", "core", "--data", store, dump)
+	if dumped.TxOuts != btcCoreTxOuts || dumped.TotalAmount != btcCoreTotalAmount || dumped.BaseHeight != btcTip ||
+		dumped.BaseHash != lastBlockHash(t, testdata.Path(t, btcFile)).String() || dumped.Path != dump {
+		t.Fatalf("dump: %+v", dumped)
+	}
+	indep := independentStats(t, dump)
+	if indep["txouts"] != float64(btcCoreTxOuts) || indep["total_amount"] != float64(btcCoreTotalAmount) ||
+		indep["muhash"] != dumped.MuHash || indep["hash_serialized_3"] != dumped.HashSerialized3 {
+		t.Fatalf("dump: %s\nindependent: %v", dumped.stats(), indep)
+	}
+
+	loadedDir := filepath.Join(dir, "loaded")
+	loaded := runSnapshotCmd(t, "load", "--format", "core", "--height", "14131", "--expect-hash", dumped.HashSerialized3, "--data", loadedDir, dump)
+	if loaded.stats() != dumped.stats() || loaded.BaseHash != dumped.BaseHash || loaded.BaseHeight != btcTip {
+		t.Fatalf("load: %+v\ndump: %+v", loaded, dumped)
+	}
+	sum := summaryOf(t, loadedDir)
+	if sum["utxos"] != float64(btcCoreTxOuts) || sum["satoshis"] != float64(btcCoreTotalAmount) || sum["height"] != float64(btcTip) || sum["blocks"] != float64(btcTip+1) {
+		t.Fatalf("info of the loaded store: %v", sum)
+	}
+	again := filepath.Join(dir, "again.dat")
+	if redumped := runSnapshotCmd(t, "dump", "--format", "core", "--data", loadedDir, again); redumped.stats() != dumped.stats() {
+		t.Fatalf("dump of the loaded store: %+v", redumped)
+	}
+	first, _ := os.ReadFile(dump)
+	second, _ := os.ReadFile(again)
+	if !bytes.Equal(first, second) {
+		t.Fatalf("the loaded store's dump (%d bytes) differs from the dump it was loaded from (%d bytes)", len(second), len(first))
+	}
+}
+
+// TestSnapshotLoadRefusals: a load that fails, for any reason, leaves no
+// store and nothing beside where it would have been; the reason is said.
+func TestSnapshotLoadRefusals(t *testing.T) {
+	store := importedStore(t)
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "utxo.dat")
+	runSnapshotCmd(t, "dump", "--format", "core", "--data", store, dump)
+	raw, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(dir, "truncated.dat")
+	os.WriteFile(truncated, raw[:len(raw)/2], 0o644)
+	otherVersion := filepath.Join(dir, "version3.dat")
+	os.WriteFile(otherVersion, append([]byte("utxo\xff\x03\x00"), raw[7:]...), 0o644)
+	corrupt := filepath.Join(dir, "corrupt.dat")
+	bad := bytes.Clone(raw)
+	bad[5+2+4+32+8+32] = 0 // the first transaction's coin count
+	os.WriteFile(corrupt, bad, 0o644)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"another hash", []string{"--height", "14131", "--expect-hash", strings.Repeat("ab", 32), dump}, 1, "not the expected " + strings.Repeat("ab", 32)},
+		{"truncated", []string{"--height", "14131", truncated}, 1, "the file ends early"},
+		{"corrupt", []string{"--height", "14131", corrupt}, 1, "corrupt"},
+		{"another version", []string{"--height", "14131", otherVersion}, 1, "version 3 is not supported"},
+		{"another network", []string{"--height", "14131", "--network", "testnet3", dump}, 1, "the snapshot is mainnet's, not testnet3's"},
+		{"no height", []string{dump}, 2, "give --height"},
+		{"coins above the height", []string{"--height", "14000", dump}, 1, "above the snapshot's block"},
+	} {
+		target := filepath.Join(dir, "store-"+strings.ReplaceAll(tc.name, " ", "-"))
+		args := append([]string{"snapshot", "load", "--format", "core", "--data", target}, tc.args...)
+		_, stderr, err := run(t, args...)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != tc.code || !strings.Contains(stderr, tc.says) {
+			t.Errorf("%s: %v (want exit status %d), stderr:\n%s\nwant it to say %q", tc.name, err, tc.code, stderr, tc.says)
+		}
+		if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: %s exists after the refusal", tc.name, target)
+		}
+	}
+	noLeftovers(t, dir, ".loading-")
+	if _, stderr, err := run(t, "snapshot", "load", "--format", "core", "--height", "14131", "--data", store, dump); err == nil || !strings.Contains(stderr, "holds a sozu store already") {
+		t.Errorf("a load into a data directory holding a store: %v\n%s", err, stderr)
+	}
+}
+
+// TestSnapshotTeranodeDumpAndLoad dumps the imported chain as Teranode's
+// UTXO set and headers, each with its sidecar; the set is Core's (the same
+// statistics as a core dump), and loading it gives the same statistics and
+// the chain's transaction count from the headers. A set file changed after
+// its sidecar was written is refused, and a store loaded from a snapshot,
+// which lacks the headers below it, cannot dump one.
+func TestSnapshotTeranodeDumpAndLoad(t *testing.T) {
+	store := importedStore(t)
+	dir := t.TempDir()
+	coreDump := runSnapshotCmd(t, "dump", "--format", "core", "--data", store, filepath.Join(dir, "utxo.dat"))
+	out := filepath.Join(dir, "teranode")
+	dumped := runSnapshotCmd(t, "dump", "--format", "teranode", "--data", store, out)
+	if dumped.stats() != coreDump.stats() || dumped.BaseHash != coreDump.BaseHash {
+		t.Fatalf("teranode dump %s\ncore dump %s", dumped.stats(), coreDump.stats())
+	}
+	set := filepath.Join(out, dumped.BaseHash+".utxo-set")
+	for _, file := range []string{set, filepath.Join(out, dumped.BaseHash+".utxo-headers")} {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(raw)
+		sidecar, _ := os.ReadFile(file + ".sha256")
+		if want := hex.EncodeToString(sum[:]) + "  " + filepath.Base(file) + "\n"; string(sidecar) != want {
+			t.Errorf("sidecar of %s: %q, want %q", filepath.Base(file), sidecar, want)
+		}
+	}
+
+	loadedDir := filepath.Join(dir, "loaded")
+	loaded := runSnapshotCmd(t, "load", "--format", "teranode", "--expect-hash", coreDump.HashSerialized3, "--data", loadedDir, set)
+	if loaded.stats() != coreDump.stats() || loaded.BaseHeight != btcTip {
+		t.Fatalf("load: %+v", loaded)
+	}
+	sum := summaryOf(t, loadedDir)
+	if sum["utxos"] != float64(btcCoreTxOuts) || sum["satoshis"] != float64(btcCoreTotalAmount) || sum["txs"] != float64(14247) || sum["blocks"] != float64(btcTip+1) {
+		t.Fatalf("info of the loaded store: %v", sum)
+	}
+
+	raw, _ := os.ReadFile(set)
+	raw[len(raw)/2] ^= 1
+	os.WriteFile(set, raw, 0o644)
+	target := filepath.Join(dir, "from-changed")
+	if _, stderr, err := run(t, "snapshot", "load", "--format", "teranode", "--data", target, set); err == nil || !strings.Contains(stderr, "SHA-256") {
+		t.Errorf("a set file that differs from its sidecar: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s exists after the refusal", target)
+	}
+
+	fromLoaded := filepath.Join(dir, "from-loaded")
+	if _, stderr, err := run(t, "snapshot", "dump", "--format", "teranode", "--data", loadedDir, fromLoaded); err == nil || !strings.Contains(stderr, "no header of the block at height 0") {
+		t.Errorf("a teranode dump of a loaded store: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(fromLoaded); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s exists after the refusal", fromLoaded)
+	}
+}
+
+// TestSnapshotTeranodeDiffs writes the additions and deletions of blocks
+// 169 and 170 from the block file: they are Teranode's own files of those
+// blocks, byte for byte (testdata.TeranodeDiffs), each with its sidecar.
+func TestSnapshotTeranodeDiffs(t *testing.T) {
+	blocks := testdata.Path(t, btcFile)
+	out := t.TempDir()
+	stdout, stderr, err := run(t, "snapshot", "diffs", "--format", "teranode", "--from", "169", "--to", "170", "--blocks", blocks, out)
+	if err != nil {
+		t.Fatalf("diffs: %v\n%s", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("diffs printed %q", stdout)
+	}
+	for i, line := range lines {
+		var written struct {
+			Height               uint32
+			Hash                 string
+			Additions, Deletions string
+		}
+		if err := json.Unmarshal([]byte(line), &written); err != nil {
+			t.Fatal(err)
+		}
+		want, ok := testdata.TeranodeDiffs[written.Height]
+		if !ok || written.Height != uint32(169+i) {
+			t.Fatalf("line %d: %s", i, line)
+		}
+		for _, f := range []struct{ path, want string }{{written.Additions, want.Additions}, {written.Deletions, want.Deletions}} {
+			if filepath.Dir(f.path) != out || !strings.HasPrefix(filepath.Base(f.path), written.Hash+".utxo-") {
+				t.Errorf("block %d: file %s", written.Height, f.path)
+			}
+			raw, err := os.ReadFile(f.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(raw)
+			if got := hex.EncodeToString(sum[:]); got != f.want {
+				t.Errorf("%s: SHA-256 %s, Teranode's %s", filepath.Base(f.path), got, f.want)
+			}
+			sidecar, _ := os.ReadFile(f.path + ".sha256")
+			if string(sidecar) != f.want+"  "+filepath.Base(f.path)+"\n" {
+				t.Errorf("sidecar of %s: %q", filepath.Base(f.path), sidecar)
+			}
+		}
+	}
+	if _, stderr, err := run(t, "snapshot", "diffs", "--format", "teranode", "--from", "14131", "--to", "14132", "--blocks", blocks, t.TempDir()); err == nil || !strings.Contains(stderr, "ends at height 14131") {
+		t.Errorf("--to past the file: %v\n%s", err, stderr)
+	}
+}
