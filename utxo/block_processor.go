@@ -343,6 +343,17 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if err != nil {
 		return err
 	}
+	if connected.ID == 0 {
+		return fmt.Errorf("%w: block %s at height %d is the snapshot the store was loaded from, never connected to it, so it cannot be disconnected", errNoBlock, b.Hash, b.Height)
+	}
+	// The block below becomes the tip: its metadata moves into the chain
+	// state. It is read before anything changes.
+	var newTip *connectedBlock
+	if b.Height > 0 {
+		if newTip, err = db.loadBlock(ctx, b.Height-1); err != nil {
+			return err
+		}
+	}
 	work := engine.DeferSync(ctx)
 	if err := db.disconnectBlock(work, b, connected); err != nil {
 		return errors.Join(err, db.settleFailed(ctx, cs))
@@ -353,12 +364,7 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if b.Height == 0 {
 		cs.HasTip, cs.TipHash, cs.TipBlock = false, chainhash.Hash{}, nil
 	} else {
-		// The block below becomes the tip: its metadata moves into the
-		// chain state.
-		if cs.TipBlock, err = db.loadBlock(ctx, b.Height-1); err != nil {
-			return errors.Join(err, db.settleFailed(ctx, cs))
-		}
-		cs.TipHeight, cs.TipHash, below = b.Height-1, connected.PrevHash, b.Height-1
+		cs.TipHeight, cs.TipHash, cs.TipBlock, below = b.Height-1, connected.PrevHash, newTip, b.Height-1
 	}
 	// A record of the block (written when a block was connected on top of
 	// it) goes within the block's unit: the chain state holds the tip's

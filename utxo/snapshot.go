@@ -187,8 +187,10 @@ func (l *SnapshotLoader) Finish(ctx context.Context) error {
 	db := l.db
 	db.chainMu.Lock()
 	defer db.chainMu.Unlock()
+	// Of the snapshot's block the store knows only its hash: it was never
+	// connected, so it cannot be disconnected either.
 	cs := chainState{Height: l.base.Height, HasTip: true, TipHeight: l.base.Height, TipHash: l.base.Hash,
-		NextBlockID: 1, Blocks: uint64(l.base.Height) + 1, Txs: l.base.Txs}
+		NextBlockID: 1, Blocks: uint64(l.base.Height) + 1, Txs: l.base.Txs, TipBlock: &connectedBlock{Hash: l.base.Hash}}
 	if err := db.useHeight(ctx, cs.Height); err != nil {
 		return err
 	}

@@ -108,8 +108,12 @@ func TestSnapshotThenFollowTheChain(t *testing.T) {
 	if got, want := summary(t, loaded), summary(t, full); got.Digest != want.Digest || got.Utxos != want.Utxos {
 		t.Fatalf("back at the snapshot's block: loaded %+v\nreplayed %+v", got, want)
 	}
+	before := summary(t, loaded)
 	if err := loaded.DisconnectBlock(ctx, blocks[base]); !errors.Is(err, errNoBlock) {
 		t.Fatalf("disconnecting the snapshot's block: %v", err)
+	}
+	if after := summary(t, loaded); after != before {
+		t.Fatalf("the refused disconnection changed the store:\n%+v\nwas\n%+v", after, before)
 	}
 }
 

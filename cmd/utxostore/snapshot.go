@@ -658,16 +658,15 @@ func runSnapshotDiffs(ctx context.Context, args []string) error {
 		if height < uint32(*from) {
 			return nil
 		}
-		txs, err := readAll(r)
+		b, err := r.ReadBlock()
 		if err != nil {
 			return fmt.Errorf("%s: block at height %d: %w", path, height, err)
 		}
-		info := r.Info()
-		add, del, err := writeDiffs(dir, info.Hash, height, txs)
+		add, del, err := writeDiffs(dir, b.Hash, height, b.Txs)
 		if err != nil {
 			return err
 		}
-		return printJSONLine(map[string]any{"height": height, "hash": info.Hash.String(), "additions": add, "deletions": del})
+		return printJSONLine(map[string]any{"height": height, "hash": b.Hash.String(), "additions": add, "deletions": del})
 	})
 	if err != nil && !errors.Is(err, errDone) {
 		return err
