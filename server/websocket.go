@@ -129,7 +129,8 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	var done sync.WaitGroup
 	done.Add(2)
-	go func() { defer done.Done(); c.write(ctx) }()
+	// A writer that gives up (the client reads nothing) ends the rest.
+	go func() { defer done.Done(); defer cancel(); c.write(ctx) }()
 	go func() { defer done.Done(); s.wsWork(ctx, c) }()
 	defer func() { cancel(); conn.Close(); done.Wait() }()
 	maxRequest := s.wsMaxRequest()
@@ -183,22 +184,25 @@ const wsMessageHead = 4 << 10
 // nothing: a message too long costs the daemon one buffer of max bytes at
 // most, for as long as it takes to read.
 func readMessage(r io.Reader, max int64) (msg []byte, whole bool, err error) {
+	ended := func(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) }
 	head := make([]byte, min(wsMessageHead, max+1))
 	n, err := io.ReadFull(r, head)
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if ended(err) {
 		return head[:n], true, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	rest := make([]byte, max+1)
-	copy(rest, head)
-	n, err = io.ReadFull(r, rest[len(head):])
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return rest[:len(head)+n], true, nil
-	}
-	if err != nil {
-		return nil, false, err
+	if int64(len(head)) <= max {
+		msg = make([]byte, max+1)
+		copy(msg, head)
+		n, err = io.ReadFull(r, msg[len(head):])
+		if ended(err) {
+			return msg[:len(head)+n], true, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
 	}
 	_, err = io.Copy(io.Discard, r)
 	return head, false, err

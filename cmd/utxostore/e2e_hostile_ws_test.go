@@ -226,3 +226,38 @@ func TestWebsocketBurstIsAnsweredNotDropped(t *testing.T) {
 	}
 	mustContain(t, "a ping after the bad messages", wsRoundTrip(t, ws, "ping", map[string]any{}), "{}")
 }
+
+// TestWebsocketClientThatNeverReadsIsDisconnected: a client that sends
+// requests and reads nothing is disconnected once the daemon cannot write
+// to it, and its websocket slot (--max-websockets 1) serves the next
+// client.
+func TestWebsocketClientThatNeverReadsIsDisconnected(t *testing.T) {
+	d := startDaemon(t, "serve", "--engine", "memory", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--max-websockets", "1")
+	deaf := dialWebsocket(t, d)
+	sent := make(chan int, 1)
+	go func() {
+		n := 0
+		deaf.SetWriteDeadline(time.Now().Add(90 * time.Second))
+		for deaf.WriteJSON(map[string]any{"id": strconv.Itoa(n), "method": "getInfo", "params": map[string]any{}}) == nil {
+			n++
+		}
+		sent <- n
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ws, resp, err := websocket.DefaultDialer.Dial("ws://"+d.http+"/websocket", nil)
+		if err == nil {
+			ws.Close()
+			break
+		}
+		if resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("a second websocket: want 429 while the first holds the slot, got %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the client that reads nothing still holds its websocket 60s on")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	deaf.Close()
+	t.Logf("the client sent %d requests before its connection closed", <-sent)
+}
