@@ -48,8 +48,9 @@ const (
 	// DefaultWSMaxAddressesTotal bounds the subscriptions of every
 	// websocket together, about 15 MB of them.
 	DefaultWSMaxAddressesTotal = 100_000
-	// DefaultWSQueue is the answers and pushes one websocket may leave
-	// unread before its requests are answered "too many requests".
+	// DefaultWSQueue is the requests one websocket may have unanswered or
+	// their answers unread before its next are answered "too many
+	// requests".
 	DefaultWSQueue = 256
 	// DefaultXpubGap and DefaultMaxXpubGap are Blockbook v0.3.4's default
 	// and largest gap of unused addresses (defaultAddressesGap and
@@ -124,10 +125,11 @@ type Options struct {
 	// WSMaxAddressesTotal those of every websocket together.
 	WSMaxAddresses      int
 	WSMaxAddressesTotal int
-	// WSQueue is the answers and pushes one websocket may leave unread;
-	// past it its requests are answered "too many requests", and a client
-	// that leaves as many of those unread is disconnected with a close
-	// frame.
+	// WSQueue is the requests one websocket may have unanswered or their
+	// answers unread; past it its requests are answered "too many
+	// requests" unworked. A client that reads nothing is disconnected once
+	// its answers cannot be written, and one too slow for its pushes with
+	// a close frame.
 	WSQueue int
 	// MaxXpubGap bounds an xpub request's gap (Blockbook's largest is the
 	// default); MaxXpubAddresses the addresses one xpub request derives;

@@ -106,7 +106,7 @@ func newServeConfig(name, help string) *serveConfig {
 	fs.IntVar(&c.maxWebsockets, "max-websockets", server.DefaultMaxWebsockets, "most open websockets (429 above); they do not count against --max-conns")
 	fs.IntVar(&c.wsMaxAddresses, "ws-max-addresses", server.DefaultWSMaxAddresses, "most addresses one websocket subscribes to")
 	fs.IntVar(&c.wsMaxAddrsTotal, "ws-max-addresses-total", server.DefaultWSMaxAddressesTotal, "most addresses every websocket together subscribes to")
-	fs.IntVar(&c.wsQueue, "ws-queue", server.DefaultWSQueue, `answers one websocket may leave unread; past them its requests are answered "too many requests"`)
+	fs.IntVar(&c.wsQueue, "ws-queue", server.DefaultWSQueue, `requests one websocket may have unanswered or their answers unread; past them its requests are answered "too many requests"`)
 	fs.IntVar(&c.maxXpubGap, "max-xpub-gap", server.DefaultMaxXpubGap, "largest gap an xpub request may ask for (400 above; Blockbook's largest)")
 	fs.IntVar(&c.maxXpubAddrs, "max-xpub-addresses", server.DefaultMaxXpubAddresses, "most addresses one xpub request derives (400 above)")
 	fs.IntVar(&c.maxRequestTxs, "max-request-txs", server.DefaultMaxRequestTxs, "most transactions one API request gathers from the address index (400 above)")
