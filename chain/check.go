@@ -2,6 +2,7 @@ package chain
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
@@ -31,6 +32,9 @@ const (
 	// CheckCoinbaseHeight: from the network's BIP34 height on, the coinbase
 	// script starts with the block's height (the genesis block excepted).
 	CheckCoinbaseHeight Check = "BIP34 coinbase height"
+	// CheckOutputValue: every transaction's output values, and their sum,
+	// are in [0, MaxMoney] ([CheckOutputValues]).
+	CheckOutputValue Check = "output value"
 )
 
 // CheckError is a block refused by [BlockRules.Check]. A reader of blocks
@@ -129,6 +133,11 @@ func (r BlockRules) Check(b *Block, height uint32) error {
 			return refuse(CheckDuplicateTx, "transactions %d and %d are both %s", first, i, tx.ID)
 		}
 		seen[tx.ID] = i
+	}
+	for _, tx := range b.Txs {
+		if err := CheckOutputValues(tx); err != nil {
+			return refuse(CheckOutputValue, "%s", strings.TrimPrefix(err.Error(), "chain: "))
+		}
 	}
 	// The genesis block is fixed by the network, not built under its rules
 	// (simnet's coinbase holds no height though BIP34 is active from 0).

@@ -14,9 +14,11 @@
 // its txid is computed once from those bytes.
 //
 // [BlockRules] checks what a block can be checked for alone (proof of
-// work, merkle root, coinbase, duplicate txids, BIP34 height) before a
-// store applies it; a block that fails gets a [*CheckError] naming the
-// block and the check.
+// work, merkle root, coinbase, duplicate txids, BIP34 height, output
+// values) before a store applies it; a block that fails gets a
+// [*CheckError] naming the block and the check. [CheckOutputValues] is the
+// value rule of one transaction, which the store also applies to every
+// transaction it is given: each output and their sum in [0, [MaxMoney]].
 //
 // Malformed input always yields an error (a [*ParseError] naming the field,
 // the transaction index and the byte offset, wrapping a sentinel such as

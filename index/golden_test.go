@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -107,7 +108,7 @@ func TestGoldenQueries(t *testing.T) {
 	if bal, _ := ix.Balance(opRet); bal.Txs != 0 {
 		t.Fatalf("OP_RETURN indexed: %+v", bal)
 	}
-	h, err := ix.History(s1, 1, 10, 0, 0)
+	h, err := ix.History(context.Background(), s1, 1, 10, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,11 +116,11 @@ func TestGoldenQueries(t *testing.T) {
 		len(h.Txs[0].Indexes) != 2 || h.Txs[0].Indexes[0] != 3 || h.Txs[0].Indexes[1] != ^int32(0) || h.Txs[1].TxID != hashOf(0xa1) {
 		t.Fatalf("s1 history %+v", h)
 	}
-	h, _ = ix.History(s1, 2, 1, 0, 0)
+	h, _ = ix.History(context.Background(), s1, 2, 1, 0, 0)
 	if h.Total != 2 || h.TotalPages != 2 || len(h.Txs) != 1 || h.Txs[0].TxID != hashOf(0xa1) {
 		t.Fatalf("s1 page 2 %+v", h)
 	}
-	h, _ = ix.History(s1, 1, 10, 1, 1)
+	h, _ = ix.History(context.Background(), s1, 1, 10, 1, 1)
 	if h.Total != 1 || h.Txs[0].TxID != hashOf(0xd1) {
 		t.Fatalf("s1 height 1 only %+v", h)
 	}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"math"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -28,11 +29,17 @@ type History struct {
 // DefaultPageSize is Blockbook's default page size.
 const DefaultPageSize = 1000
 
+// historyCtxEvery is how many blocks History's walk reads between looks at
+// its context.
+const historyCtxEvery = 256
+
 // History returns page page (1-based; < 1 means 1) of pageSize (<= 0 means
 // DefaultPageSize) of the transactions of addrDesc in blocks fromHeight to
 // toHeight inclusive (toHeight 0 means no upper limit), newest first; in
-// one block, in the order Blockbook stores them.
-func (ix *Index) History(addrDesc []byte, page, pageSize int, fromHeight, toHeight uint32) (*History, error) {
+// one block, in the order Blockbook stores them. Counting the total walks
+// every block of the address in the range; the walk stops with ctx's error
+// when ctx ends.
+func (ix *Index) History(ctx context.Context, addrDesc []byte, page, pageSize int, fromHeight, toHeight uint32) (*History, error) {
 	if page < 1 {
 		page = 1
 	}
@@ -60,7 +67,12 @@ func (ix *Index) History(addrDesc []byte, page, pageSize int, fromHeight, toHeig
 	}
 	defer it.Close()
 	first := (page - 1) * pageSize
-	for ok := it.First(); ok && bytes.Compare(it.Key(), hi) <= 0; ok = it.Next() {
+	for n, ok := 0, it.First(); ok && bytes.Compare(it.Key(), hi) <= 0; n, ok = n+1, it.Next() {
+		if n%historyCtxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		// A longer addrDesc with addrDesc as its prefix sorts in between;
 		// its keys are longer, which is how Blockbook tells them apart.
 		if len(it.Key()) != len(lo) {

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -20,8 +21,8 @@ func TestMalformedValues(t *testing.T) {
 	}{
 		{cfHeight, packUint32(1), "00", func(ix *Index) error { _, _, err := ix.BlockInfo(1); return err }},
 		{cfHeight, packUint32(1), packedHex(0xb1) + "4966bc61" + "02" + "ff", func(ix *Index) error { _, _, err := ix.BlockInfo(1); return err }},
-		{cfAddresses, addressKey(s1, 1)[1:], packedHex(0xd1) + "0c", func(ix *Index) error { _, err := ix.History(s1, 1, 10, 0, 0); return err }},
-		{cfAddresses, addressKey(s1, 1)[1:], "d1d1", func(ix *Index) error { _, err := ix.History(s1, 1, 10, 0, 0); return err }},
+		{cfAddresses, addressKey(s1, 1)[1:], packedHex(0xd1) + "0c", func(ix *Index) error { _, err := ix.History(context.Background(), s1, 1, 10, 0, 0); return err }},
+		{cfAddresses, addressKey(s1, 1)[1:], "d1d1", func(ix *Index) error { _, err := ix.History(context.Background(), s1, 1, 10, 0, 0); return err }},
 		{cfAddressBalance, s2, "02", func(ix *Index) error { _, err := ix.Balance(s2); return err }},
 		{cfAddressBalance, s2, "0200" + "09" + "010203040506070809", func(ix *Index) error { _, err := ix.Balance(s2); return err }},
 		{cfAddressBalance, s2, "020000" + packedHex(1), func(ix *Index) error { _, err := ix.Balance(s2); return err }},

@@ -16,7 +16,7 @@ import (
 func (s *grpcService) SendTx(ctx context.Context, r *pb.TxRequest) (*pb.SendTxReply, error) {
 	node := s.node()
 	if node == nil {
-		return nil, status.Error(codes.Unavailable, noNode)
+		return nil, errNoNode
 	}
 	txid, err := node.SendTx(ctx, r.Tx)
 	if err != nil {
@@ -38,6 +38,10 @@ func sendTxStatus(err error) error {
 	}
 	return status.Errorf(codes.Unavailable, "%v", err)
 }
+
+// errNoNode answers SendTx while no node is connected: Unavailable, but
+// the daemon's configuration, not a fault, so it is not logged as one.
+var errNoNode = status.Error(codes.Unavailable, noNode)
 
 // ErrTxNotParsed is what a Node's SendTx wraps when the bytes are no
 // transaction.

@@ -186,7 +186,7 @@ func (s *Server) address(ctx context.Context, param string, q accountQuery) (*ad
 	if q.details < detailsTxids {
 		return out, http.StatusOK, nil
 	}
-	all, err := idx.History(desc, 1, 1, q.from, q.to)
+	all, err := idx.History(ctx, desc, 1, 1, q.from, q.to)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
@@ -198,7 +198,7 @@ func (s *Server) address(ctx context.Context, param string, q accountQuery) (*ad
 			ids = append(ids, p.txid)
 		}
 	}
-	hist, err := idx.History(desc, pg.Page, q.pageSize, q.from, q.to)
+	hist, err := idx.History(ctx, desc, pg.Page, q.pageSize, q.from, q.to)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
@@ -229,25 +229,23 @@ func (s *Server) handleUtxo(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	param := r.PathValue("address")
+	work := s.newWork(r.Context())
 	var out []utxoJSON
 	code, err := http.StatusOK, error(nil)
 	if isXpub(param) {
-		out, code, err = s.xpubUtxos(r.Context(), param, confirmedOnly, readAccountQuery(r.URL.Query()).gap)
+		out, code, err = s.xpubUtxos(work, param, confirmedOnly, readAccountQuery(r.URL.Query()).gap)
 	} else {
-		out, code, err = s.addressUtxos(r.Context(), param, confirmedOnly)
+		out, code, err = s.addressUtxos(work, param, confirmedOnly)
 	}
-	if err != nil {
-		writeError(w, code, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeOutcome(w, out, code, err)
 }
 
 // addressUtxos is Blockbook's GetAddressUtxo: the outputs unmined
 // transactions pay to the address (confirmations 0) first, then the
 // confirmed ones newest first, without those unmined transactions spend;
 // confirmedOnly leaves the store's unmined transactions out altogether.
-func (s *Server) addressUtxos(ctx context.Context, param string, confirmedOnly bool) ([]utxoJSON, int, error) {
+func (s *Server) addressUtxos(work *requestWork, param string, confirmedOnly bool) ([]utxoJSON, int, error) {
+	ctx := work.ctx
 	idx, desc, code, err := s.addressRequest(param)
 	if err != nil {
 		return nil, code, err
@@ -255,6 +253,9 @@ func (s *Server) addressUtxos(ctx context.Context, param string, confirmedOnly b
 	utxos, err := idx.UTXOs(desc)
 	if err != nil {
 		return nil, http.StatusInternalServerError, errorf("reading the UTXOs of %s: %v", echoed(param), err)
+	}
+	if err := work.take(len(utxos)); err != nil {
+		return nil, http.StatusBadRequest, err
 	}
 	out := make([]utxoJSON, 0, len(utxos))
 	spent := map[wire.OutPoint]bool{}
@@ -281,6 +282,9 @@ func (s *Server) addressUtxos(ctx context.Context, param string, confirmedOnly b
 		return nil, http.StatusInternalServerError, errorf("reading the index tip: %v", err)
 	}
 	for i := len(utxos) - 1; i >= 0; i-- {
+		if err := work.stopped(); err != nil {
+			return nil, http.StatusInternalServerError, err
+		}
 		u := utxos[i]
 		if spent[wire.OutPoint{Hash: u.TxID, Index: u.Vout}] {
 			continue

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"sort"
 	"strconv"
@@ -38,7 +37,7 @@ func (s *Server) handleBalanceHistory(w http.ResponseWriter, r *http.Request) {
 		groupBy = 3600
 	}
 	gap, _ := strconv.Atoi(q.Get("gap"))
-	out, code, err := s.balanceHistory(r.Context(), r.PathValue("address"), from, to, uint32(groupBy), gap)
+	out, code, err := s.balanceHistory(s.newWork(r.Context()), r.PathValue("address"), from, to, uint32(groupBy), gap)
 	writeOutcome(w, out, code, err)
 }
 
@@ -46,14 +45,14 @@ func (s *Server) handleBalanceHistory(w http.ResponseWriter, r *http.Request) {
 // for an xpub): per groupBy seconds of block time, the transactions and
 // what they paid to, spent from and sent back to the address (or the
 // xpub's addresses), for blocks with a time in [from, to] (0: open).
-func (s *Server) balanceHistory(ctx context.Context, param string, from, to int64, groupBy uint32, gap int) ([]balanceHistoryJSON, int, error) {
+func (s *Server) balanceHistory(work *requestWork, param string, from, to int64, groupBy uint32, gap int) ([]balanceHistoryJSON, int, error) {
 	idx := s.backend.AddressIndex()
 	if idx == nil {
 		return nil, http.StatusNotFound, errorf("the address index is off; start serve with --index")
 	}
 	own := map[string]bool{}
 	if isXpub(param) {
-		addrs, err := s.deriveXpub(param, gap)
+		addrs, err := s.deriveXpub(work, param, gap)
 		if err != nil {
 			return nil, http.StatusBadRequest, err
 		}
@@ -71,14 +70,22 @@ func (s *Server) balanceHistory(ctx context.Context, param string, from, to int6
 	}
 	var txs historyTxs
 	for desc := range own {
-		hist, err := idx.History([]byte(desc), 1, 1<<30, 0, 0)
+		// One more than the request may gather: the walk keeps no more
+		// than that, and one more says the limit is passed.
+		hist, err := idx.History(work.ctx, []byte(desc), 1, work.left+1, 0, 0)
 		if err != nil {
 			return nil, http.StatusInternalServerError, err
+		}
+		if err := work.take(len(hist.Txs)); err != nil {
+			return nil, http.StatusBadRequest, err
 		}
 		txs.add(hist)
 	}
 	groups := map[uint32]*struct{ txs, received, sent, self uint64 }{}
 	for _, t := range txs.list {
+		if err := work.stopped(); err != nil {
+			return nil, http.StatusInternalServerError, err
+		}
 		bi, ok, err := idx.BlockInfo(t.height)
 		if err != nil || !ok {
 			return nil, http.StatusInternalServerError, errorf("block %d of tx %s: %v", t.height, t.id, err)

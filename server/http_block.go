@@ -70,10 +70,21 @@ func difficulty(bits uint32) string {
 	return strconv.FormatFloat(d, 'g', 16, 64)
 }
 
+// heightParam reads a block id as a height: decimal digits, fewer than a
+// hash's 64 characters (a 64-digit number is a hash that happens to hold
+// no letter, never a height), within uint32.
+func heightParam(param string) (uint32, bool) {
+	if len(param) >= 2*chainhash.HashSize {
+		return 0, false
+	}
+	h, err := strconv.ParseUint(param, 10, 32)
+	return uint32(h), err == nil
+}
+
 // blockParam resolves the path's height or hash to a height.
 func (s *Server) blockParam(param string) (uint32, bool, error) {
-	if h, err := strconv.ParseUint(param, 10, 32); err == nil {
-		return uint32(h), true, nil
+	if h, ok := heightParam(param); ok {
+		return h, true, nil
 	}
 	hash, err := chainhash.NewHashFromStr(param)
 	if err != nil || len(param) != 2*chainhash.HashSize {
@@ -157,27 +168,27 @@ func (s *Server) block(ctx context.Context, param string, page int) (*blockJSON,
 // store (serve without --index): the header fields and the transaction
 // count the store keeps per block, and no transactions.
 func (s *Server) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
-	height, err := strconv.ParseUint(r.PathValue("height"), 10, 32)
-	if err != nil {
+	height, ok := heightParam(r.PathValue("height"))
+	if !ok {
 		writeError(w, http.StatusBadRequest, "Block not found, malformed block height %s (without --index blocks are looked up by height only)", echoed(r.PathValue("height")))
 		return
 	}
-	b, ok, err := s.backend.BlockAt(r.Context(), uint32(height))
+	b, found, err := s.backend.BlockAt(r.Context(), height)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "reading block %d: %v", height, err)
 		return
 	}
-	if !ok {
+	if !found {
 		writeError(w, http.StatusBadRequest, "Block not found, height %d is above the tip", height)
 		return
 	}
-	out := blockJSON{Page: 1, TotalPages: 1, ItemsOnPage: txsInAPI, Hash: b.Hash.String(), Height: uint32(height),
+	out := blockJSON{Page: 1, TotalPages: 1, ItemsOnPage: txsInAPI, Hash: b.Hash.String(), Height: height,
 		TxCount: b.Txs, Size: int(b.Size), Time: b.Time, Version: b.Version, MerkleRoot: b.MerkleRoot.String(),
 		Nonce: strconv.FormatUint(uint64(b.Nonce), 10), Bits: strconv.FormatUint(uint64(b.Bits), 16), Difficulty: difficulty(b.Bits)}
 	if height > 0 {
 		out.PreviousBlockHash = b.PrevHash.String()
 	}
-	next, ok, err := s.backend.BlockAt(r.Context(), uint32(height)+1)
+	next, ok, err := s.backend.BlockAt(r.Context(), height+1)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "reading block %d: %v", height+1, err)
 		return
@@ -190,8 +201,8 @@ func (s *Server) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "reading the tip: %v", err)
 		return
 	}
-	if ok && tip.Height >= uint32(height) {
-		out.Confirmations = int(tip.Height-uint32(height)) + 1
+	if ok && tip.Height >= height {
+		out.Confirmations = int(tip.Height-height) + 1
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -52,10 +52,11 @@ type blockbookState struct {
 const noNode = "no Bitcoin node is connected to this server (the store follows blocks it is sent; run a follower with a peer to estimate fees and broadcast)"
 
 // nodeOrUnavailable returns the connected node, or answers 503 and returns
-// nil when there is none.
-func (s *Server) nodeOrUnavailable(w http.ResponseWriter) Node {
+// nil when there is none: the operator's choice, not logged as a fault.
+func (s *Server) nodeOrUnavailable(w http.ResponseWriter, r *http.Request) Node {
 	node := s.connectedNode()
 	if node == nil {
+		configured5xx(r)
 		writeError(w, http.StatusServiceUnavailable, "%s", noNode)
 	}
 	return node
@@ -67,7 +68,7 @@ func (s *Server) handleEstimateFee(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "Parameter 'number of blocks' is not a number")
 		return
 	}
-	node := s.nodeOrUnavailable(w)
+	node := s.nodeOrUnavailable(w, r)
 	if node == nil {
 		return
 	}
@@ -98,7 +99,7 @@ func (s *Server) handleSendTx(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "the tx blob is not hex: %v", err)
 		return
 	}
-	node := s.nodeOrUnavailable(w)
+	node := s.nodeOrUnavailable(w, r)
 	if node == nil {
 		return
 	}
@@ -123,15 +124,15 @@ func (s *Server) handleBlockIndex(w http.ResponseWriter, r *http.Request) {
 // blockHash is the hash of the block at the height param names (the tip
 // for a param that is not a height), as Blockbook's block-index answers.
 func (s *Server) blockHash(ctx context.Context, param string) (string, int, error) {
-	height, err := strconv.ParseUint(param, 10, 32)
-	if err != nil {
+	height, isHeight := heightParam(param)
+	if !isHeight {
 		tip, ok, err := s.backend.Tip(ctx)
 		if err != nil || !ok {
 			return "", http.StatusInternalServerError, errorf("the store holds no block (%v)", err)
 		}
 		return tip.Hash.String(), http.StatusOK, nil
 	}
-	b, ok, err := s.backend.BlockAt(ctx, uint32(height))
+	b, ok, err := s.backend.BlockAt(ctx, height)
 	if err != nil {
 		return "", http.StatusInternalServerError, err
 	}

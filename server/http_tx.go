@@ -349,7 +349,7 @@ func (s *Server) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSO
 	}
 	desc := index.AddrDesc(ft.Msg.TxOut[n].PkScript)
 	for page := 1; ; page++ {
-		hist, err := idx.History(desc, page, index.DefaultPageSize, uint32(ft.Height), 0)
+		hist, err := idx.History(ctx, desc, page, index.DefaultPageSize, uint32(ft.Height), 0)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/hex"
 	"net/http"
 	"sort"
@@ -28,10 +27,6 @@ type token struct {
 	TotalReceived string `json:"totalReceived,omitempty"`
 	TotalSent     string `json:"totalSent,omitempty"`
 }
-
-// xpubGap is Blockbook's default gap limit: derivation along a chain stops
-// after this many unused addresses in a row.
-const xpubGap = 20
 
 // Extended public key versions (SLIP-132) and the scripts their addresses
 // use, as Blockbook derives them for BIP44, BIP49 and BIP84.
@@ -62,14 +57,20 @@ type xpubAddress struct {
 }
 
 // deriveXpub derives the receive (0) and change (1) chains of an account
-// key until gap unused addresses in a row, as Blockbook does.
-func (s *Server) deriveXpub(param string, gap int) ([]xpubAddress, error) {
+// key until gap unused addresses in a row, as Blockbook does: gap 0 (or
+// less) is Blockbook's default, 20. A gap over --max-xpub-gap, and a key
+// whose chains need more than --max-xpub-addresses addresses, are refused
+// (Blockbook takes its largest gap for a larger one).
+func (s *Server) deriveXpub(work *requestWork, param string, gap int) ([]xpubAddress, error) {
 	key, err := hdkeychain.NewKeyFromString(param)
 	if err != nil || key.IsPrivate() {
 		return nil, errorf("Invalid xpub %s", echoed(param))
 	}
 	if gap <= 0 {
-		gap = xpubGap
+		gap = DefaultXpubGap
+	}
+	if gap > s.opts.MaxXpubGap {
+		return nil, overLimit("gap %d is over the largest gap of %d (--max-xpub-gap)", gap, s.opts.MaxXpubGap)
 	}
 	purpose := "44"
 	switch v := key.Version(); {
@@ -92,6 +93,12 @@ func (s *Server) deriveXpub(param string, gap int) ([]xpubAddress, error) {
 		}
 		unused := 0
 		for i := uint32(0); unused < gap; i++ {
+			if len(out) == s.opts.MaxXpubAddresses {
+				return nil, overLimit("the xpub needs more than %d addresses, the most one request derives (--max-xpub-addresses); a smaller gap needs fewer", s.opts.MaxXpubAddresses)
+			}
+			if err := work.stopped(); err != nil {
+				return nil, err
+			}
 			child, err := chain.Derive(i)
 			if err != nil {
 				return nil, err
@@ -161,18 +168,19 @@ func (s *Server) derivationBase(key *hdkeychain.ExtendedKey, purpose string) str
 
 func (s *Server) handleXpub(w http.ResponseWriter, r *http.Request) {
 	q := readAccountQuery(r.URL.Query())
-	out, code, err := s.xpub(r.Context(), r.PathValue("xpub"), q)
+	out, code, err := s.xpub(s.newWork(r.Context()), r.PathValue("xpub"), q)
 	writeOutcome(w, out, code, err)
 }
 
 // xpub is Blockbook's GetXpubAddress: the account's totals, its derived
 // addresses as tokens (nonzero balance by default; used; or every derived
 // one) and its transactions, newest first.
-func (s *Server) xpub(ctx context.Context, param string, q accountQuery) (*addressJSON, int, error) {
+func (s *Server) xpub(work *requestWork, param string, q accountQuery) (*addressJSON, int, error) {
+	ctx := work.ctx
 	if s.backend.AddressIndex() == nil {
 		return nil, http.StatusNotFound, errorf("the address index is off; start serve with --index")
 	}
-	addrs, err := s.deriveXpub(param, q.gap)
+	addrs, err := s.deriveXpub(work, param, q.gap)
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
@@ -182,6 +190,9 @@ func (s *Server) xpub(ctx context.Context, param string, q accountQuery) (*addre
 	pendingIDs := map[chainhash.Hash]bool{}
 	var history historyTxs
 	for _, a := range addrs {
+		if err := work.stopped(); err != nil {
+			return nil, http.StatusInternalServerError, err
+		}
 		balance, received, sent = balance+a.balance, received+a.received, sent+a.sent
 		if a.txs > 0 {
 			out.UsedTokens++
@@ -193,7 +204,10 @@ func (s *Server) xpub(ctx context.Context, param string, q accountQuery) (*addre
 				unconfirmed += p.delta
 				pendingIDs[p.txid] = true
 			}
-			hist, err := s.backend.AddressIndex().History(a.addrDesc, 1, int(a.txs)+1, q.from, q.to)
+			if err := work.take(int(a.txs)); err != nil {
+				return nil, http.StatusBadRequest, err
+			}
+			hist, err := s.backend.AddressIndex().History(ctx, a.addrDesc, 1, int(a.txs)+1, q.from, q.to)
 			if err != nil {
 				return nil, http.StatusInternalServerError, err
 			}
@@ -239,11 +253,11 @@ func (s *Server) xpub(ctx context.Context, param string, q accountQuery) (*addre
 
 // xpubUtxos is Blockbook's GetXpubUtxo: the UTXOs of every derived
 // address, each with its address and path.
-func (s *Server) xpubUtxos(ctx context.Context, param string, confirmedOnly bool, gap int) ([]utxoJSON, int, error) {
+func (s *Server) xpubUtxos(work *requestWork, param string, confirmedOnly bool, gap int) ([]utxoJSON, int, error) {
 	if s.backend.AddressIndex() == nil {
 		return nil, http.StatusNotFound, errorf("the address index is off; start serve with --index")
 	}
-	addrs, err := s.deriveXpub(param, gap)
+	addrs, err := s.deriveXpub(work, param, gap)
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
@@ -252,7 +266,7 @@ func (s *Server) xpubUtxos(ctx context.Context, param string, confirmedOnly bool
 		if a.txs == 0 {
 			continue
 		}
-		us, code, err := s.addressUtxos(ctx, hex.EncodeToString(a.addrDesc), confirmedOnly)
+		us, code, err := s.addressUtxos(work, hex.EncodeToString(a.addrDesc), confirmedOnly)
 		if err != nil {
 			return nil, code, err
 		}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -35,14 +37,20 @@ func (s *Server) logRPCFault(method string, err error) {
 	if err == nil {
 		return
 	}
-	if st := status.Convert(err); serverFaults[st.Code()] {
+	st := status.Convert(err)
+	switch {
+	case errors.Is(err, errNoNode):
+		s.log.Debug("answered without a node", "grpc_method", method, "code", st.Code().String())
+	case serverFaults[st.Code()]:
 		s.log.Error("answered a server error", "grpc_method", method, "code", st.Code().String(), "error", st.Message())
 	}
 }
 
 // logHTTPFaults logs every request answered with a 5xx, naming its method
 // and route (the pattern that matched, not the path, so that a route's
-// failures read alike) and the error the answer carries.
+// failures read alike) and the error the answer carries; a 5xx its
+// handler marked as the daemon's configuration (configured5xx) is logged
+// at debug level only.
 func (s *Server) logHTTPFaults(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &faultRecorder{ResponseWriter: w}
@@ -54,8 +62,26 @@ func (s *Server) logHTTPFaults(next http.Handler) http.Handler {
 		if route == "" {
 			route = r.URL.Path
 		}
-		s.log.Error("answered a server error", "method", r.Method, "route", route, "status", rec.code, "error", rec.message())
+		level := slog.LevelError
+		if note, ok := r.Context().Value(answerNoteKey{}).(*answerNote); ok && note.configured {
+			level = slog.LevelDebug
+		}
+		s.log.Log(r.Context(), level, "answered a server error", "method", r.Method, "route", route, "status", rec.code, "error", rec.message())
 	})
+}
+
+// answerNote is what a handler says of its answer to logHTTPFaults;
+// requestContext gives each request one.
+type answerNote struct{ configured bool }
+
+type answerNoteKey struct{}
+
+// configured5xx marks r's 5xx answer as what the daemon was configured to
+// answer (estimatefee or sendtx without a node), not a fault.
+func configured5xx(r *http.Request) {
+	if note, ok := r.Context().Value(answerNoteKey{}).(*answerNote); ok {
+		note.configured = true
+	}
 }
 
 // faultBodyMax is how much of a 5xx answer's body the log keeps: the

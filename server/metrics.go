@@ -20,6 +20,9 @@ type Metrics struct {
 	errors     *prometheus.CounterVec   // utxo_store_errors{code}
 	batchSize  prometheus.Histogram     // utxo_create_batch_size
 	external   prometheus.Histogram     // utxo_create_external
+	// awaitingMessage is the gRPC calls begun whose message has not
+	// arrived (grpc_inflight.go).
+	awaitingMessage prometheus.Gauge // utxostore_grpc_calls_awaiting_message
 }
 
 // NewMetrics registers the metrics, with the Go runtime and process
@@ -45,8 +48,11 @@ func NewMetrics() *Metrics {
 			Name: "utxo_create_external", Help: "Duration in seconds of creates whose transaction goes to the external blob store.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9),
 		}),
+		awaitingMessage: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "utxostore_grpc_calls_awaiting_message", Help: "gRPC calls begun whose request message has not arrived yet.",
+		}),
 	}
-	m.Registry.MustRegister(m.operations, m.latency, m.errors, m.batchSize, m.external,
+	m.Registry.MustRegister(m.operations, m.latency, m.errors, m.batchSize, m.external, m.awaitingMessage,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

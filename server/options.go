@@ -26,13 +26,54 @@ const (
 	DefaultMaxConns          = 512
 	DefaultHTTPHeaderTimeout = 10 * time.Second
 	DefaultHTTPReadTimeout   = 60 * time.Second
+	DefaultHTTPWriteTimeout  = 60 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
+	// DefaultGRPCReadTimeout gives a call's message as long as an HTTP
+	// request's body (DefaultHTTPReadTimeout): a whole block over a slow
+	// link fits.
+	DefaultGRPCReadTimeout = DefaultHTTPReadTimeout
+	// DefaultGRPCMaxStreams is the calls one gRPC connection may have open
+	// at once (nginx's http2_max_concurrent_streams default).
+	DefaultGRPCMaxStreams = 128
+	// DefaultMaxConnRequests is the requests one HTTP connection serves
+	// before it is closed (nginx's keepalive_requests default).
+	DefaultMaxConnRequests = 1000
+	// DefaultMaxWebsockets is half the HTTP connections: websockets hold
+	// slots of their own, not the API's.
+	DefaultMaxWebsockets = DefaultMaxConns / 2
+	// DefaultWSMaxAddresses is the addresses one websocket may subscribe
+	// to, Blockbook's own limit (maxWebsocketSubscribeAddresses in
+	// trezor/blockbook's server/websocket.go, commit a83486e).
+	DefaultWSMaxAddresses = 1000
+	// DefaultWSMaxAddressesTotal bounds the subscriptions of every
+	// websocket together, about 15 MB of them.
+	DefaultWSMaxAddressesTotal = 100_000
+	// DefaultWSQueue is the requests one websocket may have unanswered or
+	// their answers unread before its next are answered "too many
+	// requests".
+	DefaultWSQueue = 256
+	// DefaultXpubGap and DefaultMaxXpubGap are Blockbook v0.3.4's default
+	// and largest gap of unused addresses (defaultAddressesGap and
+	// maxAddressesGap in api/xpub.go, tag v0.3.4).
+	DefaultXpubGap    = 20
+	DefaultMaxXpubGap = 10_000
+	// DefaultMaxXpubAddresses lets both chains of an xpub reach the
+	// largest gap with 10,000 used addresses besides.
+	DefaultMaxXpubAddresses = 2*DefaultMaxXpubGap + 10_000
+	// DefaultMaxRequestTxs bounds the transactions one API request gathers
+	// from the address index: a hundred of Blockbook's 1,000-transaction
+	// pages.
+	DefaultMaxRequestTxs = 100_000
 )
 
 // Options configure the daemon.
 type Options struct {
 	GRPCAddr string
 	HTTPAddr string
+	// HealthAddr, when set, is a listener of its own for /health/live and
+	// /health/ready (they stay on HTTPAddr too): no load on the API's
+	// listener can keep a probe from its answer there.
+	HealthAddr string
 	// Token, when set, is required as "Authorization: Bearer <token>" on
 	// every mutating RPC and on every HTTP request but /health/*. It is
 	// mandatory when either address is not loopback.
@@ -50,20 +91,53 @@ type Options struct {
 	// MaxBody bounds an HTTP request body; MaxMessage a gRPC message.
 	MaxBody    int64
 	MaxMessage int
-	// MaxInflightBytes bounds the gRPC request memory of all calls served
-	// at once: each call reserves MaxMessage of it before its message is
-	// read, and the calls beyond it wait.
+	// MaxInflightBytes bounds the gRPC request memory of the calls being
+	// served: a call whose message has arrived reserves its size from it
+	// before it is handled, and waits while the rest is reserved. One
+	// connection reads one call's message at a time (grpc_inflight.go).
 	MaxInflightBytes int64
+	// GRPCReadTimeout bounds the time from a call's headers to the end of
+	// its message; the connection of a call over it is closed.
+	GRPCReadTimeout time.Duration
+	// GRPCMaxStreams bounds the calls one gRPC connection has open at once.
+	GRPCMaxStreams int
 	// MaxConns bounds the open connections of each listener; more wait to
 	// be accepted.
 	MaxConns int
 	// HTTPHeaderTimeout bounds reading a request's headers (and a gRPC
 	// connection's handshake); HTTPReadTimeout the whole request, body
-	// included; IdleTimeout how long a connection without a request in
-	// progress is kept (HTTP keep-alive, gRPC).
+	// included; HTTPWriteTimeout the time from a request's headers to the
+	// end of its answer, which is also how long its work may run;
+	// IdleTimeout how long a connection without a request in progress is
+	// kept (HTTP keep-alive, gRPC).
 	HTTPHeaderTimeout time.Duration
 	HTTPReadTimeout   time.Duration
+	HTTPWriteTimeout  time.Duration
 	IdleTimeout       time.Duration
+	// MaxConnRequests is the requests one HTTP connection serves before it
+	// is closed, which bounds the answers a client that pipelines requests
+	// can leave unread.
+	MaxConnRequests int
+	// MaxWebsockets bounds the open websockets; an upgraded connection
+	// gives its HTTP slot (MaxConns) back and holds one of these.
+	MaxWebsockets int
+	// WSMaxAddresses bounds the addresses one websocket subscribes to,
+	// WSMaxAddressesTotal those of every websocket together.
+	WSMaxAddresses      int
+	WSMaxAddressesTotal int
+	// WSQueue is the requests one websocket may have unanswered or their
+	// answers unread; past it its requests are answered "too many
+	// requests" unworked. A client that reads nothing is disconnected once
+	// its answers cannot be written, and one too slow for its pushes with
+	// a close frame.
+	WSQueue int
+	// MaxXpubGap bounds an xpub request's gap (Blockbook's largest is the
+	// default); MaxXpubAddresses the addresses one xpub request derives;
+	// MaxRequestTxs the transactions one API request gathers from the
+	// address index. A request over any of them is refused with 400.
+	MaxXpubGap       int
+	MaxXpubAddresses int
+	MaxRequestTxs    int
 	// Engine and Network are reported by Health and /api/status.
 	Engine  string
 	Network string
@@ -84,7 +158,18 @@ func (o Options) withDefaults() Options {
 	setting.Default(&o.MaxConns, DefaultMaxConns)
 	setting.Default(&o.HTTPHeaderTimeout, DefaultHTTPHeaderTimeout)
 	setting.Default(&o.HTTPReadTimeout, DefaultHTTPReadTimeout)
+	setting.Default(&o.HTTPWriteTimeout, DefaultHTTPWriteTimeout)
 	setting.Default(&o.IdleTimeout, DefaultIdleTimeout)
+	setting.Default(&o.GRPCReadTimeout, DefaultGRPCReadTimeout)
+	setting.Default(&o.GRPCMaxStreams, DefaultGRPCMaxStreams)
+	setting.Default(&o.MaxConnRequests, DefaultMaxConnRequests)
+	setting.Default(&o.MaxWebsockets, DefaultMaxWebsockets)
+	setting.Default(&o.WSMaxAddresses, DefaultWSMaxAddresses)
+	setting.Default(&o.WSMaxAddressesTotal, DefaultWSMaxAddressesTotal)
+	setting.Default(&o.WSQueue, DefaultWSQueue)
+	setting.Default(&o.MaxXpubGap, DefaultMaxXpubGap)
+	setting.Default(&o.MaxXpubAddresses, DefaultMaxXpubAddresses)
+	setting.Default(&o.MaxRequestTxs, DefaultMaxRequestTxs)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -104,6 +189,13 @@ func (o Options) Validate() error {
 	}
 	if o.MaxInflightBytes > 0 && o.MaxMessage > 0 && o.MaxInflightBytes < int64(o.MaxMessage) {
 		return fmt.Errorf("--max-inflight-bytes %d is under --max-message %d: not even one largest message would fit", o.MaxInflightBytes, o.MaxMessage)
+	}
+	if o.HealthAddr != "" {
+		// The health answers are open on any address: they need no
+		// token and tell nothing a probe should not know.
+		if _, _, err := net.SplitHostPort(o.HealthAddr); err != nil {
+			return fmt.Errorf("--health %q: %w", o.HealthAddr, err)
+		}
 	}
 	for _, addr := range []string{o.GRPCAddr, o.HTTPAddr} {
 		loopback, err := IsLoopback(addr)

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 
-	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
@@ -25,7 +24,10 @@ type Server struct {
 	metrics *Metrics
 	grpc    *grpc.Server
 	http    *http.Server
-	tls     *tls.Config
+	// health serves /health/* on Options.HealthAddr, nil without one.
+	health   *http.Server
+	inflight *inflight
+	tls      *tls.Config
 
 	log       *slog.Logger
 	summaries summaryCache
@@ -33,8 +35,10 @@ type Server struct {
 	// websocket subscribers (http_misc.go, websocket.go).
 	bb blockbookState
 
-	grpcLn, httpLn net.Listener
-	serveErr       chan error
+	grpcLn, httpLn, healthLn *limitListener
+	serveErr                 chan error
+	// websockets are the open websockets' slots (Options.MaxWebsockets).
+	websockets chan struct{}
 }
 
 // New builds the daemon over backend; it listens on Start. The caller keeps
@@ -44,7 +48,8 @@ func New(backend Backend, opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, log: opts.Logger, metrics: NewMetrics(), serveErr: make(chan error, 2)}
+	s := &Server{opts: opts, log: opts.Logger, metrics: NewMetrics(), serveErr: make(chan error, 3),
+		websockets: make(chan struct{}, opts.MaxWebsockets)}
 	s.backend = NewInstrumented(backend, s.metrics, opts.ExternalAbove)
 	if opts.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
@@ -53,10 +58,14 @@ func New(backend Backend, opts Options) (*Server, error) {
 		}
 		s.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	s.inflight = newInflight(opts.MaxInflightBytes, opts.GRPCReadTimeout, s.log, s.metrics.awaitingMessage)
 	grpcOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(opts.MaxMessage),
 		grpc.InTapHandle(tapAuth(opts.Token)),
-		grpc.StatsHandler(newInflight(opts.MaxInflightBytes, int64(opts.MaxMessage))),
+		grpc.StatsHandler(s.inflight),
+		grpc.MaxConcurrentStreams(uint32(opts.GRPCMaxStreams)),
+		grpc.InitialWindowSize(grpcStreamWindow),
+		grpc.InitialConnWindowSize(grpcConnWindow),
 		grpc.ChainUnaryInterceptor(s.logUnaryFaults),
 		grpc.ChainStreamInterceptor(s.logStreamFaults),
 		grpc.ConnectionTimeout(opts.HTTPHeaderTimeout),
@@ -68,48 +77,82 @@ func New(backend Backend, opts Options) (*Server, error) {
 	s.grpc = grpc.NewServer(grpcOpts...)
 	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, maxBatch: opts.MaxBatch, engine: opts.Engine, network: opts.Network,
 		summary: s.summary, node: s.connectedNode})
-	s.http = &http.Server{Handler: s.routes(), TLSConfig: s.tls,
-		ReadHeaderTimeout: opts.HTTPHeaderTimeout, ReadTimeout: opts.HTTPReadTimeout, IdleTimeout: opts.IdleTimeout}
+	s.http = s.httpServer(s.routes())
+	s.http.ConnContext = withConnState
+	if opts.HealthAddr != "" {
+		s.health = s.httpServer(s.healthRoutes())
+	}
 	return s, nil
+}
+
+// httpServer is an HTTP server of the daemon's timeouts and TLS.
+func (s *Server) httpServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, TLSConfig: s.tls,
+		ReadHeaderTimeout: s.opts.HTTPHeaderTimeout, ReadTimeout: s.opts.HTTPReadTimeout,
+		WriteTimeout: s.opts.HTTPWriteTimeout, IdleTimeout: s.opts.IdleTimeout}
 }
 
 // Metrics returns the daemon's metrics.
 func (s *Server) Metrics() *Metrics { return s.metrics }
 
-// Start binds both listeners and serves in the background.
+// Start binds the listeners and serves in the background. Each holds at
+// most --max-conns connections; more wait in the kernel's backlog until
+// one closes, so they cost the process no file descriptor.
 func (s *Server) Start() error {
+	listen := func(what, addr string) (*limitListener, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s listener: %w", what, err)
+		}
+		return newLimitListener(ln, s.opts.MaxConns), nil
+	}
 	var err error
-	if s.grpcLn, err = net.Listen("tcp", s.opts.GRPCAddr); err != nil {
-		return fmt.Errorf("gRPC listener: %w", err)
+	if s.grpcLn, err = listen("gRPC", s.opts.GRPCAddr); err != nil {
+		return err
 	}
-	if s.httpLn, err = net.Listen("tcp", s.opts.HTTPAddr); err != nil {
+	if s.httpLn, err = listen("HTTP", s.opts.HTTPAddr); err != nil {
 		s.grpcLn.Close()
-		return fmt.Errorf("HTTP listener: %w", err)
+		return err
 	}
-	// Connections over the limit wait in the kernel's backlog until one
-	// closes, so they cost the process no file descriptor.
-	s.grpcLn = netutil.LimitListener(s.grpcLn, s.opts.MaxConns)
-	s.httpLn = netutil.LimitListener(s.httpLn, s.opts.MaxConns)
+	if s.health != nil {
+		if s.healthLn, err = listen("health", s.opts.HealthAddr); err != nil {
+			s.grpcLn.Close()
+			s.httpLn.Close()
+			return err
+		}
+		go func() { s.serveErr <- s.serveHTTP(s.health, s.healthLn) }()
+	}
+	s.inflight.listener = s.grpcLn
 	go func() { s.serveErr <- s.grpc.Serve(s.grpcLn) }()
-	go func() {
-		var err error
-		if s.tls != nil {
-			err = s.http.ServeTLS(s.httpLn, "", "")
-		} else {
-			err = s.http.Serve(s.httpLn)
-		}
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		s.serveErr <- err
-	}()
+	go func() { s.serveErr <- s.serveHTTP(s.http, s.httpLn) }()
 	return nil
 }
 
+// serveHTTP serves srv on ln until it is shut down.
+func (s *Server) serveHTTP(srv *http.Server, ln net.Listener) error {
+	var err error
+	if s.tls != nil {
+		err = srv.ServeTLS(ln, "", "")
+	} else {
+		err = srv.Serve(ln)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
 // GRPCAddr and HTTPAddr are the bound addresses (the real port when the
-// configured one was 0).
+// configured one was 0); HealthAddr is the health listener's, "" without
+// one.
 func (s *Server) GRPCAddr() string { return s.grpcLn.Addr().String() }
 func (s *Server) HTTPAddr() string { return s.httpLn.Addr().String() }
+func (s *Server) HealthAddr() string {
+	if s.healthLn == nil {
+		return ""
+	}
+	return s.healthLn.Addr().String()
+}
 
 // Failed yields an error when a listener stops serving on its own.
 func (s *Server) Failed() <-chan error { return s.serveErr }
@@ -118,6 +161,9 @@ func (s *Server) Failed() <-chan error { return s.serveErr }
 // and then cuts the rest off.
 func (s *Server) Shutdown(ctx context.Context) error {
 	httpErr := s.http.Shutdown(ctx)
+	if s.health != nil {
+		httpErr = errors.Join(httpErr, s.health.Shutdown(ctx))
+	}
 	s.bb.hub.closeAll()
 	stopped := make(chan struct{})
 	go func() { s.grpc.GracefulStop(); close(stopped) }()
@@ -129,6 +175,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if errors.Is(httpErr, context.DeadlineExceeded) {
 		s.http.Close()
+		if s.health != nil {
+			s.health.Close()
+		}
 	}
 	return httpErr
 }

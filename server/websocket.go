@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -30,6 +35,9 @@ type wsRequest struct {
 type wsMessage struct {
 	ID   string `json:"id"`
 	Data any    `json:"data"`
+	// request says the message answers a request the worker took, which
+	// counts in pending until it is written.
+	request bool
 }
 
 type wsError struct {
@@ -38,10 +46,19 @@ type wsError struct {
 	} `json:"error"`
 }
 
-// wsConn is one client: its outgoing queue and its subscriptions.
+// wsConn is one client: its queues and its subscriptions. Three
+// goroutines serve it: the handler reads its messages, a worker answers
+// its requests one at a time, and a writer writes the answers and pushes.
 type wsConn struct {
 	conn *websocket.Conn
-	out  chan wsMessage
+	// requests wait for the worker, out for the writer. pending counts a
+	// request from when it is read until its answer is written.
+	requests chan wsRequest
+	out      chan wsMessage
+	pending  atomic.Int64
+	// large says the connection kept a message of wsLargeMessage or more:
+	// its memory goes back to the system when it closes.
+	large bool
 
 	mu         sync.Mutex
 	newBlockID string            // "" when not subscribed
@@ -49,72 +66,237 @@ type wsConn struct {
 	addrs      map[string]string // addrDesc -> the address as the client named it
 }
 
-// wsHub is every connected client, for the pushes.
+// wsHub is every connected client, for the pushes, and their subscribed
+// addresses together.
 type wsHub struct {
 	mu      sync.Mutex
 	conns   map[*wsConn]struct{}
 	serving sync.WaitGroup // the handlers running
+	// subscribed is the addresses every client subscribes to, together.
+	subscribed int
+	// release, when set, returns freed memory to the system soon.
+	release *time.Timer
 }
 
-// wsQueue bounds what waits to be written to one client; a client that
-// falls that far behind is disconnected rather than buffered without end.
-const wsQueue = 256
+// wsLargeMessage is the size of a message from which a connection's
+// memory is worth returning to the system when it closes.
+const wsLargeMessage = 16 << 10
+
+// wsAddressBytes is what one address of a subscription may take in a
+// message: the longest addresses (bech32) and most output scripts in hex,
+// quoted. It sizes the largest request (wsMaxRequest).
+const wsAddressBytes = 128
+
+// wsMaxRequest is the largest message a websocket request may be: a
+// subscription of --ws-max-addresses addresses, within --max-body. A
+// larger message is refused unread, so a flood of large messages costs
+// the daemon no memory.
+func (s *Server) wsMaxRequest() int64 {
+	return min(s.opts.MaxBody, 4<<10+int64(s.opts.WSMaxAddresses)*wsAddressBytes)
+}
 
 var upgrader = websocket.Upgrader{
 	// Blockbook answers any origin: the API is public and read-only.
 	CheckOrigin: func(*http.Request) bool { return true },
 }
 
+// handleWebsocket serves one client. An upgraded connection gives its
+// slot among the HTTP connections (--max-conns) back and holds one of the
+// websockets' (--max-websockets) instead: websockets cannot crowd out the
+// API. A client that leaves --ws-queue requests unanswered or answers
+// unread has its next requests answered "too many requests" without being
+// worked on; one that reads nothing for the write timeout is disconnected.
 func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
+	select {
+	case s.websockets <- struct{}{}:
+		defer func() { <-s.websockets }()
+	default:
+		writeError(w, http.StatusTooManyRequests, "too many websocket connections: %d are open, the limit (--max-websockets)", cap(s.websockets))
+		return
+	}
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader answered the request
 	}
-	c := &wsConn{conn: conn, out: make(chan wsMessage, wsQueue), addrs: map[string]string{}}
+	if cs := connStateOf(r); cs != nil && cs.conn != nil {
+		cs.conn.releaseSlot()
+	}
+	c := &wsConn{conn: conn, requests: make(chan wsRequest, s.opts.WSQueue), out: make(chan wsMessage, s.opts.WSQueue),
+		addrs: map[string]string{}}
 	s.bb.hub.add(c)
 	defer s.bb.hub.remove(c)
 	conn.SetReadLimit(s.opts.MaxBody)
 	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case m := <-c.out:
-				_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-				if conn.WriteJSON(m) != nil {
-					conn.Close()
-					return
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	defer func() { cancel(); <-done; conn.Close() }()
+	var done sync.WaitGroup
+	done.Add(2)
+	// A writer that gives up (the client reads nothing) ends the rest.
+	go func() { defer done.Done(); defer cancel(); c.write(ctx) }()
+	go func() { defer done.Done(); s.wsWork(ctx, c) }()
+	defer func() { cancel(); conn.Close(); done.Wait() }()
+	maxRequest := s.wsMaxRequest()
 	for {
 		// The request's read deadline outlives the upgrade; a client must
 		// send something (Blockbook's clients ping) within the idle timeout.
 		_ = conn.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
-		var req wsRequest
-		if err := conn.ReadJSON(&req); err != nil {
+		kind, reader, err := conn.NextReader()
+		if err != nil {
 			return
 		}
-		data := s.wsCall(ctx, c, &req)
-		if !c.send(wsMessage{ID: req.ID, Data: data}) {
+		msg, whole, err := readMessage(reader, maxRequest)
+		if err != nil {
+			return
+		}
+		var reply any
+		if !whole {
+			reply = wsFail("a message over %d bytes is no request: the largest is a subscription of %d addresses (--ws-max-addresses)", maxRequest, s.opts.WSMaxAddresses)
+		}
+		c.large = c.large || len(msg) >= wsLargeMessage
+		var req wsRequest
+		if reply == nil {
+			err := json.Unmarshal(msg, &req)
+			if err == nil && kind != websocket.TextMessage {
+				err = errors.New("a binary message")
+			}
+			if err != nil {
+				reply = wsFail("the message is not a request {\"id\", \"method\", \"params\"}: %v", err)
+			}
+		}
+		if reply == nil && c.pending.Load() >= int64(s.opts.WSQueue) {
+			reply = wsFail("too many requests: %d wait unanswered or unread, the limit of one connection (--ws-queue); read the answers before asking more", s.opts.WSQueue)
+		}
+		if reply != nil {
+			if !c.send(ctx, wsMessage{ID: requestID(msg, req), Data: reply}) {
+				return
+			}
+			continue
+		}
+		c.pending.Add(1)
+		c.requests <- req // pending bounds what waits: it never blocks
+	}
+}
+
+// wsMessageHead is what readMessage reads of every message at first: a
+// ping and most requests fit.
+const wsMessageHead = 4 << 10
+
+// readMessage reads a message of at most max bytes (whole), or, of a
+// longer one, its first wsMessageHead bytes, reading the rest of it into
+// nothing: a message too long costs the daemon one buffer of max bytes at
+// most, for as long as it takes to read.
+func readMessage(r io.Reader, max int64) (msg []byte, whole bool, err error) {
+	ended := func(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) }
+	head := make([]byte, min(wsMessageHead, max+1))
+	n, err := io.ReadFull(r, head)
+	if ended(err) {
+		return head[:n], true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if int64(len(head)) <= max {
+		msg = make([]byte, max+1)
+		copy(msg, head)
+		n, err = io.ReadFull(r, msg[len(head):])
+		if ended(err) {
+			return msg[:len(head)+n], true, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	_, err = io.Copy(io.Discard, r)
+	return head, false, err
+}
+
+// requestID is the id of a request, or of a message refused before it was
+// parsed whole, when its start shows it.
+func requestID(msg []byte, req wsRequest) string {
+	if req.ID != "" {
+		return req.ID
+	}
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return ""
+		}
+		var id string
+		if key == "id" && json.Unmarshal(value, &id) == nil {
+			return id
+		}
+	}
+	return ""
+}
+
+// wsWork answers c's requests in turn, each within --http-write-timeout
+// and no longer than c stays connected.
+func (s *Server) wsWork(ctx context.Context, c *wsConn) {
+	for {
+		select {
+		case req := <-c.requests:
+			reqCtx, cancel := context.WithTimeout(ctx, s.opts.HTTPWriteTimeout)
+			data := s.wsCall(reqCtx, c, &req)
+			cancel()
+			if !c.send(ctx, wsMessage{ID: req.ID, Data: data, request: true}) {
+				return
+			}
+		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// send queues m; false when the client is too far behind.
-func (c *wsConn) send(m wsMessage) bool {
+// write writes c's queued messages until ctx ends. A client that reads
+// nothing for its deadline is disconnected.
+func (c *wsConn) write(ctx context.Context) {
+	for {
+		select {
+		case m := <-c.out:
+			_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			err := c.conn.WriteJSON(m)
+			if m.request {
+				c.pending.Add(-1)
+			}
+			if err != nil {
+				c.conn.Close()
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// send queues an answer for the writer, waiting while the queue is full:
+// the client reads more slowly than it asks, and its requests wait unread
+// meanwhile. It is false once c is closing.
+func (c *wsConn) send(ctx context.Context, m wsMessage) bool {
 	select {
 	case c.out <- m:
 		return true
-	default:
+	case <-ctx.Done():
 		return false
+	}
+}
+
+// push queues a block or transaction for a subscriber. The daemon cannot
+// wait for one client to read, so a client whose queue is full is
+// disconnected with a close frame that says why, rather than skipped.
+func (c *wsConn) push(m wsMessage) {
+	select {
+	case c.out <- m:
+	default:
+		_ = c.conn.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many messages unread: the client reads too slowly"),
+			time.Now().Add(time.Second))
+		c.conn.Close()
 	}
 }
 
@@ -168,14 +350,14 @@ func (s *Server) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		}
 		q.from, q.to = uint32(max(p.From, 0)), uint32(max(p.To, 0))
 		if isXpub(p.Descriptor) {
-			return ok(s.xpub(ctx, p.Descriptor, q))
+			return ok(s.xpub(s.newWork(ctx), p.Descriptor, q))
 		}
 		return ok(s.address(ctx, p.Descriptor, q))
 	case "getAccountUtxo":
 		if isXpub(p.Descriptor) {
-			return ok(s.xpubUtxos(ctx, p.Descriptor, p.Confirmed, p.Gap))
+			return ok(s.xpubUtxos(s.newWork(ctx), p.Descriptor, p.Confirmed, p.Gap))
 		}
-		return ok(s.addressUtxos(ctx, p.Descriptor, p.Confirmed))
+		return ok(s.addressUtxos(s.newWork(ctx), p.Descriptor, p.Confirmed))
 	case "getTransaction":
 		txid, err := parseTxid(p.Txid)
 		if err != nil {
@@ -189,7 +371,7 @@ func (s *Server) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		if groupBy == 0 {
 			groupBy = 3600
 		}
-		return ok(s.balanceHistory(ctx, p.Descriptor, p.From, p.To, groupBy, p.Gap))
+		return ok(s.balanceHistory(s.newWork(ctx), p.Descriptor, p.From, p.To, groupBy, p.Gap))
 	case "estimateFee":
 		return wsFail("%s", noNode)
 	case "sendTransaction":
@@ -205,7 +387,10 @@ func (s *Server) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		c.mu.Unlock()
 		return map[string]bool{"subscribed": false}
 	case "subscribeAddresses":
-		addrs := map[string]string{}
+		if len(p.Addresses) > s.opts.WSMaxAddresses {
+			return wsFail("%d addresses are over the limit of %d one connection subscribes to (--ws-max-addresses)", len(p.Addresses), s.opts.WSMaxAddresses)
+		}
+		addrs := make(map[string]string, len(p.Addresses))
 		for _, a := range p.Addresses {
 			desc, valid := s.addrDesc(a)
 			if !valid {
@@ -213,14 +398,12 @@ func (s *Server) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 			}
 			addrs[string(desc)] = a
 		}
-		c.mu.Lock()
-		c.addrID, c.addrs = req.ID, addrs
-		c.mu.Unlock()
+		if err := s.bb.hub.subscribe(c, req.ID, addrs, s.opts.WSMaxAddressesTotal); err != nil {
+			return wsFail("%v", err)
+		}
 		return map[string]bool{"subscribed": true}
 	case "unsubscribeAddresses":
-		c.mu.Lock()
-		c.addrID, c.addrs = "", map[string]string{}
-		c.mu.Unlock()
+		_ = s.bb.hub.subscribe(c, "", map[string]string{}, s.opts.WSMaxAddressesTotal)
 		return map[string]bool{"subscribed": false}
 	case "ping":
 		return struct{}{}
@@ -267,11 +450,49 @@ func (h *wsHub) add(c *wsConn) {
 	h.serving.Add(1)
 }
 
+// remove forgets c and its subscriptions. When c subscribed or kept a
+// large message, the memory it held goes back to the system soon after.
 func (h *wsHub) remove(c *wsConn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.conns, c)
+	c.mu.Lock()
+	subscribed := len(c.addrs)
+	h.subscribed -= subscribed
+	c.addrID, c.addrs = "", nil
+	c.mu.Unlock()
+	if (c.large || subscribed > 0) && h.release == nil {
+		h.release = time.AfterFunc(time.Second, h.returnMemory)
+	}
 	h.serving.Done()
+}
+
+// returnMemory hands the memory the closed connections freed back to the
+// system. Go's runtime keeps freed memory for reuse and returns it slowly,
+// and collects no garbage while nothing allocates, so without it a burst
+// of large requests would leave the daemon at its peak resident size. It
+// runs at most once a second, a second after such a connection closed.
+func (h *wsHub) returnMemory() {
+	h.mu.Lock()
+	h.release = nil
+	h.mu.Unlock()
+	debug.FreeOSMemory()
+}
+
+// subscribe replaces c's subscribed addresses with addrs (under the
+// subscribeAddresses request id), refused when every client's together
+// would pass total.
+func (h *wsHub) subscribe(c *wsConn, id string, addrs map[string]string, total int) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if after := h.subscribed - len(c.addrs) + len(addrs); after > total {
+		return overLimit("subscribing %d addresses would take the daemon to %d, over its limit of %d for every connection together (--ws-max-addresses-total)", len(addrs), after, total)
+	}
+	h.subscribed += len(addrs) - len(c.addrs)
+	c.addrID, c.addrs = id, addrs
+	return nil
 }
 
 // closeAll closes every client's connection: Shutdown does not track
@@ -308,7 +529,7 @@ func (s *Server) NotifyBlock(ctx context.Context, b utxo.Block) {
 		id := c.newBlockID
 		c.mu.Unlock()
 		if id != "" {
-			c.send(wsMessage{ID: id, Data: map[string]any{"height": b.Height, "hash": b.Hash.String()}})
+			c.push(wsMessage{ID: id, Data: map[string]any{"height": b.Height, "hash": b.Hash.String()}})
 		}
 	})
 }
@@ -359,7 +580,7 @@ func (s *Server) NotifyTx(ctx context.Context, txid chainhash.Hash) {
 				}
 				tx = &t
 			}
-			c.send(wsMessage{ID: id, Data: map[string]any{"address": name, "tx": tx}})
+			c.push(wsMessage{ID: id, Data: map[string]any{"address": name, "tx": tx}})
 		}
 	})
 }

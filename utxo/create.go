@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -13,7 +14,10 @@ import (
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
-// Create implements Store. A transaction created conflicting is first
+// Create implements Store. A transaction whose output values no chain
+// accepts (chain.CheckOutputValues), or one that needs the blob store when
+// the store has none, is refused with INVALID_PARAMETER before anything is
+// written. A transaction created conflicting is first
 // recorded among its parents' conflictingChildren (aerospike/create.go of
 // the reference does the same). A transaction that fits one record is written
 // with one create-only update. A larger one runs the lock record pattern:
@@ -22,10 +26,19 @@ import (
 // last on the master, whose cleared flag marks the whole transaction
 // committed.
 func (db *DB) Create(ctx context.Context, tx *chain.Tx, blockHeight uint32, opts ...CreateOption) (*Meta, error) {
+	if err := checkValues(tx); err != nil {
+		return nil, err
+	}
 	o := NewCreateOptions(opts...)
 	recs, external, err := db.buildRecords(tx, blockHeight, o)
 	if err != nil {
 		return nil, err
+	}
+	if external && db.opts.Blobs == nil {
+		// Refused before the lock record is taken: nothing is written.
+		return nil, record.NewError(record.CodeInvalidParameter, tx.ID, 0,
+			"a transaction of %d bytes and %d outputs is stored in the blob store (above %d bytes or %d outputs), and this store has none",
+			len(tx.Raw), len(tx.Msg.TxOut), db.opts.MaxTxSizeInStore, db.opts.UtxoBatchSize)
 	}
 	if o.Conflicting {
 		// The parents learn of the conflicting child first, as the
@@ -46,6 +59,18 @@ func (db *DB) Create(ctx context.Context, tx *chain.Tx, blockHeight uint32, opts
 		return nil, err
 	}
 	return metaFromRecords(recs, nil), nil
+}
+
+// checkValues refuses, as INVALID_PARAMETER naming the output, a
+// transaction whose output values no chain accepts (chain.CheckOutputValues):
+// the store never holds a value below 0 or above the coins that can exist.
+func checkValues(tx *chain.Tx) error {
+	err := chain.CheckOutputValues(tx)
+	var ve *chain.ValueError
+	if errors.As(err, &ve) {
+		return record.NewError(record.CodeInvalidParameter, tx.ID, uint32(ve.Output), "%s", strings.TrimPrefix(err.Error(), "chain: "))
+	}
+	return err
 }
 
 // buildRecords turns a transaction into its records.

@@ -78,7 +78,9 @@ func spendsOf(tx *chain.Tx, previous []*wire.TxOut) ([]*Spend, error) {
 	return spends, nil
 }
 
-// Spend implements Store.
+// Spend implements Store. A spender whose output values no chain accepts
+// (chain.CheckOutputValues) is refused with INVALID_PARAMETER, naming the
+// output, before anything is read.
 //
 // An output whose transaction is not stored is refused with TX_NOT_FOUND,
 // even when tx itself is already stored. That is the SQL reference store's
@@ -95,6 +97,9 @@ func (db *DB) Spend(ctx context.Context, tx *chain.Tx, opts ...SpendOption) ([]*
 		o.BlockHeight = db.height.Load() + 1
 	}
 	if err := checkSpender(tx); err != nil {
+		return nil, err
+	}
+	if err := checkValues(tx); err != nil {
 		return nil, err
 	}
 	spends, err := spendsOf(tx, o.PreviousOutputs)
@@ -124,14 +129,14 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 		IgnoreLocked:      o.IgnoreLocked,
 	}
 	groups := db.groupByRecord(spends)
-	uncommitted, err := db.uncommittedMasters(ctx, groups)
+	committed, err := db.committedMasters(ctx, groups)
 	if err != nil {
 		return err
 	}
 	ops := newRecordOps(len(groups))
 	for i, g := range groups {
 		*ops[i] = recordOp{txid: g.txid, index: g.index, onView: func(v *record.View) (record.Signal, error) {
-			if uncommitted[g.txid] {
+			if isCommitted, listed := committed[g.txid]; listed && !isCommitted {
 				for j := range g.spends {
 					g.spends[j].applied, g.spends[j].err = false, nil
 				}
@@ -179,6 +184,10 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 			err := ops[i].err
 			if err == nil {
 				err = gs.err
+			} else if g.index > 0 && committed[g.txid] && errors.Is(err, record.ErrTxNotFound) {
+				// The transaction is stored and committed, so all its
+				// records exist: a missing one holds no output of it.
+				err = record.NewError(record.CodeUtxoNotFound, gs.TxID, gs.Vout, "no such output")
 			}
 			gs.Err = outputErr(err, gs.Spend)
 			if first == nil && gs.Err != nil {
@@ -203,13 +212,17 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 	return first
 }
 
-// uncommittedMasters returns the paginated transactions among groups whose
-// master record is missing or still creating. Phase 2 of a multi-record
-// create clears the children before the master, so a child without the flag
-// is not yet proof of a committed transaction: the master is. The flag only
-// ever goes from set to cleared, so reading it before the spend errs on the
-// side of refusing.
-func (db *DB) uncommittedMasters(ctx context.Context, groups []*recordGroup) (map[chainhash.Hash]bool, error) {
+// committedMasters reads the master record of each transaction among
+// groups with a spend beyond its first record, and says for each whether
+// its master is stored and no longer creating; transactions spent in their
+// first record alone need no read and are not listed. Phase 2 of a
+// multi-record create clears the children before the master, so a child
+// without the flag is not yet proof of a committed transaction: the master
+// is. The flag only ever goes from set to cleared, so reading it before
+// the spend errs on the side of refusing. A committed master also means
+// every record of the transaction exists, so a missing one holds no output
+// of it.
+func (db *DB) committedMasters(ctx context.Context, groups []*recordGroup) (map[chainhash.Hash]bool, error) {
 	var txids []chainhash.Hash
 	seen := map[chainhash.Hash]bool{}
 	for _, g := range groups {
@@ -229,13 +242,11 @@ func (db *DB) uncommittedMasters(ctx context.Context, groups []*recordGroup) (ma
 	if err != nil {
 		return nil, err
 	}
-	uncommitted := map[chainhash.Hash]bool{}
+	committed := make(map[chainhash.Hash]bool, len(txids))
 	for i, m := range masters {
-		if m.err != nil || m.rec.Creating {
-			uncommitted[txids[i]] = true
-		}
+		committed[txids[i]] = m.err == nil && !m.rec.Creating
 	}
-	return uncommitted, nil
+	return committed, nil
 }
 
 // recordGroup is the outputs of one call that live in the same record.

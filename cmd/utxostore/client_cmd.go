@@ -13,7 +13,7 @@ import (
 	"github.com/utxostore/utxostore/utxo"
 )
 
-const clientHelp = `Usage: utxostore client [flags] SUBCOMMAND [ARGS]
+const clientHelp = `Usage: utxostore client [flags] SUBCOMMAND [flags] [ARGS]
 
 Talks to a running 'utxostore serve' over gRPC.
 
@@ -47,7 +47,12 @@ func runClient(ctx context.Context, args []string) error {
 		fs.Usage()
 		return usagef("no subcommand given")
 	}
-	sub, rest := fs.Arg(0), fs.Args()[1:]
+	// The flags may follow the subcommand too: client import --server X FILE.
+	sub := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[1:]); err != nil {
+		return err
+	}
+	rest := fs.Args()
 	if sub == "import" {
 		if len(rest) == 0 {
 			return usagef("import: no block files given")

@@ -24,6 +24,7 @@ type serveConfig struct {
 	store           storeFlags
 	grpcAddr        string
 	httpAddr        string
+	healthAddr      string
 	token           string
 	tlsCert         string
 	tlsKey          string
@@ -37,7 +38,18 @@ type serveConfig struct {
 	maxConns        int
 	headerTimeout   time.Duration
 	readTimeout     time.Duration
+	writeTimeout    time.Duration
 	idleTimeout     time.Duration
+	grpcReadTimeout time.Duration
+	grpcMaxStreams  int
+	maxConnRequests int
+	maxWebsockets   int
+	wsMaxAddresses  int
+	wsMaxAddrsTotal int
+	wsQueue         int
+	maxXpubGap      int
+	maxXpubAddrs    int
+	maxRequestTxs   int
 	configFile      string
 	trustBlocks     bool
 	create          bool
@@ -73,6 +85,7 @@ func newServeConfig(name, help string) *serveConfig {
 	c.store.registerUnminedRetention(fs)
 	fs.StringVar(&c.grpcAddr, "grpc", server.DefaultGRPCAddr, "gRPC listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&c.httpAddr, "http", server.DefaultHTTPAddr, "HTTP listen address for /api, /metrics and /health")
+	fs.StringVar(&c.healthAddr, "health", "", "a listener of its own for /health/live and /health/ready (host:port), which no load on --http can starve; off when empty")
 	fs.StringVar(&c.token, "token", "", "bearer token required by mutating RPCs and by /api and /metrics; mandatory on a non-loopback address")
 	fs.BoolVar(&c.httpPublic, "http-public", false, "serve /api and /metrics without the token (mutating RPCs still need it)")
 	fs.BoolVar(&c.trustedNetwork, "trusted-network", false, "allow the token over plain TCP on a non-loopback address (without it, such an address needs TLS)")
@@ -81,11 +94,22 @@ func newServeConfig(name, help string) *serveConfig {
 	fs.IntVar(&c.maxBatch, "max-batch", server.DefaultMaxBatch, "most items in one batch RPC")
 	fs.Int64Var(&c.maxBody, "max-body", server.DefaultMaxBody, "largest HTTP request body in bytes (413 above)")
 	fs.IntVar(&c.maxMessage, "max-message", server.DefaultMaxMessage, "largest gRPC message in bytes (ResourceExhausted above); a whole block must fit")
-	fs.Int64Var(&c.maxInflight, "max-inflight-bytes", server.DefaultMaxInflightBytes, "gRPC request memory of all calls at once: each reserves --max-message of it before its message is read; more calls wait")
+	fs.Int64Var(&c.maxInflight, "max-inflight-bytes", server.DefaultMaxInflightBytes, "gRPC request memory of the calls being served: a call whose message has arrived reserves its size before it is handled; more calls wait")
+	fs.DurationVar(&c.grpcReadTimeout, "grpc-read-timeout", server.DefaultGRPCReadTimeout, "time from a gRPC call's start to the end of its message; the connection of a call over it is closed")
+	fs.IntVar(&c.grpcMaxStreams, "grpc-max-streams", server.DefaultGRPCMaxStreams, "most calls open at once on one gRPC connection")
 	fs.IntVar(&c.maxConns, "max-conns", server.DefaultMaxConns, "most open connections on each listener; more wait to be accepted")
 	fs.DurationVar(&c.headerTimeout, "http-header-timeout", server.DefaultHTTPHeaderTimeout, "time to read an HTTP request's headers (and a gRPC connection's handshake)")
 	fs.DurationVar(&c.readTimeout, "http-read-timeout", server.DefaultHTTPReadTimeout, "time to read a whole HTTP request, body included")
+	fs.DurationVar(&c.writeTimeout, "http-write-timeout", server.DefaultHTTPWriteTimeout, "time from an HTTP request's headers to the end of its answer; its work stops then (503)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a connection with no request in progress is kept (HTTP keep-alive and gRPC)")
+	fs.IntVar(&c.maxConnRequests, "max-conn-requests", server.DefaultMaxConnRequests, "requests one HTTP connection serves before it is closed: the most answers a pipelining client leaves unread")
+	fs.IntVar(&c.maxWebsockets, "max-websockets", server.DefaultMaxWebsockets, "most open websockets (429 above); they do not count against --max-conns")
+	fs.IntVar(&c.wsMaxAddresses, "ws-max-addresses", server.DefaultWSMaxAddresses, "most addresses one websocket subscribes to")
+	fs.IntVar(&c.wsMaxAddrsTotal, "ws-max-addresses-total", server.DefaultWSMaxAddressesTotal, "most addresses every websocket together subscribes to")
+	fs.IntVar(&c.wsQueue, "ws-queue", server.DefaultWSQueue, `requests one websocket may have unanswered or their answers unread; past them its requests are answered "too many requests"`)
+	fs.IntVar(&c.maxXpubGap, "max-xpub-gap", server.DefaultMaxXpubGap, "largest gap an xpub request may ask for (400 above; Blockbook's largest)")
+	fs.IntVar(&c.maxXpubAddrs, "max-xpub-addresses", server.DefaultMaxXpubAddresses, "most addresses one xpub request derives (400 above)")
+	fs.IntVar(&c.maxRequestTxs, "max-request-txs", server.DefaultMaxRequestTxs, "most transactions one API request gathers from the address index (400 above)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&c.configFile, "config", "", `JSON file of settings, {"flag-name": value, ...}`)
 	c.logFormat = "text"
@@ -225,16 +249,20 @@ func (c *serveConfig) print(w io.Writer) {
 		if secretFlags[name] && value != "" {
 			value = "(set, hidden)"
 		}
-		fmt.Fprintf(w, "%-20s %-40s %s\n", name, value, c.sources[name])
+		fmt.Fprintf(w, "%-24s %-40s %s\n", name, value, c.sources[name])
 	}
 }
 
 // serverOptions maps the configuration to the server's options.
 func (c *serveConfig) serverOptions() server.Options {
-	return server.Options{GRPCAddr: c.grpcAddr, HTTPAddr: c.httpAddr, Token: c.token, TLSCert: c.tlsCert, TLSKey: c.tlsKey,
+	return server.Options{GRPCAddr: c.grpcAddr, HTTPAddr: c.httpAddr, HealthAddr: c.healthAddr, Token: c.token, TLSCert: c.tlsCert, TLSKey: c.tlsKey,
 		HTTPPublic: c.httpPublic, TrustedNetwork: c.trustedNetwork,
-		MaxBatch: c.maxBatch, MaxBody: c.maxBody, MaxMessage: c.maxMessage, MaxInflightBytes: c.maxInflight, MaxConns: c.maxConns,
-		HTTPHeaderTimeout: c.headerTimeout, HTTPReadTimeout: c.readTimeout, IdleTimeout: c.idleTimeout,
+		MaxBatch: c.maxBatch, MaxBody: c.maxBody, MaxMessage: c.maxMessage, MaxInflightBytes: c.maxInflight,
+		GRPCReadTimeout: c.grpcReadTimeout, GRPCMaxStreams: c.grpcMaxStreams, MaxConns: c.maxConns,
+		HTTPHeaderTimeout: c.headerTimeout, HTTPReadTimeout: c.readTimeout, HTTPWriteTimeout: c.writeTimeout, IdleTimeout: c.idleTimeout,
+		MaxConnRequests: c.maxConnRequests, MaxWebsockets: c.maxWebsockets,
+		WSMaxAddresses: c.wsMaxAddresses, WSMaxAddressesTotal: c.wsMaxAddrsTotal, WSQueue: c.wsQueue,
+		MaxXpubGap: c.maxXpubGap, MaxXpubAddresses: c.maxXpubAddrs, MaxRequestTxs: c.maxRequestTxs,
 		Engine: c.store.engine, Network: c.store.network, Logger: c.log}
 }
 

@@ -249,6 +249,18 @@ func TestConfigShowsTheLimits(t *testing.T) {
 		`(?m)^max-inflight-bytes\s+1073741824\s+default$`,
 		`(?m)^http-public\s+false\s+default$`,
 		`(?m)^trusted-network\s+false\s+default$`,
+		`(?m)^health\s+default$`,
+		`(?m)^http-write-timeout\s+1m0s\s+default$`,
+		`(?m)^max-conn-requests\s+1000\s+default$`,
+		`(?m)^grpc-read-timeout\s+1m0s\s+default$`,
+		`(?m)^grpc-max-streams\s+128\s+default$`,
+		`(?m)^max-websockets\s+256\s+default$`,
+		`(?m)^ws-max-addresses\s+1000\s+default$`,
+		`(?m)^ws-max-addresses-total\s+100000\s+default$`,
+		`(?m)^ws-queue\s+256\s+default$`,
+		`(?m)^max-xpub-gap\s+10000\s+default$`,
+		`(?m)^max-xpub-addresses\s+30000\s+default$`,
+		`(?m)^max-request-txs\s+100000\s+default$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("config: want a line matching %s in:\n%s", want, out)

@@ -38,11 +38,18 @@ RPC and every HTTP request but /health/* must send
 "authorization: Bearer <token>"; --http-public serves /api and /metrics
 without it. A call's token is checked before its message is read.
 
-Hostile or stuck clients are bounded: --http-header-timeout,
---http-read-timeout (a whole request, body included) and --idle-timeout
-close slow and idle connections, --max-conns caps the connections of each
-listener, and --max-inflight-bytes caps the gRPC request memory of all calls
-at once (each reserves --max-message; the calls beyond wait).
+Hostile or stuck clients are bounded; every limit is a flag, and the
+README lists them. Timeouts close slow and idle connections, --max-conns
+caps the connections of each listener and --max-websockets the websockets.
+A gRPC connection reads one call's message at a time, a call whose message
+has arrived reserves its size from --max-inflight-bytes before it is
+handled, and a call whose message has not arrived within
+--grpc-read-timeout has its connection closed. An HTTP connection is
+closed after --max-conn-requests answers. Limits on one request's work
+(--max-xpub-gap, --max-xpub-addresses, --max-request-txs) and on
+websocket subscriptions are refused with 400 or an error reply naming the
+flag, and a request's work stops when its client leaves. --health serves
+/health/* on a listener of its own, which no load on --http can starve.
 
 It logs on stderr, in --log-format: text (key=value lines, the default) or
 json (one object a line). Once listening it logs one record:
@@ -123,7 +130,11 @@ func serveStores(ctx context.Context, cfg *serveConfig, st *stores, ready func(g
 		return err
 	}
 	following.start(ctx, srv)
-	cfg.log.Info("listening", "grpc", srv.GRPCAddr(), "http", srv.HTTPAddr())
+	listening := []any{"grpc", srv.GRPCAddr(), "http", srv.HTTPAddr()}
+	if srv.HealthAddr() != "" {
+		listening = append(listening, "health", srv.HealthAddr())
+	}
+	cfg.log.Info("listening", listening...)
 	if ready != nil {
 		ready(srv.GRPCAddr(), srv.HTTPAddr())
 	}
