@@ -71,7 +71,8 @@ func (c *Client) Summary(ctx context.Context) (utxo.Summary, error) {
 	if err != nil {
 		return utxo.Summary{}, callErr(err)
 	}
-	return utxo.Summary{Blocks: r.Blocks, Txs: r.Txs, Utxos: r.Utxos, Satoshis: r.Satoshis, Height: r.Height, Digest: r.Digest}, nil
+	return utxo.Summary{Blocks: r.Blocks, Txs: r.Txs, Utxos: r.Utxos, Satoshis: r.Satoshis, Height: r.Height, Digest: r.Digest,
+		TxOuts: r.Txouts, TotalAmount: r.TotalAmount, MuHash: r.Muhash}, nil
 }
 
 // Create stores a transaction.

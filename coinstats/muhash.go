@@ -81,6 +81,17 @@ func (m *MuHash) Combine(o *MuHash) {
 	m.mul.mul(&m.den, &m.den, &o.den)
 }
 
+// Subtract takes o's insertions and removals back out of m, the inverse of
+// Combine: a block's changes undone when the block is disconnected.
+func (m *MuHash) Subtract(o *MuHash) {
+	if !o.started {
+		return
+	}
+	m.start()
+	m.mul.mul(&m.num, &m.num, &o.den)
+	m.mul.mul(&m.den, &m.den, &o.num)
+}
+
 // Finalize returns the hash of the set: the SHA-256 of the 384-byte
 // little-endian numerator divided by the denominator. Like Core's, it
 // leaves that quotient as the numerator and 1 as the denominator, the same

@@ -68,6 +68,13 @@ func (s *Stats) Combine(o *Stats) {
 	s.TotalAmount += o.TotalAmount
 }
 
+// Subtract takes o's changes back out of s, the inverse of Combine.
+func (s *Stats) Subtract(o *Stats) {
+	s.muhash.Subtract(&o.muhash)
+	s.TxOuts -= o.TxOuts
+	s.TotalAmount -= o.TotalAmount
+}
+
 // Finalize returns the set's statistics (without hash_serialized_3).
 func (s *Stats) Finalize() Summary {
 	return Summary{TxOuts: s.TxOuts, TotalAmount: s.TotalAmount, MuHash: s.muhash.Finalize().String()}

@@ -206,6 +206,33 @@ func TestStatsBinaryAndCombine(t *testing.T) {
 	}
 }
 
+// TestStatsSubtractUndoesCombine: a block's changes combined into a set
+// and subtracted again leave the set as it was, as a disconnected block
+// must.
+func TestStatsSubtractUndoesCombine(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	coins := randomCoins(r, 50)
+	var set, block Stats
+	for i := range coins[:30] {
+		set.Add(&coins[i])
+	}
+	want := set
+	for i := range coins[30:] {
+		block.Add(&coins[30+i])
+	}
+	for i := range coins[:12] {
+		block.Remove(&coins[i])
+	}
+	set.Combine(&block)
+	if set.Finalize() == want.Finalize() {
+		t.Fatal("the block's changes changed nothing")
+	}
+	set.Subtract(&block)
+	if got := set.Finalize(); got != want.Finalize() {
+		t.Fatalf("after Combine and Subtract: %+v, want the set before, %+v", got, want.Finalize())
+	}
+}
+
 // TestWalkOrder: a coin out of outpoint order, or twice, is refused with
 // what was found.
 func TestWalkOrder(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -31,6 +32,9 @@ type Backend interface {
 	// read from the chain state; Summary walks every record.
 	ChainSummary(ctx context.Context) (utxo.ChainSummary, error)
 	Summary(ctx context.Context) (utxo.Summary, error)
+	// SetStats are the UTXO set's statistics as Bitcoin Core reports
+	// them, kept in the chain state (no walk).
+	SetStats(ctx context.Context) (coinstats.Summary, error)
 	// Changes counts the writes made to the store since it was opened,
 	// the daemon's and its follower's alike (utxo.DB.Changes).
 	Changes() uint64

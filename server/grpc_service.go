@@ -440,5 +440,6 @@ func (s *grpcService) Summary(ctx context.Context, _ *pb.Empty) (*pb.SummaryRepl
 	if err != nil {
 		return nil, storeStatus(err)
 	}
-	return &pb.SummaryReply{Blocks: sum.Blocks, Txs: sum.Txs, Utxos: sum.Utxos, Satoshis: sum.Satoshis, Height: sum.Height, Digest: sum.Digest}, nil
+	return &pb.SummaryReply{Blocks: sum.Blocks, Txs: sum.Txs, Utxos: sum.Utxos, Satoshis: sum.Satoshis, Height: sum.Height, Digest: sum.Digest,
+		Txouts: sum.TxOuts, TotalAmount: sum.TotalAmount, Muhash: sum.MuHash}, nil
 }

@@ -60,6 +60,12 @@ type statusJSON struct {
 		// hold none), which the block path keeps level with the store's
 		// tip; NextHeight is the first block the daemon needs
 		// (blockpath.Path.Next).
+		// TxOuts, TotalAmount and MuHash are the set's statistics as
+		// Bitcoin Core's gettxoutsetinfo reports them, kept in the chain
+		// state: read without a walk.
+		TxOuts        uint64   `json:"txouts"`
+		TotalAmount   uint64   `json:"total_amount"`
+		MuHash        string   `json:"muhash"`
 		IndexTip      *tipJSON `json:"indexTip,omitempty"`
 		BlockStoreTip *tipJSON `json:"blockStoreTip,omitempty"`
 		NextHeight    uint32   `json:"nextHeight"`
@@ -172,6 +178,12 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if blocks := s.backend.BlockStore(); blocks != nil {
 		b.DbSize, _ = blocks.DiskBytes()
 	}
+	stats, err := s.backend.SetStats(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "reading the set's statistics: %v", err)
+		return
+	}
+	u.TxOuts, u.TotalAmount, u.MuHash = stats.TxOuts, stats.TotalAmount, stats.MuHash
 	levels, err := s.backend.Levels(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "reading the stores' tips: %v", err)

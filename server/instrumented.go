@@ -10,6 +10,7 @@ import (
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -211,6 +212,11 @@ func (s *Instrumented) ChainSummary(ctx context.Context) (c utxo.ChainSummary, e
 func (s *Instrumented) Summary(ctx context.Context) (sum utxo.Summary, err error) {
 	defer func(start time.Time) { s.m.observe("Summary", start, err) }(time.Now())
 	return s.next.Summary(ctx)
+}
+
+func (s *Instrumented) SetStats(ctx context.Context) (sum coinstats.Summary, err error) {
+	defer func(start time.Time) { s.m.observe("SetStats", start, err) }(time.Now())
+	return s.next.SetStats(ctx)
 }
 
 func (s *Instrumented) BlockAt(ctx context.Context, height uint32) (b BlockMeta, ok bool, err error) {

@@ -29,6 +29,10 @@ type statusReply struct {
 		Utxos    *uint64 `json:"utxos"`
 		Satoshis *uint64 `json:"satoshis"`
 		Digest   *string `json:"digest"`
+		// Core's statistics, always there.
+		TxOuts      uint64 `json:"txouts"`
+		TotalAmount uint64 `json:"total_amount"`
+		MuHash      string `json:"muhash"`
 	} `json:"utxostore"`
 }
 
@@ -142,6 +146,14 @@ func TestStatusWalksTheStoreOnlyWhenAsked(t *testing.T) {
 	st = getStatus(t, base+"/api/status")
 	checkChain(st, blocks[120])
 	checkNoSummary(st)
+	// Core's statistics come without a walk: those the chain state keeps.
+	stats, err := db.SetStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := st.Utxostore; u.TxOuts != stats.TxOuts || u.TotalAmount != stats.TotalAmount || u.MuHash != stats.MuHash || u.TxOuts != 120 {
+		t.Fatalf("status: txouts %d total_amount %d muhash %s, want the chain state's %+v (120 coinbases past genesis)", u.TxOuts, u.TotalAmount, u.MuHash, stats)
+	}
 	if n := summaryCalls(t, base); n != 1 {
 		t.Fatalf("a status without ?summary=true after a new block walked the store: %d Summary calls, want the 1 asked for", n)
 	}

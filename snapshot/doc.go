@@ -8,9 +8,9 @@
 // headers, and each block's additions and deletions).
 //
 // A snapshot of a store holds the set Bitcoin Core would hold at the same
-// block (coinstats.Coin.InSet): the store's unspent outputs of the longest
-// chain, less the genesis block's coinbase and the outputs no script can
-// spend, in either format. The store itself keeps no zero-value output
-// whose script starts OP_FALSE OP_RETURN (utxo.StoredAsUTXO), which Core's
-// set holds: past the first such output of a chain, a snapshot lacks it.
+// block (coinstats.Coin.InSet): the unspent outputs of the longest chain,
+// less the genesis block's coinbase and the outputs no script can spend, in
+// either format. That includes the zero-value outputs whose script starts
+// OP_FALSE OP_RETURN, which the store keeps out of its records
+// (utxo.StoredAsUTXO) but Core's set holds (utxo.DB.ForEachCoin).
 package snapshot

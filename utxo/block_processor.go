@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/utxo/record"
 )
@@ -97,7 +98,17 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	if err := db.setMined(ctx, txids, info, nil); err != nil {
 		return err
 	}
+	delta, err := db.blockStats(ctx, b)
+	if err != nil {
+		return err
+	}
 	connected := &connectedBlock{Hash: b.Hash, PrevHash: b.PrevHash, ID: info.BlockID, Txs: len(b.Txs), Size: b.Size, Conflicting: conflicting}
+	if connected.Stats, err = delta.MarshalBinary(); err != nil {
+		return err
+	}
+	if err := cs.applyStats(&delta, false); err != nil {
+		return err
+	}
 	if h := b.Header; h != nil {
 		connected.Time, connected.Version, connected.Bits, connected.Nonce = h.Timestamp.Unix(), h.Version, h.Bits, h.Nonce
 		connected.MerkleRoot = &h.MerkleRoot
@@ -346,6 +357,10 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if connected.ID == 0 {
 		return fmt.Errorf("%w: block %s at height %d is the snapshot the store was loaded from, never connected to it, so it cannot be disconnected", errNoBlock, b.Hash, b.Height)
 	}
+	var delta coinstats.Stats
+	if err := delta.UnmarshalBinary(connected.Stats); err != nil {
+		return fmt.Errorf("block %s's metadata is damaged: its set statistics: %w", b.Hash, err)
+	}
 	// The block below becomes the tip: its metadata moves into the chain
 	// state. It is read before anything changes.
 	var newTip *connectedBlock
@@ -360,6 +375,9 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	}
 	cs.Blocks--
 	cs.Txs -= uint64(connected.Txs)
+	if err := cs.applyStats(&delta, true); err != nil {
+		return errors.Join(err, db.settleFailed(ctx, cs))
+	}
 	below := uint32(0)
 	if b.Height == 0 {
 		cs.HasTip, cs.TipHash, cs.TipBlock = false, chainhash.Hash{}, nil

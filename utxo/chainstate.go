@@ -31,6 +31,9 @@ type chainState struct {
 	// nor metadata above the tip. A block's own record (blockMetaName) is
 	// written once the next block is connected on top of it.
 	TipBlock *connectedBlock `json:"tipBlock,omitempty"`
+	// Stats are the UTXO set's statistics at the tip (coinstats.Stats'
+	// binary form; see setstats.go).
+	Stats []byte `json:"stats,omitempty"`
 }
 
 // connectedBlock is what the store remembers of each connected block so it
@@ -49,6 +52,9 @@ type connectedBlock struct {
 	MerkleRoot *chainhash.Hash `json:"merkleRoot,omitempty"`
 	Bits       uint32          `json:"bits,omitempty"`
 	Nonce      uint32          `json:"nonce,omitempty"`
+	// Stats is the block's change to the UTXO set's statistics
+	// (coinstats.Stats' binary form), which disconnecting it takes away.
+	Stats []byte `json:"stats,omitempty"`
 }
 
 const metaChain = "chain"

@@ -17,6 +17,7 @@ import (
 
 	"github.com/utxostore/utxostore/blob"
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/internal/testdata"
@@ -135,9 +136,14 @@ func referenceUTXOs(t testing.TB, path string) Summary {
 		txid chainhash.Hash
 		vout uint32
 	}
-	set := map[outpoint]int64{}
+	type coin struct {
+		out      *wire.TxOut
+		height   uint32
+		coinbase bool
+	}
+	set := map[outpoint]coin{}
 	var sum Summary
-	for _, raw := range readFramedBlocks(t, path) {
+	for height, raw := range readFramedBlocks(t, path) {
 		var blk wire.MsgBlock
 		if err := blk.Deserialize(bytesReader(raw)); err != nil {
 			t.Fatal(err)
@@ -152,16 +158,21 @@ func referenceUTXOs(t testing.TB, path string) Summary {
 			}
 			id := tx.TxHash()
 			for vout, o := range tx.TxOut {
-				set[outpoint{id, uint32(vout)}] = o.Value
+				set[outpoint{id, uint32(vout)}] = coin{o, uint32(height), i == 0}
 			}
 		}
 	}
 	sum.Height = uint32(sum.Blocks - 1)
 	ops := make([]outpoint, 0, len(set))
-	for op, v := range set {
+	var core coinstats.Stats // Core's statistics of the same set
+	for op, c := range set {
 		ops = append(ops, op)
-		sum.Satoshis += uint64(v)
+		sum.Satoshis += uint64(c.out.Value)
+		core.Add(&coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: op.txid, Vout: op.vout}, Height: c.height, Coinbase: c.coinbase,
+			Value: uint64(c.out.Value), Script: c.out.PkScript})
 	}
+	stats := core.Finalize()
+	sum.TxOuts, sum.TotalAmount, sum.MuHash = stats.TxOuts, stats.TotalAmount, stats.MuHash
 	sort.Slice(ops, func(i, j int) bool {
 		if a, b := ops[i].txid.String(), ops[j].txid.String(); a != b {
 			return a < b
@@ -170,7 +181,7 @@ func referenceUTXOs(t testing.TB, path string) Summary {
 	})
 	h := sha256.New()
 	for _, op := range ops {
-		fmt.Fprintf(h, "%s:%d:%d\n", op.txid, op.vout, set[op])
+		fmt.Fprintf(h, "%s:%d:%d\n", op.txid, op.vout, set[op].out.Value)
 	}
 	sum.Utxos = uint64(len(set))
 	sum.Digest = hex.EncodeToString(h.Sum(nil))

@@ -50,6 +50,8 @@ type SnapshotLoader struct {
 	db      *DB
 	base    SnapshotBase
 	pending []engine.Update
+	// stats are the loaded set's statistics, the chain state's at Finish.
+	stats coinstats.Stats
 	records int
 }
 
@@ -101,6 +103,9 @@ func (l *SnapshotLoader) Add(ctx context.Context, coins []coinstats.Coin) error 
 	recs, err := l.build(coins)
 	if err != nil {
 		return err
+	}
+	for i := range coins {
+		l.stats.Add(&coins[i])
 	}
 	for _, r := range recs {
 		value, t, txid := r.Encode(), terms(r), r.TxID
@@ -189,8 +194,12 @@ func (l *SnapshotLoader) Finish(ctx context.Context) error {
 	defer db.chainMu.Unlock()
 	// Of the snapshot's block the store knows only its hash: it was never
 	// connected, so it cannot be disconnected either.
+	stats, err := l.stats.MarshalBinary()
+	if err != nil {
+		return err
+	}
 	cs := chainState{Height: l.base.Height, HasTip: true, TipHeight: l.base.Height, TipHash: l.base.Hash,
-		NextBlockID: 1, Blocks: uint64(l.base.Height) + 1, Txs: l.base.Txs, TipBlock: &connectedBlock{Hash: l.base.Hash}}
+		NextBlockID: 1, Blocks: uint64(l.base.Height) + 1, Txs: l.base.Txs, TipBlock: &connectedBlock{Hash: l.base.Hash}, Stats: stats}
 	if err := db.useHeight(ctx, cs.Height); err != nil {
 		return err
 	}
@@ -203,14 +212,20 @@ func (l *SnapshotLoader) Finish(ctx context.Context) error {
 // ForEachCoin calls fn with every unspent output of the UTXO set of the
 // longest chain (see Summary), in no particular order, with the height and
 // coinbase flag of its transaction. The coin is fn's only for the call.
+//
+// Besides the outputs the store keeps, it gives those it leaves out by its
+// data-carrier rule (StoredAsUTXO: zero value, a script that starts OP_FALSE
+// OP_RETURN), which nothing can spend but Bitcoin Core's set holds, so that
+// a walk of the set agrees with Core's and with the statistics the block
+// path keeps (SetStats).
 func (db *DB) ForEachCoin(ctx context.Context, fn func(*coinstats.Coin) error) error {
 	var c coinstats.Coin
 	return db.walkSet(ctx, func(r *record.Record, st *setTx) error {
 		for offset, e := range r.Utxos {
-			if !e.Stored() || e.IsSpent() {
+			vout := r.FirstVout + uint32(offset)
+			if e.IsSpent() || (!e.Stored() && (r.OutputsOnly || int(vout) >= len(st.tx.Msg.TxOut) || StoredAsUTXO(st.tx.Msg.TxOut[vout]))) {
 				continue
 			}
-			vout := r.FirstVout + uint32(offset)
 			if int(vout) >= len(st.tx.Msg.TxOut) {
 				return fmt.Errorf("record of %s names output %d of %d", r.TxID, vout, len(st.tx.Msg.TxOut))
 			}

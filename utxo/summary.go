@@ -28,6 +28,14 @@ type Summary struct {
 	// Digest is the SHA-256 of the lines "<txid>:<vout>:<satoshis>\n" of
 	// every unspent output, txid as displayed, sorted by txid then vout.
 	Digest string `json:"digest"`
+	// TxOuts, TotalAmount and MuHash are the set's statistics as Bitcoin
+	// Core's gettxoutsetinfo reports them (SetStats): the set without the
+	// genesis block's outputs and without unspendable ones, so they can be
+	// checked against any Core node at the same block. They come from the
+	// chain state, not from the walk.
+	TxOuts      uint64 `json:"txouts"`
+	TotalAmount uint64 `json:"total_amount"`
+	MuHash      string `json:"muhash"`
 }
 
 // summaryRun is the unspent outputs of one record of a transaction in the
@@ -97,8 +105,14 @@ func (db *DB) Summary(ctx context.Context) (Summary, error) {
 		}
 		return cmp.Compare(a.firstVout, b.firstVout)
 	})
+	stats, err := cs.setStats()
+	if err != nil {
+		return Summary{}, err
+	}
+	core := stats.Finalize()
 	h := sha256.New()
-	sum := Summary{Blocks: cs.Blocks, Txs: cs.Txs, Utxos: utxos, Height: cs.TipHeight}
+	sum := Summary{Blocks: cs.Blocks, Txs: cs.Txs, Utxos: utxos, Height: cs.TipHeight,
+		TxOuts: core.TxOuts, TotalAmount: core.TotalAmount, MuHash: core.MuHash}
 	var display [2 * chainhash.HashSize]byte
 	buf := make([]byte, 0, 128)
 	for _, run := range runs {

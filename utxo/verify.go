@@ -6,6 +6,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/utxo/record"
 )
@@ -20,9 +21,10 @@ type VerifyReport struct {
 
 // Verify checks the store's consistency after a crash or on request: every
 // record decodes (and decoding checks that its counters match its entries),
-// every child record's master exists and names it, and the engine's three
-// indexes hold exactly the terms the records carry. It returns the first
-// inconsistency found.
+// every child record's master exists and names it, the engine's three
+// indexes hold exactly the terms the records carry, and the set's
+// statistics in the chain state (SetStats) are those of a walk of the set.
+// It returns the first inconsistency found.
 func (db *DB) Verify(ctx context.Context) (VerifyReport, error) {
 	var rep VerifyReport
 	termsOf := map[engine.Key]engine.Terms{}
@@ -85,5 +87,26 @@ func (db *DB) Verify(ctx context.Context) (VerifyReport, error) {
 			rep.IndexTerms++
 		}
 	}
-	return rep, nil
+	return rep, db.verifySetStats(ctx)
+}
+
+// verifySetStats walks the UTXO set and checks its statistics against those
+// the chain state keeps block by block (SetStats).
+func (db *DB) verifySetStats(ctx context.Context) error {
+	var walked coinstats.Stats
+	if err := db.ForEachCoin(ctx, func(c *coinstats.Coin) error {
+		walked.Add(c)
+		return nil
+	}); err != nil {
+		return err
+	}
+	kept, err := db.SetStats(ctx)
+	if err != nil {
+		return err
+	}
+	if got := walked.Finalize(); got != kept {
+		return fmt.Errorf("the set's statistics the chain state keeps (txouts %d, total_amount %d, muhash %s) are not those of a walk of the set (txouts %d, total_amount %d, muhash %s)",
+			kept.TxOuts, kept.TotalAmount, kept.MuHash, got.TxOuts, got.TotalAmount, got.MuHash)
+	}
+	return nil
 }

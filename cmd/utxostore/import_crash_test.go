@@ -22,8 +22,10 @@ import (
 )
 
 // The summary line of the real chain, from a UTXO set computed independently
-// in package utxo's tests; every engine must end an import with it.
-const btcChainSummary = `{"blocks":14132,"txs":14247,"utxos":13417,"satoshis":70660000000000,"height":14131,"digest":"d64f9c7ce54f713fb471a852626ac52f6081f20dbc30054f153df09650e398b9"}`
+// in package utxo's tests (its txouts, total_amount and muhash, Core's
+// statistics, by an independent implementation in TestSnapshotCoreDumpAndLoad);
+// every engine must end an import with it.
+const btcChainSummary = `{"blocks":14132,"txs":14247,"utxos":13417,"satoshis":70660000000000,"height":14131,"digest":"d64f9c7ce54f713fb471a852626ac52f6081f20dbc30054f153df09650e398b9","txouts":13416,"total_amount":70655000000000,"muhash":"859e27f17a6cce9768b75dd0dbd969890157d29a152b0f4a0afa6c67cbcd5975"}`
 
 // lastLine runs the binary and returns its last stdout line.
 func lastLine(t *testing.T, args ...string) string {

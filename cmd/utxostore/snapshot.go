@@ -33,12 +33,10 @@ or Teranode's (its utxopersister's files).
   utxostore snapshot load --format core|teranode --data NEW FILE
   utxostore snapshot diffs --format teranode --from A --to B --blocks FILE OUTDIR
 
-A snapshot holds the set Bitcoin Core holds at the same block: the store's
+A snapshot holds the set Bitcoin Core holds at the same block: the
 unspent outputs of the longest chain, less the genesis block's coinbase
 and the outputs no script can spend (a script that starts with OP_RETURN
-or is longer than 10,000 bytes). One difference remains: the store keeps
-no output of zero value whose script starts OP_FALSE OP_RETURN (a data
-carrier, by Teranode's rule), which Core's set holds. dump and load end with one JSON line of
+or is longer than 10,000 bytes). dump and load end with one JSON line of
 the set's statistics under the names of Core's RPC (gettxoutsetinfo):
 txouts, total_amount (in satoshis, where Core prints bitcoins),
 hash_serialized_3 and muhash.

@@ -2869,13 +2869,18 @@ func (x *ConnectBlockReply) GetTxs() uint32 {
 }
 
 type SummaryReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Blocks        uint64                 `protobuf:"varint,1,opt,name=blocks,proto3" json:"blocks,omitempty"`
-	Txs           uint64                 `protobuf:"varint,2,opt,name=txs,proto3" json:"txs,omitempty"`
-	Utxos         uint64                 `protobuf:"varint,3,opt,name=utxos,proto3" json:"utxos,omitempty"`
-	Satoshis      uint64                 `protobuf:"varint,4,opt,name=satoshis,proto3" json:"satoshis,omitempty"`
-	Height        uint32                 `protobuf:"varint,5,opt,name=height,proto3" json:"height,omitempty"`
-	Digest        string                 `protobuf:"bytes,6,opt,name=digest,proto3" json:"digest,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Blocks   uint64                 `protobuf:"varint,1,opt,name=blocks,proto3" json:"blocks,omitempty"`
+	Txs      uint64                 `protobuf:"varint,2,opt,name=txs,proto3" json:"txs,omitempty"`
+	Utxos    uint64                 `protobuf:"varint,3,opt,name=utxos,proto3" json:"utxos,omitempty"`
+	Satoshis uint64                 `protobuf:"varint,4,opt,name=satoshis,proto3" json:"satoshis,omitempty"`
+	Height   uint32                 `protobuf:"varint,5,opt,name=height,proto3" json:"height,omitempty"`
+	Digest   string                 `protobuf:"bytes,6,opt,name=digest,proto3" json:"digest,omitempty"`
+	// The UTXO set's statistics as Bitcoin Core's gettxoutsetinfo reports
+	// them: txouts, total_amount (satoshis) and muhash (hex, as Core prints it).
+	Txouts        uint64 `protobuf:"varint,7,opt,name=txouts,proto3" json:"txouts,omitempty"`
+	TotalAmount   uint64 `protobuf:"varint,8,opt,name=total_amount,json=totalAmount,proto3" json:"total_amount,omitempty"`
+	Muhash        string `protobuf:"bytes,9,opt,name=muhash,proto3" json:"muhash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2948,6 +2953,27 @@ func (x *SummaryReply) GetHeight() uint32 {
 func (x *SummaryReply) GetDigest() string {
 	if x != nil {
 		return x.Digest
+	}
+	return ""
+}
+
+func (x *SummaryReply) GetTxouts() uint64 {
+	if x != nil {
+		return x.Txouts
+	}
+	return 0
+}
+
+func (x *SummaryReply) GetTotalAmount() uint64 {
+	if x != nil {
+		return x.TotalAmount
+	}
+	return 0
+}
+
+func (x *SummaryReply) GetMuhash() string {
+	if x != nil {
+		return x.Muhash
 	}
 	return ""
 }
@@ -3149,14 +3175,17 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x11ConnectBlockReply\x12\x12\n" +
 	"\x04hash\x18\x01 \x01(\fR\x04hash\x12\x16\n" +
 	"\x06height\x18\x02 \x01(\rR\x06height\x12\x10\n" +
-	"\x03txs\x18\x03 \x01(\rR\x03txs\"\x9a\x01\n" +
+	"\x03txs\x18\x03 \x01(\rR\x03txs\"\xed\x01\n" +
 	"\fSummaryReply\x12\x16\n" +
 	"\x06blocks\x18\x01 \x01(\x04R\x06blocks\x12\x10\n" +
 	"\x03txs\x18\x02 \x01(\x04R\x03txs\x12\x14\n" +
 	"\x05utxos\x18\x03 \x01(\x04R\x05utxos\x12\x1a\n" +
 	"\bsatoshis\x18\x04 \x01(\x04R\bsatoshis\x12\x16\n" +
 	"\x06height\x18\x05 \x01(\rR\x06height\x12\x16\n" +
-	"\x06digest\x18\x06 \x01(\tR\x06digest*?\n" +
+	"\x06digest\x18\x06 \x01(\tR\x06digest\x12\x16\n" +
+	"\x06txouts\x18\a \x01(\x04R\x06txouts\x12!\n" +
+	"\ftotal_amount\x18\b \x01(\x04R\vtotalAmount\x12\x16\n" +
+	"\x06muhash\x18\t \x01(\tR\x06muhash*?\n" +
 	"\x05Field\x12\x15\n" +
 	"\x11FIELD_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bFIELD_TX\x10\x01\x12\x11\n" +

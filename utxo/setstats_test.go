@@ -1,0 +1,93 @@
+package utxo
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/utxostore/utxostore/coinstats"
+)
+
+// walkedStats are the set's statistics by a walk of it.
+func walkedStats(t *testing.T, db *DB) coinstats.Summary {
+	t.Helper()
+	var s coinstats.Stats
+	if err := db.ForEachCoin(ctx, func(c *coinstats.Coin) error {
+		s.Add(c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return s.Finalize()
+}
+
+// TestSetStatsFollowTheChain connects real blocks (with spends) one by one
+// and disconnects the last 250 again (within the retention, past which a
+// spent transaction's record is pruned and a disconnection cannot bring it
+// back): after every block the statistics the chain state keeps are those
+// of a walk of the set, and back at an earlier block they are what they
+// were there.
+func TestSetStatsFollowTheChain(t *testing.T) {
+	blocks := chainBlocks(t, btcChain)[:3000]
+	db := newStore(t, Options{})
+	seen := map[uint32]coinstats.Summary{}
+	for h, b := range blocks {
+		if err := db.ConnectBlock(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if h%50 == 0 || len(b.Txs) > 1 {
+			kept, err := db.SetStats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if walked := walkedStats(t, db); kept != walked {
+				t.Fatalf("after block %d: kept %+v, walked %+v", h, kept, walked)
+			}
+			seen[uint32(h)] = kept
+		}
+	}
+	if s := seen[0]; s.TxOuts != 0 || s.TotalAmount != 0 {
+		t.Fatalf("after the genesis block: %+v, want the empty set (Core holds no genesis output)", s)
+	}
+	spends := 0
+	for h := len(blocks) - 1; h >= len(blocks)-250; h-- {
+		if err := db.DisconnectBlock(ctx, blocks[h]); err != nil {
+			t.Fatal(err)
+		}
+		if len(blocks[h].Txs) > 1 {
+			spends++
+		}
+		want, ok := seen[uint32(h-1)]
+		if !ok {
+			continue
+		}
+		if got, err := db.SetStats(ctx); err != nil || got != want {
+			t.Fatalf("back at block %d: %+v (%v), want %+v", h-1, got, err, want)
+		}
+	}
+	if spends == 0 {
+		t.Fatal("no block with spends was disconnected")
+	}
+	mustVerify(t, db)
+}
+
+// TestVerifyChecksTheSetStats: statistics in the chain state that are not
+// the set's are an inconsistency Verify reports.
+func TestVerifyChecksTheSetStats(t *testing.T) {
+	db := newStore(t, Options{})
+	connectAll(t, db, chainBlocks(t, btcChain)[:20])
+	mustVerify(t, db)
+	cs, err := db.loadChainState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrong coinstats.Stats
+	if cs.Stats, err = wrong.MarshalBinary(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.saveChainState(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Verify(ctx); err == nil || !strings.Contains(err.Error(), "set's statistics") {
+		t.Fatalf("Verify over wrong statistics: %v", err)
+	}
+}
