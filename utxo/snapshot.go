@@ -51,7 +51,7 @@ type SnapshotLoader struct {
 	base    SnapshotBase
 	pending []engine.Update
 	// stats are the loaded set's statistics, the chain state's at Finish.
-	stats coinstats.Stats
+	stats   coinstats.Stats
 	records int
 }
 
