@@ -3,6 +3,7 @@ package chain
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -93,4 +94,52 @@ func txIDFromRaw(raw []byte, witnessStart int) chainhash.Hash {
 	h.Write(raw[len(raw)-4:])
 	var first [sha256.Size]byte
 	return chainhash.Hash(sha256.Sum256(h.Sum(first[:0])))
+}
+
+// TxOutput reads output vout of the serialised transaction raw without
+// decoding the rest: its value and its locking script, which aliases raw.
+func TxOutput(raw []byte, vout uint32) (value uint64, script []byte, err error) {
+	c := cursor{buf: raw}
+	if _, err := c.uint32(); err != nil {
+		return 0, nil, fieldErr(err, 0, "version")
+	}
+	at := c.off
+	numIn, err := c.count(minTxInSize)
+	if err != nil {
+		return 0, nil, fieldErr(err, at, "input count")
+	}
+	if numIn == 0 && c.remaining() > 0 && c.buf[c.off] == wire.WitnessFlag {
+		c.off++
+		at = c.off
+		if numIn, err = c.count(minTxInSize); err != nil {
+			return 0, nil, fieldErr(err, at, "input count")
+		}
+	}
+	var in wire.TxIn
+	for i := range numIn {
+		if err := c.txIn(&in, i); err != nil {
+			return 0, nil, err
+		}
+	}
+	at = c.off
+	numOut, err := c.count(minTxOutSize)
+	if err != nil {
+		return 0, nil, fieldErr(err, at, "output count")
+	}
+	if int(vout) >= numOut {
+		return 0, nil, fmt.Errorf("chain: the transaction has %d outputs, not output %d", numOut, vout)
+	}
+	for i := 0; ; i++ {
+		at = c.off
+		if value, err = c.uint64(); err != nil {
+			return 0, nil, fieldErr(err, at, fmt.Sprintf("output %d value", i))
+		}
+		at = c.off
+		if script, err = c.varBytes(); err != nil {
+			return 0, nil, fieldErr(err, at, fmt.Sprintf("output %d locking script", i))
+		}
+		if i == int(vout) {
+			return value, script, nil
+		}
+	}
 }

@@ -78,6 +78,21 @@ func (db *DB) settleFailed(ctx context.Context, cs chainState) error {
 // advances cs to it; finishBlock records cs.
 func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	info := MinedBlockInfo{BlockID: cs.NextBlockID, BlockHeight: b.Height, OnLongestChain: true}
+	// The block's change to the set's statistics is worked out beside its
+	// writes (hashing every coin it creates and spends costs about what the
+	// writes do): it reads only what the writes leave as it is, the
+	// outputs of the transactions the block spends from.
+	statsCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type statsResult struct {
+		delta coinstats.Stats
+		err   error
+	}
+	stats := make(chan statsResult, 1)
+	go func() {
+		delta, err := db.blockStats(statsCtx, b)
+		stats <- statsResult{delta, err}
+	}()
 	created, minedAlready, err := db.createBlockTxs(ctx, b, info)
 	if err != nil {
 		return err
@@ -98,10 +113,11 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	if err := db.setMined(ctx, txids, info, nil); err != nil {
 		return err
 	}
-	delta, err := db.blockStats(ctx, b)
-	if err != nil {
-		return err
+	st := <-stats
+	if st.err != nil {
+		return st.err
 	}
+	delta := st.delta
 	connected := &connectedBlock{Hash: b.Hash, PrevHash: b.PrevHash, ID: info.BlockID, Txs: len(b.Txs), Size: b.Size, Conflicting: conflicting}
 	if connected.Stats, err = delta.MarshalBinary(); err != nil {
 		return err

@@ -2,7 +2,6 @@ package utxo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -16,45 +15,45 @@ import (
 type chainState struct {
 	// Height is the longest chain's height: the tip's after a block is
 	// connected or disconnected, or what SetBlockHeight last set.
-	Height      uint32         `json:"height"`
-	HasTip      bool           `json:"hasTip"`
-	TipHeight   uint32         `json:"tipHeight"`
-	TipHash     chainhash.Hash `json:"tipHash"`
-	NextBlockID uint32         `json:"nextBlockID"`
+	Height      uint32
+	HasTip      bool
+	TipHeight   uint32
+	TipHash     chainhash.Hash
+	NextBlockID uint32
 	// Blocks and Txs count the blocks and transactions on the current
 	// chain, for the summary.
-	Blocks uint64 `json:"blocks"`
-	Txs    uint64 `json:"txs"`
+	Blocks uint64
+	Txs    uint64
 	// TipBlock is what the store remembers of the tip block. It lives
 	// here, not in a record of its own, so that it changes in the same
 	// write as the tip: a crash never leaves a tip without its metadata,
 	// nor metadata above the tip. A block's own record (blockMetaName) is
 	// written once the next block is connected on top of it.
-	TipBlock *connectedBlock `json:"tipBlock,omitempty"`
+	TipBlock *connectedBlock
 	// Stats are the UTXO set's statistics at the tip (coinstats.Stats'
 	// binary form; see setstats.go).
-	Stats []byte `json:"stats,omitempty"`
+	Stats []byte
 }
 
 // connectedBlock is what the store remembers of each connected block so it
 // can be disconnected: its id, hash and parent, and the transactions the
 // block made conflicting (restored if the block is disconnected).
 type connectedBlock struct {
-	Hash        chainhash.Hash   `json:"hash"`
-	PrevHash    chainhash.Hash   `json:"prevHash"`
-	ID          uint32           `json:"id"`
-	Txs         int              `json:"txs"`
-	Conflicting []chainhash.Hash `json:"conflicting,omitempty"`
+	Hash        chainhash.Hash
+	PrevHash    chainhash.Hash
+	ID          uint32
+	Txs         int
+	Conflicting []chainhash.Hash
 	// Header fields and size, when the block came with them.
-	Size       int64           `json:"size,omitempty"`
-	Time       int64           `json:"time,omitempty"`
-	Version    int32           `json:"version,omitempty"`
-	MerkleRoot *chainhash.Hash `json:"merkleRoot,omitempty"`
-	Bits       uint32          `json:"bits,omitempty"`
-	Nonce      uint32          `json:"nonce,omitempty"`
+	Size       int64
+	Time       int64
+	Version    int32
+	MerkleRoot *chainhash.Hash
+	Bits       uint32
+	Nonce      uint32
 	// Stats is the block's change to the UTXO set's statistics
 	// (coinstats.Stats' binary form), which disconnecting it takes away.
-	Stats []byte `json:"stats,omitempty"`
+	Stats []byte
 }
 
 const metaChain = "chain"
@@ -89,18 +88,14 @@ func (db *DB) loadChainState(ctx context.Context) (chainState, error) {
 	if raw == nil {
 		return chainState{NextBlockID: 1}, nil
 	}
-	if err := json.Unmarshal(raw, &cs); err != nil {
+	if err := cs.unmarshal(raw); err != nil {
 		return cs, fmt.Errorf("the store's chain state is damaged: %w", err)
 	}
 	return cs, nil
 }
 
 func (db *DB) saveChainState(ctx context.Context, cs chainState) error {
-	raw, err := json.Marshal(cs)
-	if err != nil {
-		return err
-	}
-	return storageErr("writing the chain state", db.eng.PutMeta(ctx, metaChain, raw))
+	return storageErr("writing the chain state", db.eng.PutMeta(ctx, metaChain, cs.marshal()))
 }
 
 // BlockInfo describes a block of the store's current chain. The header
@@ -187,16 +182,12 @@ func (db *DB) loadBlock(ctx context.Context, height uint32) (*connectedBlock, er
 		return nil, fmt.Errorf("%w: the store has no record of a block at height %d", errNoBlock, height)
 	}
 	var b connectedBlock
-	if err := json.Unmarshal(raw, &b); err != nil {
+	if err := b.unmarshal(raw); err != nil {
 		return nil, fmt.Errorf("block metadata at height %d is damaged: %w", height, err)
 	}
 	return &b, nil
 }
 
 func (db *DB) saveBlock(ctx context.Context, height uint32, b *connectedBlock) error {
-	raw, err := json.Marshal(b)
-	if err != nil {
-		return err
-	}
-	return storageErr("writing block metadata", db.eng.PutMeta(ctx, blockMetaName(height), raw))
+	return storageErr("writing block metadata", db.eng.PutMeta(ctx, blockMetaName(height), b.marshal()))
 }

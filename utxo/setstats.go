@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
@@ -67,8 +68,9 @@ func (cs *chainState) applyStats(delta *coinstats.Stats, undo bool) error {
 // blockStats is the change b makes to the set's statistics: the coins its
 // transactions create, less those their inputs spend. A spent coin's
 // output, height and coinbase flag come from its transaction's record, or
-// from the block itself for an output the block created. It runs after the
-// block's spends succeeded, so every parent is there.
+// from the block itself for an output the block created. It runs beside
+// the block's writes, which change no parent's outputs or heights; its
+// result counts only once they succeeded, so every parent was there.
 func (db *DB) blockStats(ctx context.Context, b Block) (coinstats.Stats, error) {
 	var delta coinstats.Stats
 	inBlock := make(map[chainhash.Hash]*chain.Tx, len(b.Txs))
@@ -91,33 +93,56 @@ func (db *DB) blockStats(ctx context.Context, b Block) (coinstats.Stats, error) 
 			}
 		}
 	}
-	recs, err := db.readRecords(ctx, keys)
+	values, err := db.eng.Get(ctx, keys)
 	if err != nil {
-		return delta, err
+		return delta, storageErr("reading the records a block spends from", err)
 	}
+	// A spent coin: what its parent's record says, and where to read the
+	// output (raw, the transaction's bytes; tx when they had to be parsed).
 	type parentTx struct {
+		raw      []byte
 		tx       *chain.Tx
 		height   uint32
 		coinbase bool
 	}
-	parents := make(map[chainhash.Hash]parentTx, len(recs)+len(b.Txs))
-	for i, r := range recs {
+	parents := make(map[chainhash.Hash]parentTx, len(values)+len(b.Txs))
+	for i, v := range values {
 		txid := ids[i]
-		if r.err != nil {
-			return delta, fmt.Errorf("reading the transaction %s a spend of block %s names: %w", txid, b.Hash, r.err)
+		if v == nil {
+			return delta, fmt.Errorf("block %s spends an output of %s, which the store does not hold", b.Hash, txid)
 		}
-		if len(r.rec.BlockHeights) == 0 {
-			return delta, fmt.Errorf("block %s spends an output of %s, which no block of the chain holds", b.Hash, txid)
-		}
-		tx, err := db.txOf(ctx, r.rec)
+		head, raw, err := record.InspectTx(v)
 		if err != nil {
 			return delta, err
 		}
+		if len(head.BlockHeights) == 0 {
+			return delta, fmt.Errorf("block %s spends an output of %s, which no block of the chain holds", b.Hash, txid)
+		}
 		// The highest of its blocks, as the set's walk takes it (walkSet).
-		parents[txid] = parentTx{tx: tx, height: slices.Max(r.rec.BlockHeights), coinbase: r.rec.IsCoinbase}
+		p := parentTx{raw: raw, height: slices.Max(head.BlockHeights), coinbase: head.IsCoinbase}
+		if head.External || head.OutputsOnly {
+			r, err := record.Decode(v)
+			if err != nil {
+				return delta, err
+			}
+			if p.tx, err = db.txOf(ctx, r); err != nil {
+				return delta, err
+			}
+		}
+		parents[txid] = p
 	}
 	for _, tx := range b.Txs {
 		parents[tx.ID] = parentTx{tx: tx, height: b.Height, coinbase: tx.IsCoinbase()}
+	}
+	output := func(p parentTx, op wire.OutPoint) (uint64, []byte, error) {
+		if p.tx == nil {
+			return chain.TxOutput(p.raw, op.Index)
+		}
+		if int(op.Index) >= len(p.tx.Msg.TxOut) {
+			return 0, nil, fmt.Errorf("block %s spends output %d of %s, which has %d", b.Hash, op.Index, op.Hash, len(p.tx.Msg.TxOut))
+		}
+		out := p.tx.Msg.TxOut[op.Index]
+		return uint64(out.Value), out.PkScript, nil
 	}
 	var c coinstats.Coin
 	for _, tx := range b.Txs {
@@ -125,12 +150,12 @@ func (db *DB) blockStats(ctx context.Context, b Block) (coinstats.Stats, error) 
 			for _, in := range tx.Msg.TxIn {
 				op := in.PreviousOutPoint
 				p := parents[op.Hash]
-				if int(op.Index) >= len(p.tx.Msg.TxOut) {
-					return delta, fmt.Errorf("block %s spends output %d of %s, which has %d", b.Hash, op.Index, op.Hash, len(p.tx.Msg.TxOut))
+				value, script, err := output(p, op)
+				if err != nil {
+					return delta, fmt.Errorf("block %s spends output %d of %s: %w", b.Hash, op.Index, op.Hash, err)
 				}
-				out := p.tx.Msg.TxOut[op.Index]
 				c = coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: op.Hash, Vout: op.Index}, Height: p.height, Coinbase: p.coinbase,
-					Value: uint64(out.Value), Script: out.PkScript}
+					Value: value, Script: script}
 				delta.Remove(&c)
 			}
 		}

@@ -88,6 +88,28 @@ func Inspect(b []byte) (View, error) {
 	return v, nil
 }
 
+// InspectTx reads only the head (as View.Head has it) of the record encoded
+// in b and the transaction's bytes it holds (nil when it holds none), shared
+// with b, leaving its outputs unread: for a reader of the transaction's
+// outputs and the blocks that mined it, not of its spend states.
+func InspectTx(b []byte) (head Record, tx []byte, err error) {
+	rd, flags, derr := decodeHeader(b, &head)
+	if derr != nil {
+		return Record{}, nil, derr
+	}
+	decodeBlockLists(&rd, &head)
+	rd.take(rd.count(chainhash.HashSize) * chainhash.HashSize) // ConflictingChildren
+	decodeSpendRules(&rd, flags, &head)
+	decodeReassignments(&rd, &head)
+	if flags&flagHasTx != 0 {
+		tx = rd.bytesField()
+	}
+	if rd.err != nil {
+		return Record{}, nil, rd.err
+	}
+	return head, tx, nil
+}
+
 // entrySize is the number of bytes that follow an entry's tag; an unknown
 // tag fails rd (when there is one).
 func entrySize(tag byte, rd *reader) int {

@@ -63,6 +63,27 @@ func TestInspectReadsWhatDecodeReads(t *testing.T) {
 	}
 }
 
+// TestInspectTxReadsWhatDecodeReads: the head and the transaction's bytes
+// InspectTx reads are Decode's.
+func TestInspectTxReadsWhatDecodeReads(t *testing.T) {
+	for name, b := range viewFixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			r := mustDecode(t, b)
+			head, tx, err := InspectTx(b)
+			if err != nil {
+				t.Fatalf("InspectTx: %v", err)
+			}
+			if !bytes.Equal(tx, r.Tx) || head.TxID != r.TxID || head.IsCoinbase != r.IsCoinbase || head.External != r.External ||
+				!slices.Equal(head.BlockHeights, r.BlockHeights) || !slices.Equal(head.BlockIDs, r.BlockIDs) {
+				t.Fatalf("InspectTx: head %+v tx %x\nDecode: %+v", head, tx, r)
+			}
+		})
+	}
+	if _, _, err := InspectTx(richRecord().Encode()[:20]); err == nil {
+		t.Fatal("a truncated record was read")
+	}
+}
+
 func TestInspectRefusesDamage(t *testing.T) {
 	valid := richRecord().Encode()
 	var unknownTag []byte
