@@ -47,9 +47,8 @@ import (
 // where the update found it (entry.lastsUntilRemoved), when its edits take
 // at most half the new value: a spend or a set-mined changes a few dozen
 // bytes of a record of hundreds. Replay checks the old value's length and
-// checksum before it applies the edits; a mismatch is corruption. A log of
-// the previous format, "SOZUWAL2", holds no patches and is read as one of
-// this format; its header is rewritten before anything is appended to it.
+// checksum before it applies the edits; a mismatch is corruption. A log
+// whose header names another format is refused (FormatError).
 //
 // Every write of records to the file opens and closes with a mark
 // (walWritten, shard byte markShard): the length of the log that was
@@ -70,9 +69,6 @@ import (
 // carries, or zeros, which were never written.
 const (
 	logMagic = "SOZUWAL3"
-	// logMagicNoPatches is the format of logs without patch records,
-	// which this release reads as its own.
-	logMagicNoPatches = "SOZUWAL2"
 	logFileHeaderSize = 16
 	walHeaderSize     = 12
 	walPut            = 1
@@ -525,9 +521,6 @@ type logTail struct {
 	// write but corruption inside the log.
 	midLog bool
 	detail string
-	// format is the magic the log's header names ("" for a log without
-	// a header).
-	format string
 }
 
 // readLog calls apply for every valid record of generation gen in the log
@@ -573,8 +566,7 @@ func readLog(path string, gen uint64, apply func(body []byte) error) (logTail, e
 	if len(head) < logFileHeaderSize || bytes.Count(head, []byte{0}) == len(head) {
 		return logTail{}, nil
 	}
-	format := string(head[:len(logMagic)])
-	if format != logMagic && format != logMagicNoPatches {
+	if format := string(head[:len(logMagic)]); format != logMagic {
 		return logTail{}, &FormatError{Path: path, Found: format, Want: logMagic}
 	}
 	if got := binary.LittleEndian.Uint64(head[8:]); got != gen {
@@ -627,7 +619,6 @@ scan:
 		off += int64(r.length)
 	}
 	tail, err := w.tailAt(off, why, gen, writeEnd)
-	tail.format = format
 	if err != nil || open == nil {
 		return tail, err
 	}
