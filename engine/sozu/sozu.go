@@ -50,12 +50,12 @@
 // directory and buffered changes to a new checkpoint file, then
 // atomically switches the
 // CHECKPOINT manifest to it and starts an empty log, in the previous log's
-// file (wal.go: syncs then overwrite blocks the file has, and the file
+// file (wal_write.go: syncs then overwrite blocks the file has, and the file
 // system's journal stays out of them). Open loads the
 // checkpoint the manifest names and replays the log; a torn tail is
 // truncated and reported (Stats.Recovery, Options.Logger), also one a power loss left
 // with later blocks of an unsynced write on the disk (the marks around each
-// write tell it apart, wal.go). A torn write is dropped whole, so no
+// write tell it apart, wal_tear.go). A torn write is dropped whole, so no
 // shard's group of requests survives in part. Damage to records an fsync
 // had made durable is refused as *engine.CorruptionError.
 package sozu
