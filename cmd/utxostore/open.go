@@ -278,8 +278,7 @@ func (f *storeFlags) resolve(mode openMode) (dataDir, error) {
 	}
 	switch {
 	case dir.network == "":
-		// A new store, or one whose network only its engine keeps:
-		// utxo.Open refuses another network's.
+		// A new store.
 		f.network = cmp.Or(f.network, defaultNetwork)
 	case f.network == "":
 		f.network = dir.network
@@ -321,10 +320,8 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 		return nil, fmt.Errorf("opening the store on the %s engine: %w", f.engine, err)
 	}
 	// Written once the store has opened, so that it names only a store
-	// that exists, with the network its engine confirmed; a directory
-	// holding its engine subdirectory alone gets one from the first
-	// command that may create.
-	if mode == createStore && keepsDataInDir(f.engine) && !dir.marked {
+	// that exists, with the network its engine confirmed.
+	if mode == createStore && keepsDataInDir(f.engine) && dir.engine == "" {
 		if err := dir.mark(f.engine, f.network); err != nil {
 			store.Close()
 			return nil, err
