@@ -183,6 +183,7 @@ var engines = map[string]opener{
 			return nil, err
 		}
 		o.Sync, o.Logger = sync, f.engineLogger()
+		limitMemory(o)
 		return openSozu(filepath.Join(f.data, "sozu"), o)
 	},
 	"redis": func(ctx context.Context, f *storeFlags, sync engine.SyncMode, readOnly bool) (engine.Engine, error) {

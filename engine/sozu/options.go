@@ -1,10 +1,10 @@
 package sozu
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"math/bits"
-	"runtime/debug"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -64,13 +64,15 @@ type Options struct {
 	// changes are applied anyway once they would fill a quarter page.
 	ChangeBufferBytes int
 	// MemoryBytes is the memory budget of the process that holds the
-	// store: Open lowers the Go runtime's soft memory limit
-	// (debug.SetMemoryLimit, what GOMEMLIMIT sets) to it unless the limit
-	// is lower already, so the garbage collector works harder rather than
-	// let the heap double past it. The engine's buffers (layer 0, the
-	// change buffer, the dirty deep buckets, the value-log buffers) must
-	// fit in half of it; per record the engine keeps only its filter
-	// entry in memory (README.md, "Memory").
+	// store. The engine's buffers (layer 0, the change buffer, the dirty
+	// deep buckets, the value-log buffers) must fit in half of it; per
+	// record the engine keeps only its filter entry in memory (README.md,
+	// "Memory"). A Checkpoint logs a warning once the live heap passes
+	// three quarters of it. Open leaves the process's settings alone: the
+	// program that owns the process sets the Go runtime's soft memory
+	// limit (debug.SetMemoryLimit, what GOMEMLIMIT sets) to it, so that
+	// the garbage collector works harder rather than let the heap double
+	// past it (utxostore does, unless the limit is lower already).
 	MemoryBytes int
 	// CheckpointLogBytes is how many log bytes (all shards together) a
 	// Checkpoint lets accumulate before it also takes a page checkpoint
@@ -245,10 +247,8 @@ func (o Options) flowRatio(layer int) float64 {
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
-// limitMemory lowers the Go runtime's soft memory limit to the budget; a
-// lower limit (GOMEMLIMIT, or the program's own) stays.
-func limitMemory(budget int) {
-	if int64(budget) < debug.SetMemoryLimit(-1) {
-		debug.SetMemoryLimit(int64(budget))
-	}
+// MemoryBudget is the memory budget o sets (MemoryBytes), or the default
+// one.
+func (o Options) MemoryBudget() int {
+	return cmp.Or(o.MemoryBytes, DefaultOptions().MemoryBytes)
 }

@@ -120,7 +120,6 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	limitMemory(o.MemoryBytes)
 	e := &Engine{dir: dir, opts: o, layout: newLayout(o), gen: gen}
 	for i := 0; i < o.Shards; i++ {
 		s, err := openShard(dir, i, gen, o)
