@@ -49,18 +49,6 @@ inputs whose parents were never seen. See BENCHMARKS.md for the method.
 Flags:
 `
 
-// benchChildEnv marks a re-executed bench child. The check runs in init so
-// that it works in the utxostore binary and in this package's test binary
-// alike (go test builds package main into the test binary, and a child is
-// then that binary re-executed).
-const benchChildEnv = "UTXOSTORE_BENCH_CHILD"
-
-func init() {
-	if os.Getenv(benchChildEnv) == "1" {
-		os.Exit(mainWithCode(os.Args[1:]))
-	}
-}
-
 // mapEngine is the map reference's name in --engines.
 const mapEngine = "map"
 
@@ -76,8 +64,13 @@ type benchConfig struct {
 	clients   int
 	inProcess bool
 	sf        storeFlags
+	// exe is the utxostore binary that runs each engine's child (bench
+	// --child): this one, unless a test names the binary it built.
+	exe string
 }
 
+// runBench runs the benchmark, or with --child first (a flag its help
+// leaves out: benchChild passes it) one engine's replay in a child process.
 func runBench(ctx context.Context, args []string) error {
 	if len(args) > 0 && (args[0] == "--child" || args[0] == "-child") {
 		return runBenchChild(ctx, args[1:])
@@ -377,9 +370,12 @@ func dropBenchNamespace(ctx context.Context, cfg *benchConfig, logw io.Writer) {
 
 // benchChild re-executes this binary for one engine and reads its result.
 func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream string, seriesEvery int, resultPath string) *report.EngineResult {
-	exe, err := os.Executable()
-	if err != nil {
-		return &report.EngineResult{Engine: name, Err: err.Error()}
+	exe := cfg.exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return &report.EngineResult{Engine: name, Err: err.Error()}
+		}
 	}
 	args := []string{"bench", "--child", "--engine=" + name, "--data=" + dir, "--stream=" + stream, "--result=" + resultPath,
 		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
@@ -387,7 +383,6 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
 		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps)}
 	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = append(os.Environ(), benchChildEnv+"=1")
 	cmd.Stderr = os.Stderr
 	runErr := cmd.Run()
 	data, err := os.ReadFile(resultPath)

@@ -38,6 +38,7 @@ func runBenchArgs(t *testing.T, args ...string) *benchOutput {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.exe = utxostoreBin
 	out, err := runBenchConfig(context.Background(), cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +193,7 @@ func TestBenchRemovesItsRedisNamespace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			cfg.exe = utxostoreBin
 			out, err := runBenchConfig(context.Background(), cfg, io.Discard)
 			if err != nil {
 				t.Fatal(err)
