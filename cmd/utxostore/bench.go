@@ -368,7 +368,8 @@ func dropBenchNamespace(ctx context.Context, cfg *benchConfig, logw io.Writer) {
 	}
 }
 
-// benchChild re-executes this binary for one engine and reads its result.
+// benchChild runs one engine in a child process, cfg.exe bench --child,
+// and reads its result.
 func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream string, seriesEvery int, resultPath string) *report.EngineResult {
 	exe := cfg.exe
 	if exe == "" {
