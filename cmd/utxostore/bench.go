@@ -89,14 +89,6 @@ func runBench(ctx context.Context, args []string) error {
 	return out.check()
 }
 
-func defaultBenchEngines() string {
-	names := []string{"sozu", "pebble", "memory"}
-	if os.Getenv("UTXOSTORE_REDIS_ADDRS") != "" || os.Getenv("UTXOSTORE_REDIS") != "" {
-		names = append(names, "redis")
-	}
-	return strings.Join(append(names, mapEngine), ",")
-}
-
 func parseBench(args []string) (*benchConfig, error) {
 	fs := newFlagSet("bench", benchHelp)
 	cfg := &benchConfig{synthetic: workload.DefaultConfig()}
@@ -105,14 +97,11 @@ func parseBench(args []string) (*benchConfig, error) {
 	// --data are not, since bench picks both per engine.
 	sfs := flag.NewFlagSet("store", flag.ContinueOnError)
 	cfg.sf.register(sfs)
-	if redis := os.Getenv("UTXOSTORE_REDIS_ADDRS"); redis != "" {
-		cfg.sf.redis = redis
-	}
 	for _, name := range []string{"sync", "network", "redis", "redis-namespace", "redis-wait", "batch-wait", "batch-ops"} {
 		f := sfs.Lookup(name)
 		fs.Var(f.Value, name, f.Usage)
 	}
-	engineList := fs.String("engines", defaultBenchEngines(), "comma-separated engines to compare, "+mapEngine+" included: "+strings.Join(append(engineNames(), mapEngine), ", "))
+	engineList := fs.String("engines", "", "comma-separated engines to compare, "+mapEngine+" included: "+strings.Join(append(engineNames(), mapEngine), ", ")+" (default: sozu, pebble, memory and map, and redis when --redis is given)")
 	wl := fs.String("workload", "synthetic", `"synthetic", or block files (comma-separated; more as arguments)`)
 	seed := fs.Uint64("seed", cfg.synthetic.Seed, "seed of the synthetic chain (and of the double spends and reads added to block files)")
 	fs.IntVar(&cfg.synthetic.Blocks, "blocks", cfg.synthetic.Blocks, "measured blocks of the synthetic chain")
@@ -126,8 +115,16 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
 	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU profile of the measured blocks (ENGINE.cpu.pprof) and allocation profiles of the warm-up and the whole replay (ENGINE.allocs-warmup.pprof, ENGINE.allocs.pprof) to this directory")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
-	if err := fs.Parse(args); err != nil {
+	sources, err := parseFlags(fs, args)
+	if err != nil {
 		return nil, err
+	}
+	if *engineList == "" {
+		*engineList = "sozu,pebble,memory"
+		if sources["redis"] != "default" {
+			*engineList += ",redis"
+		}
+		*engineList += "," + mapEngine
 	}
 	cfg.synthetic.Seed = *seed
 	if txs := &cfg.synthetic.TxsPerBlock; float64(txs.Max) < 10*txs.Mean {

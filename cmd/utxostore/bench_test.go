@@ -34,6 +34,9 @@ func availableBenchEngines() string {
 
 func runBenchArgs(t *testing.T, args ...string) *benchOutput {
 	t.Helper()
+	if addrs := os.Getenv("UTXOSTORE_REDIS_ADDRS"); addrs != "" {
+		args = append(args, "--redis", addrs)
+	}
 	cfg, err := parseBench(args)
 	if err != nil {
 		t.Fatal(err)

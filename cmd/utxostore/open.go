@@ -59,7 +59,7 @@ type storeFlags struct {
 // registerIndex adds --index, for the commands that feed or serve the
 // address index (import, serve, demo).
 func (f *storeFlags) registerIndex(fs *flag.FlagSet) {
-	fs.BoolVar(&f.index, "index", envOr("UTXOSTORE_INDEX", "") == "true", "keep the Blockbook address index (data format 5) in DATA/index and the raw blocks in DATA/blocks, fed by the same blocks, and serve Blockbook's API from them")
+	fs.BoolVar(&f.index, "index", false, "keep the Blockbook address index (data format 5) in DATA/index and the raw blocks in DATA/blocks, fed by the same blocks, and serve Blockbook's API from them")
 	f.blocks.register(fs)
 }
 
@@ -138,25 +138,18 @@ func (w warningsOf) WithGroup(name string) slog.Handler {
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.engine, "engine", envOr("UTXOSTORE_ENGINE", ""), "storage engine: "+strings.Join(engineNames(), ", ")+" (default: the data directory's; "+defaultEngine+" for a new store)")
-	fs.StringVar(&f.data, "data", envOr("UTXOSTORE_DATA", defaultDataDir()), "data directory: the one store it holds (its engine's files in DATA/ENGINE, named in DATA/"+storeFile+") and its address index")
-	fs.StringVar(&f.sync, "sync", envOr("UTXOSTORE_SYNC", "always"), `durability: "always" (every acknowledged write survives a crash) or "block" (durable at block boundaries only; a crash loses the blocks since the last checkpoint, which import then re-applies)`)
-	fs.StringVar(&f.network, "network", envOr("UTXOSTORE_NETWORK", ""), "network the store holds (default: the data directory's; "+defaultNetwork+" for a new store); a store of another network is refused")
-	fs.StringVar(&f.redis, "redis", envOr("UTXOSTORE_REDIS", "127.0.0.1:7100"), "Redis Cluster node addresses, comma-separated (engine redis)")
+	fs.StringVar(&f.engine, "engine", "", "storage engine: "+strings.Join(engineNames(), ", ")+" (default: the data directory's; "+defaultEngine+" for a new store)")
+	fs.StringVar(&f.data, "data", defaultDataDir(), "data directory: the one store it holds (its engine's files in DATA/ENGINE, named in DATA/"+storeFile+") and its address index")
+	fs.StringVar(&f.sync, "sync", "always", `durability: "always" (every acknowledged write survives a crash) or "block" (durable at block boundaries only; a crash loses the blocks since the last checkpoint, which import then re-applies)`)
+	fs.StringVar(&f.network, "network", "", "network the store holds (default: the data directory's; "+defaultNetwork+" for a new store); a store of another network is refused")
+	fs.StringVar(&f.redis, "redis", "127.0.0.1:7100", "Redis Cluster node addresses, comma-separated (engine redis)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print all of the storage engine's own log messages on stderr (its warnings are printed without it)")
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
 	fs.BoolVar(&f.discardCorruptLog, "discard-corrupt-log", false, "engine sozu: open a store whose log is damaged before its end (Open refuses it otherwise) by dropping the log from the damaged write on; the writes logged from there are lost. A torn end is always dropped, and reported")
-	fs.StringVar(&f.sozu, "sozu-tuning", envOr("UTXOSTORE_SOZU_TUNING", ""), "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)
+	fs.StringVar(&f.sozu, "sozu-tuning", "", "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)
 	fs.DurationVar(&f.batchWait, "batch-wait", utxo.DefaultBatchWait, "with --sync always, merge the writes of concurrent callers into one engine batch (one fsync, one Redis round trip per master); while another batch is being written, a batch closes this long after it opens or at --batch-ops updates; 0 turns merging off")
 	fs.IntVar(&f.batchOps, "batch-ops", utxo.DefaultBatchOps, "updates at which a merged batch closes early (see --batch-wait)")
-	fs.StringVar(&f.namespace, "redis-namespace", envOr("UTXOSTORE_REDIS_NAMESPACE", "utxostore"), "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
-}
-
-func envOr(name, fallback string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return fallback
+	fs.StringVar(&f.namespace, "redis-namespace", "utxostore", "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
 }
 
 func defaultDataDir() string {
