@@ -409,6 +409,8 @@ func runBenchChild(ctx context.Context, args []string) error {
 	seriesEvery := fs.Int("series-every", 1, "blocks per series point")
 	profile := fs.String("profile", "", "profile directory")
 	clients := fs.Int("clients", 1, "concurrent submitters")
+	// Every setting is the parent's, on the command line benchChild
+	// writes: the environment was read once, by the parent (parseBench).
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
