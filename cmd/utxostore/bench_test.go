@@ -35,7 +35,7 @@ func availableBenchEngines() string {
 func runBenchArgs(t *testing.T, args ...string) *benchOutput {
 	t.Helper()
 	if addrs := os.Getenv("UTXOSTORE_REDIS_ADDRS"); addrs != "" {
-		args = append(args, "--redis", addrs)
+		args = append([]string{"--redis", addrs}, args...)
 	}
 	cfg, err := parseBench(args)
 	if err != nil {
