@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/utxostore/utxostore/internal/setting"
 	"github.com/utxostore/utxostore/proto/pbconv"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 	"github.com/utxostore/utxostore/utxo"
@@ -49,9 +50,7 @@ type Client struct {
 // Dial connects to the daemon's gRPC address (lazily: the first call
 // connects).
 func Dial(addr string, opts Options) (*Client, error) {
-	if opts.MaxMessage <= 0 {
-		opts.MaxMessage = 64 << 20
-	}
+	setting.Default(&opts.MaxMessage, 64<<20)
 	creds := insecure.NewCredentials()
 	if opts.TLS != nil {
 		creds = credentials.NewTLS(opts.TLS)

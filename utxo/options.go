@@ -6,6 +6,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/blob"
+	"github.com/utxostore/utxostore/internal/setting"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -73,30 +74,14 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Network == "" {
-		o.Network = "mainnet"
-	}
-	if o.UtxoBatchSize <= 0 {
-		o.UtxoBatchSize = record.DefaultUtxoBatchSize
-	}
-	if o.BlockHeightRetention == 0 {
-		o.BlockHeightRetention = DefaultBlockHeightRetention
-	}
-	if o.UnminedRetention == 0 {
-		o.UnminedRetention = o.BlockHeightRetention / 2
-	}
-	if o.ParentPreservation == 0 {
-		o.ParentPreservation = DefaultParentPreservation
-	}
-	if o.MaxTxSizeInStore <= 0 {
-		o.MaxTxSizeInStore = DefaultMaxTxSizeInStore
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.BatchOps <= 0 {
-		o.BatchOps = DefaultBatchOps
-	}
+	setting.Default(&o.Network, "mainnet")
+	setting.Default(&o.UtxoBatchSize, record.DefaultUtxoBatchSize)
+	setting.Default(&o.BlockHeightRetention, DefaultBlockHeightRetention)
+	setting.Default(&o.UnminedRetention, o.BlockHeightRetention/2)
+	setting.Default(&o.ParentPreservation, DefaultParentPreservation)
+	setting.Default(&o.MaxTxSizeInStore, DefaultMaxTxSizeInStore)
+	setting.Default(&o.Now, time.Now)
+	setting.Default(&o.BatchOps, DefaultBatchOps)
 	return o
 }
 

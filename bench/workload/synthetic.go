@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"math/rand/v2"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -67,6 +68,10 @@ type generator struct {
 // bytes per output ever created (liveSet) and the last few blocks, never
 // the stream.
 func Generate(cfg Config, emit func(*Op) error) (Stats, error) {
+	// A negative count is a mistake, not a request for the default.
+	if cfg.Blocks < 0 || cfg.TargetUTXOs < 0 {
+		return Stats{}, errors.New("workload: blocks and target UTXOs must be >= 0")
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return Stats{}, err

@@ -1,12 +1,12 @@
 package sozu
 
 import (
-	"cmp"
 	"fmt"
 	"log/slog"
 	"math/bits"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/setting"
 )
 
 // PageSize is the unit of every deep-layer read and write: the 4 KiB block
@@ -145,48 +145,20 @@ func DefaultOptions() Options {
 
 func (o Options) withDefaults() (Options, error) {
 	d := DefaultOptions()
-	if o.Shards == 0 {
-		o.Shards = d.Shards
-	}
-	if o.Layer0Buckets == 0 {
-		o.Layer0Buckets = d.Layer0Buckets
-	}
-	if o.FanoutBits == 0 {
-		o.FanoutBits = d.FanoutBits
-	}
-	if o.Layers == 0 {
-		o.Layers = d.Layers
-	}
-	if len(o.Capacity) == 0 {
-		o.Capacity = d.Capacity
-	}
-	if len(o.FlowRatio) == 0 {
-		o.FlowRatio = d.FlowRatio
-	}
-	if o.InlineMax == 0 {
-		o.InlineMax = d.InlineMax
-	}
-	if o.ValueLogGarbageBytes == 0 {
-		o.ValueLogGarbageBytes = d.ValueLogGarbageBytes
-	}
-	if o.ValueLogBufferBytes == 0 {
-		o.ValueLogBufferBytes = d.ValueLogBufferBytes
-	}
-	if o.FilterKeys == 0 {
-		o.FilterKeys = d.FilterKeys
-	}
-	if o.DirtyBytes == 0 {
-		o.DirtyBytes = d.DirtyBytes
-	}
-	if o.ChangeBufferBytes == 0 {
-		o.ChangeBufferBytes = d.ChangeBufferBytes
-	}
-	if o.CheckpointLogBytes == 0 {
-		o.CheckpointLogBytes = d.CheckpointLogBytes
-	}
-	if o.MemoryBytes == 0 {
-		o.MemoryBytes = d.MemoryBytes
-	}
+	setting.Default(&o.Shards, d.Shards)
+	setting.Default(&o.Layer0Buckets, d.Layer0Buckets)
+	setting.Default(&o.FanoutBits, d.FanoutBits)
+	setting.Default(&o.Layers, d.Layers)
+	setting.Default(&o.Capacity, d.Capacity)
+	setting.Default(&o.FlowRatio, d.FlowRatio)
+	setting.Default(&o.InlineMax, d.InlineMax)
+	setting.Default(&o.ValueLogGarbageBytes, d.ValueLogGarbageBytes)
+	setting.Default(&o.ValueLogBufferBytes, d.ValueLogBufferBytes)
+	setting.Default(&o.FilterKeys, d.FilterKeys)
+	setting.Default(&o.DirtyBytes, d.DirtyBytes)
+	setting.Default(&o.ChangeBufferBytes, d.ChangeBufferBytes)
+	setting.Default(&o.CheckpointLogBytes, d.CheckpointLogBytes)
+	setting.Default(&o.MemoryBytes, d.MemoryBytes)
 	if !isPow2(o.Shards) || !isPow2(o.Layer0Buckets) {
 		return o, fmt.Errorf("sozu: Shards (%d) and Layer0Buckets (%d) must be powers of two", o.Shards, o.Layer0Buckets)
 	}
@@ -250,5 +222,6 @@ func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 // MemoryBudget is the memory budget o sets (MemoryBytes), or the default
 // one.
 func (o Options) MemoryBudget() int {
-	return cmp.Or(o.MemoryBytes, DefaultOptions().MemoryBytes)
+	setting.Default(&o.MemoryBytes, DefaultOptions().MemoryBytes)
+	return o.MemoryBytes
 }
