@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,7 +80,7 @@ func runBench(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := runBenchConfig(ctx, cfg, os.Stderr)
+	out, err := runBenchConfig(ctx, cfg, cfg.sf.log())
 	if err != nil {
 		return err
 	}
@@ -207,8 +208,8 @@ func (o *benchOutput) check() error {
 }
 
 // runBenchConfig generates the stream, computes the reference and runs
-// every engine; it writes --json and --chart. Progress goes to logw.
-func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*benchOutput, error) {
+// every engine; it writes --json and --chart. Progress goes to log.
+func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*benchOutput, error) {
 	work, err := os.MkdirTemp(cfg.dir, "utxostore-bench-")
 	if err != nil {
 		return nil, err
@@ -222,8 +223,8 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		return nil, err
 	}
 	out.Workload.GeneratorPeakRSSBytes = sysstat.PeakRSS()
-	fmt.Fprintf(logw, "bench: %s workload, %d operations (%d MiB), stream sha256 %s; generator peak RSS %d MiB\n", out.Workload.Kind,
-		out.Workload.Ops, out.Workload.StreamBytes>>20, out.Workload.StreamSHA, out.Workload.GeneratorPeakRSSBytes>>20)
+	log.Info("bench: workload written", "kind", out.Workload.Kind, "ops", out.Workload.Ops, "stream_mib", out.Workload.StreamBytes>>20,
+		"stream_sha256", out.Workload.StreamSHA, "generator_peak_rss_mib", out.Workload.GeneratorPeakRSSBytes>>20)
 
 	// The generator's memory is garbage now; hand it back before the
 	// engines run beside this process.
@@ -233,7 +234,7 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		dir := filepath.Join(work, fmt.Sprintf("data-%d-%s", i, name))
 		defer os.RemoveAll(dir)
 		if name == "redis" {
-			defer dropBenchNamespace(ctx, cfg, logw)
+			defer dropBenchNamespace(ctx, cfg, log)
 		}
 		if !cfg.inProcess {
 			return benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json")), nil
@@ -258,7 +259,7 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		return nil, fmt.Errorf("the map reference refused the stream: %s", ref.Err)
 	}
 	out.Reference.Digest, out.Reference.Utxos, out.Reference.MinimalBytes = ref.Digest, ref.Utxos, ref.MinimalBytes
-	fmt.Fprintf(logw, "bench: reference digest %s, %d UTXOs, in %.1fs\n", ref.Digest, ref.Utxos, ref.WallSeconds)
+	log.Info("bench: reference done", "digest", ref.Digest, "utxos", ref.Utxos, "seconds", ref.WallSeconds)
 
 	for i, name := range cfg.engines {
 		res := ref
@@ -267,7 +268,11 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 				return nil, err
 			}
 		}
-		fmt.Fprintf(logw, "bench: %s done in %.1fs (store time %.1fs)%s\n", name, res.WallSeconds, res.StoreSeconds, errSuffix(res.Err))
+		if res.Err != "" {
+			log.Error("bench: engine failed", "engine", name, "seconds", res.WallSeconds, "err", res.Err)
+		} else {
+			log.Info("bench: engine done", "engine", name, "seconds", res.WallSeconds, "store_seconds", res.StoreSeconds)
+		}
 		out.Results = append(out.Results, res)
 	}
 	report.Derive(out.Results, ref.Digest, ref.MinimalBytes)
@@ -294,13 +299,6 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		}
 	}
 	return out, nil
-}
-
-func errSuffix(e string) string {
-	if e == "" {
-		return ""
-	}
-	return ": FAILED: " + e
 }
 
 // writeStream generates the workload once into path, hashing it; it
@@ -356,12 +354,12 @@ func (cfg *benchConfig) redisNamespace() string {
 // into it has ended, passed, failed or interrupted: like the data
 // directories, it is scratch. A failure to remove it is reported, not
 // fatal: the measurements stand.
-func dropBenchNamespace(ctx context.Context, cfg *benchConfig, logw io.Writer) {
+func dropBenchNamespace(ctx context.Context, cfg *benchConfig, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	ns := cfg.redisNamespace()
 	if err := redis.Drop(ctx, redis.Options{Addrs: strings.Split(cfg.sf.redis, ","), Namespace: ns}); err != nil {
-		fmt.Fprintf(logw, "bench: could not remove Redis namespace %s; its keys are left in the cluster: %v\n", ns, err)
+		log.Warn("bench: could not remove the Redis namespace; its keys are left in the cluster", "namespace", ns, "err", err)
 	}
 }
 

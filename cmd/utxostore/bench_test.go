@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -17,6 +16,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/utxostore/utxostore/bench/report"
 	"github.com/utxostore/utxostore/internal/testdata"
+	"github.com/utxostore/utxostore/internal/testlog"
 )
 
 // availableBenchEngines is every engine this test can run: the embedded
@@ -42,7 +42,7 @@ func runBenchArgs(t *testing.T, args ...string) *benchOutput {
 		t.Fatal(err)
 	}
 	cfg.exe = utxostoreBin
-	out, err := runBenchConfig(context.Background(), cfg, io.Discard)
+	out, err := runBenchConfig(context.Background(), cfg, testlog.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestBenchRemovesItsRedisNamespace(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.exe = utxostoreBin
-			out, err := runBenchConfig(context.Background(), cfg, io.Discard)
+			out, err := runBenchConfig(context.Background(), cfg, testlog.Logger(t))
 			if err != nil {
 				t.Fatal(err)
 			}

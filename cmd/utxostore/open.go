@@ -40,8 +40,8 @@ type storeFlags struct {
 	namespace string
 	redisWait int
 	verbose   bool
-	// logger is the command's structured logger (serve's); nil means
-	// text lines on stderr.
+	// logger is the command's logger (log): serve's and demo's in
+	// --log-format, text lines on stderr for the others.
 	logger    *slog.Logger
 	index     bool
 	blocks    blockFlags
@@ -106,16 +106,22 @@ func (f *storeFlags) openIndex() (*index.Index, error) {
 	return idx, nil
 }
 
-// engineLogger passes an engine's own messages to the command's logger
-// (stderr for commands without one): all of them with --verbose, and
-// otherwise only warnings and errors (a log tail cut at recovery, a store
-// past its memory budget). The rest (pebble's log replay reports, for
-// instance) come on every open and would bury the command's output.
-func (f *storeFlags) engineLogger() *slog.Logger {
-	h := slog.Handler(slog.NewTextHandler(os.Stderr, nil))
-	if f.logger != nil {
-		h = f.logger.Handler()
+// log is the command's one logger: the one serve and demo built from
+// --log-format, or text lines on stderr.
+func (f *storeFlags) log() *slog.Logger {
+	if f.logger == nil {
+		f.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	return f.logger
+}
+
+// engineLogger passes an engine's own messages to the command's logger:
+// all of them with --verbose, and otherwise only warnings and errors (a
+// log tail cut at recovery, a store past its memory budget). The rest
+// (pebble's log replay reports, for instance) come on every open and would
+// bury the command's output.
+func (f *storeFlags) engineLogger() *slog.Logger {
+	h := f.log().Handler()
 	if !f.verbose {
 		h = warningsOf{h}
 	}

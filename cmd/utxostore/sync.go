@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -143,7 +142,7 @@ func runSync(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "utxostore sync: metrics on http://%s/metrics\n", addr)
+		sf.log().Info("serving metrics", "url", "http://"+addr+"/metrics")
 	}
 	st, err := sf.openStores(ctx, createStore, pathSettings{followWindow: uint32(ff.rollbackWindow)})
 	if err != nil {
@@ -153,8 +152,7 @@ func runSync(ctx context.Context, args []string) error {
 	if lines, ok := progress.(*lineProgress); ok {
 		lines.verb = "synced"
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	fol, err := ff.follower(&sf, follow.Config{Path: st.path, Metrics: metrics, Progress: syncProgress{progress}, StopAtTip: *stopAtTip, Logger: logger})
+	fol, err := ff.follower(&sf, follow.Config{Path: st.path, Metrics: metrics, Progress: syncProgress{progress}, StopAtTip: *stopAtTip, Logger: sf.log()})
 	if err == nil {
 		err = fol.Run(ctx)
 	}
