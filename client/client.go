@@ -1,7 +1,7 @@
 // Package client is the Go client of `utxostore serve`: a utxo.Store whose
 // every method is a gRPC call, with the store's own types (chain.Tx,
 // utxo.Meta, utxo.Spend), options and typed errors, so errors.Is(err,
-// utxo.ErrSpent) works across the wire. Info, the batch forms and
+// model.ErrSpent) works across the wire. Info, the batch forms and
 // ConnectBlock add what only a daemon answers.
 //
 //	c, err := client.Dial("127.0.0.1:8335", client.Options{Token: os.Getenv("UTXOSTORE_TOKEN")})
@@ -109,7 +109,7 @@ func callErr(err error) error {
 }
 
 // Error is a failed call: the gRPC status and, unwrapped, the store's
-// typed error (a *utxo.Error) when the server sent one.
+// typed error (a *model.Error) when the server sent one.
 type Error struct {
 	Status *status.Status
 	Err    error

@@ -99,7 +99,7 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 		return engine.Mutation{Action: engine.Keep}, nil
 	}
 	o.changed = true
-	return engine.Mutation{Action: engine.Put, Value: next, Terms: terms(r)}, nil
+	return engine.Mutation{Action: engine.Put, Value: next, Terms: r.Terms()}, nil
 }
 
 // updateView is update for an op on a View of the record.
@@ -128,7 +128,7 @@ func (o *recordOp) updateView(current []byte) (engine.Mutation, error) {
 		return engine.Mutation{Action: engine.Keep}, nil
 	}
 	o.changed = true
-	return engine.Mutation{Action: engine.Put, Value: next, Terms: terms(o.after)}, nil
+	return engine.Mutation{Action: engine.Put, Value: next, Terms: o.after.Terms()}, nil
 }
 
 // apply runs ops as one engine batch and records each op's error. The

@@ -10,6 +10,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -65,17 +66,13 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o CreateOptions) ([
 		hashes[vout] = &values[vout]
 	}
 	external := db.externalized(tx)
-	var inpoints record.TxInpoints
+	var inpoints model.TxInpoints
 	if !coinbase {
-		outpoints := make([]record.Outpoint, len(msg.TxIn))
+		outpoints := make([]model.Outpoint, len(msg.TxIn))
 		for i, in := range msg.TxIn {
-			outpoints[i] = record.Outpoint{TxID: in.PreviousOutPoint.Hash, Vout: in.PreviousOutPoint.Index}
+			outpoints[i] = model.Outpoint{TxID: in.PreviousOutPoint.Hash, Vout: in.PreviousOutPoint.Index}
 		}
-		inpoints = record.NewTxInpoints(outpoints)
-	}
-	mined := make([]record.MinedBlockInfo, len(o.MinedBlocks))
-	for i, m := range o.MinedBlocks {
-		mined[i] = m.record()
+		inpoints = model.NewTxInpoints(outpoints)
 	}
 	params := record.BuildParams{
 		TxID:          tx.ID,
@@ -87,7 +84,7 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o CreateOptions) ([
 		TxInpoints:    inpoints,
 		IsCoinbase:    coinbase,
 		BatchSize:     db.opts.UtxoBatchSize,
-		MinedBlocks:   mined,
+		MinedBlocks:   o.MinedBlocks,
 		Frozen:        o.Frozen,
 		Conflicting:   o.Conflicting,
 		Locked:        o.Locked,
@@ -148,7 +145,7 @@ func (db *DB) createSingle(ctx context.Context, txid chainhash.Hash, r *record.R
 		if current != nil {
 			return engine.Mutation{}, txExists(txid)
 		}
-		return engine.Mutation{Action: engine.Put, Value: value, Terms: terms(r)}, nil
+		return engine.Mutation{Action: engine.Put, Value: value, Terms: r.Terms()}, nil
 	}}})
 	if err != nil {
 		return storageErr("creating "+txid.String(), err)
@@ -157,7 +154,7 @@ func (db *DB) createSingle(ctx context.Context, txid chainhash.Hash, r *record.R
 }
 
 func txExists(txid chainhash.Hash) error {
-	return record.NewError(record.CodeTxExists, txid, 0, "transaction already in the store")
+	return model.NewError(model.CodeTxExists, txid, 0, "transaction already in the store")
 }
 
 // createMulti runs the lock record pattern.
@@ -168,7 +165,7 @@ func (db *DB) createMulti(ctx context.Context, tx *chain.Tx, recs []*record.Reco
 	err := db.eng.CreateOnly(ctx, lockKey, lock.encode(), record.LockTTL(len(recs)))
 	if err != nil {
 		if errors.Is(err, engine.ErrExists) {
-			return record.NewError(record.CodeTxExists, txid, 0, "another process is creating this transaction (its lock record exists)")
+			return model.NewError(model.CodeTxExists, txid, 0, "another process is creating this transaction (its lock record exists)")
 		}
 		return storageErr("taking the lock record", err)
 	}
@@ -214,7 +211,7 @@ func (db *DB) createPhaseOne(ctx context.Context, tx *chain.Tx, recs []*record.R
 	}
 	updates := make([]engine.Update, len(recs))
 	for i, r := range recs {
-		value, t := r.Encode(), terms(r)
+		value, t := r.Encode(), r.Terms()
 		master := i == 0
 		updates[i] = engine.Update{Key: engine.Key(record.RecordKey(txid, uint32(i))), Fn: func(current []byte) (engine.Mutation, error) {
 			if current == nil {

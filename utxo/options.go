@@ -7,6 +7,7 @@ import (
 
 	"github.com/utxostore/utxostore/blob"
 	"github.com/utxostore/utxostore/internal/setting"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -24,8 +25,6 @@ const (
 	// ReassignmentDelay is how many blocks after a reassignment the new
 	// UTXO becomes spendable.
 	ReassignmentDelay = 1000
-	// CoinbaseMaturity is how many blocks a coinbase output must wait.
-	CoinbaseMaturity = 100
 )
 
 // Options configure a store. The zero value gives the defaults.
@@ -92,7 +91,7 @@ type CreateOption func(*CreateOptions)
 // options elsewhere (the gRPC client) reads them with NewCreateOptions; the
 // side that receives them passes them on with WithCreateOptions.
 type CreateOptions struct {
-	MinedBlocks []MinedBlockInfo
+	MinedBlocks []model.MinedBlockInfo
 	Coinbase    *bool // nil: detected from the transaction
 	Frozen      bool
 	Conflicting bool

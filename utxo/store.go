@@ -16,6 +16,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Store is the UTXO store. All methods are safe for concurrent use.
@@ -47,7 +48,7 @@ type Store interface {
 	// SetMinedMulti records that the transactions were mined in a block (or,
 	// with info.UnsetMined, that the block no longer holds them). It returns
 	// the block IDs each transaction is now mined in.
-	SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info MinedBlockInfo) (map[chainhash.Hash][]uint32, error)
+	SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo) (map[chainhash.Hash][]uint32, error)
 	// MarkTransactionsOnLongestChain sets or clears unminedSince.
 	MarkTransactionsOnLongestChain(ctx context.Context, txids []chainhash.Hash, onLongestChain bool) error
 	// SetLocked sets or clears the locked flag.

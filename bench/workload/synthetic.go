@@ -10,11 +10,12 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/internal/agerank"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // maturity is the coinbase maturity: a coinbase of height h is spendable
 // in the block at height h+maturity.
-const maturity = utxo.CoinbaseMaturity
+const maturity = model.CoinbaseMaturity
 
 // recentSpends is how many blocks back double-spend targets are drawn
 // from: far below the store's retention (288 blocks), so the spent output's

@@ -13,7 +13,7 @@
 // The package is pure: no I/O, no goroutines, no clocks. Every operation is a
 // method on *Record that mutates the record, returns the Signal set the
 // caller must act on (propagate to the master or the child records, to the
-// external blob store) and a typed *Error. A failed operation leaves the
+// external blob store) and a typed *model.Error. A failed operation leaves the
 // record exactly as it was, so the caller can simply keep the old bytes.
 //
 // Where an operation reads or changes little of a record, Inspect reads it

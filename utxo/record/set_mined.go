@@ -1,19 +1,10 @@
 package record
 
-import "slices"
+import (
+	"slices"
 
-// MinedBlockInfo names one block that mined (or, with UnsetMined, no longer
-// mines) the transaction.
-type MinedBlockInfo struct {
-	BlockID     uint32
-	BlockHeight uint32
-	SubtreeIdx  int
-	// OnLongestChain: the block is on the longest chain, so the transaction
-	// stops being "unmined".
-	OnLongestChain bool
-	// UnsetMined removes the block instead (it was invalidated / reorged out).
-	UnsetMined bool
-}
+	"github.com/utxostore/utxostore/utxo/model"
+)
 
 // SetMined records that the block in info mined the transaction (seed:
 // SetMinedMulti), or with info.UnsetMined that it no longer does.
@@ -34,7 +25,7 @@ type MinedBlockInfo struct {
 //
 // On a child record only Locked and Creating change: block references live
 // on the master.
-func (r *Record) SetMined(info MinedBlockInfo, currentHeight, retention uint32) Signal {
+func (r *Record) SetMined(info model.MinedBlockInfo, currentHeight, retention uint32) Signal {
 	r.Locked = false
 	r.Creating = false
 	if !r.IsMaster() {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // reader is a bounds-checked cursor over an encoded value. The first error
@@ -15,7 +16,7 @@ import (
 type reader struct {
 	b   []byte
 	off int
-	err *Error
+	err *model.Error
 }
 
 func (r *reader) fail(format string, args ...any) {
