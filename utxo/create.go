@@ -189,8 +189,8 @@ func (db *DB) createMulti(ctx context.Context, tx *chain.Tx, recs []*record.Reco
 	}
 	// Phase 2 failing leaves every record with creating set: the
 	// transaction is stored but not yet spendable; Get reports it as
-	// creating, and a retry or SetMinedMulti completes it. The lock-record
-	// seed and the reference report success here; this store reports the
+	// creating, and a retry or SetMinedMulti completes it. The lock record
+	// pattern and the reference report success here; this store reports the
 	// error so the caller knows to retry.
 	return db.clearCreating(ctx, txid, uint32(len(recs)-1))
 }

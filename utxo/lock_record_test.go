@@ -47,9 +47,11 @@ func rawRecord(t *testing.T, db *DB, txid chainhash.Hash, index uint32) *record.
 	return r
 }
 
-func TestSeedPaginationExample(t *testing.T) { testSeedPaginationExample(t, onMemory) }
+func TestPaginationOfFortyFiveThousandOutputs(t *testing.T) {
+	testPaginationOfFortyFiveThousandOutputs(t, onMemory)
+}
 
-func testSeedPaginationExample(t *testing.T, open engineOpener) {
+func testPaginationOfFortyFiveThousandOutputs(t *testing.T, open engineOpener) {
 	db := newStoreOn(t, open, Options{})
 	tx := bigTx("45k", wire.OutPoint{Hash: chainhash.Hash{1}}, 45000, 25)
 	mustCreate(t, db, tx, 10)
@@ -173,7 +175,7 @@ func testCreateFaultInjection(t *testing.T, open engineOpener) {
 		outputs, batchSize int
 	}{
 		{250, 100},  // three small records
-		{45_000, 0}, // the seed's example: three records of the default size
+		{45_000, 0}, // three records of the default size
 	}
 	for _, size := range sizes {
 		for name, inject := range steps {

@@ -14,7 +14,8 @@ import (
 
 // The tests of this file pin the behaviours where the store follows the
 // reference implementation's UTXO store (bsv-blockchain/teranode,
-// stores/utxo) on a point the seeds leave open. Each names the behaviour.
+// stores/utxo at commit fb3d000) on a point its data model leaves open.
+// Each names the behaviour.
 
 // mustSpend spends tx's inputs and fails the test on any refusal.
 func mustSpend(t *testing.T, db *DB, tx *chain.Tx, opts ...SpendOption) {

@@ -1,7 +1,9 @@
 // Package sozu is utxostore's embedded engine: the Sozu table of Joannes
-// Vermorel's paper, a layered hash table whose buckets spill their oldest
-// entries downward, adapted to 32-byte keys whose values are opaque bytes
-// with engine.Terms.
+// Vermorel's paper ("The Sozu table, a blockchain-centric data structure
+// for the UTXO dataset of Bitcoin", 2018,
+// https://blog.vermorel.com/pdf/sozu-table-2018-08-16.pdf), a layered hash
+// table whose buckets spill their oldest entries downward, adapted to
+// 32-byte keys whose values are opaque bytes with engine.Terms.
 //
 // Layout. The hash (the key's first 8 bytes) picks a shard, then a bucket
 // in every layer; layer i has B0·2^(k·i) buckets per shard. Layer 0 lives in

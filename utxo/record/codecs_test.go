@@ -40,7 +40,8 @@ func TestEntryCodec(t *testing.T) {
 			}
 		})
 	}
-	// The seed's example: output spent by input 2 of B.
+	// An output spent by input 2 of B: the spending data holds B's txid and
+	// the input index, little-endian.
 	e := NewSpentEntry(hash, model.SpendingData{TxID: h("B"), Vin: 2})
 	if !bytes.Equal(e[64:], []byte{2, 0, 0, 0}) || !bytes.Equal(e[32:64], func() []byte { b := h("B"); return b[:] }()) {
 		t.Fatalf("layout %x", []byte(e))

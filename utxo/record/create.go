@@ -8,7 +8,7 @@ import (
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
-// BuildParams describe a new transaction to store (seed: Create).
+// BuildParams describe a new transaction to store (the reference's Create).
 type BuildParams struct {
 	TxID chainhash.Hash
 	// UtxoHashes has one entry per output: the UTXO hash, or nil when the

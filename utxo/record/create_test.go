@@ -9,7 +9,9 @@ import (
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
-func TestBuildSeedPaginationExample(t *testing.T) {
+// Forty-five thousand outputs at the default batch size make three
+// records: two full children's worth and five thousand in the last.
+func TestBuildPaginatesFortyFiveThousandOutputs(t *testing.T) {
 	txid := h("big")
 	recs, err := Build(BuildParams{
 		TxID: txid, UtxoHashes: utxoHashes("big", 45000), Tx: []byte{1, 2, 3},
@@ -145,7 +147,9 @@ func TestBuild(t *testing.T) {
 	})
 }
 
-// TestLifecycle walks one transaction through the seed's lifecycle.
+// TestLifecycle walks one transaction through its lifecycle: created and
+// locked, unlocked and unmined, mined, spent, unspent, frozen, reassigned,
+// conflicting and scheduled for deletion.
 func TestLifecycle(t *testing.T) {
 	recs, _ := Build(BuildParams{TxID: h("life"), UtxoHashes: utxoHashes("life", 2), Tx: []byte{1}, CurrentHeight: 100, Retention: 10, Locked: true})
 	r := recs[0]

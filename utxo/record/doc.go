@@ -30,17 +30,20 @@
 //
 // # Differences from the reference
 //
-// The seeds specify the model; where they leave a behaviour open, the
-// reference is bsv-blockchain/teranode at commit fb3d000 (stores/utxo:
-// aerospike/teranode.lua and aerospike/*.go, sql/sql.go, utils.go,
+// The model is Teranode's UTXO data model (bsv-blockchain/teranode at
+// commit fb3d000, docs/topics/datamodel/utxo_data_model.md), and the
+// reference for its behaviour is the same commit's stores/utxo
+// (aerospike/teranode.lua and aerospike/*.go, sql/sql.go, utils.go,
 // process_conflicting.go, tests/tests.go). This store follows it except in
 // the places below, each kept on purpose.
 //
-// Where the seeds decide:
+// Beyond fb3d000:
 //   - Lock record and creating flag. The reference at fb3d000 has neither;
-//     this store follows the lock-record seed: the lock at index
-//     0xFFFFFFFF (LockRecordIndex), and Spend refusing a record whose
-//     Creating flag is set with UTXO_LOCKED, before any other check.
+//     this store follows Teranode's later lock record pattern
+//     (https://bsv-blockchain.github.io/teranode/topics/features/utxo_lock_records):
+//     the lock at index 0xFFFFFFFF (LockRecordIndex), and Spend refusing a
+//     record whose Creating flag is set with UTXO_LOCKED, before any other
+//     check.
 //
 // In this package:
 //   - Unspend with UnspendOptions.Expected (teranode.lua unspend takes no
@@ -101,7 +104,7 @@
 //     TX_NOT_FOUND and UTXO_HASH_MISMATCH (the reference answers status
 //     NOT_FOUND, and a processing error).
 //   - A multi-record Create whose phase 2 fails returns the error, where the
-//     lock-record seed and the reference report success: the transaction is
+//     lock record pattern and the reference report success: the transaction is
 //     stored but not yet spendable, and the caller learns it must retry (a
 //     retry, or SetMinedMulti, completes it).
 package record

@@ -7,14 +7,15 @@ import (
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
-// Sizes of a UTXO entry, per the seed: the hash alone while unspent, the hash
-// plus spending data once spent or frozen.
+// Sizes of a UTXO entry, as the reference's data model has them: the hash
+// alone while unspent, the hash plus spending data once spent or frozen.
 const (
 	UtxoHashSize  = 32
 	FullEntrySize = UtxoHashSize + SpendingDataSize
 )
 
-// Entry is one slot of a record's utxos array, in the seed's byte format:
+// Entry is one slot of a record's utxos array, in the reference's byte
+// format:
 //
 //	nil       the output is not stored as a UTXO (e.g. a 0-sat OP_RETURN)
 //	32 bytes  unspent: the UTXO hash

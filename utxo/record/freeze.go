@@ -10,10 +10,10 @@ import (
 // Errors: UTXO_NOT_FOUND, UTXO_HASH_MISMATCH, ALREADY_FROZEN, and SPENT
 // (with the spender) when a real transaction already spent it.
 //
-// The reference has since grown consensus freeze windows (from/until
-// heights, policy expiry) that let a freeze be recorded on a spent output;
-// this store implements the seed's simpler model, where only an unspent
-// output can be frozen.
+// This is teranode.lua's freeze at commit fb3d000, where only an unspent
+// output can be frozen; later versions of the reference add consensus
+// freeze windows (from/until heights, policy expiry) that let a freeze be
+// recorded on a spent output.
 func (r *Record) Freeze(offset uint32, utxoHash chainhash.Hash) error {
 	e, err := r.entryAt(offset, &utxoHash)
 	if err != nil {

@@ -19,7 +19,9 @@ type Reassignment struct {
 }
 
 // Record is one stored record of a transaction: the master (Index 0) or a
-// child (Index 1..TotalExtraRecs). Fields follow the seed's record table.
+// child (Index 1..TotalExtraRecs). Fields follow the record table of
+// Teranode's UTXO data model (docs/topics/datamodel/utxo_data_model.md at
+// fb3d000).
 // Metadata only the master carries is zero on children: TotalUtxos,
 // TotalExtraRecs, SpentExtraRecs, UnminedSince, CreatedAt, BlockIDs,
 // BlockHeights, SubtreeIdxs, External, Tx, TxInpoints, ConflictingChildren.

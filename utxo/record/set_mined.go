@@ -6,8 +6,9 @@ import (
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
-// SetMined records that the block in info mined the transaction (seed:
-// SetMinedMulti), or with info.UnsetMined that it no longer does.
+// SetMined records that the block in info mined the transaction (the
+// reference's SetMinedMulti), or with info.UnsetMined that it no longer
+// does.
 //
 // currentHeight is the height of the next block (the store height + 1,
 // the reference's thisBlockHeight in aerospike/set_mined.go).
@@ -18,7 +19,8 @@ import (
 //     teranode.lua's setMined does. A tx whose only blocks are off the
 //     longest chain keeps its previous UnminedSince.
 //   - Locked and Creating are cleared: mining completes any unfinished
-//     commit (the third recovery path of the lock-record seed).
+//     commit (the third recovery path of the lock record pattern, see
+//     LockRecordIndex).
 //   - The DAH rule runs against currentHeight, like every other operation
 //     and like teranode.lua's setMined, whatever the height of the block
 //     named in info.

@@ -138,7 +138,7 @@ func (r *reader) bytesField() []byte {
 	return r.take(n)
 }
 
-// Bitcoin CompactSize ("varint" in the seed's transaction encodings).
+// Bitcoin CompactSize, the "varint" of Bitcoin's transaction encoding.
 
 func appendCompactSize(dst []byte, v uint64) []byte {
 	switch {
