@@ -1,14 +1,11 @@
-// Package record is the single implementation of the UTXO record model: the
-// byte codecs every engine stores opaquely, and the state machine (spend,
-// unspend, set-mined, lock, freeze, reassign, conflicting, preserve and the
-// delete-at-height rule) that the utxo package applies inside an engine's
-// atomic read-modify-write callback:
-//
-//	rec, err := record.Decode(current)
-//	if err != nil { ... }
-//	sig, err := rec.Spend(offset, utxoHash, spendingData, opts)
-//	if err != nil { return current, err } // rec is unchanged on error
-//	return rec.Encode(), rec.Terms(), sig
+// Package record is the single implementation of the UTXO record rules:
+// the byte codecs every engine stores opaquely, and the state machine
+// (spend, unspend, set-mined, lock, freeze, reassign, conflicting,
+// preserve and the delete-at-height rule) that the utxo package applies
+// inside an engine's atomic read-modify-write callback, an
+// engine.UpdateFunc: decode the current bytes, apply a rule, return the
+// next bytes with their index terms (Record.Terms). The package's Example
+// (example_test.go) runs one through an engine.
 //
 // The package is pure: no I/O, no goroutines, no clocks. Every operation is a
 // method on *Record that mutates the record, returns the Signal set the
