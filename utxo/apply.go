@@ -158,6 +158,19 @@ func (db *DB) apply(ctx context.Context, ops []*recordOp) error {
 	return nil
 }
 
+// applyAndSettle applies ops in one batch and follows their signals
+// (settle); it returns the error of every op that failed and settle's.
+func (db *DB) applyAndSettle(ctx context.Context, ops []*recordOp) error {
+	if err := db.apply(ctx, ops); err != nil {
+		return err
+	}
+	errs := make([]error, 0, len(ops)+1)
+	for _, o := range ops {
+		errs = append(errs, o.err)
+	}
+	return errors.Join(append(errs, db.settle(ctx, ops))...)
+}
+
 // settle follows the signals of applied ops until none is left: a child
 // that became (or stopped being) fully spent updates its master's
 // SpentExtraRecs; a master whose delete-at-height was set, cleared or

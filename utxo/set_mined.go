@@ -94,14 +94,7 @@ func (db *DB) applyToMasters(ctx context.Context, txids []chainhash.Hash, op fun
 	for i, txid := range txids {
 		ops[i] = &recordOp{txid: txid, op: op}
 	}
-	if err := db.apply(ctx, ops); err != nil {
-		return err
-	}
-	var errs []error
-	for _, o := range ops {
-		errs = append(errs, o.err)
-	}
-	return errors.Join(append(errs, db.settle(ctx, ops))...)
+	return db.applyAndSettle(ctx, ops)
 }
 
 // applyToAllRecords runs op on the master and then on every child record of

@@ -40,12 +40,8 @@ func runClient(ctx context.Context, args []string) error {
 	quiet := fs.Bool("quiet", false, "import: no progress on stderr")
 	var tlsFlags clientTLS
 	tlsFlags.register(fs)
-	if _, err := parseFlags(fs, args); err != nil {
+	if err := parseWithArgs(fs, args, "no subcommand given"); err != nil {
 		return err
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return usagef("no subcommand given")
 	}
 	sub, rest := fs.Arg(0), fs.Args()[1:]
 	if sub == "import" {

@@ -199,6 +199,19 @@ func parseFlags(fs *flag.FlagSet, args []string) (map[string]string, error) {
 	return sources, firstErr
 }
 
+// parseWithArgs is parseFlags for a command that needs arguments: without
+// any, it shows the command's usage and refuses with missing.
+func parseWithArgs(fs *flag.FlagSet, args []string, missing string) error {
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usagef("%s", missing)
+	}
+	return nil
+}
+
 // readConfigFile reads a flat JSON object; values may be strings, numbers
 // or booleans and are set as if given on the command line.
 func readConfigFile(path string) (map[string]string, error) {

@@ -75,12 +75,8 @@ func runImport(ctx context.Context, args []string) error {
 	trustBlocks := fs.Bool("trust-blocks", false, "skip the proof-of-work and merkle root checks of every block (the structure checks still run): for blocks validated already")
 	var tlsFlags clientTLS
 	tlsFlags.register(fs)
-	if _, err := parseFlags(fs, args); err != nil {
+	if err := parseWithArgs(fs, args, "no block files given"); err != nil {
 		return err
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return usagef("no block files given")
 	}
 	progress := newBlockProgress(os.Stderr, totalSize(fs.Args()), *quiet, *every)
 	if *server != "" {

@@ -122,11 +122,7 @@ var _ engine.Engine = (*Engine)(nil)
 // changes nothing. A directory claimed by another engine is refused before
 // anything in it is read or written.
 func Open(dir string, opts Options) (*Engine, error) {
-	claim := fsutil.ClaimDir
-	if opts.ReadOnly {
-		claim = fsutil.CheckClaim
-	}
-	if err := claim(dir, Name); err != nil {
+	if err := fsutil.Claim(dir, Name, opts.ReadOnly); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()

@@ -107,11 +107,7 @@ var _ engine.Engine = (*Engine)(nil)
 // Open opens (or creates) the store in dir; with Options.ReadOnly it
 // opens the store dir holds and changes none of its files.
 func Open(dir string, opts Options) (*Engine, error) {
-	claim := fsutil.ClaimDir
-	if opts.ReadOnly {
-		claim = fsutil.CheckClaim
-	}
-	if err := claim(dir, Name); err != nil {
+	if err := fsutil.Claim(dir, Name, opts.ReadOnly); err != nil {
 		return nil, err
 	}
 	o, err := opts.withDefaults()
