@@ -239,10 +239,13 @@ func TestLogOfAnotherGenerationIsRefused(t *testing.T) {
 
 // A log of another format is refused with a FormatError that names the
 // format found and says what to do, not reported as damage, and left as it
-// was: SOZUWAL2, the format before patch records, as any other.
+// was: the format just before this one (before patch records) as any
+// earlier one.
 func TestLogOfAnotherFormatIsRefused(t *testing.T) {
 	dir, path, original := crashedWithFiftyRecords(t)
-	for _, magic := range []string{"SOZUWAL1", "SOZUWAL2"} {
+	last := len(logMagic) - 1
+	previous := logMagic[:last] + string(logMagic[last]-1)
+	for _, magic := range []string{"SOZUWAL1", previous} {
 		earlier := slices.Clone(original)
 		copy(earlier, magic)
 		if err := os.WriteFile(path, earlier, 0o644); err != nil {
