@@ -56,9 +56,9 @@ type Options struct {
 	// ReadOnly opens an existing store to read it, over an engine opened
 	// read-only: Open checks the internal state without marking the store
 	// open, and Close writes nothing. An engine that holds no store is
-	// refused with ErrNoStore, and a store that needs an upgrade with a
-	// *StateError; writes fail with an error that unwraps to
-	// engine.ErrReadOnly.
+	// refused with ErrNoStore, and a store of another format, network or
+	// engine with a *StateError, as without ReadOnly; writes fail with an
+	// error that unwraps to engine.ErrReadOnly.
 	ReadOnly bool
 	// BatchWait, when positive, merges the engine writes of concurrent
 	// callers: a batch closes BatchWait after its first write arrives, as
