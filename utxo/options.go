@@ -108,7 +108,7 @@ func WithCreateOptions(o CreateOptions) CreateOption {
 }
 
 // WithMinedBlockInfo creates the transaction as already mined in blocks.
-func WithMinedBlockInfo(blocks ...MinedBlockInfo) CreateOption {
+func WithMinedBlockInfo(blocks ...model.MinedBlockInfo) CreateOption {
 	return func(o *CreateOptions) { o.MinedBlocks = append(o.MinedBlocks, blocks...) }
 }
 
