@@ -6,7 +6,9 @@
 // lives in package utxo/record; this package batches operations, routes each
 // output to the record that holds it, runs the lock-record two-phase commit
 // for multi-record transactions and keeps delete-at-height and preservation
-// bookkeeping.
+// bookkeeping. The values a caller shares with the rules (the typed
+// *model.Error every refusal returns, SpendingData, TxInpoints,
+// MinedBlockInfo) are package utxo/model's.
 package utxo
 
 import (
