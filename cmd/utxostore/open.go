@@ -300,13 +300,32 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 		return nil, usagef(`unknown --sync %q: use "always" (every write durable) or "block" (durable at block boundaries)`, f.sync)
 	}
 	readOnly := mode == readStore
+	// A store this command creates is named in the data directory once it
+	// has opened (so that the name is only ever a store's that exists,
+	// with the network its engine confirmed); if its creation fails
+	// before then (a full disk), what it made of the engine's directory
+	// goes, so that the next command starts the store afresh rather than
+	// find files no storeFile names.
+	creating := mode == createStore && keepsDataInDir(f.engine) && dir.engine == ""
+	engineDir := filepath.Join(f.data, f.engine)
+	if creating {
+		if _, err := os.Stat(engineDir); !errors.Is(err, os.ErrNotExist) {
+			creating = false // not this command's to remove
+		}
+	}
+	failed := func(err error) (*utxo.DB, error) {
+		if creating {
+			err = errors.Join(err, os.RemoveAll(engineDir))
+		}
+		return nil, err
+	}
 	eng, err := engines[f.engine](ctx, f, sync, readOnly)
 	var noRedisStore *noRedisStoreError
 	if errors.As(err, &noRedisStore) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening the %s engine: %w", f.engine, err)
+		return failed(fmt.Errorf("opening the %s engine: %w", f.engine, err))
 	}
 	opts := utxo.Options{Network: f.network, ReadOnly: readOnly, BatchOps: f.batchOps, UnminedRetention: f.unminedRetention}
 	if sync == engine.SyncAlways && !readOnly {
@@ -317,14 +336,12 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 	store, err := utxo.Open(ctx, eng, opts)
 	if err != nil {
 		eng.Close()
-		return nil, fmt.Errorf("opening the store on the %s engine: %w", f.engine, err)
+		return failed(fmt.Errorf("opening the store on the %s engine: %w", f.engine, err))
 	}
-	// Written once the store has opened, so that it names only a store
-	// that exists, with the network its engine confirmed.
 	if mode == createStore && keepsDataInDir(f.engine) && dir.engine == "" {
 		if err := dir.mark(f.engine, f.network); err != nil {
 			store.Close()
-			return nil, err
+			return failed(err)
 		}
 	}
 	return store, nil
