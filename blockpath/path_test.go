@@ -10,6 +10,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // level expects the store, the index and the block store (those open) at
@@ -79,7 +80,7 @@ func TestARefusedBlockIsNotKept(t *testing.T) {
 	connectAll(t, p, c.A, 0, 10)
 	bad := block(t, c.A[9].Hash, 10, coinbase(10, 1), spend(wire.OutPoint{Hash: c.A[9].Txs[0].ID, Index: 7}, 50e8, 2))
 	err := p.Connect(context.Background(), bad, 10)
-	if _, isUtxoErr := errors.AsType[*utxo.Error](err); !isUtxoErr {
+	if _, isUtxoErr := errors.AsType[*model.Error](err); !isUtxoErr {
 		t.Fatalf("a block spending a missing output: %v, want the store's refusal", err)
 	}
 	level(t, p, 9, c.A[9])
@@ -220,7 +221,7 @@ func TestAFailedReorgReturnsToTheOldBranch(t *testing.T) {
 		disconnect = append(disconnect, c.A[h])
 	}
 	err := p.Reorg(context.Background(), disconnect, []*chain.Block{first, bad})
-	if _, isUtxoErr := errors.AsType[*utxo.Error](err); !isUtxoErr {
+	if _, isUtxoErr := errors.AsType[*model.Error](err); !isUtxoErr {
 		t.Fatalf("a branch with a block spending a missing output: %v, want the store's refusal", err)
 	}
 	level(t, p, tip, c.A[tip])

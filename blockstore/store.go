@@ -11,6 +11,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/cockroachdb/pebble"
+	"github.com/utxostore/utxostore/internal/setting"
 )
 
 // Options configures a Store.
@@ -60,9 +61,7 @@ type Location struct {
 
 // Open opens (creating it if needed) the block store in dir.
 func Open(dir string, opts Options) (*Store, error) {
-	if opts.SegmentBytes <= 0 {
-		opts.SegmentBytes = DefaultSegmentBytes
-	}
+	setting.Default(&opts.SegmentBytes, DefaultSegmentBytes)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

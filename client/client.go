@@ -1,7 +1,7 @@
 // Package client is the Go client of `utxostore serve`: a utxo.Store whose
 // every method is a gRPC call, with the store's own types (chain.Tx,
 // utxo.Meta, utxo.Spend), options and typed errors, so errors.Is(err,
-// utxo.ErrSpent) works across the wire. Info, the batch forms and
+// model.ErrSpent) works across the wire. Info, the batch forms and
 // ConnectBlock add what only a daemon answers.
 //
 //	c, err := client.Dial("127.0.0.1:8335", client.Options{Token: os.Getenv("UTXOSTORE_TOKEN")})
@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/utxostore/utxostore/internal/setting"
 	"github.com/utxostore/utxostore/proto/pbconv"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 	"github.com/utxostore/utxostore/utxo"
@@ -49,9 +50,7 @@ type Client struct {
 // Dial connects to the daemon's gRPC address (lazily: the first call
 // connects).
 func Dial(addr string, opts Options) (*Client, error) {
-	if opts.MaxMessage <= 0 {
-		opts.MaxMessage = 64 << 20
-	}
+	setting.Default(&opts.MaxMessage, 64<<20)
 	creds := insecure.NewCredentials()
 	if opts.TLS != nil {
 		creds = credentials.NewTLS(opts.TLS)
@@ -110,7 +109,7 @@ func callErr(err error) error {
 }
 
 // Error is a failed call: the gRPC status and, unwrapped, the store's
-// typed error (a *utxo.Error) when the server sent one.
+// typed error (a *model.Error) when the server sent one.
 type Error struct {
 	Status *status.Status
 	Err    error

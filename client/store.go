@@ -12,6 +12,7 @@ import (
 	"github.com/utxostore/utxostore/proto/pbconv"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // HealthInfo is what Health reports.
@@ -210,7 +211,7 @@ func (c *Client) Unspend(ctx context.Context, spends []*utxo.Spend, flagAsLocked
 }
 
 // SetMinedMulti records that the transactions were mined in a block.
-func (c *Client) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info utxo.MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
+func (c *Client) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
 	r, err := c.rpc.SetMinedMulti(ctx, &pb.SetMinedMultiRequest{Txids: pbconv.HashBytes(txids), Info: pbconv.MinedToPB(info)})
 	if err != nil {
 		return nil, callErr(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/internal/setting"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Defaults of Config.
@@ -235,9 +236,9 @@ func (f *Follower) storeTip(ctx context.Context) (int32, error) {
 // missing or spent output) drops the peer; a storage failure, or anything
 // else, stops the follower.
 func classify(err error, what string) error {
-	var e *utxo.Error
+	var e *model.Error
 	var check *chain.CheckError
-	if errors.As(err, &check) || (errors.As(err, &e) && !errors.Is(err, utxo.ErrStorage)) {
+	if errors.As(err, &check) || (errors.As(err, &e) && !errors.Is(err, model.ErrStorage)) {
 		return invalid("%s: %w", what, err)
 	}
 	return fatal(fmt.Errorf("%s: %w", what, err))

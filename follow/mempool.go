@@ -6,6 +6,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // applyUnmined stores an unconfirmed transaction as a validator does:
@@ -20,7 +21,7 @@ func (f *Follower) applyUnmined(ctx context.Context, tx *chain.Tx) error {
 		return err
 	}
 	if _, err := f.store.Create(ctx, tx, height); err != nil {
-		if errors.Is(err, utxo.ErrTxExists) {
+		if errors.Is(err, model.ErrTxExists) {
 			return err
 		}
 		return errors.Join(err, f.store.Unspend(ctx, spends, false))
@@ -39,7 +40,7 @@ func (f *Follower) Relay(ctx context.Context, tx *chain.Tx) error {
 	if outbox == nil {
 		return ErrNotConnected
 	}
-	if err := f.applyUnmined(ctx, tx); err != nil && !errors.Is(err, utxo.ErrTxExists) {
+	if err := f.applyUnmined(ctx, tx); err != nil && !errors.Is(err, model.ErrTxExists) {
 		return err
 	}
 	select {

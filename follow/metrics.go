@@ -4,8 +4,7 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Metrics are the follower's Prometheus metrics; register them (they are
@@ -78,11 +77,11 @@ func (m *Metrics) reorg(depth int) {
 // mempoolTx counts one unconfirmed transaction by what became of it.
 func (m *Metrics) mempoolTx(err error) {
 	outcome := "accepted"
-	var e *utxo.Error
+	var e *model.Error
 	switch {
 	case err == nil:
 		m.unmined.Inc()
-	case errors.Is(err, utxo.ErrTxExists):
+	case errors.Is(err, model.ErrTxExists):
 		outcome = "known"
 	case errors.As(err, &e):
 		outcome = e.Code.String()

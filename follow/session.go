@@ -13,7 +13,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
-	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // session is one connection to the peer. Every message the peer sends is
@@ -348,9 +348,9 @@ func (s *session) onTx(ctx context.Context, m *wire.MsgTx) error {
 	err = s.f.applyUnmined(ctx, tx)
 	s.f.cfg.Metrics.mempoolTx(err)
 	switch {
-	case err == nil, errors.Is(err, utxo.ErrTxExists):
+	case err == nil, errors.Is(err, model.ErrTxExists):
 		return nil
-	case errors.Is(err, utxo.ErrStorage):
+	case errors.Is(err, model.ErrStorage):
 		return fatal(fmt.Errorf("storing unconfirmed transaction %s: %w", tx.ID, err))
 	default:
 		s.f.log.Info(fmt.Sprintf("unconfirmed transaction %s from peer %s refused: %v", tx.ID, s.f.cfg.Peer, err))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
+	"github.com/utxostore/utxostore/internal/setting"
 )
 
 // DefaultRollbackBlocks is Blockbook's default number of blocks kept in
@@ -54,9 +55,7 @@ func Open(dir string, opts Options) (*Index, error) {
 	if opts.Coin == "" {
 		return nil, errors.New("index: Options.Coin is required")
 	}
-	if opts.RollbackBlocks <= 0 {
-		opts.RollbackBlocks = DefaultRollbackBlocks
-	}
+	setting.Default(&opts.RollbackBlocks, DefaultRollbackBlocks)
 	po := opts.Pebble
 	if po == nil {
 		po = defaultPebbleOptions()

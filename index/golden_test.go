@@ -33,7 +33,8 @@ func goldenChain() []*Block {
 	}
 }
 
-// Expected bytes, derived by hand from the seed's layouts.
+// Expected bytes, derived by hand from the layouts of Blockbook's data
+// format 5 (trezor/blockbook v0.3.4, docs/rocksdb.md).
 //
 //	5_000_000_000 = 0x012a05f200 -> bigInt 05 012a05f200
 //	4_999_995_000 = 0x012a05de78 -> bigInt 05 012a05de78

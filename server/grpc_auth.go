@@ -16,15 +16,15 @@ import (
 // readOnlyMethods are the RPCs that change nothing; every other RPC,
 // including any added later, needs the token when one is configured (deny
 // by default).
-var readOnlyMethods = map[string]bool{}
-
-func init() {
+var readOnlyMethods = func() map[string]bool {
+	methods := map[string]bool{}
 	for _, name := range []string{"Health", "Get", "BatchDecorate", "GetSpend", "GetSpendBatch", "GetUnminedTxs",
 		"QueryOldUnminedTransactions", "PreviousOutputsDecorate", "GetCounterConflicting",
 		"GetConflictingChildren", "GetBlockHeight", "GetMedianBlockTime", "Summary"} {
-		readOnlyMethods["/"+pb.UtxoStore_ServiceDesc.ServiceName+"/"+name] = true
+		methods["/"+pb.UtxoStore_ServiceDesc.ServiceName+"/"+name] = true
 	}
-}
+	return methods
+}()
 
 // tokenOK reports whether the authorization value is "Bearer <token>".
 func tokenOK(authorization, token string) bool {

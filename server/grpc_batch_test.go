@@ -15,6 +15,7 @@ import (
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // TestBatchWithAMalformedTransactionChangesNothing: a CreateBatch or
@@ -34,7 +35,7 @@ func TestBatchWithAMalformedTransactionChangesNothing(t *testing.T) {
 
 	_, err := c.Stub().CreateBatch(ctx, &pb.CreateBatchRequest{Creates: []*pb.CreateRequest{{Tx: raw.Bytes()}, {Tx: malformed}}})
 	wantRefused(t, err, "creates[1]")
-	if _, err := c.Get(ctx, tx.TxHash()); !errors.Is(err, utxo.ErrTxNotFound) {
+	if _, err := c.Get(ctx, tx.TxHash()); !errors.Is(err, model.ErrTxNotFound) {
 		t.Fatalf("the well-formed transaction of the refused batch: %v, want it not created", err)
 	}
 

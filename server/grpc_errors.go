@@ -12,21 +12,22 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/proto/pbconv"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // grpcCodes maps the store's error codes to gRPC codes: what the caller
 // got wrong (InvalidArgument), what the state refuses (FailedPrecondition),
 // what is missing or already there, and what broke (Internal).
-var grpcCodes = map[utxo.ErrorCode]codes.Code{
-	utxo.CodeTxNotFound:         codes.NotFound,
-	utxo.CodeUtxoNotFound:       codes.NotFound,
-	utxo.CodeTxExists:           codes.AlreadyExists,
-	utxo.CodeMalformed:          codes.InvalidArgument,
-	utxo.CodeInvalidParameter:   codes.InvalidArgument,
-	utxo.CodeInvalidSpend:       codes.InvalidArgument,
-	utxo.CodeUtxoHashMismatch:   codes.InvalidArgument,
-	utxo.CodeUnsupportedVersion: codes.FailedPrecondition,
-	utxo.CodeStorageError:       codes.Internal,
+var grpcCodes = map[model.ErrorCode]codes.Code{
+	model.CodeTxNotFound:         codes.NotFound,
+	model.CodeUtxoNotFound:       codes.NotFound,
+	model.CodeTxExists:           codes.AlreadyExists,
+	model.CodeMalformed:          codes.InvalidArgument,
+	model.CodeInvalidParameter:   codes.InvalidArgument,
+	model.CodeInvalidSpend:       codes.InvalidArgument,
+	model.CodeUtxoHashMismatch:   codes.InvalidArgument,
+	model.CodeUnsupportedVersion: codes.FailedPrecondition,
+	model.CodeStorageError:       codes.Internal,
 }
 
 // storeStatus turns a store error into a gRPC status whose details carry
@@ -39,7 +40,7 @@ func storeStatus(err error) error {
 		return status.FromContextError(err).Err()
 	}
 	code := codes.Internal
-	var e *utxo.Error
+	var e *model.Error
 	switch {
 	case errors.As(err, &e):
 		var ok bool

@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
-	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // SendTx is the gRPC twin of /api/v2/sendtx: the node the daemon follows
@@ -29,9 +29,9 @@ func (s *grpcService) SendTx(ctx context.Context, r *pb.TxRequest) (*pb.SendTxRe
 // when the store refused it (a double spend, say), InvalidArgument when it
 // does not parse, Unavailable when the node could not be reached.
 func sendTxStatus(err error) error {
-	var refused *utxo.Error
+	var refused *model.Error
 	switch {
-	case errors.As(err, &refused) && !errors.Is(err, utxo.ErrStorage):
+	case errors.As(err, &refused) && !errors.Is(err, model.ErrStorage):
 		return storeStatus(err)
 	case errors.Is(err, ErrTxNotParsed):
 		return badRequest("tx: %v", err)

@@ -41,9 +41,6 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /websocket", s.handleWebsocket)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 	s.healthHandlers(mux)
-	if AddressRoutes != nil {
-		AddressRoutes(mux)
-	}
 	return s.requestContext(s.logHTTPFaults(s.perConnection(s.requireToken(limitBody(s.opts.MaxBody, mux)))))
 }
 
@@ -132,10 +129,6 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-
-// AddressRoutes is the hook for the address index's HTTP endpoints: set it
-// before New to register more handlers on the API's mux.
-var AddressRoutes func(mux *http.ServeMux)
 
 // limitBody refuses a request body over max with 413 before any handler
 // runs: the body is read here, within the limit, and handed on.

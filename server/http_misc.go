@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Node is what a connected Bitcoin node gives the API: fee estimates and
@@ -23,7 +24,7 @@ type Node interface {
 	// prints it, for confirmation within blocks blocks.
 	EstimateFee(ctx context.Context, blocks int) (string, error)
 	// SendTx broadcasts a raw transaction and returns its txid. A
-	// transaction the store refuses comes back as its *utxo.Error, bytes
+	// transaction the store refuses comes back as its *model.Error, bytes
 	// that are no transaction wrap ErrTxNotParsed.
 	SendTx(ctx context.Context, raw []byte) (chainhash.Hash, error)
 }
@@ -105,8 +106,8 @@ func (s *Server) handleSendTx(w http.ResponseWriter, r *http.Request) {
 	}
 	txid, err := node.SendTx(r.Context(), raw)
 	if err != nil {
-		var refused *utxo.Error
-		if errors.As(err, &refused) && !errors.Is(err, utxo.ErrStorage) || errors.Is(err, ErrTxNotParsed) {
+		var refused *model.Error
+		if errors.As(err, &refused) && !errors.Is(err, model.ErrStorage) || errors.Is(err, ErrTxNotParsed) {
 			writeError(w, http.StatusBadRequest, "%v", err)
 		} else {
 			writeError(w, http.StatusServiceUnavailable, "%v", err)

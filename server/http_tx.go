@@ -15,6 +15,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // txJSON is Blockbook v0.3.4's api.Tx for Bitcoin-type coins, field for
@@ -129,7 +130,7 @@ func (s *Server) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, boo
 		}
 	}
 	meta, err := s.backend.Get(ctx, txid, utxo.FieldTx, utxo.FieldOutputs)
-	if errors.Is(err, utxo.ErrTxNotFound) {
+	if errors.Is(err, model.ErrTxNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
@@ -165,7 +166,7 @@ func (s *Server) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, 
 		}
 	}
 	meta, err := s.backend.Get(ctx, txid, utxo.FieldTx, utxo.FieldOutputs)
-	if errors.Is(err, utxo.ErrTxNotFound) {
+	if errors.Is(err, model.ErrTxNotFound) {
 		return ft, nil
 	}
 	ft.Meta = meta

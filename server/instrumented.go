@@ -13,6 +13,7 @@ import (
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Instrumented decorates a Backend: every method counts and times itself
@@ -74,7 +75,7 @@ func (s *Instrumented) Unspend(ctx context.Context, spends []*utxo.Spend, flagAs
 	return s.next.Unspend(ctx, spends, flagAsLocked)
 }
 
-func (s *Instrumented) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info utxo.MinedBlockInfo) (ids map[chainhash.Hash][]uint32, err error) {
+func (s *Instrumented) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo) (ids map[chainhash.Hash][]uint32, err error) {
 	defer func(start time.Time) { s.m.observe("SetMinedMulti", start, err) }(time.Now())
 	return s.next.SetMinedMulti(ctx, txids, info)
 }

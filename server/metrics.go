@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Metrics are the daemon's Prometheus metrics, in their own registry so
@@ -71,7 +71,7 @@ func (m *Metrics) observe(op string, start time.Time, err error) {
 // countError counts err by its store error code.
 func (m *Metrics) countError(err error) {
 	code := "UNKNOWN"
-	var e *utxo.Error
+	var e *model.Error
 	if errors.As(err, &e) {
 		code = e.Code.String()
 	}

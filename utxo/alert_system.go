@@ -6,6 +6,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -28,7 +29,7 @@ func (db *DB) UnFreezeUTXOs(ctx context.Context, spends []*Spend) error {
 // and becomes spendable ReassignmentDelay blocks after the current height.
 func (db *DB) ReAssignUTXO(ctx context.Context, utxo *Spend, newUtxo *Spend) error {
 	if newUtxo == nil || newUtxo.UTXOHash == nil {
-		return record.NewError(record.CodeInvalidParameter, utxo.TxID, utxo.Vout, "reassignment needs the new UTXO hash")
+		return model.NewError(model.CodeInvalidParameter, utxo.TxID, utxo.Vout, "reassignment needs the new UTXO hash")
 	}
 	height := db.height.Load()
 	newHash := *newUtxo.UTXOHash

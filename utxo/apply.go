@@ -99,7 +99,7 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 		return engine.Mutation{Action: engine.Keep}, nil
 	}
 	o.changed = true
-	return engine.Mutation{Action: engine.Put, Value: next, Terms: terms(r)}, nil
+	return engine.Mutation{Action: engine.Put, Value: next, Terms: r.Terms()}, nil
 }
 
 // updateView is update for an op on a View of the record.
@@ -128,7 +128,7 @@ func (o *recordOp) updateView(current []byte) (engine.Mutation, error) {
 		return engine.Mutation{Action: engine.Keep}, nil
 	}
 	o.changed = true
-	return engine.Mutation{Action: engine.Put, Value: next, Terms: terms(o.after)}, nil
+	return engine.Mutation{Action: engine.Put, Value: next, Terms: o.after.Terms()}, nil
 }
 
 // apply runs ops as one engine batch and records each op's error. The
@@ -156,6 +156,19 @@ func (db *DB) apply(ctx context.Context, ops []*recordOp) error {
 		o.err = errs[i]
 	}
 	return nil
+}
+
+// applyAndSettle applies ops in one batch and follows their signals
+// (settle); it returns the error of every op that failed and settle's.
+func (db *DB) applyAndSettle(ctx context.Context, ops []*recordOp) error {
+	if err := db.apply(ctx, ops); err != nil {
+		return err
+	}
+	errs := make([]error, 0, len(ops)+1)
+	for _, o := range ops {
+		errs = append(errs, o.err)
+	}
+	return errors.Join(append(errs, db.settle(ctx, ops))...)
 }
 
 // settle follows the signals of applied ops until none is left: a child

@@ -15,6 +15,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // countingEngine counts the engine batches a store sends and, while hold
@@ -83,7 +84,7 @@ func TestBatcherMergesConcurrentCallers(t *testing.T) {
 	if n := eng.batches.Load() - before; n != 2 {
 		t.Fatalf("a lone create and %d concurrent ones took %d engine batches, want 2", callers-1, n)
 	}
-	if !errors.Is(errs[0], ErrTxExists) {
+	if !errors.Is(errs[0], model.ErrTxExists) {
 		t.Fatalf("create of a stored transaction: %v, want TX_EXISTS", errs[0])
 	}
 	for i := 1; i < callers; i++ {
@@ -105,7 +106,7 @@ func TestBatcherMergesConcurrentCallers(t *testing.T) {
 		wg.Go(func() { _, errs[i] = db.Spend(ctx, tx, WithBlockHeight(200)) })
 	}
 	wg.Wait()
-	if !errors.Is(errs[0], ErrSpent) {
+	if !errors.Is(errs[0], model.ErrSpent) {
 		t.Fatalf("spend of a spent output: %v, want SPENT", errs[0])
 	}
 	for i := 1; i < callers; i++ {

@@ -11,6 +11,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -77,7 +78,7 @@ func (db *DB) settleFailed(ctx context.Context, cs chainState) error {
 // connectBlock applies the block's transactions and metadata with ctx and
 // advances cs to it; finishBlock records cs.
 func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
-	info := MinedBlockInfo{BlockID: cs.NextBlockID, BlockHeight: b.Height, OnLongestChain: true}
+	info := model.MinedBlockInfo{BlockID: cs.NextBlockID, BlockHeight: b.Height, OnLongestChain: true}
 	// The block's change to the set's statistics is worked out beside its
 	// writes (hashing every coin it creates and spends costs about what the
 	// writes do): it reads only what the writes leave as it is, the
@@ -179,17 +180,17 @@ func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) err
 // every transaction of the block. It returns the transactions it created
 // and, among them, those created in one record, which are mined in the
 // block as they are.
-func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) (created []chainhash.Hash, minedAlready map[chainhash.Hash]bool, err error) {
+func (db *DB) createBlockTxs(ctx context.Context, b Block, info model.MinedBlockInfo) (created []chainhash.Hash, minedAlready map[chainhash.Hash]bool, err error) {
 	var updates []engine.Update
 	var single []*chain.Tx
-	opts := CreateOptions{MinedBlocks: []MinedBlockInfo{info}}
+	opts := CreateOptions{MinedBlocks: []model.MinedBlockInfo{info}}
 	for _, tx := range b.Txs {
 		if !db.fitsOneRecord(tx) {
 			_, err := db.Create(ctx, tx, b.Height, WithMinedBlockInfo(info))
 			switch {
 			case err == nil:
 				created = append(created, tx.ID)
-			case !errors.Is(err, ErrTxExists):
+			case !errors.Is(err, model.ErrTxExists):
 				return created, nil, errors.Join(err, db.dropCreated(ctx, created))
 			}
 			continue
@@ -205,7 +206,7 @@ func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) 
 			if built == nil && buildErr == nil {
 				var recs []*record.Record
 				if recs, _, buildErr = db.buildRecords(tx, b.Height, opts); buildErr == nil {
-					built = &engine.Mutation{Action: engine.Put, Value: recs[0].Encode(), Terms: terms(recs[0])}
+					built = &engine.Mutation{Action: engine.Put, Value: recs[0].Encode(), Terms: recs[0].Terms()}
 				}
 			}
 			if buildErr != nil {
@@ -236,7 +237,7 @@ func (db *DB) createBlockTxs(ctx context.Context, b Block, info MinedBlockInfo) 
 func (db *DB) dropCreated(ctx context.Context, txids []chainhash.Hash) error {
 	var errs []error
 	for _, txid := range txids {
-		if err := db.Delete(ctx, txid); err != nil && !errors.Is(err, ErrTxNotFound) {
+		if err := db.Delete(ctx, txid); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 			errs = append(errs, err)
 		}
 	}
@@ -284,7 +285,7 @@ func (db *DB) doubleSpenders(ctx context.Context, spends []*Spend, failure error
 		if sp.Err == nil {
 			continue
 		}
-		if !errors.Is(sp.Err, ErrSpent) || sp.ConflictingTxID == nil {
+		if !errors.Is(sp.Err, model.ErrSpent) || sp.ConflictingTxID == nil {
 			return nil, fmt.Errorf("input %s:%d of %s: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, sp.Err)
 		}
 		holder, err := db.Get(ctx, *sp.ConflictingTxID, FieldOutputs)
@@ -320,7 +321,7 @@ func (db *DB) markConflicting(ctx context.Context, roots []chainhash.Hash) ([]ch
 	if err != nil {
 		return nil, err
 	}
-	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, ErrTxNotFound) {
+	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 		return nil, err
 	}
 	return order, nil
@@ -421,19 +422,19 @@ func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connected
 		}
 		spends = append(spends, s...)
 	}
-	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, ErrTxNotFound) {
+	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 		return err
 	}
 	txids := make([]chainhash.Hash, 0, len(b.Txs))
 	for _, tx := range b.Txs {
 		txids = append(txids, tx.ID)
 	}
-	if err := db.setMined(ctx, txids, MinedBlockInfo{BlockID: connected.ID, BlockHeight: b.Height, UnsetMined: true}, nil); err != nil && !errors.Is(err, ErrTxNotFound) {
+	if err := db.setMined(ctx, txids, model.MinedBlockInfo{BlockID: connected.ID, BlockHeight: b.Height, UnsetMined: true}, nil); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 		return err
 	}
 	for _, tx := range b.Txs {
 		if tx.IsCoinbase() {
-			if err := db.Delete(ctx, tx.ID); err != nil && !errors.Is(err, ErrTxNotFound) {
+			if err := db.Delete(ctx, tx.ID); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 				return err
 			}
 		}

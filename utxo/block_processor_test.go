@@ -12,6 +12,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/internal/testdata"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -287,9 +288,9 @@ func TestBSVConsecutiveBlocks(t *testing.T) {
 			applied++
 			continue
 		}
-		wantCode(t, err, ErrTxNotFound)
+		wantCode(t, err, model.ErrTxNotFound)
 		for _, sp := range spends {
-			if !present[sp.TxID] && !errors.Is(sp.Err, ErrTxNotFound) {
+			if !present[sp.TxID] && !errors.Is(sp.Err, model.ErrTxNotFound) {
 				t.Fatalf("spend of absent %s:%d: %v, want TX_NOT_FOUND", sp.TxID, sp.Vout, sp.Err)
 			}
 		}
@@ -349,7 +350,7 @@ func TestPruningRemovesOnlyFullySpentTransactions(t *testing.T) {
 		_, err := db.Get(ctx, txid)
 		shouldBeGone := ti.spent == ti.outputs && ti.fullyAt+retention <= tip
 		switch {
-		case shouldBeGone && !errors.Is(err, ErrTxNotFound):
+		case shouldBeGone && !errors.Is(err, model.ErrTxNotFound):
 			t.Fatalf("%s fully spent at %d, retention passed at %d, still stored (%v)", txid, ti.fullyAt, tip, err)
 		case !shouldBeGone && err != nil:
 			t.Fatalf("%s (spent %d of %d, fully at %d) is gone: %v", txid, ti.spent, ti.outputs, ti.fullyAt, err)
@@ -446,7 +447,7 @@ func TestBlockOfSubmittedTransactionsRechecksTheirSpends(t *testing.T) {
 				t.Fatal("connecting the block rewrote the parent record")
 			}
 			if damaged {
-				wantCode(t, err, ErrMalformed)
+				wantCode(t, err, model.ErrMalformed)
 				if h := db.GetBlockHeight(); h != 0 {
 					t.Fatalf("height %d after a refused block, want 0", h)
 				}

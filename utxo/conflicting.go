@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -131,7 +132,7 @@ func spendersOf(meta *Meta) []chainhash.Hash {
 // breadth first, leaving out what seen already holds.
 func (db *DB) descendants(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool) ([]chainhash.Hash, error) {
 	return db.walk(ctx, roots, seen, func(meta *Meta, err error) ([]chainhash.Hash, error) {
-		if errors.Is(err, ErrTxNotFound) {
+		if errors.Is(err, model.ErrTxNotFound) {
 			return nil, nil // a descendant no longer stored ends its branch
 		}
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -36,7 +37,7 @@ func (db *DB) Create(ctx context.Context, tx *chain.Tx, blockHeight uint32, opts
 	}
 	if external && db.opts.Blobs == nil {
 		// Refused before the lock record is taken: nothing is written.
-		return nil, record.NewError(record.CodeInvalidParameter, tx.ID, 0,
+		return nil, model.NewError(model.CodeInvalidParameter, tx.ID, 0,
 			"a transaction of %d bytes and %d outputs is stored in the blob store (above %d bytes or %d outputs), and this store has none",
 			len(tx.Raw), len(tx.Msg.TxOut), db.opts.MaxTxSizeInStore, db.opts.UtxoBatchSize)
 	}
@@ -68,7 +69,7 @@ func checkValues(tx *chain.Tx) error {
 	err := chain.CheckOutputValues(tx)
 	var ve *chain.ValueError
 	if errors.As(err, &ve) {
-		return record.NewError(record.CodeInvalidParameter, tx.ID, uint32(ve.Output), "%s", strings.TrimPrefix(err.Error(), "chain: "))
+		return model.NewError(model.CodeInvalidParameter, tx.ID, uint32(ve.Output), "%s", strings.TrimPrefix(err.Error(), "chain: "))
 	}
 	return err
 }
@@ -90,17 +91,13 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o CreateOptions) ([
 		hashes[vout] = &values[vout]
 	}
 	external := db.externalized(tx)
-	var inpoints record.TxInpoints
+	var inpoints model.TxInpoints
 	if !coinbase {
-		outpoints := make([]record.Outpoint, len(msg.TxIn))
+		outpoints := make([]model.Outpoint, len(msg.TxIn))
 		for i, in := range msg.TxIn {
-			outpoints[i] = record.Outpoint{TxID: in.PreviousOutPoint.Hash, Vout: in.PreviousOutPoint.Index}
+			outpoints[i] = model.Outpoint{TxID: in.PreviousOutPoint.Hash, Vout: in.PreviousOutPoint.Index}
 		}
-		inpoints = record.NewTxInpoints(outpoints)
-	}
-	mined := make([]record.MinedBlockInfo, len(o.MinedBlocks))
-	for i, m := range o.MinedBlocks {
-		mined[i] = m.record()
+		inpoints = model.NewTxInpoints(outpoints)
 	}
 	params := record.BuildParams{
 		TxID:          tx.ID,
@@ -112,7 +109,7 @@ func (db *DB) buildRecords(tx *chain.Tx, blockHeight uint32, o CreateOptions) ([
 		TxInpoints:    inpoints,
 		IsCoinbase:    coinbase,
 		BatchSize:     db.opts.UtxoBatchSize,
-		MinedBlocks:   mined,
+		MinedBlocks:   o.MinedBlocks,
 		Frozen:        o.Frozen,
 		Conflicting:   o.Conflicting,
 		Locked:        o.Locked,
@@ -173,7 +170,7 @@ func (db *DB) createSingle(ctx context.Context, txid chainhash.Hash, r *record.R
 		if current != nil {
 			return engine.Mutation{}, txExists(txid)
 		}
-		return engine.Mutation{Action: engine.Put, Value: value, Terms: terms(r)}, nil
+		return engine.Mutation{Action: engine.Put, Value: value, Terms: r.Terms()}, nil
 	}}})
 	if err != nil {
 		return storageErr("creating "+txid.String(), err)
@@ -182,7 +179,7 @@ func (db *DB) createSingle(ctx context.Context, txid chainhash.Hash, r *record.R
 }
 
 func txExists(txid chainhash.Hash) error {
-	return record.NewError(record.CodeTxExists, txid, 0, "transaction already in the store")
+	return model.NewError(model.CodeTxExists, txid, 0, "transaction already in the store")
 }
 
 // createMulti runs the lock record pattern.
@@ -193,7 +190,7 @@ func (db *DB) createMulti(ctx context.Context, tx *chain.Tx, recs []*record.Reco
 	err := db.eng.CreateOnly(ctx, lockKey, lock.encode(), record.LockTTL(len(recs)))
 	if err != nil {
 		if errors.Is(err, engine.ErrExists) {
-			return record.NewError(record.CodeTxExists, txid, 0, "another process is creating this transaction (its lock record exists)")
+			return model.NewError(model.CodeTxExists, txid, 0, "another process is creating this transaction (its lock record exists)")
 		}
 		return storageErr("taking the lock record", err)
 	}
@@ -217,8 +214,8 @@ func (db *DB) createMulti(ctx context.Context, tx *chain.Tx, recs []*record.Reco
 	}
 	// Phase 2 failing leaves every record with creating set: the
 	// transaction is stored but not yet spendable; Get reports it as
-	// creating, and a retry or SetMinedMulti completes it. The lock-record
-	// seed and the reference report success here; this store reports the
+	// creating, and a retry or SetMinedMulti completes it. The lock record
+	// pattern and the reference report success here; this store reports the
 	// error so the caller knows to retry.
 	return db.clearCreating(ctx, txid, uint32(len(recs)-1))
 }
@@ -239,7 +236,7 @@ func (db *DB) createPhaseOne(ctx context.Context, tx *chain.Tx, recs []*record.R
 	}
 	updates := make([]engine.Update, len(recs))
 	for i, r := range recs {
-		value, t := r.Encode(), terms(r)
+		value, t := r.Encode(), r.Terms()
 		master := i == 0
 		updates[i] = engine.Update{Key: engine.Key(record.RecordKey(txid, uint32(i))), Fn: func(current []byte) (engine.Mutation, error) {
 			if current == nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/utxostore/utxostore/engine"
-	"github.com/utxostore/utxostore/utxo/record"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // DB is the store: the Store interface implemented over one engine.
@@ -158,22 +158,10 @@ func storageErr(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %w", record.NewError(record.CodeStorageError, chainhash.Hash{}, 0, "%s", what), err)
+	return fmt.Errorf("%w: %w", model.NewError(model.CodeStorageError, chainhash.Hash{}, 0, "%s", what), err)
 }
 
 // notFound is the TX_NOT_FOUND error for txid.
 func notFound(txid chainhash.Hash) error {
-	return record.NewError(record.CodeTxNotFound, txid, 0, "transaction not in the store")
-}
-
-// terms returns the engine index terms of a record.
-func terms(r *record.Record) engine.Terms {
-	t := r.Terms()
-	return engine.Terms{
-		UnminedSince:   t.UnminedSince,
-		DeleteAtHeight: t.DeleteAtHeight,
-		PreserveUntil:  t.PreserveUntil,
-		ProducedAt:     t.ProducedAt,
-		Consumed:       t.Consumed,
-	}
+	return model.NewError(model.CodeTxNotFound, txid, 0, "transaction not in the store")
 }

@@ -72,7 +72,7 @@ func TestStoreOnEveryEngine(t *testing.T) {
 		name string
 		fn   func(*testing.T, engineOpener)
 	}{
-		{"SeedPaginationExample", testSeedPaginationExample},
+		{"PaginationOfFortyFiveThousandOutputs", testPaginationOfFortyFiveThousandOutputs},
 		{"CreateFaultInjection", testCreateFaultInjection},
 		{"SetMinedCompletesAnInterruptedCreate", testSetMinedCompletesAnInterruptedCreate},
 		{"ConcurrentCreateGetsTxExists", testConcurrentCreateGetsTxExists},

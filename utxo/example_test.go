@@ -10,6 +10,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Store a transaction, spend one of its outputs, and see a double spend
@@ -26,7 +27,7 @@ func Example() {
 	parent.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: 0xffffffff}, SignatureScript: []byte("example")})
 	parent.AddTxOut(&wire.TxOut{Value: 50_0000_0000, PkScript: []byte{0x51}})
 	parentTx := chain.NewTx(parent)
-	mined := utxo.MinedBlockInfo{BlockID: 1, BlockHeight: 1, OnLongestChain: true}
+	mined := model.MinedBlockInfo{BlockID: 1, BlockHeight: 1, OnLongestChain: true}
 	if _, err := store.Create(ctx, parentTx, 1, utxo.WithMinedBlockInfo(mined)); err != nil {
 		panic(err)
 	}
@@ -41,7 +42,7 @@ func Example() {
 	}
 	fmt.Println("first spend:", spend("alice"))
 	err = spend("bob")
-	fmt.Println("double spend refused:", errors.Is(err, utxo.ErrSpent))
+	fmt.Println("double spend refused:", errors.Is(err, model.ErrSpent))
 
 	meta, _ := store.Get(ctx, parentTx.ID)
 	fmt.Println("output 0 spent:", meta.Outputs[0].SpendingData != nil)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/utxostore/utxostore/blob"
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -18,12 +19,12 @@ import (
 // it is kept.
 func (db *DB) putBlob(ctx context.Context, tx *chain.Tx) error {
 	if db.opts.Blobs == nil {
-		return record.NewError(record.CodeStorageError, tx.ID, 0,
+		return model.NewError(model.CodeStorageError, tx.ID, 0,
 			"transaction of %d bytes and %d outputs must be stored externally, but the store has no blob store configured", len(tx.Raw), len(tx.Msg.TxOut))
 	}
 	err := db.opts.Blobs.Put(ctx, tx.ID, blob.FileTypeTx, tx.Raw)
 	if err != nil && !errors.Is(err, blob.ErrExists) {
-		return record.NewError(record.CodeStorageError, tx.ID, 0, "writing the transaction to the external store: %v", err)
+		return model.NewError(model.CodeStorageError, tx.ID, 0, "writing the transaction to the external store: %v", err)
 	}
 	return nil
 }
@@ -35,22 +36,22 @@ func (db *DB) loadExternalTx(ctx context.Context, txid chainhash.Hash) (*chain.T
 		return cached, nil
 	}
 	if db.opts.Blobs == nil {
-		return nil, record.NewError(record.CodeStorageError, txid, 0, "transaction is stored externally, but the store has no blob store configured")
+		return nil, model.NewError(model.CodeStorageError, txid, 0, "transaction is stored externally, but the store has no blob store configured")
 	}
 	raw, err := db.opts.Blobs.Get(ctx, txid, blob.FileTypeTx)
 	if err == nil {
 		tx, err := chain.ParseTx(raw)
 		if err != nil {
-			return nil, record.NewError(record.CodeStorageError, txid, 0, "external .tx file is damaged: %v", err)
+			return nil, model.NewError(model.CodeStorageError, txid, 0, "external .tx file is damaged: %v", err)
 		}
 		return tx, nil
 	}
 	if !errors.Is(err, blob.ErrNotFound) {
-		return nil, record.NewError(record.CodeStorageError, txid, 0, "reading the external transaction: %v", err)
+		return nil, model.NewError(model.CodeStorageError, txid, 0, "reading the external transaction: %v", err)
 	}
 	raw, err = db.opts.Blobs.Get(ctx, txid, blob.FileTypeOutputs)
 	if err != nil {
-		return nil, record.NewError(record.CodeStorageError, txid, 0, "external transaction is missing from the blob store (.tx and .outputs): %v", err)
+		return nil, model.NewError(model.CodeStorageError, txid, 0, "external transaction is missing from the blob store (.tx and .outputs): %v", err)
 	}
 	return outputsOnlyTx(txid, raw)
 }
@@ -133,12 +134,12 @@ const maxOutputsOnlyIndex = 1 << 26
 func outputsOnlyTx(txid chainhash.Hash, raw []byte) (*chain.Tx, error) {
 	w, err := record.DecodeUTXOWrapper(raw)
 	if err != nil {
-		return nil, record.NewError(record.CodeStorageError, txid, 0, "the stored outputs are damaged: %v", err)
+		return nil, model.NewError(model.CodeStorageError, txid, 0, "the stored outputs are damaged: %v", err)
 	}
 	msg := wire.NewMsgTx(wire.TxVersion)
 	for _, u := range w.UTXOs {
 		if u.Index >= maxOutputsOnlyIndex {
-			return nil, record.NewError(record.CodeStorageError, txid, u.Index, "external .outputs file names output %d: damaged", u.Index)
+			return nil, model.NewError(model.CodeStorageError, txid, u.Index, "external .outputs file names output %d: damaged", u.Index)
 		}
 		for uint32(len(msg.TxOut)) <= u.Index {
 			msg.TxOut = append(msg.TxOut, &wire.TxOut{})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -138,7 +139,7 @@ func (db *DB) txOf(ctx context.Context, master *record.Record) (*chain.Tx, error
 	}
 	tx, err := chain.ParseTx(master.Tx)
 	if err != nil {
-		return nil, record.NewError(record.CodeMalformed, master.TxID, 0, "stored transaction bytes do not parse: %v", err)
+		return nil, model.NewError(model.CodeMalformed, master.TxID, 0, "stored transaction bytes do not parse: %v", err)
 	}
 	return tx, nil
 }
@@ -230,7 +231,7 @@ func (db *DB) PreviousOutputsDecorate(ctx context.Context, tx *chain.Tx) ([]*wir
 	for vin, in := range tx.Msg.TxIn {
 		parent := parents[in.PreviousOutPoint.Hash]
 		if int(in.PreviousOutPoint.Index) >= len(parent.Msg.TxOut) || parent.Msg.TxOut[in.PreviousOutPoint.Index] == nil {
-			return nil, record.NewError(record.CodeUtxoNotFound, parent.ID, in.PreviousOutPoint.Index, "parent has no such output")
+			return nil, model.NewError(model.CodeUtxoNotFound, parent.ID, in.PreviousOutPoint.Index, "parent has no such output")
 		}
 		outs[vin] = parent.Msg.TxOut[in.PreviousOutPoint.Index]
 	}
@@ -241,7 +242,7 @@ func (db *DB) PreviousOutputsDecorate(ctx context.Context, tx *chain.Tx) ([]*wir
 // missing transaction is not an error, as in both reference stores.
 func (db *DB) Delete(ctx context.Context, txid chainhash.Hash) error {
 	master, err := db.readRecord(ctx, txid, 0)
-	if errors.Is(err, ErrTxNotFound) {
+	if errors.Is(err, model.ErrTxNotFound) {
 		return nil
 	}
 	if err != nil {

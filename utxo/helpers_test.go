@@ -21,6 +21,7 @@ import (
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/internal/testdata"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 var ctx = context.Background()
@@ -106,7 +107,7 @@ func mustCreate(t testing.TB, db *DB, tx *chain.Tx, height uint32, opts ...Creat
 }
 
 func mined(height uint32) CreateOption {
-	return WithMinedBlockInfo(MinedBlockInfo{BlockID: height + 1, BlockHeight: height, OnLongestChain: true})
+	return WithMinedBlockInfo(model.MinedBlockInfo{BlockID: height + 1, BlockHeight: height, OnLongestChain: true})
 }
 
 // mustGet returns the transaction's metadata.
@@ -120,7 +121,7 @@ func mustGet(t testing.TB, db *DB, txid chainhash.Hash) *Meta {
 }
 
 // wantCode fails unless err carries code.
-func wantCode(t testing.TB, err error, want *Error) {
+func wantCode(t testing.TB, err error, want *model.Error) {
 	t.Helper()
 	if !errors.Is(err, want) {
 		t.Fatalf("got error %v, want %s", err, want.Code)

@@ -14,6 +14,7 @@ import (
 	"github.com/utxostore/utxostore/blob"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -46,9 +47,11 @@ func rawRecord(t *testing.T, db *DB, txid chainhash.Hash, index uint32) *record.
 	return r
 }
 
-func TestSeedPaginationExample(t *testing.T) { testSeedPaginationExample(t, onMemory) }
+func TestPaginationOfFortyFiveThousandOutputs(t *testing.T) {
+	testPaginationOfFortyFiveThousandOutputs(t, onMemory)
+}
 
-func testSeedPaginationExample(t *testing.T, open engineOpener) {
+func testPaginationOfFortyFiveThousandOutputs(t *testing.T, open engineOpener) {
 	db := newStoreOn(t, open, Options{})
 	tx := bigTx("45k", wire.OutPoint{Hash: chainhash.Hash{1}}, 45000, 25)
 	mustCreate(t, db, tx, 10)
@@ -119,7 +122,7 @@ func roundTrip(t *testing.T, db *DB, tx *chain.Tx) {
 	if err := db.Delete(ctx, tx.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Get(ctx, tx.ID); !errors.Is(err, ErrTxNotFound) {
+	if _, err := db.Get(ctx, tx.ID); !errors.Is(err, model.ErrTxNotFound) {
 		t.Fatalf("after delete: %v", err)
 	}
 	for i := uint32(0); i < uint32(record.NumRecords(int(n), db.opts.UtxoBatchSize)); i++ {
@@ -151,7 +154,7 @@ func assertNothingSpendable(t *testing.T, db *DB, tx *chain.Tx) {
 	for _, v := range []uint32{0, n / 2, n - 1} {
 		spender := spendTx(fmt.Sprint("early", v), []wire.OutPoint{out(tx, v)}, 1, 1)
 		_, err := db.Spend(ctx, spender, IgnoreLocked())
-		if !errors.Is(err, ErrUtxoLocked) && !errors.Is(err, ErrTxNotFound) {
+		if !errors.Is(err, model.ErrUtxoLocked) && !errors.Is(err, model.ErrTxNotFound) {
 			t.Fatalf("output %d of an unfinished create: spend gave %v, want UTXO_LOCKED or TX_NOT_FOUND", v, err)
 		}
 	}
@@ -172,7 +175,7 @@ func testCreateFaultInjection(t *testing.T, open engineOpener) {
 		outputs, batchSize int
 	}{
 		{250, 100},  // three small records
-		{45_000, 0}, // the seed's example: three records of the default size
+		{45_000, 0}, // three records of the default size
 	}
 	for _, size := range sizes {
 		for name, inject := range steps {
@@ -202,7 +205,7 @@ func testCreateFaultInjection(t *testing.T, open engineOpener) {
 				if _, err := db.Spend(ctx, spender); err != nil {
 					t.Fatalf("spend after the retry: %v", err)
 				}
-				if _, err := db.Create(ctx, tx, 7); !errors.Is(err, ErrTxExists) {
+				if _, err := db.Create(ctx, tx, 7); !errors.Is(err, model.ErrTxExists) {
 					t.Fatalf("creating a committed transaction again: %v, want TX_EXISTS", err)
 				}
 			})
@@ -231,7 +234,7 @@ func testSetMinedCompletesAnInterruptedCreate(t *testing.T, open engineOpener) {
 		t.Fatal("fault not injected")
 	}
 	db.faults = faults{}
-	if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{tx.ID}, MinedBlockInfo{BlockID: 1, BlockHeight: 8, OnLongestChain: true}); err != nil {
+	if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{tx.ID}, model.MinedBlockInfo{BlockID: 1, BlockHeight: 8, OnLongestChain: true}); err != nil {
 		t.Fatal(err)
 	}
 	for i := uint32(0); i < 3; i++ {
@@ -250,7 +253,7 @@ func TestBlobFailureLeavesNoRecords(t *testing.T) {
 	db := newStore(t, Options{Blobs: brokenBlobs{bs}, ExternalizeAllTransactions: true})
 	tx := spendTx("ext", []wire.OutPoint{{Hash: chainhash.Hash{6}}}, 3, 1)
 	_, err := db.Create(ctx, tx, 1)
-	wantCode(t, err, ErrStorage)
+	wantCode(t, err, model.ErrStorage)
 	if rawRecord(t, db, tx.ID, 0) != nil {
 		t.Fatal("a record exists after the blob store failed")
 	}
@@ -284,7 +287,7 @@ func testConcurrentCreateGetsTxExists(t *testing.T, open engineOpener) {
 	<-inside
 	db.faults.afterBlob = nil // the second create must not block
 	_, err := db.Create(ctx, tx, 1)
-	wantCode(t, err, ErrTxExists)
+	wantCode(t, err, model.ErrTxExists)
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatalf("the first create: %v", err)
@@ -306,14 +309,14 @@ func testAbandonedLockExpires(t *testing.T, open engineOpener) {
 		t.Fatal(err)
 	}
 	_, err := db.Create(ctx, tx, 1)
-	wantCode(t, err, ErrTxExists)
+	wantCode(t, err, model.ErrTxExists)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		_, err := db.Create(ctx, tx, 1)
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, ErrTxExists) || time.Now().After(deadline) {
+		if !errors.Is(err, model.ErrTxExists) || time.Now().After(deadline) {
 			t.Fatalf("create after the lock's time to live: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -441,7 +444,7 @@ func TestExternalRetrievalFallsBackToOutputs(t *testing.T) {
 	}
 	// With neither file the read fails with a storage error, not a panic.
 	_, err := db.Get(ctx, tx.ID)
-	wantCode(t, err, ErrStorage)
+	wantCode(t, err, model.ErrStorage)
 
 	wrapper := record.UTXOWrapper{TxID: tx.ID, Height: 2}
 	for vout, o := range tx.Msg.TxOut {

@@ -6,6 +6,8 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/blob"
+	"github.com/utxostore/utxostore/internal/setting"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -23,8 +25,6 @@ const (
 	// ReassignmentDelay is how many blocks after a reassignment the new
 	// UTXO becomes spendable.
 	ReassignmentDelay = 1000
-	// CoinbaseMaturity is how many blocks a coinbase output must wait.
-	CoinbaseMaturity = 100
 )
 
 // Options configure a store. The zero value gives the defaults.
@@ -56,9 +56,9 @@ type Options struct {
 	// ReadOnly opens an existing store to read it, over an engine opened
 	// read-only: Open checks the internal state without marking the store
 	// open, and Close writes nothing. An engine that holds no store is
-	// refused with ErrNoStore, and a store that needs an upgrade with a
-	// *StateError; writes fail with an error that unwraps to
-	// engine.ErrReadOnly.
+	// refused with ErrNoStore, and a store of another format, network or
+	// engine with a *StateError, as without ReadOnly; writes fail with an
+	// error that unwraps to engine.ErrReadOnly.
 	ReadOnly bool
 	// BatchWait, when positive, merges the engine writes of concurrent
 	// callers: a batch closes BatchWait after its first write arrives, as
@@ -73,30 +73,14 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Network == "" {
-		o.Network = "mainnet"
-	}
-	if o.UtxoBatchSize <= 0 {
-		o.UtxoBatchSize = record.DefaultUtxoBatchSize
-	}
-	if o.BlockHeightRetention == 0 {
-		o.BlockHeightRetention = DefaultBlockHeightRetention
-	}
-	if o.UnminedRetention == 0 {
-		o.UnminedRetention = o.BlockHeightRetention / 2
-	}
-	if o.ParentPreservation == 0 {
-		o.ParentPreservation = DefaultParentPreservation
-	}
-	if o.MaxTxSizeInStore <= 0 {
-		o.MaxTxSizeInStore = DefaultMaxTxSizeInStore
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.BatchOps <= 0 {
-		o.BatchOps = DefaultBatchOps
-	}
+	setting.Default(&o.Network, "mainnet")
+	setting.Default(&o.UtxoBatchSize, record.DefaultUtxoBatchSize)
+	setting.Default(&o.BlockHeightRetention, DefaultBlockHeightRetention)
+	setting.Default(&o.UnminedRetention, o.BlockHeightRetention/2)
+	setting.Default(&o.ParentPreservation, DefaultParentPreservation)
+	setting.Default(&o.MaxTxSizeInStore, DefaultMaxTxSizeInStore)
+	setting.Default(&o.Now, time.Now)
+	setting.Default(&o.BatchOps, DefaultBatchOps)
 	return o
 }
 
@@ -107,7 +91,7 @@ type CreateOption func(*CreateOptions)
 // options elsewhere (the gRPC client) reads them with NewCreateOptions; the
 // side that receives them passes them on with WithCreateOptions.
 type CreateOptions struct {
-	MinedBlocks []MinedBlockInfo
+	MinedBlocks []model.MinedBlockInfo
 	Coinbase    *bool // nil: detected from the transaction
 	Frozen      bool
 	Conflicting bool
@@ -124,7 +108,7 @@ func WithCreateOptions(o CreateOptions) CreateOption {
 }
 
 // WithMinedBlockInfo creates the transaction as already mined in blocks.
-func WithMinedBlockInfo(blocks ...MinedBlockInfo) CreateOption {
+func WithMinedBlockInfo(blocks ...model.MinedBlockInfo) CreateOption {
 	return func(o *CreateOptions) { o.MinedBlocks = append(o.MinedBlocks, blocks...) }
 }
 

@@ -9,11 +9,13 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // The tests of this file pin the behaviours where the store follows the
 // reference implementation's UTXO store (bsv-blockchain/teranode,
-// stores/utxo) on a point the seeds leave open. Each names the behaviour.
+// stores/utxo at commit fb3d000) on a point its data model leaves open.
+// Each names the behaviour.
 
 // mustSpend spends tx's inputs and fails the test on any refusal.
 func mustSpend(t *testing.T, db *DB, tx *chain.Tx, opts ...SpendOption) {
@@ -67,7 +69,7 @@ func testReassignedOutputIsHeldThroughItsSpendableInHeight(t *testing.T, open en
 	}
 	mustSetHeight(t, db, 1100) // the next block is 1101 = spendableIn
 	_, err := db.Spend(ctx, child)
-	wantCode(t, err, ErrFrozenUntil)
+	wantCode(t, err, model.ErrFrozenUntil)
 	mustSetHeight(t, db, 1101)
 	mustSpend(t, db, child)
 }
@@ -133,12 +135,12 @@ func testRespendByADeletedChildIsInvalidSpend(t *testing.T, open engineOpener) {
 	if _, err := db.Prune(ctx, 17); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Get(ctx, child.ID); !errors.Is(err, ErrTxNotFound) {
+	if _, err := db.Get(ctx, child.ID); !errors.Is(err, model.ErrTxNotFound) {
 		t.Fatalf("the child was not pruned: %v", err)
 	}
 	spends, err := db.Spend(ctx, child)
-	wantCode(t, err, ErrInvalidSpend)
-	if !errors.Is(spends[0].Err, ErrInvalidSpend) {
+	wantCode(t, err, model.ErrInvalidSpend)
+	if !errors.Is(spends[0].Err, model.ErrInvalidSpend) {
 		t.Fatalf("the spend of the parent output: %v", spends[0].Err)
 	}
 	if sd := mustGet(t, db, parent.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != child.ID {
@@ -222,15 +224,15 @@ func testUnsetMinedOfAMissingTransactionSucceeds(t *testing.T, open engineOpener
 	db := newStoreOn(t, open, Options{})
 	parent, _ := parentAndSpender(t, db)
 	missing := chainhash.Hash{0x0d}
-	ids, err := db.SetMinedMulti(ctx, []chainhash.Hash{missing, parent.ID}, MinedBlockInfo{BlockID: 11, BlockHeight: 10, UnsetMined: true})
+	ids, err := db.SetMinedMulti(ctx, []chainhash.Hash{missing, parent.ID}, model.MinedBlockInfo{BlockID: 11, BlockHeight: 10, UnsetMined: true})
 	if err != nil {
 		t.Fatalf("unset mined with a missing transaction: %v", err)
 	}
 	if len(ids[parent.ID]) != 0 {
 		t.Fatalf("the stored transaction kept blocks %v", ids[parent.ID])
 	}
-	_, err = db.SetMinedMulti(ctx, []chainhash.Hash{missing}, MinedBlockInfo{BlockID: 12, BlockHeight: 11})
-	wantCode(t, err, ErrTxNotFound)
+	_, err = db.SetMinedMulti(ctx, []chainhash.Hash{missing}, model.MinedBlockInfo{BlockID: 12, BlockHeight: 11})
+	wantCode(t, err, model.ErrTxNotFound)
 }
 
 // Behaviour 8: a spend whose parent is gone is refused with TX_NOT_FOUND
@@ -243,8 +245,8 @@ func TestSpendOfAGoneParentIsRefusedEvenWhenTheSpenderIsStored(t *testing.T) {
 	orphan := spendTx("orphan", []wire.OutPoint{out(parent, 1), {Hash: chainhash.Hash{0xee}}}, 1, 1)
 	mustCreate(t, db, orphan, 11)
 	spends, err := db.Spend(ctx, orphan)
-	wantCode(t, err, ErrTxNotFound)
-	if spends[0].Err != nil || !errors.Is(spends[1].Err, ErrTxNotFound) {
+	wantCode(t, err, model.ErrTxNotFound)
+	if spends[0].Err != nil || !errors.Is(spends[1].Err, model.ErrTxNotFound) {
 		t.Fatalf("per-spend outcomes: %v / %v", spends[0].Err, spends[1].Err)
 	}
 	if sd := mustGet(t, db, parent.ID).Outputs[1].SpendingData; sd != nil {
@@ -257,13 +259,13 @@ func TestSpendOfAGoneParentIsRefusedEvenWhenTheSpenderIsStored(t *testing.T) {
 func TestCoinbaseMaturityCountsFromCreateHeight(t *testing.T) {
 	db := newStore(t, Options{})
 	early := coinbaseTx("created at 5, mined at 50", 1, 50e8)
-	mustCreate(t, db, early, 5, WithMinedBlockInfo(MinedBlockInfo{BlockID: 51, BlockHeight: 50, OnLongestChain: true}))
+	mustCreate(t, db, early, 5, WithMinedBlockInfo(model.MinedBlockInfo{BlockID: 51, BlockHeight: 50, OnLongestChain: true}))
 	if got := mustGet(t, db, early.ID).SpendingHeight; got != 105 {
 		t.Fatalf("spending height %d, want 105", got)
 	}
 	later := coinbaseTx("created unmined at 5", 1, 50e8)
 	mustCreate(t, db, later, 5)
-	if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{later.ID}, MinedBlockInfo{BlockID: 51, BlockHeight: 50, OnLongestChain: true}); err != nil {
+	if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{later.ID}, model.MinedBlockInfo{BlockID: 51, BlockHeight: 50, OnLongestChain: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustGet(t, db, later.ID).SpendingHeight; got != 105 {
@@ -277,7 +279,7 @@ func TestUnsetMinedOfTheLastBlockSetsUnminedSinceToTheNextHeight(t *testing.T) {
 	db := newStore(t, Options{})
 	parent, _ := parentAndSpender(t, db)
 	mustSetHeight(t, db, 50)
-	if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{parent.ID}, MinedBlockInfo{BlockID: 11, BlockHeight: 10, UnsetMined: true}); err != nil {
+	if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{parent.ID}, model.MinedBlockInfo{BlockID: 11, BlockHeight: 10, UnsetMined: true}); err != nil {
 		t.Fatal(err)
 	}
 	if m := mustGet(t, db, parent.ID); m.UnminedSince != 51 || len(m.BlockIDs) != 0 {
@@ -450,7 +452,7 @@ func TestSetMinedSchedulesDeletionFromTheNextHeight(t *testing.T) {
 	mustCreate(t, db, parent, 10)
 	mustSpend(t, db, spendTx("spender", []wire.OutPoint{out(parent, 0)}, 1, 1), WithBlockHeight(11))
 	mustSetHeight(t, db, 50)
-	if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{parent.ID}, MinedBlockInfo{BlockID: 11, BlockHeight: 10, OnLongestChain: true}); err != nil {
+	if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{parent.ID}, model.MinedBlockInfo{BlockID: 11, BlockHeight: 10, OnLongestChain: true}); err != nil {
 		t.Fatal(err)
 	}
 	if m := mustGet(t, db, parent.ID); m.DeleteAtHeight != 56 {

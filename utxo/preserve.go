@@ -2,7 +2,6 @@ package utxo
 
 import (
 	"context"
-	"errors"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
@@ -20,14 +19,7 @@ func (db *DB) PreserveTransactions(ctx context.Context, txids []chainhash.Hash, 
 			return r.Preserve(preserveUntil), nil
 		}}
 	}
-	if err := db.apply(ctx, ops); err != nil {
-		return err
-	}
-	var errs []error
-	for _, o := range ops {
-		errs = append(errs, o.err)
-	}
-	return errors.Join(append(errs, db.settle(ctx, ops))...)
+	return db.applyAndSettle(ctx, ops)
 }
 
 // ProcessExpiredPreservations implements Store: preservations that ended

@@ -7,6 +7,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -35,11 +36,11 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 	removed := make([]bool, len(keys))
 	// The removed masters' transactions and what they spent.
 	spender := make([]chainhash.Hash, len(keys))
-	inpoints := make([]record.TxInpoints, len(keys))
+	inpoints := make([]model.TxInpoints, len(keys))
 	updates := make([]engine.Update, len(keys))
 	for i, k := range keys {
 		updates[i] = engine.Update{Key: k, Fn: func(current []byte) (engine.Mutation, error) {
-			external[i], removed[i], inpoints[i] = nil, false, record.TxInpoints{}
+			external[i], removed[i], inpoints[i] = nil, false, model.TxInpoints{}
 			if current == nil {
 				return engine.Mutation{Action: engine.Keep}, nil
 			}
@@ -100,7 +101,7 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 // outputs (one op per record), as the reference's cleanup service does, so
 // that a later re-spend by the deleted child is refused. Parents already
 // gone are skipped.
-func (db *DB) deletedChildOps(inpoints record.TxInpoints, child chainhash.Hash) []*recordOp {
+func (db *DB) deletedChildOps(inpoints model.TxInpoints, child chainhash.Hash) []*recordOp {
 	var ops []*recordOp
 	seen := map[engine.Key]bool{}
 	for _, op := range inpoints.Outpoints() {
@@ -157,7 +158,7 @@ func (db *DB) CleanupOldUnmined(ctx context.Context, height uint32) ([]chainhash
 	}
 	// The outputs they spent become spendable again; a parent already gone
 	// has nothing to release.
-	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, ErrTxNotFound) {
+	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 		return nil, err
 	}
 	var errs []error
@@ -165,7 +166,7 @@ func (db *DB) CleanupOldUnmined(ctx context.Context, height uint32) ([]chainhash
 		if it.Err != nil {
 			continue
 		}
-		if err := db.Delete(ctx, it.TxID); err != nil && !errors.Is(err, ErrTxNotFound) {
+		if err := db.Delete(ctx, it.TxID); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 			errs = append(errs, err)
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // The scenarios every store of the reference implementation must pass
@@ -50,10 +51,10 @@ func scenarioStore(t *testing.T, db *DB, f scenarioTxs) {
 		t.Fatalf("stored transaction reads back as %+v", m.Tx)
 	}
 	_, err := db.Create(ctx, f.tx, 1000)
-	wantCode(t, err, ErrTxExists)
+	wantCode(t, err, model.ErrTxExists)
 	mustSpend(t, db, f.spender)
 	_, err = db.Create(ctx, f.tx, 1000)
-	wantCode(t, err, ErrTxExists)
+	wantCode(t, err, model.ErrTxExists)
 }
 
 func scenarioSpend(t *testing.T, db *DB, f scenarioTxs) {
@@ -64,8 +65,8 @@ func scenarioSpend(t *testing.T, db *DB, f scenarioTxs) {
 	}
 	double := spendTx("scenario double spender", []wire.OutPoint{out(f.tx, 0)}, 1, 4e5)
 	spends, err := db.Spend(ctx, double)
-	wantCode(t, err, ErrSpent)
-	if !errors.Is(spends[0].Err, ErrSpent) || spends[0].ConflictingTxID == nil || *spends[0].ConflictingTxID != f.spender.ID {
+	wantCode(t, err, model.ErrSpent)
+	if !errors.Is(spends[0].Err, model.ErrSpent) || spends[0].ConflictingTxID == nil || *spends[0].ConflictingTxID != f.spender.ID {
 		t.Fatalf("the double spend: %v, conflicting with %v", spends[0].Err, spends[0].ConflictingTxID)
 	}
 }
@@ -78,7 +79,7 @@ func scenarioRestore(t *testing.T, db *DB, f scenarioTxs) {
 	mustCreate(t, db, f.tx, 1000)
 	mustSpend(t, db, f.spender)
 	someoneElse := *f.out0
-	someoneElse.SpendingData = &SpendingData{TxID: chainhash.Hash{0xc7}, Vin: 0}
+	someoneElse.SpendingData = &model.SpendingData{TxID: chainhash.Hash{0xc7}, Vin: 0}
 	if err := db.Unspend(ctx, []*Spend{&someoneElse}, false); err != nil {
 		t.Fatalf("unspend naming another spender: %v", err)
 	}
@@ -86,7 +87,7 @@ func scenarioRestore(t *testing.T, db *DB, f scenarioTxs) {
 		t.Fatalf("an unspend naming another spender released the output: %v", sd)
 	}
 	own := *f.out0
-	own.SpendingData = &SpendingData{TxID: f.spender.ID, Vin: 0}
+	own.SpendingData = &model.SpendingData{TxID: f.spender.ID, Vin: 0}
 	if err := db.Unspend(ctx, []*Spend{&own}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +103,8 @@ func scenarioFreeze(t *testing.T, db *DB, f scenarioTxs) {
 		t.Fatal(err)
 	}
 	spends, err := db.Spend(ctx, f.spender)
-	wantCode(t, err, ErrFrozen)
-	if !errors.Is(spends[0].Err, ErrFrozen) {
+	wantCode(t, err, model.ErrFrozen)
+	if !errors.Is(spends[0].Err, model.ErrFrozen) {
 		t.Fatalf("spend of a frozen output: %v", spends[0].Err)
 	}
 	resp, err := db.GetSpend(ctx, f.out0)
@@ -134,7 +135,7 @@ func scenarioReAssign(t *testing.T, db *DB, f scenarioTxs) {
 	newOwner := spendTx("scenario new owner's spend", []wire.OutPoint{out(f.tx, 0)}, 1, 4e5)
 	reassigned := withHash(f.out0, newHash)
 
-	wantCode(t, db.ReAssignUTXO(ctx, f.out0, reassigned), ErrUtxoNotFrozen)
+	wantCode(t, db.ReAssignUTXO(ctx, f.out0, reassigned), model.ErrUtxoNotFrozen)
 	if err := db.FreezeUTXOs(ctx, []*Spend{f.out0}); err != nil {
 		t.Fatal(err)
 	}
@@ -142,17 +143,17 @@ func scenarioReAssign(t *testing.T, db *DB, f scenarioTxs) {
 		t.Fatal(err)
 	}
 	_, err := db.GetSpend(ctx, f.out0)
-	wantCode(t, err, ErrUtxoHashMismatch)
+	wantCode(t, err, model.ErrUtxoHashMismatch)
 	resp, err := db.GetSpend(ctx, reassigned)
 	if err != nil || resp.Status != StatusImmature || resp.SpendingData != nil {
 		t.Fatalf("held reassigned output: %+v %v", resp, err)
 	}
 	// The old owner's claim no longer matches; the new owner is held.
 	_, err = db.Spend(ctx, f.spender, WithPreviousOutputs([]*wire.TxOut{f.tx.Msg.TxOut[0]}))
-	wantCode(t, err, ErrUtxoHashMismatch)
+	wantCode(t, err, model.ErrUtxoHashMismatch)
 	newClaim := WithPreviousOutputs([]*wire.TxOut{newOutput})
 	_, err = db.Spend(ctx, newOwner, newClaim)
-	wantCode(t, err, ErrFrozenUntil)
+	wantCode(t, err, model.ErrFrozenUntil)
 	mustSetHeight(t, db, 1101)
 	mustSpend(t, db, newOwner, newClaim)
 }
@@ -160,7 +161,7 @@ func scenarioReAssign(t *testing.T, db *DB, f scenarioTxs) {
 func scenarioSetMined(t *testing.T, db *DB, f scenarioTxs) {
 	mustSetHeight(t, db, 101)
 	mustCreate(t, db, f.tx, 0)
-	check := func(info MinedBlockInfo, ids, heights []uint32, subtrees []int) {
+	check := func(info model.MinedBlockInfo, ids, heights []uint32, subtrees []int) {
 		t.Helper()
 		got, err := db.SetMinedMulti(ctx, []chainhash.Hash{f.tx.ID}, info)
 		if err != nil {
@@ -174,17 +175,17 @@ func scenarioSetMined(t *testing.T, db *DB, f scenarioTxs) {
 			t.Fatalf("stored blocks %v heights %v subtrees %v, want %v %v %v", m.BlockIDs, m.BlockHeights, m.SubtreeIdxs, ids, heights, subtrees)
 		}
 	}
-	check(MinedBlockInfo{BlockID: 123, BlockHeight: 101, SubtreeIdx: 2}, []uint32{123}, []uint32{101}, []int{2})
-	check(MinedBlockInfo{BlockID: 124, BlockHeight: 102, SubtreeIdx: 1}, []uint32{123, 124}, []uint32{101, 102}, []int{2, 1})
-	check(MinedBlockInfo{BlockID: 123, BlockHeight: 101, SubtreeIdx: 2, UnsetMined: true}, []uint32{124}, []uint32{102}, []int{1})
+	check(model.MinedBlockInfo{BlockID: 123, BlockHeight: 101, SubtreeIdx: 2}, []uint32{123}, []uint32{101}, []int{2})
+	check(model.MinedBlockInfo{BlockID: 124, BlockHeight: 102, SubtreeIdx: 1}, []uint32{123, 124}, []uint32{101, 102}, []int{2, 1})
+	check(model.MinedBlockInfo{BlockID: 123, BlockHeight: 101, SubtreeIdx: 2, UnsetMined: true}, []uint32{124}, []uint32{102}, []int{1})
 }
 
 func scenarioConflicting(t *testing.T, db *DB, f scenarioTxs) {
 	mustCreate(t, db, f.parent, 999)
 	mustCreate(t, db, f.tx, 1000, WithConflicting())
 	spends, err := db.Spend(ctx, f.spender)
-	wantCode(t, err, ErrConflicting)
-	if !errors.Is(spends[0].Err, ErrConflicting) {
+	wantCode(t, err, model.ErrConflicting)
+	if !errors.Is(spends[0].Err, model.ErrConflicting) {
 		t.Fatalf("spend of a conflicting transaction's output: %v", spends[0].Err)
 	}
 	if m := mustGet(t, db, f.tx.ID); !m.Conflicting || len(m.ConflictingChildren) != 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine/memory"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // A transaction with an output value no chain accepts is refused by Create
@@ -34,16 +35,16 @@ func TestOutputValuesOutOfRangeAreRefused(t *testing.T) {
 		}
 		tx := chain.NewTx(msg)
 		_, err := db.Create(ctx, tx, 2)
-		wantCode(t, err, ErrInvalidParameter)
-		var e *Error
+		wantCode(t, err, model.ErrInvalidParameter)
+		var e *model.Error
 		if errors.As(err, &e); e.TxID != tx.ID || e.Vout != c.output {
 			t.Errorf("%s: create refusal names %s:%d, want %s:%d (%v)", c.name, e.TxID, e.Vout, tx.ID, c.output, err)
 		}
-		if _, err := db.Get(ctx, tx.ID); !errors.Is(err, ErrTxNotFound) {
+		if _, err := db.Get(ctx, tx.ID); !errors.Is(err, model.ErrTxNotFound) {
 			t.Errorf("%s: the refused create stored the transaction (%v)", c.name, err)
 		}
 		_, err = db.Spend(ctx, tx)
-		wantCode(t, err, ErrInvalidParameter)
+		wantCode(t, err, model.ErrInvalidParameter)
 		if !strings.Contains(err.Error(), "output "+string(rune('0'+c.output))) {
 			t.Errorf("%s: spend refusal does not name output %d: %v", c.name, c.output, err)
 		}
@@ -63,15 +64,15 @@ func TestSpendOfAnOutputBeyondTheLastIsUtxoNotFound(t *testing.T) {
 	mustCreate(t, db, parent, 1, mined(1))
 	for _, vout := range []uint32{3, 999, math.MaxUint32} {
 		_, err := db.Spend(ctx, spendTx("beyond", []wire.OutPoint{out(parent, vout)}, 1, 10))
-		wantCode(t, err, ErrUtxoNotFound)
-		var e *Error
+		wantCode(t, err, model.ErrUtxoNotFound)
+		var e *model.Error
 		if errors.As(err, &e); e.TxID != parent.ID || e.Vout != vout {
 			t.Errorf("vout %d: the refusal names %s:%d", vout, e.TxID, e.Vout)
 		}
 	}
 	// A transaction that is not stored stays TX_NOT_FOUND.
 	_, err := db.Spend(ctx, spendTx("nowhere", []wire.OutPoint{{Hash: coinbaseTx("nowhere", 1, 1).ID, Index: math.MaxUint32}}, 1, 10))
-	wantCode(t, err, ErrTxNotFound)
+	wantCode(t, err, model.ErrTxNotFound)
 }
 
 // A transaction that must go to the blob store is refused as
@@ -87,7 +88,7 @@ func TestCreateNeedingTheBlobStoreWithoutOneIsRefused(t *testing.T) {
 	tx := coinbaseTx("big", 101, 1)
 	before := db.Changes()
 	_, err = db.Create(ctx, tx, 1)
-	wantCode(t, err, ErrInvalidParameter)
+	wantCode(t, err, model.ErrInvalidParameter)
 	if !strings.Contains(err.Error(), "blob store") || !strings.Contains(err.Error(), "101 outputs") {
 		t.Errorf("the refusal does not say why: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -16,7 +17,7 @@ import (
 // multi-record create). With info.UnsetMined a transaction that is not
 // stored is skipped, as aerospike/set_mined.go skips TX_NOT_FOUND there;
 // otherwise it is TX_NOT_FOUND.
-func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
+func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
 	blockIDs := make(map[chainhash.Hash][]uint32, len(txids))
 	err := db.setMined(ctx, txids, info, func(txid chainhash.Hash, ids []uint32) {
 		blockIDs[txid] = slices.Clone(ids)
@@ -26,13 +27,12 @@ func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info Mi
 
 // setMined is SetMinedMulti, reporting each updated transaction's block ids
 // to mined when it is given (ConnectBlock has no use for them).
-func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info MinedBlockInfo, minedIn func(chainhash.Hash, []uint32)) error {
-	mined := info.record()
+func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo, minedIn func(chainhash.Hash, []uint32)) error {
 	next, retention := db.height.Load()+1, db.opts.BlockHeightRetention
 	// SetMined changes only a record's head: the outputs and the
 	// transaction are copied, never decoded.
 	setMined := func(v *record.View) (record.Signal, error) {
-		return v.SetMined(mined, next, retention), nil
+		return v.SetMined(info, next, retention), nil
 	}
 	masters := newRecordOps(len(txids))
 	for i, txid := range txids {
@@ -94,14 +94,7 @@ func (db *DB) applyToMasters(ctx context.Context, txids []chainhash.Hash, op fun
 	for i, txid := range txids {
 		ops[i] = &recordOp{txid: txid, op: op}
 	}
-	if err := db.apply(ctx, ops); err != nil {
-		return err
-	}
-	var errs []error
-	for _, o := range ops {
-		errs = append(errs, o.err)
-	}
-	return errors.Join(append(errs, db.settle(ctx, ops))...)
+	return db.applyAndSettle(ctx, ops)
 }
 
 // applyToAllRecords runs op on the master and then on every child record of

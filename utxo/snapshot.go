@@ -10,6 +10,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -108,7 +109,7 @@ func (l *SnapshotLoader) Add(ctx context.Context, coins []coinstats.Coin) error 
 		l.stats.Add(&coins[i])
 	}
 	for _, r := range recs {
-		value, t, txid := r.Encode(), terms(r), r.TxID
+		value, t, txid := r.Encode(), r.Terms(), r.TxID
 		l.pending = append(l.pending, engine.Update{Key: engine.Key(record.RecordKey(r.TxID, r.Index)), Fn: func(current []byte) (engine.Mutation, error) {
 			if current != nil {
 				return engine.Mutation{}, txExists(txid)
@@ -160,7 +161,7 @@ func (l *SnapshotLoader) build(coins []coinstats.Coin) ([]*record.Record, error)
 		OutputsOnly:   true,
 		IsCoinbase:    first.Coinbase,
 		BatchSize:     db.opts.UtxoBatchSize,
-		MinedBlocks:   []record.MinedBlockInfo{{BlockID: 0, BlockHeight: first.Height, OnLongestChain: true}},
+		MinedBlocks:   []model.MinedBlockInfo{{BlockID: 0, BlockHeight: first.Height, OnLongestChain: true}},
 		CurrentHeight: first.Height,
 		CreatedAt:     db.opts.Now().UnixMilli(),
 		Retention:     db.opts.BlockHeightRetention,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // coinsOf returns the store's set, grouped by transaction in outpoint
@@ -146,9 +147,9 @@ func TestSnapshotCoins(t *testing.T) {
 		t.Fatalf("spending a loaded coin: %v", err)
 	}
 	_, err = db.Spend(ctx, spender(txid, 2))
-	wantCode(t, err, ErrUtxoNotFound)
+	wantCode(t, err, model.ErrUtxoNotFound)
 	_, err = db.Spend(ctx, spender(cb, 0), WithBlockHeight(501))
-	wantCode(t, err, ErrCoinbaseImmature)
+	wantCode(t, err, model.ErrCoinbaseImmature)
 	if _, err := db.Spend(ctx, spender(cb, 0), WithBlockHeight(550)); err != nil {
 		t.Fatalf("spending a loaded coinbase at maturity: %v", err)
 	}
@@ -193,7 +194,7 @@ func TestSnapshotRefusals(t *testing.T) {
 	}
 	l.Add(ctx, []coinstats.Coin{c})
 	l.Add(ctx, []coinstats.Coin{c})
-	if err := l.Finish(ctx); !errors.Is(err, ErrTxExists) {
+	if err := l.Finish(ctx); !errors.Is(err, model.ErrTxExists) {
 		t.Errorf("a transaction given twice: %v", err)
 	}
 }

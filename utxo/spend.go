@@ -9,6 +9,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -17,10 +18,10 @@ import (
 // anything is read; transactions already stored are not checked again.
 func checkSpender(tx *chain.Tx) error {
 	if len(tx.Msg.TxIn) == 0 {
-		return record.NewError(record.CodeInvalidSpend, tx.ID, 0, "transaction has no inputs")
+		return model.NewError(model.CodeInvalidSpend, tx.ID, 0, "transaction has no inputs")
 	}
 	twice := func(first, vin int) error {
-		return record.NewError(record.CodeInvalidSpend, tx.ID, 0,
+		return model.NewError(model.CodeInvalidSpend, tx.ID, 0,
 			"inputs %d and %d both spend %s", first, vin, tx.Msg.TxIn[vin].PreviousOutPoint)
 	}
 	if len(tx.Msg.TxIn) <= smallGroupScan {
@@ -52,16 +53,16 @@ func spendsOf(tx *chain.Tx, previous []*wire.TxOut) ([]*Spend, error) {
 		return nil, nil
 	}
 	if previous != nil && len(previous) != len(tx.Msg.TxIn) {
-		return nil, record.NewError(record.CodeInvalidParameter, tx.ID, 0,
+		return nil, model.NewError(model.CodeInvalidParameter, tx.ID, 0,
 			"%d previous outputs given for %d inputs", len(previous), len(tx.Msg.TxIn))
 	}
 	// One allocation for the spends and one for their spending data,
 	// rather than two per input.
 	spends := make([]*Spend, len(tx.Msg.TxIn))
 	slab := make([]Spend, len(tx.Msg.TxIn))
-	data := make([]SpendingData, len(tx.Msg.TxIn))
+	data := make([]model.SpendingData, len(tx.Msg.TxIn))
 	for vin, in := range tx.Msg.TxIn {
-		data[vin] = SpendingData{TxID: tx.ID, Vin: uint32(vin)}
+		data[vin] = model.SpendingData{TxID: tx.ID, Vin: uint32(vin)}
 		sp := &slab[vin]
 		*sp = Spend{
 			TxID:         in.PreviousOutPoint.Hash,
@@ -140,7 +141,7 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 				for j := range g.spends {
 					g.spends[j].applied, g.spends[j].err = false, nil
 				}
-				return 0, record.NewError(record.CodeUtxoLocked, g.txid, g.spends[0].Vout, "transaction is still being created (its master record is not committed)")
+				return 0, model.NewError(model.CodeUtxoLocked, g.txid, g.spends[0].Vout, "transaction is still being created (its master record is not committed)")
 			}
 			items := g.items
 			for j := range g.spends {
@@ -184,10 +185,10 @@ func (db *DB) spendAll(ctx context.Context, spends []*Spend, o SpendOptions) err
 			err := ops[i].err
 			if err == nil {
 				err = gs.err
-			} else if g.index > 0 && committed[g.txid] && errors.Is(err, record.ErrTxNotFound) {
+			} else if g.index > 0 && committed[g.txid] && errors.Is(err, model.ErrTxNotFound) {
 				// The transaction is stored and committed, so all its
 				// records exist: a missing one holds no output of it.
-				err = record.NewError(record.CodeUtxoNotFound, gs.TxID, gs.Vout, "no such output")
+				err = model.NewError(model.CodeUtxoNotFound, gs.TxID, gs.Vout, "no such output")
 			}
 			gs.Err = outputErr(err, gs.Spend)
 			if first == nil && gs.Err != nil {
@@ -365,7 +366,7 @@ func outputErr(err error, sp *Spend) error {
 	if err == nil {
 		return nil
 	}
-	var e *record.Error
+	var e *model.Error
 	if !errors.As(err, &e) {
 		return err
 	}
@@ -441,31 +442,31 @@ func (db *DB) unspendAll(ctx context.Context, spends []*Spend, flagAsLocked bool
 func (db *DB) GetSpend(ctx context.Context, sp *Spend) (*SpendResponse, error) {
 	idx, offset := record.Locate(sp.Vout, db.opts.UtxoBatchSize)
 	r, err := db.readRecord(ctx, sp.TxID, idx)
-	if errors.Is(err, ErrTxNotFound) && idx > 0 {
+	if errors.Is(err, model.ErrTxNotFound) && idx > 0 {
 		// No child record at that index: the output is past the
 		// transaction's last one, unless the transaction is missing too.
 		if _, masterErr := db.readRecord(ctx, sp.TxID, 0); masterErr != nil {
 			return nil, masterErr
 		}
-		return &SpendResponse{}, record.NewError(record.CodeUtxoNotFound, sp.TxID, sp.Vout, "no such output")
+		return &SpendResponse{}, model.NewError(model.CodeUtxoNotFound, sp.TxID, sp.Vout, "no such output")
 	}
 	if err != nil {
 		return nil, err
 	}
 	resp := &SpendResponse{LockTime: r.LockTime}
 	if int(offset) >= len(r.Utxos) || !r.Utxos[offset].Stored() {
-		return resp, record.NewError(record.CodeUtxoNotFound, sp.TxID, sp.Vout, "no such output")
+		return resp, model.NewError(model.CodeUtxoNotFound, sp.TxID, sp.Vout, "no such output")
 	}
 	e := r.Utxos[offset]
 	if sp.UTXOHash != nil && !e.HashEquals(sp.UTXOHash) {
-		return resp, record.NewError(record.CodeUtxoHashMismatch, sp.TxID, sp.Vout, "stored UTXO hash differs")
+		return resp, model.NewError(model.CodeUtxoHashMismatch, sp.TxID, sp.Vout, "stored UTXO hash differs")
 	}
 	resp.SpendableIn = r.UtxoSpendableIn[offset]
 	if data, ok := e.SpendingData(); ok {
 		resp.SpendingData = &data
 	}
 	if e.IsFrozen() {
-		resp.SpendingData = &SpendingData{TxID: frozenTxID, Vin: sp.Vout}
+		resp.SpendingData = &model.SpendingData{TxID: frozenTxID, Vin: sp.Vout}
 	}
 	height := db.height.Load()
 	switch {

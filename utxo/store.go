@@ -6,7 +6,9 @@
 // lives in package utxo/record; this package batches operations, routes each
 // output to the record that holds it, runs the lock-record two-phase commit
 // for multi-record transactions and keeps delete-at-height and preservation
-// bookkeeping.
+// bookkeeping. The values a caller shares with the rules (the typed
+// *model.Error every refusal returns, SpendingData, TxInpoints,
+// MinedBlockInfo) are package utxo/model's.
 //
 // A store can also start from a UTXO snapshot instead of the genesis block
 // (LoadSnapshot): a transaction it holds then is known by its unspent
@@ -22,6 +24,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Store is the UTXO store. All methods are safe for concurrent use.
@@ -53,7 +56,7 @@ type Store interface {
 	// SetMinedMulti records that the transactions were mined in a block (or,
 	// with info.UnsetMined, that the block no longer holds them). It returns
 	// the block IDs each transaction is now mined in.
-	SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info MinedBlockInfo) (map[chainhash.Hash][]uint32, error)
+	SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo) (map[chainhash.Hash][]uint32, error)
 	// MarkTransactionsOnLongestChain sets or clears unminedSince.
 	MarkTransactionsOnLongestChain(ctx context.Context, txids []chainhash.Hash, onLongestChain bool) error
 	// SetLocked sets or clears the locked flag.

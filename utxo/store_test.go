@@ -11,6 +11,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine/pebble"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // parentAndSpender stores a mined two-output parent and returns it with a
@@ -30,7 +31,7 @@ func TestLockedAndConflictingRefuseSpends(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := db.Spend(ctx, child)
-	wantCode(t, err, ErrLocked)
+	wantCode(t, err, model.ErrLocked)
 	if _, err := db.Spend(ctx, child, IgnoreLocked()); err != nil {
 		t.Fatalf("IgnoreLocked: %v", err)
 	}
@@ -45,7 +46,7 @@ func TestLockedAndConflictingRefuseSpends(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = db.Spend(ctx, child)
-	wantCode(t, err, ErrConflicting)
+	wantCode(t, err, model.ErrConflicting)
 	if m := mustGet(t, db, parent.ID); m.DeleteAtHeight == 0 {
 		t.Fatal("a conflicting transaction is not scheduled for deletion")
 	}
@@ -106,7 +107,7 @@ func testUnminedLifecycle(t *testing.T, open engineOpener) {
 	}
 	for _, tx := range unmined[1:] {
 		_, err := db.Get(ctx, tx.ID)
-		wantCode(t, err, ErrTxNotFound)
+		wantCode(t, err, model.ErrTxNotFound)
 	}
 	if sd := mustGet(t, db, parent.ID).Outputs[1].SpendingData; sd != nil {
 		t.Fatalf("the output a removed transaction spent is still spent by %s", sd.TxID)

@@ -3,12 +3,8 @@ package utxo
 import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/utxostore/utxostore/chain"
-
-	"github.com/utxostore/utxostore/utxo/record"
+	"github.com/utxostore/utxostore/utxo/model"
 )
-
-// SpendingData names the input that spent an output.
-type SpendingData = record.SpendingData
 
 // Spend names one output and, for Spend, the input spending it.
 type Spend struct {
@@ -20,7 +16,7 @@ type Spend struct {
 	// mismatch is refused with UTXO_HASH_MISMATCH.
 	UTXOHash *chainhash.Hash
 	// SpendingData names the spending input.
-	SpendingData *SpendingData
+	SpendingData *model.SpendingData
 	// ConflictingTxID is the transaction already spending the output, when
 	// the spend was refused with SPENT.
 	ConflictingTxID *chainhash.Hash
@@ -34,7 +30,7 @@ type SpendResponse struct {
 	// SpendingData is the spender of a spent output; for a frozen one,
 	// 32 × 0xFF with the output's vout as the input (the reference's
 	// frozen spending data); nil while unspent.
-	SpendingData *SpendingData
+	SpendingData *model.SpendingData
 	// SpendableIn is the reassignment hold of the output: a spend in a
 	// block at or below this height is refused with FROZEN_UNTIL; 0 when
 	// it is not limited.
@@ -61,26 +57,6 @@ func (s OutputStatus) String() string {
 	return [...]string{"not_found", "unspent", "spent", "frozen", "locked", "conflicting", "immature"}[s]
 }
 
-// MinedBlockInfo says which block mined (or unmined) transactions.
-type MinedBlockInfo struct {
-	BlockID        uint32
-	BlockHeight    uint32
-	SubtreeIdx     int
-	OnLongestChain bool
-	// UnsetMined removes the block from the transactions instead.
-	UnsetMined bool
-}
-
-func (m MinedBlockInfo) record() record.MinedBlockInfo {
-	return record.MinedBlockInfo{
-		BlockID:        m.BlockID,
-		BlockHeight:    m.BlockHeight,
-		SubtreeIdx:     m.SubtreeIdx,
-		OnLongestChain: m.OnLongestChain,
-		UnsetMined:     m.UnsetMined,
-	}
-}
-
 // Meta is what Get returns about a transaction.
 type Meta struct {
 	TxID chainhash.Hash
@@ -91,7 +67,7 @@ type Meta struct {
 	Tx          *chain.Tx
 	Fee         uint64
 	SizeInBytes uint64
-	TxInpoints  record.TxInpoints
+	TxInpoints  model.TxInpoints
 	LockTime    uint32
 
 	BlockIDs     []uint32
@@ -128,7 +104,7 @@ type OutputState struct {
 	// data outputs).
 	Stored       bool
 	UTXOHash     chainhash.Hash
-	SpendingData *SpendingData // nil while unspent
+	SpendingData *model.SpendingData // nil while unspent
 	Frozen       bool
 	// SpendableIn is the reassignment hold, when limited: the output may
 	// be spent in blocks above this height.

@@ -8,6 +8,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // GetUnminedTxIterator implements Store. It lists the unmined transactions
@@ -27,7 +28,7 @@ func (db *DB) GetUnminedTxIterator(ctx context.Context) (UnminedTxIterator, erro
 	}
 	list := make([]*UnminedTransaction, 0, len(items))
 	for _, it := range items {
-		if errors.Is(it.Err, ErrTxNotFound) {
+		if errors.Is(it.Err, model.ErrTxNotFound) {
 			continue // deleted since the scan
 		}
 		if it.Err != nil {

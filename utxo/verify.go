@@ -52,7 +52,7 @@ func (db *DB) Verify(ctx context.Context) (VerifyReport, error) {
 		} else if r.Index > children[r.TxID] {
 			children[r.TxID] = r.Index
 		}
-		termsOf[k] = terms(r)
+		termsOf[k] = r.Terms()
 		return nil
 	})
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/utxostore/utxostore/internal/benchmetric"
 	"github.com/utxostore/utxostore/internal/latency"
 	"github.com/utxostore/utxostore/internal/sysstat"
-	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Options tune a replay.
@@ -291,7 +291,7 @@ func (d *run) apply(ctx context.Context, op *workload.Op) error {
 			errs, _ = d.t.Spend(ctx, op.Tx, nil, 0) // the refusal is the expected outcome
 			return nil
 		})
-		if int(op.Input) >= len(errs) || !errors.Is(errs[op.Input], utxo.ErrSpent) {
+		if int(op.Input) >= len(errs) || !errors.Is(errs[op.Input], model.ErrSpent) {
 			return fmt.Errorf("double spend %s was not refused with SPENT: %v", op.Tx.ID, errs)
 		}
 		// All or nothing: the other input must still be unspent.

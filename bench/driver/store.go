@@ -9,6 +9,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Store drives a utxo.DB through its public API only.
@@ -21,7 +22,7 @@ func (s Store) Create(ctx context.Context, tx *chain.Tx, height uint32) error {
 		return err
 	}
 	// The block id only has to be non-zero and stable; the height is.
-	info := utxo.MinedBlockInfo{BlockID: height, BlockHeight: height, OnLongestChain: true}
+	info := model.MinedBlockInfo{BlockID: height, BlockHeight: height, OnLongestChain: true}
 	_, err := s.DB.Create(ctx, tx, height, utxo.WithMinedBlockInfo(info))
 	return err
 }

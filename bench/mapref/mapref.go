@@ -21,6 +21,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/internal/benchmetric"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // txState is what the set knows of one transaction.
@@ -56,7 +57,7 @@ type Set struct {
 	txs      map[chainhash.Hash]uint32
 	txState  arena.Arena[txState]
 	outputs  arena.Arena[output]
-	spenders arena.Arena[utxo.SpendingData]
+	spenders arena.Arena[model.SpendingData]
 }
 
 // New returns an empty set.
@@ -70,7 +71,7 @@ func (s *Set) Create(tx *chain.Tx, mined bool) error {
 	if i, ok := s.txs[tx.ID]; ok {
 		t := s.txState.At(i)
 		t.mined = t.mined || mined
-		return utxo.ErrTxExists
+		return model.ErrTxExists
 	}
 	first := s.outputs.Len()
 	s.txs[tx.ID] = s.txState.Add(txState{first: first, n: uint32(len(tx.Msg.TxOut)), mined: mined, coinbase: tx.IsCoinbase()})
@@ -106,7 +107,7 @@ func (s *Set) Spend(tx *chain.Tx, inputs []uint32) (errs []error, err error) {
 	for i, vin := range inputs {
 		prev := tx.Msg.TxIn[vin].PreviousOutPoint
 		idx, found := s.outs[prev]
-		by := utxo.SpendingData{TxID: tx.ID, Vin: vin}
+		by := model.SpendingData{TxID: tx.ID, Vin: vin}
 		var o *output
 		if found {
 			o = s.outputs.At(idx)
@@ -114,12 +115,12 @@ func (s *Set) Spend(tx *chain.Tx, inputs []uint32) (errs []error, err error) {
 		switch {
 		case !found:
 			if _, ok := s.txs[prev.Hash]; ok {
-				errs[i] = utxo.ErrUtxoNotFound
+				errs[i] = model.ErrUtxoNotFound
 			} else {
-				errs[i] = utxo.ErrTxNotFound
+				errs[i] = model.ErrTxNotFound
 			}
 		case o.state != unspent && *s.spenders.At(o.state - 1) != by:
-			errs[i] = utxo.ErrSpent
+			errs[i] = model.ErrSpent
 		case o.state == unspent:
 			o.state = 1 + s.spenders.Add(by)
 			applied = append(applied, o)
@@ -146,7 +147,7 @@ func (s *Set) unspend(tx *chain.Tx) {
 		if !ok {
 			continue
 		}
-		if o := s.outputs.At(idx); o.state != unspent && *s.spenders.At(o.state - 1) == (utxo.SpendingData{TxID: tx.ID, Vin: uint32(vin)}) {
+		if o := s.outputs.At(idx); o.state != unspent && *s.spenders.At(o.state - 1) == (model.SpendingData{TxID: tx.ID, Vin: uint32(vin)}) {
 			o.state = unspent
 		}
 	}
@@ -156,7 +157,7 @@ func (s *Set) unspend(tx *chain.Tx) {
 // transactions, spend every input, mark all of them mined.
 func (s *Set) Connect(b *utxo.Block) error {
 	for _, tx := range b.Txs {
-		if err := s.Create(tx, true); err != nil && err != utxo.ErrTxExists {
+		if err := s.Create(tx, true); err != nil && err != model.ErrTxExists {
 			return err
 		}
 	}

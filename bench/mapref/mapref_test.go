@@ -12,6 +12,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 func p2pkh(b byte) []byte {
@@ -56,9 +57,9 @@ func TestOutcomesMatchTheStore(t *testing.T) {
 	}{
 		{"spend", a, []error{nil}},
 		{"same spender again", a, []error{nil}},
-		{"double spend next to an unspent output", tx([]wire.OutPoint{out(0), out(1)}, 2500), []error{utxo.ErrSpent, nil}},
-		{"data output", tx([]wire.OutPoint{out(2)}, 1), []error{utxo.ErrUtxoNotFound}},
-		{"unknown transaction", tx([]wire.OutPoint{{Hash: chainhash.Hash{1}, Index: 0}}, 1), []error{utxo.ErrTxNotFound}},
+		{"double spend next to an unspent output", tx([]wire.OutPoint{out(0), out(1)}, 2500), []error{model.ErrSpent, nil}},
+		{"data output", tx([]wire.OutPoint{out(2)}, 1), []error{model.ErrUtxoNotFound}},
+		{"unknown transaction", tx([]wire.OutPoint{{Hash: chainhash.Hash{1}, Index: 0}}, 1), []error{model.ErrTxNotFound}},
 		{"zero-value output", tx([]wire.OutPoint{out(3)}, 0), []error{nil}},
 	}
 	digests := map[string]string{}

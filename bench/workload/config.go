@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/utxostore/utxostore/internal/setting"
 )
 
 // Count is a distribution of small counts (transactions per block, inputs
@@ -103,34 +105,19 @@ func DefaultConfig() Config {
 	}
 }
 
-// withDefaults fills the zero fields. Rates keep their zero: a caller
-// turning reorgs off sets ReorgRate to a negative value, read as zero.
+// withDefaults fills the unset fields (setting.Default). Rates keep their
+// zero: a caller turning reorgs off sets ReorgRate to a negative value,
+// read as zero.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.Blocks == 0 {
-		c.Blocks = d.Blocks
-	}
-	if c.TxsPerBlock == (Count{}) {
-		c.TxsPerBlock = d.TxsPerBlock
-	}
-	if c.Inputs == (Count{}) {
-		c.Inputs = d.Inputs
-	}
-	if c.Outputs == (Count{}) {
-		c.Outputs = d.Outputs
-	}
-	if c.ReorgDepth == (Count{}) {
-		c.ReorgDepth = d.ReorgDepth
-	}
-	if c.WarmupFanout == 0 {
-		c.WarmupFanout = d.WarmupFanout
-	}
-	if c.WarmupTxsPerBlock == 0 {
-		c.WarmupTxsPerBlock = d.WarmupTxsPerBlock
-	}
-	if c.ReadBatch == 0 {
-		c.ReadBatch = d.ReadBatch
-	}
+	setting.Default(&c.Blocks, d.Blocks)
+	setting.Default(&c.TxsPerBlock, d.TxsPerBlock)
+	setting.Default(&c.Inputs, d.Inputs)
+	setting.Default(&c.Outputs, d.Outputs)
+	setting.Default(&c.ReorgDepth, d.ReorgDepth)
+	setting.Default(&c.WarmupFanout, d.WarmupFanout)
+	setting.Default(&c.WarmupTxsPerBlock, d.WarmupTxsPerBlock)
+	setting.Default(&c.ReadBatch, d.ReadBatch)
 	return c
 }
 
@@ -146,8 +133,8 @@ func (c Config) validate() error {
 	if c.ReorgDepth.Max > 99 || c.ReorgDepth.Max == 0 && c.ReorgRate > 0 {
 		return errors.New("workload: reorg depth needs a max of at most 99 (coinbase maturity)")
 	}
-	if c.Blocks < 0 || c.TargetUTXOs < 0 || c.WarmupFanout < 2 || c.WarmupTxsPerBlock < 1 {
-		return errors.New("workload: blocks and target UTXOs must be >= 0, warm-up fan-out >= 2, warm-up txs per block >= 1")
+	if c.WarmupFanout < 2 {
+		return errors.New("workload: warm-up fan-out must be >= 2")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"math/rand/v2"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -9,11 +10,12 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/internal/agerank"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // maturity is the coinbase maturity: a coinbase of height h is spendable
 // in the block at height h+maturity.
-const maturity = utxo.CoinbaseMaturity
+const maturity = model.CoinbaseMaturity
 
 // recentSpends is how many blocks back double-spend targets are drawn
 // from: far below the store's retention (288 blocks), so the spent output's
@@ -67,6 +69,10 @@ type generator struct {
 // bytes per output ever created (liveSet) and the last few blocks, never
 // the stream.
 func Generate(cfg Config, emit func(*Op) error) (Stats, error) {
+	// A negative count is a mistake, not a request for the default.
+	if cfg.Blocks < 0 || cfg.TargetUTXOs < 0 {
+		return Stats{}, errors.New("workload: blocks and target UTXOs must be >= 0")
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return Stats{}, err

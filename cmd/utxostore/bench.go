@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,18 +50,6 @@ inputs whose parents were never seen. See BENCHMARKS.md for the method.
 Flags:
 `
 
-// benchChildEnv marks a re-executed bench child. The check runs in init so
-// that it works in the utxostore binary and in this package's test binary
-// alike (go test builds package main into the test binary, and a child is
-// then that binary re-executed).
-const benchChildEnv = "UTXOSTORE_BENCH_CHILD"
-
-func init() {
-	if os.Getenv(benchChildEnv) == "1" {
-		os.Exit(mainWithCode(os.Args[1:]))
-	}
-}
-
 // mapEngine is the map reference's name in --engines.
 const mapEngine = "map"
 
@@ -76,8 +65,13 @@ type benchConfig struct {
 	clients   int
 	inProcess bool
 	sf        storeFlags
+	// exe is the utxostore binary that runs each engine's child (bench
+	// --child): this one, unless a test names the binary it built.
+	exe string
 }
 
+// runBench runs the benchmark, or with --child first (a flag its help
+// leaves out: benchChild passes it) one engine's replay in a child process.
 func runBench(ctx context.Context, args []string) error {
 	if len(args) > 0 && (args[0] == "--child" || args[0] == "-child") {
 		return runBenchChild(ctx, args[1:])
@@ -86,7 +80,7 @@ func runBench(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := runBenchConfig(ctx, cfg, os.Stderr)
+	out, err := runBenchConfig(ctx, cfg, cfg.sf.log())
 	if err != nil {
 		return err
 	}
@@ -94,14 +88,6 @@ func runBench(ctx context.Context, args []string) error {
 		return err
 	}
 	return out.check()
-}
-
-func defaultBenchEngines() string {
-	names := []string{"sozu", "pebble", "memory"}
-	if os.Getenv("UTXOSTORE_REDIS_ADDRS") != "" || os.Getenv("UTXOSTORE_REDIS") != "" {
-		names = append(names, "redis")
-	}
-	return strings.Join(append(names, mapEngine), ",")
 }
 
 func parseBench(args []string) (*benchConfig, error) {
@@ -112,14 +98,11 @@ func parseBench(args []string) (*benchConfig, error) {
 	// --data are not, since bench picks both per engine.
 	sfs := flag.NewFlagSet("store", flag.ContinueOnError)
 	cfg.sf.register(sfs)
-	if redis := os.Getenv("UTXOSTORE_REDIS_ADDRS"); redis != "" {
-		cfg.sf.redis = redis
-	}
 	for _, name := range []string{"sync", "network", "redis", "redis-namespace", "redis-wait", "batch-wait", "batch-ops"} {
 		f := sfs.Lookup(name)
 		fs.Var(f.Value, name, f.Usage)
 	}
-	engineList := fs.String("engines", defaultBenchEngines(), "comma-separated engines to compare, "+mapEngine+" included: "+strings.Join(append(engineNames(), mapEngine), ", "))
+	engineList := fs.String("engines", "", "comma-separated engines to compare, "+mapEngine+" included: "+strings.Join(append(engineNames(), mapEngine), ", ")+" (default: sozu, pebble, memory and map, and redis when --redis is given)")
 	wl := fs.String("workload", "synthetic", `"synthetic", or block files (comma-separated; more as arguments)`)
 	seed := fs.Uint64("seed", cfg.synthetic.Seed, "seed of the synthetic chain (and of the double spends and reads added to block files)")
 	fs.IntVar(&cfg.synthetic.Blocks, "blocks", cfg.synthetic.Blocks, "measured blocks of the synthetic chain")
@@ -133,8 +116,16 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
 	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU profile of the measured blocks (ENGINE.cpu.pprof) and allocation profiles of the warm-up and the whole replay (ENGINE.allocs-warmup.pprof, ENGINE.allocs.pprof) to this directory")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
-	if err := fs.Parse(args); err != nil {
+	sources, err := parseFlags(fs, args)
+	if err != nil {
 		return nil, err
+	}
+	if *engineList == "" {
+		*engineList = "sozu,pebble,memory"
+		if sources["redis"] != "default" {
+			*engineList += ",redis"
+		}
+		*engineList += "," + mapEngine
 	}
 	cfg.synthetic.Seed = *seed
 	if txs := &cfg.synthetic.TxsPerBlock; float64(txs.Max) < 10*txs.Mean {
@@ -217,8 +208,8 @@ func (o *benchOutput) check() error {
 }
 
 // runBenchConfig generates the stream, computes the reference and runs
-// every engine; it writes --json and --chart. Progress goes to logw.
-func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*benchOutput, error) {
+// every engine; it writes --json and --chart. Progress goes to log.
+func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*benchOutput, error) {
 	work, err := os.MkdirTemp(cfg.dir, "utxostore-bench-")
 	if err != nil {
 		return nil, err
@@ -232,8 +223,8 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		return nil, err
 	}
 	out.Workload.GeneratorPeakRSSBytes = sysstat.PeakRSS()
-	fmt.Fprintf(logw, "bench: %s workload, %d operations (%d MiB), stream sha256 %s; generator peak RSS %d MiB\n", out.Workload.Kind,
-		out.Workload.Ops, out.Workload.StreamBytes>>20, out.Workload.StreamSHA, out.Workload.GeneratorPeakRSSBytes>>20)
+	log.Info("bench: workload written", "kind", out.Workload.Kind, "ops", out.Workload.Ops, "stream_mib", out.Workload.StreamBytes>>20,
+		"stream_sha256", out.Workload.StreamSHA, "generator_peak_rss_mib", out.Workload.GeneratorPeakRSSBytes>>20)
 
 	// The generator's memory is garbage now; hand it back before the
 	// engines run beside this process.
@@ -243,7 +234,7 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		dir := filepath.Join(work, fmt.Sprintf("data-%d-%s", i, name))
 		defer os.RemoveAll(dir)
 		if name == "redis" {
-			defer dropBenchNamespace(ctx, cfg, logw)
+			defer dropBenchNamespace(ctx, cfg, log)
 		}
 		if !cfg.inProcess {
 			return benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json")), nil
@@ -268,7 +259,7 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		return nil, fmt.Errorf("the map reference refused the stream: %s", ref.Err)
 	}
 	out.Reference.Digest, out.Reference.Utxos, out.Reference.MinimalBytes = ref.Digest, ref.Utxos, ref.MinimalBytes
-	fmt.Fprintf(logw, "bench: reference digest %s, %d UTXOs, in %.1fs\n", ref.Digest, ref.Utxos, ref.WallSeconds)
+	log.Info("bench: reference done", "digest", ref.Digest, "utxos", ref.Utxos, "seconds", ref.WallSeconds)
 
 	for i, name := range cfg.engines {
 		res := ref
@@ -277,7 +268,11 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 				return nil, err
 			}
 		}
-		fmt.Fprintf(logw, "bench: %s done in %.1fs (store time %.1fs)%s\n", name, res.WallSeconds, res.StoreSeconds, errSuffix(res.Err))
+		if res.Err != "" {
+			log.Error("bench: engine failed", "engine", name, "seconds", res.WallSeconds, "err", res.Err)
+		} else {
+			log.Info("bench: engine done", "engine", name, "seconds", res.WallSeconds, "store_seconds", res.StoreSeconds)
+		}
 		out.Results = append(out.Results, res)
 	}
 	report.Derive(out.Results, ref.Digest, ref.MinimalBytes)
@@ -304,13 +299,6 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, logw io.Writer) (*ben
 		}
 	}
 	return out, nil
-}
-
-func errSuffix(e string) string {
-	if e == "" {
-		return ""
-	}
-	return ": FAILED: " + e
 }
 
 // writeStream generates the workload once into path, hashing it; it
@@ -366,20 +354,24 @@ func (cfg *benchConfig) redisNamespace() string {
 // into it has ended, passed, failed or interrupted: like the data
 // directories, it is scratch. A failure to remove it is reported, not
 // fatal: the measurements stand.
-func dropBenchNamespace(ctx context.Context, cfg *benchConfig, logw io.Writer) {
+func dropBenchNamespace(ctx context.Context, cfg *benchConfig, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	ns := cfg.redisNamespace()
 	if err := redis.Drop(ctx, redis.Options{Addrs: strings.Split(cfg.sf.redis, ","), Namespace: ns}); err != nil {
-		fmt.Fprintf(logw, "bench: could not remove Redis namespace %s; its keys are left in the cluster: %v\n", ns, err)
+		log.Warn("bench: could not remove the Redis namespace; its keys are left in the cluster", "namespace", ns, "err", err)
 	}
 }
 
-// benchChild re-executes this binary for one engine and reads its result.
+// benchChild runs one engine in a child process, cfg.exe bench --child,
+// and reads its result.
 func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream string, seriesEvery int, resultPath string) *report.EngineResult {
-	exe, err := os.Executable()
-	if err != nil {
-		return &report.EngineResult{Engine: name, Err: err.Error()}
+	exe := cfg.exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return &report.EngineResult{Engine: name, Err: err.Error()}
+		}
 	}
 	args := []string{"bench", "--child", "--engine=" + name, "--data=" + dir, "--stream=" + stream, "--result=" + resultPath,
 		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
@@ -387,7 +379,6 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
 		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps)}
 	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Env = append(os.Environ(), benchChildEnv+"=1")
 	cmd.Stderr = os.Stderr
 	runErr := cmd.Run()
 	data, err := os.ReadFile(resultPath)
@@ -416,6 +407,8 @@ func runBenchChild(ctx context.Context, args []string) error {
 	seriesEvery := fs.Int("series-every", 1, "blocks per series point")
 	profile := fs.String("profile", "", "profile directory")
 	clients := fs.Int("clients", 1, "concurrent submitters")
+	// Every setting is the parent's, on the command line benchChild
+	// writes: the environment was read once, by the parent (parseBench).
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

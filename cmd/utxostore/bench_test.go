@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -17,6 +16,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/utxostore/utxostore/bench/report"
 	"github.com/utxostore/utxostore/internal/testdata"
+	"github.com/utxostore/utxostore/internal/testlog"
 )
 
 // availableBenchEngines is every engine this test can run: the embedded
@@ -34,11 +34,15 @@ func availableBenchEngines() string {
 
 func runBenchArgs(t *testing.T, args ...string) *benchOutput {
 	t.Helper()
+	if addrs := os.Getenv("UTXOSTORE_REDIS_ADDRS"); addrs != "" {
+		args = append([]string{"--redis", addrs}, args...)
+	}
 	cfg, err := parseBench(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := runBenchConfig(context.Background(), cfg, io.Discard)
+	cfg.exe = utxostoreBin
+	out, err := runBenchConfig(context.Background(), cfg, testlog.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +196,8 @@ func TestBenchRemovesItsRedisNamespace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := runBenchConfig(context.Background(), cfg, io.Discard)
+			cfg.exe = utxostoreBin
+			out, err := runBenchConfig(context.Background(), cfg, testlog.Logger(t))
 			if err != nil {
 				t.Fatal(err)
 			}

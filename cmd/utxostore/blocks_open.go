@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
-	"strconv"
 
 	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
@@ -18,8 +17,7 @@ type blockFlags struct {
 }
 
 func (f *blockFlags) register(fs *flag.FlagSet) {
-	def, _ := strconv.ParseUint(envOr("UTXOSTORE_BLOCK_RETENTION", "0"), 10, 32)
-	fs.UintVar(&f.retention, "block-retention", uint(def), "with --index, keep the raw blocks of only the newest N blocks in DATA/blocks (0: every block); older transactions are then not served")
+	fs.UintVar(&f.retention, "block-retention", 0, "with --index, keep the raw blocks of only the newest N blocks in DATA/blocks (0: every block); older transactions are then not served")
 }
 
 // openBlockStore opens DATA/blocks; its segments carry the network's magic,

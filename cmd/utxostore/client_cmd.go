@@ -34,13 +34,13 @@ Flags:
 
 func runClient(ctx context.Context, args []string) error {
 	fs := newFlagSet("client", clientHelp)
-	addr := fs.String("server", envOr("UTXOSTORE_SERVER", server.DefaultGRPCAddr), "gRPC address of the daemon")
-	token := fs.String("token", os.Getenv("UTXOSTORE_TOKEN"), "bearer token for mutating calls")
+	addr := fs.String("server", server.DefaultGRPCAddr, "gRPC address of the daemon")
+	token := fs.String("token", "", "bearer token for mutating calls")
 	startHeight := fs.Uint("start-height", 0, "import: height of the first block of the first file")
 	quiet := fs.Bool("quiet", false, "import: no progress on stderr")
 	var tlsFlags clientTLS
 	tlsFlags.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseWithArgs(fs, args, "no subcommand given"); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {

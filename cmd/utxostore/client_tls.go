@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/utxostore/utxostore/client"
 )
@@ -21,10 +20,9 @@ type clientTLS struct {
 }
 
 func (c *clientTLS) register(fs *flag.FlagSet) {
-	on, _ := strconv.ParseBool(os.Getenv("UTXOSTORE_TLS"))
-	fs.BoolVar(&c.on, "tls", on, "connect with TLS, trusting the system's roots (implied by --tls-ca and --tls-server-name)")
-	fs.StringVar(&c.caFile, "tls-ca", os.Getenv("UTXOSTORE_TLS_CA"), "connect with TLS, trusting the CA certificates (PEM) in this file, e.g. the daemon's --tls-cert when self-signed")
-	fs.StringVar(&c.serverName, "tls-server-name", os.Getenv("UTXOSTORE_TLS_SERVER_NAME"), "connect with TLS and check the daemon's certificate against this name instead of the --server host")
+	fs.BoolVar(&c.on, "tls", false, "connect with TLS, trusting the system's roots (implied by --tls-ca and --tls-server-name)")
+	fs.StringVar(&c.caFile, "tls-ca", "", "connect with TLS, trusting the CA certificates (PEM) in this file, e.g. the daemon's --tls-cert when self-signed")
+	fs.StringVar(&c.serverName, "tls-server-name", "", "connect with TLS and check the daemon's certificate against this name instead of the --server host")
 }
 
 // config is the TLS configuration to dial with, nil for a plain connection.

@@ -17,9 +17,8 @@ import (
 
 // serveConfig is the daemon's whole configuration: the store flags shared
 // with import and info, and the server's own. Its FlagSet is the one source
-// of truth; resolve fills every flag not given on the command line from the
-// environment (UTXOSTORE_<NAME>), then from the --config file, leaving the
-// default otherwise: flags > env > file > defaults.
+// of truth, read as every command's is (parseFlags): flags > env > file >
+// defaults.
 type serveConfig struct {
 	store           storeFlags
 	grpcAddr        string
@@ -122,7 +121,7 @@ func newServeConfig(name, help string) *serveConfig {
 }
 
 // envName is the environment variable of a flag: UTXOSTORE_MAX_BATCH for
-// --max-batch (the store flags already follow this rule).
+// --max-batch.
 func envName(flagName string) string {
 	return "UTXOSTORE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
@@ -130,10 +129,8 @@ func envName(flagName string) string {
 // parse reads the command line, then resolves the rest, and builds the
 // logger the settings ask for.
 func (c *serveConfig) parse(args []string) error {
-	if err := c.fs.Parse(args); err != nil {
-		return err
-	}
-	if err := c.resolve(); err != nil {
+	var err error
+	if c.sources, err = parseFlags(c.fs, args); err != nil {
 		return err
 	}
 	c.log = c.logFormat.logger(os.Stderr)
@@ -161,52 +158,82 @@ func (f logFormat) logger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
 
-func (c *serveConfig) resolve() error {
-	c.sources = map[string]string{}
-	c.fs.Visit(func(f *flag.Flag) { c.sources[f.Name] = "flag" })
-	if c.sources["config"] == "" {
-		if v := os.Getenv(envName("config")); v != "" {
-			c.configFile, c.sources["config"] = v, "env"
-		}
+// parseFlags reads every command's settings, in one order: the command
+// line, then the environment (UTXOSTORE_<FLAG>, envName), then the file
+// the command's --config flag names (serve, config and demo have one),
+// then the flag's default. The flags of commandLineOnly come from the
+// command line alone. It returns where each value came from: "flag",
+// "env NAME", "file PATH" or "default".
+func parseFlags(fs *flag.FlagSet, args []string) (map[string]string, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, err
 	}
-	file, err := readConfigFile(c.configFile)
-	if err != nil {
-		return err
-	}
-	for name := range file {
-		if name == "config" || c.fs.Lookup(name) == nil {
-			return usagef("config file %s: unknown setting %q (settings are flag names: %s)", c.configFile, name, strings.Join(c.names(), ", "))
+	sources := map[string]string{}
+	fs.Visit(func(f *flag.Flag) { sources[f.Name] = "flag" })
+	var configFile string
+	var file map[string]string
+	if cf := fs.Lookup("config"); cf != nil {
+		if sources["config"] == "" {
+			if v := os.Getenv(envName("config")); v != "" {
+				if err := cf.Value.Set(v); err != nil {
+					return nil, err
+				}
+				sources["config"] = "env"
+			}
 		}
-		if why, only := commandLineOnly[name]; only {
-			return usagef("config file %s: %q is taken from the command line only (%s)", c.configFile, name, why)
+		configFile = cf.Value.String()
+		var err error
+		if file, err = readConfigFile(configFile); err != nil {
+			return nil, err
+		}
+		for name := range file {
+			if name == "config" || fs.Lookup(name) == nil {
+				return nil, usagef("config file %s: unknown setting %q (settings are flag names: %s)", configFile, name, strings.Join(flagNames(fs), ", "))
+			}
+			if why, only := commandLineOnly[name]; only {
+				return nil, usagef("config file %s: %q is taken from the command line only (%s)", configFile, name, why)
+			}
 		}
 	}
 	var firstErr error
-	c.fs.VisitAll(func(f *flag.Flag) {
-		if c.sources[f.Name] != "" || firstErr != nil {
+	fs.VisitAll(func(f *flag.Flag) {
+		if sources[f.Name] != "" || firstErr != nil {
 			return
 		}
 		if _, only := commandLineOnly[f.Name]; only {
-			c.sources[f.Name] = "default"
+			sources[f.Name] = "default"
 			return
 		}
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && v != "" {
-			c.sources[f.Name] = "env " + envName(f.Name)
+			sources[f.Name] = "env " + envName(f.Name)
 			if err := f.Value.Set(v); err != nil {
 				firstErr = usagef("%s=%q: %v", envName(f.Name), v, err)
 			}
 			return
 		}
 		if v, ok := file[f.Name]; ok {
-			c.sources[f.Name] = "file " + c.configFile
+			sources[f.Name] = "file " + configFile
 			if err := f.Value.Set(v); err != nil {
-				firstErr = usagef("config file %s: %s=%q: %v", c.configFile, f.Name, v, err)
+				firstErr = usagef("config file %s: %s=%q: %v", configFile, f.Name, v, err)
 			}
 			return
 		}
-		c.sources[f.Name] = "default"
+		sources[f.Name] = "default"
 	})
-	return firstErr
+	return sources, firstErr
+}
+
+// parseWithArgs is parseFlags for a command that needs arguments: without
+// any, it shows the command's usage and refuses with missing.
+func parseWithArgs(fs *flag.FlagSet, args []string, missing string) error {
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usagef("%s", missing)
+	}
+	return nil
 }
 
 // readConfigFile reads a flat JSON object; values may be strings, numbers
@@ -235,16 +262,17 @@ func readConfigFile(path string) (map[string]string, error) {
 	return out, nil
 }
 
-func (c *serveConfig) names() []string {
+// flagNames are the names of fs's flags, sorted.
+func flagNames(fs *flag.FlagSet) []string {
 	var names []string
-	c.fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	sort.Strings(names)
 	return names
 }
 
 // print writes the effective configuration and each value's source.
 func (c *serveConfig) print(w io.Writer) {
-	for _, name := range c.names() {
+	for _, name := range flagNames(c.fs) {
 		value := c.fs.Lookup(name).Value.String()
 		if secretFlags[name] && value != "" {
 			value = "(set, hidden)"
@@ -272,6 +300,8 @@ Prints the effective configuration of 'utxostore serve' with the same flags,
 and where each value came from. Precedence: command-line flag, then the
 environment (UTXOSTORE_<FLAG>, e.g. UTXOSTORE_MAX_BATCH), then the --config
 JSON file ({"grpc": "127.0.0.1:8335", "max-batch": 5000}), then the default.
+Its last line is the Go memory limit serve runs under: a sozu store's memory
+budget (--sozu-tuning memory=BYTES), unless GOMEMLIMIT is lower.
 The engine and network, when none of these gives them, are those of the
 store in the data directory (the defaults for a new store); config reads the
 data directory and changes nothing.
@@ -288,7 +318,7 @@ func runConfig(_ context.Context, args []string) error {
 		return err
 	}
 	c.print(os.Stdout)
-	return nil
+	return c.store.printMemoryLimit(os.Stdout)
 }
 
 // resolveStore settles the engine and network as serve would, from the

@@ -43,18 +43,18 @@ type storeMarker struct {
 // dataDir is what a data directory holds, as found without changing it.
 type dataDir struct {
 	path string
-	// engine is the engine of the store it holds; "" when it holds none.
-	engine string
-	// network is the store's network; "" when the directory has no
-	// storeFile and names its engine by its engine subdirectory alone.
-	network string
-	// exists: the directory exists; marked: it has its storeFile.
-	exists, marked bool
+	// engine and network are those of the store it holds, as its
+	// storeFile names them; "" when it holds none.
+	engine, network string
+	// exists: the directory exists.
+	exists bool
 }
 
 // readDataDir finds the store in the data directory path, reading only.
 // A directory that does not exist, or holds no store, is no error: the
-// dataDir says so, and the caller decides whether it may create one.
+// dataDir says so, and the caller decides whether it may create one. A
+// store is named in storeFile from its creation on (storeFlags.open); an
+// engine's directory without one is refused (unnamedStoreError).
 func readDataDir(path string) (dataDir, error) {
 	d := dataDir{path: path}
 	st, err := os.Stat(path)
@@ -74,8 +74,6 @@ func readDataDir(path string) (dataDir, error) {
 	case !errors.Is(err, os.ErrNotExist):
 		return d, fmt.Errorf("reading the data directory: %w", err)
 	}
-	// No storeFile: the store, if any, is the one engine subdirectory
-	// that its engine claimed.
 	var found []string
 	for _, name := range dirEngines {
 		owner, err := fsutil.DirOwner(filepath.Join(path, name))
@@ -86,12 +84,8 @@ func readDataDir(path string) (dataDir, error) {
 			found = append(found, name)
 		}
 	}
-	if len(found) > 1 {
-		return d, &twoStoresError{Dir: path, Engines: found}
-	}
-	if len(found) == 1 {
-		d.engine = found[0]
-		return d, nil
+	if len(found) > 0 {
+		return d, &unnamedStoreError{Dir: path, Engines: found}
 	}
 	// An engine's own directory passed as the data directory would
 	// otherwise get a second store created inside it.
@@ -113,7 +107,7 @@ func (d dataDir) withMarker(raw []byte) (dataDir, error) {
 		return d, fmt.Errorf("data directory %s holds a store of format %d, and this utxostore reads format %d: use the version of utxostore that wrote it, or import into a new data directory",
 			d.path, m.Format, utxo.FormatVersion)
 	}
-	d.engine, d.network, d.marked = m.Engine, m.Network, true
+	d.engine, d.network = m.Engine, m.Network
 	// The engine subdirectory is checked too, so that no command
 	// recreates it empty under a name that says it holds the store.
 	if owner, err := fsutil.DirOwner(filepath.Join(d.path, d.engine)); err != nil || owner != d.engine {
@@ -184,23 +178,24 @@ func (e *storeMismatchError) Error() string {
 
 func (*storeMismatchError) commandLineMistake() {}
 
-// twoStoresError: a data directory with no storeFile holding the stores
-// of two engines side by side, neither of them named as its store.
-type twoStoresError struct {
+// unnamedStoreError: a data directory holding an engine's store and no
+// storeFile, which names every store from its creation on: the command that
+// created it was stopped before it wrote the file, or the file was removed.
+type unnamedStoreError struct {
 	Dir     string
 	Engines []string
 }
 
-func (e *twoStoresError) Error() string {
+func (e *unnamedStoreError) Error() string {
 	var where []string
 	for _, name := range e.Engines {
 		where = append(where, filepath.Join(e.Dir, name))
 	}
-	return fmt.Sprintf("data directory %s holds stores of %d engines (%s), and a data directory holds one: move all but one into a data directory of its own (mkdir NEWDIR && mv %s NEWDIR/), then pass that directory's --data",
-		e.Dir, len(e.Engines), strings.Join(where, ", "), where[len(where)-1])
+	example := markerJSON(storeMarker{Engine: e.Engines[0], Network: "mainnet", Format: utxo.FormatVersion})
+	return fmt.Sprintf("data directory %s holds the files of a store in %s but no %s file, which names a store's engine, network and format (this utxostore reads format %d): "+
+		"remove %s to start again, or, if it holds a store of format %d you want, write its %s file, e.g. %s",
+		e.Dir, strings.Join(where, " and "), storeFile, utxo.FormatVersion, strings.Join(where, " and "), utxo.FormatVersion, storeFile, example)
 }
-
-func (*twoStoresError) commandLineMistake() {}
 
 // engineSubdirError: the --data given is an engine's own directory inside
 // a data directory, not the data directory.

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,65 +192,38 @@ func TestDataDirectoryNamesItsEngine(t *testing.T) {
 	}
 }
 
-// A data directory holding one engine's subdirectory and no storeFile
-// opens as it is with the commands that read or serve, which leave it so;
-// a refused engine changes nothing in it; the first command that may
-// create names its store in a storeFile. Two engines' stores side by side
-// are refused.
-func TestDataDirectoryWithoutStoreFileOpens(t *testing.T) {
+// A data directory holding an engine's store and no storeFile is refused
+// by every command, naming what it found and what to do, and nothing in it
+// changes; writing the storeFile the message shows opens the store again.
+// An engine's own directory given as the data directory is refused too.
+func TestDataDirectoryWithoutStoreFileIsRefused(t *testing.T) {
 	data, summary := seedStore(t, "sozu")
-	if err := os.Remove(filepath.Join(data, storeFile)); err != nil {
+	marker := filepath.Join(data, storeFile)
+	if err := os.Remove(marker); err != nil {
 		t.Fatal(err)
 	}
-	if got := lastLine(t, "info", "--data", data); got != summary {
-		t.Errorf("info: %s, want %s", got, summary)
-	}
-	if got := lastLine(t, "verify", "--data", data); !strings.Contains(got, `"records":`) {
-		t.Errorf("verify: %s", got)
-	}
-	d := startDaemon(t, "serve", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
-	_, status := httpGet(t, "http://"+d.http+"/api/status")
-	mustContain(t, "/api/status", status, `"engine": "sozu"`)
-	if err := d.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatalf("serve: %v\n%s", err, d.log())
-	}
-	if _, err := os.Stat(filepath.Join(data, storeFile)); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("a command that only reads or serves wrote %s: %v", storeFile, err)
-	}
-
 	before := dirstate.Of(t, data)
-	mustRefuse(t, []string{"info", "--data", data, "--engine", "pebble"}, "holds a sozu store", "not pebble")
-	mustRefuse(t, []string{"serve", "--create", "--data", data, "--engine", "pebble"}, "holds a sozu store", "not pebble")
+	for _, args := range refusedCommands(t, data) {
+		mustFail(t, args, "holds the files of a store in "+filepath.Join(data, "sozu")+" but no "+storeFile+" file",
+			fmt.Sprintf("reads format %d", utxo.FormatVersion), "remove "+filepath.Join(data, "sozu"), `{"engine":"sozu","network":"mainnet","format":`)
+	}
+	mustRefuse(t, []string{"info", "--data", filepath.Join(data, "sozu")}, "the sozu engine's directory", "--data "+data)
 	dirstate.MustBeUnchanged(t, data, before)
 
-	d = startDaemon(t, "serve", "--create", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
-	if err := d.stop(t, syscall.SIGTERM); err != nil {
-		t.Fatalf("serve --create: %v\n%s", err, d.log())
-	}
-	marker, err := os.ReadFile(filepath.Join(data, storeFile))
-	if err != nil {
-		t.Fatalf("serve --create left no %s: %v", storeFile, err)
-	}
-	mustContain(t, storeFile, string(marker), `"engine":"sozu"`, `"network":"mainnet"`)
-	if got := lastLine(t, "info", "--data", data); got != summary {
-		t.Errorf("info after serve --create: %s, want %s", got, summary)
-	}
-
-	// Two stores side by side, as --engine sozu made beside a pebble store.
+	// Two engines' stores side by side are named both.
 	pebbleData, _ := seedStore(t, "pebble")
-	if err := os.Remove(filepath.Join(data, storeFile)); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.Rename(filepath.Join(pebbleData, "pebble"), filepath.Join(data, "pebble")); err != nil {
 		t.Fatal(err)
 	}
-	before = dirstate.Of(t, data)
-	for _, args := range refusedCommands(t, data) {
-		mustRefuse(t, args, "holds stores of 2 engines", filepath.Join(data, "pebble"), filepath.Join(data, "sozu"), "move all but one")
+	mustFail(t, []string{"info", "--data", data}, filepath.Join(data, "pebble")+" and "+filepath.Join(data, "sozu"), "but no "+storeFile+" file")
+	if err := os.RemoveAll(filepath.Join(data, "pebble")); err != nil {
+		t.Fatal(err)
 	}
-	// An engine's own directory given as the data directory.
-	mustRefuse(t, []string{"info", "--data", filepath.Join(data, "sozu")}, "the sozu engine's directory", "--data "+data)
-	dirstate.MustBeUnchanged(t, data, before)
+
+	writeFile(t, marker, fmt.Sprintf(`{"engine":"sozu","network":"mainnet","format":%d}`, utxo.FormatVersion))
+	if got := lastLine(t, "info", "--data", data); got != summary {
+		t.Errorf("info with the %s file written back: %s, want %s", storeFile, got, summary)
+	}
 }
 
 // A storeFile that cannot be read, or that names a store whose engine

@@ -56,8 +56,8 @@ func runDemo(ctx context.Context, args []string) error {
 		}
 		txs += len(b.Txs)
 	}
-	fmt.Fprintf(os.Stderr, "utxostore demo: connected %d blocks, %d txs into %s (%s engine) in %.1fs\n",
-		*blocks, txs, cfg.store.data, cfg.store.engine, time.Since(start).Seconds())
+	cfg.log.Info("connected the synthetic chain", "blocks", *blocks, "txs", txs, "data", cfg.store.data,
+		"engine", cfg.store.engine, "seconds", time.Since(start).Round(time.Millisecond).Seconds())
 	if *exitAfterSeed {
 		err := writeSummary(ctx, st.store, os.Stdout)
 		return errors.Join(err, st.close())

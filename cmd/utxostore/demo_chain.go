@@ -12,7 +12,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
-	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // demoCoin is an output the synthetic chain can spend.
@@ -127,7 +127,7 @@ func (c *demoChain) pickSpendable(height uint32) (int, bool) {
 	for tries := 0; tries < 8 && len(c.pool) > 0; tries++ {
 		i := c.rng.IntN(len(c.pool))
 		coin := c.pool[i]
-		if coin.coinbase && coin.height+utxo.CoinbaseMaturity > height {
+		if coin.coinbase && coin.height+model.CoinbaseMaturity > height {
 			continue
 		}
 		if coin.value < 10_000 {

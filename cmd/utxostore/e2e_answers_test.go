@@ -17,6 +17,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // seededDaemon seeds a store with demo's synthetic chain of blocks (seed 1,
@@ -154,13 +155,13 @@ func TestGetSpendPastTheLastRecord(t *testing.T) {
 	coinbase := gen.blocks[1].Txs[0].ID
 	for _, vout := range []uint32{1, 20_000, 4_000_000_000} {
 		_, err := c.GetSpend(ctx, &utxo.Spend{TxID: coinbase, Vout: vout})
-		if !errors.Is(err, utxo.ErrUtxoNotFound) || !strings.Contains(err.Error(), coinbase.String()+":"+strconv.Itoa(int(vout))) {
+		if !errors.Is(err, model.ErrUtxoNotFound) || !strings.Contains(err.Error(), coinbase.String()+":"+strconv.Itoa(int(vout))) {
 			t.Errorf("GetSpend %s:%d: want UTXO_NOT_FOUND naming the output, got %v", coinbase, vout, err)
 		}
 	}
 	var missing chainhash.Hash
 	missing[0] = 1
-	if _, err := c.GetSpend(ctx, &utxo.Spend{TxID: missing, Vout: 20_000}); !errors.Is(err, utxo.ErrTxNotFound) {
+	if _, err := c.GetSpend(ctx, &utxo.Spend{TxID: missing, Vout: 20_000}); !errors.Is(err, model.ErrTxNotFound) {
 		t.Errorf("GetSpend of a missing transaction's output 20000: want TX_NOT_FOUND, got %v", err)
 	}
 }
@@ -257,7 +258,7 @@ func TestSpendRefusesWhatIsNoSpend(t *testing.T) {
 		{"one output spent twice", chain.NewTx(twice), "inputs 0 and 1 both spend " + out.String()},
 	} {
 		_, err := c.Spend(ctx, tc.tx)
-		if !errors.Is(err, utxo.ErrInvalidSpend) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, model.ErrInvalidSpend) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: want INVALID_SPEND saying %q, got %v", tc.name, tc.want, err)
 		}
 	}

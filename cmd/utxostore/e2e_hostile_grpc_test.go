@@ -18,6 +18,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // halfOpenCalls opens n calls of method over conns connections of their
@@ -177,11 +178,11 @@ func TestNegativeOutputIsRefused(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "output 1 of transaction "+bad.ID.String()+" has value -5, below 0") {
 		t.Errorf("Create with a -5 sat output: want InvalidArgument naming output 1, got %v", err)
 	}
-	if _, err := c.Get(ctx, bad.ID); !errors.Is(err, utxo.ErrTxNotFound) {
+	if _, err := c.Get(ctx, bad.ID); !errors.Is(err, model.ErrTxNotFound) {
 		t.Errorf("the refused transaction is in the store: %v", err)
 	}
 	_, err = c.Spend(ctx, bad)
-	if !errors.Is(err, utxo.ErrInvalidParameter) || !strings.Contains(err.Error(), "output 1") {
+	if !errors.Is(err, model.ErrInvalidParameter) || !strings.Contains(err.Error(), "output 1") {
 		t.Errorf("Spend by a transaction with a -5 sat output: want INVALID_PARAMETER naming output 1, got %v", err)
 	}
 	meta, err := c.Get(ctx, parent.ID, utxo.FieldOutputs)
@@ -205,7 +206,7 @@ func TestSpendOfTheLastOutputNumberIsUtxoNotFound(t *testing.T) {
 		msg := wire.NewMsgTx(1)
 		msg.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Hash: parent.ID, Index: vout}, SignatureScript: []byte{0x51}})
 		msg.AddTxOut(wire.NewTxOut(500, demoScript(9)))
-		if _, err := c.Spend(ctx, chain.NewTx(msg)); !errors.Is(err, utxo.ErrUtxoNotFound) {
+		if _, err := c.Spend(ctx, chain.NewTx(msg)); !errors.Is(err, model.ErrUtxoNotFound) {
 			t.Errorf("spending output %d of a stored transaction: want UTXO_NOT_FOUND, got %v", vout, err)
 		}
 	}

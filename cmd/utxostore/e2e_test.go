@@ -13,6 +13,7 @@ import (
 	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Known transactions of the first 14,132 mainnet blocks.
@@ -122,7 +123,7 @@ func checkAnswers(t *testing.T, d *daemon, digest string) string {
 		}
 	}
 	gone, _ := chainhash.NewHashFromStr(block9Coinbase)
-	if _, err := c.Get(ctx, *gone); !errors.Is(err, utxo.ErrTxNotFound) {
+	if _, err := c.Get(ctx, *gone); !errors.Is(err, model.ErrTxNotFound) {
 		t.Errorf("gRPC Get of a deleted transaction: want TX_NOT_FOUND, got %v", err)
 	}
 

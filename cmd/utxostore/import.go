@@ -70,23 +70,20 @@ func runImport(ctx context.Context, args []string) error {
 	startHeight := fs.Uint("start-height", 0, "height of the first block of the first file")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	every := fs.Int("progress-blocks", 0, "print a progress line every N blocks (instead of a bar on a terminal, or a line every 2 seconds)")
-	server := fs.String("server", "", "send the blocks to a running daemon at this gRPC address instead of opening a store (token from UTXOSTORE_TOKEN)")
+	server := fs.String("server", "", "send the blocks to a running daemon at this gRPC address instead of opening a store")
+	token := fs.String("token", "", "with --server, the daemon's bearer token")
 	trustBlocks := fs.Bool("trust-blocks", false, "skip the proof-of-work and merkle root checks of every block (the structure checks still run): for blocks validated already")
 	var tlsFlags clientTLS
 	tlsFlags.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseWithArgs(fs, args, "no block files given"); err != nil {
 		return err
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return usagef("no block files given")
 	}
 	progress := newBlockProgress(os.Stderr, totalSize(fs.Args()), *quiet, *every)
 	if *server != "" {
 		if *trustBlocks {
 			return usagef("--trust-blocks with --server: the daemon checks the blocks it is sent; start its serve with --trust-blocks instead")
 		}
-		return serverImport(ctx, *server, os.Getenv("UTXOSTORE_TOKEN"), &tlsFlags, fs.Args(), uint32(*startHeight), progress)
+		return serverImport(ctx, *server, *token, &tlsFlags, fs.Args(), uint32(*startHeight), progress)
 	}
 	st, err := sf.openStores(ctx, createStore, pathSettings{trustBlocks: *trustBlocks, bulkIndex: flushEvery})
 	if err != nil {
@@ -193,7 +190,7 @@ func runInfo(ctx context.Context, args []string) error {
 	fs := newFlagSet("info", "Usage: utxostore info [flags]\n\nPrints the summary of the store in the data directory, the JSON object\nimport ends with. A data directory that holds no store is refused. The\nstore is opened read-only: nothing in it changes.\n\nFlags:\n")
 	var sf storeFlags
 	sf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	return printSummary(ctx, sf, os.Stdout)

@@ -33,7 +33,7 @@ func runInspect(ctx context.Context, args []string) error {
 	var sf storeFlags
 	sf.register(fs)
 	asJSON := fs.Bool("json", false, "the sozu shape as JSON")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if _, err := sf.resolve(readStore); err != nil {
@@ -75,7 +75,7 @@ func runVerify(ctx context.Context, args []string) error {
 	fs := newFlagSet("verify", "Usage: utxostore verify [flags]\n\nChecks that every record decodes with counters matching its outputs, that child\nrecords match their master, and that the engine's indexes hold exactly the\nrecords' terms. Prints what it checked; exits 1 at the first inconsistency.\nThe store is opened read-only: nothing in it changes.\n\nFlags:\n")
 	var sf storeFlags
 	sf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	store, err := sf.open(ctx, readStore)

@@ -179,6 +179,10 @@ func TestDiscardCorruptLogFlag(t *testing.T) {
 	data := t.TempDir()
 	crashed := filepath.Join(data, sozu.Name)
 	copyDir(t, live, crashed)
+	// The store is named in the data directory, as every store is.
+	if err := (dataDir{path: data}).mark(sozu.Name, "mainnet"); err != nil {
+		t.Fatal(err)
+	}
 	damaged := readFile(t, logPath(crashed))
 	damaged[(firstCall+secondCall)/2] ^= 0x40
 	writeFile(t, logPath(crashed), string(damaged))

@@ -40,8 +40,8 @@ type storeFlags struct {
 	namespace string
 	redisWait int
 	verbose   bool
-	// logger is the command's structured logger (serve's); nil means
-	// text lines on stderr.
+	// logger is the command's logger (log): serve's and demo's in
+	// --log-format, text lines on stderr for the others.
 	logger    *slog.Logger
 	index     bool
 	blocks    blockFlags
@@ -59,7 +59,7 @@ type storeFlags struct {
 // registerIndex adds --index, for the commands that feed or serve the
 // address index (import, serve, demo).
 func (f *storeFlags) registerIndex(fs *flag.FlagSet) {
-	fs.BoolVar(&f.index, "index", envOr("UTXOSTORE_INDEX", "") == "true", "keep the Blockbook address index (data format 5) in DATA/index and the raw blocks in DATA/blocks, fed by the same blocks, and serve Blockbook's API from them")
+	fs.BoolVar(&f.index, "index", false, "keep the Blockbook address index (data format 5) in DATA/index and the raw blocks in DATA/blocks, fed by the same blocks, and serve Blockbook's API from them")
 	f.blocks.register(fs)
 }
 
@@ -106,16 +106,22 @@ func (f *storeFlags) openIndex() (*index.Index, error) {
 	return idx, nil
 }
 
-// engineLogger passes an engine's own messages to the command's logger
-// (stderr for commands without one): all of them with --verbose, and
-// otherwise only warnings and errors (a log tail cut at recovery, a store
-// past its memory budget). The rest (pebble's log replay reports, for
-// instance) come on every open and would bury the command's output.
-func (f *storeFlags) engineLogger() *slog.Logger {
-	h := slog.Handler(slog.NewTextHandler(os.Stderr, nil))
-	if f.logger != nil {
-		h = f.logger.Handler()
+// log is the command's one logger: the one serve and demo built from
+// --log-format, or text lines on stderr.
+func (f *storeFlags) log() *slog.Logger {
+	if f.logger == nil {
+		f.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	return f.logger
+}
+
+// engineLogger passes an engine's own messages to the command's logger:
+// all of them with --verbose, and otherwise only warnings and errors (a
+// log tail cut at recovery, a store past its memory budget). The rest
+// (pebble's log replay reports, for instance) come on every open and would
+// bury the command's output.
+func (f *storeFlags) engineLogger() *slog.Logger {
+	h := f.log().Handler()
 	if !f.verbose {
 		h = warningsOf{h}
 	}
@@ -138,25 +144,18 @@ func (w warningsOf) WithGroup(name string) slog.Handler {
 }
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.engine, "engine", envOr("UTXOSTORE_ENGINE", ""), "storage engine: "+strings.Join(engineNames(), ", ")+" (default: the data directory's; "+defaultEngine+" for a new store)")
-	fs.StringVar(&f.data, "data", envOr("UTXOSTORE_DATA", defaultDataDir()), "data directory: the one store it holds (its engine's files in DATA/ENGINE, named in DATA/"+storeFile+") and its address index")
-	fs.StringVar(&f.sync, "sync", envOr("UTXOSTORE_SYNC", "always"), `durability: "always" (every acknowledged write survives a crash) or "block" (durable at block boundaries only; a crash loses the blocks since the last checkpoint, which import then re-applies)`)
-	fs.StringVar(&f.network, "network", envOr("UTXOSTORE_NETWORK", ""), "network the store holds (default: the data directory's; "+defaultNetwork+" for a new store); a store of another network is refused")
-	fs.StringVar(&f.redis, "redis", envOr("UTXOSTORE_REDIS", "127.0.0.1:7100"), "Redis Cluster node addresses, comma-separated (engine redis)")
+	fs.StringVar(&f.engine, "engine", "", "storage engine: "+strings.Join(engineNames(), ", ")+" (default: the data directory's; "+defaultEngine+" for a new store)")
+	fs.StringVar(&f.data, "data", defaultDataDir(), "data directory: the one store it holds (its engine's files in DATA/ENGINE, named in DATA/"+storeFile+") and its address index")
+	fs.StringVar(&f.sync, "sync", "always", `durability: "always" (every acknowledged write survives a crash) or "block" (durable at block boundaries only; a crash loses the blocks since the last checkpoint, which import then re-applies)`)
+	fs.StringVar(&f.network, "network", "", "network the store holds (default: the data directory's; "+defaultNetwork+" for a new store); a store of another network is refused")
+	fs.StringVar(&f.redis, "redis", "127.0.0.1:7100", "Redis Cluster node addresses, comma-separated (engine redis)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print all of the storage engine's own log messages on stderr (its warnings are printed without it)")
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
 	fs.BoolVar(&f.discardCorruptLog, "discard-corrupt-log", false, "engine sozu: open a store whose log is damaged before its end (Open refuses it otherwise) by dropping the log from the damaged write on; the writes logged from there are lost. A torn end is always dropped, and reported")
-	fs.StringVar(&f.sozu, "sozu-tuning", envOr("UTXOSTORE_SOZU_TUNING", ""), "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)
+	fs.StringVar(&f.sozu, "sozu-tuning", "", "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)
 	fs.DurationVar(&f.batchWait, "batch-wait", utxo.DefaultBatchWait, "with --sync always, merge the writes of concurrent callers into one engine batch (one fsync, one Redis round trip per master); while another batch is being written, a batch closes this long after it opens or at --batch-ops updates; 0 turns merging off")
 	fs.IntVar(&f.batchOps, "batch-ops", utxo.DefaultBatchOps, "updates at which a merged batch closes early (see --batch-wait)")
-	fs.StringVar(&f.namespace, "redis-namespace", envOr("UTXOSTORE_REDIS_NAMESPACE", "utxostore"), "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
-}
-
-func envOr(name, fallback string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return fallback
+	fs.StringVar(&f.namespace, "redis-namespace", "utxostore", "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
 }
 
 func defaultDataDir() string {
@@ -183,6 +182,7 @@ var engines = map[string]opener{
 			return nil, err
 		}
 		o.Sync, o.Logger = sync, f.engineLogger()
+		limitMemory(o)
 		return openSozu(filepath.Join(f.data, "sozu"), o)
 	},
 	"redis": func(ctx context.Context, f *storeFlags, sync engine.SyncMode, readOnly bool) (engine.Engine, error) {
@@ -278,8 +278,7 @@ func (f *storeFlags) resolve(mode openMode) (dataDir, error) {
 	}
 	switch {
 	case dir.network == "":
-		// A new store, or one whose network only its engine keeps:
-		// utxo.Open refuses another network's.
+		// A new store.
 		f.network = cmp.Or(f.network, defaultNetwork)
 	case f.network == "":
 		f.network = dir.network
@@ -301,13 +300,32 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 		return nil, usagef(`unknown --sync %q: use "always" (every write durable) or "block" (durable at block boundaries)`, f.sync)
 	}
 	readOnly := mode == readStore
+	// A store this command creates is named in the data directory once it
+	// has opened (so that the name is only ever a store's that exists,
+	// with the network its engine confirmed); if its creation fails
+	// before then (a full disk), what it made of the engine's directory
+	// goes, so that the next command starts the store afresh rather than
+	// find files no storeFile names.
+	creating := mode == createStore && keepsDataInDir(f.engine) && dir.engine == ""
+	engineDir := filepath.Join(f.data, f.engine)
+	if creating {
+		if _, err := os.Stat(engineDir); !errors.Is(err, os.ErrNotExist) {
+			creating = false // not this command's to remove
+		}
+	}
+	failed := func(err error) (*utxo.DB, error) {
+		if creating {
+			err = errors.Join(err, os.RemoveAll(engineDir))
+		}
+		return nil, err
+	}
 	eng, err := engines[f.engine](ctx, f, sync, readOnly)
 	var noRedisStore *noRedisStoreError
 	if errors.As(err, &noRedisStore) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening the %s engine: %w", f.engine, err)
+		return failed(fmt.Errorf("opening the %s engine: %w", f.engine, err))
 	}
 	opts := utxo.Options{Network: f.network, ReadOnly: readOnly, BatchOps: f.batchOps, UnminedRetention: f.unminedRetention}
 	if sync == engine.SyncAlways && !readOnly {
@@ -318,16 +336,12 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 	store, err := utxo.Open(ctx, eng, opts)
 	if err != nil {
 		eng.Close()
-		return nil, fmt.Errorf("opening the store on the %s engine: %w", f.engine, err)
+		return failed(fmt.Errorf("opening the store on the %s engine: %w", f.engine, err))
 	}
-	// Written once the store has opened, so that it names only a store
-	// that exists, with the network its engine confirmed; a directory
-	// holding its engine subdirectory alone gets one from the first
-	// command that may create.
-	if mode == createStore && keepsDataInDir(f.engine) && !dir.marked {
+	if mode == createStore && keepsDataInDir(f.engine) && dir.engine == "" {
 		if err := dir.mark(f.engine, f.network); err != nil {
 			store.Close()
-			return nil, err
+			return failed(err)
 		}
 	}
 	return store, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/internal/setting"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -73,9 +74,7 @@ func (s *stores) openDerived(ctx context.Context, f *storeFlags, rules chain.Blo
 		return err
 	}
 	cfg := blockpath.Config{Store: s.store, Rules: rules, Blocks: s.blocks, Index: s.index, IndexBulk: ps.bulkIndex, Logger: ps.logger}
-	if cfg.Logger == nil {
-		cfg.Logger = f.engineLogger()
-	}
+	setting.Default(&cfg.Logger, f.engineLogger())
 	s.path, err = blockpath.Open(ctx, cfg)
 	return err
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -66,7 +65,7 @@ type followFlags struct {
 }
 
 func (f *followFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.peer, "peer", envOr("UTXOSTORE_PEER", ""), "follow the Bitcoin node at this P2P address (host:port) on --network")
+	fs.StringVar(&f.peer, "peer", "", "follow the Bitcoin node at this P2P address (host:port) on --network")
 	fs.UintVar(&f.rollbackWindow, "rollback-window", follow.DefaultRollbackWindow, "blocks a reorganisation can disconnect (the block store DATA/blocks keeps their raw blocks: with --index, --block-retention must be 0 or at least this)")
 	fs.IntVar(&f.inFlight, "in-flight", follow.DefaultInFlight, "blocks asked of the node at once during catch-up")
 	fs.DurationVar(&f.banDuration, "ban-duration", follow.DefaultBanDuration, "how long the node is banned after it sent invalid data: no connection to it meanwhile (kept in DATA/follow/bans.json, which can be deleted to lift a ban); 0 only drops the connection and reconnects")
@@ -120,7 +119,7 @@ func runSync(ctx context.Context, args []string) error {
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	every := fs.Int("progress-blocks", 0, "print a progress line every N blocks (instead of a bar on a terminal, or a line every 2 seconds)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), syncHelp); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if ff.peer == "" {
@@ -143,7 +142,7 @@ func runSync(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "utxostore sync: metrics on http://%s/metrics\n", addr)
+		sf.log().Info("serving metrics", "url", "http://"+addr+"/metrics")
 	}
 	st, err := sf.openStores(ctx, createStore, pathSettings{followWindow: uint32(ff.rollbackWindow)})
 	if err != nil {
@@ -153,8 +152,7 @@ func runSync(ctx context.Context, args []string) error {
 	if lines, ok := progress.(*lineProgress); ok {
 		lines.verb = "synced"
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	fol, err := ff.follower(&sf, follow.Config{Path: st.path, Metrics: metrics, Progress: syncProgress{progress}, StopAtTip: *stopAtTip, Logger: logger})
+	fol, err := ff.follower(&sf, follow.Config{Path: st.path, Metrics: metrics, Progress: syncProgress{progress}, StopAtTip: *stopAtTip, Logger: sf.log()})
 	if err == nil {
 		err = fol.Run(ctx)
 	}

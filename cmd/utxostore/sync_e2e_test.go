@@ -21,6 +21,7 @@ import (
 	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/internal/btcdtest"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // minedNode starts a btcd node mining to a new wallet's key, with the
@@ -211,7 +212,7 @@ func TestServeFollowsPeer(t *testing.T) {
 	}
 	waitInMempool(t, node, grpcRelayed.TxHash())
 	doubleSpend = w.Pay(t, coins, 3, 10_000)
-	if _, err := c.SendTx(context.Background(), txBytes(t, doubleSpend)); !errors.Is(err, utxo.ErrSpent) {
+	if _, err := c.SendTx(context.Background(), txBytes(t, doubleSpend)); !errors.Is(err, model.ErrSpent) {
 		t.Errorf("gRPC SendTx of a double spend: %v", err)
 	}
 

@@ -14,7 +14,7 @@ import (
 	"github.com/utxostore/utxostore/internal/btcdtest"
 )
 
-var metricsLine = regexp.MustCompile(`metrics on (http://\S+/metrics)`)
+var metricsLine = regexp.MustCompile(`msg="serving metrics" url=(http://\S+/metrics)`)
 
 // startSync runs sync with its metrics on a free port and returns the
 // process and the metrics URL.

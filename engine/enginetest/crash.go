@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/setting"
 )
 
 // CrashHarness tells Crash how to open the engine under test and how hard
@@ -70,27 +71,18 @@ type CrashHarness struct {
 }
 
 func (h CrashHarness) withDefaults() CrashHarness {
-	if h.Kills == 0 {
-		h.Kills = 20
-		if h.Long {
-			h.Kills = 100
-		}
+	kills := 20
+	if h.Long {
+		kills = 100
 	}
-	if h.Seed == 0 {
+	setting.Default(&h.Kills, kills)
+	if h.Seed == 0 { // any other seed, a negative one too, is a run to reproduce
 		h.Seed = time.Now().UnixNano()
 	}
-	if h.KeySpace == 0 {
-		h.KeySpace = 256
-	}
-	if h.CheckpointEvery == 0 {
-		h.CheckpointEvery = 16
-	}
-	if h.MaxAcks == 0 {
-		h.MaxAcks = 200
-	}
-	if h.RoundTimeout == 0 {
-		h.RoundTimeout = 60 * time.Second
-	}
+	setting.Default(&h.KeySpace, 256)
+	setting.Default(&h.CheckpointEvery, 16)
+	setting.Default(&h.MaxAcks, 200)
+	setting.Default(&h.RoundTimeout, 60*time.Second)
 	return h
 }
 

@@ -37,6 +37,7 @@ import (
 
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/internal/fsutil"
+	"github.com/utxostore/utxostore/internal/setting"
 )
 
 // Name is the engine's registered name and the owner written in its data
@@ -76,17 +77,11 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.CacheSize == 0 {
-		o.CacheSize = 64 << 20
-	}
-	if o.MemTableSize == 0 {
-		o.MemTableSize = 64 << 20
-	}
-	if o.BloomBitsPerKey == 0 {
-		o.BloomBitsPerKey = 10
+	setting.Default(&o.Now, time.Now)
+	setting.Default(&o.CacheSize, 64<<20)
+	setting.Default(&o.MemTableSize, 64<<20)
+	if o.BloomBitsPerKey >= 0 { // negative: no bloom filters
+		setting.Default(&o.BloomBitsPerKey, 10)
 	}
 	return o
 }
@@ -127,11 +122,7 @@ var _ engine.Engine = (*Engine)(nil)
 // changes nothing. A directory claimed by another engine is refused before
 // anything in it is read or written.
 func Open(dir string, opts Options) (*Engine, error) {
-	claim := fsutil.ClaimDir
-	if opts.ReadOnly {
-		claim = fsutil.CheckClaim
-	}
-	if err := claim(dir, Name); err != nil {
+	if err := fsutil.Claim(dir, Name, opts.ReadOnly); err != nil {
 		return nil, err
 	}
 	opts = opts.withDefaults()

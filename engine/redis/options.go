@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/setting"
 )
 
 // Options configures Open.
@@ -78,17 +79,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Wait < 0 {
 		return o, fmt.Errorf("redis: wait for %d replicas", o.Wait)
 	}
-	if o.WaitTimeout <= 0 {
-		o.WaitTimeout = defaultWaitTimeout
-	}
-	if o.RetryTimeout <= 0 {
-		o.RetryTimeout = defaultRetryTimeout
-	}
-	switch {
-	case o.RecentRecords == 0:
-		o.RecentRecords = defaultRecent
-	case o.RecentRecords < 0:
+	setting.Default(&o.WaitTimeout, defaultWaitTimeout)
+	setting.Default(&o.RetryTimeout, defaultRetryTimeout)
+	if o.RecentRecords < 0 { // none remembered
 		o.RecentRecords = 0
+	} else {
+		setting.Default(&o.RecentRecords, defaultRecent)
 	}
 	return o, nil
 }

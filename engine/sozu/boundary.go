@@ -47,8 +47,9 @@ func (e *Engine) Checkpoint(ctx context.Context, height uint32) error {
 
 // warnIfOverBudget logs, once per open store, that the process's live heap
 // has passed three quarters of the memory budget (Options.MemoryBytes).
-// Open set the Go memory limit to the budget, so from there the collector
-// runs at least three times as often as it would without a limit, and
+// Where the program set the Go memory limit to the budget (utxostore
+// does), the collector from there runs at least three times as often as
+// it would without a limit, and
 // more as the store grows: a store that outgrew its budget slows with no
 // error. The live heap is the collector's last count, so reading it costs
 // next to nothing at each block.

@@ -14,23 +14,24 @@ import (
 	"github.com/utxostore/utxostore/engine"
 )
 
-// TestOpenLowersTheGoMemoryLimit: the memory budget becomes the Go
-// runtime's soft memory limit, unless a lower one is set (GOMEMLIMIT).
-func TestOpenLowersTheGoMemoryLimit(t *testing.T) {
+// TestOpenLeavesTheGoMemoryLimit: the memory budget is the store's, the
+// Go runtime's memory limit the process's; opening a store changes no
+// process-wide setting, whatever its budget.
+func TestOpenLeavesTheGoMemoryLimit(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	o, err := ParseTuning("memory=1073741824")
 	if err != nil {
 		t.Fatal(err)
 	}
-	openFor(t, t.TempDir(), o).Close()
-	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
-		t.Fatalf("memory limit %d after opening a store with a budget of 1 GiB", got)
+	if o.MemoryBudget() != 1<<30 || (Options{}).MemoryBudget() != DefaultOptions().MemoryBytes {
+		t.Fatalf("budgets %d and %d, want 1 GiB and the default", o.MemoryBudget(), (Options{}).MemoryBudget())
 	}
-
-	debug.SetMemoryLimit(512 << 20)
-	openFor(t, t.TempDir(), o).Close()
-	if got := debug.SetMemoryLimit(-1); got != 512<<20 {
-		t.Fatalf("memory limit %d: a lower limit (512 MiB) must stay", got)
+	for _, limit := range []int64{math.MaxInt64, 4 << 30, 512 << 20} {
+		debug.SetMemoryLimit(limit)
+		openFor(t, t.TempDir(), o).Close()
+		if got := debug.SetMemoryLimit(-1); got != limit {
+			t.Fatalf("memory limit %d after opening a store with a budget of 1 GiB, want it left at %d", got, limit)
+		}
 	}
 }
 

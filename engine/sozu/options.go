@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
-	"runtime/debug"
 
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/setting"
 )
 
 // PageSize is the unit of every deep-layer read and write: the 4 KiB block
@@ -64,13 +64,15 @@ type Options struct {
 	// changes are applied anyway once they would fill a quarter page.
 	ChangeBufferBytes int
 	// MemoryBytes is the memory budget of the process that holds the
-	// store: Open lowers the Go runtime's soft memory limit
-	// (debug.SetMemoryLimit, what GOMEMLIMIT sets) to it unless the limit
-	// is lower already, so the garbage collector works harder rather than
-	// let the heap double past it. The engine's buffers (layer 0, the
-	// change buffer, the dirty deep buckets, the value-log buffers) must
-	// fit in half of it; per record the engine keeps only its filter
-	// entry in memory (README.md, "Memory").
+	// store. The engine's buffers (layer 0, the change buffer, the dirty
+	// deep buckets, the value-log buffers) must fit in half of it; per
+	// record the engine keeps only its filter entry in memory (README.md,
+	// "Memory"). A Checkpoint logs a warning once the live heap passes
+	// three quarters of it. Open leaves the process's settings alone: the
+	// program that owns the process sets the Go runtime's soft memory
+	// limit (debug.SetMemoryLimit, what GOMEMLIMIT sets) to it, so that
+	// the garbage collector works harder rather than let the heap double
+	// past it (utxostore does, unless the limit is lower already).
 	MemoryBytes int
 	// CheckpointLogBytes is how many log bytes (all shards together) a
 	// Checkpoint lets accumulate before it also takes a page checkpoint
@@ -143,48 +145,20 @@ func DefaultOptions() Options {
 
 func (o Options) withDefaults() (Options, error) {
 	d := DefaultOptions()
-	if o.Shards == 0 {
-		o.Shards = d.Shards
-	}
-	if o.Layer0Buckets == 0 {
-		o.Layer0Buckets = d.Layer0Buckets
-	}
-	if o.FanoutBits == 0 {
-		o.FanoutBits = d.FanoutBits
-	}
-	if o.Layers == 0 {
-		o.Layers = d.Layers
-	}
-	if len(o.Capacity) == 0 {
-		o.Capacity = d.Capacity
-	}
-	if len(o.FlowRatio) == 0 {
-		o.FlowRatio = d.FlowRatio
-	}
-	if o.InlineMax == 0 {
-		o.InlineMax = d.InlineMax
-	}
-	if o.ValueLogGarbageBytes == 0 {
-		o.ValueLogGarbageBytes = d.ValueLogGarbageBytes
-	}
-	if o.ValueLogBufferBytes == 0 {
-		o.ValueLogBufferBytes = d.ValueLogBufferBytes
-	}
-	if o.FilterKeys == 0 {
-		o.FilterKeys = d.FilterKeys
-	}
-	if o.DirtyBytes == 0 {
-		o.DirtyBytes = d.DirtyBytes
-	}
-	if o.ChangeBufferBytes == 0 {
-		o.ChangeBufferBytes = d.ChangeBufferBytes
-	}
-	if o.CheckpointLogBytes == 0 {
-		o.CheckpointLogBytes = d.CheckpointLogBytes
-	}
-	if o.MemoryBytes == 0 {
-		o.MemoryBytes = d.MemoryBytes
-	}
+	setting.Default(&o.Shards, d.Shards)
+	setting.Default(&o.Layer0Buckets, d.Layer0Buckets)
+	setting.Default(&o.FanoutBits, d.FanoutBits)
+	setting.Default(&o.Layers, d.Layers)
+	setting.Default(&o.Capacity, d.Capacity)
+	setting.Default(&o.FlowRatio, d.FlowRatio)
+	setting.Default(&o.InlineMax, d.InlineMax)
+	setting.Default(&o.ValueLogGarbageBytes, d.ValueLogGarbageBytes)
+	setting.Default(&o.ValueLogBufferBytes, d.ValueLogBufferBytes)
+	setting.Default(&o.FilterKeys, d.FilterKeys)
+	setting.Default(&o.DirtyBytes, d.DirtyBytes)
+	setting.Default(&o.ChangeBufferBytes, d.ChangeBufferBytes)
+	setting.Default(&o.CheckpointLogBytes, d.CheckpointLogBytes)
+	setting.Default(&o.MemoryBytes, d.MemoryBytes)
 	if !isPow2(o.Shards) || !isPow2(o.Layer0Buckets) {
 		return o, fmt.Errorf("sozu: Shards (%d) and Layer0Buckets (%d) must be powers of two", o.Shards, o.Layer0Buckets)
 	}
@@ -245,10 +219,9 @@ func (o Options) flowRatio(layer int) float64 {
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
-// limitMemory lowers the Go runtime's soft memory limit to the budget; a
-// lower limit (GOMEMLIMIT, or the program's own) stays.
-func limitMemory(budget int) {
-	if int64(budget) < debug.SetMemoryLimit(-1) {
-		debug.SetMemoryLimit(int64(budget))
-	}
+// MemoryBudget is the memory budget o sets (MemoryBytes), or the default
+// one.
+func (o Options) MemoryBudget() int {
+	setting.Default(&o.MemoryBytes, DefaultOptions().MemoryBytes)
+	return o.MemoryBytes
 }

@@ -216,15 +216,7 @@ func (e *Engine) resumeLog(path string, tail logTail) (*writeAheadLog, error) {
 			log.allocated = st.Size()
 		}
 	}
-	// A log of the previous format takes this one's header before patches
-	// follow its records (which read the same in both), so that a release
-	// that reads only the previous format refuses it rather than take a
-	// patch for a torn record.
-	upgrade := tail.format != logMagic
-	if err == nil && upgrade {
-		err = log.writeHeader()
-	}
-	if err == nil && (cut || records || upgrade) {
+	if err == nil && (cut || records) {
 		log.synced.Store(0)
 		err = log.sync()
 	}

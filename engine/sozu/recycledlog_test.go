@@ -237,24 +237,30 @@ func TestLogOfAnotherGenerationIsRefused(t *testing.T) {
 	openHolding(t, dir, tinyOptions(), 50).Close()
 }
 
-// A log of another format is refused with a FormatError that says what to
-// do, not reported as damage, and left as it was.
+// A log of another format is refused with a FormatError that names the
+// format found and says what to do, not reported as damage, and left as it
+// was: the format just before this one (before patch records) as any
+// earlier one.
 func TestLogOfAnotherFormatIsRefused(t *testing.T) {
 	dir, path, original := crashedWithFiftyRecords(t)
-	earlier := slices.Clone(original)
-	copy(earlier, "SOZUWAL1")
-	if err := os.WriteFile(path, earlier, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Open(dir, tinyOptions())
-	var format *FormatError
-	var corrupt *engine.CorruptionError
-	if !errors.As(err, &format) || errors.As(err, &corrupt) || !strings.Contains(err.Error(), "earlier release") {
-		t.Fatalf("open over a log of format SOZUWAL1: %v, want a FormatError naming an earlier release", err)
-	}
-	t.Logf("refused: %v", err)
-	if after, _ := os.ReadFile(path); !bytes.Equal(after, earlier) {
-		t.Fatal("the refused open changed the log")
+	last := len(logMagic) - 1
+	previous := logMagic[:last] + string(logMagic[last]-1)
+	for _, magic := range []string{"SOZUWAL1", previous} {
+		earlier := slices.Clone(original)
+		copy(earlier, magic)
+		if err := os.WriteFile(path, earlier, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(dir, tinyOptions())
+		var format *FormatError
+		var corrupt *engine.CorruptionError
+		if !errors.As(err, &format) || errors.As(err, &corrupt) || !strings.Contains(err.Error(), "earlier release") || !strings.Contains(err.Error(), magic) {
+			t.Fatalf("open over a log of format %s: %v, want a FormatError naming it and an earlier release", magic, err)
+		}
+		t.Logf("refused: %v", err)
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, earlier) {
+			t.Fatal("the refused open changed the log")
+		}
 	}
 	if err := os.WriteFile(path, original, 0o644); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,9 @@
 // Package sozu is utxostore's embedded engine: the Sozu table of Joannes
-// Vermorel's paper, a layered hash table whose buckets spill their oldest
-// entries downward, adapted to 32-byte keys whose values are opaque bytes
-// with engine.Terms.
+// Vermorel's paper ("The Sozu table, a blockchain-centric data structure
+// for the UTXO dataset of Bitcoin", 2018,
+// https://blog.vermorel.com/pdf/sozu-table-2018-08-16.pdf), a layered hash
+// table whose buckets spill their oldest entries downward, adapted to
+// 32-byte keys whose values are opaque bytes with engine.Terms.
 //
 // Layout. The hash (the key's first 8 bytes) picks a shard, then a bucket
 // in every layer; layer i has B0·2^(k·i) buckets per shard. Layer 0 lives in
@@ -50,12 +52,12 @@
 // directory and buffered changes to a new checkpoint file, then
 // atomically switches the
 // CHECKPOINT manifest to it and starts an empty log, in the previous log's
-// file (wal.go: syncs then overwrite blocks the file has, and the file
+// file (wal_write.go: syncs then overwrite blocks the file has, and the file
 // system's journal stays out of them). Open loads the
 // checkpoint the manifest names and replays the log; a torn tail is
 // truncated and reported (Stats.Recovery, Options.Logger), also one a power loss left
 // with later blocks of an unsynced write on the disk (the marks around each
-// write tell it apart, wal.go). A torn write is dropped whole, so no
+// write tell it apart, wal_tear.go). A torn write is dropped whole, so no
 // shard's group of requests survives in part. Damage to records an fsync
 // had made durable is refused as *engine.CorruptionError.
 package sozu
@@ -105,11 +107,7 @@ var _ engine.Engine = (*Engine)(nil)
 // Open opens (or creates) the store in dir; with Options.ReadOnly it
 // opens the store dir holds and changes none of its files.
 func Open(dir string, opts Options) (*Engine, error) {
-	claim := fsutil.ClaimDir
-	if opts.ReadOnly {
-		claim = fsutil.CheckClaim
-	}
-	if err := claim(dir, Name); err != nil {
+	if err := fsutil.Claim(dir, Name, opts.ReadOnly); err != nil {
 		return nil, err
 	}
 	o, err := opts.withDefaults()
@@ -120,7 +118,6 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	limitMemory(o.MemoryBytes)
 	e := &Engine{dir: dir, opts: o, layout: newLayout(o), gen: gen}
 	for i := 0; i < o.Shards; i++ {
 		s, err := openShard(dir, i, gen, o)

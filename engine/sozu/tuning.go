@@ -11,7 +11,7 @@ const TuningHelp = "shards, b0 (layer-0 buckets per shard), fanout (bits per lay
 	"cap0 and cap (bucket capacity in bytes: layer 0, deeper layers), " +
 	"alpha0, alpha1 and alpha (flow ratio α: layer 0, layer 1, deeper layers), " +
 	"inline (largest value kept in a bucket), vloggarbage (value-log garbage bytes that allow a compaction), vlogbuffer (value-log bytes collected per write), filter (filter keys per shard), " +
-	"ckptlog (log bytes between page checkpoints), memory (the process's memory budget in bytes: the Go memory limit), dirty (bytes of modified deep buckets kept in memory), " +
+	"ckptlog (log bytes between page checkpoints), memory (the process's memory budget in bytes, which utxostore makes the Go memory limit), dirty (bytes of modified deep buckets kept in memory), " +
 	"changes (bytes of buffered changes); shards, b0, fanout and layers are the store's layout and must match it"
 
 // TuningError is a tuning setting ParseTuning cannot take.

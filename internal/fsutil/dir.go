@@ -52,6 +52,15 @@ func (e *NotClaimedError) Error() string {
 	return fmt.Sprintf("%s holds no %s store (no %s marker)", e.Dir, e.Want, MarkerFile)
 }
 
+// Claim is how an engine's Open claims its directory: ClaimDir, or for a
+// read-only open, which must change nothing, CheckClaim.
+func Claim(dir, name string, readOnly bool) error {
+	if readOnly {
+		return CheckClaim(dir, name)
+	}
+	return ClaimDir(dir, name)
+}
+
 // CheckClaim makes sure dir belongs to engine name, as ClaimDir does, for
 // an engine that opens an existing store only: it reads and changes
 // nothing. A directory claimed by another engine gives a

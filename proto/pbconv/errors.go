@@ -6,16 +6,16 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
-	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
-// ErrorToPB encodes an error: a *utxo.Error keeps its code and output;
+// ErrorToPB encodes an error: a *model.Error keeps its code and output;
 // any other error travels as its message with an empty code.
 func ErrorToPB(err error) *pb.StoreError {
 	if err == nil {
 		return nil
 	}
-	var e *utxo.Error
+	var e *model.Error
 	if !errors.As(err, &e) {
 		return &pb.StoreError{Message: err.Error()}
 	}
@@ -26,7 +26,7 @@ func ErrorToPB(err error) *pb.StoreError {
 	return out
 }
 
-// ErrorFromPB decodes an error: a known code becomes a *utxo.Error, so
+// ErrorFromPB decodes an error: a known code becomes a *model.Error, so
 // errors.Is with the utxo sentinels works on the client's side. A missing
 // or empty StoreError is no error: a list of errors (BatchReply) sends its
 // successes as empty messages, since protobuf has no nil list element.
@@ -34,11 +34,11 @@ func ErrorFromPB(e *pb.StoreError) error {
 	if e == nil || (e.Code == "" && e.Message == "") {
 		return nil
 	}
-	code, ok := utxo.ParseErrorCode(e.Code)
+	code, ok := model.ParseErrorCode(e.Code)
 	if !ok {
 		return errors.New(e.Message)
 	}
-	out := &utxo.Error{Code: code, Vout: e.Vout, Msg: e.Message}
+	out := &model.Error{Code: code, Vout: e.Vout, Msg: e.Message}
 	copy(out.TxID[:], e.Txid)
 	out.Spending, _ = SpendingDataFromPB(e.Spending)
 	return out

@@ -13,6 +13,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Hash decodes a 32-byte hash in internal byte order; what names the field
@@ -77,7 +78,7 @@ func Tx(raw []byte) (*chain.Tx, error) {
 }
 
 // SpendingDataToPB encodes spending data.
-func SpendingDataToPB(s *utxo.SpendingData) *pb.SpendingData {
+func SpendingDataToPB(s *model.SpendingData) *pb.SpendingData {
 	if s == nil {
 		return nil
 	}
@@ -85,7 +86,7 @@ func SpendingDataToPB(s *utxo.SpendingData) *pb.SpendingData {
 }
 
 // SpendingDataFromPB decodes spending data.
-func SpendingDataFromPB(s *pb.SpendingData) (*utxo.SpendingData, error) {
+func SpendingDataFromPB(s *pb.SpendingData) (*model.SpendingData, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -93,21 +94,21 @@ func SpendingDataFromPB(s *pb.SpendingData) (*utxo.SpendingData, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &utxo.SpendingData{TxID: h, Vin: s.Vin}, nil
+	return &model.SpendingData{TxID: h, Vin: s.Vin}, nil
 }
 
 // MinedToPB encodes MinedBlockInfo.
-func MinedToPB(m utxo.MinedBlockInfo) *pb.MinedBlockInfo {
+func MinedToPB(m model.MinedBlockInfo) *pb.MinedBlockInfo {
 	return &pb.MinedBlockInfo{BlockId: m.BlockID, BlockHeight: m.BlockHeight, SubtreeIdx: int32(m.SubtreeIdx),
 		OnLongestChain: m.OnLongestChain, UnsetMined: m.UnsetMined}
 }
 
 // MinedFromPB decodes MinedBlockInfo; nil is the zero value.
-func MinedFromPB(m *pb.MinedBlockInfo) utxo.MinedBlockInfo {
+func MinedFromPB(m *pb.MinedBlockInfo) model.MinedBlockInfo {
 	if m == nil {
-		return utxo.MinedBlockInfo{}
+		return model.MinedBlockInfo{}
 	}
-	return utxo.MinedBlockInfo{BlockID: m.BlockId, BlockHeight: m.BlockHeight, SubtreeIdx: int(m.SubtreeIdx),
+	return model.MinedBlockInfo{BlockID: m.BlockId, BlockHeight: m.BlockHeight, SubtreeIdx: int(m.SubtreeIdx),
 		OnLongestChain: m.OnLongestChain, UnsetMined: m.UnsetMined}
 }
 

@@ -308,7 +308,7 @@ func (x *BlockRef) GetHash() []byte {
 	return nil
 }
 
-// StoreError is the store's typed error (utxo.Error).
+// StoreError is the store's typed error (model.Error, package utxo/model).
 type StoreError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// code is the wire name, e.g. "SPENT", "TX_NOT_FOUND".

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // FormatVersion is the first byte of every encoded record. Decode refuses
@@ -65,7 +66,7 @@ func (r *Record) Encode() []byte {
 
 func (r *Record) encodedSizeHint() int {
 	n := 160 + len(r.Tx) + len(r.keptInpoints) + 36*len(r.ConflictingChildren) + 32*len(r.DeletedChildren) + 12*len(r.BlockIDs) +
-		10*len(r.UtxoSpendableIn) + 76*len(r.Reassignments) + r.TxInpoints.encodedSize() + 10
+		10*len(r.UtxoSpendableIn) + 76*len(r.Reassignments) + txInpointsSize(r.TxInpoints) + 10
 	for _, e := range r.Utxos {
 		n += 1 + len(e)
 	}
@@ -121,8 +122,8 @@ func (r *Record) AppendEncode(dst []byte) []byte {
 	case r.TxInpoints.IsEmpty():
 		dst = u(dst, 0)
 	default:
-		dst = u(dst, uint64(r.TxInpoints.encodedSize()))
-		dst = r.TxInpoints.appendTo(dst)
+		dst = u(dst, uint64(txInpointsSize(r.TxInpoints)))
+		dst = appendTxInpoints(dst, r.TxInpoints)
 	}
 
 	dst = u(dst, uint64(len(r.Utxos)))
@@ -283,7 +284,7 @@ func decode(b []byte, mode decodeMode) (*Record, error) {
 		} else {
 			t, err := DecodeTxInpoints(inp)
 			if err != nil && rd.err == nil {
-				rd.err = err.(*Error)
+				rd.err = err.(*model.Error)
 			}
 			rec.TxInpoints = t
 		}
@@ -304,12 +305,12 @@ func decode(b []byte, mode decodeMode) (*Record, error) {
 // decodeHeader reads the format version, the flags and the fixed fields
 // (TxID to SpentUtxos) of an encoded record into rec, and returns the
 // reader positioned at the block lists. Decode and Inspect share it.
-func decodeHeader(b []byte, rec *Record) (reader, uint64, *Error) {
+func decodeHeader(b []byte, rec *Record) (reader, uint64, *model.Error) {
 	if len(b) == 0 {
 		return reader{}, 0, malformed("empty record")
 	}
 	if b[0] != FormatVersion {
-		return reader{}, 0, &Error{Code: CodeUnsupportedVersion, Msg: fmt.Sprintf("record format version %d is not supported (want %d)", b[0], FormatVersion)}
+		return reader{}, 0, &model.Error{Code: model.CodeUnsupportedVersion, Msg: fmt.Sprintf("record format version %d is not supported (want %d)", b[0], FormatVersion)}
 	}
 	rd := reader{b: b, off: 1}
 	flags := rd.uvarint()
@@ -511,7 +512,7 @@ func (rd *reader) sharedEntries(n int) []Entry {
 }
 
 // frozenMarkerBytes is the 36-byte freeze marker.
-var frozenMarkerBytes = frozenSpendingData.Bytes()
+var frozenMarkerBytes = appendSpendingData(nil, frozenSpendingData)
 
 // Validate checks the invariants every stored record keeps. Decode calls
 // it; tests and Build use it to catch a broken record before it is written.
@@ -533,7 +534,7 @@ func (r *Record) Validate() error {
 		}
 	}
 	if err := r.validate(len(r.Utxos), stored, spent, frozen); err != nil {
-		return err // not the nil *Error, which is a non-nil error
+		return err // not the nil *model.Error, which is a non-nil error
 	}
 	return nil
 }
@@ -541,7 +542,7 @@ func (r *Record) Validate() error {
 // validate is Validate for a record of outputs outputs, stored of them
 // stored, spent spent, some frozen when frozen; it reads no other output,
 // so a View, which counts them on the encoding, shares it.
-func (r *Record) validate(outputs int, stored, spent uint32, frozen bool) *Error {
+func (r *Record) validate(outputs int, stored, spent uint32, frozen bool) *model.Error {
 	switch {
 	case stored != r.RecordUtxos:
 		return malformed("recordUtxos %d but %d stored entries", r.RecordUtxos, stored)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -69,29 +71,29 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	cases := map[string]struct {
 		b    []byte
-		code ErrorCode
+		code model.ErrorCode
 	}{
-		"empty":               {nil, CodeMalformed},
-		"unknown version":     {append([]byte{2}, valid[1:]...), CodeUnsupportedVersion},
-		"version zero":        {append([]byte{0}, valid[1:]...), CodeUnsupportedVersion},
-		"truncated":           {valid[:len(valid)-1], CodeMalformed},
-		"trailing":            {append(bytes.Clone(valid), 0), CodeMalformed},
-		"unknown flag":        {append([]byte{1, 0x80, 0x02}, valid[2:]...), CodeMalformed},
-		"recordUtxos wrong":   {mutate(func(r *Record) { r.RecordUtxos++ }), CodeMalformed},
-		"spentUtxos wrong":    {mutate(func(r *Record) { r.SpentUtxos = 0 }), CodeMalformed},
-		"frozen flag wrong":   {mutate(func(r *Record) { r.Frozen = false }), CodeMalformed},
-		"bad entry size":      {mutate(func(r *Record) { r.Utxos[0] = r.Utxos[0][:31] }), CodeMalformed},
-		"block lists differ":  {mutate(func(r *Record) { r.BlockHeights = r.BlockHeights[:1] }), CodeMalformed},
-		"spentExtra > total":  {mutate(func(r *Record) { r.SpentExtraRecs = 1 }), CodeMalformed},
-		"spendableIn range":   {mutate(func(r *Record) { r.UtxoSpendableIn[5] = 1 }), CodeMalformed},
-		"reassignment range":  {mutate(func(r *Record) { r.Reassignments[0].Offset = 9 }), CodeMalformed},
-		"master with vout":    {mutate(func(r *Record) { r.FirstVout = 1 }), CodeMalformed},
-		"hostile utxos count": {append(mutate(func(r *Record) { r.Utxos = nil; r.RecordUtxos, r.SpentUtxos, r.Frozen = 0, 0, false })[:len(mutate(func(r *Record) { r.Utxos = nil; r.RecordUtxos, r.SpentUtxos, r.Frozen = 0, 0, false }))-1], 0xff, 0xff, 0xff, 0xff, 0x0f), CodeMalformed},
+		"empty":               {nil, model.CodeMalformed},
+		"unknown version":     {append([]byte{2}, valid[1:]...), model.CodeUnsupportedVersion},
+		"version zero":        {append([]byte{0}, valid[1:]...), model.CodeUnsupportedVersion},
+		"truncated":           {valid[:len(valid)-1], model.CodeMalformed},
+		"trailing":            {append(bytes.Clone(valid), 0), model.CodeMalformed},
+		"unknown flag":        {append([]byte{1, 0x80, 0x02}, valid[2:]...), model.CodeMalformed},
+		"recordUtxos wrong":   {mutate(func(r *Record) { r.RecordUtxos++ }), model.CodeMalformed},
+		"spentUtxos wrong":    {mutate(func(r *Record) { r.SpentUtxos = 0 }), model.CodeMalformed},
+		"frozen flag wrong":   {mutate(func(r *Record) { r.Frozen = false }), model.CodeMalformed},
+		"bad entry size":      {mutate(func(r *Record) { r.Utxos[0] = r.Utxos[0][:31] }), model.CodeMalformed},
+		"block lists differ":  {mutate(func(r *Record) { r.BlockHeights = r.BlockHeights[:1] }), model.CodeMalformed},
+		"spentExtra > total":  {mutate(func(r *Record) { r.SpentExtraRecs = 1 }), model.CodeMalformed},
+		"spendableIn range":   {mutate(func(r *Record) { r.UtxoSpendableIn[5] = 1 }), model.CodeMalformed},
+		"reassignment range":  {mutate(func(r *Record) { r.Reassignments[0].Offset = 9 }), model.CodeMalformed},
+		"master with vout":    {mutate(func(r *Record) { r.FirstVout = 1 }), model.CodeMalformed},
+		"hostile utxos count": {append(mutate(func(r *Record) { r.Utxos = nil; r.RecordUtxos, r.SpentUtxos, r.Frozen = 0, 0, false })[:len(mutate(func(r *Record) { r.Utxos = nil; r.RecordUtxos, r.SpentUtxos, r.Frozen = 0, 0, false }))-1], 0xff, 0xff, 0xff, 0xff, 0x0f), model.CodeMalformed},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := Decode(c.b)
-			var e *Error
+			var e *model.Error
 			if !errors.As(err, &e) || e.Code != c.code {
 				t.Fatalf("got %v, want code %v", err, c.code)
 			}
@@ -202,7 +204,7 @@ func operateOn(r *Record) []byte {
 		hash := r.Utxos[off].Hash()
 		_, _ = r.Spend(off, hash, sd("operate", off), opts)
 	}
-	r.SetMined(MinedBlockInfo{BlockID: 42, BlockHeight: 43, OnLongestChain: true}, 44, 10)
+	r.SetMined(model.MinedBlockInfo{BlockID: 42, BlockHeight: 43, OnLongestChain: true}, 44, 10)
 	if len(r.Utxos) > 0 {
 		_, _ = r.Unspend(0, r.Utxos[0].Hash(), UnspendOptions{CurrentHeight: 45, Retention: 10})
 	}
@@ -214,7 +216,7 @@ func operateOn(r *Record) []byte {
 // gives, and the bytes it was decoded from stay untouched.
 func TestDecodeForUpdateEncodesAsDecode(t *testing.T) {
 	big, err := Build(BuildParams{TxID: h("paged"), UtxoHashes: utxoHashes("paged", 5, 1), BatchSize: 2, Retention: 5,
-		TxInpoints: NewTxInpoints([]Outpoint{{h("p"), 1}})})
+		TxInpoints: model.NewTxInpoints([]model.Outpoint{{TxID: h("p"), Vout: 1}})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +226,7 @@ func TestDecodeForUpdateEncodesAsDecode(t *testing.T) {
 		"paged master": big[0],
 		"paged child":  big[1],
 		"many parents": {TxID: h("many"), Utxos: []Entry{NewUnspentEntry(hn("m", 0))}, RecordUtxos: 1, Tx: []byte{7},
-			TxInpoints: NewTxInpoints([]Outpoint{{h("a"), 0}, {h("b"), 1 << 31}, {h("a"), 5}, {h("c"), 2}})},
+			TxInpoints: model.NewTxInpoints([]model.Outpoint{{TxID: h("a"), Vout: 0}, {TxID: h("b"), Vout: 1 << 31}, {TxID: h("a"), Vout: 5}, {TxID: h("c"), Vout: 2}})},
 	}
 	for name, rec := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -261,9 +263,9 @@ func TestDecodeForUpdateEncodesAsDecode(t *testing.T) {
 // Inpoints that DecodeTxInpoints refuses make DecodeForUpdate refuse the
 // record too, though it does not decode them.
 func TestDecodeForUpdateChecksInpoints(t *testing.T) {
-	rec := &Record{TxID: h("bad"), TxInpoints: NewTxInpoints([]Outpoint{{h("p"), 1}, {h("q"), 2}})}
+	rec := &Record{TxID: h("bad"), TxInpoints: model.NewTxInpoints([]model.Outpoint{{TxID: h("p"), Vout: 1}, {TxID: h("q"), Vout: 2}})}
 	good := rec.Encode()
-	inp, err := rec.TxInpoints.Bytes()
+	inp, err := EncodeTxInpoints(rec.TxInpoints)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,8 +292,8 @@ func TestDecodeForUpdateChecksInpoints(t *testing.T) {
 			if want == nil || got == nil {
 				t.Fatalf("damaged inpoints accepted: Decode %v, DecodeForUpdate %v", want, got)
 			}
-			var e *Error
-			if !errors.As(got, &e) || e.Code != CodeMalformed {
+			var e *model.Error
+			if !errors.As(got, &e) || e.Code != model.CodeMalformed {
 				t.Fatalf("DecodeForUpdate: %v, want MALFORMED", got)
 			}
 		})

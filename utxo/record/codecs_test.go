@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 func TestEntryCodec(t *testing.T) {
@@ -39,32 +40,33 @@ func TestEntryCodec(t *testing.T) {
 			}
 		})
 	}
-	// The seed's example: output spent by input 2 of B.
-	e := NewSpentEntry(hash, SpendingData{TxID: h("B"), Vin: 2})
+	// An output spent by input 2 of B: the spending data holds B's txid and
+	// the input index, little-endian.
+	e := NewSpentEntry(hash, model.SpendingData{TxID: h("B"), Vin: 2})
 	if !bytes.Equal(e[64:], []byte{2, 0, 0, 0}) || !bytes.Equal(e[32:64], func() []byte { b := h("B"); return b[:] }()) {
 		t.Fatalf("layout %x", []byte(e))
 	}
 	for _, n := range []int{1, 31, 33, 67, 69} {
-		if _, err := DecodeEntry(make([]byte, n)); !errors.Is(err, ErrMalformed) {
+		if _, err := DecodeEntry(make([]byte, n)); !errors.Is(err, model.ErrMalformed) {
 			t.Fatalf("size %d accepted", n)
 		}
 	}
 }
 
 func TestSpendingDataCodec(t *testing.T) {
-	b := spA.Bytes()
-	if !bytes.Equal(spA.AppendTo(nil), b[:]) || !bytes.Equal(b[32:], []byte{1, 0, 0, 0}) {
+	b := appendSpendingData(nil, spA)
+	if len(b) != SpendingDataSize || !bytes.Equal(b[:32], spA.TxID[:]) || !bytes.Equal(b[32:], []byte{1, 0, 0, 0}) {
 		t.Fatal("layout")
 	}
 	got, err := DecodeSpendingData(b[:])
-	if err != nil || got != spA || got.IsFrozenMarker() {
+	if err != nil || got != spA || isFrozenMarker(got) {
 		t.Fatal(err)
 	}
 	all := bytes.Repeat([]byte{0xff}, 36)
-	if f, _ := DecodeSpendingData(all); !f.IsFrozenMarker() {
+	if f, _ := DecodeSpendingData(all); !isFrozenMarker(f) {
 		t.Fatal("marker")
 	}
-	if _, err := DecodeSpendingData(b[:35]); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeSpendingData(b[:35]); !errors.Is(err, model.ErrMalformed) {
 		t.Fatal("short accepted")
 	}
 }
@@ -95,7 +97,7 @@ func TestExtendedInputCodec(t *testing.T) {
 		}
 	}
 	nonCanonical := append(append([]byte{}, nb[:36]...), 0xfd, 0x01, 0x00)
-	if _, err := DecodeExtendedInput(nonCanonical); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeExtendedInput(nonCanonical); !errors.Is(err, model.ErrMalformed) {
 		t.Fatal("non-canonical compact size accepted")
 	}
 }
@@ -132,11 +134,11 @@ func TestUTXOWrapperCodec(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, w) {
 		t.Fatalf("%v %+v", err, got)
 	}
-	if _, err := (&UTXOWrapper{Height: MaxWrapperHeight + 1}).Bytes(); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := (&UTXOWrapper{Height: MaxWrapperHeight + 1}).Bytes(); !errors.Is(err, model.ErrInvalidParameter) {
 		t.Fatal("height overflow accepted")
 	}
 	hostile := append(b[:36:36], 0xff, 0xff, 0xff, 0xff)
-	if _, err := DecodeUTXOWrapper(hostile); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeUTXOWrapper(hostile); !errors.Is(err, model.ErrMalformed) {
 		t.Fatal("hostile count accepted")
 	}
 	empty := &UTXOWrapper{TxID: h("e"), Height: MaxWrapperHeight}
@@ -148,14 +150,14 @@ func TestUTXOWrapperCodec(t *testing.T) {
 
 func TestTxInpoints(t *testing.T) {
 	a, b := h("A"), h("B")
-	ti := NewTxInpoints([]Outpoint{{a, 0}, {b, 1}, {a, 2}})
+	ti := model.NewTxInpoints([]model.Outpoint{{TxID: a, Vout: 0}, {TxID: b, Vout: 1}, {TxID: a, Vout: 2}})
 	if !reflect.DeepEqual(ti.ParentTxHashes, []chainhash.Hash{a, b}) || !reflect.DeepEqual(ti.Idxs, [][]uint32{{0, 2}, {1}}) || ti.Len() != 3 {
 		t.Fatalf("%+v", ti)
 	}
-	if !reflect.DeepEqual(ti.Outpoints(), []Outpoint{{a, 0}, {a, 2}, {b, 1}}) {
+	if !reflect.DeepEqual(ti.Outpoints(), []model.Outpoint{{TxID: a, Vout: 0}, {TxID: a, Vout: 2}, {TxID: b, Vout: 1}}) {
 		t.Fatal("outpoints")
 	}
-	enc, err := ti.Bytes()
+	enc, err := EncodeTxInpoints(ti)
 	if err != nil || len(enc) != 4+64+4+8+4+4 || enc[0] != 2 || !bytes.Equal(enc[4:36], a[:]) {
 		t.Fatalf("layout %x", enc)
 	}
@@ -163,16 +165,16 @@ func TestTxInpoints(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, ti) {
 		t.Fatalf("%v %+v", err, got)
 	}
-	if e, _ := (TxInpoints{}).Bytes(); !bytes.Equal(e, []byte{0, 0, 0, 0}) {
+	if e, _ := EncodeTxInpoints(model.TxInpoints{}); !bytes.Equal(e, []byte{0, 0, 0, 0}) {
 		t.Fatal("empty")
 	}
-	if _, err := (TxInpoints{Idxs: [][]uint32{{1}}}).Bytes(); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := EncodeTxInpoints(model.TxInpoints{Idxs: [][]uint32{{1}}}); !errors.Is(err, model.ErrInvalidParameter) {
 		t.Fatal("mismatch accepted")
 	}
-	if _, err := DecodeTxInpoints([]byte{0xff, 0xff, 0xff, 0x7f}); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeTxInpoints([]byte{0xff, 0xff, 0xff, 0x7f}); !errors.Is(err, model.ErrMalformed) {
 		t.Fatal("hostile count accepted")
 	}
-	if _, err := DecodeTxInpoints(append(enc, 0)); !errors.Is(err, ErrMalformed) {
+	if _, err := DecodeTxInpoints(append(enc, 0)); !errors.Is(err, model.ErrMalformed) {
 		t.Fatal("trailing accepted")
 	}
 }

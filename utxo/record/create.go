@@ -5,13 +5,10 @@ import (
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
-// CoinbaseMaturity is how many blocks a coinbase's outputs wait: they are
-// spendable from Create's block height + 100 (see Build).
-const CoinbaseMaturity = 100
-
-// BuildParams describe a new transaction to store (seed: Create).
+// BuildParams describe a new transaction to store (the reference's Create).
 type BuildParams struct {
 	TxID chainhash.Hash
 	// UtxoHashes has one entry per output: the UTXO hash, or nil when the
@@ -32,7 +29,7 @@ type BuildParams struct {
 	LockTime    uint32
 	Fee         uint64
 	SizeInBytes uint64
-	TxInpoints  TxInpoints
+	TxInpoints  model.TxInpoints
 	IsCoinbase  bool
 
 	// BatchSize is the number of outputs per record (<= 0: default).
@@ -48,7 +45,7 @@ type BuildParams struct {
 
 	// MinedBlocks: the blocks that already mined the tx (block validation,
 	// legacy sync). Empty for a mempool transaction.
-	MinedBlocks []MinedBlockInfo
+	MinedBlocks []model.MinedBlockInfo
 	// Frozen creates every stored output frozen.
 	Frozen bool
 	// Conflicting creates the tx as a double spend (scheduled for deletion).
@@ -88,20 +85,20 @@ type BuildParams struct {
 func Build(p BuildParams) ([]*Record, error) {
 	n := len(p.UtxoHashes)
 	if n == 0 {
-		return nil, NewError(CodeInvalidParameter, p.TxID, 0, "transaction has no outputs")
+		return nil, model.NewError(model.CodeInvalidParameter, p.TxID, 0, "transaction has no outputs")
 	}
 	if uint64(n) > math.MaxUint32 {
-		return nil, NewError(CodeInvalidParameter, p.TxID, 0, "transaction has %d outputs", n)
+		return nil, model.NewError(model.CodeInvalidParameter, p.TxID, 0, "transaction has %d outputs", n)
 	}
 	if len(p.TxInpoints.ParentTxHashes) != len(p.TxInpoints.Idxs) {
-		return nil, NewError(CodeInvalidParameter, p.TxID, 0, "txInpoints parents and indices differ in length")
+		return nil, model.NewError(model.CodeInvalidParameter, p.TxID, 0, "txInpoints parents and indices differ in length")
 	}
 	batch := normalizeBatchSize(p.BatchSize)
 	count := NumRecords(n, batch)
 
 	var spendingHeight uint32
 	if p.IsCoinbase {
-		spendingHeight = p.CurrentHeight + CoinbaseMaturity
+		spendingHeight = p.CurrentHeight + model.CoinbaseMaturity
 	}
 
 	records := make([]*Record, count)

@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
-func TestBuildSeedPaginationExample(t *testing.T) {
+// Forty-five thousand outputs at the default batch size make three
+// records: two full children's worth and five thousand in the last.
+func TestBuildPaginatesFortyFiveThousandOutputs(t *testing.T) {
 	txid := h("big")
 	recs, err := Build(BuildParams{
 		TxID: txid, UtxoHashes: utxoHashes("big", 45000), Tx: []byte{1, 2, 3},
 		Version: 1, Fee: 9, SizeInBytes: 1234, CurrentHeight: 800, CreatedAt: 42, Locked: true, Creating: true,
-		TxInpoints: NewTxInpoints([]Outpoint{{h("p"), 1}}),
+		TxInpoints: model.NewTxInpoints([]model.Outpoint{{TxID: h("p"), Vout: 1}}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +77,7 @@ func TestBuild(t *testing.T) {
 	t.Run("mined coinbase matures from the create height", func(t *testing.T) {
 		p := base()
 		p.IsCoinbase = true
-		p.MinedBlocks = []MinedBlockInfo{{BlockID: 3, BlockHeight: 450, SubtreeIdx: 0, OnLongestChain: true}, {BlockID: 3, BlockHeight: 450}}
+		p.MinedBlocks = []model.MinedBlockInfo{{BlockID: 3, BlockHeight: 450, SubtreeIdx: 0, OnLongestChain: true}, {BlockID: 3, BlockHeight: 450}}
 		r, _ := Build(p)
 		if r[0].SpendingHeight != 600 || r[0].UnminedSince != 0 || len(r[0].BlockIDs) != 1 || r[0].BlockHeights[0] != 450 {
 			t.Fatalf("%+v", r[0])
@@ -102,14 +106,14 @@ func TestBuild(t *testing.T) {
 		if !r[0].Frozen || !r[0].Utxos[0].IsFrozen() || !r[0].Utxos[2].IsFrozen() || r[0].Utxos[1] != nil || r[0].SpentUtxos != 0 {
 			t.Fatalf("%+v", r[0])
 		}
-		if _, err := r[0].Spend(0, r[0].Utxos[0].Hash(), spA, SpendOptions{CurrentHeight: 600}); !errors.Is(err, ErrFrozen) {
+		if _, err := r[0].Spend(0, r[0].Utxos[0].Hash(), spA, SpendOptions{CurrentHeight: 600}); !errors.Is(err, model.ErrFrozen) {
 			t.Fatal(err)
 		}
 	})
 	t.Run("mined with nothing spendable is scheduled", func(t *testing.T) {
 		p := base()
 		p.UtxoHashes = utxoHashes("tx", 2, 0, 1)
-		p.MinedBlocks = []MinedBlockInfo{{BlockID: 1, BlockHeight: 499, OnLongestChain: true}}
+		p.MinedBlocks = []model.MinedBlockInfo{{BlockID: 1, BlockHeight: 499, OnLongestChain: true}}
 		r, _ := Build(p)
 		if r[0].DeleteAtHeight != 500+ret {
 			t.Fatalf("dah %d", r[0].DeleteAtHeight)
@@ -130,20 +134,22 @@ func TestBuild(t *testing.T) {
 	t.Run("no outputs", func(t *testing.T) {
 		p := base()
 		p.UtxoHashes = nil
-		if _, err := Build(p); !errors.Is(err, ErrInvalidParameter) {
+		if _, err := Build(p); !errors.Is(err, model.ErrInvalidParameter) {
 			t.Fatal(err)
 		}
 	})
 	t.Run("bad inpoints", func(t *testing.T) {
 		p := base()
-		p.TxInpoints = TxInpoints{ParentTxHashes: nil, Idxs: [][]uint32{{1}}}
-		if _, err := Build(p); !errors.Is(err, ErrInvalidParameter) {
+		p.TxInpoints = model.TxInpoints{ParentTxHashes: nil, Idxs: [][]uint32{{1}}}
+		if _, err := Build(p); !errors.Is(err, model.ErrInvalidParameter) {
 			t.Fatal(err)
 		}
 	})
 }
 
-// TestLifecycle walks one transaction through the seed's lifecycle.
+// TestLifecycle walks one transaction through its lifecycle: created and
+// locked, unlocked and unmined, mined, spent, unspent, frozen, reassigned,
+// conflicting and scheduled for deletion.
 func TestLifecycle(t *testing.T) {
 	recs, _ := Build(BuildParams{TxID: h("life"), UtxoHashes: utxoHashes("life", 2), Tx: []byte{1}, CurrentHeight: 100, Retention: 10, Locked: true})
 	r := recs[0]
@@ -156,7 +162,7 @@ func TestLifecycle(t *testing.T) {
 		r = mustDecode(t, r.Encode()) // every step goes through the codec, as in a store
 	}
 	_, err := r.Spend(0, o0, spA, SpendOptions{CurrentHeight: 101, Retention: 10})
-	if !errors.Is(err, ErrLocked) {
+	if !errors.Is(err, model.ErrLocked) {
 		t.Fatal(err)
 	}
 	step("unlock", r.SetLocked(false), nil, 0)
@@ -164,11 +170,11 @@ func TestLifecycle(t *testing.T) {
 	step("spend 0", sig, err, 0)
 	sig, err = r.Spend(1, o1, spB, SpendOptions{CurrentHeight: 101, Retention: 10})
 	step("spend 1 unmined", sig, err, SignalAllSpent)
-	step("mine", r.SetMined(MinedBlockInfo{BlockID: 1, BlockHeight: 102, OnLongestChain: true}, 102, 10), nil, SignalDAHSet)
+	step("mine", r.SetMined(model.MinedBlockInfo{BlockID: 1, BlockHeight: 102, OnLongestChain: true}, 102, 10), nil, SignalDAHSet)
 	if r.DeleteAtHeight != 112 || r.Terms().ProducedAt != 102 || !r.Terms().Consumed {
 		t.Fatalf("%+v", r.Terms())
 	}
-	step("reorg out", r.SetMined(MinedBlockInfo{BlockID: 1, BlockHeight: 102, UnsetMined: true}, 103, 10), nil, SignalDAHUnset)
+	step("reorg out", r.SetMined(model.MinedBlockInfo{BlockID: 1, BlockHeight: 102, UnsetMined: true}, 103, 10), nil, SignalDAHUnset)
 	if r.UnminedSince != 103 {
 		t.Fatal(r.UnminedSince)
 	}
@@ -182,7 +188,7 @@ func TestLifecycle(t *testing.T) {
 // ConnectBlock relies on it to skip set-mined for the transactions it
 // creates.
 func TestBuiltMinedIsSetMined(t *testing.T) {
-	info := MinedBlockInfo{BlockID: 12, BlockHeight: cur, SubtreeIdx: 0, OnLongestChain: true}
+	info := model.MinedBlockInfo{BlockID: 12, BlockHeight: cur, SubtreeIdx: 0, OnLongestChain: true}
 	shapes := map[string]BuildParams{
 		"plain":         {TxID: h("plain"), UtxoHashes: utxoHashes("plain", 3)},
 		"coinbase":      {TxID: h("cb"), UtxoHashes: utxoHashes("cb", 1), IsCoinbase: true},
@@ -192,7 +198,7 @@ func TestBuiltMinedIsSetMined(t *testing.T) {
 	for name, p := range shapes {
 		for _, spendAll := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s spent=%v", name, spendAll), func(t *testing.T) {
-				p.CurrentHeight, p.Retention, p.MinedBlocks = cur, ret, []MinedBlockInfo{info}
+				p.CurrentHeight, p.Retention, p.MinedBlocks = cur, ret, []model.MinedBlockInfo{info}
 				recs, err := Build(p)
 				if err != nil {
 					t.Fatal(err)

@@ -1,8 +1,6 @@
 package record
 
-// DefaultBlockHeightRetention is how many blocks a fully spent (or
-// conflicting) record is kept before it may be pruned.
-const DefaultBlockHeightRetention = 288
+import "github.com/utxostore/utxostore/utxo/model"
 
 // reevaluateDAH is the one implementation of the delete-at-height rule. Every
 // operation that can change its inputs calls it last. In order:
@@ -100,7 +98,7 @@ func (r *Record) SetDeleteAtHeight(height uint32) Signal {
 // children accepts it (INVALID_PARAMETER).
 func (r *Record) IncrementSpentExtraRecs(delta int, currentHeight, retention uint32) (Signal, error) {
 	if !r.IsMaster() || r.TotalExtraRecs == 0 {
-		return 0, r.recordError(CodeInvalidParameter, "spentExtraRecs only exists on a master record with child records")
+		return 0, r.recordError(model.CodeInvalidParameter, "spentExtraRecs only exists on a master record with child records")
 	}
 	n := int64(r.SpentExtraRecs) + int64(delta)
 	n = max(0, min(n, int64(r.TotalExtraRecs)))

@@ -1,19 +1,16 @@
-// Package record is the single implementation of the UTXO record model: the
-// byte codecs every engine stores opaquely, and the state machine (spend,
-// unspend, set-mined, lock, freeze, reassign, conflicting, preserve and the
-// delete-at-height rule) that the utxo package applies inside an engine's
-// atomic read-modify-write callback:
-//
-//	rec, err := record.Decode(current)
-//	if err != nil { ... }
-//	sig, err := rec.Spend(offset, utxoHash, spendingData, opts)
-//	if err != nil { return current, err } // rec is unchanged on error
-//	return rec.Encode(), rec.Terms(), sig
+// Package record is the single implementation of the UTXO record rules:
+// the byte codecs every engine stores opaquely, and the state machine
+// (spend, unspend, set-mined, lock, freeze, reassign, conflicting,
+// preserve and the delete-at-height rule) that the utxo package applies
+// inside an engine's atomic read-modify-write callback, an
+// engine.UpdateFunc: decode the current bytes, apply a rule, return the
+// next bytes with their index terms (Record.Terms). The package's Example
+// (example_test.go) runs one through an engine.
 //
 // The package is pure: no I/O, no goroutines, no clocks. Every operation is a
 // method on *Record that mutates the record, returns the Signal set the
 // caller must act on (propagate to the master or the child records, to the
-// external blob store) and a typed *Error. A failed operation leaves the
+// external blob store) and a typed *model.Error. A failed operation leaves the
 // record exactly as it was, so the caller can simply keep the old bytes.
 //
 // Where an operation reads or changes little of a record, Inspect reads it
@@ -30,17 +27,20 @@
 //
 // # Differences from the reference
 //
-// The seeds specify the model; where they leave a behaviour open, the
-// reference is bsv-blockchain/teranode at commit fb3d000 (stores/utxo:
-// aerospike/teranode.lua and aerospike/*.go, sql/sql.go, utils.go,
+// The model is Teranode's UTXO data model (bsv-blockchain/teranode at
+// commit fb3d000, docs/topics/datamodel/utxo_data_model.md), and the
+// reference for its behaviour is the same commit's stores/utxo
+// (aerospike/teranode.lua and aerospike/*.go, sql/sql.go, utils.go,
 // process_conflicting.go, tests/tests.go). This store follows it except in
 // the places below, each kept on purpose.
 //
-// Where the seeds decide:
+// Beyond fb3d000:
 //   - Lock record and creating flag. The reference at fb3d000 has neither;
-//     this store follows the lock-record seed: the lock at index
-//     0xFFFFFFFF (LockRecordIndex), and Spend refusing a record whose
-//     Creating flag is set with UTXO_LOCKED, before any other check.
+//     this store follows Teranode's later lock record pattern
+//     (https://bsv-blockchain.github.io/teranode/topics/features/utxo_lock_records):
+//     the lock at index 0xFFFFFFFF (LockRecordIndex), and Spend refusing a
+//     record whose Creating flag is set with UTXO_LOCKED, before any other
+//     check.
 //
 // In this package:
 //   - Unspend with UnspendOptions.Expected (teranode.lua unspend takes no
@@ -101,7 +101,7 @@
 //     TX_NOT_FOUND and UTXO_HASH_MISMATCH (the reference answers status
 //     NOT_FOUND, and a processing error).
 //   - A multi-record Create whose phase 2 fails returns the error, where the
-//     lock-record seed and the reference report success: the transaction is
+//     lock record pattern and the reference report success: the transaction is
 //     stored but not yet spendable, and the caller learns it must retry (a
 //     retry, or SetMinedMulti, completes it).
 package record

@@ -4,16 +4,18 @@ import (
 	"bytes"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
-// Sizes of a UTXO entry, per the seed: the hash alone while unspent, the hash
-// plus spending data once spent or frozen.
+// Sizes of a UTXO entry, as the reference's data model has them: the hash
+// alone while unspent, the hash plus spending data once spent or frozen.
 const (
 	UtxoHashSize  = 32
 	FullEntrySize = UtxoHashSize + SpendingDataSize
 )
 
-// Entry is one slot of a record's utxos array, in the seed's byte format:
+// Entry is one slot of a record's utxos array, in the reference's byte
+// format:
 //
 //	nil       the output is not stored as a UTXO (e.g. a 0-sat OP_RETURN)
 //	32 bytes  unspent: the UTXO hash
@@ -32,10 +34,10 @@ func NewUnspentEntry(hash chainhash.Hash) Entry {
 }
 
 // NewSpentEntry returns a 68-byte entry for hash spent by s.
-func NewSpentEntry(hash chainhash.Hash, s SpendingData) Entry {
+func NewSpentEntry(hash chainhash.Hash, s model.SpendingData) Entry {
 	e := make(Entry, 0, FullEntrySize)
 	e = append(e, hash[:]...)
-	return s.AppendTo(e)
+	return appendSpendingData(e, s)
 }
 
 // NewFrozenEntry returns a 68-byte entry for hash carrying the freeze marker.
@@ -95,9 +97,9 @@ func (e Entry) IsUnspent() bool { return len(e) == UtxoHashSize }
 
 // SpendingData returns the spender of a spent entry; ok is false for nil,
 // unspent and frozen entries.
-func (e Entry) SpendingData() (s SpendingData, ok bool) {
+func (e Entry) SpendingData() (s model.SpendingData, ok bool) {
 	if !e.IsSpent() {
-		return SpendingData{}, false
+		return model.SpendingData{}, false
 	}
 	s, _ = DecodeSpendingData(e[UtxoHashSize:])
 	return s, true

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // h returns a deterministic hash derived from a label, for readable tests.
@@ -20,7 +21,9 @@ func hn(label string, n int) chainhash.Hash {
 }
 
 // sd returns spending data for input vin of the tx named label.
-func sd(label string, vin uint32) SpendingData { return SpendingData{TxID: h(label), Vin: vin} }
+func sd(label string, vin uint32) model.SpendingData {
+	return model.SpendingData{TxID: h(label), Vin: vin}
+}
 
 // utxoHashes returns n per-output hashes of tx; outputs listed in skip are nil.
 func utxoHashes(tx string, n int, skip ...int) []*chainhash.Hash {
@@ -64,7 +67,7 @@ func richRecord() *Record {
 		LockTime:            0xfffffffe,
 		Fee:                 1 << 40,
 		SizeInBytes:         250,
-		TxInpoints:          NewTxInpoints([]Outpoint{{h("p1"), 0}, {h("p2"), 3}, {h("p1"), 2}}),
+		TxInpoints:          model.NewTxInpoints([]model.Outpoint{{TxID: h("p1"), Vout: 0}, {TxID: h("p2"), Vout: 3}, {TxID: h("p1"), Vout: 2}}),
 		IsCoinbase:          true,
 	}
 	return r
@@ -86,3 +89,7 @@ func assertSameBytes(t testing.TB, want, got *Record) {
 		t.Fatalf("records differ:\nwant %+v\ngot  %+v", want, got)
 	}
 }
+
+// reassignmentDelay is the store's default wait of a reassigned output
+// (utxo.ReassignmentDelay), which the store passes to Reassign.
+const reassignmentDelay = 1000

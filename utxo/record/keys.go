@@ -8,12 +8,13 @@ import (
 )
 
 // LockRecordIndex is the record index reserved for a multi-record
-// transaction's creation lock (lock-record seed). No child record can reach
-// it: that would need 2^32 × batch-size outputs.
+// transaction's creation lock. No child record can reach it: that would
+// need 2^32 × batch-size outputs.
 //
-// The index is the seed's. The reference store at commit fb3d000 (the
-// version this store is compared with) has no lock record at all; where a
-// version of the reference differs from the seed, the seed wins.
+// The index is the one Teranode's lock record pattern documents
+// (https://bsv-blockchain.github.io/teranode/topics/features/utxo_lock_records);
+// the reference at commit fb3d000, the version this store is compared
+// with, has no lock record.
 const LockRecordIndex = uint32(0xFFFFFFFF)
 
 // Key is the 32-byte key under which an engine stores a record. Txids are

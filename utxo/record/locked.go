@@ -1,7 +1,7 @@
 package record
 
-// SetLocked sets or clears the two-phase-commit lock (seed: Created & Locked
-// → Unlocked & Unmined). Locking also clears any DAH, as in the reference,
+// SetLocked sets or clears the two-phase-commit lock (a record goes from
+// Created & Locked to Unlocked & Unmined). Locking also clears any DAH, as in the reference,
 // because a locked transaction is about to be re-validated and must not be
 // pruned meanwhile; that returns DAHUNSET so the caller can clear the child
 // records and the blob too (the reference clears the records' DAH, each in

@@ -1,6 +1,6 @@
 package record
 
-// MarkOnLongestChain (seed: MarkTransactionsOnLongestChain) records whether
+// MarkOnLongestChain (the reference's MarkTransactionsOnLongestChain) records whether
 // the block holding the transaction is on the longest chain: on it, the
 // transaction is mined (UnminedSince 0); off it, it is unmined since
 // currentHeight, overwriting an earlier UnminedSince, as the reference's

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // TestOutputsOnly: a transaction built from its outputs alone keeps them
@@ -18,7 +20,7 @@ func TestOutputsOnly(t *testing.T) {
 	recs, err := Build(BuildParams{
 		TxID: chainhash.Hash{9}, UtxoHashes: []*chainhash.Hash{nil, h(1), nil, h(3), h(4)},
 		Tx: wrapper, OutputsOnly: true, BatchSize: 2, CurrentHeight: 50,
-		MinedBlocks: []MinedBlockInfo{{BlockHeight: 50, OnLongestChain: true}},
+		MinedBlocks: []model.MinedBlockInfo{{BlockHeight: 50, OnLongestChain: true}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -36,15 +38,15 @@ func TestOutputsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := SpendOptions{CurrentHeight: 60}
-	if _, errs, err := v.SpendMulti([]SpendItem{{Offset: 1, UtxoHash: *h(1), Spending: SpendingData{TxID: chainhash.Hash{7}}}}, opts); err != nil || errs != nil {
+	if _, errs, err := v.SpendMulti([]SpendItem{{Offset: 1, UtxoHash: *h(1), Spending: model.SpendingData{TxID: chainhash.Hash{7}}}}, opts); err != nil || errs != nil {
 		t.Fatalf("spending a stored output: %v %v", err, errs)
 	}
 	spent, err := Decode(v.AppendEncode(nil))
 	if err != nil || !spent.OutputsOnly || !bytes.Equal(spent.Tx, wrapper) || !spent.Utxos[1].IsSpent() {
 		t.Fatalf("after the spend: %+v, %v", spent, err)
 	}
-	_, errs, err := spent.SpendMulti([]SpendItem{{Offset: 0, UtxoHash: chainhash.Hash{}, Spending: SpendingData{TxID: chainhash.Hash{7}}}}, opts)
-	if len(errs) != 1 || !errors.Is(errs[0], ErrUtxoNotFound) {
+	_, errs, err := spent.SpendMulti([]SpendItem{{Offset: 0, UtxoHash: chainhash.Hash{}, Spending: model.SpendingData{TxID: chainhash.Hash{7}}}}, opts)
+	if len(errs) != 1 || !errors.Is(errs[0], model.ErrUtxoNotFound) {
 		t.Fatalf("spending an output the snapshot lacks: %v %v", errs, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // UTXOWrapper is the content of an external ".outputs" blob: the outputs of
@@ -38,7 +39,7 @@ const MaxWrapperHeight = 1<<31 - 1
 // A height above MaxWrapperHeight is INVALID_PARAMETER.
 func (w *UTXOWrapper) Bytes() ([]byte, error) {
 	if w.Height > MaxWrapperHeight {
-		return nil, NewError(CodeInvalidParameter, w.TxID, 0, "height %d does not fit the wrapper", w.Height)
+		return nil, model.NewError(model.CodeInvalidParameter, w.TxID, 0, "height %d does not fit the wrapper", w.Height)
 	}
 	size := 40
 	for _, u := range w.UTXOs {

@@ -46,7 +46,10 @@ func Offset(vout uint32, batchSize int) uint32 {
 	return offset
 }
 
-// Lock record TTL constants (lock-record seed).
+// The lock record's time to live: min(LockRecordBaseTTL +
+// LockRecordPerRecordTTL × records, LockRecordMaxTTL), as Teranode's lock
+// record pattern sets it
+// (https://bsv-blockchain.github.io/teranode/topics/features/utxo_lock_records).
 const (
 	LockRecordBaseTTL      = 30 * time.Second
 	LockRecordPerRecordTTL = 2 * time.Second

@@ -1,11 +1,8 @@
 package record
 
-// DefaultParentPreservationBlocks is how long parents of unmined
-// transactions are preserved by default.
-const DefaultParentPreservationBlocks = 1440
-
-// Preserve (seed: PreserveTransactions) protects the record from deletion until height (parents of
-// unmined transactions must outlive them): any DAH is cleared and the DAH
+// Preserve (the reference's PreserveTransactions) protects the record from
+// deletion until height (parents of unmined transactions must outlive
+// them): any DAH is cleared and the DAH
 // rule is suspended while PreserveUntil is set. Always returns PRESERVE so
 // the caller does the same for the child records and the external blob
 // (the reference signals only for external records).

@@ -1,10 +1,9 @@
 package record
 
-import "github.com/btcsuite/btcd/chaincfg/chainhash"
-
-// DefaultReassignSpendableAfter is how many blocks a reassigned output waits
-// before its new owner may spend it.
-const DefaultReassignSpendableAfter = 1000
+import (
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
+)
 
 // Reassign moves a frozen output to a new UTXO hash (the alert system's
 // court-ordered transfer): the entry becomes the unspent newUtxoHash, its
@@ -24,7 +23,7 @@ func (r *Record) Reassign(offset uint32, utxoHash, newUtxoHash chainhash.Hash, b
 		return err
 	}
 	if !e.IsFrozen() {
-		return r.outputError(CodeUtxoNotFrozen, offset, "only a frozen output can be reassigned")
+		return r.outputError(model.CodeUtxoNotFrozen, offset, "only a frozen output can be reassigned")
 	}
 	r.Utxos[offset] = NewUnspentEntry(newUtxoHash)
 	if r.UtxoSpendableIn == nil {

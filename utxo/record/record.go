@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Reassignment records that the alert system moved a frozen output to a new
@@ -18,7 +19,9 @@ type Reassignment struct {
 }
 
 // Record is one stored record of a transaction: the master (Index 0) or a
-// child (Index 1..TotalExtraRecs). Fields follow the seed's record table.
+// child (Index 1..TotalExtraRecs). Fields follow the record table of
+// Teranode's UTXO data model (docs/topics/datamodel/utxo_data_model.md at
+// fb3d000).
 // Metadata only the master carries is zero on children: TotalUtxos,
 // TotalExtraRecs, SpentExtraRecs, UnminedSince, CreatedAt, BlockIDs,
 // BlockHeights, SubtreeIdxs, External, Tx, TxInpoints, ConflictingChildren.
@@ -103,7 +106,7 @@ type Record struct {
 	Fee         uint64
 	SizeInBytes uint64
 	// TxInpoints lists the outpoints the transaction spends (master).
-	TxInpoints TxInpoints
+	TxInpoints model.TxInpoints
 	// IsCoinbase marks a coinbase transaction.
 	IsCoinbase bool
 
@@ -155,7 +158,7 @@ func (r *Record) recomputeFrozen() {
 // entryAt returns the stored entry at offset or an UTXO_NOT_FOUND error,
 // then checks the caller's hash (UTXO_HASH_MISMATCH). Every per-output
 // operation starts here, in the reference's order.
-func (r *Record) entryAt(offset uint32, utxoHash *chainhash.Hash) (Entry, *Error) {
+func (r *Record) entryAt(offset uint32, utxoHash *chainhash.Hash) (Entry, *model.Error) {
 	var e Entry
 	if uint64(offset) < uint64(len(r.Utxos)) {
 		e = r.Utxos[offset]
@@ -166,15 +169,15 @@ func (r *Record) entryAt(offset uint32, utxoHash *chainhash.Hash) (Entry, *Error
 // checkEntry is entryAt's rule for e, the entry at offset of this record's
 // count outputs (nil when offset is beyond them). It reads only the
 // record's header fields, so a View shares it.
-func (r *Record) checkEntry(e Entry, offset uint32, count int, utxoHash *chainhash.Hash) (Entry, *Error) {
+func (r *Record) checkEntry(e Entry, offset uint32, count int, utxoHash *chainhash.Hash) (Entry, *model.Error) {
 	if uint64(offset) >= uint64(count) {
-		return nil, r.outputError(CodeUtxoNotFound, offset, "offset %d beyond the %d outputs of record %d", offset, count, r.Index)
+		return nil, r.outputError(model.CodeUtxoNotFound, offset, "offset %d beyond the %d outputs of record %d", offset, count, r.Index)
 	}
 	if !e.Stored() {
-		return nil, r.outputError(CodeUtxoNotFound, offset, "output is not stored as a UTXO")
+		return nil, r.outputError(model.CodeUtxoNotFound, offset, "output is not stored as a UTXO")
 	}
 	if !e.HashEquals(utxoHash) {
-		return nil, r.outputError(CodeUtxoHashMismatch, offset, "utxo hash %s does not match the stored %s", utxoHash, e.Hash())
+		return nil, r.outputError(model.CodeUtxoHashMismatch, offset, "utxo hash %s does not match the stored %s", utxoHash, e.Hash())
 	}
 	return e, nil
 }

@@ -1,22 +1,14 @@
 package record
 
-import "slices"
+import (
+	"slices"
 
-// MinedBlockInfo names one block that mined (or, with UnsetMined, no longer
-// mines) the transaction.
-type MinedBlockInfo struct {
-	BlockID     uint32
-	BlockHeight uint32
-	SubtreeIdx  int
-	// OnLongestChain: the block is on the longest chain, so the transaction
-	// stops being "unmined".
-	OnLongestChain bool
-	// UnsetMined removes the block instead (it was invalidated / reorged out).
-	UnsetMined bool
-}
+	"github.com/utxostore/utxostore/utxo/model"
+)
 
-// SetMined records that the block in info mined the transaction (seed:
-// SetMinedMulti), or with info.UnsetMined that it no longer does.
+// SetMined records that the block in info mined the transaction (the
+// reference's SetMinedMulti), or with info.UnsetMined that it no longer
+// does.
 //
 // currentHeight is the height of the next block (the store height + 1,
 // the reference's thisBlockHeight in aerospike/set_mined.go).
@@ -27,14 +19,15 @@ type MinedBlockInfo struct {
 //     teranode.lua's setMined does. A tx whose only blocks are off the
 //     longest chain keeps its previous UnminedSince.
 //   - Locked and Creating are cleared: mining completes any unfinished
-//     commit (the third recovery path of the lock-record seed).
+//     commit (the third recovery path of the lock record pattern, see
+//     LockRecordIndex).
 //   - The DAH rule runs against currentHeight, like every other operation
 //     and like teranode.lua's setMined, whatever the height of the block
 //     named in info.
 //
 // On a child record only Locked and Creating change: block references live
 // on the master.
-func (r *Record) SetMined(info MinedBlockInfo, currentHeight, retention uint32) Signal {
+func (r *Record) SetMined(info model.MinedBlockInfo, currentHeight, retention uint32) Signal {
 	r.Locked = false
 	r.Creating = false
 	if !r.IsMaster() {

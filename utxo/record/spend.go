@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // SpendOptions are the context of a spend.
@@ -25,7 +26,7 @@ type SpendOptions struct {
 type SpendItem struct {
 	Offset   uint32
 	UtxoHash chainhash.Hash
-	Spending SpendingData
+	Spending model.SpendingData
 }
 
 // Spend marks the output at offset as spent by spending. Checks, in the
@@ -40,7 +41,7 @@ type SpendItem struct {
 // deleted (DeletedChildren): then INVALID_SPEND, as in teranode.lua's
 // already-spent branch. On success SpentUtxos grows by one and the result
 // may carry ALLSPENT and the DAH signals.
-func (r *Record) Spend(offset uint32, utxoHash chainhash.Hash, spending SpendingData, opts SpendOptions) (Signal, error) {
+func (r *Record) Spend(offset uint32, utxoHash chainhash.Hash, spending model.SpendingData, opts SpendOptions) (Signal, error) {
 	sig, errs, err := r.SpendMulti([]SpendItem{{Offset: offset, UtxoHash: utxoHash, Spending: spending}}, opts)
 	if err != nil {
 		return 0, err
@@ -109,23 +110,23 @@ func (r *Record) spendMulti(outs outputs, items []SpendItem, opts SpendOptions) 
 }
 
 // checkSpendable runs the record-level checks shared by every output.
-func (r *Record) checkSpendable(opts SpendOptions) *Error {
+func (r *Record) checkSpendable(opts SpendOptions) *model.Error {
 	switch {
 	case r.Creating:
-		return r.recordError(CodeUtxoLocked, "transaction is still being created")
+		return r.recordError(model.CodeUtxoLocked, "transaction is still being created")
 	case r.Conflicting && !opts.IgnoreConflicting:
-		return r.recordError(CodeConflicting, "transaction is conflicting")
+		return r.recordError(model.CodeConflicting, "transaction is conflicting")
 	case r.Locked && !opts.IgnoreLocked:
-		return r.recordError(CodeLocked, "transaction is locked")
+		return r.recordError(model.CodeLocked, "transaction is locked")
 	case r.SpendingHeight > 0 && r.SpendingHeight > opts.CurrentHeight:
-		return r.recordError(CodeCoinbaseImmature, "coinbase spendable at height %d, current height %d", r.SpendingHeight, opts.CurrentHeight)
+		return r.recordError(model.CodeCoinbaseImmature, "coinbase spendable at height %d, current height %d", r.SpendingHeight, opts.CurrentHeight)
 	}
 	return nil
 }
 
 // spendOne applies one output's spend; applied is false for the idempotent
 // re-spend and on error (the record is untouched then).
-func (r *Record) spendOne(outs outputs, it *SpendItem, currentHeight uint32) (applied bool, err *Error) {
+func (r *Record) spendOne(outs outputs, it *SpendItem, currentHeight uint32) (applied bool, err *model.Error) {
 	if takes, err := r.spendCheck(outs.at(it.Offset), outs.count(), it, currentHeight); !takes || err != nil {
 		return false, err
 	}
@@ -139,30 +140,30 @@ func (r *Record) spendOne(outs outputs, it *SpendItem, currentHeight uint32) (ap
 // outputs (nil beyond them). takes is true when the output is unspent and
 // takes the spend; false with a nil error is the idempotent re-spend. It
 // reads the outputs only through e and count.
-func (r *Record) spendCheck(e Entry, count int, it *SpendItem, currentHeight uint32) (takes bool, err *Error) {
-	if it.Spending.IsFrozenMarker() {
-		return false, r.outputError(CodeInvalidSpend, it.Offset, "spending data is the frozen marker")
+func (r *Record) spendCheck(e Entry, count int, it *SpendItem, currentHeight uint32) (takes bool, err *model.Error) {
+	if isFrozenMarker(it.Spending) {
+		return false, r.outputError(model.CodeInvalidSpend, it.Offset, "spending data is the frozen marker")
 	}
 	e, err = r.checkEntry(e, it.Offset, count, &it.UtxoHash)
 	if err != nil {
 		return false, err
 	}
 	if h, ok := r.UtxoSpendableIn[it.Offset]; ok && h >= currentHeight {
-		return false, r.outputError(CodeFrozenUntil, it.Offset, "output is not spendable until after height %d", h)
+		return false, r.outputError(model.CodeFrozenUntil, it.Offset, "output is not spendable until after height %d", h)
 	}
 	if e.IsFrozen() {
-		return false, r.outputError(CodeFrozen, it.Offset, "output is frozen")
+		return false, r.outputError(model.CodeFrozen, it.Offset, "output is frozen")
 	}
 	if existing, ok := e.SpendingData(); ok {
 		if existing == it.Spending {
 			if slices.Contains(r.DeletedChildren, existing.TxID) {
-				err := r.outputError(CodeInvalidSpend, it.Offset, "the spending transaction has been deleted")
+				err := r.outputError(model.CodeInvalidSpend, it.Offset, "the spending transaction has been deleted")
 				err.Spending = new(existing) // a copy: existing stays on the stack
 				return false, err
 			}
 			return false, nil
 		}
-		err := r.outputError(CodeSpent, it.Offset, "already spent")
+		err := r.outputError(model.CodeSpent, it.Offset, "already spent")
 		err.Spending = new(existing)
 		return false, err
 	}

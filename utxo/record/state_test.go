@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 const (
@@ -39,11 +41,11 @@ func baseRecord() *Record {
 
 func spendOpts() SpendOptions { return SpendOptions{CurrentHeight: cur, Retention: ret} }
 
-func spend(offset uint32, hash chainhash.Hash, s SpendingData) func(*Record) (Signal, error) {
+func spend(offset uint32, hash chainhash.Hash, s model.SpendingData) func(*Record) (Signal, error) {
 	return func(r *Record) (Signal, error) { return r.Spend(offset, hash, s, spendOpts()) }
 }
 
-func spendWith(offset uint32, hash chainhash.Hash, s SpendingData, o SpendOptions) func(*Record) (Signal, error) {
+func spendWith(offset uint32, hash chainhash.Hash, s model.SpendingData, o SpendOptions) func(*Record) (Signal, error) {
 	return func(r *Record) (Signal, error) { return r.Spend(offset, hash, s, o) }
 }
 
@@ -63,7 +65,7 @@ func noErr(f func(*Record) Signal) func(*Record) (Signal, error) {
 }
 
 // spentAt marks output offset of r spent by s (fixture helper).
-func spentAt(r *Record, offset uint32, hash chainhash.Hash, s SpendingData) {
+func spentAt(r *Record, offset uint32, hash chainhash.Hash, s model.SpendingData) {
 	r.Utxos[offset] = NewSpentEntry(hash, s)
 	r.SpentUtxos++
 }
@@ -72,12 +74,12 @@ type transition struct {
 	name     string
 	setup    func(*Record)
 	op       func(*Record) (Signal, error)
-	wantCode ErrorCode
+	wantCode model.ErrorCode
 	wantSig  Signal
 	// want applies the expected change to a copy of the set-up record.
 	want func(*Record)
 	// check inspects the error further.
-	check func(*testing.T, *Error)
+	check func(*testing.T, *model.Error)
 }
 
 func runTransitions(t *testing.T, cases []transition) {
@@ -94,11 +96,11 @@ func runTransitions(t *testing.T, cases []transition) {
 			before := r.Clone()
 			sig, err := c.op(r)
 			if c.wantCode != 0 {
-				var e *Error
+				var e *model.Error
 				if !errors.As(err, &e) || e.Code != c.wantCode {
 					t.Fatalf("err = %v, want %v", err, c.wantCode)
 				}
-				if !errors.Is(err, &Error{Code: c.wantCode}) {
+				if !errors.Is(err, &model.Error{Code: c.wantCode}) {
 					t.Fatal("errors.Is does not match the code")
 				}
 				if sig != 0 {
@@ -167,48 +169,48 @@ func TestSpendTransitions(t *testing.T) {
 			r.DeleteAtHeight = 300
 		}, op: spend(0, out0, spA)},
 		{name: "spent by another: SPENT with existing spender", setup: func(r *Record) { spentAt(r, 0, out0, spA) },
-			op: spend(0, out0, spB), wantCode: CodeSpent,
-			check: func(t *testing.T, e *Error) {
+			op: spend(0, out0, spB), wantCode: model.CodeSpent,
+			check: func(t *testing.T, e *model.Error) {
 				if e.Spending == nil || *e.Spending != spA || e.TxID != h("base") || e.Vout != 0 {
 					t.Fatalf("SPENT error carries %+v", e)
 				}
 			}},
-		{name: "creating: UTXO_LOCKED", setup: func(r *Record) { r.Creating = true }, op: spend(0, out0, spA), wantCode: CodeUtxoLocked},
+		{name: "creating: UTXO_LOCKED", setup: func(r *Record) { r.Creating = true }, op: spend(0, out0, spA), wantCode: model.CodeUtxoLocked},
 		{name: "creating beats ignore flags", setup: func(r *Record) { r.Creating = true; r.Locked = true },
-			op: spendWith(0, out0, spA, SpendOptions{CurrentHeight: cur, IgnoreLocked: true, IgnoreConflicting: true}), wantCode: CodeUtxoLocked},
-		{name: "conflicting: CONFLICTING", setup: func(r *Record) { r.Conflicting = true; r.DeleteAtHeight = 400 }, op: spend(0, out0, spA), wantCode: CodeConflicting},
-		{name: "conflicting before locked", setup: func(r *Record) { r.Conflicting = true; r.Locked = true; r.DeleteAtHeight = 400 }, op: spend(0, out0, spA), wantCode: CodeConflicting},
+			op: spendWith(0, out0, spA, SpendOptions{CurrentHeight: cur, IgnoreLocked: true, IgnoreConflicting: true}), wantCode: model.CodeUtxoLocked},
+		{name: "conflicting: CONFLICTING", setup: func(r *Record) { r.Conflicting = true; r.DeleteAtHeight = 400 }, op: spend(0, out0, spA), wantCode: model.CodeConflicting},
+		{name: "conflicting before locked", setup: func(r *Record) { r.Conflicting = true; r.Locked = true; r.DeleteAtHeight = 400 }, op: spend(0, out0, spA), wantCode: model.CodeConflicting},
 		{name: "conflicting ignored", setup: func(r *Record) { r.Conflicting = true; r.DeleteAtHeight = 400 },
 			op:   spendWith(0, out0, spA, SpendOptions{CurrentHeight: cur, Retention: ret, IgnoreConflicting: true}),
 			want: func(r *Record) { spentAt(r, 0, out0, spA) }},
-		{name: "locked: LOCKED", setup: func(r *Record) { r.Locked = true }, op: spend(0, out0, spA), wantCode: CodeLocked},
+		{name: "locked: LOCKED", setup: func(r *Record) { r.Locked = true }, op: spend(0, out0, spA), wantCode: model.CodeLocked},
 		{name: "locked ignored", setup: func(r *Record) { r.Locked = true },
 			op:   spendWith(0, out0, spA, SpendOptions{CurrentHeight: cur, Retention: ret, IgnoreLocked: true}),
 			want: func(r *Record) { spentAt(r, 0, out0, spA) }},
-		{name: "locked before maturity", setup: func(r *Record) { r.Locked = true; r.IsCoinbase = true; r.SpendingHeight = 1000 }, op: spend(0, out0, spA), wantCode: CodeLocked},
-		{name: "coinbase immature", setup: func(r *Record) { r.IsCoinbase = true; r.SpendingHeight = cur + 1 }, op: spend(0, out0, spA), wantCode: CodeCoinbaseImmature},
-		{name: "maturity before output checks", setup: func(r *Record) { r.IsCoinbase = true; r.SpendingHeight = cur + 1 }, op: spend(9, out0, spA), wantCode: CodeCoinbaseImmature},
+		{name: "locked before maturity", setup: func(r *Record) { r.Locked = true; r.IsCoinbase = true; r.SpendingHeight = 1000 }, op: spend(0, out0, spA), wantCode: model.CodeLocked},
+		{name: "coinbase immature", setup: func(r *Record) { r.IsCoinbase = true; r.SpendingHeight = cur + 1 }, op: spend(0, out0, spA), wantCode: model.CodeCoinbaseImmature},
+		{name: "maturity before output checks", setup: func(r *Record) { r.IsCoinbase = true; r.SpendingHeight = cur + 1 }, op: spend(9, out0, spA), wantCode: model.CodeCoinbaseImmature},
 		{name: "coinbase mature at exactly spendingHeight", setup: func(r *Record) { r.IsCoinbase = true; r.SpendingHeight = cur },
 			op: spend(0, out0, spA), want: func(r *Record) { spentAt(r, 0, out0, spA) }},
-		{name: "offset out of range: UTXO_NOT_FOUND", op: spend(3, out0, spA), wantCode: CodeUtxoNotFound},
-		{name: "output not stored: UTXO_NOT_FOUND", op: spend(1, out0, spA), wantCode: CodeUtxoNotFound},
-		{name: "hash mismatch", op: spend(0, out2, spA), wantCode: CodeUtxoHashMismatch},
-		{name: "frozen: FROZEN", setup: func(r *Record) { r.Utxos[0] = NewFrozenEntry(out0); r.Frozen = true }, op: spend(0, out0, spA), wantCode: CodeFrozen},
-		{name: "reassigned and held: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur + 1} }, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
-		{name: "reassigned and held at exactly the current height: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur} }, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
+		{name: "offset out of range: UTXO_NOT_FOUND", op: spend(3, out0, spA), wantCode: model.CodeUtxoNotFound},
+		{name: "output not stored: UTXO_NOT_FOUND", op: spend(1, out0, spA), wantCode: model.CodeUtxoNotFound},
+		{name: "hash mismatch", op: spend(0, out2, spA), wantCode: model.CodeUtxoHashMismatch},
+		{name: "frozen: FROZEN", setup: func(r *Record) { r.Utxos[0] = NewFrozenEntry(out0); r.Frozen = true }, op: spend(0, out0, spA), wantCode: model.CodeFrozen},
+		{name: "reassigned and held: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur + 1} }, op: spend(0, out0, spA), wantCode: model.CodeFrozenUntil},
+		{name: "reassigned and held at exactly the current height: FROZEN_UNTIL", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur} }, op: spend(0, out0, spA), wantCode: model.CodeFrozenUntil},
 		{name: "frozen again within its reassignment hold: FROZEN_UNTIL first, as in the reference", setup: func(r *Record) {
 			r.UtxoSpendableIn = map[uint32]uint32{0: cur}
 			r.Utxos[0] = NewFrozenEntry(out0)
 			r.Frozen = true
-		}, op: spend(0, out0, spA), wantCode: CodeFrozenUntil},
+		}, op: spend(0, out0, spA), wantCode: model.CodeFrozenUntil},
 		{name: "reassigned hold over", setup: func(r *Record) { r.UtxoSpendableIn = map[uint32]uint32{0: cur - 1} },
 			op: spend(0, out0, spA), want: func(r *Record) { spentAt(r, 0, out0, spA) }},
 		{name: "same spender again after it was deleted: INVALID_SPEND", setup: func(r *Record) { spentAt(r, 0, out0, spA); r.AddDeletedChild(spA.TxID) },
-			op: spend(0, out0, spA), wantCode: CodeInvalidSpend},
-		{name: "frozen marker as spending data: INVALID_SPEND", op: spend(0, out0, frozenSpendingData), wantCode: CodeInvalidSpend},
+			op: spend(0, out0, spA), wantCode: model.CodeInvalidSpend},
+		{name: "frozen marker as spending data: INVALID_SPEND", op: spend(0, out0, frozenSpendingData), wantCode: model.CodeInvalidSpend},
 		{name: "vout of a child record's error", setup: func(r *Record) {
 			*r = Record{TxID: r.TxID, Index: 2, FirstVout: 40000, Utxos: []Entry{NewUnspentEntry(out0), NewSpentEntry(out2, spA)}, RecordUtxos: 2, SpentUtxos: 1}
-		}, op: spend(1, out2, spB), wantCode: CodeSpent, check: func(t *testing.T, e *Error) {
+		}, op: spend(1, out2, spB), wantCode: model.CodeSpent, check: func(t *testing.T, e *model.Error) {
 			if e.Vout != 40001 {
 				t.Fatalf("vout %d", e.Vout)
 			}
@@ -240,34 +242,34 @@ func TestUnspendTransitions(t *testing.T) {
 				r.DeleteAtHeight = 0
 				r.Locked = true
 			}},
-		{name: "frozen: FROZEN", setup: func(r *Record) { r.Utxos[0] = NewFrozenEntry(out0); r.Frozen = true }, op: unspend(0, out0, UnspendOptions{}), wantCode: CodeFrozen},
-		{name: "not found", op: unspend(1, out0, UnspendOptions{}), wantCode: CodeUtxoNotFound},
-		{name: "hash mismatch", setup: func(r *Record) { spentAt(r, 0, out0, spA) }, op: unspend(0, out2, UnspendOptions{}), wantCode: CodeUtxoHashMismatch},
+		{name: "frozen: FROZEN", setup: func(r *Record) { r.Utxos[0] = NewFrozenEntry(out0); r.Frozen = true }, op: unspend(0, out0, UnspendOptions{}), wantCode: model.CodeFrozen},
+		{name: "not found", op: unspend(1, out0, UnspendOptions{}), wantCode: model.CodeUtxoNotFound},
+		{name: "hash mismatch", setup: func(r *Record) { spentAt(r, 0, out0, spA) }, op: unspend(0, out2, UnspendOptions{}), wantCode: model.CodeUtxoHashMismatch},
 	})
 }
 
 func TestSetMinedTransitions(t *testing.T) {
 	unmined := func(r *Record) { r.BlockIDs, r.BlockHeights, r.SubtreeIdxs, r.UnminedSince = nil, nil, nil, 150 }
-	mine := func(info MinedBlockInfo) func(*Record) (Signal, error) {
+	mine := func(info model.MinedBlockInfo) func(*Record) (Signal, error) {
 		return noErr(func(r *Record) Signal { return r.SetMined(info, cur, ret) })
 	}
 	runTransitions(t, []transition{
 		{name: "created&locked to mined", setup: func(r *Record) { unmined(r); r.Locked = true; r.Creating = true },
-			op: mine(MinedBlockInfo{BlockID: 5, BlockHeight: 199, SubtreeIdx: 3, OnLongestChain: true}),
+			op: mine(model.MinedBlockInfo{BlockID: 5, BlockHeight: 199, SubtreeIdx: 3, OnLongestChain: true}),
 			want: func(r *Record) {
 				r.Locked, r.Creating, r.UnminedSince = false, false, 0
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{5}, []uint32{199}, []int{3}
 			}},
 		{name: "mined off the longest chain stays unmined", setup: unmined,
-			op:   mine(MinedBlockInfo{BlockID: 5, BlockHeight: 199}),
+			op:   mine(model.MinedBlockInfo{BlockID: 5, BlockHeight: 199}),
 			want: func(r *Record) { r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{5}, []uint32{199}, []int{0} }},
-		{name: "same block twice is not duplicated", op: mine(MinedBlockInfo{BlockID: 1, BlockHeight: 100, OnLongestChain: true})},
-		{name: "second block (fork) appended", op: mine(MinedBlockInfo{BlockID: 2, BlockHeight: 100, SubtreeIdx: 7, OnLongestChain: true}),
+		{name: "same block twice is not duplicated", op: mine(model.MinedBlockInfo{BlockID: 1, BlockHeight: 100, OnLongestChain: true})},
+		{name: "second block (fork) appended", op: mine(model.MinedBlockInfo{BlockID: 2, BlockHeight: 100, SubtreeIdx: 7, OnLongestChain: true}),
 			want: func(r *Record) {
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{1, 2}, []uint32{100, 100}, []int{0, 7}
 			}},
 		{name: "mined fully spent: DAHSET at current height + retention, not the block's", setup: func(r *Record) { unmined(r); spentAt(r, 0, out0, spA); spentAt(r, 2, out2, spB) },
-			op: mine(MinedBlockInfo{BlockID: 5, BlockHeight: 205, OnLongestChain: true}), wantSig: SignalDAHSet,
+			op: mine(model.MinedBlockInfo{BlockID: 5, BlockHeight: 205, OnLongestChain: true}), wantSig: SignalDAHSet,
 			want: func(r *Record) {
 				r.UnminedSince = 0
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{5}, []uint32{205}, []int{0}
@@ -277,7 +279,7 @@ func TestSetMinedTransitions(t *testing.T) {
 			spentAt(r, 0, out0, spA)
 			spentAt(r, 2, out2, spB)
 			r.DeleteAtHeight = 400
-		}, op: mine(MinedBlockInfo{BlockID: 1, BlockHeight: 100, UnsetMined: true}), wantSig: SignalDAHUnset,
+		}, op: mine(model.MinedBlockInfo{BlockID: 1, BlockHeight: 100, UnsetMined: true}), wantSig: SignalDAHUnset,
 			want: func(r *Record) {
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{}, []uint32{}, []int{}
 				r.UnminedSince = cur
@@ -285,18 +287,18 @@ func TestSetMinedTransitions(t *testing.T) {
 			}},
 		{name: "unset one of two blocks keeps the other", setup: func(r *Record) {
 			r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{1, 2}, []uint32{100, 101}, []int{0, 4}
-		}, op: mine(MinedBlockInfo{BlockID: 1, UnsetMined: true}),
+		}, op: mine(model.MinedBlockInfo{BlockID: 1, UnsetMined: true}),
 			want: func(r *Record) { r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{2}, []uint32{101}, []int{4} }},
-		{name: "unset unknown block is harmless", op: mine(MinedBlockInfo{BlockID: 9, UnsetMined: true})},
+		{name: "unset unknown block is harmless", op: mine(model.MinedBlockInfo{BlockID: 9, UnsetMined: true})},
 		{name: "coinbase maturity is Create's, not the block's", setup: func(r *Record) { unmined(r); r.IsCoinbase = true; r.SpendingHeight = 250 },
-			op: mine(MinedBlockInfo{BlockID: 5, BlockHeight: 180, OnLongestChain: true}),
+			op: mine(model.MinedBlockInfo{BlockID: 5, BlockHeight: 180, OnLongestChain: true}),
 			want: func(r *Record) {
 				r.UnminedSince = 0
 				r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{5}, []uint32{180}, []int{0}
 			}},
 		{name: "child record: only lock and creating cleared", setup: func(r *Record) {
 			*r = Record{TxID: r.TxID, Index: 1, FirstVout: 3, Utxos: []Entry{NewUnspentEntry(out0)}, RecordUtxos: 1, Locked: true, Creating: true}
-		}, op: mine(MinedBlockInfo{BlockID: 5, BlockHeight: 180, OnLongestChain: true}),
+		}, op: mine(model.MinedBlockInfo{BlockID: 5, BlockHeight: 180, OnLongestChain: true}),
 			want: func(r *Record) { r.Locked, r.Creating = false, false }},
 	})
 }
@@ -312,34 +314,34 @@ func TestLockFreezeReassignTransitions(t *testing.T) {
 		{name: "creating cleared", setup: func(r *Record) { r.Creating = true }, op: noErr(func(r *Record) Signal { r.SetCreating(false); return 0 }),
 			want: func(r *Record) { r.Creating = false }},
 		{name: "freeze", op: noSig(func(r *Record) error { return r.Freeze(0, out0) }), want: frozen0},
-		{name: "freeze twice: ALREADY_FROZEN", setup: frozen0, op: noSig(func(r *Record) error { return r.Freeze(0, out0) }), wantCode: CodeAlreadyFrozen},
-		{name: "freeze spent: SPENT", setup: func(r *Record) { spentAt(r, 0, out0, spA) }, op: noSig(func(r *Record) error { return r.Freeze(0, out0) }), wantCode: CodeSpent,
-			check: func(t *testing.T, e *Error) {
+		{name: "freeze twice: ALREADY_FROZEN", setup: frozen0, op: noSig(func(r *Record) error { return r.Freeze(0, out0) }), wantCode: model.CodeAlreadyFrozen},
+		{name: "freeze spent: SPENT", setup: func(r *Record) { spentAt(r, 0, out0, spA) }, op: noSig(func(r *Record) error { return r.Freeze(0, out0) }), wantCode: model.CodeSpent,
+			check: func(t *testing.T, e *model.Error) {
 				if e.Spending == nil || *e.Spending != spA {
 					t.Fatal("no spender")
 				}
 			}},
-		{name: "freeze missing", op: noSig(func(r *Record) error { return r.Freeze(1, out0) }), wantCode: CodeUtxoNotFound},
-		{name: "freeze wrong hash", op: noSig(func(r *Record) error { return r.Freeze(0, out2) }), wantCode: CodeUtxoHashMismatch},
+		{name: "freeze missing", op: noSig(func(r *Record) error { return r.Freeze(1, out0) }), wantCode: model.CodeUtxoNotFound},
+		{name: "freeze wrong hash", op: noSig(func(r *Record) error { return r.Freeze(0, out2) }), wantCode: model.CodeUtxoHashMismatch},
 		{name: "unfreeze", setup: frozen0, op: noSig(func(r *Record) error { return r.UnFreeze(0, out0) }),
 			want: func(r *Record) { r.Utxos[0] = NewUnspentEntry(out0); r.Frozen = false }},
 		{name: "unfreeze one of two keeps Frozen", setup: func(r *Record) { frozen0(r); r.Utxos[2] = NewFrozenEntry(out2) },
 			op:   noSig(func(r *Record) error { return r.UnFreeze(0, out0) }),
 			want: func(r *Record) { r.Utxos[0] = NewUnspentEntry(out0) }},
-		{name: "unfreeze unfrozen: UTXO_NOT_FROZEN", op: noSig(func(r *Record) error { return r.UnFreeze(0, out0) }), wantCode: CodeUtxoNotFrozen},
-		{name: "unfreeze spent: UTXO_NOT_FROZEN", setup: func(r *Record) { spentAt(r, 0, out0, spA) }, op: noSig(func(r *Record) error { return r.UnFreeze(0, out0) }), wantCode: CodeUtxoNotFrozen},
+		{name: "unfreeze unfrozen: UTXO_NOT_FROZEN", op: noSig(func(r *Record) error { return r.UnFreeze(0, out0) }), wantCode: model.CodeUtxoNotFrozen},
+		{name: "unfreeze spent: UTXO_NOT_FROZEN", setup: func(r *Record) { spentAt(r, 0, out0, spA) }, op: noSig(func(r *Record) error { return r.UnFreeze(0, out0) }), wantCode: model.CodeUtxoNotFrozen},
 		{name: "reassign frozen", setup: frozen0,
-			op: noSig(func(r *Record) error { return r.Reassign(0, out0, newHash, 150, DefaultReassignSpendableAfter) }),
+			op: noSig(func(r *Record) error { return r.Reassign(0, out0, newHash, 150, reassignmentDelay) }),
 			want: func(r *Record) {
 				r.Utxos[0] = NewUnspentEntry(newHash)
 				r.Frozen = false
 				r.UtxoSpendableIn = map[uint32]uint32{0: 1150}
 				r.Reassignments = []Reassignment{{Offset: 0, UtxoHash: out0, NewUtxoHash: newHash, BlockHeight: 150}}
 			}},
-		{name: "reassign unfrozen: UTXO_NOT_FROZEN", op: noSig(func(r *Record) error { return r.Reassign(0, out0, newHash, 150, 1000) }), wantCode: CodeUtxoNotFrozen},
+		{name: "reassign unfrozen: UTXO_NOT_FROZEN", op: noSig(func(r *Record) error { return r.Reassign(0, out0, newHash, 150, 1000) }), wantCode: model.CodeUtxoNotFrozen},
 		{name: "reassign spent: UTXO_NOT_FROZEN", setup: func(r *Record) { spentAt(r, 0, out0, spA) },
-			op: noSig(func(r *Record) error { return r.Reassign(0, out0, newHash, 150, 1000) }), wantCode: CodeUtxoNotFrozen},
-		{name: "reassign wrong hash", setup: frozen0, op: noSig(func(r *Record) error { return r.Reassign(0, out2, newHash, 150, 1000) }), wantCode: CodeUtxoHashMismatch},
+			op: noSig(func(r *Record) error { return r.Reassign(0, out0, newHash, 150, 1000) }), wantCode: model.CodeUtxoNotFrozen},
+		{name: "reassign wrong hash", setup: frozen0, op: noSig(func(r *Record) error { return r.Reassign(0, out2, newHash, 150, 1000) }), wantCode: model.CodeUtxoHashMismatch},
 		{name: "reassigned record is never scheduled for deletion", setup: func(r *Record) {
 			r.Utxos[0] = NewUnspentEntry(newHash)
 			r.UtxoSpendableIn = map[uint32]uint32{0: 150}
@@ -398,10 +400,10 @@ func TestConflictingPreserveDAHTransitions(t *testing.T) {
 		{name: "spentExtraRecs clamps at total", setup: func(r *Record) { r.TotalExtraRecs = 2; r.SpentExtraRecs = 2 },
 			op: func(r *Record) (Signal, error) { return r.IncrementSpentExtraRecs(1, cur, ret) }},
 		{name: "spentExtraRecs on a single-record tx: INVALID_PARAMETER",
-			op: func(r *Record) (Signal, error) { return r.IncrementSpentExtraRecs(1, cur, ret) }, wantCode: CodeInvalidParameter},
+			op: func(r *Record) (Signal, error) { return r.IncrementSpentExtraRecs(1, cur, ret) }, wantCode: model.CodeInvalidParameter},
 		{name: "DAH moves later when re-evaluated higher", setup: func(r *Record) { allSpent(r); r.DeleteAtHeight = 300 },
 			op: noErr(func(r *Record) Signal {
-				return r.SetMined(MinedBlockInfo{BlockID: 1, BlockHeight: 100, OnLongestChain: true}, cur, 250)
+				return r.SetMined(model.MinedBlockInfo{BlockID: 1, BlockHeight: 100, OnLongestChain: true}, cur, 250)
 			}),
 			wantSig: SignalDAHSet, want: func(r *Record) { r.DeleteAtHeight = cur + 250 }},
 	})
@@ -414,7 +416,7 @@ func TestSpendMulti(t *testing.T) {
 		{Offset: 1, UtxoHash: out0, Spending: spA},
 		{Offset: 2, UtxoHash: out2, Spending: spB},
 	}, spendOpts())
-	if err != nil || itemErrs == nil || itemErrs[0] != nil || itemErrs[2] != nil || !errors.Is(itemErrs[1], ErrUtxoNotFound) {
+	if err != nil || itemErrs == nil || itemErrs[0] != nil || itemErrs[2] != nil || !errors.Is(itemErrs[1], model.ErrUtxoNotFound) {
 		t.Fatalf("err=%v itemErrs=%v", err, itemErrs)
 	}
 	if sig != SignalAllSpent|SignalDAHSet || r.SpentUtxos != 2 {
@@ -422,7 +424,7 @@ func TestSpendMulti(t *testing.T) {
 	}
 	r = baseRecord()
 	r.Locked = true
-	if _, _, err := r.SpendMulti([]SpendItem{{Offset: 0, UtxoHash: out0, Spending: spA}}, spendOpts()); !errors.Is(err, ErrLocked) {
+	if _, _, err := r.SpendMulti([]SpendItem{{Offset: 0, UtxoHash: out0, Spending: spA}}, spendOpts()); !errors.Is(err, model.ErrLocked) {
 		t.Fatalf("record-level error %v", err)
 	}
 	r = baseRecord()
@@ -434,34 +436,34 @@ func TestSpendMulti(t *testing.T) {
 func TestTerms(t *testing.T) {
 	r := baseRecord()
 	r.BlockHeights = []uint32{100}
-	if got := r.Terms(); got != (Terms{ProducedAt: 100}) {
+	if got := r.Terms(); got != (engine.Terms{ProducedAt: 100}) {
 		t.Fatalf("%+v", got)
 	}
 	r.BlockIDs, r.BlockHeights, r.SubtreeIdxs = []uint32{1, 2}, []uint32{100, 120}, []int{0, 0}
 	spentAt(r, 0, out0, spA)
 	spentAt(r, 2, out2, spB)
 	r.DeleteAtHeight, r.PreserveUntil = 5, 6
-	if got := r.Terms(); got != (Terms{DeleteAtHeight: 5, PreserveUntil: 6, ProducedAt: 120, Consumed: true}) {
+	if got := r.Terms(); got != (engine.Terms{DeleteAtHeight: 5, PreserveUntil: 6, ProducedAt: 120, Consumed: true}) {
 		t.Fatalf("%+v", got)
 	}
 	u := &Record{TxID: h("u"), UnminedSince: 77, Utxos: []Entry{NewUnspentEntry(out0)}, RecordUtxos: 1}
-	if got := u.Terms(); got != (Terms{UnminedSince: 77}) {
+	if got := u.Terms(); got != (engine.Terms{UnminedSince: 77}) {
 		t.Fatalf("%+v", got)
 	}
 }
 
 func TestErrors(t *testing.T) {
-	for c := CodeTxNotFound; c <= CodeInvalidParameter; c++ {
+	for c := model.CodeTxNotFound; c <= model.CodeInvalidParameter; c++ {
 		if c.String() == "" || c.String()[0] == 'E' {
 			t.Errorf("code %d has no name", c)
 		}
 	}
-	if ErrorCode(200).String() != "ErrorCode(200)" {
+	if model.ErrorCode(200).String() != "ErrorCode(200)" {
 		t.Fatal("unknown code name")
 	}
-	e := NewError(CodeSpent, h("t"), 3, "already spent %s", "x")
+	e := model.NewError(model.CodeSpent, h("t"), 3, "already spent %s", "x")
 	e.Spending = &spA
-	if !errors.Is(e, ErrSpent) || errors.Is(e, ErrFrozen) {
+	if !errors.Is(e, model.ErrSpent) || errors.Is(e, model.ErrFrozen) {
 		t.Fatal("errors.Is by code")
 	}
 	if msg := e.Error(); msg == "" || msg[:5] != "SPENT" {

@@ -6,9 +6,10 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
-// ExtendedInput is a transaction input in the seed's extended format: the
-// standard input plus the satoshis and locking script of the output it
-// spends, so a validator needs no parent lookup.
+// ExtendedInput is a transaction input in Extended Format (BIP-239), the
+// form the reference stores a transaction in: the standard input plus the
+// satoshis and locking script of the output it spends, so a validator
+// needs no parent lookup.
 type ExtendedInput struct {
 	PreviousTxID       chainhash.Hash
 	PreviousTxOutIndex uint32

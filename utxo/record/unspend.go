@@ -1,6 +1,9 @@
 package record
 
-import "github.com/btcsuite/btcd/chaincfg/chainhash"
+import (
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
+)
 
 // UnspendOptions are the context of an unspend.
 type UnspendOptions struct {
@@ -15,7 +18,7 @@ type UnspendOptions struct {
 	// because Spend is all or nothing and undoes its partial spends, and
 	// conflict resolution and cleanup release spends concurrently with new
 	// ones; without the check an undo could release a rival's spend.
-	Expected *SpendingData
+	Expected *model.SpendingData
 	// FlagAsLocked locks the transaction after the unspend (SetLocked(true)),
 	// so that during a reorg its outputs wait for re-validation.
 	FlagAsLocked bool
@@ -32,7 +35,7 @@ func (r *Record) Unspend(offset uint32, utxoHash chainhash.Hash, opts UnspendOpt
 		return 0, err
 	}
 	if e.IsFrozen() {
-		return 0, r.outputError(CodeFrozen, offset, "output is frozen")
+		return 0, r.outputError(model.CodeFrozen, offset, "output is frozen")
 	}
 	var sig Signal
 	if existing, spent := e.SpendingData(); spent && (opts.Expected == nil || *opts.Expected == existing) {

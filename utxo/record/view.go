@@ -2,6 +2,7 @@ package record
 
 import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // View is a look at an encoded record that decodes its head (the fixed
@@ -140,7 +141,7 @@ func (v *View) Head() *Record { return &v.head }
 
 // SetMined is Record.SetMined on the head, the only part of a record it
 // reads or changes.
-func (v *View) SetMined(info MinedBlockInfo, currentHeight, retention uint32) Signal {
+func (v *View) SetMined(info model.MinedBlockInfo, currentHeight, retention uint32) Signal {
 	return v.head.SetMined(info, currentHeight, retention)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // viewFixtures are encodings of records of every shape a View reads.
@@ -96,18 +97,18 @@ func TestInspectRefusesDamage(t *testing.T) {
 	}
 	cases := map[string]struct {
 		b    []byte
-		code ErrorCode
+		code model.ErrorCode
 	}{
-		"empty":           {nil, CodeMalformed},
-		"unknown version": {append([]byte{2}, valid[1:]...), CodeUnsupportedVersion},
-		"trailing":        {append(bytes.Clone(valid), 0), CodeMalformed},
-		"unknown flag":    {append([]byte{1, 0x80, 0x02}, valid[2:]...), CodeMalformed},
-		"unknown tag":     {unknownTag, CodeMalformed},
+		"empty":           {nil, model.CodeMalformed},
+		"unknown version": {append([]byte{2}, valid[1:]...), model.CodeUnsupportedVersion},
+		"trailing":        {append(bytes.Clone(valid), 0), model.CodeMalformed},
+		"unknown flag":    {append([]byte{1, 0x80, 0x02}, valid[2:]...), model.CodeMalformed},
+		"unknown tag":     {unknownTag, model.CodeMalformed},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, err := Inspect(c.b)
-			var e *Error
+			var e *model.Error
 			if !errors.As(err, &e) || e.Code != c.code {
 				t.Fatalf("got %v, want code %v", err, c.code)
 			}
@@ -116,8 +117,8 @@ func TestInspectRefusesDamage(t *testing.T) {
 	for name, b := range viewFixtures(t) {
 		for i := range b {
 			_, err := Inspect(b[:i])
-			var e *Error
-			if !errors.As(err, &e) || e.Code != CodeMalformed {
+			var e *model.Error
+			if !errors.As(err, &e) || e.Code != model.CodeMalformed {
 				t.Fatalf("%s: prefix of %d of %d bytes: got %v, want MALFORMED", name, i, len(b), err)
 			}
 		}
@@ -226,7 +227,7 @@ func TestViewSpendMultiAgreesWithRecordSpendMulti(t *testing.T) {
 }
 
 func TestViewSetMinedEncodesAsRecordSetMined(t *testing.T) {
-	infos := []MinedBlockInfo{
+	infos := []model.MinedBlockInfo{
 		{BlockID: 7, BlockHeight: 100, OnLongestChain: true}, // already there
 		{BlockID: 8, BlockHeight: 102, SubtreeIdx: 3, OnLongestChain: true},
 		{BlockID: 8, BlockHeight: 102},

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // reader is a bounds-checked cursor over an encoded value. The first error
@@ -15,7 +16,7 @@ import (
 type reader struct {
 	b   []byte
 	off int
-	err *Error
+	err *model.Error
 }
 
 func (r *reader) fail(format string, args ...any) {
@@ -47,26 +48,19 @@ func (r *reader) byte() byte {
 	return s[0]
 }
 
-func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 {
-		r.fail("bad uvarint at offset %d", r.off)
-		return 0
-	}
-	r.off += n
-	return v
-}
+func (r *reader) uvarint() uint64 { return readVarint(r, binary.Uvarint, "uvarint") }
 
-func (r *reader) varint() int64 {
+func (r *reader) varint() int64 { return readVarint(r, binary.Varint, "varint") }
+
+// readVarint reads one value with decode (binary.Uvarint or binary.Varint),
+// which reads a what.
+func readVarint[T uint64 | int64](r *reader, decode func([]byte) (T, int), what string) T {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(r.b[r.off:])
+	v, n := decode(r.b[r.off:])
 	if n <= 0 {
-		r.fail("bad varint at offset %d", r.off)
+		r.fail("bad %s at offset %d", what, r.off)
 		return 0
 	}
 	r.off += n
@@ -137,7 +131,7 @@ func (r *reader) bytesField() []byte {
 	return r.take(n)
 }
 
-// Bitcoin CompactSize ("varint" in the seed's transaction encodings).
+// Bitcoin CompactSize, the "varint" of Bitcoin's transaction encoding.
 
 func appendCompactSize(dst []byte, v uint64) []byte {
 	switch {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Opener opens a fresh, empty store with opts for one test and closes it
@@ -75,7 +76,7 @@ func newTx(tag string, from []wire.OutPoint, n int, value int64) *chain.Tx {
 func out(tx *chain.Tx, vout uint32) wire.OutPoint { return wire.OutPoint{Hash: tx.ID, Index: vout} }
 
 func mined(height uint32) utxo.CreateOption {
-	return utxo.WithMinedBlockInfo(utxo.MinedBlockInfo{BlockID: height + 1, BlockHeight: height, OnLongestChain: true})
+	return utxo.WithMinedBlockInfo(model.MinedBlockInfo{BlockID: height + 1, BlockHeight: height, OnLongestChain: true})
 }
 
 func mustCreate(t testing.TB, s utxo.Store, tx *chain.Tx, height uint32, opts ...utxo.CreateOption) {
@@ -103,7 +104,7 @@ func must(t testing.TB, err error, what string) {
 }
 
 // wantCode fails unless err carries want's code.
-func wantCode(t testing.TB, err error, want *utxo.Error) {
+func wantCode(t testing.TB, err error, want *model.Error) {
 	t.Helper()
 	if !errors.Is(err, want) {
 		t.Fatalf("got error %v, want %s", err, want.Code)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 func testCreateAndGet(t *testing.T, open Opener) {
@@ -25,9 +26,9 @@ func testCreateAndGet(t *testing.T, open Opener) {
 		t.Fatalf("inpoints %+v", m.TxInpoints)
 	}
 	_, err := s.Create(ctx, parent, 10)
-	wantCode(t, err, utxo.ErrTxExists)
+	wantCode(t, err, model.ErrTxExists)
 	_, err = s.Get(ctx, chainhash.Hash{0x01})
-	wantCode(t, err, utxo.ErrTxNotFound)
+	wantCode(t, err, model.ErrTxNotFound)
 }
 
 // testCreateOptionsTakeEffect checks that every create option reaches the
@@ -74,19 +75,19 @@ func testSpendOutcomes(t *testing.T, open Opener) {
 	// Another spender gets SPENT, naming the holder.
 	rival := newTx("rival", []wire.OutPoint{out(parent, 0)}, 1, 1)
 	spends, err := s.Spend(ctx, rival)
-	wantCode(t, err, utxo.ErrSpent)
+	wantCode(t, err, model.ErrSpent)
 	if spends[0].ConflictingTxID == nil || *spends[0].ConflictingTxID != child.ID {
 		t.Fatalf("SPENT does not name the spender: %+v", spends[0])
 	}
-	var e *utxo.Error
+	var e *model.Error
 	if !errors.As(err, &e) || e.Spending == nil || e.Spending.TxID != child.ID {
 		t.Fatalf("SPENT error carries %v", e)
 	}
 	// All or nothing: output 1 is free but output 7 does not exist.
 	partial := newTx("partial", []wire.OutPoint{out(parent, 1), out(parent, 7)}, 1, 1)
 	spends, err = s.Spend(ctx, partial)
-	wantCode(t, err, utxo.ErrUtxoNotFound)
-	if spends[0].Err != nil || !errors.Is(spends[1].Err, utxo.ErrUtxoNotFound) {
+	wantCode(t, err, model.ErrUtxoNotFound)
+	if spends[0].Err != nil || !errors.Is(spends[1].Err, model.ErrUtxoNotFound) {
 		t.Fatalf("per-spend outcomes: %v / %v", spends[0].Err, spends[1].Err)
 	}
 	if sd := mustGet(t, s, parent.ID).Outputs[1].SpendingData; sd != nil {
@@ -95,7 +96,7 @@ func testSpendOutcomes(t *testing.T, open Opener) {
 	// A missing parent.
 	orphan := newTx("orphan", []wire.OutPoint{{Hash: chainhash.Hash{0xee}}}, 1, 1)
 	_, err = s.Spend(ctx, orphan)
-	wantCode(t, err, utxo.ErrTxNotFound)
+	wantCode(t, err, model.ErrTxNotFound)
 }
 
 func testSpendChecksTheClaimedUTXOHash(t *testing.T, open Opener) {
@@ -103,7 +104,7 @@ func testSpendChecksTheClaimedUTXOHash(t *testing.T, open Opener) {
 	parent, child := parentAndSpender(t, s)
 	wrong := []*wire.TxOut{{Value: parent.Msg.TxOut[0].Value, PkScript: []byte("not the script")}}
 	_, err := s.Spend(ctx, child, utxo.WithPreviousOutputs(wrong))
-	wantCode(t, err, utxo.ErrUtxoHashMismatch)
+	wantCode(t, err, model.ErrUtxoHashMismatch)
 	if _, err := s.Spend(ctx, child, utxo.WithPreviousOutputs([]*wire.TxOut{parent.Msg.TxOut[0]})); err != nil {
 		t.Fatalf("spend with the right claim: %v", err)
 	}
@@ -115,7 +116,7 @@ func testCoinbaseMaturity(t *testing.T, open Opener) {
 	mustCreate(t, s, cb, 10, mined(10))
 	spender := newTx("early", []wire.OutPoint{out(cb, 0)}, 1, 1)
 	_, err := s.Spend(ctx, spender, utxo.WithBlockHeight(109))
-	wantCode(t, err, utxo.ErrCoinbaseImmature)
+	wantCode(t, err, model.ErrCoinbaseImmature)
 	if _, err := s.Spend(ctx, spender, utxo.WithBlockHeight(110)); err != nil {
 		t.Fatalf("spend at maturity: %v", err)
 	}
@@ -127,7 +128,7 @@ func testLockedRefusesSpendsUnlessIgnored(t *testing.T, open Opener) {
 	// mined(...) unlocks: lock it again explicitly.
 	must(t, s.SetLocked(ctx, []chainhash.Hash{parent.ID}, true), "lock")
 	_, err := s.Spend(ctx, child)
-	wantCode(t, err, utxo.ErrLocked)
+	wantCode(t, err, model.ErrLocked)
 	spends, err := s.Spend(ctx, child, utxo.IgnoreLocked())
 	if err != nil {
 		t.Fatalf("IgnoreLocked: %v", err)
@@ -147,14 +148,14 @@ func testFreezeUnfreezeReassign(t *testing.T, open Opener) {
 	parent, child := parentAndSpender(t, s)
 	must(t, s.FreezeUTXOs(ctx, []*utxo.Spend{{TxID: parent.ID, Vout: 0}}), "freeze")
 	_, err := s.Spend(ctx, child)
-	wantCode(t, err, utxo.ErrFrozen)
+	wantCode(t, err, model.ErrFrozen)
 	resp, err := s.GetSpend(ctx, &utxo.Spend{TxID: parent.ID, Vout: 0})
 	if err != nil || resp.Status != utxo.StatusFrozen {
 		t.Fatalf("GetSpend of a frozen output: %+v %v", resp, err)
 	}
-	wantCode(t, s.FreezeUTXOs(ctx, []*utxo.Spend{{TxID: parent.ID, Vout: 0}}), utxo.ErrAlreadyFrozen)
+	wantCode(t, s.FreezeUTXOs(ctx, []*utxo.Spend{{TxID: parent.ID, Vout: 0}}), model.ErrAlreadyFrozen)
 	must(t, s.UnFreezeUTXOs(ctx, []*utxo.Spend{{TxID: parent.ID, Vout: 0}}), "unfreeze")
-	wantCode(t, s.UnFreezeUTXOs(ctx, []*utxo.Spend{{TxID: parent.ID, Vout: 0}}), utxo.ErrUtxoNotFrozen)
+	wantCode(t, s.UnFreezeUTXOs(ctx, []*utxo.Spend{{TxID: parent.ID, Vout: 0}}), model.ErrUtxoNotFrozen)
 
 	// Reassignment: freeze, move to a new owner, spendable in the first
 	// block after 1,000 blocks on.
@@ -167,7 +168,7 @@ func testFreezeUnfreezeReassign(t *testing.T, open Opener) {
 		_, err := s.Spend(ctx, thief, utxo.WithBlockHeight(h))
 		return err
 	}
-	wantCode(t, spendAt(20+utxo.ReassignmentDelay), utxo.ErrFrozenUntil)
+	wantCode(t, spendAt(20+utxo.ReassignmentDelay), model.ErrFrozenUntil)
 	if err := spendAt(20 + utxo.ReassignmentDelay + 1); err != nil {
 		t.Fatalf("spend after the reassignment delay: %v", err)
 	}
@@ -192,7 +193,7 @@ func testGetSpendStatuses(t *testing.T, open Opener) {
 	}
 	check(0, utxo.StatusSpent)
 	_, err := s.GetSpend(ctx, &utxo.Spend{TxID: parent.ID, Vout: 5})
-	wantCode(t, err, utxo.ErrUtxoNotFound)
+	wantCode(t, err, model.ErrUtxoNotFound)
 }
 
 // testMinedBatchAndDelete covers the batch reads, SetMinedMulti, the
@@ -201,7 +202,7 @@ func testMinedBatchAndDelete(t *testing.T, open Opener) {
 	s := open(t, utxo.Options{})
 	parent, child := parentAndSpender(t, s)
 	mustCreate(t, s, child, 11)
-	ids, err := s.SetMinedMulti(ctx, hashes(child), utxo.MinedBlockInfo{BlockID: 12, BlockHeight: 11, OnLongestChain: true})
+	ids, err := s.SetMinedMulti(ctx, hashes(child), model.MinedBlockInfo{BlockID: 12, BlockHeight: 11, OnLongestChain: true})
 	must(t, err, "set mined")
 	if got := ids[child.ID]; len(got) != 1 || got[0] != 12 {
 		t.Fatalf("SetMinedMulti: block IDs %v, want [12]", got)
@@ -212,7 +213,7 @@ func testMinedBatchAndDelete(t *testing.T, open Opener) {
 	if items[0].Err != nil || items[0].Meta == nil || len(items[0].Meta.BlockIDs) != 1 || items[0].Meta.BlockIDs[0] != 11 {
 		t.Fatalf("BatchDecorate of the parent: %+v %v", items[0].Meta, items[0].Err)
 	}
-	wantCode(t, items[1].Err, utxo.ErrTxNotFound)
+	wantCode(t, items[1].Err, model.ErrTxNotFound)
 	if items[2].Err != nil || items[2].Meta == nil || len(items[2].Meta.BlockIDs) != 1 || items[2].Meta.BlockIDs[0] != 12 {
 		t.Fatalf("BatchDecorate of the child: %+v %v", items[2].Meta, items[2].Err)
 	}
@@ -223,7 +224,7 @@ func testMinedBatchAndDelete(t *testing.T, open Opener) {
 	}
 	must(t, s.Delete(ctx, child.ID), "delete")
 	_, err = s.Get(ctx, child.ID)
-	wantCode(t, err, utxo.ErrTxNotFound)
+	wantCode(t, err, model.ErrTxNotFound)
 	must(t, s.Delete(ctx, child.ID), "delete of a deleted transaction")
 }
 
