@@ -20,7 +20,7 @@ import (
 // blocks and, on /api/status, the store, the index and the block store at
 // that tip; at the end the index holds the chain's balances.
 func TestImportThroughADaemonSurvivesSIGKILL(t *testing.T) {
-	const step = 30 // blocks each round adds to the file
+	const step = 100 // blocks each round adds to the file: far more than a kill waits for
 	indexedKills, plainKills := 20, 3
 	if *long {
 		indexedKills, plainKills = 50, 10
