@@ -282,11 +282,7 @@ func indexed(b *pathBlock) *index.Block {
 	return ib
 }
 
-// firstHeight is the height of the store's first block: the chain state
-// counts the blocks on its chain, which end at the tip.
-func firstHeight(chainSum utxo.ChainSummary) uint32 {
-	if !chainSum.HasTip || chainSum.Blocks == 0 {
-		return 0
-	}
-	return chainSum.Tip.Height + 1 - uint32(chainSum.Blocks)
-}
+// firstHeight is the height of the store's first connected block, from
+// which a derived store holds the chain: a store loaded from a snapshot has
+// none of the blocks below it.
+func firstHeight(chainSum utxo.ChainSummary) uint32 { return chainSum.First }

@@ -202,11 +202,17 @@ func (s *session) start(ctx context.Context) error {
 }
 
 // locator lists the store's blocks from its tip back to genesis: the last
-// ten, then at doubling steps (as Bitcoin's block locator does).
+// ten, then at doubling steps (as Bitcoin's block locator does). A store
+// loaded from a snapshot knows no block below the snapshot's, its lowest.
 func (f *Follower) locator(ctx context.Context, tip int32) ([]chainhash.Hash, []int32, error) {
 	if tip < 0 {
 		return []chainhash.Hash{*f.cfg.Params.GenesisHash}, []int32{0}, nil
 	}
+	chainSum, err := f.store.ChainSummary(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	lowest := min(int32(chainSum.First), tip)
 	var hashes []chainhash.Hash
 	var heights []int32
 	step := int32(1)
@@ -220,13 +226,13 @@ func (f *Follower) locator(ctx context.Context, tip int32) ([]chainhash.Hash, []
 		}
 		hashes = append(hashes, info.Hash)
 		heights = append(heights, h)
-		if h == 0 {
+		if h == lowest {
 			return hashes, heights, nil
 		}
 		if len(hashes) >= 10 {
 			step *= 2
 		}
-		h = max(h-step, 0)
+		h = max(h-step, lowest)
 	}
 }
 

@@ -137,6 +137,9 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 			return err
 		}
 	}
+	if !cs.HasTip {
+		cs.First = b.Height
+	}
 	cs.HasTip, cs.TipHeight, cs.TipHash, cs.TipBlock = true, b.Height, b.Hash, connected
 	cs.NextBlockID++
 	cs.Blocks++

@@ -24,6 +24,11 @@ type chainState struct {
 	// chain, for the summary.
 	Blocks uint64
 	Txs    uint64
+	// First is the height of the first block connected to the store: 0,
+	// or an import's --start-height, or for a store loaded from a UTXO
+	// snapshot the block after the snapshot's, of whose blocks it knows
+	// only the last one's hash.
+	First uint32
 	// TipBlock is what the store remembers of the tip block. It lives
 	// here, not in a record of its own, so that it changes in the same
 	// write as the tip: a crash never leaves a tip without its metadata,
@@ -145,6 +150,10 @@ type ChainSummary struct {
 	HasTip bool
 	Blocks uint64
 	Txs    uint64
+	// First is the height of the first block connected to the store; a
+	// store loaded from a snapshot knows no block below it but the
+	// snapshot's own, its tip until then.
+	First uint32
 }
 
 // ChainSummary returns the tip and the counts of the current chain from one
@@ -155,7 +164,7 @@ func (db *DB) ChainSummary(ctx context.Context) (ChainSummary, error) {
 	if err != nil {
 		return ChainSummary{}, err
 	}
-	return ChainSummary{Tip: Tip{Height: cs.TipHeight, Hash: cs.TipHash}, HasTip: cs.HasTip, Blocks: cs.Blocks, Txs: cs.Txs}, nil
+	return ChainSummary{Tip: Tip{Height: cs.TipHeight, Hash: cs.TipHash}, HasTip: cs.HasTip, Blocks: cs.Blocks, Txs: cs.Txs, First: cs.First}, nil
 }
 
 var errNoBlock = errors.New("no block at that height")

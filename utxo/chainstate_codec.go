@@ -14,7 +14,7 @@ import (
 // statistics, 785 bytes, cost more than the rest of a small block):
 //
 //	chain state:  Height u32 | flags u8 (1: HasTip) | TipHeight u32 | TipHash [32]
-//	              | NextBlockID u32 | Blocks u64 | Txs u64
+//	              | NextBlockID u32 | Blocks u64 | Txs u64 | First u32
 //	              | TipBlock (uvarint length, a connected block; 0: none)
 //	              | Stats (uvarint length, coinstats.Stats' binary form)
 //	block:        Hash [32] | PrevHash [32] | ID u32 | Txs uvarint
@@ -36,6 +36,7 @@ func (cs *chainState) marshal() []byte {
 	b = binary.BigEndian.AppendUint32(b, cs.NextBlockID)
 	b = binary.BigEndian.AppendUint64(b, cs.Blocks)
 	b = binary.BigEndian.AppendUint64(b, cs.Txs)
+	b = binary.BigEndian.AppendUint32(b, cs.First)
 	var tip []byte
 	if cs.TipBlock != nil {
 		tip = cs.TipBlock.marshal()
@@ -53,6 +54,7 @@ func (cs *chainState) unmarshal(raw []byte) error {
 	cs.NextBlockID = d.uint32()
 	cs.Blocks = d.uint64()
 	cs.Txs = d.uint64()
+	cs.First = d.uint32()
 	cs.TipBlock = nil
 	if tip := d.bytes(); len(tip) > 0 && d.err == nil {
 		cs.TipBlock = &connectedBlock{}

@@ -200,7 +200,7 @@ func (l *SnapshotLoader) Finish(ctx context.Context) error {
 		return err
 	}
 	cs := chainState{Height: l.base.Height, HasTip: true, TipHeight: l.base.Height, TipHash: l.base.Hash,
-		NextBlockID: 1, Blocks: uint64(l.base.Height) + 1, Txs: l.base.Txs, TipBlock: &connectedBlock{Hash: l.base.Hash}, Stats: stats}
+		NextBlockID: 1, Blocks: uint64(l.base.Height) + 1, Txs: l.base.Txs, First: l.base.Height + 1, TipBlock: &connectedBlock{Hash: l.base.Hash}, Stats: stats}
 	if err := db.useHeight(ctx, cs.Height); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/snapshot/core"
+	"github.com/utxostore/utxostore/utxo"
 )
 
 const btcFile = "btc-mainnet-0-14131.blk"
@@ -364,5 +365,39 @@ func TestSnapshotTeranodeDiffs(t *testing.T) {
 	}
 	if _, stderr, err := run(t, "snapshot", "diffs", "--format", "teranode", "--from", "14131", "--to", "14132", "--blocks", blocks, t.TempDir()); err == nil || !strings.Contains(stderr, "ends at height 14131") {
 		t.Errorf("--to past the file: %v\n%s", err, stderr)
+	}
+}
+
+// TestSyncFromASnapshot follows btcd from a UTXO snapshot instead of the
+// genesis block: a store synced to height N is dumped in Core's format,
+// the node mines more blocks (with spends of coins in the snapshot), and
+// the dump loaded into a new directory is followed to the node's tip. It
+// ends with the set statistics, tip and block count of a store synced from
+// genesis, and the same UTXO set but for the genesis coinbase, which a
+// snapshot leaves out as Core does.
+func TestSyncFromASnapshot(t *testing.T) {
+	w, node := minedNode(t, "sync from a snapshot", 10)
+	full := t.TempDir()
+	sync := func(data string, extra ...string) utxo.Summary {
+		t.Helper()
+		return parseSummary(t, lastLine(t, append([]string{"sync", "--quiet", "--stop-at-tip", "--network", "simnet", "--data", data, "--peer", node.P2P}, extra...)...))
+	}
+	base := sync(full)
+	dump := filepath.Join(t.TempDir(), "utxo.dat")
+	dumped := runSnapshotCmd(t, "dump", "--format", "core", "--data", full, dump)
+	if dumped.BaseHeight != base.Height || dumped.TxOuts != base.TxOuts || dumped.MuHash != base.MuHash {
+		t.Fatalf("the dump at height %d: %+v; the store: %+v", base.Height, dumped, base)
+	}
+	mineWithTxs(t, node, w, 8)
+
+	loaded := filepath.Join(t.TempDir(), "loaded")
+	runSnapshotCmd(t, "load", "--format", "core", "--network", "simnet", "--height", fmt.Sprint(base.Height), "--expect-hash", dumped.HashSerialized3, "--data", loaded, dump)
+	got, want := sync(loaded), sync(full)
+	if got.Height != want.Height || got.Blocks != want.Blocks || got.TxOuts != want.TxOuts || got.TotalAmount != want.TotalAmount || got.MuHash != want.MuHash ||
+		got.Utxos != want.Utxos-1 || got.Satoshis != want.Satoshis-50e8 {
+		t.Fatalf("followed from the snapshot: %+v\nfrom genesis: %+v (the same set but for the genesis coinbase)", got, want)
+	}
+	if _, stderr, err := run(t, "verify", "--data", loaded); err != nil {
+		t.Fatalf("verify of the store followed from the snapshot: %v\n%s", err, stderr)
 	}
 }
