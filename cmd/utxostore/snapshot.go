@@ -606,14 +606,16 @@ func (l *loader) teranodeHeaders(set teranode.SetHeader) (uint64, error) {
 	return txs, nil
 }
 
-const snapshotDiffsHelp = `Usage: utxostore snapshot diffs --format teranode --from A --to B --blocks FILE [flags] OUTDIR
+const snapshotDiffsHelp = `Usage: utxostore snapshot diffs --format teranode --from A --to B (--blocks FILE | --data DIR) [flags] OUTDIR
 
-Writes, for each block of FILE from height A to B, Teranode's
+Writes, for each block from height A to B, Teranode's
 <hash>.utxo-additions and <hash>.utxo-deletions in OUTDIR (created if need
 be), each with its .sha256 sidecar, as Teranode's utxopersister writes
 them: the outputs each transaction adds (those Teranode stores as UTXOs)
-and the outpoints each spends, in block order. FILE is a blk*.dat or raw
-block file whose first block is at --start-height.
+and the outpoints each spends, in block order. The blocks come from FILE, a
+blk*.dat or raw block file whose first block is at --start-height, or from
+the block store of the stopped store in DIR (kept with --index, or by a
+follower), which must hold the store's blocks from A to B.
 
 Prints one JSON line per block: height, hash and the two files.
 
@@ -626,6 +628,7 @@ func runSnapshotDiffs(ctx context.Context, args []string) error {
 	from := fs.Uint("from", 0, "height of the first block")
 	to := fs.Int64("to", -1, "height of the last block")
 	blocks := fs.String("blocks", "", "blk*.dat or raw block file holding the blocks")
+	data := fs.String("data", "", "read the blocks from the block store of the stopped store in this data directory instead of --blocks")
 	start := fs.Uint("start-height", 0, "height of the first block of --blocks")
 	network := fs.String("network", defaultNetwork, "network of the blocks: a block file of another is refused")
 	if err := fs.Parse(args); err != nil {
@@ -637,14 +640,20 @@ func runSnapshotDiffs(ctx context.Context, args []string) error {
 	switch {
 	case fs.NArg() != 1:
 		return usagef("snapshot diffs: give one OUTDIR, the directory to write the files in")
-	case *blocks == "":
-		return usagef("snapshot diffs: give --blocks, the file of the blocks")
+	case (*blocks == "") == (*data == ""):
+		return usagef("snapshot diffs: give --blocks, the file of the blocks, or --data, the store whose block store holds them")
 	case *to < 0 || *to < int64(*from) || *to > 1<<32-1:
 		return usagef("snapshot diffs: give --to, a height at or above --from (%d)", *from)
 	}
 	dir := fs.Arg(0)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if *data != "" {
+		if err := keptDiffs(ctx, *data, dir, uint32(*from), uint32(*to)); err != nil {
+			return err
+		}
+		return fsutil.SyncDir(dir)
 	}
 	errDone := errors.New("done")
 	last := int64(-1)
@@ -673,6 +682,36 @@ func runSnapshotDiffs(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s ends at height %d, before --to %d", *blocks, last, *to)
 	}
 	return fsutil.SyncDir(dir)
+}
+
+// keptDiffs writes the diffs of the blocks from..to that the block store of
+// the stopped store in data keeps: the store's own blocks (its block
+// metadata names each one's hash), read through its block path like every
+// reader of kept blocks.
+func keptDiffs(ctx context.Context, data, dir string, from, to uint32) error {
+	sf := storeFlags{data: data, sync: "always", index: true}
+	st, err := sf.openStores(ctx, existingStore, pathSettings{})
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	for height := from; height <= to; height++ {
+		b, ok, err := st.path.Kept(ctx, height)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("the block store of %s does not hold the store's block at height %d (kept from the store's first block with --index, or the newest --block-retention blocks)", data, height)
+		}
+		add, del, err := writeDiffs(dir, b.Hash, height, b.Txs)
+		if err != nil {
+			return err
+		}
+		if err := printJSONLine(map[string]any{"height": height, "hash": b.Hash.String(), "additions": add, "deletions": del}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeDiffs writes a block's additions and deletions files in dir.

@@ -319,14 +319,31 @@ func TestSnapshotTeranodeDumpAndLoad(t *testing.T) {
 }
 
 // TestSnapshotTeranodeDiffs writes the additions and deletions of blocks
-// 169 and 170 from the block file: they are Teranode's own files of those
-// blocks, byte for byte (testdata.TeranodeDiffs), each with its sidecar.
+// 169 and 170 from the block file, and from the block store of a store
+// imported with --index: they are Teranode's own files of those blocks,
+// byte for byte (testdata.TeranodeDiffs), each with its sidecar.
 func TestSnapshotTeranodeDiffs(t *testing.T) {
 	blocks := testdata.Path(t, btcFile)
+	checkDiffs(t, "--blocks", blocks)
+	data := filepath.Join(t.TempDir(), "data")
+	lastLine(t, "import", "--index", "--quiet", "--data", data, chainPrefix(t, 200))
+	checkDiffs(t, "--data", data)
+	if _, stderr, err := run(t, "snapshot", "diffs", "--format", "teranode", "--from", "150", "--to", "200", "--data", data, t.TempDir()); err == nil || !strings.Contains(stderr, "does not hold the store's block at height 200") {
+		t.Errorf("--to past the store's tip: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := run(t, "snapshot", "diffs", "--format", "teranode", "--from", "14131", "--to", "14132", "--blocks", blocks, t.TempDir()); err == nil || !strings.Contains(stderr, "ends at height 14131") {
+		t.Errorf("--to past the file: %v\n%s", err, stderr)
+	}
+}
+
+// checkDiffs writes the diffs of blocks 169 and 170 from source (a flag and
+// its value) and compares them with Teranode's.
+func checkDiffs(t *testing.T, source ...string) {
+	t.Helper()
 	out := t.TempDir()
-	stdout, stderr, err := run(t, "snapshot", "diffs", "--format", "teranode", "--from", "169", "--to", "170", "--blocks", blocks, out)
+	stdout, stderr, err := run(t, append(append([]string{"snapshot", "diffs", "--format", "teranode", "--from", "169", "--to", "170"}, source...), out)...)
 	if err != nil {
-		t.Fatalf("diffs: %v\n%s", err, stderr)
+		t.Fatalf("diffs from %v: %v\n%s", source, err, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if len(lines) != 2 {
@@ -362,9 +379,6 @@ func TestSnapshotTeranodeDiffs(t *testing.T) {
 				t.Errorf("sidecar of %s: %q", filepath.Base(f.path), sidecar)
 			}
 		}
-	}
-	if _, stderr, err := run(t, "snapshot", "diffs", "--format", "teranode", "--from", "14131", "--to", "14132", "--blocks", blocks, t.TempDir()); err == nil || !strings.Contains(stderr, "ends at height 14131") {
-		t.Errorf("--to past the file: %v\n%s", err, stderr)
 	}
 }
 
