@@ -3,7 +3,9 @@ package utxo
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -144,7 +146,7 @@ func (db *DB) blockStats(ctx context.Context, b Block) (coinstats.Stats, error) 
 		out := p.tx.Msg.TxOut[op.Index]
 		return uint64(out.Value), out.PkScript, nil
 	}
-	var c coinstats.Coin
+	var added, removed []coinstats.Coin
 	for _, tx := range b.Txs {
 		if !tx.IsCoinbase() {
 			for _, in := range tx.Msg.TxIn {
@@ -154,16 +156,44 @@ func (db *DB) blockStats(ctx context.Context, b Block) (coinstats.Stats, error) 
 				if err != nil {
 					return delta, fmt.Errorf("block %s spends output %d of %s: %w", b.Hash, op.Index, op.Hash, err)
 				}
-				c = coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: op.Hash, Vout: op.Index}, Height: p.height, Coinbase: p.coinbase,
-					Value: value, Script: script}
-				delta.Remove(&c)
+				removed = append(removed, coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: op.Hash, Vout: op.Index}, Height: p.height,
+					Coinbase: p.coinbase, Value: value, Script: script})
 			}
 		}
 		for vout, out := range tx.Msg.TxOut {
-			c = coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: tx.ID, Vout: uint32(vout)}, Height: b.Height, Coinbase: tx.IsCoinbase(),
-				Value: uint64(out.Value), Script: out.PkScript}
-			delta.Add(&c)
+			added = append(added, coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: tx.ID, Vout: uint32(vout)}, Height: b.Height,
+				Coinbase: tx.IsCoinbase(), Value: uint64(out.Value), Script: out.PkScript})
 		}
 	}
-	return delta, nil
+	return hashCoins(added, removed), nil
 }
+
+// hashCoins is the change of adding one list of coins to the set and
+// removing the other. Each coin costs a hash and a 3072-bit multiplication,
+// so the work is shared by as many goroutines as there are processors,
+// each gathering a part apart, and the parts are combined.
+func hashCoins(added, removed []coinstats.Coin) coinstats.Stats {
+	workers := max(1, min(runtime.GOMAXPROCS(0), (len(added)+len(removed))/minCoinsPerWorker))
+	parts := make([]coinstats.Stats, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(added); i += workers {
+				parts[w].Add(&added[i])
+			}
+			for i := w; i < len(removed); i += workers {
+				parts[w].Remove(&removed[i])
+			}
+		})
+	}
+	wg.Wait()
+	for w := 1; w < workers; w++ {
+		parts[0].Combine(&parts[w])
+	}
+	return parts[0]
+}
+
+// minCoinsPerWorker keeps a small block's coins on one goroutine: a
+// worker's start and its part's combination cost about as much as hashing
+// this many coins.
+const minCoinsPerWorker = 64
