@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/engine/pebble"
@@ -95,10 +96,11 @@ func (f *storeFlags) openIndex() (*index.Index, error) {
 	if !f.index {
 		return nil, nil
 	}
-	coin := map[string]string{"mainnet": "Bitcoin", "testnet": "Testnet", "testnet3": "Testnet", "regtest": "Regtest", "signet": "Signet"}[f.network]
-	if coin == "" {
-		coin = f.network
+	network, err := chain.LookupNetwork(f.network)
+	if err != nil {
+		return nil, err
 	}
+	coin := network.Coin
 	idx, err := index.Open(filepath.Join(f.data, "index"), index.Options{Coin: coin, NoSync: f.sync == "block"})
 	if err != nil {
 		return nil, fmt.Errorf("opening the address index: %w", err)
