@@ -140,6 +140,9 @@ func (p *Path) Close() error {
 	return p.index.endBulk()
 }
 
+// Rules are the checks every block passes.
+func (p *Path) Rules() chain.BlockRules { return p.rules }
+
 // Store is the UTXO store the path feeds.
 func (p *Path) Store() *utxo.DB { return p.store }
 

@@ -32,6 +32,8 @@ type pathSettings struct {
 	followWindow uint32
 	// bulkIndex writes the index every bulkIndex blocks (an import).
 	bulkIndex int
+	// maxBlockSize, when set, replaces the network's block size limit.
+	maxBlockSize uint64
 	logger    *slog.Logger
 }
 
@@ -46,6 +48,9 @@ func (f *storeFlags) openStores(ctx context.Context, mode openMode, ps pathSetti
 	rules, err := chain.NetworkRules(f.network, ps.trustBlocks)
 	if err != nil {
 		return nil, err
+	}
+	if ps.maxBlockSize > 0 {
+		rules.MaxBlockSize = ps.maxBlockSize
 	}
 	s := &stores{}
 	if s.store, err = f.open(ctx, mode); err != nil {
