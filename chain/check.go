@@ -139,7 +139,7 @@ type blockCheck struct {
 	info   *BlockInfo
 	height uint32
 	n      uint64
-	merkle merkleTree
+	merkle MerkleTree
 	seen   map[chainhash.Hash]uint64
 	// failed holds the first failure of each check, by check.
 	failed map[Check]error
@@ -183,7 +183,7 @@ func (c *blockCheck) tx(tx *Tx) {
 		c.fail(CheckCoinbase, "transaction %d, %s, is a second coinbase", i, tx.ID)
 	}
 	if !c.r.TrustProof {
-		c.merkle.add(tx.ID)
+		c.merkle.Add(tx.ID)
 	}
 	if first, dup := c.seen[tx.ID]; dup {
 		c.fail(CheckDuplicateTx, "transactions %d and %d are both %s", first, i, tx.ID)
@@ -209,7 +209,7 @@ func (c *blockCheck) end() error {
 		return c.refuse(CheckCoinbase, "the block has no transactions")
 	}
 	if !c.r.TrustProof {
-		root, mutated := c.merkle.root()
+		root, mutated := c.merkle.Root()
 		if mutated {
 			c.fail(CheckMerkleRoot, "the transaction list repeats a subtree, which leaves the merkle root unchanged (CVE-2012-2459)")
 		} else if root != c.info.Header.MerkleRoot {
@@ -224,14 +224,14 @@ func (c *blockCheck) end() error {
 	return nil
 }
 
-// merkleTree computes the merkle root over txids added one at a time,
-// holding one pending subtree root per level (log2 of the count), and
-// whether a level pairs a node with an equal one. A valid block never
+// MerkleTree computes a block's merkle root over its txids added one at a
+// time, holding one pending subtree root per level (log2 of the count),
+// and whether a level pairs a node with an equal one. A valid block never
 // does: equal siblings mean a repeated transaction or subtree, which is
 // how CVE-2012-2459 makes a second transaction list with the same root (a
 // level of odd length pairs its last node with itself, so repeating it
 // changes nothing).
-type merkleTree struct {
+type MerkleTree struct {
 	// inner[l] is the root of the last complete subtree of 2^l leaves when
 	// bit l of count is set.
 	inner   []chainhash.Hash
@@ -239,8 +239,8 @@ type merkleTree struct {
 	mutated bool
 }
 
-// add adds the next leaf, combining the complete subtrees it completes.
-func (m *merkleTree) add(leaf chainhash.Hash) {
+// Add adds the next leaf, combining the complete subtrees it completes.
+func (m *MerkleTree) Add(leaf chainhash.Hash) {
 	h, level := leaf, 0
 	for n := m.count; n&1 == 1; n >>= 1 {
 		m.mutated = m.mutated || m.inner[level] == h
@@ -255,10 +255,10 @@ func (m *merkleTree) add(leaf chainhash.Hash) {
 	m.count++
 }
 
-// root finishes the tree: from the lowest pending subtree, the last node
+// Root finishes the tree: from the lowest pending subtree, the last node
 // of each level is paired with the pending subtree to its left when the
 // level has an even number of nodes, and with itself otherwise.
-func (m *merkleTree) root() (chainhash.Hash, bool) {
+func (m *MerkleTree) Root() (chainhash.Hash, bool) {
 	if m.count == 0 {
 		return chainhash.Hash{}, m.mutated
 	}

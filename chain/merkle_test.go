@@ -42,11 +42,11 @@ func TestMerkleTree(t *testing.T) {
 			}
 		}
 		for _, list := range [][]chainhash.Hash{leaves, append(append([]chainhash.Hash{}, leaves...), leaves[n-1-rng.IntN(n):]...)} {
-			var m merkleTree
+			var m MerkleTree
 			for _, l := range list {
-				m.add(l)
+				m.Add(l)
 			}
-			root, mutated := m.root()
+			root, mutated := m.Root()
 			wantRoot, wantMutated := levelRoot(list)
 			if root != wantRoot || mutated != wantMutated {
 				t.Fatalf("%d leaves: root %s mutated %v, want %s %v", len(list), root, mutated, wantRoot, wantMutated)

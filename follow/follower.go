@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/internal/setting"

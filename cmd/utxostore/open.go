@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/utxostore/utxostore/blob"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
@@ -312,6 +313,14 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 		return nil, fmt.Errorf("opening the %s engine: %w", f.engine, err)
 	}
 	opts := utxo.Options{Network: f.network, ReadOnly: readOnly, BatchOps: f.batchOps, UnminedRetention: f.unminedRetention}
+	// Transactions over 1 MB or 20,000 outputs live in the blob store,
+	// DATA/blobs; a reading command creates nothing.
+	if blobs := filepath.Join(f.data, "blobs"); f.data != "" && (!readOnly || dirExists(blobs)) {
+		if opts.Blobs, err = blob.NewFileStore(blobs); err != nil {
+			eng.Close()
+			return nil, err
+		}
+	}
 	if sync == engine.SyncAlways && !readOnly {
 		// Under SyncBlock there is no fsync to share: merging would
 		// only add its wait.
@@ -333,4 +342,10 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 		}
 	}
 	return store, nil
+}
+
+// dirExists reports whether path is a directory.
+func dirExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }

@@ -34,7 +34,7 @@ type pathSettings struct {
 	bulkIndex int
 	// maxBlockSize, when set, replaces the network's block size limit.
 	maxBlockSize uint64
-	logger    *slog.Logger
+	logger       *slog.Logger
 }
 
 // openStores opens the store in mode, then the address index and the
