@@ -24,10 +24,16 @@ require (
 require (
 	github.com/bsv-blockchain/go-bt/v2 v2.6.8
 	github.com/bsv-blockchain/go-wire v1.2.11
+	github.com/gcash/bchd v0.22.2
+	github.com/gcash/bchutil v0.0.0-20260423044137-a3c041e4cc77
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 )
 
-require github.com/bsv-blockchain/go-sdk v1.2.24 // indirect
+require (
+	github.com/bsv-blockchain/go-sdk v1.2.24 // indirect
+	github.com/dchest/siphash v1.2.3 // indirect
+	github.com/gcash/bchlog v0.0.0-20180913005452-b4f036f92fa6 // indirect
+)
 
 require (
 	github.com/DataDog/zstd v1.4.5 // indirect
@@ -60,7 +66,7 @@ require (
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/crypto v0.57.0
-	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
+	golang.org/x/exp v0.0.0-20241009180824-f66d83c29e7c // indirect
 	golang.org/x/term v0.46.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
