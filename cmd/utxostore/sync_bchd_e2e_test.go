@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -75,6 +76,16 @@ func TestSyncFollowsBchd(t *testing.T) {
 		t.Fatal(describeBalances(got, want))
 	}
 	noStagedBlocks(t, data)
+	// The block store's segments are the network's block files: import
+	// takes them.
+	segments, err := filepath.Glob(filepath.Join(data, "blocks", "blk*.dat"))
+	if err != nil || len(segments) < 3 {
+		t.Fatalf("the block store's segments: %v %v (each large block starts one)", segments, err)
+	}
+	imported := parseSummary(t, lastLine(t, append([]string{"import", "--quiet", "--network", btcdtest.Bchd.Network, "--sync", "block", "--data", t.TempDir()}, segments...)...))
+	if imported != synced {
+		t.Fatalf("import of the block store's segments:\n got %+v\nwant %+v", imported, synced)
+	}
 
 	other := btcdtest.Bchd.Start(t, w)
 	other.Connect(t, node)
