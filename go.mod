@@ -33,6 +33,7 @@ require (
 	github.com/bsv-blockchain/go-sdk v1.2.24 // indirect
 	github.com/dchest/siphash v1.2.3 // indirect
 	github.com/gcash/bchlog v0.0.0-20180913005452-b4f036f92fa6 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
 )
 
 require (

@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -67,6 +68,10 @@ type conn struct {
 	// peer is the peer's version message.
 	peer *wire.MsgVersion
 	wmu  sync.Mutex
+	// blockBytesAt is when bytes of a block message being staged last
+	// arrived (Unix nanoseconds), 0 between such messages: a large block
+	// takes long to arrive, and is no stall while it keeps coming.
+	blockBytesAt atomic.Int64
 }
 
 // Messages the connection delivers besides wire's: a block, in memory or
@@ -337,10 +342,11 @@ func (c *conn) stageBlock(h msgHeader) (any, error) {
 	}
 	blockHash := chainhash.DoubleHashH(head)
 	var sum hash.Hash
-	src := io.Reader(c.r)
+	src := io.Reader(&progress{r: c.r, at: &c.blockBytesAt})
+	defer c.blockBytesAt.Store(0)
 	if !h.extended {
 		sum = sha256.New()
-		src = io.TeeReader(c.r, sum)
+		src = io.TeeReader(src, sum)
 	}
 	st, err := c.blocks.Stage(src, int64(h.length), blockHash)
 	if err != nil {
@@ -352,6 +358,20 @@ func (c *conn) stageBlock(h msgHeader) (any, error) {
 		}
 	}
 	return blockMsg{staged: st}, nil
+}
+
+// progress records when its reader last yielded bytes.
+type progress struct {
+	r  io.Reader
+	at *atomic.Int64
+}
+
+func (p *progress) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.at.Store(time.Now().UnixNano())
+	}
+	return n, err
 }
 
 // readLoop reads messages until the connection fails, answering pings

@@ -30,8 +30,11 @@ type session struct {
 	unconnected int
 	requested   map[chainhash.Hash]time.Time // blocks asked for
 	received    map[chainhash.Hash]blockMsg
-	atTip       bool
-	txAsked     map[chainhash.Hash]bool
+	// progressAt is when the peer last sent a block, or was asked for one
+	// while none was outstanding: the stall clock.
+	progressAt time.Time
+	atTip      bool
+	txAsked    map[chainhash.Hash]bool
 	// unkept are the store's own blocks asked of the peer, by their
 	// heights: those a reorganisation disconnects that the block store
 	// does not hold, and those a derived store lacks.
@@ -116,10 +119,8 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 				return true, err
 			}
 		case now := <-stall.C:
-			for hash, asked := range s.requested {
-				if now.Sub(asked) > f.cfg.StallTimeout {
-					return true, fmt.Errorf("the peer did not send block %s within %s of being asked", hash, f.cfg.StallTimeout)
-				}
+			if err := s.stalled(now); err != nil {
+				return true, err
 			}
 		}
 	}
@@ -307,6 +308,40 @@ func (s *session) onInv(m *wire.MsgInv) error {
 	return nil
 }
 
+// stalled is the error that drops a peer that has sent no block, nor any
+// byte of one, for StallTimeout while blocks are asked of it: a large
+// block that keeps arriving, however long it takes, is no stall.
+func (s *session) stalled(now time.Time) error {
+	if len(s.requested) == 0 {
+		return nil
+	}
+	last := s.progressAt
+	if at := s.c.blockBytesAt.Load(); at != 0 && time.Unix(0, at).After(last) {
+		last = time.Unix(0, at)
+	}
+	if now.Sub(last) <= s.f.cfg.StallTimeout {
+		return nil
+	}
+	var oldest chainhash.Hash
+	var oldestAt time.Time
+	for hash, asked := range s.requested {
+		if oldestAt.IsZero() || asked.Before(oldestAt) {
+			oldest, oldestAt = hash, asked
+		}
+	}
+	return fmt.Errorf("the peer sent no block for %s while blocks were asked of it (block %s, asked %s ago)", s.f.cfg.StallTimeout, oldest, now.Sub(oldestAt).Round(time.Millisecond))
+}
+
+// ask records a block asked for, starting the stall clock when none was
+// outstanding.
+func (s *session) ask(hash chainhash.Hash) {
+	now := time.Now()
+	if len(s.requested) == 0 {
+		s.progressAt = now
+	}
+	s.requested[hash] = now
+}
+
 func (s *session) onBlock(ctx context.Context, m blockMsg) error {
 	hash := m.hash()
 	if _, asked := s.requested[hash]; !asked {
@@ -315,6 +350,7 @@ func (s *session) onBlock(ctx context.Context, m blockMsg) error {
 		return nil
 	}
 	delete(s.requested, hash)
+	s.progressAt = time.Now()
 	s.received[hash] = m
 	return s.advance(ctx)
 }
@@ -435,7 +471,7 @@ func (s *session) request(ctx context.Context, from int32) error {
 			continue
 		}
 		_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &hash))
-		s.requested[hash] = time.Now()
+		s.ask(hash)
 	}
 	if len(getData.InvList) > 0 {
 		return s.send(getData)
@@ -551,7 +587,7 @@ func (s *session) disconnected(ctx context.Context, tip, fork int32) (blocks []*
 		if _, asked := s.requested[info.Hash]; !asked {
 			hash := info.Hash
 			_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &hash))
-			s.requested[hash] = time.Now()
+			s.ask(hash)
 			s.unkept[hash] = uint32(h)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	bsvhash "github.com/bsv-blockchain/go-bt/v2/chainhash"
 	bsvwire "github.com/bsv-blockchain/go-wire"
@@ -31,6 +32,8 @@ const (
 	// BadCommand sends an extended header whose inner command is not
 	// printable.
 	BadCommand
+	// Withheld sends nothing.
+	Withheld
 )
 
 // Peer serves Chain as a Bitcoin SV node on regtest.
@@ -44,6 +47,9 @@ type Peer struct {
 	Extended map[int32]bool
 	// Faults replaces the block messages of heights with a hostile one.
 	Faults map[int32]Fault
+	// Pace, when set, sends a block streamed from its file in writes of
+	// 64 KiB this far apart: a slow link.
+	Pace time.Duration
 
 	connections atomic.Int32
 }
@@ -193,6 +199,8 @@ func (p *Peer) sendBlock(t testing.TB, w *bufio.Writer, hash chainhash.Hash) boo
 		_, _ = w.Write(extendedHeader("blo\x01ck", uint64(b.Size)))
 		_ = w.Flush()
 		return false
+	case Withheld:
+		return true
 	}
 	f, err := os.Open(b.Path)
 	if err != nil {
@@ -223,9 +231,36 @@ func (p *Peer) sendBlock(t testing.TB, w *bufio.Writer, hash chainhash.Hash) boo
 		}
 	}
 	if err == nil {
-		_, err = io.Copy(w, f)
+		err = p.copy(w, f)
 	}
 	return err == nil && w.Flush() == nil
+}
+
+// copy sends the file's bytes at the peer's pace.
+func (p *Peer) copy(w *bufio.Writer, f *os.File) error {
+	if p.Pace == 0 {
+		_, err := io.Copy(w, f)
+		return err
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			if _, err := w.Write(buf[:n]); err != nil {
+				return err
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			time.Sleep(p.Pace) // the link's pace, not a synchronisation
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // checksum is the first four bytes of the double SHA-256 of r's bytes;
