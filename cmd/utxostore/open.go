@@ -314,11 +314,11 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 	}
 	opts := utxo.Options{Network: f.network, ReadOnly: readOnly, BatchOps: f.batchOps, UnminedRetention: f.unminedRetention}
 	// Transactions over 1 MB or 20,000 outputs live in the blob store,
-	// DATA/blobs, beside the engine's files (a store in memory or in Redis
-	// has none: its blobs would outlive it, or be this machine's alone); a
-	// reading command creates nothing.
-	if blobs := filepath.Join(f.data, "blobs"); keepsDataInDir(f.engine) && (!readOnly || dirExists(blobs)) {
-		if opts.Blobs, err = blob.NewFileStore(blobs); err != nil {
+	// DATA/blobs (created with the first), beside the engine's files: a
+	// store in memory or in Redis has none, its blobs would outlive it or
+	// be this machine's alone.
+	if keepsDataInDir(f.engine) {
+		if opts.Blobs, err = blob.NewFileStore(filepath.Join(f.data, "blobs")); err != nil {
 			eng.Close()
 			return nil, err
 		}
@@ -344,10 +344,4 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 		}
 	}
 	return store, nil
-}
-
-// dirExists reports whether path is a directory.
-func dirExists(path string) bool {
-	info, err := os.Stat(path)
-	return err == nil && info.IsDir()
 }
