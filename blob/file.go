@@ -24,10 +24,13 @@ type FileStore struct {
 
 var _ Store = (*FileStore)(nil)
 
-// NewFileStore opens (creating if needed) a file store rooted at dir.
+// NewFileStore opens a file store rooted at dir. The directory is created
+// with the first blob, so a store that never needs one leaves no trace.
 func NewFileStore(dir string) (*FileStore, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("blob: creating %s: %w", dir, err)
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		return nil, fmt.Errorf("blob: %s is not a directory", dir)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("blob: %w", err)
 	}
 	return &FileStore{dir: dir}, nil
 }
@@ -131,6 +134,9 @@ func (s *FileStore) Delete(_ context.Context, txid chainhash.Hash, ft FileType) 
 // whose height has come.
 func (s *FileStore) Prune(_ context.Context, height uint32) (int, error) {
 	deleted := 0
+	if _, err := os.Stat(s.dir); errors.Is(err, os.ErrNotExist) {
+		return 0, nil // no blob written yet
+	}
 	err := filepath.WalkDir(s.dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".dah") {
 			return err

@@ -183,3 +183,37 @@ func TestConcurrentDAHUpdatesEachSucceed(t *testing.T) {
 		t.Fatalf("temporary files left: %v", left)
 	}
 }
+
+// A store whose directory does not exist yet answers as an empty one, and
+// its first blob creates the directory: a store that never needs one
+// leaves no trace. A file in the directory's place is refused.
+func TestDirectoryComesWithTheFirstBlob(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "blobs")
+	s, err := blob.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txid := chainhash.Hash{3}
+	if _, err := s.Get(ctx, txid, blob.FileTypeTx); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("get: %v", err)
+	}
+	if n, err := s.Prune(ctx, 100); n != 0 || err != nil {
+		t.Fatalf("prune: %d %v", n, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the directory exists before any blob: %v", err)
+	}
+	if err := s.Put(ctx, txid, blob.FileTypeTx, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, txid, blob.FileTypeTx); err != nil || string(got) != "first" {
+		t.Fatalf("get after put: %q %v", got, err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blob.NewFileStore(file); err == nil {
+		t.Fatal("a store on a file opened")
+	}
+}

@@ -3,6 +3,7 @@ package blockpath
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -147,6 +148,14 @@ func (r *rawBlocks) next(chainSum utxo.ChainSummary) uint32 {
 }
 
 func (r *rawBlocks) connect(b *pathBlock) error {
+	if b.staged != nil {
+		st := b.staged
+		b.staged = nil // adopted or discarded
+		if err := r.bs.Adopt(b.height, st); err != nil {
+			return err
+		}
+		return r.load()
+	}
 	raw := b.Raw
 	if raw == nil {
 		raw = b.Serialize()
@@ -155,6 +164,54 @@ func (r *rawBlocks) connect(b *pathBlock) error {
 		return err
 	}
 	return r.load()
+}
+
+// Chunks of a streamed block, read from the block store: each holds
+// transactions up to chunkBytes or chunkTxs, whichever comes first (one
+// larger transaction makes a chunk of its own).
+const (
+	chunkBytes = 16 << 20
+	chunkTxs   = 10_000
+)
+
+// chunks reads the block at height, which must be the one with hash, a
+// chunk of transactions at a time (utxo.Block.Chunks).
+func (r *rawBlocks) chunks(height uint32, hash chainhash.Hash) func(fn func([]*chain.Tx) error) error {
+	return func(fn func([]*chain.Tx) error) error {
+		f, held, ok, err := r.bs.OpenBlock(height)
+		if err != nil {
+			return err
+		}
+		if !ok || held != hash {
+			return fmt.Errorf("the block store does not hold block %s at height %d", hash, height)
+		}
+		defer f.Close()
+		br, err := chain.NewBlockReader(f)
+		if err != nil {
+			return err
+		}
+		var chunk []*chain.Tx
+		size := 0
+		for {
+			tx, err := br.Next()
+			if err == io.EOF {
+				if len(chunk) == 0 {
+					return nil
+				}
+				return fn(chunk)
+			}
+			if err != nil {
+				return fmt.Errorf("reading block %s at height %d from the block store: %w", hash, height, err)
+			}
+			chunk, size = append(chunk, tx), size+len(tx.Raw)
+			if size >= chunkBytes || len(chunk) >= chunkTxs {
+				if err := fn(chunk); err != nil {
+					return err
+				}
+				chunk, size = nil, 0
+			}
+		}
+	}
 }
 
 func (r *rawBlocks) disconnect(t utxo.Tip) error {

@@ -8,6 +8,15 @@
 // and a reorganisation is the disconnections, tip first, then the
 // connections. No feeder orders these steps itself.
 //
+// A block too large to hold in memory takes the same path in streamed
+// form ([Path.ConnectStaged]): its feeder stages it in the block store
+// from where it comes (a peer's socket), the checks read it from there,
+// the block store keeps the staged file as it is, and the store connects
+// it a chunk of transactions at a time, read back from the block store
+// (utxo.Block.Chunks). Memory then grows with the block's transaction
+// count (a txid each), not with its bytes; the address index alone takes
+// the block whole.
+//
 // # One recovery rule
 //
 // The store's chain state is the truth. The block store (package

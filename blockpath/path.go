@@ -140,6 +140,9 @@ func (p *Path) Close() error {
 	return p.index.endBulk()
 }
 
+// Rules are the checks every block passes.
+func (p *Path) Rules() chain.BlockRules { return p.rules }
+
 // Store is the UTXO store the path feeds.
 func (p *Path) Store() *utxo.DB { return p.store }
 
@@ -264,6 +267,91 @@ func (p *Path) Connect(ctx context.Context, b *chain.Block, height uint32) error
 	return nil
 }
 
+// ConnectStaged is Connect for a block too large to hold in memory, staged
+// in the path's block store (blockstore.Store.Stage) from where it came:
+// it is checked as it is read from there (chain.BlockRules.CheckStream),
+// kept where it lies (blockstore.Store.Adopt), and connected to the store a
+// chunk of transactions at a time, read back from the block store. Memory
+// holds one chunk and the few dozen bytes per transaction that the checks
+// and the store keep (txids), never the block. The address index, when
+// kept, takes the block whole: its work set is the block's addresses. A
+// block at a height the store holds is read whole too (a derived store
+// catching up). The staged block is kept or discarded when ConnectStaged
+// returns.
+func (p *Path) ConnectStaged(ctx context.Context, st *blockstore.Staged, height uint32) (err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, err := p.checkStaged(st, height)
+	if err != nil {
+		return errors.Join(err, st.Discard())
+	}
+	defer func() {
+		if b.staged != nil { // not adopted
+			err = errors.Join(err, b.staged.Discard())
+		}
+	}()
+	chainSum, err := p.store.ChainSummary(ctx)
+	if err != nil {
+		return err
+	}
+	if tip := chainSum.Tip; chainSum.HasTip && height <= tip.Height {
+		whole, err := readStaged(st)
+		if err != nil {
+			return err
+		}
+		return p.level(ctx, chainSum, &pathBlock{Block: whole, height: height})
+	}
+	if lag := p.lag(chainSum); lag.Derived != "" {
+		return &BehindError{Lag: lag, Height: height, Hash: b.Hash}
+	}
+	if err := p.connect(ctx, b); err != nil {
+		return err
+	}
+	p.tell(ctx, b)
+	return nil
+}
+
+// checkStaged checks the staged block as the block at height and returns
+// it as the path carries it: its header, size and staged bytes.
+func (p *Path) checkStaged(st *blockstore.Staged, height uint32) (*pathBlock, error) {
+	if p.blocks == nil {
+		return nil, errors.New("blockpath: a staged block needs the block store, which this path does not keep")
+	}
+	r, err := st.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	br, err := chain.NewBlockReader(r)
+	if err != nil {
+		return nil, err
+	}
+	info := br.Info()
+	if info.Hash != st.Hash() {
+		return nil, fmt.Errorf("blockpath: the block staged as %s is %s", st.Hash(), info.Hash)
+	}
+	if err := p.rules.CheckStream(br, st.Size(), height); err != nil {
+		return nil, err
+	}
+	passed(stepConnect, stepChecked, height)
+	info.Size = st.Size()
+	return &pathBlock{Block: &chain.Block{BlockInfo: info}, height: height, staged: st, streamed: p.blocks}, nil
+}
+
+// readStaged reads a staged block whole.
+func readStaged(st *blockstore.Staged) (*chain.Block, error) {
+	r, err := st.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	br, err := chain.NewBlockReader(r)
+	if err != nil {
+		return nil, err
+	}
+	return br.ReadBlock()
+}
+
 // Reorg moves the store from its tip to another branch: disconnect holds
 // the store's blocks from its tip down to the block after the fork point,
 // tip first, and connect the branch's blocks from the block after the fork
@@ -348,7 +436,18 @@ func (p *Path) connect(ctx context.Context, b *pathBlock) error {
 	}
 	passed(stepConnect, stepStored, b.height)
 	if p.index != nil {
-		if err := p.index.connect(b); err != nil {
+		indexed := b
+		if b.streamed != nil {
+			whole, ok, err := p.blocks.block(b.height, b.Hash)
+			if err == nil && !ok {
+				err = errors.New("the block store does not hold it")
+			}
+			if err != nil {
+				return fmt.Errorf("indexing block %s at height %d: reading it from the block store: %w", b.Hash, b.height, err)
+			}
+			indexed = &pathBlock{Block: whole, height: b.height}
+		}
+		if err := p.index.connect(indexed); err != nil {
 			return fmt.Errorf("indexing block %s at height %d: %w", b.Hash, b.height, err)
 		}
 		passed(stepConnect, stepIndexed, b.height)
@@ -430,10 +529,23 @@ func (p *Path) tell(ctx context.Context, b *pathBlock) {
 }
 
 // pathBlock is a checked block at its height, in the forms the stores
-// take.
+// take: held in memory, or streamed, its Block then holding the header
+// and size alone.
 type pathBlock struct {
 	*chain.Block
 	height uint32
+	// staged is a streamed block's bytes until the block store adopts them.
+	staged *blockstore.Staged
+	// streamed, for a streamed block, is the block store its transactions
+	// are read from once kept.
+	streamed *rawBlocks
 }
 
-func (b *pathBlock) utxo() utxo.Block { return utxo.BlockFromChain(b.Block, b.height) }
+func (b *pathBlock) utxo() utxo.Block {
+	if b.streamed == nil {
+		return utxo.BlockFromChain(b.Block, b.height)
+	}
+	header := b.Header
+	return utxo.Block{Hash: b.Hash, PrevHash: b.PrevHash(), Height: b.height, Header: &header, Size: b.Size,
+		Chunks: b.streamed.chunks(b.height, b.Hash)}
+}

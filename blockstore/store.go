@@ -5,19 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/cockroachdb/pebble"
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/internal/setting"
 )
 
+// maxInt is the largest slice length.
+const maxInt = int(^uint(0) >> 1)
+
 // Options configures a Store.
 type Options struct {
-	// Magic is the network's message start, written before every block.
-	Magic [4]byte
+	// Magic is the network's disk magic (chain.Network.DiskMagic), written
+	// before every block.
+	Magic chain.Magic
 	// Retention is how many of the newest blocks are kept; 0 keeps all.
 	Retention uint32
 	// SegmentBytes is the size at which a new segment file is started
@@ -55,8 +61,8 @@ type Store struct {
 type Location struct {
 	Hash    chainhash.Hash
 	Segment uint32
-	Offset  int64 // of the raw block, after the 8-byte frame header
-	Length  uint32
+	Offset  int64 // of the raw block, after the frame header
+	Length  uint64
 }
 
 // Open opens (creating it if needed) the block store in dir.
@@ -70,6 +76,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("blockstore: opening the locations: %w", err)
 	}
 	s := &Store{dir: dir, opts: opts, loc: loc, files: map[uint32]*os.File{}}
+	// Blocks staged before a restart were never kept: their feeder sends
+	// them again.
+	if err := os.RemoveAll(s.incomingDir()); err != nil {
+		loc.Close()
+		return nil, err
+	}
 	if err := s.recover(); err != nil {
 		loc.Close()
 		return nil, err
@@ -100,6 +112,11 @@ func (s *Store) recover() error {
 		return err
 	}
 	s.seg, s.segSize = last.Segment, last.Offset+int64(last.Length)
+	// A segment past the last location's is a staged block adopted (moved
+	// in) by a crash before its location was committed.
+	if err := s.removeSegments(func(n uint32) bool { return n > last.Segment }); err != nil {
+		return err
+	}
 	f, err := s.file(s.seg)
 	if err != nil {
 		return err
@@ -150,28 +167,18 @@ func (s *Store) Low() uint32 {
 func (s *Store) Put(height uint32, hash chainhash.Hash, raw []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.loc == nil {
-		return ErrClosed
+	if done, err := s.checkNextLocked(height, hash); done || err != nil {
+		return err
 	}
-	if s.hasTip && (height > s.tip+1 || height < s.low) {
-		return fmt.Errorf("%w: the store holds heights %d..%d, block %s is at %d", ErrNotNext, s.low, s.tip, hash, height)
-	}
-	if s.hasTip && height <= s.tip {
-		l, held, err := s.locationLocked(height)
-		if err != nil || (held && l.Hash == hash) {
-			return err
-		}
-	}
-	if s.segSize > 0 && s.segSize+8+int64(len(raw)) > s.opts.SegmentBytes {
+	frame := chain.AppendFrameHeader(make([]byte, 0, 16+len(raw)), s.opts.Magic, uint64(len(raw)))
+	if s.segSize > 0 && s.segSize+int64(len(frame)+len(raw)) > s.opts.SegmentBytes {
 		s.seg, s.segSize = s.seg+1, 0
 	}
 	f, err := s.file(s.seg)
 	if err != nil {
 		return err
 	}
-	frame := make([]byte, 8, 8+len(raw))
-	copy(frame, s.opts.Magic[:])
-	binary.LittleEndian.PutUint32(frame[4:], uint32(len(raw)))
+	headerSize := int64(len(frame))
 	if _, err := f.WriteAt(append(frame, raw...), s.segSize); err != nil {
 		return fmt.Errorf("blockstore: writing block %d: %w", height, err)
 	}
@@ -180,7 +187,30 @@ func (s *Store) Put(height uint32, hash chainhash.Hash, raw []byte) error {
 			return err
 		}
 	}
-	l := Location{Hash: hash, Segment: s.seg, Offset: s.segSize + 8, Length: uint32(len(raw))}
+	return s.commitLocked(height, Location{Hash: hash, Segment: s.seg, Offset: s.segSize + headerSize, Length: uint64(len(raw))})
+}
+
+// checkNextLocked says whether a block may be put at height: done is true
+// when the store holds this very block there already.
+func (s *Store) checkNextLocked(height uint32, hash chainhash.Hash) (done bool, err error) {
+	if s.loc == nil {
+		return false, ErrClosed
+	}
+	if s.hasTip && (height > s.tip+1 || height < s.low) {
+		return false, fmt.Errorf("%w: the store holds heights %d..%d, block %s is at %d", ErrNotNext, s.low, s.tip, hash, height)
+	}
+	if s.hasTip && height <= s.tip {
+		l, held, err := s.locationLocked(height)
+		return err == nil && held && l.Hash == hash, err
+	}
+	return false, nil
+}
+
+// commitLocked commits the location of the block at height, whose bytes
+// are written (and synced) at l, dropping the heights it replaces and
+// those the retention lets go.
+func (s *Store) commitLocked(height uint32, l Location) error {
+	hash := l.Hash
 	b := s.loc.NewBatch()
 	defer b.Close()
 	if s.hasTip {
@@ -210,7 +240,7 @@ func (s *Store) Put(height uint32, hash chainhash.Hash, raw []byte) error {
 	if err := b.Commit(s.writeOptions()); err != nil {
 		return err
 	}
-	s.segSize += 8 + int64(len(raw))
+	s.seg, s.segSize = l.Segment, l.Offset+int64(l.Length)
 	s.hasTip, s.tip, s.low = true, height, low
 	return s.removeSegmentsBelowLocked()
 }
@@ -365,6 +395,9 @@ func (s *Store) Block(height uint32) (raw []byte, hash chainhash.Hash, ok bool, 
 		}
 		defer f.Close()
 	}
+	if l.Length > uint64(maxInt) {
+		return nil, hash, false, fmt.Errorf("blockstore: block %d has %d bytes, more than this machine can hold in memory: read it with OpenBlock", height, l.Length)
+	}
 	raw = make([]byte, l.Length)
 	if _, err := f.ReadAt(raw, l.Offset); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -411,22 +444,31 @@ func heightKey(h uint32) []byte { return binary.BigEndian.AppendUint32([]byte{'h
 
 func hashKey(h *chainhash.Hash) []byte { return append([]byte{'x'}, h[:]...) }
 
+// encodeLocation writes the length in 4 bytes below 4 GiB (the form of
+// every location before blocks that large were kept), in 8 from there.
 func encodeLocation(l *Location) []byte {
-	b := append(make([]byte, 0, 48), l.Hash[:]...)
+	b := append(make([]byte, 0, 52), l.Hash[:]...)
 	b = binary.BigEndian.AppendUint32(b, l.Segment)
 	b = binary.BigEndian.AppendUint64(b, uint64(l.Offset))
-	return binary.BigEndian.AppendUint32(b, l.Length)
+	if l.Length <= math.MaxUint32 {
+		return binary.BigEndian.AppendUint32(b, uint32(l.Length))
+	}
+	return binary.BigEndian.AppendUint64(b, l.Length)
 }
 
 func decodeLocation(v []byte) (Location, error) {
-	if len(v) != 48 {
-		return Location{}, fmt.Errorf("blockstore: a location has %d bytes, want 48", len(v))
+	if len(v) != 48 && len(v) != 52 {
+		return Location{}, fmt.Errorf("blockstore: a location has %d bytes, want 48 or 52", len(v))
 	}
 	var l Location
 	copy(l.Hash[:], v)
 	l.Segment = binary.BigEndian.Uint32(v[32:])
 	l.Offset = int64(binary.BigEndian.Uint64(v[36:]))
-	l.Length = binary.BigEndian.Uint32(v[44:])
+	if len(v) == 48 {
+		l.Length = uint64(binary.BigEndian.Uint32(v[44:]))
+	} else {
+		l.Length = binary.BigEndian.Uint64(v[44:])
+	}
 	return l, nil
 }
 

@@ -98,6 +98,12 @@ func TestMagicCheckNetwork(t *testing.T) {
 		{MagicRegtest, "mainnet", true},
 		{MagicBSVP2P, "regtest", true},
 		{MagicSimnet, "simnet", false},
+		{MagicMainnet, "bch-mainnet", false},
+		{MagicBSVP2P, "bsv-mainnet", false},
+		{MagicRegtest, "bsv-regtest", false},
+		{Magic{0xda, 0xb5, 0xbf, 0xfa}, "bch-regtest", false},
+		{MagicRegtest, "bch-mainnet", true},
+		{MagicMainnet, "bsv-testnet", true},
 		{MagicSignet, "signet", false},
 		{MagicMainnet, "simnet", true},
 		{MagicMainnet, "signet", true},
@@ -117,15 +123,25 @@ func TestMagicCheckNetwork(t *testing.T) {
 	}
 }
 
-// TestNetworkMagic: a network's block files carry its P2P message start,
-// which btcd's parameters give as the little-endian bytes of Net.
+// TestNetworkMagic: a Bitcoin network's block files carry its P2P message
+// start, which btcd's parameters give as the little-endian bytes of Net;
+// Bitcoin Cash's and Bitcoin SV's carry Bitcoin's, not their own P2P
+// magic.
 func TestNetworkMagic(t *testing.T) {
-	for network, params := range networkParams {
-		var want Magic
-		binary.LittleEndian.PutUint32(want[:], uint32(params.Net))
-		got, err := NetworkMagic(network)
+	for _, name := range NetworkNames() {
+		n, _ := LookupNetwork(name)
+		var p2p Magic
+		binary.LittleEndian.PutUint32(p2p[:], uint32(n.Params.Net))
+		want := p2p
+		if n.Family != Bitcoin {
+			want = map[string]Magic{"mainnet": MagicMainnet, "testnet": MagicTestnet3, "regtest": MagicRegtest}[name[4:]]
+			if p2p == want {
+				t.Errorf("%s: its P2P magic %s is its disk magic", name, p2p)
+			}
+		}
+		got, err := NetworkMagic(name)
 		if err != nil || got != want {
-			t.Errorf("NetworkMagic(%q) = %s, %v; want %s (btcd's %s)", network, got, err, want, params.Net)
+			t.Errorf("NetworkMagic(%q) = %s, %v; want %s", name, got, err, want)
 		}
 	}
 	if _, err := NetworkMagic("litecoin"); err == nil {

@@ -13,10 +13,19 @@
 // ([Tx]), so storing or re-sending it never needs a re-serialisation, and
 // its txid is computed once from those bytes.
 //
+// [Network] is one network of the family a store can hold (--network):
+// Bitcoin's, Bitcoin Cash's (bch-*) and Bitcoin SV's (bsv-*), with btcd's
+// parameters (genesis, proof-of-work limit, BIP34 height, P2P magic and
+// port), its block files' disk magic, its block size limit and, for the
+// two chains that share a P2P magic, the block where they split.
+//
 // [BlockRules] checks what a block can be checked for alone (proof of
-// work, merkle root, coinbase, duplicate txids, BIP34 height, output
+// work, size, merkle root, coinbase, duplicate txids, BIP34 height, output
 // values) before a store applies it; a block that fails gets a
-// [*CheckError] naming the block and the check. [CheckOutputValues] is the
+// [*CheckError] naming the block and the check. [BlockRules.CheckStream]
+// makes the same checks as a [BlockReader] reads the block, one
+// transaction at a time ([MerkleTree] computes the root as it goes), for a
+// block too large to hold in memory. [CheckOutputValues] is the
 // value rule of one transaction, which the store also applies to every
 // transaction it is given: each output and their sum in [0, [MaxMoney]].
 //

@@ -9,7 +9,8 @@ import (
 
 // FrameReader iterates the blocks of a Bitcoin Core style blk*.dat file:
 // each block is framed as 4-byte network magic, 4-byte little-endian
-// length, then the raw block.
+// length, then the raw block; a length of 0xffffffff is followed by the
+// 8-byte length of a block of 4 GiB or more, as Bitcoin SV writes it.
 //
 // Bitcoin Core preallocates block files and fills them as blocks arrive, so
 // a file usually ends in zeros. A frame position holding a zero magic is
@@ -73,7 +74,7 @@ func (f *FrameReader) NextBlock() (*Block, error) {
 		return nil, err
 	}
 	src := stream{r: f.r, limit: int64(size)}
-	raw, err := src.appendN(nil, uint64(size))
+	raw, err := src.appendN(nil, size)
 	if err == nil {
 		var blk *Block
 		if blk, err = ParseBlock(raw); err == nil {
@@ -86,7 +87,7 @@ func (f *FrameReader) NextBlock() (*Block, error) {
 
 // nextFrame skips what is left of the current frame and reads the next
 // frame header, returning the block length.
-func (f *FrameReader) nextFrame() (uint32, error) {
+func (f *FrameReader) nextFrame() (uint64, error) {
 	if f.err != nil {
 		return 0, f.err
 	}
@@ -129,10 +130,35 @@ func (f *FrameReader) nextFrame() (uint32, error) {
 		f.err = &FrameError{Frame: f.frame, Offset: f.off, Err: fieldErr(readErr(err), 4, "frame length")}
 		return 0, f.err
 	}
-	size := binary.LittleEndian.Uint32(hdr[4:])
+	size, headerSize := uint64(binary.LittleEndian.Uint32(hdr[4:])), int64(frameHeaderSize)
+	if size == extendedFrameSize {
+		var ext [8]byte
+		if _, err := io.ReadFull(f.r, ext[:]); err != nil {
+			f.err = &FrameError{Frame: f.frame, Offset: f.off, Err: fieldErr(readErr(err), 8, "frame length (64 bits)")}
+			return 0, f.err
+		}
+		size, headerSize = binary.LittleEndian.Uint64(ext[:]), frameHeaderSize+8
+	}
 	f.frame++
-	f.next = f.off + frameHeaderSize + int64(size)
+	f.next = f.off + headerSize + int64(size)
 	return size, nil
+}
+
+// extendedFrameSize in a frame's 4-byte length says that the length
+// follows in 8 bytes: Bitcoin SV's framing of a block of 4 GiB or more
+// (bitcoin-sv src/block_file_access.cpp, WriteIndexHeader).
+const extendedFrameSize = 0xffffffff
+
+// AppendFrameHeader appends the blk*.dat frame header of a block of size
+// bytes to dst: magic and the 4-byte length, or, from 0xffffffff bytes
+// on, 0xffffffff and the 8-byte length, as Bitcoin SV writes it.
+func AppendFrameHeader(dst []byte, magic Magic, size uint64) []byte {
+	dst = append(dst, magic[:]...)
+	if size < extendedFrameSize {
+		return binary.LittleEndian.AppendUint32(dst, uint32(size))
+	}
+	dst = binary.LittleEndian.AppendUint32(dst, extendedFrameSize)
+	return binary.LittleEndian.AppendUint64(dst, size)
 }
 
 func isZero(b []byte) bool {

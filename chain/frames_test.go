@@ -195,3 +195,30 @@ func TestFrameErrors(t *testing.T) {
 		}
 	})
 }
+
+// A frame may carry its length in Bitcoin SV's 64-bit form (0xffffffff,
+// then 8 bytes), which the node writes for blocks of 4 GiB or more: the
+// reader takes it for a block of any size, between frames of the 4-byte
+// form, and AppendFrameHeader writes the short form below 0xffffffff bytes.
+func TestExtendedFrameLength(t *testing.T) {
+	block := genesisBlock(t)
+	long := binary.LittleEndian.AppendUint32(append([]byte{}, MagicMainnet[:]...), 0xffffffff)
+	long = append(binary.LittleEndian.AppendUint64(long, uint64(len(block))), block...)
+	file := append(append(frame(MagicMainnet, block), long...), frame(MagicMainnet, block)...)
+	frames := NewFrameReader(bytes.NewReader(file), MagicMainnet)
+	for i := range 3 {
+		blk, err := frames.NextBlock()
+		if err != nil || !bytes.Equal(blk.Raw, block) {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+	}
+	if _, err := frames.NextBlock(); err != io.EOF {
+		t.Fatalf("after three frames: %v", err)
+	}
+	if got := AppendFrameHeader(nil, MagicMainnet, uint64(len(block))); !bytes.Equal(got, frame(MagicMainnet, block)[:8]) {
+		t.Errorf("short frame header %x", got)
+	}
+	if got := AppendFrameHeader(nil, MagicMainnet, 1<<32); !bytes.Equal(got, []byte{0xf9, 0xbe, 0xb4, 0xd9, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 1, 0, 0, 0}) {
+		t.Errorf("long frame header %x", got)
+	}
+}

@@ -26,6 +26,12 @@ func invalid(format string, args ...any) error {
 	return &invalidDataError{fmt.Errorf(format, args...)}
 }
 
+// isInvalid reports whether err is the peer's invalid data.
+func isInvalid(err error) bool {
+	_, bad := errors.AsType[*invalidDataError](err)
+	return bad
+}
+
 // Ban is a peer's ban: no connection to it until Until.
 type Ban struct {
 	Until  time.Time `json:"until"`

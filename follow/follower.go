@@ -8,9 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/btcsuite/btcd/chaincfg"
-	"github.com/btcsuite/btcd/wire"
-
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/internal/setting"
@@ -30,8 +27,8 @@ const (
 type Config struct {
 	// Peer is the node's P2P address, host:port.
 	Peer string
-	// Params are the network's (Params(network)): the peer must speak it.
-	Params *chaincfg.Params
+	// Network is the store's: the peer must be a node of it.
+	Network *chain.Network
 	// Path carries the peer's blocks into the store and the stores derived
 	// from it; it checks them first (a block that fails is the peer's
 	// invalid data). It must keep the raw blocks: a reorganisation reads
@@ -47,8 +44,9 @@ type Config struct {
 	// MaxBackoff caps the wait between reconnections, which doubles from
 	// one second after each failed connection.
 	MaxBackoff time.Duration
-	// StallTimeout drops a peer that leaves a requested block unanswered
-	// this long.
+	// StallTimeout drops a peer that sends no block, nor any byte of a
+	// large one, this long while blocks are asked of it: a gigabyte block
+	// on a slow link takes long, and is no stall while it keeps coming.
 	StallTimeout time.Duration
 	// BanDuration is how long a peer that sent invalid data is banned: no
 	// connection to it meanwhile (DefaultBanDuration when zero; a negative
@@ -85,9 +83,11 @@ type Follower struct {
 	// the peer has answered the first getheaders.
 	peerHeight, storeHeight atomic.Int32
 	caughtUp                atomic.Bool
+	// proto is the network's family's part of the protocol.
+	proto *protocol
 	// outbox carries Relay's transactions to the connected session; nil
 	// while none is.
-	outbox atomic.Pointer[chan *wire.MsgTx]
+	outbox atomic.Pointer[chan *chain.Tx]
 	// ban is the peer's ban; nil when it has none.
 	ban atomic.Pointer[Ban]
 }
@@ -98,8 +98,8 @@ var ErrRetentionBelowWindow = errors.New("follow: the block store's retention is
 
 // New checks the configuration.
 func New(cfg Config) (*Follower, error) {
-	if cfg.Peer == "" || cfg.Params == nil || cfg.Path == nil {
-		return nil, errors.New("follow: Peer, Params and Path are required")
+	if cfg.Peer == "" || cfg.Network == nil || cfg.Path == nil {
+		return nil, errors.New("follow: Peer, Network and Path are required")
 	}
 	blocks := cfg.Path.Blocks()
 	if blocks == nil {
@@ -120,7 +120,7 @@ func New(cfg Config) (*Follower, error) {
 	if keep := blocks.Retention(); keep != 0 && keep < cfg.RollbackWindow {
 		return nil, fmt.Errorf("%w: it keeps the newest %d blocks, a reorganisation may disconnect %d", ErrRetentionBelowWindow, keep, cfg.RollbackWindow)
 	}
-	f := &Follower{cfg: cfg, store: cfg.Path.Store(), log: cfg.Logger}
+	f := &Follower{cfg: cfg, store: cfg.Path.Store(), log: cfg.Logger, proto: newProtocol(cfg.Network, cfg.Path.Rules())}
 	if f.log == nil {
 		f.log = slog.Default()
 	}
@@ -238,7 +238,8 @@ func (f *Follower) storeTip(ctx context.Context) (int32, error) {
 func classify(err error, what string) error {
 	var e *model.Error
 	var check *chain.CheckError
-	if errors.As(err, &check) || (errors.As(err, &e) && !errors.Is(err, model.ErrStorage)) {
+	var parse *chain.ParseError
+	if errors.As(err, &check) || errors.As(err, &parse) || (errors.As(err, &e) && !errors.Is(err, model.ErrStorage)) {
 		return invalid("%s: %w", what, err)
 	}
 	return fatal(fmt.Errorf("%s: %w", what, err))

@@ -91,7 +91,7 @@ func TestNewRefusesRetentionBelowWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = New(Config{Peer: "127.0.0.1:1", Params: simnet, Path: path, RollbackWindow: 10})
+		_, err = New(Config{Peer: "127.0.0.1:1", Network: simnetNetwork, Path: path, RollbackWindow: 10})
 		if got := errors.Is(err, ErrRetentionBelowWindow); got != refused {
 			t.Errorf("a retention of %d with a rollback window of 10: %v", retention, err)
 		}

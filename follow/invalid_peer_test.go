@@ -28,6 +28,15 @@ import (
 
 var simnet = &chaincfg.SimNetParams
 
+// simnetNetwork is simnet as a store names it.
+var simnetNetwork = func() *chain.Network {
+	n, err := chain.LookupNetwork("simnet")
+	if err != nil {
+		panic(err)
+	}
+	return n
+}()
+
 // header is a header on top of prev, told apart by merkle.
 func header(prev chainhash.Hash, merkle chainhash.Hash) *wire.BlockHeader {
 	return peertest.Header(prev, merkle)
@@ -105,7 +114,7 @@ func followerOver(t *testing.T, addr string, cfg Config, store *utxo.DB, blocks 
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Peer, cfg.Params, cfg.Path = addr, simnet, path
+	cfg.Peer, cfg.Network, cfg.Path = addr, simnetNetwork, path
 	if cfg.Logger == nil {
 		cfg.Logger = testlog.Logger(t)
 	}

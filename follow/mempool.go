@@ -44,7 +44,7 @@ func (f *Follower) Relay(ctx context.Context, tx *chain.Tx) error {
 		return err
 	}
 	select {
-	case *outbox <- tx.Msg:
+	case *outbox <- tx:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"sync/atomic"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/peer"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
@@ -21,7 +18,7 @@ import (
 // writes to the store.
 type session struct {
 	f     *Follower
-	p     *peer.Peer
+	c     *conn
 	chain *peerChain
 	// locatorOrder is the store's locator, highest block first.
 	locatorOrder []chainhash.Hash
@@ -32,22 +29,17 @@ type session struct {
 	// unknown; a peer that keeps sending them is dropped.
 	unconnected int
 	requested   map[chainhash.Hash]time.Time // blocks asked for
-	received    map[chainhash.Hash]*chain.Block
-	atTip       bool
-	txAsked     map[chainhash.Hash]bool
+	received    map[chainhash.Hash]blockMsg
+	// progressAt is when the peer last sent a block, or was asked for one
+	// while none was outstanding: the stall clock.
+	progressAt time.Time
+	atTip      bool
+	txAsked    map[chainhash.Hash]bool
 	// unkept are the store's own blocks asked of the peer, by their
 	// heights: those a reorganisation disconnects that the block store
 	// does not hold, and those a derived store lacks.
 	unkept map[chainhash.Hash]uint32
 }
-
-// blockMsg is a block with the bytes it came in.
-type blockMsg struct {
-	msg *wire.MsgBlock
-	raw []byte
-}
-
-type verAck struct{}
 
 // maxTxAsked bounds the set of transactions asked for; it is cleared when
 // full (a transaction asked for twice is stored once).
@@ -56,119 +48,104 @@ const maxTxAsked = 100_000
 // session connects, follows the peer until the connection ends, and says
 // whether the handshake got through.
 func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
-	events := make(chan any, 64)
-	done := make(chan struct{})
-	defer close(done)
-	deliver := func(ev any) {
-		select {
-		case events <- ev:
-		case <-done:
+	tip, err := f.storeTip(ctx)
+	if err != nil {
+		return false, fatal(err)
+	}
+	c, err := dial(ctx, f.cfg.Peer, f.proto, f.cfg.Path.Blocks(), max(tip, 0))
+	if err != nil {
+		if errors.Is(err, ErrOtherChain) {
+			return false, fatal(err)
 		}
-	}
-	// undecodable is a message from the peer that did not decode; the
-	// peer package drops the connection on it, and the session says why.
-	var undecodable atomic.Pointer[error]
-	cfg := &peer.Config{
-		UserAgentName:    "utxostore",
-		UserAgentVersion: "0.1",
-		ChainParams:      f.cfg.Params,
-		NewestBlock: func() (*chainhash.Hash, int32, error) {
-			t, ok, err := f.store.Tip(context.Background())
-			if err != nil {
-				return nil, 0, err
-			}
-			if !ok {
-				return f.cfg.Params.GenesisHash, 0, nil
-			}
-			return &t.Hash, int32(t.Height), nil
-		},
-		Listeners: peer.MessageListeners{
-			OnVerAck:   func(*peer.Peer, *wire.MsgVerAck) { deliver(verAck{}) },
-			OnHeaders:  func(_ *peer.Peer, m *wire.MsgHeaders) { deliver(m) },
-			OnInv:      func(_ *peer.Peer, m *wire.MsgInv) { deliver(m) },
-			OnBlock:    func(_ *peer.Peer, m *wire.MsgBlock, raw []byte) { deliver(blockMsg{m, raw}) },
-			OnTx:       func(_ *peer.Peer, m *wire.MsgTx) { deliver(m) },
-			OnNotFound: func(_ *peer.Peer, m *wire.MsgNotFound) { deliver(m) },
-			OnRead: func(_ *peer.Peer, _ int, _ wire.Message, err error) {
-				if isDecodeError(err) {
-					undecodable.Store(&err)
-				}
-			},
-			OnReject: func(_ *peer.Peer, m *wire.MsgReject) {
-				f.log.Warn(fmt.Sprintf("peer %s rejected our %s: %s (%s)", f.cfg.Peer, m.Cmd, m.Reason, m.Code))
-			},
-		},
-	}
-	p, err := peer.NewOutboundPeer(cfg, f.cfg.Peer)
-	if err != nil {
-		return false, fatal(fmt.Errorf("peer address %q: %w", f.cfg.Peer, err))
-	}
-	conn, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", f.cfg.Peer)
-	if err != nil {
 		return false, err
 	}
-	p.AssociateConnection(conn)
+	events := make(chan any, 64)
+	done := make(chan struct{})
+	deliver := func(ev any) bool {
+		select {
+		case events <- ev:
+			return true
+		case <-done:
+			return false
+		}
+	}
 	gone := make(chan struct{})
-	go func() { p.WaitForDisconnect(); close(gone) }()
-	defer func() { p.Disconnect(); <-gone }()
+	go func() { c.readLoop(deliver); close(gone) }()
+	s := &session{f: f, c: c, requested: map[chainhash.Hash]time.Time{}, received: map[chainhash.Hash]blockMsg{}, txAsked: map[chainhash.Hash]bool{}, unkept: map[chainhash.Hash]uint32{}}
+	defer func() {
+		close(done)
+		c.close()
+		<-gone
+		for _, b := range s.received {
+			b.discard()
+		}
+		for {
+			select {
+			case ev := <-events:
+				if b, ok := ev.(blockMsg); ok {
+					b.discard()
+				}
+			default:
+				return
+			}
+		}
+	}()
 
-	outbox := make(chan *wire.MsgTx, 16)
+	outbox := make(chan *chain.Tx, 16)
+	f.outbox.Store(&outbox)
 	defer f.outbox.Store(nil)
-	s := &session{f: f, p: p, requested: map[chainhash.Hash]time.Time{}, received: map[chainhash.Hash]*chain.Block{}, txAsked: map[chainhash.Hash]bool{}, unkept: map[chainhash.Hash]uint32{}}
+	f.log.Info(fmt.Sprintf("connected to peer %s (%s, height %d)", f.cfg.Peer, c.peer.UserAgent, c.peer.LastBlock))
+	if err := s.start(ctx); err != nil {
+		return true, err
+	}
 	stall := time.NewTicker(max(f.cfg.StallTimeout/10, 100*time.Millisecond))
 	defer stall.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return handshook, nil
-		case <-gone:
-			if err := undecodable.Load(); err != nil {
-				return handshook, invalid("a message that does not decode (%v) ended the connection", *err)
-			}
-			if !handshook {
-				return false, errors.New("the connection ended before the handshake completed (another network, or the peer refused us)")
-			}
-			return true, errors.New("the peer closed the connection")
+			return true, nil
 		case ev := <-events:
-			if _, ok := ev.(verAck); ok {
-				handshook = true
-				f.outbox.Store(&outbox)
-				f.log.Info(fmt.Sprintf("connected to peer %s (%s, height %d)", f.cfg.Peer, p.UserAgent(), p.LastBlock()))
+			if err, ended := ev.(error); ended {
+				if isInvalid(err) {
+					return true, err
+				}
+				return true, fmt.Errorf("the connection ended: %w", err)
 			}
 			if err := s.handle(ctx, ev); err != nil {
-				return handshook, err
+				return true, err
 			}
 		case tx := <-outbox:
-			p.QueueMessage(tx, nil)
+			if err := c.sendRaw(wire.CmdTx, tx.Raw); err != nil {
+				return true, err
+			}
 		case now := <-stall.C:
-			for hash, asked := range s.requested {
-				if now.Sub(asked) > f.cfg.StallTimeout {
-					return handshook, fmt.Errorf("the peer did not send block %s within %s of being asked", hash, f.cfg.StallTimeout)
-				}
+			if err := s.stalled(now); err != nil {
+				return true, err
 			}
 		}
 	}
 }
 
-// isDecodeError tells a message that did not decode from the end of the
-// connection (and from an unknown command, which the peer package skips).
-func isDecodeError(err error) bool {
-	var msgErr *wire.MessageError
-	return err != nil && errors.As(err, &msgErr)
+// send sends a message to the peer; a failure ends the session.
+func (s *session) send(msg wire.Message) error {
+	if err := s.c.send(msg); err != nil {
+		return fmt.Errorf("sending %s to the peer: %w", msg.Command(), err)
+	}
+	return nil
 }
 
 func (s *session) handle(ctx context.Context, ev any) error {
 	switch m := ev.(type) {
-	case verAck:
-		return s.start(ctx)
 	case *wire.MsgHeaders:
 		return s.onHeaders(ctx, m)
 	case *wire.MsgInv:
-		s.onInv(m)
+		return s.onInv(m)
 	case blockMsg:
 		return s.onBlock(ctx, m)
-	case *wire.MsgTx:
-		return s.onTx(ctx, m)
+	case txMsg:
+		return s.onTx(ctx, m.tx)
+	case *wire.MsgReject:
+		s.f.log.Warn(fmt.Sprintf("peer %s rejected our %s: %s (%s)", s.f.cfg.Peer, m.Cmd, m.Reason, m.Code))
 	case *wire.MsgNotFound:
 		for _, iv := range m.InvList {
 			if height, ok := s.unkept[iv.Hash]; ok {
@@ -194,11 +171,14 @@ func (s *session) start(ctx context.Context) error {
 	if err != nil {
 		return fatal(err)
 	}
-	s.chain = newPeerChain(tip, locator, heights, *s.f.cfg.Params.GenesisHash)
+	s.chain = newPeerChain(tip, locator, heights, *s.f.cfg.Network.Params.GenesisHash)
 	s.locatorOrder = locator
-	s.p.QueueMessage(wire.NewMsgSendHeaders(), nil)
-	s.askHeaders()
-	return nil
+	if s.c.pver >= wire.SendHeadersVersion {
+		if err := s.send(wire.NewMsgSendHeaders()); err != nil {
+			return err
+		}
+	}
+	return s.askHeaders()
 }
 
 // locator lists the store's blocks from its tip back to genesis: the last
@@ -206,7 +186,7 @@ func (s *session) start(ctx context.Context) error {
 // loaded from a snapshot knows no block below the snapshot's, its lowest.
 func (f *Follower) locator(ctx context.Context, tip int32) ([]chainhash.Hash, []int32, error) {
 	if tip < 0 {
-		return []chainhash.Hash{*f.cfg.Params.GenesisHash}, []int32{0}, nil
+		return []chainhash.Hash{*f.cfg.Network.Params.GenesisHash}, []int32{0}, nil
 	}
 	chainSum, err := f.store.ChainSummary(ctx)
 	if err != nil {
@@ -238,7 +218,7 @@ func (f *Follower) locator(ctx context.Context, tip int32) ([]chainhash.Hash, []
 
 // askHeaders sends getheaders with a locator of the peer's chain as known,
 // then the store's blocks below it.
-func (s *session) askHeaders() {
+func (s *session) askHeaders() error {
 	msg := wire.NewMsgGetHeaders()
 	step := int32(1)
 	for h := s.chain.tip(); h > s.chain.base; h -= step {
@@ -258,7 +238,7 @@ func (s *session) askHeaders() {
 			break
 		}
 	}
-	s.p.QueueMessage(msg, nil)
+	return s.send(msg)
 }
 
 func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
@@ -281,19 +261,25 @@ func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
 		if s.unconnected++; s.unconnected > 3 {
 			return fmt.Errorf("%w, %d times in a row", err, s.unconnected)
 		}
-		s.askHeaders()
-		return nil
+		return s.askHeaders()
 	}
 	s.unconnected = 0
+	if split := s.f.cfg.Network.Split; split != nil && split.Height > s.chain.base && split.Height <= s.chain.tip() {
+		if err := s.f.proto.splitCheck(s.f.cfg.Peer, split.Height, s.chain.at(split.Height)); err != nil {
+			return fatal(err)
+		}
+	}
 	if len(m.Headers) == wire.MaxBlockHeadersPerMsg {
-		s.askHeaders() // the rest of the peer's chain
+		if err := s.askHeaders(); err != nil { // the rest of the peer's chain
+			return err
+		}
 	}
 	return s.advance(ctx)
 }
 
-func (s *session) onInv(m *wire.MsgInv) {
+func (s *session) onInv(m *wire.MsgInv) error {
 	if s.chain == nil {
-		return
+		return nil
 	}
 	getData := wire.NewMsgGetData()
 	newBlock := false
@@ -318,40 +304,68 @@ func (s *session) onInv(m *wire.MsgInv) {
 		}
 	}
 	if len(getData.InvList) > 0 {
-		s.p.QueueMessage(getData, nil)
+		if err := s.send(getData); err != nil {
+			return err
+		}
 	}
 	if newBlock {
-		s.askHeaders()
+		return s.askHeaders()
 	}
+	return nil
+}
+
+// stalled is the error that drops a peer that has sent no block, nor any
+// byte of one, for StallTimeout while blocks are asked of it: a large
+// block that keeps arriving, however long it takes, is no stall.
+func (s *session) stalled(now time.Time) error {
+	if len(s.requested) == 0 {
+		return nil
+	}
+	last := s.progressAt
+	if at := s.c.blockBytesAt.Load(); at != 0 && time.Unix(0, at).After(last) {
+		last = time.Unix(0, at)
+	}
+	if now.Sub(last) <= s.f.cfg.StallTimeout {
+		return nil
+	}
+	var oldest chainhash.Hash
+	var oldestAt time.Time
+	for hash, asked := range s.requested {
+		if oldestAt.IsZero() || asked.Before(oldestAt) {
+			oldest, oldestAt = hash, asked
+		}
+	}
+	return fmt.Errorf("the peer sent no block for %s while blocks were asked of it (block %s, asked %s ago)", s.f.cfg.StallTimeout, oldest, now.Sub(oldestAt).Round(time.Millisecond))
+}
+
+// ask records a block asked for, starting the stall clock when none was
+// outstanding.
+func (s *session) ask(hash chainhash.Hash) {
+	now := time.Now()
+	if len(s.requested) == 0 {
+		s.progressAt = now
+	}
+	s.requested[hash] = now
 }
 
 func (s *session) onBlock(ctx context.Context, m blockMsg) error {
-	hash := m.msg.BlockHash()
+	hash := m.hash()
 	if _, asked := s.requested[hash]; !asked {
 		s.f.log.Info(fmt.Sprintf("peer %s sent block %s, which was not asked for; ignored", s.f.cfg.Peer, hash))
+		m.discard()
 		return nil
 	}
 	delete(s.requested, hash)
-	b, err := chain.ParseBlock(m.raw)
-	if err != nil {
-		return invalid("block %s does not parse: %w", hash, err)
-	}
-	if b.Hash != hash {
-		return invalid("block %s parses as %s", hash, b.Hash)
-	}
-	s.received[hash] = b
+	s.progressAt = time.Now()
+	s.received[hash] = m
 	return s.advance(ctx)
 }
 
-func (s *session) onTx(ctx context.Context, m *wire.MsgTx) error {
-	tx, err := chain.ParseTx(chain.SerializeTx(m))
-	if err != nil {
-		return invalid("transaction %s does not parse: %w", m.TxHash(), err)
-	}
+func (s *session) onTx(ctx context.Context, tx *chain.Tx) error {
 	if !s.txAsked[tx.ID] {
 		return nil // not asked for, or asked before a reconnection
 	}
-	err = s.f.applyUnmined(ctx, tx)
+	err := s.f.applyUnmined(ctx, tx)
 	s.f.cfg.Metrics.mempoolTx(err)
 	switch {
 	case err == nil, errors.Is(err, model.ErrTxExists):
@@ -404,8 +418,8 @@ func (s *session) advance(ctx context.Context) error {
 		if err := s.request(ctx, height); err != nil { // keeps InFlight blocks coming while this one connects
 			return fatal(err)
 		}
-		b := s.received[hash]
-		if b == nil {
+		b, ok := s.received[hash]
+		if !ok {
 			return nil
 		}
 		if err := s.connect(ctx, height, b); err != nil {
@@ -428,7 +442,7 @@ func (s *session) hashAt(ctx context.Context, height int32) (chainhash.Hash, err
 	if !ok {
 		return chainhash.Hash{}, fmt.Errorf("the store has no block at height %d, below the peer chain's base at %d", height, s.chain.base)
 	}
-	if _, asked := s.requested[info.Hash]; !asked && s.received[info.Hash] == nil {
+	if _, asked := s.requested[info.Hash]; !asked && !s.isReceived(info.Hash) {
 		s.unkept[info.Hash] = uint32(height)
 	}
 	return info.Hash, nil
@@ -459,28 +473,42 @@ func (s *session) request(ctx context.Context, from int32) error {
 		if err != nil {
 			return err
 		}
-		if _, asked := s.requested[hash]; asked || s.received[hash] != nil {
+		if _, asked := s.requested[hash]; asked || s.isReceived(hash) {
 			continue
 		}
 		_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &hash))
-		s.requested[hash] = time.Now()
+		s.ask(hash)
 	}
 	if len(getData.InvList) > 0 {
-		s.p.QueueMessage(getData, nil)
+		return s.send(getData)
 	}
 	return nil
 }
 
+func (s *session) isReceived(hash chainhash.Hash) bool {
+	_, ok := s.received[hash]
+	return ok
+}
+
 // connect carries the block at height along the path, on top of the
-// store's tip (or to a store derived from it that lacks it).
-func (s *session) connect(ctx context.Context, height int32, b *chain.Block) error {
-	if err := s.f.cfg.Path.Connect(ctx, b, uint32(height)); err != nil {
-		return classify(err, fmt.Sprintf("block %s at height %d", b.Hash, height))
+// store's tip (or to a store derived from it that lacks it): a block held
+// in memory, or one staged in the block store (which the path keeps or
+// discards).
+func (s *session) connect(ctx context.Context, height int32, b blockMsg) error {
+	delete(s.received, b.hash())
+	txs, size := b.counts()
+	var err error
+	if b.staged != nil {
+		err = s.f.cfg.Path.ConnectStaged(ctx, b.staged, uint32(height))
+	} else {
+		err = s.f.cfg.Path.Connect(ctx, b.block, uint32(height))
 	}
-	delete(s.received, b.Hash)
-	delete(s.unkept, b.Hash)
+	if err != nil {
+		return classify(err, fmt.Sprintf("block %s at height %d", b.hash(), height))
+	}
+	delete(s.unkept, b.hash())
 	if p := s.f.cfg.Progress; p != nil && !s.atTip {
-		p.Block(uint32(height), len(b.Txs), b.Size)
+		p.Block(uint32(height), txs, size)
 	}
 	return nil
 }
@@ -497,12 +525,16 @@ func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {
 	}
 	var connect []*chain.Block
 	for h := fork + 1; h <= min(s.chain.tip(), tip+1); h++ {
-		b := s.received[s.chain.at(h)]
-		if b == nil {
+		m, ok := s.received[s.chain.at(h)]
+		if !ok {
 			if err := s.request(ctx, fork+1); err != nil {
 				return false, fatal(err)
 			}
 			return false, nil
+		}
+		b, err := m.whole()
+		if err != nil {
+			return false, fatal(err)
 		}
 		connect = append(connect, b)
 	}
@@ -514,10 +546,12 @@ func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {
 		return false, classify(err, fmt.Sprintf("reorganising to the peer's branch from height %d", fork+1))
 	}
 	for _, b := range disconnect {
+		s.received[b.Hash].discard()
 		delete(s.received, b.Hash)
 		delete(s.unkept, b.Hash)
 	}
 	for _, b := range connect {
+		s.received[b.Hash].discard()
 		delete(s.received, b.Hash)
 	}
 	s.f.cfg.Metrics.reorg(len(disconnect))
@@ -547,20 +581,26 @@ func (s *session) disconnected(ctx context.Context, tip, fork int32) (blocks []*
 		if err != nil {
 			return nil, false, fatal(err)
 		}
-		if received := s.received[info.Hash]; received != nil {
-			blocks = append(blocks, received)
+		if received, ok := s.received[info.Hash]; ok {
+			b, err := received.whole()
+			if err != nil {
+				return nil, false, fatal(err)
+			}
+			blocks = append(blocks, b)
 			continue
 		}
 		complete = false
 		if _, asked := s.requested[info.Hash]; !asked {
 			hash := info.Hash
 			_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &hash))
-			s.requested[hash] = time.Now()
+			s.ask(hash)
 			s.unkept[hash] = uint32(h)
 		}
 	}
 	if len(getData.InvList) > 0 {
-		s.p.QueueMessage(getData, nil)
+		if err := s.send(getData); err != nil {
+			return nil, false, err
+		}
 	}
 	return blocks, complete, nil
 }
@@ -577,8 +617,10 @@ func (s *session) reachedTip(ctx context.Context) error {
 		if t, ok, err := s.f.store.Tip(ctx); err == nil && ok {
 			s.f.log.Info(fmt.Sprintf("at the peer's tip: block %s at height %d", t.Hash, t.Height))
 		}
-		if s.p.Services()&wire.SFNodeBloom != 0 {
-			s.p.QueueMessage(wire.NewMsgMemPool(), nil)
+		if s.c.peer.Services&wire.SFNodeBloom != 0 {
+			if err := s.send(wire.NewMsgMemPool()); err != nil {
+				return err
+			}
 		}
 	}
 	if s.f.cfg.StopAtTip {

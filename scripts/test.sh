@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's one test command (README, .ci/run). It installs and starts
 # what the tests need — a local Redis Cluster from Debian's redis-server,
-# btcd for the sync tests — idempotently, runs the static checks and every test, and stops the
+# btcd and bchd for the sync tests — idempotently, runs the static checks and every test, and stops the
 # cluster again if it started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +60,20 @@ if ! command -v btcd >/dev/null 2>&1; then
 fi
 if ! command -v btcctl >/dev/null 2>&1; then
   go install github.com/btcsuite/btcd/cmd/btcctl@v0.24.2
+fi
+
+echo "== bchd"
+# ... and real bchd nodes (Bitcoin Cash) on regtest, installed once too. go
+# install MODULE@VERSION reads the module's version list (for its
+# deprecation), which some proxies refuse; a module that requires bchd
+# installs it without.
+if ! command -v bchd >/dev/null 2>&1; then
+  if ! go install github.com/gcash/bchd@v0.22.2 2>/dev/null; then
+    bchd_mod=$(mktemp -d)
+    (cd "$bchd_mod" && go mod init install >/dev/null 2>&1 &&
+      go get github.com/gcash/bchd@v0.22.2 && go install github.com/gcash/bchd)
+    rm -rf "$bchd_mod"
+  fi
 fi
 
 echo "== go test"

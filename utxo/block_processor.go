@@ -20,12 +20,35 @@ type Block struct {
 	Hash     chainhash.Hash
 	PrevHash chainhash.Hash
 	Height   uint32
-	Txs      []*chain.Tx
+	// Txs are the block's transactions, for a block held in memory.
+	Txs []*chain.Tx
+	// Chunks, for a block too large to hold in memory (Txs is nil then),
+	// reads the block's transactions, in order, a chunk at a time, calling
+	// fn on each chunk until fn fails. The store reads the block once per
+	// step (create, spend, set mined), so memory holds one chunk, plus the
+	// few dozen bytes per transaction a step keeps (its txid).
+	Chunks func(fn func(txs []*chain.Tx) error) error
 	// Header and Size, when known, are kept with the block's metadata for
 	// queries (BlockAt); the store does not need them.
 	Header *wire.BlockHeader
 	Size   int64
 }
+
+// EachChunk calls fn with the block's transactions in order: Txs as one
+// chunk, or the chunks Chunks reads.
+func (b Block) EachChunk(fn func(txs []*chain.Tx) error) error {
+	if b.Chunks != nil {
+		return b.Chunks(fn)
+	}
+	return fn(b.Txs)
+}
+
+// errEnough stops an EachChunk walk that has read what it needs.
+var errEnough = errors.New("enough chunks")
+
+// setMinedBatch bounds the transactions of one setMined call of a block,
+// so a block of millions of transactions is marked in parts.
+const setMinedBatch = 1 << 16
 
 // BlockFromChain wraps a parsed block at height.
 func BlockFromChain(b *chain.Block, height uint32) Block {
@@ -79,10 +102,11 @@ func (db *DB) settleFailed(ctx context.Context, cs chainState) error {
 // advances cs to it; finishBlock records cs.
 func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	info := model.MinedBlockInfo{BlockID: cs.NextBlockID, BlockHeight: b.Height, OnLongestChain: true}
-	// The block's change to the set's statistics is worked out beside its
-	// writes (hashing every coin it creates and spends costs about what the
-	// writes do): it reads only what the writes leave as it is, the
-	// outputs of the transactions the block spends from.
+	// The change of a block held in memory to the set's statistics is
+	// worked out beside its writes (hashing every coin it creates and
+	// spends costs about what the writes do): it reads only what the
+	// writes leave as it is, the outputs of the transactions the block
+	// spends from. A block read in chunks is worked out after its writes.
 	statsCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type statsResult struct {
@@ -90,36 +114,53 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 		err   error
 	}
 	stats := make(chan statsResult, 1)
-	go func() {
-		delta, err := db.blockStats(statsCtx, b)
-		stats <- statsResult{delta, err}
-	}()
-	created, minedAlready, err := db.createBlockTxs(ctx, b, info)
-	if err != nil {
+	if b.Chunks == nil {
+		go func() {
+			delta, err := db.txsStats(statsCtx, b.Txs, b.Height, b.Hash)
+			stats <- statsResult{delta, err}
+		}()
+	}
+	var created, toMine []chainhash.Hash
+	txCount := 0
+	err := b.EachChunk(func(txs []*chain.Tx) error {
+		txCount += len(txs)
+		c, minedAlready, err := db.createBlockTxs(ctx, txs, b.Height, info)
+		created = append(created, c...)
+		// A transaction this block created in one record was created
+		// mined in it, with the rule set-mined runs: setting it mined
+		// again would change nothing.
+		for _, tx := range txs {
+			if !minedAlready[tx.ID] {
+				toMine = append(toMine, tx.ID)
+			}
+		}
 		return err
+	})
+	if err != nil {
+		return errors.Join(err, db.dropCreated(ctx, created))
 	}
 	conflicting, err := db.spendBlockInputs(ctx, b)
 	if err != nil {
 		return errors.Join(err, db.dropCreated(ctx, created))
 	}
-	// A transaction this block created in one record was created mined
-	// in it, with the rule set-mined runs: setting it mined again would
-	// change nothing.
-	txids := make([]chainhash.Hash, 0, len(b.Txs)-len(minedAlready))
-	for _, tx := range b.Txs {
-		if !minedAlready[tx.ID] {
-			txids = append(txids, tx.ID)
+	for len(toMine) > 0 {
+		n := min(len(toMine), setMinedBatch)
+		if err := db.setMined(ctx, toMine[:n], info, nil); err != nil {
+			return err
 		}
+		toMine = toMine[n:]
 	}
-	if err := db.setMined(ctx, txids, info, nil); err != nil {
+	var delta coinstats.Stats
+	if b.Chunks == nil {
+		st := <-stats
+		if st.err != nil {
+			return st.err
+		}
+		delta = st.delta
+	} else if delta, err = db.chunkedStats(ctx, b); err != nil {
 		return err
 	}
-	st := <-stats
-	if st.err != nil {
-		return st.err
-	}
-	delta := st.delta
-	connected := &connectedBlock{Hash: b.Hash, PrevHash: b.PrevHash, ID: info.BlockID, Txs: len(b.Txs), Size: b.Size, Conflicting: conflicting}
+	connected := &connectedBlock{Hash: b.Hash, PrevHash: b.PrevHash, ID: info.BlockID, Txs: txCount, Size: b.Size, Conflicting: conflicting}
 	if connected.Stats, err = delta.MarshalBinary(); err != nil {
 		return err
 	}
@@ -143,7 +184,7 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	cs.HasTip, cs.TipHeight, cs.TipHash, cs.TipBlock = true, b.Height, b.Hash, connected
 	cs.NextBlockID++
 	cs.Blocks++
-	cs.Txs += uint64(len(b.Txs))
+	cs.Txs += uint64(txCount)
 	return nil
 }
 
@@ -175,26 +216,27 @@ func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) err
 	return storageErr("checkpoint", db.eng.Checkpoint(ctx, height))
 }
 
-// createBlockTxs creates the block's transactions as mined in it. Those that
-// fit one record go in one engine batch; larger ones through Create. A
-// transaction already stored (submitted before its block, seen unmined, or
-// connected before a crash) is left for SetMinedMulti, and its records are
-// never built: on a node that saw the transactions first, that is almost
-// every transaction of the block. It returns the transactions it created
-// and, among them, those created in one record, which are mined in the
-// block as they are.
-func (db *DB) createBlockTxs(ctx context.Context, b Block, info model.MinedBlockInfo) (created []chainhash.Hash, minedAlready map[chainhash.Hash]bool, err error) {
+// createBlockTxs creates transactions of the block at height (a chunk of
+// them, or all) as mined in it. Those that fit one record go in one engine
+// batch; larger ones through Create. A transaction already stored
+// (submitted before its block, seen unmined, or connected before a crash)
+// is left for SetMinedMulti, and its records are never built: on a node
+// that saw the transactions first, that is almost every transaction of the
+// block. It returns the transactions it created, also when it fails (the
+// caller drops them), and, among them, those created in one record, which
+// are mined in the block as they are.
+func (db *DB) createBlockTxs(ctx context.Context, txs []*chain.Tx, height uint32, info model.MinedBlockInfo) (created []chainhash.Hash, minedAlready map[chainhash.Hash]bool, err error) {
 	var updates []engine.Update
 	var single []*chain.Tx
 	opts := CreateOptions{MinedBlocks: []model.MinedBlockInfo{info}}
-	for _, tx := range b.Txs {
+	for _, tx := range txs {
 		if !db.fitsOneRecord(tx) {
-			_, err := db.Create(ctx, tx, b.Height, WithMinedBlockInfo(info))
+			_, err := db.Create(ctx, tx, height, WithMinedBlockInfo(info))
 			switch {
 			case err == nil:
 				created = append(created, tx.ID)
 			case !errors.Is(err, model.ErrTxExists):
-				return created, nil, errors.Join(err, db.dropCreated(ctx, created))
+				return created, nil, err
 			}
 			continue
 		}
@@ -208,7 +250,7 @@ func (db *DB) createBlockTxs(ctx context.Context, b Block, info model.MinedBlock
 			}
 			if built == nil && buildErr == nil {
 				var recs []*record.Record
-				if recs, _, buildErr = db.buildRecords(tx, b.Height, opts); buildErr == nil {
+				if recs, _, buildErr = db.buildRecords(tx, height, opts); buildErr == nil {
 					built = &engine.Mutation{Action: engine.Put, Value: recs[0].Encode(), Terms: recs[0].Terms()}
 				}
 			}
@@ -230,7 +272,7 @@ func (db *DB) createBlockTxs(ctx context.Context, b Block, info model.MinedBlock
 			created = append(created, tx.ID)
 			minedAlready[tx.ID] = true
 		case !errors.Is(errs[i], errAlreadyCommitted):
-			return created, nil, errors.Join(errs[i], db.dropCreated(ctx, created))
+			return created, nil, errs[i]
 		}
 	}
 	return created, minedAlready, nil
@@ -247,21 +289,46 @@ func (db *DB) dropCreated(ctx context.Context, txids []chainhash.Hash) error {
 	return errors.Join(errs...)
 }
 
-// spendBlockInputs spends every input of the block. An output already spent
-// by a transaction that is not mined on the longest chain loses to the block:
-// that transaction and its descendants become conflicting, their spends are
-// undone, and the block's spend is applied. It returns the transactions made
-// conflicting.
+// spendBlockInputs spends every input of the block, a chunk at a time. An
+// output already spent by a transaction that is not mined on the longest
+// chain loses to the block: that transaction and its descendants become
+// conflicting, their spends are undone, and the block's spend is applied.
+// It returns the transactions made conflicting. When a chunk fails, the
+// chunks before it are undone too: the block spends all or nothing.
 func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, error) {
+	var conflicting []chainhash.Hash
+	spent := 0 // chunks whose spends are applied
+	err := b.EachChunk(func(txs []*chain.Tx) error {
+		c, err := db.spendChunkInputs(ctx, txs, b.Height)
+		if err != nil {
+			return err
+		}
+		conflicting = append(conflicting, c...)
+		spent++
+		return nil
+	})
+	if err == nil {
+		return conflicting, nil
+	}
+	if spent == 0 {
+		return nil, err
+	}
+	undo := db.unspendChunks(ctx, b, spent)
+	return nil, errors.Join(err, undo, db.restoreConflicting(ctx, conflicting))
+}
+
+// spendChunkInputs spends the inputs of a chunk of the block at height,
+// all or nothing.
+func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, height uint32) ([]chainhash.Hash, error) {
 	var spends []*Spend
-	for _, tx := range b.Txs {
+	for _, tx := range txs {
 		s, err := spendsOf(tx, nil)
 		if err != nil {
 			return nil, err
 		}
 		spends = append(spends, s...)
 	}
-	opts := SpendOptions{BlockHeight: b.Height, IgnoreLocked: true}
+	opts := SpendOptions{BlockHeight: height, IgnoreLocked: true}
 	err := db.spendAll(ctx, spends, opts)
 	if err == nil {
 		return nil, nil
@@ -278,6 +345,30 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, 
 		return nil, errors.Join(err, db.restoreConflicting(ctx, conflicting))
 	}
 	return conflicting, nil
+}
+
+// unspendChunks undoes the spends of the block's first n chunks.
+func (db *DB) unspendChunks(ctx context.Context, b Block, n int) error {
+	done := 0
+	err := b.EachChunk(func(txs []*chain.Tx) error {
+		if done == n {
+			return errEnough
+		}
+		done++
+		var spends []*Spend
+		for _, tx := range txs {
+			s, err := spendsOf(tx, nil)
+			if err != nil {
+				return err
+			}
+			spends = append(spends, s...)
+		}
+		return db.unspendAll(ctx, spends, false)
+	})
+	if errors.Is(err, errEnough) {
+		return nil
+	}
+	return err
 }
 
 // doubleSpenders returns the unmined transactions that hold outputs the
@@ -415,31 +506,45 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 
 // disconnectBlock undoes the block's effects on its transactions with
 // ctx; like a connected block, the undo is one unit of durability, ended by
-// finishBlock's chain state write.
+// finishBlock's chain state write. A chunk's spends are undone last
+// transaction first; a valid block never spends one output twice, so the
+// chunks' order does not matter.
 func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connectedBlock) error {
-	var spends []*Spend
-	for i := len(b.Txs) - 1; i >= 0; i-- {
-		s, err := spendsOf(b.Txs[i], nil)
-		if err != nil {
-			return err
-		}
-		spends = append(spends, s...)
-	}
-	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, model.ErrTxNotFound) {
-		return err
-	}
-	txids := make([]chainhash.Hash, 0, len(b.Txs))
-	for _, tx := range b.Txs {
-		txids = append(txids, tx.ID)
-	}
-	if err := db.setMined(ctx, txids, model.MinedBlockInfo{BlockID: connected.ID, BlockHeight: b.Height, UnsetMined: true}, nil); err != nil && !errors.Is(err, model.ErrTxNotFound) {
-		return err
-	}
-	for _, tx := range b.Txs {
-		if tx.IsCoinbase() {
-			if err := db.Delete(ctx, tx.ID); err != nil && !errors.Is(err, model.ErrTxNotFound) {
+	var txids []chainhash.Hash
+	var coinbase *chainhash.Hash
+	err := b.EachChunk(func(txs []*chain.Tx) error {
+		var spends []*Spend
+		for i := len(txs) - 1; i >= 0; i-- {
+			s, err := spendsOf(txs[i], nil)
+			if err != nil {
 				return err
 			}
+			spends = append(spends, s...)
+		}
+		if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, model.ErrTxNotFound) {
+			return err
+		}
+		for _, tx := range txs {
+			txids = append(txids, tx.ID)
+			if tx.IsCoinbase() {
+				coinbase = &tx.ID
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for len(txids) > 0 {
+		n := min(len(txids), setMinedBatch)
+		if err := db.setMined(ctx, txids[:n], model.MinedBlockInfo{BlockID: connected.ID, BlockHeight: b.Height, UnsetMined: true}, nil); err != nil && !errors.Is(err, model.ErrTxNotFound) {
+			return err
+		}
+		txids = txids[n:]
+	}
+	if coinbase != nil {
+		if err := db.Delete(ctx, *coinbase); err != nil && !errors.Is(err, model.ErrTxNotFound) {
+			return err
 		}
 	}
 	return db.restoreConflicting(ctx, connected.Conflicting)

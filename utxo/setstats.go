@@ -67,22 +67,23 @@ func (cs *chainState) applyStats(delta *coinstats.Stats, undo bool) error {
 	return err
 }
 
-// blockStats is the change b makes to the set's statistics: the coins its
-// transactions create, less those their inputs spend. A spent coin's
-// output, height and coinbase flag come from its transaction's record, or
-// from the block itself for an output the block created. It runs beside
-// the block's writes, which change no parent's outputs or heights; its
-// result counts only once they succeeded, so every parent was there.
-func (db *DB) blockStats(ctx context.Context, b Block) (coinstats.Stats, error) {
+// txsStats is the change a block's transactions txs (all of them, or a
+// chunk) make to the set's statistics: the coins they create, less those
+// their inputs spend. A spent coin's output, height and coinbase flag come
+// from its transaction's record, or from txs themselves for an output one
+// of them created. For a block held whole it runs beside the block's
+// writes, which change no parent's outputs or heights; its result counts
+// only once they succeeded, so every parent was there.
+func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, block chainhash.Hash) (coinstats.Stats, error) {
 	var delta coinstats.Stats
-	inBlock := make(map[chainhash.Hash]*chain.Tx, len(b.Txs))
+	inBlock := make(map[chainhash.Hash]*chain.Tx, len(txs))
 	var keys []engine.Key
 	var ids []chainhash.Hash
-	for _, tx := range b.Txs {
+	for _, tx := range txs {
 		inBlock[tx.ID] = tx
 	}
 	asked := map[chainhash.Hash]bool{}
-	for _, tx := range b.Txs {
+	for _, tx := range txs {
 		if tx.IsCoinbase() {
 			continue
 		}
@@ -107,18 +108,20 @@ func (db *DB) blockStats(ctx context.Context, b Block) (coinstats.Stats, error) 
 		height   uint32
 		coinbase bool
 	}
-	parents := make(map[chainhash.Hash]parentTx, len(values)+len(b.Txs))
+	parents := make(map[chainhash.Hash]parentTx, len(values)+len(txs))
 	for i, v := range values {
 		txid := ids[i]
 		if v == nil {
-			return delta, fmt.Errorf("block %s spends an output of %s, which the store does not hold", b.Hash, txid)
+			return delta, fmt.Errorf("block %s spends an output of %s, which the store does not hold", block, txid)
 		}
 		head, raw, err := record.InspectTx(v)
 		if err != nil {
 			return delta, err
 		}
 		if len(head.BlockHeights) == 0 {
-			return delta, fmt.Errorf("block %s spends an output of %s, which no block of the chain holds", b.Hash, txid)
+			// Its outputs were never in the chain's set, which holds mined
+			// transactions only (walkSet): spending one takes nothing out.
+			continue
 		}
 		// The highest of its blocks, as the set's walk takes it (walkSet).
 		p := parentTx{raw: raw, height: slices.Max(head.BlockHeights), coinbase: head.IsCoinbase}
@@ -133,39 +136,54 @@ func (db *DB) blockStats(ctx context.Context, b Block) (coinstats.Stats, error) 
 		}
 		parents[txid] = p
 	}
-	for _, tx := range b.Txs {
-		parents[tx.ID] = parentTx{tx: tx, height: b.Height, coinbase: tx.IsCoinbase()}
+	for _, tx := range txs {
+		parents[tx.ID] = parentTx{tx: tx, height: height, coinbase: tx.IsCoinbase()}
 	}
 	output := func(p parentTx, op wire.OutPoint) (uint64, []byte, error) {
 		if p.tx == nil {
 			return chain.TxOutput(p.raw, op.Index)
 		}
 		if int(op.Index) >= len(p.tx.Msg.TxOut) {
-			return 0, nil, fmt.Errorf("block %s spends output %d of %s, which has %d", b.Hash, op.Index, op.Hash, len(p.tx.Msg.TxOut))
+			return 0, nil, fmt.Errorf("block %s spends output %d of %s, which has %d", block, op.Index, op.Hash, len(p.tx.Msg.TxOut))
 		}
 		out := p.tx.Msg.TxOut[op.Index]
 		return uint64(out.Value), out.PkScript, nil
 	}
 	var added, removed []coinstats.Coin
-	for _, tx := range b.Txs {
+	for _, tx := range txs {
 		if !tx.IsCoinbase() {
 			for _, in := range tx.Msg.TxIn {
 				op := in.PreviousOutPoint
-				p := parents[op.Hash]
+				p, inSet := parents[op.Hash]
+				if !inSet {
+					continue
+				}
 				value, script, err := output(p, op)
 				if err != nil {
-					return delta, fmt.Errorf("block %s spends output %d of %s: %w", b.Hash, op.Index, op.Hash, err)
+					return delta, fmt.Errorf("block %s spends output %d of %s: %w", block, op.Index, op.Hash, err)
 				}
 				removed = append(removed, coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: op.Hash, Vout: op.Index}, Height: p.height,
 					Coinbase: p.coinbase, Value: value, Script: script})
 			}
 		}
 		for vout, out := range tx.Msg.TxOut {
-			added = append(added, coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: tx.ID, Vout: uint32(vout)}, Height: b.Height,
+			added = append(added, coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: tx.ID, Vout: uint32(vout)}, Height: height,
 				Coinbase: tx.IsCoinbase(), Value: uint64(out.Value), Script: out.PkScript})
 		}
 	}
 	return hashCoins(added, removed), nil
+}
+
+// chunkedStats is the change of a block read in chunks, worked out after
+// its writes: the outputs an earlier chunk created are in the store by then.
+func (db *DB) chunkedStats(ctx context.Context, b Block) (coinstats.Stats, error) {
+	var delta coinstats.Stats
+	err := b.EachChunk(func(txs []*chain.Tx) error {
+		part, err := db.txsStats(ctx, txs, b.Height, b.Hash)
+		delta.Combine(&part)
+		return err
+	})
+	return delta, err
 }
 
 // hashCoins is the change of adding one list of coins to the set and

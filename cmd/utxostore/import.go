@@ -25,7 +25,12 @@ on --engine and --network.
 FILE is a Bitcoin Core blk*.dat file (magic + length framing) or a raw
 block file (header, transaction count, transactions). A blk*.dat file whose
 magic is another network's than the store's (--network) is refused before
-any of its blocks is read.
+any of its blocks is read. Bitcoin Cash and Bitcoin SV nodes (--network
+bch-*, bsv-*) write Bitcoin's magics to their block files, which import
+takes, and their own P2P magic, which some exporters write; a Bitcoin SV
+frame's 64-bit length (a block of 4 GiB or more) is read too. Each block
+is held whole while it is imported: a block too large for memory is
+followed with sync, which streams it.
 
 The first block of the first file is at --start-height (0: the genesis
 block). The genesis coinbase is imported like any other transaction, so its

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/utxostore/utxostore/blob"
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/engine/pebble"
@@ -95,10 +97,11 @@ func (f *storeFlags) openIndex() (*index.Index, error) {
 	if !f.index {
 		return nil, nil
 	}
-	coin := map[string]string{"mainnet": "Bitcoin", "testnet": "Testnet", "testnet3": "Testnet", "regtest": "Regtest", "signet": "Signet"}[f.network]
-	if coin == "" {
-		coin = f.network
+	network, err := chain.LookupNetwork(f.network)
+	if err != nil {
+		return nil, err
 	}
+	coin := network.Coin
 	idx, err := index.Open(filepath.Join(f.data, "index"), index.Options{Coin: coin, NoSync: f.sync == "block"})
 	if err != nil {
 		return nil, fmt.Errorf("opening the address index: %w", err)
@@ -328,6 +331,16 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 		return failed(fmt.Errorf("opening the %s engine: %w", f.engine, err))
 	}
 	opts := utxo.Options{Network: f.network, ReadOnly: readOnly, BatchOps: f.batchOps, UnminedRetention: f.unminedRetention}
+	// Transactions over 1 MB or 20,000 outputs live in the blob store,
+	// DATA/blobs (created with the first), beside the engine's files: a
+	// store in memory or in Redis has none, its blobs would outlive it or
+	// be this machine's alone.
+	if keepsDataInDir(f.engine) {
+		if opts.Blobs, err = blob.NewFileStore(filepath.Join(f.data, "blobs")); err != nil {
+			eng.Close()
+			return nil, err
+		}
+	}
 	if sync == engine.SyncAlways && !readOnly {
 		// Under SyncBlock there is no fsync to share: merging would
 		// only add its wait.

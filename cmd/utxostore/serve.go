@@ -93,10 +93,7 @@ func runServe(ctx context.Context, args []string) error {
 	if cfg.create {
 		mode = createStore
 	}
-	ps := pathSettings{trustBlocks: cfg.trustBlocks, logger: cfg.log}
-	if cfg.follow.peer != "" {
-		ps.followWindow = uint32(cfg.follow.rollbackWindow)
-	}
+	ps := cfg.follow.settings(pathSettings{trustBlocks: cfg.trustBlocks, logger: cfg.log})
 	st, err := cfg.store.openStores(ctx, mode, ps)
 	if err != nil {
 		return err

@@ -33,7 +33,9 @@ type pathSettings struct {
 	followWindow uint32
 	// bulkIndex writes the index every bulkIndex blocks (an import).
 	bulkIndex int
-	logger    *slog.Logger
+	// maxBlockSize, when set, replaces the network's block size limit.
+	maxBlockSize uint64
+	logger       *slog.Logger
 }
 
 // openStores opens the store in mode, then the address index and the
@@ -47,6 +49,9 @@ func (f *storeFlags) openStores(ctx context.Context, mode openMode, ps pathSetti
 	rules, err := chain.NetworkRules(f.network, ps.trustBlocks)
 	if err != nil {
 		return nil, err
+	}
+	if ps.maxBlockSize > 0 {
+		rules.MaxBlockSize = ps.maxBlockSize
 	}
 	s := &stores{}
 	if s.store, err = f.open(ctx, mode); err != nil {

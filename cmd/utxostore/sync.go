@@ -24,9 +24,15 @@ import (
 
 const syncHelp = `Usage: utxostore sync --peer HOST:PORT [flags]
 
-Follows a Bitcoin node over the P2P protocol on the store's --network
-(tested against btcd; package follow says which limits btcd's wire
-brings): it catches up headers first, several blocks in flight, then stays
+Follows a node of the store's --network over the P2P protocol: Bitcoin,
+Bitcoin Cash (bch-*) or Bitcoin SV (bsv-*) (tested against btcd and bchd,
+and a peer of Bitcoin SV's protocol; package follow says how). A node of
+the other chain that shares the network's P2P magic (Bitcoin Cash's and
+Bitcoin SV's) is refused, by its user agent or its block at the height
+the chains split, with a message, not a ban. A block over 4 MB flows
+from the socket to the block store and is connected from there, never
+held whole; --max-block-size bounds the blocks accepted. It catches up
+headers first, several blocks in flight, then stays
 at the node's tip, through reorganisations, storing the node's unconfirmed
 transactions as unmined (then mined when a block holds them, conflicting
 when a block double-spends them, and removed --unmined-retention blocks
@@ -62,6 +68,7 @@ type followFlags struct {
 	rollbackWindow uint
 	inFlight       int
 	banDuration    time.Duration
+	maxBlockSize   uint64
 }
 
 func (f *followFlags) register(fs *flag.FlagSet) {
@@ -69,16 +76,26 @@ func (f *followFlags) register(fs *flag.FlagSet) {
 	fs.UintVar(&f.rollbackWindow, "rollback-window", follow.DefaultRollbackWindow, "blocks a reorganisation can disconnect (the block store DATA/blocks keeps their raw blocks: with --index, --block-retention must be 0 or at least this)")
 	fs.IntVar(&f.inFlight, "in-flight", follow.DefaultInFlight, "blocks asked of the node at once during catch-up")
 	fs.DurationVar(&f.banDuration, "ban-duration", follow.DefaultBanDuration, "how long the node is banned after it sent invalid data: no connection to it meanwhile (kept in DATA/follow/bans.json, which can be deleted to lift a ban); 0 only drops the connection and reconnects")
+	fs.Uint64Var(&f.maxBlockSize, "max-block-size", 0, "largest block accepted from the node, in bytes (0: the network's: 4,000,000 for Bitcoin, 32,000,000 for Bitcoin Cash, 10 GiB for Bitcoin SV, whose nodes set their own -excessiveblocksize)")
+}
+
+// settings adds what the follower asks of the block path to ps: the raw
+// blocks of its rollback window, and the block size limit.
+func (f *followFlags) settings(ps pathSettings) pathSettings {
+	if f.peer != "" {
+		ps.followWindow, ps.maxBlockSize = uint32(f.rollbackWindow), f.maxBlockSize
+	}
+	return ps
 }
 
 // follower builds the follower of f.peer: cfg names the path it feeds and
 // what hears of it (metrics, progress, log), the flags the rest.
 func (f *followFlags) follower(sf *storeFlags, cfg follow.Config) (*follow.Follower, error) {
-	params, err := follow.Params(sf.network)
+	network, err := chain.LookupNetwork(sf.network)
 	if err != nil {
 		return nil, usagef("--network: %v", err)
 	}
-	cfg.Peer, cfg.Params = f.peer, params
+	cfg.Peer, cfg.Network = f.peer, network
 	cfg.RollbackWindow, cfg.InFlight = uint32(f.rollbackWindow), f.inFlight
 	cfg.BanDuration, cfg.BanFile = f.followBanDuration(), banFile(sf)
 	fol, err := follow.New(cfg)
@@ -132,7 +149,7 @@ func runSync(ctx context.Context, args []string) error {
 	// An existing store brings its own network; only a given one is
 	// checked before the store is opened (or created on it).
 	if sf.network != "" {
-		if _, err := follow.Params(sf.network); err != nil {
+		if _, err := chain.LookupNetwork(sf.network); err != nil {
 			return usagef("--network: %v", err)
 		}
 	}
@@ -144,7 +161,7 @@ func runSync(ctx context.Context, args []string) error {
 		}
 		sf.log().Info("serving metrics", "url", "http://"+addr+"/metrics")
 	}
-	st, err := sf.openStores(ctx, createStore, pathSettings{followWindow: uint32(ff.rollbackWindow)})
+	st, err := sf.openStores(ctx, createStore, ff.settings(pathSettings{}))
 	if err != nil {
 		return err
 	}

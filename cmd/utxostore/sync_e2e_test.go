@@ -59,10 +59,7 @@ func mineWithTxs(t *testing.T, node *btcdtest.Node, w *btcdtest.Wallet, blocks i
 			if len(coins) == 0 {
 				break
 			}
-			tx := w.Pay(t, coins, 1+(i*j)%4, 10_000)
-			if _, err := node.RPC.SendRawTransaction(tx, false); err != nil {
-				t.Fatalf("sendrawtransaction: %v", err)
-			}
+			node.Send(t, w.Pay(t, coins, 1+(i*j)%4, 10_000))
 		}
 		mineOne(t, node, w)
 	}
@@ -83,7 +80,7 @@ func mineOne(t *testing.T, node *btcdtest.Node, w *btcdtest.Wallet) *wire.MsgBlo
 func importedSummary(t *testing.T, node *btcdtest.Node, blockDir string) utxo.Summary {
 	t.Helper()
 	files := node.WriteChain(t, blockDir)
-	line := lastLine(t, append([]string{"import", "--quiet", "--network", "simnet", "--sync", "block", "--data", t.TempDir()}, files...)...)
+	line := lastLine(t, append([]string{"import", "--quiet", "--network", node.Kind.Network, "--sync", "block", "--data", t.TempDir()}, files...)...)
 	return parseSummary(t, line)
 }
 

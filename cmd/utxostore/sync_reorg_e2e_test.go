@@ -15,6 +15,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/follow"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/internal/btcdtest"
@@ -33,7 +34,7 @@ type follower struct {
 func followInProcess(t *testing.T, node *btcdtest.Node) *follower {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	sf := storeFlags{engine: "pebble", data: t.TempDir(), sync: "always", network: "simnet", index: true}
+	sf := storeFlags{engine: "pebble", data: t.TempDir(), sync: "always", network: node.Kind.Network, index: true}
 	st, err := sf.openStores(ctx, createStore, pathSettings{followWindow: follow.DefaultRollbackWindow})
 	if err != nil {
 		t.Fatal(err)
@@ -118,9 +119,7 @@ func (f *follower) gauge(t *testing.T, name string) float64 {
 
 func send(t *testing.T, node *btcdtest.Node, tx *wire.MsgTx) {
 	t.Helper()
-	if _, err := node.RPC.SendRawTransaction(tx, false); err != nil {
-		t.Fatalf("sendrawtransaction %s: %v", tx.TxHash(), err)
-	}
+	node.Send(t, tx)
 }
 
 // TestSyncReorgsAndMempool follows node A while B mines a longer branch
@@ -298,7 +297,7 @@ func describeBalances(got, want index.Balance) string {
 func importedBalance(t *testing.T, node *btcdtest.Node, blockDir string, script []byte) index.Balance {
 	t.Helper()
 	dir := t.TempDir()
-	lastLine(t, append([]string{"import", "--quiet", "--index", "--network", "simnet", "--sync", "block", "--data", dir}, node.WriteChain(t, blockDir)...)...)
+	lastLine(t, append([]string{"import", "--quiet", "--index", "--network", node.Kind.Network, "--sync", "block", "--data", dir}, node.WriteChain(t, blockDir)...)...)
 	return indexBalance(t, dir, script)
 }
 
@@ -306,7 +305,15 @@ func importedBalance(t *testing.T, node *btcdtest.Node, blockDir string, script 
 // store in dir (no process holds it).
 func indexBalance(t *testing.T, dir string, script []byte) index.Balance {
 	t.Helper()
-	idx, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "simnet"})
+	d, err := readDataDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	network, err := chain.LookupNetwork(d.network)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: network.Coin})
 	if err != nil {
 		t.Fatal(err)
 	}

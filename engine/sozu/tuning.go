@@ -2,6 +2,7 @@ package sozu
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -25,7 +26,7 @@ func (e *TuningError) Error() string {
 }
 
 // ParseTuning reads a tuning spec of comma-separated name=value settings
-// (TuningHelp lists them), e.g. "shards=8,alpha=0.75,changes=134217728",
+// (TuningHelp lists them), e.g. "shards=8,alpha=0.75,changes=128MiB",
 // into Options whose other fields keep their defaults. An empty spec is
 // the defaults. The result is checked as Open checks it, so a bad value is
 // refused here, before any store is touched.
@@ -53,9 +54,9 @@ func ParseTuning(spec string) (Options, error) {
 		case seen[name]:
 			return Options{}, &TuningError{setting, "set twice"}
 		case ints[name] != nil:
-			n, err := strconv.Atoi(value)
+			n, err := parseCount(name, value)
 			if err != nil || n <= 0 {
-				return Options{}, &TuningError{setting, "want a positive whole number"}
+				return Options{}, &TuningError{setting, "want a positive whole number (of bytes, a KiB, MiB or GiB suffix allowed, for a size)"}
 			}
 			*ints[name] = n
 		case ratios[name] != nil:
@@ -77,4 +78,32 @@ func ParseTuning(spec string) (Options, error) {
 		return Options{}, &TuningError{spec, strings.TrimPrefix(err.Error(), "sozu: ")}
 	}
 	return o, nil
+}
+
+// counts are the settings that are not sizes in bytes.
+var counts = map[string]bool{"shards": true, "b0": true, "fanout": true, "layers": true, "filter": true}
+
+// sizeUnits are the suffixes a size in bytes may carry.
+var sizeUnits = []struct {
+	suffix string
+	bytes  int
+}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}}
+
+// parseCount reads a setting's whole number; the settings in bytes (all
+// but shards, b0, fanout, layers and filter) take a binary unit suffix.
+func parseCount(name, value string) (int, error) {
+	unit := 1
+	if !counts[name] {
+		for _, u := range sizeUnits {
+			if v, ok := strings.CutSuffix(value, u.suffix); ok {
+				value, unit = v, u.bytes
+				break
+			}
+		}
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n > math.MaxInt/unit {
+		return 0, fmt.Errorf("not a whole number: %q", value)
+	}
+	return n * unit, nil
 }

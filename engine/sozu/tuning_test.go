@@ -20,6 +20,10 @@ func TestParseTuning(t *testing.T) {
 	if o.Layers != 0 || o.DirtyBytes != 0 {
 		t.Fatalf("settings not given must keep their defaults (zero): %+v", o)
 	}
+	// A size takes a binary unit; a count does not.
+	if o, err := ParseTuning("memory=1GiB,changes=64MiB,dirty=512KiB"); err != nil || o.MemoryBytes != 1<<30 || o.ChangeBufferBytes != 64<<20 || o.DirtyBytes != 512<<10 {
+		t.Fatalf("sizes with units: %+v, %v", o, err)
+	}
 	if o, err := ParseTuning(""); err != nil || o.Shards != 0 || o.FlowRatio != nil {
 		t.Fatalf("an empty spec: %+v, %v", o, err)
 	}
@@ -37,6 +41,8 @@ func TestParseTuning(t *testing.T) {
 		"layers=40":                             "hash bits",
 		"shards=1,b0=1048576,fanout=8,layers=6": "bucket address keeps 56",
 		"memory=268435456":                      "at least twice the buffers",
+		"shards=1KiB":                           "positive whole number",
+		"memory=1GB":                            "positive whole number",
 	} {
 		_, err := ParseTuning(spec)
 		var te *TuningError

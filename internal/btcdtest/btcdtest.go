@@ -1,12 +1,18 @@
-// Package btcdtest runs real btcd nodes on simnet for tests: each on free
-// loopback ports in a temporary directory, mining to a key the test holds,
-// with an RPC client and a small wallet that builds and signs
-// transactions. Tests that need it skip with a message when btcd is not
-// installed and cannot be (go install github.com/btcsuite/btcd@v0.24.2).
+// Package btcdtest runs real nodes for tests: btcd on simnet, and bchd
+// (btcd's Bitcoin Cash fork) on regtest, each on free loopback ports in a
+// temporary directory, mining to a key the test holds, with an RPC client
+// (bchd answers btcd's RPC client: same commands, same block encoding) and
+// a small wallet that builds and signs transactions, with Bitcoin Cash's
+// signatures (SIGHASH_FORKID) for bchd. Tests that need a node skip with a
+// message when it is not installed and cannot be (btcd: go install
+// github.com/btcsuite/btcd@v0.24.2; bchd: go install
+// github.com/gcash/bchd@v0.22.2).
 package btcdtest
 
 import (
 	"bytes"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -27,50 +33,101 @@ import (
 	"github.com/btcsuite/btcd/wire"
 )
 
-// Version is the btcd release the tests run.
-const Version = "v0.24.2"
+// Kind is a node a test runs.
+type Kind struct {
+	// Name is its binary's.
+	Name string
+	// Module and Version are what installs it.
+	Module, Version string
+	// Network is its network as a store names it.
+	Network string
+	// Params are btcd's parameters of the network: its addresses and
+	// coinbase maturity.
+	Params *chaincfg.Params
+	// flags choose the network.
+	flags []string
+	// forkID: signatures commit to the amount spent (SIGHASH_FORKID),
+	// as Bitcoin Cash's must.
+	forkID bool
 
-var (
 	findOnce sync.Once
 	binary   string
 	findErr  error
-)
-
-// Binary returns the path of btcd, installing it from the Go module proxy
-// when it is neither on PATH nor in $(go env GOPATH)/bin. It skips the test
-// when neither works.
-func Binary(t testing.TB) string {
-	t.Helper()
-	findOnce.Do(func() { binary, findErr = find() })
-	if findErr != nil {
-		t.Skipf("btcd is not installed and could not be (go install github.com/btcsuite/btcd@%s): %v", Version, findErr)
-	}
-	return binary
 }
 
-func find() (string, error) {
-	if path, err := exec.LookPath("btcd"); err == nil {
+// The nodes.
+var (
+	Btcd = &Kind{Name: "btcd", Module: "github.com/btcsuite/btcd", Version: "v0.24.2", Network: "simnet",
+		Params: &chaincfg.SimNetParams, flags: []string{"--simnet"}}
+	Bchd = &Kind{Name: "bchd", Module: "github.com/gcash/bchd", Version: "v0.22.2", Network: "bch-regtest",
+		Params: &chaincfg.RegressionNetParams, flags: []string{"--regtest"}, forkID: true}
+)
+
+// Version is the btcd release the tests run.
+const Version = "v0.24.2"
+
+// Binary returns the path of btcd (Btcd.Binary).
+func Binary(t testing.TB) string { return Btcd.Binary(t) }
+
+// Binary returns the path of the node's binary, installing it from the Go
+// module proxy when it is neither on PATH nor in $(go env GOPATH)/bin. It
+// skips the test when neither works.
+func (k *Kind) Binary(t testing.TB) string {
+	t.Helper()
+	k.findOnce.Do(func() { k.binary, k.findErr = k.find() })
+	if k.findErr != nil {
+		t.Skipf("%s is not installed and could not be (go install %s@%s): %v", k.Name, k.Module, k.Version, k.findErr)
+	}
+	return k.binary
+}
+
+func (k *Kind) find() (string, error) {
+	if path, err := exec.LookPath(k.Name); err == nil {
 		return path, nil
 	}
 	gopath, err := exec.Command("go", "env", "GOPATH").Output()
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(strings.TrimSpace(string(gopath)), "bin", "btcd")
+	path := filepath.Join(strings.TrimSpace(string(gopath)), "bin", k.Name)
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	if out, err := exec.Command("go", "install", "github.com/btcsuite/btcd@"+Version).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%v: %s", err, out)
+	if out, err := exec.Command("go", "install", k.Module+"@"+k.Version).CombinedOutput(); err != nil {
+		// go install MODULE@VERSION reads the module's version list (for
+		// its deprecation), which some proxies refuse; installing from a
+		// module that requires it reads none.
+		if out2, err2 := installFromModule(k.Module, k.Version); err2 != nil {
+			return "", fmt.Errorf("%v: %s; from a module: %v: %s", err, out, err2, out2)
+		}
 	}
 	return path, nil
 }
 
-// Params are simnet's.
-var Params = &chaincfg.SimNetParams
+// installFromModule installs the main package of module at version from a
+// temporary module that requires it.
+func installFromModule(module, version string) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "install-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	for _, args := range [][]string{{"mod", "init", "install"}, {"get", module + "@" + version}, {"install", module}} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return out, err
+		}
+	}
+	return nil, nil
+}
 
-// Node is a running btcd on simnet.
+// Params are simnet's, btcd's network.
+var Params = Btcd.Params
+
+// Node is a running node.
 type Node struct {
+	Kind *Kind
 	// P2P is the node's P2P address on loopback.
 	P2P string
 	RPC *rpcclient.Client
@@ -80,7 +137,7 @@ type Node struct {
 	cmd *exec.Cmd
 	out *bytes.Buffer
 
-	mining  btcutil.Address
+	mining  string
 	stopped bool
 	exited  chan error
 }
@@ -100,7 +157,19 @@ func freePort(t testing.TB) string {
 // test ends.
 func Start(t testing.TB, miningAddr btcutil.Address) *Node {
 	t.Helper()
-	n := &Node{bin: Binary(t), dir: t.TempDir(), P2P: freePort(t), rpc: freePort(t), mining: miningAddr}
+	return Btcd.start(t, miningAddr.EncodeAddress())
+}
+
+// Start runs a node that mines to the wallet's key; it is stopped when the
+// test ends.
+func (k *Kind) Start(t testing.TB, w *Wallet) *Node {
+	t.Helper()
+	return k.start(t, w.miningAddr)
+}
+
+func (k *Kind) start(t testing.TB, miningAddr string) *Node {
+	t.Helper()
+	n := &Node{Kind: k, bin: k.Binary(t), dir: t.TempDir(), P2P: freePort(t), rpc: freePort(t), mining: miningAddr}
 	client, err := rpcclient.New(&rpcclient.ConnConfig{Host: n.rpc, User: "test", Pass: "test", HTTPPostMode: true, DisableTLS: true}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -115,22 +184,22 @@ func Start(t testing.TB, miningAddr btcutil.Address) *Node {
 func (n *Node) launch(t testing.TB) {
 	t.Helper()
 	n.out, n.exited, n.stopped = &bytes.Buffer{}, make(chan error, 1), false
-	n.cmd = exec.Command(n.bin, "--simnet",
+	n.cmd = exec.Command(n.bin, append(n.Kind.flags,
 		"--datadir="+filepath.Join(n.dir, "data"), "--logdir="+filepath.Join(n.dir, "logs"),
 		"--listen="+n.P2P, "--rpclisten="+n.rpc, "--rpcuser=test", "--rpcpass=test", "--notls",
-		"--miningaddr="+n.mining.EncodeAddress(), "--trickleinterval=50ms", "--nobanning",
-		"--debuglevel=info")
+		"--miningaddr="+n.mining, "--trickleinterval=50ms", "--nobanning",
+		"--debuglevel=info")...)
 	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
 	if err := n.cmd.Start(); err != nil {
-		t.Fatalf("starting btcd: %v", err)
+		t.Fatalf("starting %s: %v", n.Kind.Name, err)
 	}
 	exited := n.exited
 	go func() { exited <- n.cmd.Wait() }()
-	WaitFor(t, 60*time.Second, "btcd to answer RPC", func() (bool, string) {
+	WaitFor(t, 60*time.Second, n.Kind.Name+" to answer RPC", func() (bool, string) {
 		select {
 		case err := <-exited:
 			exited <- err
-			t.Fatalf("btcd exited (%v):\n%s", err, n.out.String())
+			t.Fatalf("%s exited (%v):\n%s", n.Kind.Name, err, n.out.String())
 		default:
 		}
 		_, err := n.RPC.GetBlockCount()
@@ -176,6 +245,24 @@ func (n *Node) Generate(t testing.TB, count int) []*chainhash.Hash {
 	return hashes
 }
 
+// Send sends the transaction to the node's mempool. It is sent with the
+// raw hex alone: btcd's client adds a fee rate as a number, which bchd,
+// keeping btcd's older allowhighfees flag, refuses.
+func (n *Node) Send(t testing.TB, tx *wire.MsgTx) {
+	t.Helper()
+	var raw bytes.Buffer
+	if err := tx.Serialize(&raw); err != nil {
+		t.Fatal(err)
+	}
+	param, err := json.Marshal(hex.EncodeToString(raw.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.RPC.RawRequest("sendrawtransaction", []json.RawMessage{param}); err != nil {
+		t.Fatalf("sendrawtransaction %s: %v", tx.TxHash(), err)
+	}
+}
+
 // Tip returns the node's best block.
 func (n *Node) Tip(t testing.TB) (chainhash.Hash, int32) {
 	t.Helper()
@@ -196,28 +283,28 @@ func (n *Node) Connect(t testing.TB, other *Node) {
 }
 
 // Disconnect drops the node's connection to other and waits until neither
-// lists a btcd peer (a follower may stay connected).
+// lists a peer of its kind (a follower may stay connected).
 func (n *Node) Disconnect(t testing.TB, other *Node) {
 	t.Helper()
 	if err := n.RPC.Node(btcjson.NDisconnect, other.P2P, nil); err != nil {
 		t.Fatalf("node disconnect: %v", err)
 	}
 	WaitFor(t, 30*time.Second, "the nodes to disconnect", func() (bool, string) {
-		a, b := n.btcdPeers(), other.btcdPeers()
-		return a == 0 && b == 0, fmt.Sprintf("%d and %d btcd peers", a, b)
+		a, b := n.nodePeers(), other.nodePeers()
+		return a == 0 && b == 0, fmt.Sprintf("%d and %d %s peers", a, b, n.Kind.Name)
 	})
 }
 
-// btcdPeers counts the node's peers that are btcd nodes (-1 when the RPC
-// fails).
-func (n *Node) btcdPeers() int {
+// nodePeers counts the node's peers that are nodes of its kind (-1 when
+// the RPC fails).
+func (n *Node) nodePeers() int {
 	peers, err := n.RPC.GetPeerInfo()
 	if err != nil {
 		return -1
 	}
 	count := 0
 	for _, p := range peers {
-		if strings.Contains(p.SubVer, "btcd") {
+		if strings.Contains(p.SubVer, n.Kind.Name) {
 			count++
 		}
 	}
@@ -281,7 +368,7 @@ func WaitFor(t testing.TB, deadline time.Duration, what string, cond func() (boo
 	}
 }
 
-// Key is a wallet key with its simnet P2PKH address.
+// Key is a wallet key with its P2PKH address.
 type Key struct {
 	Priv     *btcec.PrivateKey
 	Addr     btcutil.Address

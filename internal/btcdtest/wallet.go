@@ -1,6 +1,7 @@
 package btcdtest
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"testing"
 
@@ -8,6 +9,11 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/gcash/bchd/bchec"
+	bchcfg "github.com/gcash/bchd/chaincfg"
+	bchscript "github.com/gcash/bchd/txscript"
+	bchwire "github.com/gcash/bchd/wire"
+	"github.com/gcash/bchutil"
 )
 
 // Coin is an output the wallet can spend.
@@ -23,16 +29,24 @@ type Coin struct {
 // Wallet holds one key and the coins paid to it in the blocks it was shown.
 type Wallet struct {
 	Key
+	kind  *Kind
 	coins []Coin
+	// miningAddr is the key's address as the node takes it: bchd's in its
+	// cashaddr form.
+	miningAddr string
 }
 
-// NewWallet makes a wallet whose key derives from seed (tests are
-// deterministic).
-func NewWallet(t testing.TB, seed string) *Wallet {
+// NewWallet makes a wallet of a btcd node (Btcd.NewWallet).
+func NewWallet(t testing.TB, seed string) *Wallet { return Btcd.NewWallet(t, seed) }
+
+// NewWallet makes a wallet for the node whose key derives from seed
+// (tests are deterministic).
+func (k *Kind) NewWallet(t testing.TB, seed string) *Wallet {
 	t.Helper()
 	secret := sha256.Sum256([]byte(seed))
 	priv, _ := btcec.PrivKeyFromBytes(secret[:])
-	addr, err := btcutil.NewAddressPubKeyHash(btcutil.Hash160(priv.PubKey().SerializeCompressed()), Params)
+	hash := btcutil.Hash160(priv.PubKey().SerializeCompressed())
+	addr, err := btcutil.NewAddressPubKeyHash(hash, k.Params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +54,15 @@ func NewWallet(t testing.TB, seed string) *Wallet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Wallet{Key: Key{Priv: priv, Addr: addr, PkScript: script}}
+	w := &Wallet{Key: Key{Priv: priv, Addr: addr, PkScript: script}, kind: k, miningAddr: addr.EncodeAddress()}
+	if k.forkID {
+		cash, err := bchutil.NewAddressPubKeyHash(hash, &bchcfg.RegressionNetParams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.miningAddr = cash.EncodeAddress()
+	}
+	return w
 }
 
 // AddBlock takes the block's outputs paid to the wallet as coins, and
@@ -73,7 +95,7 @@ func (w *Wallet) Take(tip int32, n int) []Coin {
 	var taken []Coin
 	kept := w.coins[:0]
 	for _, c := range w.coins {
-		mature := !c.Coinbase || tip+1-c.Height >= int32(Params.CoinbaseMaturity)
+		mature := !c.Coinbase || tip+1-c.Height >= int32(w.kind.Params.CoinbaseMaturity)
 		if len(taken) < n && mature {
 			taken = append(taken, c)
 			continue
@@ -99,11 +121,35 @@ func (w *Wallet) Pay(t testing.TB, coins []Coin, outputs int, fee int64) *wire.M
 		tx.AddTxOut(wire.NewTxOut(each, w.PkScript))
 	}
 	for i := range tx.TxIn {
+		tx.TxIn[i].SignatureScript = w.sign(t, tx, i, coins[i].Value)
+	}
+	return tx
+}
+
+// sign signs input i, spending value, of tx: as btcd checks it, or, for
+// a Bitcoin Cash node, with bchd's own signing code, committing to the
+// value (SIGHASH_ALL|SIGHASH_FORKID).
+func (w *Wallet) sign(t testing.TB, tx *wire.MsgTx, i int, value int64) []byte {
+	t.Helper()
+	if !w.kind.forkID {
 		sig, err := txscript.SignatureScript(tx, i, w.PkScript, txscript.SigHashAll, w.Priv, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tx.TxIn[i].SignatureScript = sig
+		return sig
 	}
-	return tx
+	var raw bytes.Buffer
+	if err := tx.Serialize(&raw); err != nil {
+		t.Fatal(err)
+	}
+	cashTx := bchwire.NewMsgTx(0)
+	if err := cashTx.Deserialize(&raw); err != nil {
+		t.Fatal(err)
+	}
+	priv, _ := bchec.PrivKeyFromBytes(bchec.S256(), w.Priv.Serialize())
+	sig, err := bchscript.SignatureScript(cashTx, i, value, w.PkScript, bchscript.SigHashAll|bchscript.SigHashForkID, priv, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sig
 }
