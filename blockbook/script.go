@@ -1,4 +1,4 @@
-package server
+package blockbook
 
 import (
 	"encoding/hex"
@@ -11,14 +11,14 @@ import (
 // grants to P2PKH, P2SH, P2WPKH and P2WSH only. A descriptor with no
 // address that is an OP_RETURN shows as one "OP_RETURN …" entry. The list
 // is never nil: Blockbook encodes an empty one as [].
-func (s *Server) addressesOf(addrDesc []byte) ([]string, bool) {
-	class, addrs, _, err := txscript.ExtractPkScriptAddrs(addrDesc, networkParams(s.opts.Network))
+func (a *API) addressesOf(addrDesc []byte) ([]string, bool) {
+	class, addrs, _, err := txscript.ExtractPkScriptAddrs(addrDesc, networkParams(a.opts.Network))
 	out := make([]string, 0, len(addrs))
 	if err != nil {
 		return out, false
 	}
-	for _, a := range addrs {
-		out = append(out, a.EncodeAddress())
+	for _, addr := range addrs {
+		out = append(out, addr.EncodeAddress())
 	}
 	switch class {
 	case txscript.PubKeyHashTy, txscript.WitnessV0PubKeyHashTy, txscript.ScriptHashTy, txscript.WitnessV0ScriptHashTy:

@@ -1,4 +1,4 @@
-package server
+package blockbook
 
 import (
 	"context"
@@ -8,17 +8,17 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/internal/httpreply"
 	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Node is what a connected Bitcoin node gives the API: fee estimates and
-// broadcasting. The daemon serves without one; a follower that keeps a
-// peer connection plugs one in with Server.SetNode.
+// broadcasting. The API serves without one; a follower that keeps a peer
+// connection plugs one in with API.SetNode.
 type Node interface {
 	// EstimateFee returns the fee rate, in BTC per kB as Blockbook
 	// prints it, for confirmation within blocks blocks.
@@ -31,76 +31,76 @@ type Node interface {
 
 // SetNode plugs in (or, with nil, removes) the node estimatefee and
 // sendtx are answered by.
-func (s *Server) SetNode(n Node) {
-	s.bb.mu.Lock()
-	defer s.bb.mu.Unlock()
-	s.bb.node = n
+func (a *API) SetNode(n Node) {
+	a.nodeMu.Lock()
+	defer a.nodeMu.Unlock()
+	a.node = n
 }
 
-func (s *Server) connectedNode() Node {
-	s.bb.mu.RLock()
-	defer s.bb.mu.RUnlock()
-	return s.bb.node
+// Node is the node plugged in with SetNode, nil when there is none. The
+// daemon's gRPC SendTx relays through it too.
+func (a *API) Node() Node {
+	a.nodeMu.RLock()
+	defer a.nodeMu.RUnlock()
+	return a.node
 }
 
-// blockbookState is the Blockbook API's state in the Server.
-type blockbookState struct {
-	mu   sync.RWMutex
-	node Node
-	hub  wsHub
-}
+// ErrNoNode answers estimatefee and sendtx while no node is plugged in.
+var ErrNoNode = errors.New("no Bitcoin node is connected to this server (the store follows blocks it is sent; run a follower with a peer to estimate fees and broadcast)")
 
-const noNode = "no Bitcoin node is connected to this server (the store follows blocks it is sent; run a follower with a peer to estimate fees and broadcast)"
+// ErrTxNotParsed is what a Node's SendTx wraps when the bytes are no
+// transaction.
+var ErrTxNotParsed = errors.New("the transaction does not parse")
 
 // nodeOrUnavailable returns the connected node, or answers 503 and returns
 // nil when there is none: the operator's choice, not logged as a fault.
-func (s *Server) nodeOrUnavailable(w http.ResponseWriter, r *http.Request) Node {
-	node := s.connectedNode()
+func (a *API) nodeOrUnavailable(w http.ResponseWriter, r *http.Request) Node {
+	node := a.Node()
 	if node == nil {
-		configured5xx(r)
-		writeError(w, http.StatusServiceUnavailable, "%s", noNode)
+		httpreply.MarkConfigured(r)
+		httpreply.Error(w, http.StatusServiceUnavailable, "%v", ErrNoNode)
 	}
 	return node
 }
 
-func (s *Server) handleEstimateFee(w http.ResponseWriter, r *http.Request) {
+func (a *API) handleEstimateFee(w http.ResponseWriter, r *http.Request) {
 	blocks, err := strconv.Atoi(r.PathValue("blocks"))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "Parameter 'number of blocks' is not a number")
+		httpreply.Error(w, http.StatusBadRequest, "Parameter 'number of blocks' is not a number")
 		return
 	}
-	node := s.nodeOrUnavailable(w, r)
+	node := a.nodeOrUnavailable(w, r)
 	if node == nil {
 		return
 	}
 	fee, err := node.EstimateFee(r.Context(), blocks)
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "estimating the fee: %v", err)
+		httpreply.Error(w, http.StatusServiceUnavailable, "estimating the fee: %v", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"result": fee})
+	httpreply.JSON(w, http.StatusOK, map[string]string{"result": fee})
 }
 
-func (s *Server) handleSendTx(w http.ResponseWriter, r *http.Request) {
+func (a *API) handleSendTx(w http.ResponseWriter, r *http.Request) {
 	hexTx := r.PathValue("hex")
 	if r.Method == http.MethodPost {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "Missing tx blob")
+			httpreply.Error(w, http.StatusBadRequest, "Missing tx blob")
 			return
 		}
 		hexTx = string(body)
 	}
 	if hexTx == "" {
-		writeError(w, http.StatusBadRequest, "Missing tx blob")
+		httpreply.Error(w, http.StatusBadRequest, "Missing tx blob")
 		return
 	}
 	raw, err := hex.DecodeString(strings.TrimSpace(hexTx))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "the tx blob is not hex: %v", err)
+		httpreply.Error(w, http.StatusBadRequest, "the tx blob is not hex: %v", err)
 		return
 	}
-	node := s.nodeOrUnavailable(w, r)
+	node := a.nodeOrUnavailable(w, r)
 	if node == nil {
 		return
 	}
@@ -108,32 +108,32 @@ func (s *Server) handleSendTx(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var refused *model.Error
 		if errors.As(err, &refused) && !errors.Is(err, model.ErrStorage) || errors.Is(err, ErrTxNotParsed) {
-			writeError(w, http.StatusBadRequest, "%v", err)
+			httpreply.Error(w, http.StatusBadRequest, "%v", err)
 		} else {
-			writeError(w, http.StatusServiceUnavailable, "%v", err)
+			httpreply.Error(w, http.StatusServiceUnavailable, "%v", err)
 		}
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"result": txid.String()})
+	httpreply.JSON(w, http.StatusOK, map[string]string{"result": txid.String()})
 }
 
-func (s *Server) handleBlockIndex(w http.ResponseWriter, r *http.Request) {
-	hash, code, err := s.blockHash(r.Context(), r.PathValue("height"))
+func (a *API) handleBlockIndex(w http.ResponseWriter, r *http.Request) {
+	hash, code, err := a.blockHash(r.Context(), r.PathValue("height"))
 	writeOutcome(w, map[string]string{"blockHash": hash}, code, err)
 }
 
 // blockHash is the hash of the block at the height param names (the tip
 // for a param that is not a height), as Blockbook's block-index answers.
-func (s *Server) blockHash(ctx context.Context, param string) (string, int, error) {
+func (a *API) blockHash(ctx context.Context, param string) (string, int, error) {
 	height, isHeight := heightParam(param)
 	if !isHeight {
-		tip, ok, err := s.backend.Tip(ctx)
+		tip, ok, err := a.reads.Tip(ctx)
 		if err != nil || !ok {
 			return "", http.StatusInternalServerError, errorf("the store holds no block (%v)", err)
 		}
 		return tip.Hash.String(), http.StatusOK, nil
 	}
-	b, ok, err := s.backend.BlockAt(ctx, height)
+	b, ok, err := a.reads.BlockAt(ctx, height)
 	if err != nil {
 		return "", http.StatusInternalServerError, err
 	}
@@ -145,8 +145,8 @@ func (s *Server) blockHash(ctx context.Context, param string) (string, int, erro
 
 // unminedTxs lists the store's transactions that no block holds yet:
 // what Blockbook calls the mempool.
-func (s *Server) unminedTxs(ctx context.Context) ([]*utxo.UnminedTransaction, error) {
-	it, err := s.backend.GetUnminedTxIterator(ctx)
+func (a *API) unminedTxs(ctx context.Context) ([]*utxo.UnminedTransaction, error) {
+	it, err := a.reads.GetUnminedTxIterator(ctx)
 	if err != nil {
 		return nil, err
 	}
