@@ -208,3 +208,29 @@ func (a *API) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
 	}
 	httpreply.JSON(w, http.StatusOK, out)
 }
+
+func (a *API) handleBlockIndex(w http.ResponseWriter, r *http.Request) {
+	hash, code, err := a.blockHash(r.Context(), r.PathValue("height"))
+	writeOutcome(w, map[string]string{"blockHash": hash}, code, err)
+}
+
+// blockHash is the hash of the block at the height param names (the tip
+// for a param that is not a height), as Blockbook's block-index answers.
+func (a *API) blockHash(ctx context.Context, param string) (string, int, error) {
+	height, isHeight := heightParam(param)
+	if !isHeight {
+		tip, ok, err := a.reads.Tip(ctx)
+		if err != nil || !ok {
+			return "", http.StatusInternalServerError, errorf("the store holds no block (%v)", err)
+		}
+		return tip.Hash.String(), http.StatusOK, nil
+	}
+	b, ok, err := a.reads.BlockAt(ctx, height)
+	if err != nil {
+		return "", http.StatusInternalServerError, err
+	}
+	if !ok {
+		return "", http.StatusBadRequest, errorf("Block not found, height %d is above the tip", height)
+	}
+	return b.Hash.String(), http.StatusOK, nil
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/utxostore/utxostore/internal/httpreply"
-	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
@@ -115,47 +114,4 @@ func (a *API) handleSendTx(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	httpreply.JSON(w, http.StatusOK, map[string]string{"result": txid.String()})
-}
-
-func (a *API) handleBlockIndex(w http.ResponseWriter, r *http.Request) {
-	hash, code, err := a.blockHash(r.Context(), r.PathValue("height"))
-	writeOutcome(w, map[string]string{"blockHash": hash}, code, err)
-}
-
-// blockHash is the hash of the block at the height param names (the tip
-// for a param that is not a height), as Blockbook's block-index answers.
-func (a *API) blockHash(ctx context.Context, param string) (string, int, error) {
-	height, isHeight := heightParam(param)
-	if !isHeight {
-		tip, ok, err := a.reads.Tip(ctx)
-		if err != nil || !ok {
-			return "", http.StatusInternalServerError, errorf("the store holds no block (%v)", err)
-		}
-		return tip.Hash.String(), http.StatusOK, nil
-	}
-	b, ok, err := a.reads.BlockAt(ctx, height)
-	if err != nil {
-		return "", http.StatusInternalServerError, err
-	}
-	if !ok {
-		return "", http.StatusBadRequest, errorf("Block not found, height %d is above the tip", height)
-	}
-	return b.Hash.String(), http.StatusOK, nil
-}
-
-// unminedTxs lists the store's transactions that no block holds yet:
-// what Blockbook calls the mempool.
-func (a *API) unminedTxs(ctx context.Context) ([]*utxo.UnminedTransaction, error) {
-	it, err := a.reads.GetUnminedTxIterator(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var list []*utxo.UnminedTransaction
-	for {
-		t, err := it.Next(ctx)
-		if err != nil || t == nil {
-			return list, err
-		}
-		list = append(list, t)
-	}
 }
