@@ -1,9 +1,11 @@
 // Package blockbook is Blockbook v0.3.4's HTTP and websocket API over the
 // store, its address index and its block store: the routes under /api/v2
 // (and /api), the status page, and /websocket. Each route's handler is in
-// the file of its name (address.go, block.go, tx.go, xpub.go, ...). It
-// reads through Reads, the narrow interface of the reads it makes, and
-// writes nothing but the transactions its Node relays.
+// the file named for what it serves: address.go (address, utxo), xpub.go,
+// tx.go, txspecific.go, block.go (block, block-index), balancehistory.go,
+// node.go (estimatefee, sendtx), status.go and websocket.go. It reads
+// through Reads, the narrow interface of the reads it makes, and changes
+// nothing itself: sendtx hands the transaction to its Node.
 //
 // The daemon (package server) mounts it on its HTTP listener with Routes,
 // behind its own listeners, token, timeouts and connection limits, and
