@@ -56,7 +56,7 @@ func (a Addresses) Encode(addrDesc []byte) ([]string, bool) {
 	}
 	out := make([]string, 0, len(addrs))
 	for _, addr := range addrs {
-		out = append(out, a.encode(addr))
+		out = append(out, a.EncodeAddress(addr))
 	}
 	switch class {
 	case txscript.PubKeyHashTy, txscript.WitnessV0PubKeyHashTy, txscript.ScriptHashTy, txscript.WitnessV0ScriptHashTy:
@@ -65,9 +65,9 @@ func (a Addresses) Encode(addrDesc []byte) ([]string, bool) {
 	return out, false
 }
 
-// encode is an address in the network's form: a pay-to-pubkey-hash or
-// pay-to-script-hash address of Bitcoin Cash in cashaddr.
-func (a Addresses) encode(addr btcutil.Address) string {
+// EncodeAddress is an address in the network's form: a pay-to-pubkey-hash
+// or pay-to-script-hash address of Bitcoin Cash in cashaddr.
+func (a Addresses) EncodeAddress(addr btcutil.Address) string {
 	if a.cash != nil {
 		var cash bchutil.Address
 		var err error

@@ -60,7 +60,7 @@ func newStore(t testing.TB, opts utxo.Options) *utxo.DB {
 // ends.
 func serveForTest(t testing.TB, db *utxo.DB, opts server.Options) (*server.Server, *client.Client) {
 	t.Helper()
-	opts.GRPCAddr, opts.HTTPAddr, opts.Engine, opts.Network = "127.0.0.1:0", "127.0.0.1:0", "memory", "regtest"
+	opts.Network = "regtest"
 	rules, err := chain.NetworkRules(opts.Network, false)
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +69,14 @@ func serveForTest(t testing.TB, db *utxo.DB, opts server.Options) (*server.Serve
 	if err != nil {
 		t.Fatal(err)
 	}
+	return servePathForTest(t, path, opts)
+}
+
+// servePathForTest serves the stores of path with opts, as serveForTest
+// does its store.
+func servePathForTest(t testing.TB, path *blockpath.Path, opts server.Options) (*server.Server, *client.Client) {
+	t.Helper()
+	opts.GRPCAddr, opts.HTTPAddr, opts.Engine = "127.0.0.1:0", "127.0.0.1:0", "memory"
 	srv, err := server.New(server.NewBackend(path), opts)
 	if err != nil {
 		t.Fatal(err)

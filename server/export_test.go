@@ -1,5 +1,8 @@
 package server
 
-// MainnetBlocks gives the package's external tests the real chain's first
-// blocks.
-var MainnetBlocks = mainnetBlocks
+// MainnetBlocks and MainnetChainBlocks give the package's external tests
+// the real chain's first blocks.
+var (
+	MainnetBlocks      = mainnetBlocks
+	MainnetChainBlocks = mainnetChainBlocks
+)

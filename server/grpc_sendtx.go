@@ -7,12 +7,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/utxostore/utxostore/blockbook"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // SendTx is the gRPC twin of /api/v2/sendtx: the node the daemon follows
-// (Server.SetNode) takes the transaction, or it is Unavailable.
+// (blockbook.API.SetNode) takes the transaction, or it is Unavailable.
 func (s *grpcService) SendTx(ctx context.Context, r *pb.TxRequest) (*pb.SendTxReply, error) {
 	node := s.node()
 	if node == nil {
@@ -33,7 +34,7 @@ func sendTxStatus(err error) error {
 	switch {
 	case errors.As(err, &refused) && !errors.Is(err, model.ErrStorage):
 		return storeStatus(err)
-	case errors.Is(err, ErrTxNotParsed):
+	case errors.Is(err, blockbook.ErrTxNotParsed):
 		return badRequest("tx: %v", err)
 	}
 	return status.Errorf(codes.Unavailable, "%v", err)
@@ -41,8 +42,4 @@ func sendTxStatus(err error) error {
 
 // errNoNode answers SendTx while no node is connected: Unavailable, but
 // the daemon's configuration, not a fault, so it is not logged as one.
-var errNoNode = status.Error(codes.Unavailable, noNode)
-
-// ErrTxNotParsed is what a Node's SendTx wraps when the bytes are no
-// transaction.
-var ErrTxNotParsed = errors.New("the transaction does not parse")
+var errNoNode = status.Error(codes.Unavailable, blockbook.ErrNoNode.Error())

@@ -5,6 +5,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/proto/pbconv"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
@@ -16,13 +17,13 @@ import (
 type grpcService struct {
 	pb.UnimplementedUtxoStoreServer
 	b        Backend
+	metrics  *Metrics
 	maxBatch int
 	engine   string
 	network  string
-	// summary is the daemon's Summary, cached per store state.
-	summary func(context.Context) (utxo.Summary, error)
-	// node is the node the daemon follows (Server.SetNode), nil when none.
-	node func() Node
+	// node is the node the daemon follows (blockbook.API.SetNode), nil
+	// when none.
+	node func() blockbook.Node
 }
 
 // checkBatch refuses a list longer than --max-batch.
@@ -117,9 +118,7 @@ func (s *grpcService) CreateBatch(ctx context.Context, r *pb.CreateBatchRequest)
 	if err != nil {
 		return nil, err
 	}
-	if in, ok := s.b.(*Instrumented); ok {
-		in.m.batchSize.Observe(float64(len(txs)))
-	}
+	s.metrics.observeBatch(len(txs))
 	reply := &pb.MetaBatchReply{Results: make([]*pb.MetaResult, len(txs))}
 	for i, tx := range txs {
 		meta, err := s.b.Create(ctx, tx, r.Creates[i].BlockHeight, utxo.WithCreateOptions(pbconv.CreateOptionsFromPB(r.Creates[i])))
@@ -436,7 +435,7 @@ func (s *grpcService) ConnectBlock(ctx context.Context, r *pb.ConnectBlockReques
 }
 
 func (s *grpcService) Summary(ctx context.Context, _ *pb.Empty) (*pb.SummaryReply, error) {
-	sum, err := s.summary(ctx)
+	sum, err := s.b.Summary(ctx)
 	if err != nil {
 		return nil, storeStatus(err)
 	}

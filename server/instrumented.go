@@ -7,8 +7,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/blockpath"
-	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/index"
@@ -17,8 +17,10 @@ import (
 )
 
 // Instrumented decorates a Backend: every method counts and times itself
-// and counts its errors by code. Reads of cached values (GetBlockHeight,
-// GetMedianBlockTime, Tip) are counted too, so the counters show every call.
+// and counts its errors by code, and so does every read of the address
+// index and the block store it hands out. Reads of cached values
+// (GetBlockHeight, GetMedianBlockTime, Tip) are counted too, so the
+// counters show every call.
 type Instrumented struct {
 	next Backend
 	m    *Metrics
@@ -176,7 +178,7 @@ func (s *Instrumented) Close() (err error) {
 }
 
 func (s *Instrumented) ConnectBlock(ctx context.Context, b *chain.Block, height uint32) (err error) {
-	s.m.batchSize.Observe(float64(len(b.Txs)))
+	s.m.observeBatch(len(b.Txs))
 	defer func(start time.Time) { s.m.observe("ConnectBlock", start, err) }(time.Now())
 	return s.next.ConnectBlock(ctx, b, height)
 }
@@ -191,11 +193,25 @@ func (s *Instrumented) Levels(ctx context.Context) (l blockpath.Levels, err erro
 	return s.next.Levels(ctx)
 }
 
-// AddressIndex implements Backend.
-func (s *Instrumented) AddressIndex() *index.Index { return s.next.AddressIndex() }
+// AddressIndex implements Backend: its reads are counted and timed too,
+// as "index.Balance" and so on.
+func (s *Instrumented) AddressIndex() blockbook.AddressIndexReads {
+	next := s.next.AddressIndex()
+	if next == nil {
+		return nil
+	}
+	return instrumentedIndex{next: next, m: s.m}
+}
 
-// BlockStore implements Backend.
-func (s *Instrumented) BlockStore() *blockstore.Store { return s.next.BlockStore() }
+// BlockStore implements Backend: its reads are counted and timed too, as
+// "blockstore.Block" and so on.
+func (s *Instrumented) BlockStore() blockbook.BlockStoreReads {
+	next := s.next.BlockStore()
+	if next == nil {
+		return nil
+	}
+	return instrumentedBlocks{next: next, m: s.m}
+}
 
 func (s *Instrumented) Tip(ctx context.Context) (tip utxo.Tip, ok bool, err error) {
 	defer func(start time.Time) { s.m.observe("Tip", start, err) }(time.Now())
@@ -220,7 +236,64 @@ func (s *Instrumented) SetStats(ctx context.Context) (sum coinstats.Summary, err
 	return s.next.SetStats(ctx)
 }
 
-func (s *Instrumented) BlockAt(ctx context.Context, height uint32) (b BlockMeta, ok bool, err error) {
+func (s *Instrumented) BlockAt(ctx context.Context, height uint32) (b utxo.BlockInfo, ok bool, err error) {
 	defer func(start time.Time) { s.m.observe("BlockAt", start, err) }(time.Now())
 	return s.next.BlockAt(ctx, height)
+}
+
+// instrumentedIndex counts and times the reads of the address index.
+type instrumentedIndex struct {
+	next blockbook.AddressIndexReads
+	m    *Metrics
+}
+
+func (x instrumentedIndex) Balance(addrDesc []byte) (b index.Balance, err error) {
+	defer func(start time.Time) { x.m.observe("index.Balance", start, err) }(time.Now())
+	return x.next.Balance(addrDesc)
+}
+
+func (x instrumentedIndex) UTXOs(addrDesc []byte) (utxos []index.Utxo, err error) {
+	defer func(start time.Time) { x.m.observe("index.UTXOs", start, err) }(time.Now())
+	return x.next.UTXOs(addrDesc)
+}
+
+func (x instrumentedIndex) History(ctx context.Context, addrDesc []byte, page, pageSize int, fromHeight, toHeight uint32) (h *index.History, err error) {
+	defer func(start time.Time) { x.m.observe("index.History", start, err) }(time.Now())
+	return x.next.History(ctx, addrDesc, page, pageSize, fromHeight, toHeight)
+}
+
+func (x instrumentedIndex) TxAddresses(txid chainhash.Hash) (ta index.TxAddresses, ok bool, err error) {
+	defer func(start time.Time) { x.m.observe("index.TxAddresses", start, err) }(time.Now())
+	return x.next.TxAddresses(txid)
+}
+
+func (x instrumentedIndex) BestBlock() (bi index.BlockInfo, ok bool, err error) {
+	defer func(start time.Time) { x.m.observe("index.BestBlock", start, err) }(time.Now())
+	return x.next.BestBlock()
+}
+
+func (x instrumentedIndex) BlockInfo(height uint32) (bi index.BlockInfo, ok bool, err error) {
+	defer func(start time.Time) { x.m.observe("index.BlockInfo", start, err) }(time.Now())
+	return x.next.BlockInfo(height)
+}
+
+// instrumentedBlocks counts and times the reads of the block store.
+type instrumentedBlocks struct {
+	next blockbook.BlockStoreReads
+	m    *Metrics
+}
+
+func (x instrumentedBlocks) Block(height uint32) (raw []byte, hash chainhash.Hash, ok bool, err error) {
+	defer func(start time.Time) { x.m.observe("blockstore.Block", start, err) }(time.Now())
+	return x.next.Block(height)
+}
+
+func (x instrumentedBlocks) HeightOf(hash chainhash.Hash) (height uint32, ok bool, err error) {
+	defer func(start time.Time) { x.m.observe("blockstore.HeightOf", start, err) }(time.Now())
+	return x.next.HeightOf(hash)
+}
+
+func (x instrumentedBlocks) DiskBytes() (n int64, err error) {
+	defer func(start time.Time) { x.m.observe("blockstore.DiskBytes", start, err) }(time.Now())
+	return x.next.DiskBytes()
 }

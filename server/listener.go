@@ -12,7 +12,7 @@ import (
 // knows its open connections by their remote address, so the daemon can
 // close the one a gRPC call came on (grpc_inflight.go), and a connection
 // can give its slot back before it closes: a websocket is counted against
-// a limit of its own (websocket.go).
+// a limit of its own (websocketSlots in http.go).
 type limitListener struct {
 	net.Listener
 	slots     chan struct{}

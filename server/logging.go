@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/utxostore/utxostore/internal/httpreply"
 )
 
 // serverFaults are the gRPC codes that say the daemon failed rather than
@@ -49,8 +51,8 @@ func (s *Server) logRPCFault(method string, err error) {
 // logHTTPFaults logs every request answered with a 5xx, naming its method
 // and route (the pattern that matched, not the path, so that a route's
 // failures read alike) and the error the answer carries; a 5xx its
-// handler marked as the daemon's configuration (configured5xx) is logged
-// at debug level only.
+// handler marked as the daemon's configuration
+// (httpreply.MarkConfigured) is logged at debug level only.
 func (s *Server) logHTTPFaults(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &faultRecorder{ResponseWriter: w}
@@ -63,25 +65,11 @@ func (s *Server) logHTTPFaults(next http.Handler) http.Handler {
 			route = r.URL.Path
 		}
 		level := slog.LevelError
-		if note, ok := r.Context().Value(answerNoteKey{}).(*answerNote); ok && note.configured {
+		if httpreply.Configured(r) {
 			level = slog.LevelDebug
 		}
 		s.log.Log(r.Context(), level, "answered a server error", "method", r.Method, "route", route, "status", rec.code, "error", rec.message())
 	})
-}
-
-// answerNote is what a handler says of its answer to logHTTPFaults;
-// requestContext gives each request one.
-type answerNote struct{ configured bool }
-
-type answerNoteKey struct{}
-
-// configured5xx marks r's 5xx answer as what the daemon was configured to
-// answer (estimatefee or sendtx without a node), not a fault.
-func configured5xx(r *http.Request) {
-	if note, ok := r.Context().Value(answerNoteKey{}).(*answerNote); ok {
-		note.configured = true
-	}
 }
 
 // faultBodyMax is how much of a 5xx answer's body the log keeps: the

@@ -68,6 +68,10 @@ func (m *Metrics) observe(op string, start time.Time, err error) {
 	m.countError(err)
 }
 
+// observeBatch records the transactions of one create batch (a
+// CreateBatch call, a connected block).
+func (m *Metrics) observeBatch(txs int) { m.batchSize.Observe(float64(txs)) }
+
 // countError counts err by its store error code.
 func (m *Metrics) countError(err error) {
 	code := "UNKNOWN"

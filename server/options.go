@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/internal/setting"
 )
 
@@ -41,29 +42,6 @@ const (
 	// DefaultMaxWebsockets is half the HTTP connections: websockets hold
 	// slots of their own, not the API's.
 	DefaultMaxWebsockets = DefaultMaxConns / 2
-	// DefaultWSMaxAddresses is the addresses one websocket may subscribe
-	// to, Blockbook's own limit (maxWebsocketSubscribeAddresses in
-	// trezor/blockbook's server/websocket.go, commit a83486e).
-	DefaultWSMaxAddresses = 1000
-	// DefaultWSMaxAddressesTotal bounds the subscriptions of every
-	// websocket together, about 15 MB of them.
-	DefaultWSMaxAddressesTotal = 100_000
-	// DefaultWSQueue is the requests one websocket may have unanswered or
-	// their answers unread before its next are answered "too many
-	// requests".
-	DefaultWSQueue = 256
-	// DefaultXpubGap and DefaultMaxXpubGap are Blockbook v0.3.4's default
-	// and largest gap of unused addresses (defaultAddressesGap and
-	// maxAddressesGap in api/xpub.go, tag v0.3.4).
-	DefaultXpubGap    = 20
-	DefaultMaxXpubGap = 10_000
-	// DefaultMaxXpubAddresses lets both chains of an xpub reach the
-	// largest gap with 10,000 used addresses besides.
-	DefaultMaxXpubAddresses = 2*DefaultMaxXpubGap + 10_000
-	// DefaultMaxRequestTxs bounds the transactions one API request gathers
-	// from the address index: a hundred of Blockbook's 1,000-transaction
-	// pages.
-	DefaultMaxRequestTxs = 100_000
 )
 
 // Options configure the daemon.
@@ -88,7 +66,8 @@ type Options struct {
 	TLSCert, TLSKey string
 	// MaxBatch bounds the items of one batch RPC.
 	MaxBatch int
-	// MaxBody bounds an HTTP request body; MaxMessage a gRPC message.
+	// MaxBody bounds an HTTP request body and a websocket message;
+	// MaxMessage a gRPC message.
 	MaxBody    int64
 	MaxMessage int
 	// MaxInflightBytes bounds the gRPC request memory of the calls being
@@ -107,9 +86,10 @@ type Options struct {
 	// HTTPHeaderTimeout bounds reading a request's headers (and a gRPC
 	// connection's handshake); HTTPReadTimeout the whole request, body
 	// included; HTTPWriteTimeout the time from a request's headers to the
-	// end of its answer, which is also how long its work may run;
-	// IdleTimeout how long a connection without a request in progress is
-	// kept (HTTP keep-alive, gRPC).
+	// end of its answer, which is also how long its work may run (and a
+	// websocket request's); IdleTimeout how long a connection without a
+	// request in progress is kept (HTTP keep-alive, gRPC, a websocket
+	// that sends nothing).
 	HTTPHeaderTimeout time.Duration
 	HTTPReadTimeout   time.Duration
 	HTTPWriteTimeout  time.Duration
@@ -121,23 +101,10 @@ type Options struct {
 	// MaxWebsockets bounds the open websockets; an upgraded connection
 	// gives its HTTP slot (MaxConns) back and holds one of these.
 	MaxWebsockets int
-	// WSMaxAddresses bounds the addresses one websocket subscribes to,
-	// WSMaxAddressesTotal those of every websocket together.
-	WSMaxAddresses      int
-	WSMaxAddressesTotal int
-	// WSQueue is the requests one websocket may have unanswered or their
-	// answers unread; past it its requests are answered "too many
-	// requests" unworked. A client that reads nothing is disconnected once
-	// its answers cannot be written, and one too slow for its pushes with
-	// a close frame.
-	WSQueue int
-	// MaxXpubGap bounds an xpub request's gap (Blockbook's largest is the
-	// default); MaxXpubAddresses the addresses one xpub request derives;
-	// MaxRequestTxs the transactions one API request gathers from the
-	// address index. A request over any of them is refused with 400.
-	MaxXpubGap       int
-	MaxXpubAddresses int
-	MaxRequestTxs    int
+	// Blockbook bounds the work of one request to Blockbook's API and its
+	// websocket subscriptions (package blockbook); zero takes its
+	// defaults.
+	Blockbook blockbook.Limits
 	// Engine and Network are reported by Health and /api/status.
 	Engine  string
 	Network string
@@ -164,12 +131,6 @@ func (o Options) withDefaults() Options {
 	setting.Default(&o.GRPCMaxStreams, DefaultGRPCMaxStreams)
 	setting.Default(&o.MaxConnRequests, DefaultMaxConnRequests)
 	setting.Default(&o.MaxWebsockets, DefaultMaxWebsockets)
-	setting.Default(&o.WSMaxAddresses, DefaultWSMaxAddresses)
-	setting.Default(&o.WSMaxAddressesTotal, DefaultWSMaxAddressesTotal)
-	setting.Default(&o.WSQueue, DefaultWSQueue)
-	setting.Default(&o.MaxXpubGap, DefaultMaxXpubGap)
-	setting.Default(&o.MaxXpubAddresses, DefaultMaxXpubAddresses)
-	setting.Default(&o.MaxRequestTxs, DefaultMaxRequestTxs)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

@@ -13,14 +13,17 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/utxostore/utxostore/blockbook"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 )
 
 // Server is the running daemon: one gRPC and one HTTP listener over an
-// instrumented backend.
+// instrumented backend, the HTTP one serving Blockbook's API.
 type Server struct {
-	opts    Options
-	backend *Instrumented
+	opts Options
+	// backend is the instrumented backend with the Summary cache above
+	// it, as both APIs read it.
+	backend Backend
 	metrics *Metrics
 	grpc    *grpc.Server
 	http    *http.Server
@@ -29,11 +32,9 @@ type Server struct {
 	inflight *inflight
 	tls      *tls.Config
 
-	log       *slog.Logger
-	summaries summaryCache
-	// bb is the Blockbook API's own state: the node hook and the
-	// websocket subscribers (http_misc.go, websocket.go).
-	bb blockbookState
+	log *slog.Logger
+	// bb is Blockbook's API, mounted on the HTTP listener.
+	bb *blockbook.API
 
 	grpcLn, httpLn, healthLn *limitListener
 	serveErr                 chan error
@@ -50,7 +51,9 @@ func New(backend Backend, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, metrics: NewMetrics(), serveErr: make(chan error, 3),
 		websockets: make(chan struct{}, opts.MaxWebsockets)}
-	s.backend = NewInstrumented(backend, s.metrics, opts.ExternalAbove)
+	s.backend = &cachedSummary{Backend: NewInstrumented(backend, s.metrics, opts.ExternalAbove)}
+	s.bb = blockbook.New(s.backend, blockbook.Options{Limits: opts.Blockbook, Network: opts.Network, Engine: opts.Engine,
+		MaxMessage: opts.MaxBody, IdleTimeout: opts.IdleTimeout, RequestTimeout: opts.HTTPWriteTimeout})
 	if opts.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
 		if err != nil {
@@ -75,8 +78,8 @@ func New(backend Backend, opts Options) (*Server, error) {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(s.tls)))
 	}
 	s.grpc = grpc.NewServer(grpcOpts...)
-	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, maxBatch: opts.MaxBatch, engine: opts.Engine, network: opts.Network,
-		summary: s.summary, node: s.connectedNode})
+	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, metrics: s.metrics, maxBatch: opts.MaxBatch, engine: opts.Engine,
+		network: opts.Network, node: s.bb.Node})
 	s.http = s.httpServer(s.routes())
 	s.http.ConnContext = withConnState
 	if opts.HealthAddr != "" {
@@ -94,6 +97,11 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 
 // Metrics returns the daemon's metrics.
 func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// Blockbook returns Blockbook's API the daemon serves: the caller plugs
+// in its node (SetNode, which gRPC SendTx uses too) and hands it the
+// blocks connected (NotifyBlock) for the websocket's subscribers.
+func (s *Server) Blockbook() *blockbook.API { return s.bb }
 
 // Start binds the listeners and serves in the background. Each holds at
 // most --max-conns connections; more wait in the kernel's backlog until
@@ -164,7 +172,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.health != nil {
 		httpErr = errors.Join(httpErr, s.health.Shutdown(ctx))
 	}
-	s.bb.hub.closeAll()
+	s.bb.Close()
 	stopped := make(chan struct{})
 	go func() { s.grpc.GracefulStop(); close(stopped) }()
 	select {

@@ -1,11 +1,9 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -54,32 +52,6 @@ func getStatus(t *testing.T, url string) statusReply {
 	return st
 }
 
-// summaryCalls is the daemon's count of Summary calls, the walks of every
-// record, as its /metrics tells operators.
-func summaryCalls(t *testing.T, base string) int {
-	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	const prefix = `utxo_operations_total{op="Summary",outcome="ok"} `
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if n, ok := strings.CutPrefix(sc.Text(), prefix); ok {
-			calls, err := strconv.Atoi(n)
-			if err != nil {
-				t.Fatalf("/metrics: %q", sc.Text())
-			}
-			return calls
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return 0 // no call yet
-}
-
 // TestStatusWalksTheStoreOnlyWhenAsked polls /api/status over a store of
 // real blocks as monitoring does: the answer names the tip and the chain's
 // counts without calling Summary, also after a new block, and has no
@@ -122,7 +94,7 @@ func TestStatusWalksTheStoreOnlyWhenAsked(t *testing.T) {
 		checkChain(st, blocks[119])
 		checkNoSummary(st)
 	}
-	if n := summaryCalls(t, base); n != 0 {
+	if n := operations(t, base, "Summary"); n != 0 {
 		t.Fatalf("the status without ?summary=true walked the store: %d Summary calls", n)
 	}
 
@@ -136,7 +108,7 @@ func TestStatusWalksTheStoreOnlyWhenAsked(t *testing.T) {
 		u.Digest == nil || *u.Digest != want.Digest {
 		t.Fatalf("status with ?summary=true: utxos %v satoshis %v digest %v, want Summary's %+v", u.Utxos, u.Satoshis, u.Digest, want)
 	}
-	if n := summaryCalls(t, base); n != 1 {
+	if n := operations(t, base, "Summary"); n != 1 {
 		t.Fatalf("one status with ?summary=true made %d Summary calls", n)
 	}
 
@@ -154,7 +126,7 @@ func TestStatusWalksTheStoreOnlyWhenAsked(t *testing.T) {
 	if u := st.Utxostore; u.TxOuts != stats.TxOuts || u.TotalAmount != stats.TotalAmount || u.MuHash != stats.MuHash || u.TxOuts != 120 {
 		t.Fatalf("status: txouts %d total_amount %d muhash %s, want the chain state's %+v (120 coinbases past genesis)", u.TxOuts, u.TotalAmount, u.MuHash, stats)
 	}
-	if n := summaryCalls(t, base); n != 1 {
+	if n := operations(t, base, "Summary"); n != 1 {
 		t.Fatalf("a status without ?summary=true after a new block walked the store: %d Summary calls, want the 1 asked for", n)
 	}
 }
@@ -184,7 +156,7 @@ func TestStatusSummaryParameter(t *testing.T) {
 			t.Fatalf("?summary=%s: HTTP %d %q (%v), want 400 naming the value and summary=true", value, resp.StatusCode, body.Error, err)
 		}
 	}
-	if n := summaryCalls(t, base); n != 1 {
+	if n := operations(t, base, "Summary"); n != 1 {
 		t.Fatalf("%d Summary calls, want the 1 asked for", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/server"
 )
 
@@ -103,12 +104,12 @@ func newServeConfig(name, help string) *serveConfig {
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a connection with no request in progress is kept (HTTP keep-alive and gRPC)")
 	fs.IntVar(&c.maxConnRequests, "max-conn-requests", server.DefaultMaxConnRequests, "requests one HTTP connection serves before it is closed: the most answers a pipelining client leaves unread")
 	fs.IntVar(&c.maxWebsockets, "max-websockets", server.DefaultMaxWebsockets, "most open websockets (429 above); they do not count against --max-conns")
-	fs.IntVar(&c.wsMaxAddresses, "ws-max-addresses", server.DefaultWSMaxAddresses, "most addresses one websocket subscribes to")
-	fs.IntVar(&c.wsMaxAddrsTotal, "ws-max-addresses-total", server.DefaultWSMaxAddressesTotal, "most addresses every websocket together subscribes to")
-	fs.IntVar(&c.wsQueue, "ws-queue", server.DefaultWSQueue, `requests one websocket may have unanswered or their answers unread; past them its requests are answered "too many requests"`)
-	fs.IntVar(&c.maxXpubGap, "max-xpub-gap", server.DefaultMaxXpubGap, "largest gap an xpub request may ask for (400 above; Blockbook's largest)")
-	fs.IntVar(&c.maxXpubAddrs, "max-xpub-addresses", server.DefaultMaxXpubAddresses, "most addresses one xpub request derives (400 above)")
-	fs.IntVar(&c.maxRequestTxs, "max-request-txs", server.DefaultMaxRequestTxs, "most transactions one API request gathers from the address index (400 above)")
+	fs.IntVar(&c.wsMaxAddresses, "ws-max-addresses", blockbook.DefaultWSMaxAddresses, "most addresses one websocket subscribes to")
+	fs.IntVar(&c.wsMaxAddrsTotal, "ws-max-addresses-total", blockbook.DefaultWSMaxAddressesTotal, "most addresses every websocket together subscribes to")
+	fs.IntVar(&c.wsQueue, "ws-queue", blockbook.DefaultWSQueue, `requests one websocket may have unanswered or their answers unread; past them its requests are answered "too many requests"`)
+	fs.IntVar(&c.maxXpubGap, "max-xpub-gap", blockbook.DefaultMaxXpubGap, "largest gap an xpub request may ask for (400 above; Blockbook's largest)")
+	fs.IntVar(&c.maxXpubAddrs, "max-xpub-addresses", blockbook.DefaultMaxXpubAddresses, "most addresses one xpub request derives (400 above)")
+	fs.IntVar(&c.maxRequestTxs, "max-request-txs", blockbook.DefaultMaxRequestTxs, "most transactions one API request gathers from the address index (400 above)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.StringVar(&c.configFile, "config", "", `JSON file of settings, {"flag-name": value, ...}`)
 	c.logFormat = "text"
@@ -289,8 +290,8 @@ func (c *serveConfig) serverOptions() server.Options {
 		GRPCReadTimeout: c.grpcReadTimeout, GRPCMaxStreams: c.grpcMaxStreams, MaxConns: c.maxConns,
 		HTTPHeaderTimeout: c.headerTimeout, HTTPReadTimeout: c.readTimeout, HTTPWriteTimeout: c.writeTimeout, IdleTimeout: c.idleTimeout,
 		MaxConnRequests: c.maxConnRequests, MaxWebsockets: c.maxWebsockets,
-		WSMaxAddresses: c.wsMaxAddresses, WSMaxAddressesTotal: c.wsMaxAddrsTotal, WSQueue: c.wsQueue,
-		MaxXpubGap: c.maxXpubGap, MaxXpubAddresses: c.maxXpubAddrs, MaxRequestTxs: c.maxRequestTxs,
+		Blockbook: blockbook.Limits{WSMaxAddresses: c.wsMaxAddresses, WSMaxAddressesTotal: c.wsMaxAddrsTotal, WSQueue: c.wsQueue,
+			MaxXpubGap: c.maxXpubGap, MaxXpubAddresses: c.maxXpubAddrs, MaxRequestTxs: c.maxRequestTxs},
 		Engine: c.store.engine, Network: c.store.network, Logger: c.log}
 }
 

@@ -122,7 +122,7 @@ func serveStores(ctx context.Context, cfg *serveConfig, st *stores, ready func(g
 	if err != nil {
 		return usagef("%v", err)
 	}
-	st.path.OnConnect(srv.NotifyBlock)
+	st.path.OnConnect(srv.Blockbook().NotifyBlock)
 	if err := srv.Start(); err != nil {
 		return err
 	}

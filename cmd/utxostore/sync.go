@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/follow"
@@ -237,7 +238,7 @@ func (followerNode) EstimateFee(context.Context, int) (string, error) {
 func (n followerNode) SendTx(ctx context.Context, raw []byte) (chainhash.Hash, error) {
 	tx, err := chain.ParseTx(raw)
 	if err != nil {
-		return chainhash.Hash{}, fmt.Errorf("%w: %v", server.ErrTxNotParsed, err)
+		return chainhash.Hash{}, fmt.Errorf("%w: %v", blockbook.ErrTxNotParsed, err)
 	}
 	return tx.ID, n.fol.Relay(ctx, tx)
 }
@@ -257,7 +258,7 @@ func (d *daemonFollower) start(ctx context.Context, srv *server.Server) {
 	if d == nil {
 		return
 	}
-	srv.SetNode(followerNode{d.fol})
+	srv.Blockbook().SetNode(followerNode{d.fol})
 	srv.Metrics().Registry.MustRegister(d.metrics)
 	ctx, d.cancel = context.WithCancel(ctx)
 	d.failures, d.stopped = make(chan error, 1), make(chan struct{})

@@ -5,10 +5,16 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/wire"
+	bchcfg "github.com/gcash/bchd/chaincfg"
+	"github.com/gcash/bchutil"
 
 	"github.com/utxostore/utxostore/internal/btcdtest"
 )
@@ -76,6 +82,7 @@ func TestSyncFollowsBchd(t *testing.T) {
 		t.Fatal(describeBalances(got, want))
 	}
 	noStagedBlocks(t, data)
+	checkCashAddr(t, data, w.PkScript)
 	// The block store's segments are the network's block files: import
 	// takes them.
 	segments, err := filepath.Glob(filepath.Join(data, "blocks", "blk*.dat"))
@@ -134,4 +141,64 @@ func TestSyncFollowsBchd(t *testing.T) {
 		t.Fatalf("the store after the reorganisation:\n got %+v\nwant %+v (import of the winning chain)", got, want)
 	}
 	f.checkIndex(t, node, blockDir, w.PkScript)
+}
+
+// checkCashAddr serves the Bitcoin Cash store in data and looks the
+// pay-to-pubkey-hash script up by its cashaddr, the form Blockbook shows
+// for Bitcoin Cash, and by its legacy address: both give the index's
+// balance; its transactions show the cashaddr.
+func checkCashAddr(t *testing.T, data string, script []byte) {
+	t.Helper()
+	if len(script) != 25 || script[0] != 0x76 {
+		t.Fatalf("the wallet's script %x is not pay-to-pubkey-hash", script)
+	}
+	hash := script[3:23]
+	cash, err := bchutil.NewAddressPubKeyHash(hash, &bchcfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, err := btcutil.NewAddressPubKeyHash(hash, &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := indexBalance(t, data, script)
+	d := startDaemon(t, "serve", "--index", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	cashaddr := bchcfg.RegressionNetParams.CashAddressPrefix + ":" + cash.EncodeAddress()
+	for _, addr := range []string{cashaddr, legacy.EncodeAddress()} {
+		var got struct {
+			Address string `json:"address"`
+			Balance string `json:"balance"`
+		}
+		getJSON(t, "http://"+d.http+"/api/v2/address/"+addr, &got)
+		if got.Address != addr || got.Balance != fmt.Sprint(want.Balance) {
+			t.Errorf("/api/v2/address/%s: %+v, want the address as asked (as Blockbook echoes it) and the index's balance %d", addr, got, want.Balance)
+		}
+	}
+	var page struct {
+		Transactions []struct {
+			Vout []struct {
+				Addresses []string `json:"addresses"`
+			} `json:"vout"`
+		} `json:"transactions"`
+	}
+	getJSON(t, "http://"+d.http+"/api/v2/address/"+cashaddr+"?details=txs&pageSize=1", &page)
+	if len(page.Transactions) == 0 || len(page.Transactions[0].Vout) == 0 || !slices.ContainsFunc(page.Transactions[0].Vout, func(v struct {
+		Addresses []string `json:"addresses"`
+	}) bool {
+		return slices.Contains(v.Addresses, cashaddr)
+	}) {
+		t.Errorf("the address's transactions do not show its cashaddr %s: %+v", cashaddr, page)
+	}
+	var status struct {
+		Blockbook struct {
+			Coin string `json:"coin"`
+		} `json:"blockbook"`
+	}
+	getJSON(t, "http://"+d.http+"/api/status", &status)
+	if status.Blockbook.Coin == "" || status.Blockbook.Coin == "Bitcoin" {
+		t.Errorf("a Bitcoin Cash store's status names coin %q", status.Blockbook.Coin)
+	}
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: %v\n%s", err, d.log())
+	}
 }

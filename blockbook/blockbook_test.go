@@ -1,4 +1,4 @@
-package server
+package blockbook
 
 import (
 	"math"

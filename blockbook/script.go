@@ -1,4 +1,4 @@
-package server
+package blockbook
 
 import (
 	"encoding/hex"
@@ -11,25 +11,17 @@ import (
 // grants to P2PKH, P2SH, P2WPKH and P2WSH only. A descriptor with no
 // address that is an OP_RETURN shows as one "OP_RETURN …" entry. The list
 // is never nil: Blockbook encodes an empty one as [].
-func (s *Server) addressesOf(addrDesc []byte) ([]string, bool) {
-	class, addrs, _, err := txscript.ExtractPkScriptAddrs(addrDesc, networkParams(s.opts.Network))
-	out := make([]string, 0, len(addrs))
-	if err != nil {
-		return out, false
-	}
-	for _, a := range addrs {
-		out = append(out, a.EncodeAddress())
-	}
-	switch class {
-	case txscript.PubKeyHashTy, txscript.WitnessV0PubKeyHashTy, txscript.ScriptHashTy, txscript.WitnessV0ScriptHashTy:
-		return out, true
+func (a *API) addressesOf(addrDesc []byte) ([]string, bool) {
+	out, searchable := a.addrs.Encode(addrDesc)
+	if out == nil {
+		out = []string{}
 	}
 	if len(out) == 0 {
 		if text := opReturnText(addrDesc); text != "" {
 			out = append(out, text)
 		}
 	}
-	return out, false
+	return out, searchable
 }
 
 // opReturnText is Blockbook's rendering of an OP_RETURN script with one

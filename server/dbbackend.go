@@ -3,12 +3,13 @@ package server
 import (
 	"context"
 
+	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/blockpath"
-	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
-	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
+
+var _ Backend = (*dbBackend)(nil)
 
 // dbBackend serves the store of a block path, which every connected block
 // goes through.
@@ -36,19 +37,19 @@ func (b *dbBackend) NextHeight(ctx context.Context) (uint32, error) { return b.p
 func (b *dbBackend) Levels(ctx context.Context) (blockpath.Levels, error) { return b.path.Levels(ctx) }
 
 // AddressIndex implements Backend.
-func (b *dbBackend) AddressIndex() *index.Index { return b.path.Index() }
+func (b *dbBackend) AddressIndex() blockbook.AddressIndexReads {
+	if ix := b.path.Index(); ix != nil {
+		return ix
+	}
+	return nil // not a nil *index.Index: the API tests for an index with == nil
+}
 
 // BlockStore implements Backend. The API serves blocks and transactions
 // from the block store together with the index only: a follower without
 // it keeps just the blocks of its rollback window.
-func (b *dbBackend) BlockStore() *blockstore.Store {
-	if b.path.Index() == nil {
+func (b *dbBackend) BlockStore() blockbook.BlockStoreReads {
+	if b.path.Index() == nil || b.path.Blocks() == nil {
 		return nil
 	}
 	return b.path.Blocks()
-}
-
-// BlockAt implements Backend.
-func (b *dbBackend) BlockAt(ctx context.Context, height uint32) (BlockMeta, bool, error) {
-	return b.DB.BlockAt(ctx, height)
 }

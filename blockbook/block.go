@@ -1,4 +1,4 @@
-package server
+package blockbook
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/internal/httpreply"
 )
 
 // blockJSON is Blockbook v0.3.4's api.Block: paging, the block's header
@@ -82,7 +84,7 @@ func heightParam(param string) (uint32, bool) {
 }
 
 // blockParam resolves the path's height or hash to a height.
-func (s *Server) blockParam(param string) (uint32, bool, error) {
+func (a *API) blockParam(param string) (uint32, bool, error) {
 	if h, ok := heightParam(param); ok {
 		return h, true, nil
 	}
@@ -90,43 +92,43 @@ func (s *Server) blockParam(param string) (uint32, bool, error) {
 	if err != nil || len(param) != 2*chainhash.HashSize {
 		return 0, false, nil
 	}
-	return s.backend.BlockStore().HeightOf(*hash)
+	return a.reads.BlockStore().HeightOf(*hash)
 }
 
-func (s *Server) handleBlock(w http.ResponseWriter, r *http.Request) {
-	if s.backend.BlockStore() == nil || s.backend.AddressIndex() == nil {
-		s.handleStoredBlock(w, r)
+func (a *API) handleBlock(w http.ResponseWriter, r *http.Request) {
+	if a.reads.BlockStore() == nil || a.reads.AddressIndex() == nil {
+		a.handleStoredBlock(w, r)
 		return
 	}
 	page, err := strconv.Atoi(r.URL.Query().Get("page"))
 	if err != nil {
 		page = 0
 	}
-	out, code, err := s.block(r.Context(), r.PathValue("height"), page)
+	out, code, err := a.block(r.Context(), r.PathValue("height"), page)
 	writeOutcome(w, out, code, err)
 }
 
 // block is Blockbook's GetBlock: the block named by height or hash, with
 // page page (1-based) of its transactions.
-func (s *Server) block(ctx context.Context, param string, page int) (*blockJSON, int, error) {
-	height, ok, err := s.blockParam(param)
+func (a *API) block(ctx context.Context, param string, page int) (*blockJSON, int, error) {
+	height, ok, err := a.blockParam(param)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
 	var mb *wire.MsgBlock
 	if ok {
-		if mb, err = s.blockAt(height); err != nil {
+		if mb, err = a.blockAt(height); err != nil {
 			return nil, http.StatusInternalServerError, err
 		}
 	}
 	if mb == nil {
 		return nil, http.StatusBadRequest, errorf("Block not found, %s is not a block the block store holds", echoed(param))
 	}
-	raw, _, _, err := s.backend.BlockStore().Block(height)
+	raw, _, _, err := a.reads.BlockStore().Block(height)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
-	idx := s.backend.AddressIndex()
+	idx := a.reads.AddressIndex()
 	best, _, err := idx.BestBlock()
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
@@ -151,11 +153,11 @@ func (s *Server) block(ctx context.Context, param string, page int) (*blockJSON,
 	pg, from, to := computePaging(len(mb.Transactions), max(page-1, 0), txsInAPI)
 	out.Page, out.TotalPages, out.ItemsOnPage = pg.Page, pg.TotalPages, pg.ItemsOnPage
 	for _, mtx := range mb.Transactions[from:to] {
-		ft, err := s.inBlock(ctx, mb, height, mtx)
+		ft, err := a.inBlock(ctx, mb, height, mtx)
 		if err != nil {
 			return nil, http.StatusInternalServerError, err
 		}
-		tx, err := s.apiTx(ctx, ft, false)
+		tx, err := a.apiTx(ctx, ft, false)
 		if err != nil {
 			return nil, http.StatusInternalServerError, err
 		}
@@ -167,19 +169,19 @@ func (s *Server) block(ctx context.Context, param string, page int) (*blockJSON,
 // handleStoredBlock answers /api/v2/block/{height} without the block
 // store (serve without --index): the header fields and the transaction
 // count the store keeps per block, and no transactions.
-func (s *Server) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
+func (a *API) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
 	height, ok := heightParam(r.PathValue("height"))
 	if !ok {
-		writeError(w, http.StatusBadRequest, "Block not found, malformed block height %s (without --index blocks are looked up by height only)", echoed(r.PathValue("height")))
+		httpreply.Error(w, http.StatusBadRequest, "Block not found, malformed block height %s (without --index blocks are looked up by height only)", echoed(r.PathValue("height")))
 		return
 	}
-	b, found, err := s.backend.BlockAt(r.Context(), height)
+	b, found, err := a.reads.BlockAt(r.Context(), height)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading block %d: %v", height, err)
+		httpreply.Error(w, http.StatusInternalServerError, "reading block %d: %v", height, err)
 		return
 	}
 	if !found {
-		writeError(w, http.StatusBadRequest, "Block not found, height %d is above the tip", height)
+		httpreply.Error(w, http.StatusBadRequest, "Block not found, height %d is above the tip", height)
 		return
 	}
 	out := blockJSON{Page: 1, TotalPages: 1, ItemsOnPage: txsInAPI, Hash: b.Hash.String(), Height: height,
@@ -188,21 +190,47 @@ func (s *Server) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
 	if height > 0 {
 		out.PreviousBlockHash = b.PrevHash.String()
 	}
-	next, ok, err := s.backend.BlockAt(r.Context(), height+1)
+	next, ok, err := a.reads.BlockAt(r.Context(), height+1)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading block %d: %v", height+1, err)
+		httpreply.Error(w, http.StatusInternalServerError, "reading block %d: %v", height+1, err)
 		return
 	}
 	if ok {
 		out.NextBlockHash = next.Hash.String()
 	}
-	tip, ok, err := s.backend.Tip(r.Context())
+	tip, ok, err := a.reads.Tip(r.Context())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the tip: %v", err)
+		httpreply.Error(w, http.StatusInternalServerError, "reading the tip: %v", err)
 		return
 	}
 	if ok && tip.Height >= height {
 		out.Confirmations = int(tip.Height-height) + 1
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpreply.JSON(w, http.StatusOK, out)
+}
+
+func (a *API) handleBlockIndex(w http.ResponseWriter, r *http.Request) {
+	hash, code, err := a.blockHash(r.Context(), r.PathValue("height"))
+	writeOutcome(w, map[string]string{"blockHash": hash}, code, err)
+}
+
+// blockHash is the hash of the block at the height param names (the tip
+// for a param that is not a height), as Blockbook's block-index answers.
+func (a *API) blockHash(ctx context.Context, param string) (string, int, error) {
+	height, isHeight := heightParam(param)
+	if !isHeight {
+		tip, ok, err := a.reads.Tip(ctx)
+		if err != nil || !ok {
+			return "", http.StatusInternalServerError, errorf("the store holds no block (%v)", err)
+		}
+		return tip.Hash.String(), http.StatusOK, nil
+	}
+	b, ok, err := a.reads.BlockAt(ctx, height)
+	if err != nil {
+		return "", http.StatusInternalServerError, err
+	}
+	if !ok {
+		return "", http.StatusBadRequest, errorf("Block not found, height %d is above the tip", height)
+	}
+	return b.Hash.String(), http.StatusOK, nil
 }

@@ -1,4 +1,4 @@
-package server
+package blockbook
 
 import (
 	"bytes"
@@ -8,14 +8,13 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/internal/httpreply"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -123,16 +122,12 @@ func networkParams(network string) *chaincfg.Params {
 }
 
 // addrDesc turns the path parameter into an address descriptor: an address
-// of the store's network, or an output script in hex (a pay-to-pubkey script
-// names its key's pay-to-pubkey-hash descriptor, index.AddrDesc).
-// DecodeAddress takes a bech32 address of any known network, so the
-// network is checked again.
-func (s *Server) addrDesc(param string) ([]byte, bool) {
-	params := networkParams(s.opts.Network)
-	if addr, err := btcutil.DecodeAddress(param, params); err == nil && addr.IsForNet(params) {
-		if script, err := txscript.PayToAddrScript(addr); err == nil {
-			return index.AddrDesc(script), true
-		}
+// of the store's network in one of its forms (index.Addresses: for Bitcoin
+// Cash, cashaddr or legacy), or an output script in hex (a pay-to-pubkey
+// script names its key's pay-to-pubkey-hash descriptor, index.AddrDesc).
+func (a *API) addrDesc(param string) ([]byte, bool) {
+	if desc, err := a.addrs.Decode(param); err == nil {
+		return desc, true
 	}
 	if len(param) > 2*index.MaxAddrDescLen {
 		return nil, false // the index holds no longer descriptor
@@ -145,25 +140,25 @@ func (s *Server) addrDesc(param string) ([]byte, bool) {
 
 // addressRequest resolves an address parameter, or says why not: 404 when
 // the index is off, 400 (Blockbook's status) for a malformed address.
-func (s *Server) addressRequest(param string) (idx *index.Index, desc []byte, code int, err error) {
-	if idx = s.backend.AddressIndex(); idx == nil {
+func (a *API) addressRequest(param string) (idx AddressIndexReads, desc []byte, code int, err error) {
+	if idx = a.reads.AddressIndex(); idx == nil {
 		return nil, nil, http.StatusNotFound, errorf("the address index is off; start serve with --index")
 	}
-	desc, ok := s.addrDesc(param)
+	desc, ok := a.addrDesc(param)
 	if !ok {
-		return nil, nil, http.StatusBadRequest, errorf("Invalid address, %s is neither a %s address nor an output script in hex", echoed(param), s.opts.Network)
+		return nil, nil, http.StatusBadRequest, errorf("Invalid address, %s is neither a %s address nor an output script in hex", echoed(param), a.opts.Network)
 	}
 	return idx, desc, http.StatusOK, nil
 }
 
-func (s *Server) handleAddress(w http.ResponseWriter, r *http.Request) {
-	out, code, err := s.address(r.Context(), r.PathValue("address"), readAccountQuery(r.URL.Query()))
+func (a *API) handleAddress(w http.ResponseWriter, r *http.Request) {
+	out, code, err := a.address(r.Context(), r.PathValue("address"), readAccountQuery(r.URL.Query()))
 	writeOutcome(w, out, code, err)
 }
 
 // address is Blockbook's GetAddress.
-func (s *Server) address(ctx context.Context, param string, q accountQuery) (*addressJSON, int, error) {
-	idx, desc, code, err := s.addressRequest(param)
+func (a *API) address(ctx context.Context, param string, q accountQuery) (*addressJSON, int, error) {
+	idx, desc, code, err := a.addressRequest(param)
 	if err != nil {
 		return nil, code, err
 	}
@@ -171,7 +166,7 @@ func (s *Server) address(ctx context.Context, param string, q accountQuery) (*ad
 	if err != nil {
 		return nil, http.StatusInternalServerError, errorf("reading the balance of %s: %v", echoed(param), err)
 	}
-	pending, err := s.mempoolOf(ctx, desc)
+	pending, err := a.mempoolOf(ctx, desc)
 	if err != nil {
 		return nil, http.StatusInternalServerError, errorf("reading the unmined transactions of %s: %v", echoed(param), err)
 	}
@@ -210,7 +205,7 @@ func (s *Server) address(ctx context.Context, param string, q accountQuery) (*ad
 			out.Txids = append(out.Txids, id.String())
 			continue
 		}
-		tx, code, err := s.txByID(ctx, id, false)
+		tx, code, err := a.txByID(ctx, id, false)
 		if err != nil {
 			return nil, code, err
 		}
@@ -219,23 +214,23 @@ func (s *Server) address(ctx context.Context, param string, q accountQuery) (*ad
 	return out, http.StatusOK, nil
 }
 
-func (s *Server) handleUtxo(w http.ResponseWriter, r *http.Request) {
+func (a *API) handleUtxo(w http.ResponseWriter, r *http.Request) {
 	confirmedOnly := false
 	if c := r.URL.Query().Get("confirmed"); c != "" {
 		var err error
 		if confirmedOnly, err = strconv.ParseBool(c); err != nil {
-			writeError(w, http.StatusBadRequest, "Parameter 'confirmed' cannot be converted to boolean")
+			httpreply.Error(w, http.StatusBadRequest, "Parameter 'confirmed' cannot be converted to boolean")
 			return
 		}
 	}
 	param := r.PathValue("address")
-	work := s.newWork(r.Context())
+	work := a.newWork(r.Context())
 	var out []utxoJSON
 	code, err := http.StatusOK, error(nil)
 	if isXpub(param) {
-		out, code, err = s.xpubUtxos(work, param, confirmedOnly, readAccountQuery(r.URL.Query()).gap)
+		out, code, err = a.xpubUtxos(work, param, confirmedOnly, readAccountQuery(r.URL.Query()).gap)
 	} else {
-		out, code, err = s.addressUtxos(work, param, confirmedOnly)
+		out, code, err = a.addressUtxos(work, param, confirmedOnly)
 	}
 	writeOutcome(w, out, code, err)
 }
@@ -244,9 +239,9 @@ func (s *Server) handleUtxo(w http.ResponseWriter, r *http.Request) {
 // transactions pay to the address (confirmations 0) first, then the
 // confirmed ones newest first, without those unmined transactions spend;
 // confirmedOnly leaves the store's unmined transactions out altogether.
-func (s *Server) addressUtxos(work *requestWork, param string, confirmedOnly bool) ([]utxoJSON, int, error) {
+func (a *API) addressUtxos(work *requestWork, param string, confirmedOnly bool) ([]utxoJSON, int, error) {
 	ctx := work.ctx
-	idx, desc, code, err := s.addressRequest(param)
+	idx, desc, code, err := a.addressRequest(param)
 	if err != nil {
 		return nil, code, err
 	}
@@ -260,7 +255,7 @@ func (s *Server) addressUtxos(work *requestWork, param string, confirmedOnly boo
 	out := make([]utxoJSON, 0, len(utxos))
 	spent := map[wire.OutPoint]bool{}
 	if !confirmedOnly {
-		pending, err := s.mempoolOf(ctx, desc)
+		pending, err := a.mempoolOf(ctx, desc)
 		if err != nil {
 			return nil, http.StatusInternalServerError, err
 		}
@@ -317,11 +312,28 @@ type pendingOutput struct {
 	value uint64
 }
 
+// unminedTxs lists the store's transactions that no block holds yet:
+// what Blockbook calls the mempool.
+func (a *API) unminedTxs(ctx context.Context) ([]*utxo.UnminedTransaction, error) {
+	it, err := a.reads.GetUnminedTxIterator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var list []*utxo.UnminedTransaction
+	for {
+		t, err := it.Next(ctx)
+		if err != nil || t == nil {
+			return list, err
+		}
+		list = append(list, t)
+	}
+}
+
 // mempoolOf finds the store's unmined transactions that pay to or spend
 // from addrDesc, oldest first. It reads every unmined transaction: the
 // store keeps no address index of them.
-func (s *Server) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, error) {
-	list, err := s.unminedTxs(ctx)
+func (a *API) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, error) {
+	list, err := a.unminedTxs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +341,7 @@ func (s *Server) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, e
 	seen := map[chainhash.Hash]bool{}
 	for _, u := range list {
 		seen[u.TxID] = true
-		meta, err := s.backend.Get(ctx, u.TxID, utxo.FieldTx)
+		meta, err := a.reads.Get(ctx, u.TxID, utxo.FieldTx)
 		if err != nil || meta.Tx == nil {
 			continue // mined or deleted since the scan
 		}
@@ -341,7 +353,7 @@ func (s *Server) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, e
 				p.delta += o.Value
 			}
 		}
-		prevs, err := s.prevOutputs(ctx, tx)
+		prevs, err := a.prevOutputs(ctx, tx)
 		if err != nil {
 			return nil, err
 		}
@@ -357,7 +369,7 @@ func (s *Server) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, e
 	}
 	// A spend the store took without the spending transaction (Spend
 	// alone) shows only on the spent outputs.
-	byRecord, err := s.spentUnconfirmed(ctx, addrDesc)
+	byRecord, err := a.spentUnconfirmed(ctx, addrDesc)
 	if err != nil {
 		return nil, err
 	}
@@ -373,8 +385,8 @@ func (s *Server) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, e
 // records as spent by a transaction the index does not hold (no block has
 // it yet), grouped by spender. An output the store no longer holds counts
 // as unspent: the index is the authority on confirmed state.
-func (s *Server) spentUnconfirmed(ctx context.Context, addrDesc []byte) ([]pendingTx, error) {
-	idx := s.backend.AddressIndex()
+func (a *API) spentUnconfirmed(ctx context.Context, addrDesc []byte) ([]pendingTx, error) {
+	idx := a.reads.AddressIndex()
 	utxos, err := idx.UTXOs(addrDesc)
 	if err != nil || len(utxos) == 0 {
 		return nil, err
@@ -387,7 +399,7 @@ func (s *Server) spentUnconfirmed(ctx context.Context, addrDesc []byte) ([]pendi
 			items = append(items, &utxo.UnresolvedMetaData{TxID: u.TxID})
 		}
 	}
-	if err := s.backend.BatchDecorate(ctx, items, utxo.FieldOutputs); err != nil {
+	if err := a.reads.BatchDecorate(ctx, items, utxo.FieldOutputs); err != nil {
 		return nil, err
 	}
 	outputs := map[chainhash.Hash][]utxo.OutputState{}

@@ -1,4 +1,4 @@
-package server
+package blockbook
 
 import (
 	"bytes"
@@ -61,7 +61,7 @@ type xpubAddress struct {
 // less) is Blockbook's default, 20. A gap over --max-xpub-gap, and a key
 // whose chains need more than --max-xpub-addresses addresses, are refused
 // (Blockbook takes its largest gap for a larger one).
-func (s *Server) deriveXpub(work *requestWork, param string, gap int) ([]xpubAddress, error) {
+func (a *API) deriveXpub(work *requestWork, param string, gap int) ([]xpubAddress, error) {
 	key, err := hdkeychain.NewKeyFromString(param)
 	if err != nil || key.IsPrivate() {
 		return nil, errorf("Invalid xpub %s", echoed(param))
@@ -69,8 +69,8 @@ func (s *Server) deriveXpub(work *requestWork, param string, gap int) ([]xpubAdd
 	if gap <= 0 {
 		gap = DefaultXpubGap
 	}
-	if gap > s.opts.MaxXpubGap {
-		return nil, overLimit("gap %d is over the largest gap of %d (--max-xpub-gap)", gap, s.opts.MaxXpubGap)
+	if gap > a.opts.MaxXpubGap {
+		return nil, overLimit("gap %d is over the largest gap of %d (--max-xpub-gap)", gap, a.opts.MaxXpubGap)
 	}
 	purpose := "44"
 	switch v := key.Version(); {
@@ -82,9 +82,9 @@ func (s *Server) deriveXpub(work *requestWork, param string, gap int) ([]xpubAdd
 	default:
 		return nil, errorf("Invalid xpub %s: unknown version %x", echoed(param), v)
 	}
-	base := s.derivationBase(key, purpose)
-	params := networkParams(s.opts.Network)
-	idx := s.backend.AddressIndex()
+	base := a.derivationBase(key, purpose)
+	params := networkParams(a.opts.Network)
+	idx := a.reads.AddressIndex()
 	var out []xpubAddress
 	for change := uint32(0); change < 2; change++ {
 		chain, err := key.Derive(change)
@@ -93,8 +93,8 @@ func (s *Server) deriveXpub(work *requestWork, param string, gap int) ([]xpubAdd
 		}
 		unused := 0
 		for i := uint32(0); unused < gap; i++ {
-			if len(out) == s.opts.MaxXpubAddresses {
-				return nil, overLimit("the xpub needs more than %d addresses, the most one request derives (--max-xpub-addresses); a smaller gap needs fewer", s.opts.MaxXpubAddresses)
+			if len(out) == a.opts.MaxXpubAddresses {
+				return nil, overLimit("the xpub needs more than %d addresses, the most one request derives (--max-xpub-addresses); a smaller gap needs fewer", a.opts.MaxXpubAddresses)
 			}
 			if err := work.stopped(); err != nil {
 				return nil, err
@@ -132,15 +132,15 @@ func (s *Server) deriveXpub(work *requestWork, param string, gap int) ([]xpubAdd
 			if err != nil {
 				return nil, err
 			}
-			a := xpubAddress{addr: addr.EncodeAddress(), addrDesc: script, txs: bal.Txs, balance: bal.Balance,
+			xa := xpubAddress{addr: a.addrs.EncodeAddress(addr), addrDesc: script, txs: bal.Txs, balance: bal.Balance,
 				received: bal.Received(), sent: bal.Sent,
 				path: base + "/" + strconv.Itoa(int(change)) + "/" + strconv.Itoa(int(i))}
-			if a.txs == 0 {
+			if xa.txs == 0 {
 				unused++
 			} else {
 				unused = 0
 			}
-			out = append(out, a)
+			out = append(out, xa)
 		}
 	}
 	return out, nil
@@ -148,7 +148,7 @@ func (s *Server) deriveXpub(work *requestWork, param string, gap int) ([]xpubAdd
 
 // derivationBase is Blockbook's DerivationBasePath: m/purpose'/coin'/account'
 // for an account key (depth 3), else "unknown/<child>".
-func (s *Server) derivationBase(key *hdkeychain.ExtendedKey, purpose string) string {
+func (a *API) derivationBase(key *hdkeychain.ExtendedKey, purpose string) string {
 	cn := key.ChildIndex()
 	c := ""
 	if cn >= hdkeychain.HardenedKeyStart {
@@ -160,27 +160,27 @@ func (s *Server) derivationBase(key *hdkeychain.ExtendedKey, purpose string) str
 		return "unknown/" + c
 	}
 	coin := "0"
-	if s.opts.Network != "mainnet" && s.opts.Network != "" {
+	if a.opts.Network != "mainnet" && a.opts.Network != "" {
 		coin = "1"
 	}
 	return "m/" + purpose + "'/" + coin + "'/" + c
 }
 
-func (s *Server) handleXpub(w http.ResponseWriter, r *http.Request) {
+func (a *API) handleXpub(w http.ResponseWriter, r *http.Request) {
 	q := readAccountQuery(r.URL.Query())
-	out, code, err := s.xpub(s.newWork(r.Context()), r.PathValue("xpub"), q)
+	out, code, err := a.xpub(a.newWork(r.Context()), r.PathValue("xpub"), q)
 	writeOutcome(w, out, code, err)
 }
 
 // xpub is Blockbook's GetXpubAddress: the account's totals, its derived
 // addresses as tokens (nonzero balance by default; used; or every derived
 // one) and its transactions, newest first.
-func (s *Server) xpub(work *requestWork, param string, q accountQuery) (*addressJSON, int, error) {
+func (a *API) xpub(work *requestWork, param string, q accountQuery) (*addressJSON, int, error) {
 	ctx := work.ctx
-	if s.backend.AddressIndex() == nil {
+	if a.reads.AddressIndex() == nil {
 		return nil, http.StatusNotFound, errorf("the address index is off; start serve with --index")
 	}
-	addrs, err := s.deriveXpub(work, param, q.gap)
+	addrs, err := a.deriveXpub(work, param, q.gap)
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
@@ -189,14 +189,14 @@ func (s *Server) xpub(work *requestWork, param string, q accountQuery) (*address
 	var unconfirmed int64
 	pendingIDs := map[chainhash.Hash]bool{}
 	var history historyTxs
-	for _, a := range addrs {
+	for _, xa := range addrs {
 		if err := work.stopped(); err != nil {
 			return nil, http.StatusInternalServerError, err
 		}
-		balance, received, sent = balance+a.balance, received+a.received, sent+a.sent
-		if a.txs > 0 {
+		balance, received, sent = balance+xa.balance, received+xa.received, sent+xa.sent
+		if xa.txs > 0 {
 			out.UsedTokens++
-			pending, err := s.mempoolOf(ctx, a.addrDesc)
+			pending, err := a.mempoolOf(ctx, xa.addrDesc)
 			if err != nil {
 				return nil, http.StatusInternalServerError, err
 			}
@@ -204,26 +204,26 @@ func (s *Server) xpub(work *requestWork, param string, q accountQuery) (*address
 				unconfirmed += p.delta
 				pendingIDs[p.txid] = true
 			}
-			if err := work.take(int(a.txs)); err != nil {
+			if err := work.take(int(xa.txs)); err != nil {
 				return nil, http.StatusBadRequest, err
 			}
-			hist, err := s.backend.AddressIndex().History(ctx, a.addrDesc, 1, int(a.txs)+1, q.from, q.to)
+			hist, err := a.reads.AddressIndex().History(ctx, xa.addrDesc, 1, int(xa.txs)+1, q.from, q.to)
 			if err != nil {
 				return nil, http.StatusInternalServerError, err
 			}
 			history.add(hist)
 		}
-		include := a.balance > 0
+		include := xa.balance > 0
 		switch q.tokens {
 		case "used":
-			include = a.txs > 0
+			include = xa.txs > 0
 		case "derived":
 			include = true
 		}
 		if include && q.details >= detailsTokens {
-			t := token{Type: "XPUBAddress", Name: a.addr, Path: a.path, Transfers: int(a.txs), Decimals: 8}
+			t := token{Type: "XPUBAddress", Name: xa.addr, Path: xa.path, Transfers: int(xa.txs), Decimals: 8}
 			if q.details >= detailsTokenBalances {
-				t.Balance, t.TotalReceived, t.TotalSent = strconv.FormatUint(a.balance, 10), strconv.FormatUint(a.received, 10), strconv.FormatUint(a.sent, 10)
+				t.Balance, t.TotalReceived, t.TotalSent = strconv.FormatUint(xa.balance, 10), strconv.FormatUint(xa.received, 10), strconv.FormatUint(xa.sent, 10)
 			}
 			out.Tokens = append(out.Tokens, t)
 		}
@@ -242,7 +242,7 @@ func (s *Server) xpub(work *requestWork, param string, q accountQuery) (*address
 			out.Txids = append(out.Txids, t.id.String())
 			continue
 		}
-		tx, code, err := s.txByID(ctx, t.id, false)
+		tx, code, err := a.txByID(ctx, t.id, false)
 		if err != nil {
 			return nil, code, err
 		}
@@ -253,25 +253,25 @@ func (s *Server) xpub(work *requestWork, param string, q accountQuery) (*address
 
 // xpubUtxos is Blockbook's GetXpubUtxo: the UTXOs of every derived
 // address, each with its address and path.
-func (s *Server) xpubUtxos(work *requestWork, param string, confirmedOnly bool, gap int) ([]utxoJSON, int, error) {
-	if s.backend.AddressIndex() == nil {
+func (a *API) xpubUtxos(work *requestWork, param string, confirmedOnly bool, gap int) ([]utxoJSON, int, error) {
+	if a.reads.AddressIndex() == nil {
 		return nil, http.StatusNotFound, errorf("the address index is off; start serve with --index")
 	}
-	addrs, err := s.deriveXpub(work, param, gap)
+	addrs, err := a.deriveXpub(work, param, gap)
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
 	out := []utxoJSON{}
-	for _, a := range addrs {
-		if a.txs == 0 {
+	for _, xa := range addrs {
+		if xa.txs == 0 {
 			continue
 		}
-		us, code, err := s.addressUtxos(work, hex.EncodeToString(a.addrDesc), confirmedOnly)
+		us, code, err := a.addressUtxos(work, hex.EncodeToString(xa.addrDesc), confirmedOnly)
 		if err != nil {
 			return nil, code, err
 		}
 		for _, u := range us {
-			u.Address, u.Path = a.addr, a.path
+			u.Address, u.Path = xa.addr, xa.path
 			out = append(out, u)
 		}
 	}

@@ -1,9 +1,11 @@
-package server
+package blockbook
 
 import (
 	"net/http"
 	"sort"
 	"strconv"
+
+	"github.com/utxostore/utxostore/internal/httpreply"
 )
 
 // balanceHistoryJSON is Blockbook v0.3.4's api.BalanceHistory (no fiat
@@ -16,19 +18,19 @@ type balanceHistoryJSON struct {
 	SentToSelf string `json:"sentToSelf"`
 }
 
-func (s *Server) handleBalanceHistory(w http.ResponseWriter, r *http.Request) {
+func (a *API) handleBalanceHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var from, to int64
 	var err error
 	if v := q.Get("from"); v != "" {
 		if from, err = strconv.ParseInt(v, 10, 64); err != nil {
-			writeError(w, http.StatusBadRequest, "Parameter 'from' is not a unix timestamp")
+			httpreply.Error(w, http.StatusBadRequest, "Parameter 'from' is not a unix timestamp")
 			return
 		}
 	}
 	if v := q.Get("to"); v != "" {
 		if to, err = strconv.ParseInt(v, 10, 64); err != nil {
-			writeError(w, http.StatusBadRequest, "Parameter 'to' is not a unix timestamp")
+			httpreply.Error(w, http.StatusBadRequest, "Parameter 'to' is not a unix timestamp")
 			return
 		}
 	}
@@ -37,7 +39,7 @@ func (s *Server) handleBalanceHistory(w http.ResponseWriter, r *http.Request) {
 		groupBy = 3600
 	}
 	gap, _ := strconv.Atoi(q.Get("gap"))
-	out, code, err := s.balanceHistory(s.newWork(r.Context()), r.PathValue("address"), from, to, uint32(groupBy), gap)
+	out, code, err := a.balanceHistory(a.newWork(r.Context()), r.PathValue("address"), from, to, uint32(groupBy), gap)
 	writeOutcome(w, out, code, err)
 }
 
@@ -45,24 +47,24 @@ func (s *Server) handleBalanceHistory(w http.ResponseWriter, r *http.Request) {
 // for an xpub): per groupBy seconds of block time, the transactions and
 // what they paid to, spent from and sent back to the address (or the
 // xpub's addresses), for blocks with a time in [from, to] (0: open).
-func (s *Server) balanceHistory(work *requestWork, param string, from, to int64, groupBy uint32, gap int) ([]balanceHistoryJSON, int, error) {
-	idx := s.backend.AddressIndex()
+func (a *API) balanceHistory(work *requestWork, param string, from, to int64, groupBy uint32, gap int) ([]balanceHistoryJSON, int, error) {
+	idx := a.reads.AddressIndex()
 	if idx == nil {
 		return nil, http.StatusNotFound, errorf("the address index is off; start serve with --index")
 	}
 	own := map[string]bool{}
 	if isXpub(param) {
-		addrs, err := s.deriveXpub(work, param, gap)
+		addrs, err := a.deriveXpub(work, param, gap)
 		if err != nil {
 			return nil, http.StatusBadRequest, err
 		}
-		for _, a := range addrs {
-			if a.txs > 0 {
-				own[string(a.addrDesc)] = true
+		for _, xa := range addrs {
+			if xa.txs > 0 {
+				own[string(xa.addrDesc)] = true
 			}
 		}
 	} else {
-		_, desc, code, err := s.addressRequest(param)
+		_, desc, code, err := a.addressRequest(param)
 		if err != nil {
 			return nil, code, err
 		}

@@ -1,10 +1,11 @@
-package server
+package blockbook
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"runtime/debug"
@@ -17,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/gorilla/websocket"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -88,11 +90,15 @@ const wsLargeMessage = 16 << 10
 const wsAddressBytes = 128
 
 // wsMaxRequest is the largest message a websocket request may be: a
-// subscription of --ws-max-addresses addresses, within --max-body. A
+// subscription of --ws-max-addresses addresses, within MaxMessage. A
 // larger message is refused unread, so a flood of large messages costs
 // the daemon no memory.
-func (s *Server) wsMaxRequest() int64 {
-	return min(s.opts.MaxBody, 4<<10+int64(s.opts.WSMaxAddresses)*wsAddressBytes)
+func (a *API) wsMaxRequest() int64 {
+	largest := 4<<10 + int64(a.opts.WSMaxAddresses)*wsAddressBytes
+	if a.opts.MaxMessage > 0 {
+		return min(a.opts.MaxMessage, largest)
+	}
+	return largest
 }
 
 var upgrader = websocket.Upgrader{
@@ -100,44 +106,36 @@ var upgrader = websocket.Upgrader{
 	CheckOrigin: func(*http.Request) bool { return true },
 }
 
-// handleWebsocket serves one client. An upgraded connection gives its
-// slot among the HTTP connections (--max-conns) back and holds one of the
-// websockets' (--max-websockets) instead: websockets cannot crowd out the
-// API. A client that leaves --ws-queue requests unanswered or answers
-// unread has its next requests answered "too many requests" without being
-// worked on; one that reads nothing for the write timeout is disconnected.
-func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
-	select {
-	case s.websockets <- struct{}{}:
-		defer func() { <-s.websockets }()
-	default:
-		writeError(w, http.StatusTooManyRequests, "too many websocket connections: %d are open, the limit (--max-websockets)", cap(s.websockets))
-		return
-	}
+// handleWebsocket serves one client, on WebsocketPath. (The daemon counts
+// it against a limit of its own, --max-websockets, not against the HTTP
+// connections.) A client that leaves --ws-queue requests unanswered or
+// answers unread has its next requests answered "too many requests"
+// without being worked on; one that reads nothing for the write timeout
+// is disconnected.
+func (a *API) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 	conn, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader answered the request
 	}
-	if cs := connStateOf(r); cs != nil && cs.conn != nil {
-		cs.conn.releaseSlot()
-	}
-	c := &wsConn{conn: conn, requests: make(chan wsRequest, s.opts.WSQueue), out: make(chan wsMessage, s.opts.WSQueue),
+	c := &wsConn{conn: conn, requests: make(chan wsRequest, a.opts.WSQueue), out: make(chan wsMessage, a.opts.WSQueue),
 		addrs: map[string]string{}}
-	s.bb.hub.add(c)
-	defer s.bb.hub.remove(c)
-	conn.SetReadLimit(s.opts.MaxBody)
+	a.hub.add(c)
+	defer a.hub.remove(c)
+	conn.SetReadLimit(a.opts.MaxMessage)
 	ctx, cancel := context.WithCancel(r.Context())
 	var done sync.WaitGroup
 	done.Add(2)
 	// A writer that gives up (the client reads nothing) ends the rest.
 	go func() { defer done.Done(); defer cancel(); c.write(ctx) }()
-	go func() { defer done.Done(); s.wsWork(ctx, c) }()
+	go func() { defer done.Done(); a.wsWork(ctx, c) }()
 	defer func() { cancel(); conn.Close(); done.Wait() }()
-	maxRequest := s.wsMaxRequest()
+	maxRequest := a.wsMaxRequest()
 	for {
 		// The request's read deadline outlives the upgrade; a client must
 		// send something (Blockbook's clients ping) within the idle timeout.
-		_ = conn.SetReadDeadline(time.Now().Add(s.opts.IdleTimeout))
+		if a.opts.IdleTimeout > 0 {
+			_ = conn.SetReadDeadline(time.Now().Add(a.opts.IdleTimeout))
+		}
 		kind, reader, err := conn.NextReader()
 		if err != nil {
 			return
@@ -148,7 +146,7 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 		}
 		var reply any
 		if !whole {
-			reply = wsFail("a message over %d bytes is no request: the largest is a subscription of %d addresses (--ws-max-addresses)", maxRequest, s.opts.WSMaxAddresses)
+			reply = wsFail("a message over %d bytes is no request: the largest is a subscription of %d addresses (--ws-max-addresses)", maxRequest, a.opts.WSMaxAddresses)
 		}
 		c.large = c.large || len(msg) >= wsLargeMessage
 		var req wsRequest
@@ -161,8 +159,8 @@ func (s *Server) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 				reply = wsFail("the message is not a request {\"id\", \"method\", \"params\"}: %v", err)
 			}
 		}
-		if reply == nil && c.pending.Load() >= int64(s.opts.WSQueue) {
-			reply = wsFail("too many requests: %d wait unanswered or unread, the limit of one connection (--ws-queue); read the answers before asking more", s.opts.WSQueue)
+		if reply == nil && c.pending.Load() >= int64(a.opts.WSQueue) {
+			reply = wsFail("too many requests: %d wait unanswered or unread, the limit of one connection (--ws-queue); read the answers before asking more", a.opts.WSQueue)
 		}
 		if reply != nil {
 			if !c.send(ctx, wsMessage{ID: requestID(msg, req), Data: reply}) {
@@ -235,14 +233,14 @@ func requestID(msg []byte, req wsRequest) string {
 	return ""
 }
 
-// wsWork answers c's requests in turn, each within --http-write-timeout
-// and no longer than c stays connected.
-func (s *Server) wsWork(ctx context.Context, c *wsConn) {
+// wsWork answers c's requests in turn, each within RequestTimeout and
+// no longer than c stays connected.
+func (a *API) wsWork(ctx context.Context, c *wsConn) {
 	for {
 		select {
 		case req := <-c.requests:
-			reqCtx, cancel := context.WithTimeout(ctx, s.opts.HTTPWriteTimeout)
-			data := s.wsCall(reqCtx, c, &req)
+			reqCtx, cancel := a.requestContext(ctx)
+			data := a.wsCall(reqCtx, c, &req)
 			cancel()
 			if !c.send(ctx, wsMessage{ID: req.ID, Data: data, request: true}) {
 				return
@@ -251,6 +249,15 @@ func (s *Server) wsWork(ctx context.Context, c *wsConn) {
 			return
 		}
 	}
+}
+
+// requestContext is the context of one websocket request's work: it ends
+// after RequestTimeout (none when zero), or when ctx does.
+func (a *API) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if a.opts.RequestTimeout > 0 {
+		return context.WithTimeout(ctx, a.opts.RequestTimeout)
+	}
+	return context.WithCancel(ctx)
 }
 
 // write writes c's queued messages until ctx ends. A client that reads
@@ -302,12 +309,12 @@ func (c *wsConn) push(m wsMessage) {
 
 func wsFail(format string, args ...any) wsError {
 	var e wsError
-	e.Error.Message = sprintf(format, args...)
+	e.Error.Message = fmt.Sprintf(format, args...)
 	return e
 }
 
 // wsCall answers one request.
-func (s *Server) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
+func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 	var p struct {
 		Height     *int     `json:"height"`
 		Txid       string   `json:"txid"`
@@ -336,12 +343,12 @@ func (s *Server) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 	}
 	switch req.Method {
 	case "getInfo":
-		return ok(s.wsInfo(ctx))
+		return ok(a.wsInfo(ctx))
 	case "getBlockHash":
 		if p.Height == nil || *p.Height < 0 {
 			return wsFail("getBlockHash needs a height")
 		}
-		hash, code, err := s.blockHash(ctx, strconv.Itoa(*p.Height))
+		hash, code, err := a.blockHash(ctx, strconv.Itoa(*p.Height))
 		return ok(map[string]string{"hash": hash}, code, err)
 	case "getAccountInfo":
 		q := accountQuery{page: p.Page, pageSize: p.PageSize, details: parseDetails(p.Details), tokens: p.Tokens, gap: p.Gap}
@@ -350,32 +357,32 @@ func (s *Server) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		}
 		q.from, q.to = uint32(max(p.From, 0)), uint32(max(p.To, 0))
 		if isXpub(p.Descriptor) {
-			return ok(s.xpub(s.newWork(ctx), p.Descriptor, q))
+			return ok(a.xpub(a.newWork(ctx), p.Descriptor, q))
 		}
-		return ok(s.address(ctx, p.Descriptor, q))
+		return ok(a.address(ctx, p.Descriptor, q))
 	case "getAccountUtxo":
 		if isXpub(p.Descriptor) {
-			return ok(s.xpubUtxos(s.newWork(ctx), p.Descriptor, p.Confirmed, p.Gap))
+			return ok(a.xpubUtxos(a.newWork(ctx), p.Descriptor, p.Confirmed, p.Gap))
 		}
-		return ok(s.addressUtxos(s.newWork(ctx), p.Descriptor, p.Confirmed))
+		return ok(a.addressUtxos(a.newWork(ctx), p.Descriptor, p.Confirmed))
 	case "getTransaction":
 		txid, err := parseTxid(p.Txid)
 		if err != nil {
 			return wsFail("%v", err)
 		}
-		return ok(s.txByID(ctx, txid, false))
+		return ok(a.txByID(ctx, txid, false))
 	case "getTransactionSpecific":
-		return ok(s.txSpecific(ctx, p.Txid))
+		return ok(a.txSpecific(ctx, p.Txid))
 	case "getBalanceHistory":
 		groupBy := p.GroupBy
 		if groupBy == 0 {
 			groupBy = 3600
 		}
-		return ok(s.balanceHistory(s.newWork(ctx), p.Descriptor, p.From, p.To, groupBy, p.Gap))
+		return ok(a.balanceHistory(a.newWork(ctx), p.Descriptor, p.From, p.To, groupBy, p.Gap))
 	case "estimateFee":
-		return wsFail("%s", noNode)
+		return wsFail("%v", ErrNoNode)
 	case "sendTransaction":
-		return wsFail("%s", noNode)
+		return wsFail("%v", ErrNoNode)
 	case "subscribeNewBlock":
 		c.mu.Lock()
 		c.newBlockID = req.ID
@@ -387,23 +394,23 @@ func (s *Server) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		c.mu.Unlock()
 		return map[string]bool{"subscribed": false}
 	case "subscribeAddresses":
-		if len(p.Addresses) > s.opts.WSMaxAddresses {
-			return wsFail("%d addresses are over the limit of %d one connection subscribes to (--ws-max-addresses)", len(p.Addresses), s.opts.WSMaxAddresses)
+		if len(p.Addresses) > a.opts.WSMaxAddresses {
+			return wsFail("%d addresses are over the limit of %d one connection subscribes to (--ws-max-addresses)", len(p.Addresses), a.opts.WSMaxAddresses)
 		}
 		addrs := make(map[string]string, len(p.Addresses))
-		for _, a := range p.Addresses {
-			desc, valid := s.addrDesc(a)
+		for _, addr := range p.Addresses {
+			desc, valid := a.addrDesc(addr)
 			if !valid {
-				return wsFail("Invalid address %s", echoed(a))
+				return wsFail("Invalid address %s", echoed(addr))
 			}
-			addrs[string(desc)] = a
+			addrs[string(desc)] = addr
 		}
-		if err := s.bb.hub.subscribe(c, req.ID, addrs, s.opts.WSMaxAddressesTotal); err != nil {
+		if err := a.hub.subscribe(c, req.ID, addrs, a.opts.WSMaxAddressesTotal); err != nil {
 			return wsFail("%v", err)
 		}
 		return map[string]bool{"subscribed": true}
 	case "unsubscribeAddresses":
-		_ = s.bb.hub.subscribe(c, "", map[string]string{}, s.opts.WSMaxAddressesTotal)
+		_ = a.hub.subscribe(c, "", map[string]string{}, a.opts.WSMaxAddressesTotal)
 		return map[string]bool{"subscribed": false}
 	case "ping":
 		return struct{}{}
@@ -423,14 +430,14 @@ type wsInfoJSON struct {
 	Testnet    bool   `json:"testnet"`
 }
 
-func (s *Server) wsInfo(ctx context.Context) (*wsInfoJSON, int, error) {
-	params := networkParams(s.opts.Network)
-	out := &wsInfoJSON{Name: coinName(s.opts.Network), Shortcut: "BTC", Decimals: 8, Version: "utxostore",
+func (a *API) wsInfo(ctx context.Context) (*wsInfoJSON, int, error) {
+	params := networkParams(a.opts.Network)
+	out := &wsInfoJSON{Name: coinName(a.opts.Network), Shortcut: "BTC", Decimals: 8, Version: "utxostore",
 		Block0Hash: params.GenesisHash.String(), Testnet: params.Net != chaincfg.MainNetParams.Net}
 	if out.Testnet {
 		out.Shortcut = "TEST"
 	}
-	tip, ok, err := s.backend.Tip(ctx)
+	tip, ok, err := a.reads.Tip(ctx)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
@@ -495,8 +502,12 @@ func (h *wsHub) subscribe(c *wsConn, id string, addrs map[string]string, total i
 	return nil
 }
 
-// closeAll closes every client's connection: Shutdown does not track
-// hijacked connections, so the daemon closes them before the store.
+// Close closes every websocket and waits for their handlers to return.
+// An http.Server's Shutdown does not track the connections a websocket
+// took over, so the daemon calls it before it closes the store.
+func (a *API) Close() { a.hub.closeAll() }
+
+// closeAll closes every client's connection and waits for their handlers.
 func (h *wsHub) closeAll() {
 	h.each(func(c *wsConn) { c.conn.Close() })
 	h.serving.Wait()
@@ -516,15 +527,19 @@ func (h *wsHub) each(f func(*wsConn)) {
 
 // NotifyBlock pushes a connected block to the subscribers of new blocks,
 // and each of its transactions to the subscribers of the addresses it
-// touches. The daemon calls it for every block it connects; a follower
-// that connects blocks itself calls it too.
-func (s *Server) NotifyBlock(ctx context.Context, b utxo.Block) {
+// touches. The daemon has the block path call it for every block
+// connected, whatever fed the block (blockpath.Path.OnConnect).
+func (a *API) NotifyBlock(ctx context.Context, b utxo.Block) {
 	// The transactions first: a client that acts on the block push has
-	// seen its address pushes by then.
-	for _, tx := range b.Txs {
-		s.NotifyTx(ctx, tx.ID)
-	}
-	s.bb.hub.each(func(c *wsConn) {
+	// seen its address pushes by then. A block too large for memory comes
+	// in chunks, read again from the block store.
+	_ = b.EachChunk(func(txs []*chain.Tx) error {
+		for _, tx := range txs {
+			a.NotifyTx(ctx, tx.ID)
+		}
+		return ctx.Err()
+	})
+	a.hub.each(func(c *wsConn) {
 		c.mu.Lock()
 		id := c.newBlockID
 		c.mu.Unlock()
@@ -536,9 +551,9 @@ func (s *Server) NotifyBlock(ctx context.Context, b utxo.Block) {
 
 // NotifyTx pushes a transaction (mined or not) to the subscribers of the
 // addresses it pays to or spends from.
-func (s *Server) NotifyTx(ctx context.Context, txid chainhash.Hash) {
+func (a *API) NotifyTx(ctx context.Context, txid chainhash.Hash) {
 	var subscribed bool
-	s.bb.hub.each(func(c *wsConn) {
+	a.hub.each(func(c *wsConn) {
 		c.mu.Lock()
 		subscribed = subscribed || len(c.addrs) > 0
 		c.mu.Unlock()
@@ -546,7 +561,7 @@ func (s *Server) NotifyTx(ctx context.Context, txid chainhash.Hash) {
 	if !subscribed {
 		return
 	}
-	ft, ok, err := s.findTx(ctx, txid)
+	ft, ok, err := a.findTx(ctx, txid)
 	if err != nil || !ok {
 		return
 	}
@@ -554,7 +569,7 @@ func (s *Server) NotifyTx(ctx context.Context, txid chainhash.Hash) {
 	for _, o := range ft.Msg.TxOut {
 		touched[string(index.AddrDesc(o.PkScript))] = true
 	}
-	if prevs, err := s.prevOutputs(ctx, ft.Msg); err == nil {
+	if prevs, err := a.prevOutputs(ctx, ft.Msg); err == nil {
 		for _, p := range prevs {
 			if p != nil {
 				touched[string(p.addrDesc)] = true
@@ -562,7 +577,7 @@ func (s *Server) NotifyTx(ctx context.Context, txid chainhash.Hash) {
 		}
 	}
 	var tx *txJSON
-	s.bb.hub.each(func(c *wsConn) {
+	a.hub.each(func(c *wsConn) {
 		c.mu.Lock()
 		id := c.addrID
 		var names []string
@@ -574,7 +589,7 @@ func (s *Server) NotifyTx(ctx context.Context, txid chainhash.Hash) {
 		c.mu.Unlock()
 		for _, name := range names {
 			if tx == nil {
-				t, err := s.apiTx(ctx, ft, false)
+				t, err := a.apiTx(ctx, ft, false)
 				if err != nil {
 					return
 				}

@@ -1,4 +1,4 @@
-package server
+package blockbook
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/internal/httpreply"
 	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
 )
@@ -108,28 +109,28 @@ type foundTx struct {
 // confirmed transaction, spent or not), then in the store (unmined ones,
 // and all of them when the daemon runs without --index). ok is false when
 // neither holds it.
-func (s *Server) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, bool, error) {
-	if idx, blocks := s.backend.AddressIndex(), s.backend.BlockStore(); idx != nil && blocks != nil {
+func (a *API) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, bool, error) {
+	if idx, blocks := a.reads.AddressIndex(), a.reads.BlockStore(); idx != nil && blocks != nil {
 		ta, ok, err := idx.TxAddresses(txid)
 		if err != nil {
 			return nil, false, err
 		}
 		if ok {
-			mb, err := s.blockAt(ta.Height)
+			mb, err := a.blockAt(ta.Height)
 			if err != nil {
 				return nil, false, err
 			}
 			if mb != nil {
 				for _, mtx := range mb.Transactions {
 					if mtx.TxHash() == txid {
-						ft, err := s.inBlock(ctx, mb, ta.Height, mtx)
+						ft, err := a.inBlock(ctx, mb, ta.Height, mtx)
 						return ft, err == nil, err
 					}
 				}
 			}
 		}
 	}
-	meta, err := s.backend.Get(ctx, txid, utxo.FieldTx, utxo.FieldOutputs)
+	meta, err := a.reads.Get(ctx, txid, utxo.FieldTx, utxo.FieldOutputs)
 	if errors.Is(err, model.ErrTxNotFound) {
 		return nil, false, nil
 	}
@@ -139,7 +140,7 @@ func (s *Server) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, boo
 	ft := &foundTx{Msg: meta.Tx.Msg, Raw: meta.Tx.Raw, ID: txid, Height: -1, Meta: meta}
 	if len(meta.BlockHeights) > 0 && meta.UnminedSince == 0 {
 		ft.Height = int64(meta.BlockHeights[0])
-		b, ok, err := s.backend.BlockAt(ctx, meta.BlockHeights[0])
+		b, ok, err := a.reads.BlockAt(ctx, meta.BlockHeights[0])
 		if err != nil {
 			return nil, false, err
 		}
@@ -152,11 +153,11 @@ func (s *Server) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, boo
 
 // inBlock is mtx of block mb at height, with what the index and the
 // store know of it.
-func (s *Server) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, mtx *wire.MsgTx) (*foundTx, error) {
+func (a *API) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, mtx *wire.MsgTx) (*foundTx, error) {
 	txid := mtx.TxHash()
 	ft := &foundTx{Msg: mtx, Raw: chain.SerializeTx(mtx), ID: txid, Height: int64(height),
 		BlockHash: mb.Header.BlockHash(), BlockTime: mb.Header.Timestamp.Unix()}
-	ta, ok, err := s.backend.AddressIndex().TxAddresses(txid)
+	ta, ok, err := a.reads.AddressIndex().TxAddresses(txid)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +166,7 @@ func (s *Server) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, 
 			ft.Spent = append(ft.Spent, o.Spent)
 		}
 	}
-	meta, err := s.backend.Get(ctx, txid, utxo.FieldTx, utxo.FieldOutputs)
+	meta, err := a.reads.Get(ctx, txid, utxo.FieldTx, utxo.FieldOutputs)
 	if errors.Is(err, model.ErrTxNotFound) {
 		return ft, nil
 	}
@@ -176,8 +177,8 @@ func (s *Server) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, 
 // blockAt returns the block at height from the block store, parsed; nil
 // when the store does not hold it (pruned, or connected before the block
 // store existed).
-func (s *Server) blockAt(height uint32) (*wire.MsgBlock, error) {
-	raw, _, ok, err := s.backend.BlockStore().Block(height)
+func (a *API) blockAt(height uint32) (*wire.MsgBlock, error) {
+	raw, _, ok, err := a.reads.BlockStore().Block(height)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -191,12 +192,12 @@ func (s *Server) blockAt(height uint32) (*wire.MsgBlock, error) {
 // tipHeight is the height confirmations count from: the index's tip when
 // the index is on (it is what the API's confirmed state reflects), else the
 // store's.
-func (s *Server) tipHeight(ctx context.Context) (uint32, bool, error) {
-	if idx := s.backend.AddressIndex(); idx != nil {
+func (a *API) tipHeight(ctx context.Context) (uint32, bool, error) {
+	if idx := a.reads.AddressIndex(); idx != nil {
 		best, ok, err := idx.BestBlock()
 		return best.Height, ok, err
 	}
-	tip, ok, err := s.backend.Tip(ctx)
+	tip, ok, err := a.reads.Tip(ctx)
 	return tip.Height, ok, err
 }
 
@@ -209,13 +210,13 @@ type prevOutput struct {
 // prevOutputs finds what each input of tx spends: from the index's
 // txAddresses (any confirmed parent, spent or not), else from the store
 // (unconfirmed parents). A nil entry is an output neither holds.
-func (s *Server) prevOutputs(ctx context.Context, tx *wire.MsgTx) ([]*prevOutput, error) {
+func (a *API) prevOutputs(ctx context.Context, tx *wire.MsgTx) ([]*prevOutput, error) {
 	prevs := make([]*prevOutput, len(tx.TxIn))
 	if isCoinbaseTx(tx) {
 		return prevs, nil
 	}
 	missing := false
-	if idx := s.backend.AddressIndex(); idx != nil {
+	if idx := a.reads.AddressIndex(); idx != nil {
 		for i, in := range tx.TxIn {
 			ta, ok, err := idx.TxAddresses(in.PreviousOutPoint.Hash)
 			if err != nil {
@@ -234,7 +235,7 @@ func (s *Server) prevOutputs(ctx context.Context, tx *wire.MsgTx) ([]*prevOutput
 	if !missing {
 		return prevs, nil
 	}
-	outs, err := s.backend.PreviousOutputsDecorate(ctx, chain.NewTx(tx))
+	outs, err := a.reads.PreviousOutputsDecorate(ctx, chain.NewTx(tx))
 	if err != nil {
 		return prevs, nil // a parent the store no longer holds: value unknown
 	}
@@ -254,13 +255,13 @@ func isCoinbaseTx(tx *wire.MsgTx) bool {
 // apiTx builds Blockbook's Tx from ft. spending fills spentTxId,
 // spentIndex and spentHeight of the spent outputs, as Blockbook does with
 // ?spending=true.
-func (s *Server) apiTx(ctx context.Context, ft *foundTx, spending bool) (txJSON, error) {
+func (a *API) apiTx(ctx context.Context, ft *foundTx, spending bool) (txJSON, error) {
 	tx := ft.Msg
 	out := txJSON{TxID: ft.ID.String(), Version: tx.Version, LockTime: tx.LockTime, BlockHeight: ft.Height,
 		BlockTime: ft.BlockTime, Hex: hex.EncodeToString(ft.Raw), Vin: []vinJSON{}, Vout: []voutJSON{}}
 	if ft.Height >= 0 {
 		out.BlockHash = ft.BlockHash.String()
-		tip, ok, err := s.tipHeight(ctx)
+		tip, ok, err := a.tipHeight(ctx)
 		if err != nil {
 			return txJSON{}, fmt.Errorf("reading the tip: %w", err)
 		}
@@ -268,7 +269,7 @@ func (s *Server) apiTx(ctx context.Context, ft *foundTx, spending bool) (txJSON,
 			out.Confirmations = tip - uint32(ft.Height) + 1
 		}
 	}
-	prevs, err := s.prevOutputs(ctx, tx)
+	prevs, err := a.prevOutputs(ctx, tx)
 	if err != nil {
 		return txJSON{}, err
 	}
@@ -282,7 +283,7 @@ func (s *Server) apiTx(ctx context.Context, ft *foundTx, spending bool) (txJSON,
 			v.TxID, v.Vout, v.Hex = in.PreviousOutPoint.Hash.String(), in.PreviousOutPoint.Index, hex.EncodeToString(in.SignatureScript)
 			if p := prevs[i]; p != nil {
 				v.Value = strconv.FormatUint(p.value, 10)
-				v.Addresses, v.IsAddress = s.addressesOf(p.addrDesc)
+				v.Addresses, v.IsAddress = a.addressesOf(p.addrDesc)
 				valueIn += p.value
 			}
 		}
@@ -291,7 +292,7 @@ func (s *Server) apiTx(ctx context.Context, ft *foundTx, spending bool) (txJSON,
 	for i, o := range tx.TxOut {
 		valueOut += uint64(o.Value)
 		v := voutJSON{Value: sats(o.Value), N: i, Hex: hex.EncodeToString(o.PkScript)}
-		v.Addresses, v.IsAddress = s.addressesOf(index.AddrDesc(o.PkScript))
+		v.Addresses, v.IsAddress = a.addressesOf(index.AddrDesc(o.PkScript))
 		if i < len(ft.Spent) {
 			v.Spent = ft.Spent[i]
 		}
@@ -301,12 +302,12 @@ func (s *Server) apiTx(ctx context.Context, ft *foundTx, spending bool) (txJSON,
 			v.State = "not_stored"
 		}
 		if spending && v.Spent && v.SpentTxID == "" {
-			if err := s.findSpender(ctx, ft, i, &v); err != nil {
+			if err := a.findSpender(ctx, ft, i, &v); err != nil {
 				return txJSON{}, err
 			}
 		}
 		if spending && v.SpentTxID != "" && v.SpentHeight == 0 {
-			ta, ok, err := s.addressIndexTx(v.SpentTxID)
+			ta, ok, err := a.addressIndexTx(v.SpentTxID)
 			if err != nil {
 				return txJSON{}, err
 			}
@@ -324,15 +325,15 @@ func (s *Server) apiTx(ctx context.Context, ft *foundTx, spending bool) (txJSON,
 	}
 	if ft.Meta != nil {
 		var err error
-		if out.Utxostore, err = s.recordState(ctx, ft.Meta); err != nil {
+		if out.Utxostore, err = a.recordState(ctx, ft.Meta); err != nil {
 			return txJSON{}, err
 		}
 	}
 	return out, nil
 }
 
-func (s *Server) addressIndexTx(txid string) (index.TxAddresses, bool, error) {
-	idx := s.backend.AddressIndex()
+func (a *API) addressIndexTx(txid string) (index.TxAddresses, bool, error) {
+	idx := a.reads.AddressIndex()
 	h, err := chainhash.NewHashFromStr(txid)
 	if idx == nil || err != nil {
 		return index.TxAddresses{}, false, err
@@ -343,9 +344,9 @@ func (s *Server) addressIndexTx(txid string) (index.TxAddresses, bool, error) {
 // findSpender finds the transaction that spends output n of ft, as
 // Blockbook does: among the inputs of the output's address in blocks from
 // ft's on, the one whose previous output is this one.
-func (s *Server) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSON) error {
-	idx := s.backend.AddressIndex()
-	if idx == nil || s.backend.BlockStore() == nil || ft.Height < 0 {
+func (a *API) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSON) error {
+	idx := a.reads.AddressIndex()
+	if idx == nil || a.reads.BlockStore() == nil || ft.Height < 0 {
 		return nil
 	}
 	desc := index.AddrDesc(ft.Msg.TxOut[n].PkScript)
@@ -359,7 +360,7 @@ func (s *Server) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSO
 				if i >= 0 {
 					continue
 				}
-				mb, err := s.blockAt(h.Height)
+				mb, err := a.blockAt(h.Height)
 				if err != nil || mb == nil {
 					return err
 				}
@@ -382,7 +383,7 @@ func (s *Server) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSO
 }
 
 // recordState is the store record's lifecycle, under "utxostore".
-func (s *Server) recordState(ctx context.Context, meta *utxo.Meta) (*txState, error) {
+func (a *API) recordState(ctx context.Context, meta *utxo.Meta) (*txState, error) {
 	st := &txState{MinedBlocks: []minedJSON{}, Coinbase: meta.IsCoinbase, Locked: meta.Locked, Creating: meta.Creating,
 		Conflicting: meta.Conflicting, Frozen: meta.Frozen, External: meta.External, UnminedSince: meta.UnminedSince,
 		DeleteAtHeight: meta.DeleteAtHeight, PreserveUntil: meta.PreserveUntil, Records: meta.Records}
@@ -390,7 +391,7 @@ func (s *Server) recordState(ctx context.Context, meta *utxo.Meta) (*txState, er
 		m := minedJSON{BlockID: id}
 		if i < len(meta.BlockHeights) {
 			m.BlockHeight = meta.BlockHeights[i]
-			b, ok, err := s.backend.BlockAt(ctx, m.BlockHeight)
+			b, ok, err := a.reads.BlockAt(ctx, m.BlockHeight)
 			if err != nil {
 				return nil, err
 			}
@@ -415,34 +416,34 @@ func parseTxid(param string) (chainhash.Hash, error) {
 	return *h, nil
 }
 
-func (s *Server) handleTx(w http.ResponseWriter, r *http.Request) {
+func (a *API) handleTx(w http.ResponseWriter, r *http.Request) {
 	txid, err := parseTxid(r.PathValue("txid"))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "Transaction %s not found (malformed %v)", echoed(r.PathValue("txid")), err)
+		httpreply.Error(w, http.StatusBadRequest, "Transaction %s not found (malformed %v)", echoed(r.PathValue("txid")), err)
 		return
 	}
 	spending := false
 	if p := r.URL.Query().Get("spending"); p != "" {
 		if spending, err = strconv.ParseBool(p); err != nil {
-			writeError(w, http.StatusBadRequest, "Parameter 'spending' cannot be converted to boolean")
+			httpreply.Error(w, http.StatusBadRequest, "Parameter 'spending' cannot be converted to boolean")
 			return
 		}
 	}
-	out, code, err := s.txByID(r.Context(), txid, spending)
+	out, code, err := a.txByID(r.Context(), txid, spending)
 	writeOutcome(w, out, code, err)
 }
 
 // txByID is Blockbook's GetTransaction: the transaction, or an error with
 // the status Blockbook answers it with (400 for one it does not know).
-func (s *Server) txByID(ctx context.Context, txid chainhash.Hash, spending bool) (txJSON, int, error) {
-	ft, ok, err := s.findTx(ctx, txid)
+func (a *API) txByID(ctx context.Context, txid chainhash.Hash, spending bool) (txJSON, int, error) {
+	ft, ok, err := a.findTx(ctx, txid)
 	if err != nil {
 		return txJSON{}, http.StatusInternalServerError, fmt.Errorf("reading transaction %s: %w", txid, err)
 	}
 	if !ok {
 		return txJSON{}, http.StatusBadRequest, errorf("Transaction '%s' not found", txid)
 	}
-	out, err := s.apiTx(ctx, ft, spending)
+	out, err := a.apiTx(ctx, ft, spending)
 	if err != nil {
 		return txJSON{}, http.StatusInternalServerError, fmt.Errorf("transaction %s: %w", txid, err)
 	}

@@ -1,4 +1,4 @@
-package server
+package blockbook
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 )
 
 // limitError is a request refused because it would pass one of the
-// daemon's limits on what one request may do; the HTTP API answers it
+// limits on what one request may do (Limits); the HTTP API answers it
 // with 400 (outcomeCode), the websocket with an error reply. Its message
 // names the limit's flag, so the caller knows what to ask for instead and
 // the operator what to raise.
@@ -28,8 +28,8 @@ type requestWork struct {
 	limit int
 }
 
-func (s *Server) newWork(ctx context.Context) *requestWork {
-	return &requestWork{ctx: ctx, left: s.opts.MaxRequestTxs, limit: s.opts.MaxRequestTxs}
+func (a *API) newWork(ctx context.Context) *requestWork {
+	return &requestWork{ctx: ctx, left: a.opts.MaxRequestTxs, limit: a.opts.MaxRequestTxs}
 }
 
 // take counts n more transactions, refusing the request past the limit.

@@ -1,15 +1,14 @@
-package server
+package blockbook
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/utxostore/utxostore/blockpath"
-	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/internal/httpreply"
 )
 
 // statusJSON is Blockbook v0.3.4's /api/v2 shape (api.SystemInfo: the
@@ -86,79 +85,41 @@ func levelJSON(l *blockpath.Level) *tipJSON {
 	return &tipJSON{Height: l.Tip.Height, Hash: l.Tip.Hash.String()}
 }
 
-// summaryCache keeps the last Summary with the state of the store it was
-// computed in, the tip and the backend's count of changes: Summary walks
-// every record, so it is computed again only after the store changed
-// (through this process, or a new tip from another), not once per request.
-type summaryCache struct {
-	mu      sync.Mutex
-	tip     utxo.Tip
-	changes uint64
-	ok      bool
-	sum     utxo.Summary
-}
-
-// get returns the store's summary, from the cache when the store has not
-// changed since it was computed.
-func (c *summaryCache) get(ctx context.Context, b Backend) (utxo.Summary, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	changes := b.Changes() // before the walk: a write ending during it makes the next call walk again
-	tip, _, err := b.Tip(ctx)
-	if err != nil {
-		return utxo.Summary{}, err
-	}
-	if c.ok && c.tip == tip && c.changes == changes {
-		return c.sum, nil
-	}
-	sum, err := b.Summary(ctx)
-	if err != nil {
-		return sum, err
-	}
-	c.tip, c.changes, c.sum, c.ok = tip, changes, sum, true
-	return sum, nil
-}
-
-// summary is the store's Summary as of now (see summaryCache).
-func (s *Server) summary(ctx context.Context) (utxo.Summary, error) {
-	return s.summaries.get(ctx, s.backend)
-}
-
 // handleStatus answers from the chain state and the daemon's own state,
 // which cost a few reads whatever the size of the store, so that monitoring
 // may poll it; ?summary=true adds the UTXO set's summary, a walk of every
-// record (cached until the next write).
-func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
+// record (Reads.Summary).
+func (a *API) handleStatus(w http.ResponseWriter, r *http.Request) {
 	withSummary, err := summaryParam(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
+		httpreply.Error(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	var out statusJSON
 	u := &out.Utxostore
 	if withSummary {
-		sum, err := s.summary(r.Context())
+		sum, err := a.reads.Summary(r.Context())
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, "summarising the store: %v", err)
+			httpreply.Error(w, http.StatusInternalServerError, "summarising the store: %v", err)
 			return
 		}
 		u.Utxos, u.Satoshis, u.Digest = &sum.Utxos, &sum.Satoshis, sum.Digest
 	}
-	chainSum, err := s.backend.ChainSummary(r.Context())
+	chainSum, err := a.reads.ChainSummary(r.Context())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the chain state: %v", err)
+		httpreply.Error(w, http.StatusInternalServerError, "reading the chain state: %v", err)
 		return
 	}
 	b := &out.Blockbook
-	b.Coin, b.Host, b.Version, b.GitCommit, b.BuildTime = coinName(s.opts.Network), "utxostore", "utxostore", "", ""
+	b.Coin, b.Host, b.Version, b.GitCommit, b.BuildTime = coinName(a.opts.Network), "utxostore", "utxostore", "", ""
 	b.SyncMode, b.InSync, b.InSyncMempool, b.Decimals = true, true, true, 8
 	b.About = "utxostore: a UTXO database for Bitcoin-family nodes, serving Blockbook's API"
-	out.Backend.Chain, out.Backend.Version = s.opts.Network, "utxostore"
+	out.Backend.Chain, out.Backend.Version = a.opts.Network, "utxostore"
 	if tip := chainSum.Tip; chainSum.HasTip {
 		b.BestHeight, out.Backend.Blocks, out.Backend.BestBlockHash = tip.Height, tip.Height, tip.Hash.String()
-		meta, ok, err := s.backend.BlockAt(r.Context(), tip.Height)
+		meta, ok, err := a.reads.BlockAt(r.Context(), tip.Height)
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, "reading the tip's block: %v", err)
+			httpreply.Error(w, http.StatusInternalServerError, "reading the tip's block: %v", err)
 			return
 		}
 		if ok {
@@ -168,35 +129,35 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	// The unmined transactions are found by an index scan, a cost that
 	// grows with the mempool, not with the store.
-	if mempool, err := s.unminedTxs(r.Context()); err == nil {
+	if mempool, err := a.unminedTxs(r.Context()); err == nil {
 		b.MempoolSize = len(mempool)
 	}
 	// The unmined transactions are read live, so there is no mempool
 	// sync time; the tip's time stands for it, which keeps the status the
 	// same between two requests while the store is unchanged.
 	b.LastMempoolTime = b.LastBlockTime
-	if blocks := s.backend.BlockStore(); blocks != nil {
+	if blocks := a.reads.BlockStore(); blocks != nil {
 		b.DbSize, _ = blocks.DiskBytes()
 	}
-	stats, err := s.backend.SetStats(r.Context())
+	stats, err := a.reads.SetStats(r.Context())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the set's statistics: %v", err)
+		httpreply.Error(w, http.StatusInternalServerError, "reading the set's statistics: %v", err)
 		return
 	}
 	u.TxOuts, u.TotalAmount, u.MuHash = stats.TxOuts, stats.TotalAmount, stats.MuHash
-	levels, err := s.backend.Levels(r.Context())
+	levels, err := a.reads.Levels(r.Context())
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the stores' tips: %v", err)
+		httpreply.Error(w, http.StatusInternalServerError, "reading the stores' tips: %v", err)
 		return
 	}
 	u.IndexTip, u.BlockStoreTip = levelJSON(levels.Index), levelJSON(levels.Blocks)
-	if u.NextHeight, err = s.backend.NextHeight(r.Context()); err != nil {
-		writeError(w, http.StatusInternalServerError, "reading the stores' tips: %v", err)
+	if u.NextHeight, err = a.reads.NextHeight(r.Context()); err != nil {
+		httpreply.Error(w, http.StatusInternalServerError, "reading the stores' tips: %v", err)
 		return
 	}
-	u.Engine, u.Network, u.Height, u.MedianBlockTime = s.opts.Engine, s.opts.Network, s.backend.GetBlockHeight(), s.backend.GetMedianBlockTime()
+	u.Engine, u.Network, u.Height, u.MedianBlockTime = a.opts.Engine, a.opts.Network, a.reads.GetBlockHeight(), a.reads.GetMedianBlockTime()
 	u.Blocks, u.Txs = chainSum.Blocks, chainSum.Txs
-	writeJSON(w, http.StatusOK, out)
+	httpreply.JSON(w, http.StatusOK, out)
 }
 
 // summaryParam reads the status's summary parameter: absent is false; a
@@ -216,13 +177,8 @@ func summaryParam(r *http.Request) (bool, error) {
 
 // coinName is Blockbook's coin name for the network.
 func coinName(network string) string {
-	switch network {
-	case "testnet", "testnet3":
-		return "Testnet"
-	case "regtest":
-		return "Regtest"
-	case "signet":
-		return "Signet"
+	if n, err := chain.LookupNetwork(network); err == nil {
+		return n.Coin
 	}
 	return "Bitcoin"
 }

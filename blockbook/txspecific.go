@@ -1,4 +1,4 @@
-package server
+package blockbook
 
 import (
 	"context"
@@ -58,17 +58,17 @@ type specificVoutJSON struct {
 	} `json:"scriptPubKey"`
 }
 
-func (s *Server) handleTxSpecific(w http.ResponseWriter, r *http.Request) {
-	out, code, err := s.txSpecific(r.Context(), r.PathValue("txid"))
+func (a *API) handleTxSpecific(w http.ResponseWriter, r *http.Request) {
+	out, code, err := a.txSpecific(r.Context(), r.PathValue("txid"))
 	writeOutcome(w, out, code, err)
 }
 
-func (s *Server) txSpecific(ctx context.Context, param string) (*specificTxJSON, int, error) {
+func (a *API) txSpecific(ctx context.Context, param string) (*specificTxJSON, int, error) {
 	txid, err := parseTxid(param)
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
-	ft, ok, err := s.findTx(ctx, txid)
+	ft, ok, err := a.findTx(ctx, txid)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
@@ -81,7 +81,7 @@ func (s *Server) txSpecific(ctx context.Context, param string) (*specificTxJSON,
 		VSize: (weight + 3) / 4, Weight: weight, LockTime: tx.LockTime, Hex: hex.EncodeToString(ft.Raw)}
 	if ft.Height >= 0 {
 		out.BlockHash, out.Time, out.BlockTime = ft.BlockHash.String(), ft.BlockTime, ft.BlockTime
-		tip, ok, err := s.tipHeight(ctx)
+		tip, ok, err := a.tipHeight(ctx)
 		if err != nil {
 			return nil, http.StatusInternalServerError, err
 		}
@@ -108,10 +108,10 @@ func (s *Server) txSpecific(ctx context.Context, param string) (*specificTxJSON,
 		v := specificVoutJSON{Value: json.Number(fmt.Sprintf("%d.%08d", o.Value/1e8, o.Value%1e8)), N: i}
 		v.ScriptPubKey.Asm, _ = txscript.DisasmString(o.PkScript)
 		v.ScriptPubKey.Hex = hex.EncodeToString(o.PkScript)
-		class, addrs, reqSigs, _ := txscript.ExtractPkScriptAddrs(o.PkScript, networkParams(s.opts.Network))
+		class, addrs, reqSigs, _ := txscript.ExtractPkScriptAddrs(o.PkScript, networkParams(a.opts.Network))
 		v.ScriptPubKey.Type, v.ScriptPubKey.ReqSigs = class.String(), reqSigs
-		for _, a := range addrs {
-			v.ScriptPubKey.Addresses = append(v.ScriptPubKey.Addresses, a.EncodeAddress())
+		for _, addr := range addrs {
+			v.ScriptPubKey.Addresses = append(v.ScriptPubKey.Addresses, a.addrs.EncodeAddress(addr))
 		}
 		out.Vout = append(out.Vout, v)
 	}
