@@ -257,13 +257,19 @@ func (p *Path) Connect(ctx context.Context, b *chain.Block, height uint32) error
 	if tip := chainSum.Tip; chainSum.HasTip && height <= tip.Height {
 		return p.level(ctx, chainSum, blk)
 	}
+	return p.extend(ctx, chainSum, blk)
+}
+
+// extend connects a checked block on top of the store's tip, unless a
+// derived store lacks the store's earlier blocks.
+func (p *Path) extend(ctx context.Context, chainSum utxo.ChainSummary, b *pathBlock) error {
 	if lag := p.lag(chainSum); lag.Derived != "" {
-		return &BehindError{Lag: lag, Height: height, Hash: b.Hash}
+		return &BehindError{Lag: lag, Height: b.height, Hash: b.Hash}
 	}
-	if err := p.connect(ctx, blk); err != nil {
+	if err := p.connect(ctx, b); err != nil {
 		return err
 	}
-	p.tell(ctx, blk)
+	p.tell(ctx, b)
 	return nil
 }
 
@@ -295,20 +301,13 @@ func (p *Path) ConnectStaged(ctx context.Context, st *blockstore.Staged, height 
 		return err
 	}
 	if tip := chainSum.Tip; chainSum.HasTip && height <= tip.Height {
-		whole, err := readStaged(st)
+		whole, err := st.ReadBlock()
 		if err != nil {
 			return err
 		}
 		return p.level(ctx, chainSum, &pathBlock{Block: whole, height: height})
 	}
-	if lag := p.lag(chainSum); lag.Derived != "" {
-		return &BehindError{Lag: lag, Height: height, Hash: b.Hash}
-	}
-	if err := p.connect(ctx, b); err != nil {
-		return err
-	}
-	p.tell(ctx, b)
-	return nil
+	return p.extend(ctx, chainSum, b)
 }
 
 // checkStaged checks the staged block as the block at height and returns
@@ -336,20 +335,6 @@ func (p *Path) checkStaged(st *blockstore.Staged, height uint32) (*pathBlock, er
 	passed(stepConnect, stepChecked, height)
 	info.Size = st.Size()
 	return &pathBlock{Block: &chain.Block{BlockInfo: info}, height: height, staged: st, streamed: p.blocks}, nil
-}
-
-// readStaged reads a staged block whole.
-func readStaged(st *blockstore.Staged) (*chain.Block, error) {
-	r, err := st.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	br, err := chain.NewBlockReader(r)
-	if err != nil {
-		return nil, err
-	}
-	return br.ReadBlock()
 }
 
 // Reorg moves the store from its tip to another branch: disconnect holds

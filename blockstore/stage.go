@@ -74,6 +74,21 @@ func (st *Staged) Open() (*BlockReader, error) {
 	return &BlockReader{SectionReader: io.NewSectionReader(f, st.headerSize, st.size), f: f}, nil
 }
 
+// ReadBlock reads the staged block whole, for the few that need it in
+// memory (a reorganisation's branch, a block a derived store lacks).
+func (st *Staged) ReadBlock() (*chain.Block, error) {
+	r, err := st.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	br, err := chain.NewBlockReader(r)
+	if err != nil {
+		return nil, err
+	}
+	return br.ReadBlock()
+}
+
 // Discard removes a staged block that is not to be kept.
 func (st *Staged) Discard() error {
 	if err := os.Remove(st.path); err != nil && !errors.Is(err, os.ErrNotExist) {

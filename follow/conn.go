@@ -98,16 +98,7 @@ func (b blockMsg) whole() (*chain.Block, error) {
 	if b.staged == nil {
 		return b.block, nil
 	}
-	r, err := b.staged.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	br, err := chain.NewBlockReader(r)
-	if err != nil {
-		return nil, err
-	}
-	return br.ReadBlock()
+	return b.staged.ReadBlock()
 }
 
 // counts are the block's transaction count and size.
