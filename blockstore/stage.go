@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/internal/fsutil"
 )
 
 // Staged is a block written to the block store's directory but not kept
@@ -119,20 +120,11 @@ func (s *Store) Adopt(height uint32, st *Staged) error {
 		return errors.Join(fmt.Errorf("blockstore: keeping block %s at height %d: %w", st.hash, height, err), st.Discard())
 	}
 	if !s.opts.NoSync {
-		if err := syncDir(s.dir); err != nil {
+		if err := fsutil.SyncDir(s.dir); err != nil {
 			return err
 		}
 	}
 	return s.commitLocked(height, Location{Hash: st.hash, Segment: seg, Offset: st.headerSize, Length: uint64(st.size)})
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
 }
 
 // BlockReader reads one block's bytes from its segment.
