@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/wire"
+
 	"github.com/utxostore/utxostore/coinstats"
 )
 
@@ -90,4 +92,30 @@ func TestVerifyChecksTheSetStats(t *testing.T) {
 	if _, err := db.Verify(ctx); err == nil || !strings.Contains(err.Error(), "set's statistics") {
 		t.Fatalf("Verify over wrong statistics: %v", err)
 	}
+}
+
+// TestSetStatsIgnoreMempoolSpends: an output an unmined transaction spends
+// is still in the chain's set (Bitcoin Core's holds no mempool spend): the
+// walk that verify makes counts it, as the statistics the blocks kept do.
+func TestSetStatsIgnoreMempoolSpends(t *testing.T) {
+	blocks := chainBlocks(t, btcChain)[:110]
+	db := newStore(t, Options{})
+	connectAll(t, db, blocks)
+	before, err := db.SetStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coinbase := blocks[1].Txs[0]
+	spender := spendTx("mempool spender", []wire.OutPoint{{Hash: coinbase.ID}}, 1, 1e8)
+	if _, err := db.Spend(ctx, spender); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, db, spender, 110)
+	if kept, err := db.SetStats(ctx); err != nil || kept != before {
+		t.Fatalf("an unmined spend changed the kept statistics: %+v (%v), was %+v", kept, err, before)
+	}
+	if walked := walkedStats(t, db); walked != before {
+		t.Fatalf("the walk with an unmined spend: %+v, want the chain's set %+v", walked, before)
+	}
+	mustVerify(t, db)
 }

@@ -75,6 +75,23 @@ func (e *SnapshotCoinError) Error() string {
 	return fmt.Sprintf("snapshot coin %s: %s", e.Outpoint, e.Reason)
 }
 
+// unminedSpenders returns the transactions the store holds unmined: an
+// output only such a transaction spends is still in the chain's set
+// (Bitcoin Core's holds no mempool spend). They are read up front from the
+// unmined index, since a walk of the records may not call back into the
+// engine, and the mempool is small beside the set.
+func (db *DB) unminedSpenders(ctx context.Context) (map[chainhash.Hash]bool, error) {
+	txids, err := db.scanUnmined(ctx, 1, ^uint32(0))
+	if err != nil {
+		return nil, err
+	}
+	unmined := make(map[chainhash.Hash]bool, len(txids))
+	for _, id := range txids {
+		unmined[id] = true
+	}
+	return unmined, nil
+}
+
 // LoadSnapshot starts loading a snapshot of the chain up to base into the
 // store, which must be empty: no tip and no record.
 func (db *DB) LoadSnapshot(ctx context.Context, base SnapshotBase) (*SnapshotLoader, error) {
@@ -221,10 +238,17 @@ func (l *SnapshotLoader) Finish(ctx context.Context) error {
 // path keeps (SetStats).
 func (db *DB) ForEachCoin(ctx context.Context, fn func(*coinstats.Coin) error) error {
 	var c coinstats.Coin
+	unmined, err := db.unminedSpenders(ctx)
+	if err != nil {
+		return err
+	}
 	return db.walkSet(ctx, func(r *record.Record, st *setTx) error {
 		for offset, e := range r.Utxos {
 			vout := r.FirstVout + uint32(offset)
-			if e.IsSpent() || (!e.Stored() && (r.OutputsOnly || int(vout) >= len(st.tx.Msg.TxOut) || StoredAsUTXO(st.tx.Msg.TxOut[vout]))) {
+			if !e.Stored() && (r.OutputsOnly || int(vout) >= len(st.tx.Msg.TxOut) || StoredAsUTXO(st.tx.Msg.TxOut[vout])) {
+				continue
+			}
+			if sd, spent := e.SpendingData(); spent && !unmined[sd.TxID] {
 				continue
 			}
 			if int(vout) >= len(st.tx.Msg.TxOut) {
