@@ -273,26 +273,55 @@ func (n *Node) Tip(t testing.TB) (chainhash.Hash, int32) {
 	return *hash, height
 }
 
-// Connect makes the node connect to other (a temporary connection).
+// Connect makes the node connect to other (a temporary connection) and
+// waits until it is up. A node already connected to other is left as it
+// is: a second connection would outlive a Disconnect, which drops one.
 func (n *Node) Connect(t testing.TB, other *Node) {
 	t.Helper()
+	if n.connectionsTo(other) > 0 {
+		return
+	}
 	temp := "temp"
 	if err := n.RPC.Node(btcjson.NConnect, other.P2P, &temp); err != nil {
 		t.Fatalf("node connect: %v", err)
 	}
+	WaitFor(t, 30*time.Second, "the nodes to connect", func() (bool, string) {
+		c := n.connectionsTo(other)
+		return c > 0, fmt.Sprintf("%d connections", c)
+	})
 }
 
-// Disconnect drops the node's connection to other and waits until neither
-// lists a peer of its kind (a follower may stay connected).
+// Disconnect drops the node's connections to other and waits until neither
+// lists a peer of its kind (a follower may stay connected). btcd drops one
+// connection to an address per request, so it asks again while one is left.
 func (n *Node) Disconnect(t testing.TB, other *Node) {
 	t.Helper()
 	if err := n.RPC.Node(btcjson.NDisconnect, other.P2P, nil); err != nil {
 		t.Fatalf("node disconnect: %v", err)
 	}
 	WaitFor(t, 30*time.Second, "the nodes to disconnect", func() (bool, string) {
+		if n.connectionsTo(other) > 0 {
+			_ = n.RPC.Node(btcjson.NDisconnect, other.P2P, nil) // one may have come up since; an error means none is left
+		}
 		a, b := n.nodePeers(), other.nodePeers()
 		return a == 0 && b == 0, fmt.Sprintf("%d and %d %s peers", a, b, n.Kind.Name)
 	})
+}
+
+// connectionsTo counts the node's connections to other's P2P address (-1
+// when the RPC fails).
+func (n *Node) connectionsTo(other *Node) int {
+	peers, err := n.RPC.GetPeerInfo()
+	if err != nil {
+		return -1
+	}
+	count := 0
+	for _, p := range peers {
+		if p.Addr == other.P2P {
+			count++
+		}
+	}
+	return count
 }
 
 // nodePeers counts the node's peers that are nodes of its kind (-1 when
