@@ -30,6 +30,14 @@ type Peer struct {
 // Listen serves connections on a free loopback port until the test ends,
 // and returns the address.
 func (p *Peer) Listen(t testing.TB) string {
+	return ServeLoopback(t, &p.connections, p.serve)
+}
+
+// ServeLoopback calls serve, each in its own goroutine, with every
+// connection to a free loopback port until the test ends, counting them in
+// accepted, and returns the address. The test ends once every serve has
+// returned.
+func ServeLoopback(t testing.TB, accepted *atomic.Int32, serve func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,9 +51,9 @@ func (p *Peer) Listen(t testing.TB) string {
 			if err != nil {
 				return
 			}
-			p.connections.Add(1)
+			accepted.Add(1)
 			conns.Add(1)
-			go func() { defer conns.Done(); p.serve(conn) }()
+			go func() { defer conns.Done(); serve(conn) }()
 		}
 	}()
 	return ln.Addr().String()

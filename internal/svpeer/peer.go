@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +14,8 @@ import (
 	bsvhash "github.com/bsv-blockchain/go-bt/v2/chainhash"
 	bsvwire "github.com/bsv-blockchain/go-wire"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/internal/peertest"
 )
 
 // Fault is a hostile message a Peer sends in place of a block.
@@ -64,25 +65,7 @@ func init() { bsvwire.SetLimits(64 << 20) }
 // Listen serves connections on a free loopback port until the test ends,
 // and returns the address.
 func (p *Peer) Listen(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); conns.Wait() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.connections.Add(1)
-			conns.Add(1)
-			go func() { defer conns.Done(); p.serve(t, conn) }()
-		}
-	}()
-	return ln.Addr().String()
+	return peertest.ServeLoopback(t, &p.connections, func(conn net.Conn) { p.serve(t, conn) })
 }
 
 // Connections is how many connections the peer has accepted.
