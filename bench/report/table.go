@@ -36,7 +36,9 @@ func WriteTable(w io.Writer, results []*EngineResult) error {
 const indexLegend = `
 Address index (bench --index): every block went along the block path, as
 import --index takes it (checked, kept in the block store, stored,
-indexed), so connect and disconnect above include the path. Over the whole
+indexed), so connect and disconnect above include the path, as does the
+write-amp above (every write under the data directory); disk/minimal above
+is the store's alone. Below, over the whole
 replay, warm-up included: the index's blocks and transactions per second
 of index time; its seconds beside the store's (the store's block
 connections and disconnections along the path, and the measured
