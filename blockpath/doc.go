@@ -1,6 +1,7 @@
 // Package blockpath is the one path a block takes into a data directory.
 // Every feeder of blocks (import, demo, the daemon's ConnectBlock, the
-// follower of a node) hands its blocks to a [Path], which orders the work:
+// follower of a node, bench --index) hands its blocks to a [Path], which
+// orders the work:
 //
 //	connect:    check the block, keep its raw bytes, connect it to the store, index it
 //	disconnect: unindex it, disconnect it from the store, drop its raw bytes

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
@@ -47,7 +48,31 @@ type Path struct {
 	log     *slog.Logger
 
 	mu       sync.Mutex
+	times    StepTimes // guarded by mu
 	announce atomic.Pointer[func(context.Context, utxo.Block)]
+}
+
+// StepTimes are what the path's blocks have cost each store since Open:
+// the time spent in each step of their connections and disconnections,
+// and the blocks and transactions the address index took. A benchmark
+// reports the index's share of a block's path beside the store's.
+type StepTimes struct {
+	// Check is the block checks'; Keep the block store's; Store the UTXO
+	// store's (ConnectBlock, DisconnectBlock); Index the address index's:
+	// connecting, disconnecting and, in bulk, writing what it holds, the
+	// last write (Close) included.
+	Check, Keep, Store, Index time.Duration
+	// IndexedBlocks and IndexedTxs count the blocks the index connected
+	// and their transactions.
+	IndexedBlocks, IndexedTxs uint64
+}
+
+// timed adds the time fn takes to *spent.
+func timed(spent *time.Duration, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	*spent += time.Since(start)
+	return err
 }
 
 // ErrBehind is what a [*BehindError] matches.
@@ -137,7 +162,14 @@ func (p *Path) Close() error {
 	if p.index == nil {
 		return nil
 	}
-	return p.index.endBulk()
+	return timed(&p.times.Index, p.index.endBulk)
+}
+
+// StepTimes says what the path's blocks have cost each store so far.
+func (p *Path) StepTimes() StepTimes {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.times
 }
 
 // Rules are the checks every block passes.
@@ -245,7 +277,7 @@ func (p *Path) Kept(ctx context.Context, height uint32) (b *chain.Block, ok bool
 func (p *Path) Connect(ctx context.Context, b *chain.Block, height uint32) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err := p.rules.Check(b, height); err != nil {
+	if err := timed(&p.times.Check, func() error { return p.rules.Check(b, height) }); err != nil {
 		return err
 	}
 	blk := &pathBlock{Block: b, height: height}
@@ -287,7 +319,11 @@ func (p *Path) extend(ctx context.Context, chainSum utxo.ChainSummary, b *pathBl
 func (p *Path) ConnectStaged(ctx context.Context, st *blockstore.Staged, height uint32) (err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b, err := p.checkStaged(st, height)
+	var b *pathBlock
+	err = timed(&p.times.Check, func() (err error) {
+		b, err = p.checkStaged(st, height)
+		return err
+	})
 	if err != nil {
 		return errors.Join(err, st.Discard())
 	}
@@ -362,7 +398,7 @@ func (p *Path) Reorg(ctx context.Context, disconnect, connect []*chain.Block) er
 	branch := make([]*pathBlock, len(connect))
 	for i, b := range connect {
 		branch[i] = &pathBlock{Block: b, height: uint32(fork + 1 + int64(i))}
-		if err := p.rules.Check(b, branch[i].height); err != nil {
+		if err := timed(&p.times.Check, func() error { return p.rules.Check(b, branch[i].height) }); err != nil {
 			return err
 		}
 	}
@@ -406,12 +442,12 @@ func (p *Path) undoReorg(ctx context.Context, old, connected []*pathBlock) error
 // connect is a checked block's path: keep, store, index.
 func (p *Path) connect(ctx context.Context, b *pathBlock) error {
 	if p.blocks != nil {
-		if err := p.blocks.connect(b); err != nil {
+		if err := timed(&p.times.Keep, func() error { return p.blocks.connect(b) }); err != nil {
 			return fmt.Errorf("keeping block %s at height %d: %w", b.Hash, b.height, err)
 		}
 		passed(stepConnect, stepKept, b.height)
 	}
-	if err := p.store.ConnectBlock(ctx, b.utxo()); err != nil {
+	if err := timed(&p.times.Store, func() error { return p.store.ConnectBlock(ctx, b.utxo()) }); err != nil {
 		if p.blocks != nil {
 			// A block the store refuses is not the chain's: its raw bytes
 			// go, so the block store stays level with the store.
@@ -421,22 +457,33 @@ func (p *Path) connect(ctx context.Context, b *pathBlock) error {
 	}
 	passed(stepConnect, stepStored, b.height)
 	if p.index != nil {
-		indexed := b
-		if b.streamed != nil {
-			whole, ok, err := p.blocks.block(b.height, b.Hash)
-			if err == nil && !ok {
-				err = errors.New("the block store does not hold it")
-			}
-			if err != nil {
-				return fmt.Errorf("indexing block %s at height %d: reading it from the block store: %w", b.Hash, b.height, err)
-			}
-			indexed = &pathBlock{Block: whole, height: b.height}
-		}
-		if err := p.index.connect(indexed); err != nil {
-			return fmt.Errorf("indexing block %s at height %d: %w", b.Hash, b.height, err)
+		if err := timed(&p.times.Index, func() error { return p.indexBlock(b) }); err != nil {
+			return err
 		}
 		passed(stepConnect, stepIndexed, b.height)
 	}
+	return nil
+}
+
+// indexBlock connects a stored block to the index: a streamed one is read
+// whole from the block store first.
+func (p *Path) indexBlock(b *pathBlock) error {
+	indexed := b
+	if b.streamed != nil {
+		whole, ok, err := p.blocks.block(b.height, b.Hash)
+		if err == nil && !ok {
+			err = errors.New("the block store does not hold it")
+		}
+		if err != nil {
+			return fmt.Errorf("indexing block %s at height %d: reading it from the block store: %w", b.Hash, b.height, err)
+		}
+		indexed = &pathBlock{Block: whole, height: b.height}
+	}
+	if err := p.index.connect(indexed); err != nil {
+		return fmt.Errorf("indexing block %s at height %d: %w", b.Hash, b.height, err)
+	}
+	p.times.IndexedBlocks++
+	p.times.IndexedTxs += uint64(len(indexed.Txs))
 	return nil
 }
 
@@ -445,17 +492,17 @@ func (p *Path) connect(ctx context.Context, b *pathBlock) error {
 func (p *Path) disconnect(ctx context.Context, b *pathBlock) error {
 	at := utxo.Tip{Height: b.height, Hash: b.Hash}
 	if p.index != nil && p.index.holdsTip(at) {
-		if err := p.index.disconnect(at); err != nil {
+		if err := timed(&p.times.Index, func() error { return p.index.disconnect(at) }); err != nil {
 			return fmt.Errorf("the address index: %w", err)
 		}
 		passed(stepDisconnect, stepUnindexed, b.height)
 	}
-	if err := p.store.DisconnectBlock(ctx, b.utxo()); err != nil {
+	if err := timed(&p.times.Store, func() error { return p.store.DisconnectBlock(ctx, b.utxo()) }); err != nil {
 		return err
 	}
 	passed(stepDisconnect, stepUnstored, b.height)
 	if p.blocks != nil && p.blocks.has && p.blocks.last.Height >= b.height {
-		if err := p.blocks.disconnect(at); err != nil {
+		if err := timed(&p.times.Keep, func() error { return p.blocks.disconnect(at) }); err != nil {
 			return fmt.Errorf("the block store: %w", err)
 		}
 		passed(stepDisconnect, stepDropped, b.height)

@@ -248,3 +248,28 @@ func TestABranchFailingTheChecksChangesNothing(t *testing.T) {
 	}
 	level(t, p, tip, c.A[tip])
 }
+
+// TestStepTimesCountEveryStoresShare: the path times each store's step and
+// counts the blocks and transactions the index took, a reorganisation's
+// included.
+func TestStepTimesCountEveryStoresShare(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, len(c.A))
+	if err := follow(context.Background(), p, c.B, byHash(c.A, c.B)); err != nil {
+		t.Fatal(err)
+	}
+	var blocks, txs uint64
+	for _, b := range append(append([]*chain.Block{}, c.A...), c.B[c.Fork+1:]...) {
+		blocks, txs = blocks+1, txs+uint64(len(b.Txs))
+	}
+	st := p.StepTimes()
+	if st.IndexedBlocks != blocks || st.IndexedTxs != txs {
+		t.Fatalf("the index took %d blocks and %d transactions, want %d and %d", st.IndexedBlocks, st.IndexedTxs, blocks, txs)
+	}
+	if st.Check <= 0 || st.Keep <= 0 || st.Store <= 0 || st.Index <= 0 {
+		t.Fatalf("a step was not timed: %+v", st)
+	}
+}

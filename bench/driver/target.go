@@ -1,5 +1,6 @@
 // Package driver replays an operation stream against a target (a store
-// over an engine, or the map reference), timing every store call by class
+// over an engine, the block path over a store and the address index, or
+// the map reference), timing every store call by class
 // and checking that each call had the outcome the workload expects, so that
 // a benchmark run is also a cross-engine correctness check.
 package driver

@@ -17,6 +17,9 @@ func Derive(results []*EngineResult, refDigest string, minimalBytes uint64) {
 		}
 		r.DiskPerMinimal = benchmetric.DiskPerMinimal(r.DiskBytes, int64(minimalBytes))
 		r.WriteAmp = benchmetric.WriteAmp(r.DeviceWriteBytes, r.LogicalBytes)
+		if ix := r.Index; ix != nil {
+			ix.derive()
+		}
 	}
 	for _, r := range results {
 		r.VsPebble = ratios(r, byName["pebble"])
@@ -38,4 +41,15 @@ func ratios(r, ref *EngineResult) map[string]float64 {
 		out["store_time"] = ref.StoreSeconds / r.StoreSeconds
 	}
 	return out
+}
+
+func (ix *IndexResult) derive() {
+	if ix.Seconds > 0 {
+		ix.BlocksPerSecond, ix.TxsPerSecond = float64(ix.Blocks)/ix.Seconds, float64(ix.Txs)/ix.Seconds
+	}
+	if ix.StoreSeconds > 0 {
+		ix.PerStore = ix.Seconds / ix.StoreSeconds
+	}
+	ix.DiskPerMinimal = benchmetric.DiskPerMinimal(ix.DiskBytes, int64(ix.LiveBytes))
+	ix.WriteAmp = benchmetric.WriteAmp(int64(ix.WrittenBytes), int64(ix.CommittedBytes))
 }

@@ -83,6 +83,9 @@ type EngineResult struct {
 	// size of its final set (benchmetric.MinimalUTXOBytes summed), the
 	// denominator of every engine's disk/minimal.
 	MinimalBytes uint64 `json:"minimal_bytes,omitempty"`
+	// Index is the address index's share, when bench --index fed the
+	// blocks along the block path; nil otherwise.
+	Index *IndexResult `json:"index,omitempty"`
 	// Derived by the parent process.
 	DiskPerMinimal float64            `json:"disk_per_minimal,omitempty"`
 	WriteAmp       float64            `json:"write_amplification,omitempty"`
@@ -90,4 +93,46 @@ type EngineResult struct {
 	VsMap          map[string]float64 `json:"vs_map,omitempty"`
 	DigestOK       bool               `json:"digest_ok"`
 	Err            string             `json:"error,omitempty"`
+}
+
+// IndexResult is what the address index cost an engine's replay, over the
+// whole replay (the warm-up's blocks included), measured along the block
+// path (blockpath.StepTimes).
+type IndexResult struct {
+	// Blocks and Txs are the blocks the index connected, a
+	// reorganisation's included, and their transactions.
+	Blocks uint64 `json:"blocks"`
+	Txs    uint64 `json:"txs"`
+	// Seconds is the time in the index: connecting, disconnecting and
+	// writing what its bulk import holds, the last write included.
+	Seconds float64 `json:"seconds"`
+	// StoreSeconds is the store's time over the same replay: its block
+	// connections and disconnections along the path, warm-up included,
+	// and the measured submissions and reads. KeepSeconds is the block
+	// store's, CheckSeconds the block checks'.
+	StoreSeconds float64 `json:"store_seconds"`
+	KeepSeconds  float64 `json:"keep_seconds"`
+	CheckSeconds float64 `json:"check_seconds"`
+	// DiskBytes is the size of the index's directory after close;
+	// LiveBytes the keys and values of its live entries, the logical
+	// size of Blockbook's columns (index.Footprint), and Digest their
+	// digest. BlockStoreBytes is the block store's directory. The
+	// engine's DiskBytes leaves both out.
+	DiskBytes       int64  `json:"disk_bytes"`
+	BlockStoreBytes int64  `json:"block_store_bytes"`
+	LiveBytes       uint64 `json:"live_bytes"`
+	Entries         uint64 `json:"entries"`
+	Digest          string `json:"digest"`
+	// CommittedBytes are the bytes of the batches the index committed and
+	// WrittenBytes what its Pebble database wrote for them (log, flushes,
+	// compactions).
+	CommittedBytes uint64 `json:"committed_bytes"`
+	WrittenBytes   uint64 `json:"written_bytes"`
+	// Derived by the parent process.
+	BlocksPerSecond float64 `json:"blocks_per_second,omitempty"`
+	TxsPerSecond    float64 `json:"txs_per_second,omitempty"`
+	// PerStore is Seconds ÷ StoreSeconds: the goal is at most 1.
+	PerStore       float64 `json:"index_per_store,omitempty"`
+	DiskPerMinimal float64 `json:"disk_per_minimal,omitempty"`
+	WriteAmp       float64 `json:"write_amplification,omitempty"`
 }

@@ -27,8 +27,52 @@ func WriteTable(w io.Writer, results []*EngineResult) error {
 			ratio(r.DiskPerMinimal), ratio(r.WriteAmp), rss(r),
 			ratio(r.VsPebble["store_time"]), ratio(r.VsMap["store_time"]), digestCell(r))
 	}
+	writeIndexTable(&b, results)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// indexLegend says what the index table's columns measure.
+const indexLegend = `
+Address index (bench --index): every block went along the block path, as
+import --index takes it (checked, kept in the block store, stored,
+indexed), so connect and disconnect above include the path, as does the
+write-amp above (every write under the data directory); disk/minimal above
+is the store's alone. Below, over the whole
+replay, warm-up included: the index's blocks and transactions per second
+of index time; its seconds beside the store's (the store's block
+connections and disconnections along the path, and the measured
+submissions and reads), and their ratio (goal: at most 1); disk/minimal:
+the index's directory ÷ the keys and values of its live entries
+(Blockbook's columns' logical size); write-amp: what its Pebble database
+wrote (log, flushes, compactions) ÷ the bytes of the batches it committed.
+`
+
+// writeIndexTable adds the address index's table when the run fed one.
+func writeIndexTable(b *strings.Builder, results []*EngineResult) {
+	var rows []*EngineResult
+	for _, r := range results {
+		if r.Err == "" && r.Index != nil {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString(indexLegend + "\n")
+	b.WriteString("| engine | index blocks/s | index txs/s | index s | store s | index ÷ store | block store s | index MiB | live MiB | " +
+		benchmetric.DiskPerMinimalName + " | " + benchmetric.WriteAmpName + " | index digest |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, r := range rows {
+		ix := r.Index
+		d := ix.Digest
+		if len(d) > 12 {
+			d = d[:12]
+		}
+		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.2f | %.2f | %s | %.2f | %.1f | %.1f | %s | %s | %s |\n", r.Engine,
+			ix.BlocksPerSecond, ix.TxsPerSecond, ix.Seconds, ix.StoreSeconds, ratio(ix.PerStore), ix.KeepSeconds,
+			float64(ix.DiskBytes)/(1<<20), float64(ix.LiveBytes)/(1<<20), ratio(ix.DiskPerMinimal), ratio(ix.WriteAmp), d)
+	}
 }
 
 func rss(r *EngineResult) string {

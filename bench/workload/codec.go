@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -16,10 +17,11 @@ import (
 
 // The stream format is private to one bench run (the parent writes it, the
 // per-engine children read it) and to the determinism test, so it is kept
-// minimal: a kind byte, then the kind's fields as uvarints, 32-byte hashes
-// and length-prefixed raw transactions. It starts with a magic and version
-// so that a stale file is refused rather than misread.
-var streamMagic = [8]byte{'u', 't', 'x', 'o', 'b', 'n', 'c', 2}
+// minimal: a kind byte, then the kind's fields as uvarints, 32-byte hashes,
+// 80-byte block headers (a block's hash is its header's) and
+// length-prefixed raw transactions. It starts with a magic and version so
+// that a stale file is refused rather than misread.
+var streamMagic = [8]byte{'u', 't', 'x', 'o', 'b', 'n', 'c', 3}
 
 // Writer serialises operations.
 type Writer struct {
@@ -59,8 +61,12 @@ func (w *Writer) Write(op *Op) error {
 		}
 	case Connect, Disconnect:
 		blk := op.Block
-		b = append(b, blk.Hash[:]...)
-		b = append(b, blk.PrevHash[:]...)
+		if blk.Header == nil || blk.Header.BlockHash() != blk.Hash {
+			return fmt.Errorf("workload: block %s at height %d needs the header it is the hash of", blk.Hash, blk.Height)
+		}
+		var header bytes.Buffer
+		_ = blk.Header.Serialize(&header) // bytes.Buffer writes cannot fail
+		b = append(b, header.Bytes()...)
 		b = binary.AppendUvarint(b, uint64(blk.Height))
 		b = binary.AppendUvarint(b, op.Live)
 		if op.Kind == Connect {
@@ -166,14 +172,12 @@ func (r *Reader) fields(op *Op) (err error) {
 			}
 		}
 	case Connect, Disconnect:
-		blk := &utxo.Block{}
+		var header wire.BlockHeader
+		if err := header.Deserialize(r.r); err != nil {
+			return err
+		}
+		blk := &utxo.Block{Header: &header, Hash: header.BlockHash(), PrevHash: header.PrevBlock}
 		op.Block = blk
-		if blk.Hash, err = r.hash(); err != nil {
-			return err
-		}
-		if blk.PrevHash, err = r.hash(); err != nil {
-			return err
-		}
 		if blk.Height, err = r.u32(); err != nil {
 			return err
 		}

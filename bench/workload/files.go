@@ -33,9 +33,10 @@ type FileStats struct {
 const fileReadBatch = 16
 
 type fileBlock struct {
-	hash, prev chainhash.Hash
-	height     uint32
-	txs        []*chain.Tx
+	header wire.BlockHeader
+	hash   chainhash.Hash
+	height uint32
+	txs    []*chain.Tx
 }
 
 // FromFiles emits the replay of block files (blk*.dat or raw blocks, in
@@ -96,7 +97,7 @@ func readBlocks(path string) ([]*fileBlock, error) {
 			return nil, fmt.Errorf("%s: block %d: %w", path, len(out), err)
 		}
 		info := br.Info()
-		b := &fileBlock{hash: info.Hash, prev: info.PrevHash()}
+		b := &fileBlock{header: info.Header, hash: info.Hash}
 		for br.Remaining() > 0 {
 			tx, err := br.Next()
 			if err != nil {
@@ -111,11 +112,11 @@ func readBlocks(path string) ([]*fileBlock, error) {
 // isChain reports whether the blocks start at genesis and each extends
 // the one before.
 func isChain(blocks []*fileBlock) bool {
-	if blocks[0].prev != (chainhash.Hash{}) {
+	if blocks[0].header.PrevBlock != (chainhash.Hash{}) {
 		return false
 	}
 	for i := 1; i < len(blocks); i++ {
-		if blocks[i].prev != blocks[i-1].hash {
+		if blocks[i].header.PrevBlock != blocks[i-1].hash {
 			return false
 		}
 	}
@@ -205,7 +206,7 @@ func (r *replayer) chainBlock(b *fileBlock) error {
 	}
 	r.stats.Blocks++
 	r.stats.Txs += len(b.txs)
-	blk := &utxo.Block{Hash: b.hash, PrevHash: b.prev, Height: b.height, Txs: b.txs}
+	blk := &utxo.Block{Hash: b.hash, PrevHash: b.header.PrevBlock, Height: b.height, Txs: b.txs, Header: &b.header}
 	if err := r.emit(&Op{Kind: Connect, Block: blk, Live: uint64(len(r.live))}); err != nil {
 		return err
 	}

@@ -173,10 +173,7 @@ func (g *generator) block() error {
 	subsidy := int64(50_0000_0000) >> (h / 210_000)
 	txs[0] = coinbaseTx(g.rng, h, g.branch, g.cfg.Seed, subsidy+fees)
 	g.immature = append(g.immature, liveOut{op: wire.OutPoint{Hash: txs[0].ID}, value: subsidy + fees, height: h})
-	b := &utxo.Block{Hash: blockHash(g.tip, h, g.branch, g.cfg.Seed), PrevHash: g.tip, Height: h, Txs: txs}
-	if h == 0 {
-		b.PrevHash = chainhash.Hash{}
-	}
+	b := newBlock(g.tip, h, txs)
 	g.tip = b.Hash
 	g.height++
 	g.remember(b, spent)
@@ -315,11 +312,7 @@ func (g *generator) reorg(depth int) error {
 				g.immature[j].op = wire.OutPoint{Hash: cb.ID}
 			}
 		}
-		nb := &utxo.Block{Hash: blockHash(prev, b.Height, g.branch, g.cfg.Seed), PrevHash: prev, Height: b.Height,
-			Txs: append([]*chain.Tx{cb}, b.Txs[1:]...)}
-		if b.Height == 0 {
-			nb.PrevHash = chainhash.Hash{}
-		}
+		nb := newBlock(prev, b.Height, append([]*chain.Tx{cb}, b.Txs[1:]...))
 		prev = nb.Hash
 		old[i] = nb // g.recent now holds the new branch
 		g.stats.Blocks++

@@ -3,11 +3,13 @@ package workload
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/utxo"
 )
 
 // Scripts are structurally valid byte patterns of realistic sizes; nothing
@@ -77,11 +79,23 @@ func spendTx(ins []wire.OutPoint, outs []*wire.TxOut) *chain.Tx {
 	return chain.NewTx(msg)
 }
 
-// blockHash names a synthetic block; nothing checks proof of work.
-func blockHash(prev chainhash.Hash, height, branch uint32, seed uint64) chainhash.Hash {
-	b := append([]byte(nil), prev[:]...)
-	b = binary.LittleEndian.AppendUint32(b, height)
-	b = binary.LittleEndian.AppendUint32(b, branch)
-	b = binary.LittleEndian.AppendUint64(b, seed)
-	return chainhash.DoubleHashH(b)
+// genesisTime is the timestamp of Bitcoin's genesis block: a synthetic
+// block at height h is dated ten minutes per height after it.
+const genesisTime = 1231006505
+
+// newBlock builds the synthetic block at height on prev: a header naming
+// its parent and its transactions' merkle root, the block's hash being the
+// header's, as the block path and the address index take it. Competing
+// blocks at one height differ by their coinbases (coinbaseTx), so by their
+// roots. Nothing checks proof of work: bench trusts its blocks, as
+// import --trust-blocks does.
+func newBlock(prev chainhash.Hash, height uint32, txs []*chain.Tx) *utxo.Block {
+	var tree chain.MerkleTree
+	for _, tx := range txs {
+		tree.Add(tx.ID)
+	}
+	root, _ := tree.Root()
+	header := wire.BlockHeader{Version: 4, PrevBlock: prev, MerkleRoot: root,
+		Timestamp: time.Unix(genesisTime+600*int64(height), 0), Bits: 0x207fffff}
+	return &utxo.Block{Hash: header.BlockHash(), PrevHash: prev, Height: height, Txs: txs, Header: &header}
 }

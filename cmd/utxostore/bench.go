@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,14 @@ throughput over the growing live set.
 
 Every engine's final UTXO digest (utxo.Summary) must equal the map
 reference's: the command fails, naming the engines, if one differs.
+
+With --index every engine's blocks go along the block path as import
+--index takes them: checked (as with --trust-blocks, and with no limit on
+a block's size, since the warm-up's blocks are larger than Bitcoin's),
+kept in a block store, connected to the store and connected to
+Blockbook's address index, in bulk as import writes it. A second table
+gives the index's rates, its time beside the store's, its disk size over
+its live keys and values, and its write amplification.
 
 Workloads: --workload synthetic (the default; --seed, --blocks, --utxos,
 --txs shape it) or block files (--workload FILE, more FILEs as arguments):
@@ -115,6 +124,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.StringVar(&cfg.dir, "dir", "", "parent directory of the temporary data directories (default: the system's)")
 	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
 	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU profile of the measured blocks (ENGINE.cpu.pprof) and allocation profiles of the warm-up and the whole replay (ENGINE.allocs-warmup.pprof, ENGINE.allocs.pprof) to this directory")
+	fs.BoolVar(&cfg.sf.index, "index", false, "feed every engine's blocks along the block path into a block store and Blockbook's address index, as import --index does, and report the index's figures")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
 	sources, err := parseFlags(fs, args)
 	if err != nil {
@@ -377,7 +387,8 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
 		"--redis=" + cfg.sf.redis, "--redis-namespace=" + cfg.redisNamespace(),
 		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
-		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps)}
+		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps),
+		"--index=" + strconv.FormatBool(cfg.sf.index)}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stderr = os.Stderr
 	runErr := cmd.Run()
@@ -402,6 +413,7 @@ func runBenchChild(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench --child", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs)
+	sf.registerIndex(fs)
 	stream := fs.String("stream", "", "operation stream")
 	result := fs.String("result", "", "result file")
 	seriesEvery := fs.Int("series-every", 1, "blocks per series point")
@@ -453,6 +465,9 @@ func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream st
 	res.PeakRSSBytes = max(sysstat.PeakRSS(), res.ReplayPeakRSSBytes)
 	if size, err := sysstat.DirSize(dir); err == nil {
 		res.DiskBytes = size
+		if ix := res.Index; ix != nil {
+			res.DiskBytes -= ix.DiskBytes + ix.BlockStoreBytes // the store's alone
+		}
 	}
 	return res
 }
@@ -469,6 +484,9 @@ func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream s
 		return res, nil
 	}
 	sf.engine, sf.data = name, dir
+	if sf.index {
+		return replayPath(ctx, sf, stream, opts)
+	}
 	store, err := sf.open(ctx, createStore)
 	if err != nil {
 		return nil, err
@@ -478,6 +496,56 @@ func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream s
 		err = fmt.Errorf("closing: %w", closeErr)
 	}
 	return res, err
+}
+
+// replayPath replays the stream with its blocks going along the block
+// path into the store, a block store and the address index, opened as
+// import --index opens them (openStores, the index written in bulk), and
+// measures the index.
+func replayPath(ctx context.Context, sf storeFlags, stream string, opts driver.Options) (*report.EngineResult, error) {
+	st, err := sf.openStores(ctx, createStore, pathSettings{trustBlocks: true, bulkIndex: flushEvery, maxBlockSize: math.MaxUint64})
+	if err != nil {
+		return nil, err
+	}
+	res, err := replayStream(ctx, driver.Path{Path: st.path}, stream, opts)
+	if err == nil {
+		err = st.path.Close() // the index's last write, timed with the rest
+	}
+	if err == nil {
+		res.Index, err = indexResult(st, res)
+	}
+	if closeErr := st.close(); err == nil && closeErr != nil {
+		err = fmt.Errorf("closing: %w", closeErr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Index.DiskBytes, err = sysstat.DirSize(filepath.Join(sf.data, "index")); err != nil {
+		return nil, err
+	}
+	if res.Index.BlockStoreBytes, err = sysstat.DirSize(filepath.Join(sf.data, "blocks")); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// indexResult is the address index's share of a replay along the path.
+func indexResult(st *stores, res *report.EngineResult) (*report.IndexResult, error) {
+	steps := st.path.StepTimes()
+	fp, err := st.index.Footprint()
+	if err != nil {
+		return nil, fmt.Errorf("the address index: %w", err)
+	}
+	// The store's calls outside the path: submissions and reads, all in
+	// the measured part (the warm-up only connects blocks).
+	var calls float64
+	for _, c := range []report.Class{report.Create, report.Spend, report.Read, report.Reject} {
+		calls += res.Classes[c].Seconds
+	}
+	return &report.IndexResult{Blocks: steps.IndexedBlocks, Txs: steps.IndexedTxs, Seconds: steps.Index.Seconds(),
+		StoreSeconds: steps.Store.Seconds() + calls, KeepSeconds: steps.Keep.Seconds(), CheckSeconds: steps.Check.Seconds(),
+		LiveBytes: fp.LiveBytes, Entries: fp.Entries, Digest: fp.Digest,
+		CommittedBytes: fp.CommittedBytes, WrittenBytes: fp.WrittenBytes}, nil
 }
 
 // startProfile prepares the profiles --profile asks for. The CPU profile

@@ -14,9 +14,14 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/utxostore/utxostore/bench/driver"
 	"github.com/utxostore/utxostore/bench/report"
+	"github.com/utxostore/utxostore/bench/workload"
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/internal/testlog"
+	"github.com/utxostore/utxostore/utxo"
 )
 
 // availableBenchEngines is every engine this test can run: the embedded
@@ -127,6 +132,87 @@ func TestBenchBSVOrphanFiles(t *testing.T) {
 	st := out.Workload.FileStats
 	if st.Mode != "orphan" || st.SkippedSpends == 0 || out.Results[0].SkippedSpends != uint64(st.SkippedSpends) {
 		t.Errorf("file stats %+v, pebble skipped %d", st, out.Results[0].SkippedSpends)
+	}
+}
+
+// TestBenchIndexMatchesImport: bench --index builds, along the block path,
+// the address index that import --index builds from the same chain: the
+// synthetic stream's final chain (its reorganisations undone), written as
+// a block file and imported, gives an index of the same entries, byte for
+// byte, and the store the same UTXO digest.
+func TestBenchIndexMatchesImport(t *testing.T) {
+	args := []string{"--engines", "memory,map", "--utxos", "3000", "--blocks", "30", "--txs", "40",
+		"--reorg-rate", "0.2", "--sync", "block", "--index"}
+	out := runBenchArgs(t, args...)
+	if err := out.check(); err != nil {
+		t.Fatal(err)
+	}
+	ix := out.Results[0].Index
+	if ix == nil || ix.Entries == 0 || ix.Blocks == 0 || ix.Txs <= ix.Blocks || ix.Seconds <= 0 || ix.StoreSeconds <= 0 {
+		t.Fatalf("bench --index measured no index: %+v", ix)
+	}
+	if ix.DiskPerMinimal <= 0 || ix.WriteAmp <= 0 || ix.BlocksPerSecond <= 0 || ix.PerStore <= 0 {
+		t.Errorf("derived figures missing: %+v", ix)
+	}
+	if out.Results[0].Classes[report.Disconnect].Calls == 0 {
+		t.Fatal("no reorganisation: the stream does not test the index's disconnections")
+	}
+
+	// The same stream's final chain, as import reads it.
+	cfg, err := parseBench(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []*utxo.Block
+	_, err = workload.Generate(cfg.synthetic, func(op *workload.Op) error {
+		switch op.Kind {
+		case workload.Connect:
+			blocks = append(blocks[:op.Block.Height], op.Block)
+		case workload.Disconnect:
+			blocks = blocks[:op.Block.Height]
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	magic, err := chain.NetworkMagic("mainnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file []byte
+	for _, b := range blocks {
+		raw := driver.ChainBlock(b).Serialize()
+		file = append(chain.AppendFrameHeader(file, magic, uint64(len(raw))), raw...)
+	}
+	dir := t.TempDir()
+	blk := filepath.Join(dir, "blk00000.dat")
+	if err := os.WriteFile(blk, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	stdout, stderr, err := run(t, "import", "--data", data, "--engine", "sozu", "--network", "mainnet", "--sync", "block",
+		"--index", "--trust-blocks", "--quiet", blk)
+	if err != nil {
+		t.Fatalf("import --index: %v\n%s", err, stderr)
+	}
+	var sum struct{ Digest string }
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil || sum.Digest != out.Reference.Digest {
+		t.Fatalf("import's digest %q (%v), bench's %s", sum.Digest, err, out.Reference.Digest)
+	}
+	imported, err := index.Open(filepath.Join(data, "index"), index.Options{Coin: "Bitcoin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer imported.Close()
+	fp, err := imported.Footprint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp.Digest != ix.Digest || fp.Entries != ix.Entries || fp.LiveBytes != ix.LiveBytes {
+		t.Fatalf("import --index: %d entries, %d bytes, digest %s; bench --index: %d entries, %d bytes, digest %s",
+			fp.Entries, fp.LiveBytes, fp.Digest, ix.Entries, ix.LiveBytes, ix.Digest)
 	}
 }
 
