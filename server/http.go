@@ -15,15 +15,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/utxostore/utxostore/blockbook"
+	"github.com/utxostore/utxostore/explorer"
 	"github.com/utxostore/utxostore/internal/httpreply"
 )
 
-// routes is the HTTP listener's: Blockbook's API (package blockbook)
-// and the store's status, metrics and health, behind the daemon's token,
-// body and connection limits.
+// routes is the HTTP listener's: Blockbook's API (package blockbook),
+// the block explorer's pages over it (package explorer), and the store's
+// status, metrics and health, behind the daemon's token, body and
+// connection limits.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	s.bb.Routes(mux)
+	explorer.New(s.bb, s.backend, s.opts.Network).Routes(mux)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 	s.healthHandlers(mux)
 	return s.requestContext(s.logHTTPFaults(s.perConnection(s.requireToken(limitBody(s.opts.MaxBody, s.websocketSlots(mux))))))
