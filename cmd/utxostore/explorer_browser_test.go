@@ -155,14 +155,14 @@ func (b *browser) screenshot(name string) {
 	if b.shots == "" {
 		return
 	}
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Fatalf("screenshot of %s: %v", name, err)
 	}
 	if err := os.MkdirAll(b.shots, 0o755); err != nil {
 		b.t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(b.shots, b.prefix+name+".jpg"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(b.shots, b.prefix+name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
 }
