@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"net/url"
 	"os"
@@ -84,6 +85,9 @@ func (b *browser) open(path string, want int64) {
 	resp, err := chromedp.Run(b.ctx, chromedp.NavigateResponse(b.base+path))
 	if err != nil {
 		b.t.Fatalf("opening %s: %v", path, err)
+	}
+	if resp == nil {
+		b.t.Fatalf("opening %s: no response (a move within the page?)", path)
 	}
 	if resp.Status != want {
 		b.t.Fatalf("opening %s: status %d, want %d", path, resp.Status, want)
@@ -301,5 +305,95 @@ func TestExplorerInABrowser(t *testing.T) {
 		t.Fatalf("a hostile block id: %q", got)
 	}
 	b.noConsoleErrors("the refused pages", "status of 400")
+	d.stop(t, syscall.SIGTERM)
+}
+
+// demoDaemon runs `utxostore demo` with args and returns it with what it
+// printed before "Ctrl-C stops it.".
+func demoDaemon(t *testing.T, args ...string) (*daemon, []string) {
+	t.Helper()
+	cmd := exec.Command(utxostoreBin, append([]string{"demo"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := make(chan []string, 1)
+	go func() {
+		var lines []string
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+			if sc.Text() == "Ctrl-C stops it." {
+				printed <- lines
+			}
+		}
+		close(printed)
+	}()
+	d := startDaemonCmd(t, cmd, args)
+	select {
+	case lines, ok := <-printed:
+		if !ok {
+			t.Fatalf("demo ended its output without \"Ctrl-C stops it.\":\n%s", d.log())
+		}
+		return d, lines
+	case <-time.After(60 * time.Second):
+		t.Fatalf("demo printed no URLs within 60s:\n%s", d.log())
+	}
+	return nil, nil
+}
+
+// demoURL is the path of the URL the demo printed with comment.
+func demoURL(t *testing.T, lines []string, base, comment string) string {
+	t.Helper()
+	for _, l := range lines {
+		if strings.HasSuffix(l, "# "+comment) {
+			return strings.TrimPrefix(strings.Fields(l)[0], base)
+		}
+	}
+	t.Fatalf("demo printed no URL of %q:\n%s", comment, strings.Join(lines, "\n"))
+	return ""
+}
+
+// TestExplorerOnTheDemo: `demo --index` prints the explorer's URL first,
+// and the explorer shows, in Chromium, each state of its chain's story: a
+// frozen output, a reassigned one, an unmined transaction in the mempool
+// and a conflicting double spend of it, on regtest, after a
+// reorganisation; its search finds an address of the chain.
+func TestExplorerOnTheDemo(t *testing.T) {
+	chromiumPath(t)
+	d, lines := demoDaemon(t, "--index", "--blocks", "130", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	base := "http://" + d.http
+	if want := "Block explorer: " + base + "/"; len(lines) == 0 || lines[0] != want {
+		t.Fatalf("demo's first line: want %q, got:\n%s", want, strings.Join(lines, "\n"))
+	}
+	b := newBrowser(t, base, "demo-")
+	b.check("home", "/", "Regtest · regtest", "129", "Latest blocks", "1 unmined transactions")
+
+	frozen := demoURL(t, lines, base, "a frozen output")
+	b.check("frozen", frozen, "Record in the store", "frozen")
+	if out := b.text("#output-" + frozen[strings.LastIndex(frozen, "-")+1:]); !strings.Contains(out, "frozen") {
+		t.Errorf("the frozen output: %q", out)
+	}
+	reassigned := demoURL(t, lines, base, "a frozen output reassigned to another script")
+	page, vout, _ := strings.Cut(reassigned, "#")
+	b.open(page, 200) // without the fragment: a page of its own, when the frozen output's is the same
+	if out := b.text("#" + vout); !strings.Contains(out, "reassigned") || !strings.Contains(out, "spendable above block") {
+		t.Errorf("the reassigned output: %q", out)
+	}
+	unmined := demoURL(t, lines, base, "an unmined transaction")
+	b.check("unmined", unmined, "unmined since height 130")
+	conflicting := demoURL(t, lines, base, "a double spend of it, kept as conflicting")
+	b.check("conflicting", conflicting, "conflicting", "Delete at height")
+	b.check("mempool", "/mempool", "1 transactions", strings.TrimPrefix(unmined, "/tx/")[:8])
+	b.check("reorganised-block", demoURL(t, lines, base, "mined after a stale twin of it was reorganised away"), "Block 128")
+
+	// The address of the unmined transaction's input, found by the search.
+	b.open(unmined, 200)
+	addr := b.text("#input-0 a[href^='/address/']")
+	b.search(addr, `#balance`)
+	if loc := b.location(); loc != "/address/"+addr {
+		t.Fatalf("searching %s led to %s", addr, loc)
+	}
+	b.waitContent("address", addr, "Unconfirmed")
 	d.stop(t, syscall.SIGTERM)
 }
