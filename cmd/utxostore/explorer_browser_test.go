@@ -397,3 +397,35 @@ func TestExplorerOnTheDemo(t *testing.T) {
 	b.waitContent("address", addr, "Unconfirmed")
 	d.stop(t, syscall.SIGTERM)
 }
+
+// TestExplorerTokenRules: the explorer's pages need the daemon's token as
+// /api does, and --http-public serves them without it.
+func TestExplorerTokenRules(t *testing.T) {
+	const token = "explorer-secret"
+	for _, public := range []bool{false, true} {
+		args := []string{"serve", "--create", "--data", t.TempDir(), "--token", token, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}
+		if public {
+			args = append(args, "--http-public")
+		}
+		d := startDaemon(t, args...)
+		for _, path := range []string{"/", "/mempool", "/block/0", "/static/explorer.css", "/api/v2"} {
+			code, body := httpGet(t, "http://"+d.http+path)
+			switch {
+			case public && path == "/block/0":
+				if code != 400 || !strings.Contains(body, "above the tip") {
+					t.Errorf("%s of an empty store with --http-public: %d %s", path, code, body)
+				}
+			case public && code != 200:
+				t.Errorf("%s with --http-public: %d %s", path, code, body)
+			case !public && (code != 401 || !strings.Contains(body, "Authorization: Bearer")):
+				t.Errorf("%s without the token: %d %s", path, code, body)
+			}
+			if code, body := httpGetToken(t, "http://"+d.http+path, token); code != 200 && path != "/block/0" {
+				t.Errorf("%s with the token: %d %s", path, code, body)
+			}
+		}
+		mustContain(t, "/ with the token", func() string { _, b := httpGetToken(t, "http://"+d.http+"/", token); return b }(),
+			"<title>utxostore explorer", "The store holds no block yet.")
+		d.stop(t, syscall.SIGTERM)
+	}
+}
