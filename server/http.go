@@ -143,8 +143,9 @@ func (u *upgradable) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (u *upgradable) Unwrap() http.ResponseWriter { return u.ResponseWriter }
 
 // requireToken answers 401 to a request without the bearer token, when one
-// is configured, before its body is read. /health/* stays open for probes;
-// --http-public opens everything else too.
+// is configured, before its body is read: the API, the explorer's pages
+// and the metrics alike. /health/* stays open for probes; --http-public
+// opens everything else too.
 func (s *Server) requireToken(next http.Handler) http.Handler {
 	if s.opts.Token == "" || s.opts.HTTPPublic {
 		return next
@@ -152,7 +153,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/health/") && !tokenOK(r.Header.Get("Authorization"), s.opts.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="utxostore"`)
-			httpreply.Error(w, http.StatusUnauthorized, "%s needs an \"Authorization: Bearer <token>\" header (the server's --token; --http-public serves the API without it)", r.URL.Path)
+			httpreply.Error(w, http.StatusUnauthorized, "%s needs an \"Authorization: Bearer <token>\" header (the server's --token; --http-public serves the API and the explorer without it)", r.URL.Path)
 			return
 		}
 		next.ServeHTTP(w, r)
