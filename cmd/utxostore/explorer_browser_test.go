@@ -262,6 +262,11 @@ func TestExplorerInABrowser(t *testing.T) {
 	if out1 := b.text("#output-1"); !strings.Contains(out1, "spent") || !strings.Contains(out1, "a16f3ce4") {
 		t.Errorf("output 1 of %s: %q, want spent by a16f3ce4…", hal, out1)
 	}
+	if b.shots != "" {
+		b.do(`#outputs`, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+		b.screenshot("tx-phone")
+		b.do(`#outputs`, chromedp.EmulateViewport(1200, 900))
+	}
 	b.do(`#inputs`, chromedp.Click(chromedp.CSS(`#output-1 a.spender`)))
 	const spender = "a16f3ce4dd5deb92d98ef5cf8afeaf0775ebca408f708b2146c4fb42b41e14be"
 	if loc := b.location(); loc != "/tx/"+spender+"#input-0" {
@@ -399,7 +404,8 @@ func TestExplorerOnTheDemo(t *testing.T) {
 }
 
 // TestExplorerTokenRules: the explorer's pages need the daemon's token as
-// /api does, and --http-public serves them without it.
+// /api does, and --http-public serves them without it; without --index,
+// they say what they lack and how to get it.
 func TestExplorerTokenRules(t *testing.T) {
 	const token = "explorer-secret"
 	for _, public := range []bool{false, true} {
@@ -424,8 +430,15 @@ func TestExplorerTokenRules(t *testing.T) {
 				t.Errorf("%s with the token: %d %s", path, code, body)
 			}
 		}
-		mustContain(t, "/ with the token", func() string { _, b := httpGetToken(t, "http://"+d.http+"/", token); return b }(),
-			"<title>utxostore explorer", "The store holds no block yet.")
+		_, home := httpGetToken(t, "http://"+d.http+"/", token)
+		mustContain(t, "/ with the token", home, "<title>utxostore explorer", "The store holds no block yet.",
+			"The address index is off", "utxostore serve --index")
+		// Without --index, an address's page says what it needs.
+		code, body := httpGetToken(t, "http://"+d.http+"/address/1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa", token)
+		if code != 404 {
+			t.Errorf("an address without --index: %d", code)
+		}
+		mustContain(t, "an address without --index", body, "needs the address index", "utxostore serve --index")
 		d.stop(t, syscall.SIGTERM)
 	}
 }
