@@ -37,11 +37,13 @@ import (
 //go:embed templates static
 var files embed.FS
 
-// Page sizes: transactions of an address or xpub on one page, and the
-// latest blocks on the front page.
+// Page sizes: transactions of an address or xpub on one page, the latest
+// blocks on the front page, and the unmined transactions listed.
 const (
 	accountPageSize = 25
 	latestBlocks    = 15
+	// mempoolListed bounds the unmined transactions one page lists.
+	mempoolListed = 1000
 )
 
 // maxParam bounds what a path or query names: the longest name a page
@@ -221,22 +223,22 @@ func (e *Explorer) handleBlock(w http.ResponseWriter, r *http.Request) {
 }
 
 func (e *Explorer) handleTx(w http.ResponseWriter, r *http.Request) {
-	param, err := param(r.PathValue("txid"), "txid")
+	id, err := param(r.PathValue("txid"), "txid")
 	if err != nil {
 		e.fail(w, http.StatusBadRequest, "", err)
 		return
 	}
-	txid, err := blockbook.ParseTxid(param)
+	txid, err := blockbook.ParseTxid(id)
 	if err != nil {
-		e.fail(w, http.StatusBadRequest, param, err)
+		e.fail(w, http.StatusBadRequest, id, err)
 		return
 	}
 	tx, code, err := e.api.FindTx(r.Context(), txid)
 	if err != nil {
-		e.fail(w, code, param, err)
+		e.fail(w, code, id, err)
 		return
 	}
-	e.render(w, http.StatusOK, "tx", "Transaction "+short(tx.TxID), param, tx)
+	e.render(w, http.StatusOK, "tx", "Transaction "+short(tx.TxID), id, tx)
 }
 
 // account is an address's or xpub's page data.
@@ -286,13 +288,20 @@ func (e *Explorer) account(w http.ResponseWriter, r *http.Request, kind, v strin
 	e.render(w, http.StatusOK, "account", title, name, a)
 }
 
+// mempool is the mempool page's data: its size, and its first
+// mempoolListed transactions.
+type mempool struct {
+	Size int
+	Txs  []*utxo.UnminedTransaction
+}
+
 func (e *Explorer) handleMempool(w http.ResponseWriter, r *http.Request) {
 	txs, err := e.api.Mempool(r.Context())
 	if err != nil {
 		e.fail(w, http.StatusInternalServerError, "", err)
 		return
 	}
-	e.render(w, http.StatusOK, "mempool", "Mempool", "", txs)
+	e.render(w, http.StatusOK, "mempool", "Mempool", "", mempool{Size: len(txs), Txs: txs[:min(len(txs), mempoolListed)]})
 }
 
 // handleSearch sends ?q= to the page of what it names: a height to its
