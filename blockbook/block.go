@@ -103,13 +103,14 @@ func (a *API) handleBlock(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		page = 0
 	}
-	out, code, err := a.block(r.Context(), r.PathValue("height"), page)
+	out, code, err := a.block(r.Context(), r.PathValue("height"), page, txsInAPI)
 	writeOutcome(w, out, code, err)
 }
 
 // block is Blockbook's GetBlock: the block named by height or hash, with
-// page page (1-based) of its transactions.
-func (a *API) block(ctx context.Context, param string, page int) (*blockJSON, int, error) {
+// page page (1-based) of its transactions, pageSize to a page (Blockbook's
+// is txsInAPI).
+func (a *API) block(ctx context.Context, param string, page, pageSize int) (*blockJSON, int, error) {
 	height, ok, err := a.blockParam(param)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
@@ -149,7 +150,7 @@ func (a *API) block(ctx context.Context, param string, page int) (*blockJSON, in
 	if ok {
 		out.NextBlockHash = next.Hash.String()
 	}
-	pg, from, to := computePaging(len(mb.Transactions), max(page-1, 0), txsInAPI)
+	pg, from, to := computePaging(len(mb.Transactions), max(page-1, 0), pageSize)
 	out.Page, out.TotalPages, out.ItemsOnPage = pg.Page, pg.TotalPages, pg.ItemsOnPage
 	for _, mtx := range mb.Transactions[from:to] {
 		ft, err := a.inBlock(ctx, mb, height, mtx)

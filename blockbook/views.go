@@ -46,14 +46,15 @@ func (a *API) FindTx(ctx context.Context, txid chainhash.Hash) (*Tx, int, error)
 	return &tx, code, nil
 }
 
-// FindBlock is GET /api/v2/block/{param}?page=page: by height or hash,
-// with one page of its transactions; without the block store, by height
-// only and with none.
-func (a *API) FindBlock(ctx context.Context, param string, page int) (*Block, int, error) {
+// FindBlock is GET /api/v2/block/{param}?page=page with pageSize
+// transactions to a page (the API's are 1,000; pageSize is at least 1): by
+// height or hash; without the block store, by height only and with no
+// transactions.
+func (a *API) FindBlock(ctx context.Context, param string, page, pageSize int) (*Block, int, error) {
 	if a.reads.BlockStore() == nil || a.reads.AddressIndex() == nil {
 		return a.storedBlock(ctx, param)
 	}
-	return a.block(ctx, param, page)
+	return a.block(ctx, param, page, max(pageSize, 1))
 }
 
 // FindAddress is GET /api/v2/address/{param}?details=txs: the balance

@@ -37,10 +37,12 @@ import (
 //go:embed templates static
 var files embed.FS
 
-// Page sizes: transactions of an address or xpub on one page, the latest
-// blocks on the front page, and the unmined transactions listed.
+// Page sizes: transactions of an address or xpub and of a block on one
+// page, the latest blocks on the front page, and the unmined transactions
+// listed.
 const (
 	accountPageSize = 25
+	blockPageSize   = 50
 	latestBlocks    = 15
 	// mempoolListed bounds the unmined transactions one page lists.
 	mempoolListed = 1000
@@ -214,7 +216,7 @@ func (e *Explorer) handleBlock(w http.ResponseWriter, r *http.Request) {
 		e.fail(w, http.StatusBadRequest, "", err)
 		return
 	}
-	b, code, err := e.api.FindBlock(r.Context(), id, pageParam(r))
+	b, code, err := e.api.FindBlock(r.Context(), id, pageParam(r), blockPageSize)
 	if err != nil {
 		e.fail(w, code, id, err)
 		return

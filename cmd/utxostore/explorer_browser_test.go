@@ -200,10 +200,10 @@ func (b *browser) search(q, waitFor string) {
 // TestExplorerInABrowser serves the first 2,000 blocks of the mainnet
 // file with --index (with -long, all of them but the last) and drives the
 // explorer in Chromium: every page type loads without a console error;
-// the search box finds a height, a txid and an address; links lead from
-// a block to a transaction to its spender; the next block, connected
-// during the test, appears on / without a reload; and hostile paths and
-// queries come back escaped or refused.
+// the search box finds a height, a block hash, a txid and an address;
+// links lead from a block to a transaction to its spender; the next
+// block, connected during the test, appears on / without a reload; and
+// hostile paths and queries come back escaped or refused.
 func TestExplorerInABrowser(t *testing.T) {
 	chromiumPath(t)
 	tip := 2000 // the first block connected during the test
@@ -238,6 +238,11 @@ func TestExplorerInABrowser(t *testing.T) {
 		t.Fatalf("searching 170 led to %s", loc)
 	}
 	b.waitContent("block", "Block 170", "00000000d1145790a8694403d4063f323d499e655c83426834d4ce2f8dd4a2ee", "f4184fc5")
+	const block181 = "00000000dc55860c8a29c58d45209318fa9e9dc2c1833a7226d86bc465afc6e5"
+	b.search(block181, `h1`)
+	if loc := b.location(); loc != "/block/"+block181 {
+		t.Fatalf("searching a block hash led to %s", loc)
+	}
 	const hal = "f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16"
 	b.search(hal, `#outputs`)
 	if loc := b.location(); loc != "/tx/"+hal {
