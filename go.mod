@@ -24,6 +24,7 @@ require (
 require (
 	github.com/bsv-blockchain/go-bt/v2 v2.6.8
 	github.com/bsv-blockchain/go-wire v1.2.11
+	github.com/chromedp/chromedp v0.23.0
 	github.com/gcash/bchd v0.22.2
 	github.com/gcash/bchutil v0.0.0-20260423044137-a3c041e4cc77
 	github.com/hashicorp/golang-lru/v2 v2.0.7
@@ -31,8 +32,10 @@ require (
 
 require (
 	github.com/bsv-blockchain/go-sdk v1.2.24 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/dchest/siphash v1.2.3 // indirect
 	github.com/gcash/bchlog v0.0.0-20180913005452-b4f036f92fa6 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 )
 

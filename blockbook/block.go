@@ -2,6 +2,7 @@ package blockbook
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/big"
 	"net/http"
@@ -10,8 +11,6 @@ import (
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
-
-	"github.com/utxostore/utxostore/internal/httpreply"
 )
 
 // blockJSON is Blockbook v0.3.4's api.Block: paging, the block's header
@@ -104,13 +103,14 @@ func (a *API) handleBlock(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		page = 0
 	}
-	out, code, err := a.block(r.Context(), r.PathValue("height"), page)
+	out, code, err := a.block(r.Context(), r.PathValue("height"), page, txsInAPI)
 	writeOutcome(w, out, code, err)
 }
 
 // block is Blockbook's GetBlock: the block named by height or hash, with
-// page page (1-based) of its transactions.
-func (a *API) block(ctx context.Context, param string, page int) (*blockJSON, int, error) {
+// page page (1-based) of its transactions, pageSize to a page (Blockbook's
+// is txsInAPI).
+func (a *API) block(ctx context.Context, param string, page, pageSize int) (*blockJSON, int, error) {
 	height, ok, err := a.blockParam(param)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
@@ -150,7 +150,7 @@ func (a *API) block(ctx context.Context, param string, page int) (*blockJSON, in
 	if ok {
 		out.NextBlockHash = next.Hash.String()
 	}
-	pg, from, to := computePaging(len(mb.Transactions), max(page-1, 0), txsInAPI)
+	pg, from, to := computePaging(len(mb.Transactions), max(page-1, 0), pageSize)
 	out.Page, out.TotalPages, out.ItemsOnPage = pg.Page, pg.TotalPages, pg.ItemsOnPage
 	for _, mtx := range mb.Transactions[from:to] {
 		ft, err := a.inBlock(ctx, mb, height, mtx)
@@ -170,43 +170,45 @@ func (a *API) block(ctx context.Context, param string, page int) (*blockJSON, in
 // store (serve without --index): the header fields and the transaction
 // count the store keeps per block, and no transactions.
 func (a *API) handleStoredBlock(w http.ResponseWriter, r *http.Request) {
-	height, ok := heightParam(r.PathValue("height"))
+	out, code, err := a.storedBlock(r.Context(), r.PathValue("height"))
+	writeOutcome(w, out, code, err)
+}
+
+// storedBlock is the block at the height param names, as the store
+// remembers it: its header fields and transaction count.
+func (a *API) storedBlock(ctx context.Context, param string) (*blockJSON, int, error) {
+	height, ok := heightParam(param)
 	if !ok {
-		httpreply.Error(w, http.StatusBadRequest, "Block not found, malformed block height %s (without --index blocks are looked up by height only)", echoed(r.PathValue("height")))
-		return
+		return nil, http.StatusBadRequest, errorf("Block not found, malformed block height %s (without --index blocks are looked up by height only)", echoed(param))
 	}
-	b, found, err := a.reads.BlockAt(r.Context(), height)
+	b, found, err := a.reads.BlockAt(ctx, height)
 	if err != nil {
-		httpreply.Error(w, http.StatusInternalServerError, "reading block %d: %v", height, err)
-		return
+		return nil, http.StatusInternalServerError, fmt.Errorf("reading block %d: %w", height, err)
 	}
 	if !found {
-		httpreply.Error(w, http.StatusBadRequest, "Block not found, height %d is above the tip", height)
-		return
+		return nil, http.StatusBadRequest, errorf("Block not found, height %d is above the tip", height)
 	}
-	out := blockJSON{Page: 1, TotalPages: 1, ItemsOnPage: txsInAPI, Hash: b.Hash.String(), Height: height,
+	out := &blockJSON{Page: 1, TotalPages: 1, ItemsOnPage: txsInAPI, Hash: b.Hash.String(), Height: height,
 		TxCount: b.Txs, Size: int(b.Size), Time: b.Time, Version: b.Version, MerkleRoot: b.MerkleRoot.String(),
 		Nonce: strconv.FormatUint(uint64(b.Nonce), 10), Bits: strconv.FormatUint(uint64(b.Bits), 16), Difficulty: difficulty(b.Bits)}
 	if height > 0 {
 		out.PreviousBlockHash = b.PrevHash.String()
 	}
-	next, ok, err := a.reads.BlockAt(r.Context(), height+1)
+	next, ok, err := a.reads.BlockAt(ctx, height+1)
 	if err != nil {
-		httpreply.Error(w, http.StatusInternalServerError, "reading block %d: %v", height+1, err)
-		return
+		return nil, http.StatusInternalServerError, fmt.Errorf("reading block %d: %w", height+1, err)
 	}
 	if ok {
 		out.NextBlockHash = next.Hash.String()
 	}
-	tip, ok, err := a.reads.Tip(r.Context())
+	tip, ok, err := a.reads.Tip(ctx)
 	if err != nil {
-		httpreply.Error(w, http.StatusInternalServerError, "reading the tip: %v", err)
-		return
+		return nil, http.StatusInternalServerError, fmt.Errorf("reading the tip: %w", err)
 	}
 	if ok && tip.Height >= height {
 		out.Confirmations = int(tip.Height-height) + 1
 	}
-	httpreply.JSON(w, http.StatusOK, out)
+	return out, http.StatusOK, nil
 }
 
 func (a *API) handleBlockIndex(w http.ResponseWriter, r *http.Request) {

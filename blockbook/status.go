@@ -1,6 +1,7 @@
 package blockbook
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -95,20 +96,29 @@ func (a *API) handleStatus(w http.ResponseWriter, r *http.Request) {
 		httpreply.Error(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	out, err := a.status(r.Context(), withSummary)
+	if err != nil {
+		httpreply.Error(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	httpreply.JSON(w, http.StatusOK, out)
+}
+
+// status is the status page's answer; withSummary adds the UTXO set's
+// summary.
+func (a *API) status(ctx context.Context, withSummary bool) (*statusJSON, error) {
 	var out statusJSON
 	u := &out.Utxostore
 	if withSummary {
-		sum, err := a.reads.Summary(r.Context())
+		sum, err := a.reads.Summary(ctx)
 		if err != nil {
-			httpreply.Error(w, http.StatusInternalServerError, "summarising the store: %v", err)
-			return
+			return nil, fmt.Errorf("summarising the store: %w", err)
 		}
 		u.Utxos, u.Satoshis, u.Digest = &sum.Utxos, &sum.Satoshis, sum.Digest
 	}
-	chainSum, err := a.reads.ChainSummary(r.Context())
+	chainSum, err := a.reads.ChainSummary(ctx)
 	if err != nil {
-		httpreply.Error(w, http.StatusInternalServerError, "reading the chain state: %v", err)
-		return
+		return nil, fmt.Errorf("reading the chain state: %w", err)
 	}
 	b := &out.Blockbook
 	b.Coin, b.Host, b.Version, b.GitCommit, b.BuildTime = coinName(a.opts.Network), "utxostore", "utxostore", "", ""
@@ -117,10 +127,9 @@ func (a *API) handleStatus(w http.ResponseWriter, r *http.Request) {
 	out.Backend.Chain, out.Backend.Version = a.opts.Network, "utxostore"
 	if tip := chainSum.Tip; chainSum.HasTip {
 		b.BestHeight, out.Backend.Blocks, out.Backend.BestBlockHash = tip.Height, tip.Height, tip.Hash.String()
-		meta, ok, err := a.reads.BlockAt(r.Context(), tip.Height)
+		meta, ok, err := a.reads.BlockAt(ctx, tip.Height)
 		if err != nil {
-			httpreply.Error(w, http.StatusInternalServerError, "reading the tip's block: %v", err)
-			return
+			return nil, fmt.Errorf("reading the tip's block: %w", err)
 		}
 		if ok {
 			b.LastBlockTime = time.Unix(meta.Time, 0).UTC().Format(time.RFC3339)
@@ -129,7 +138,7 @@ func (a *API) handleStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	// The unmined transactions are found by an index scan, a cost that
 	// grows with the mempool, not with the store.
-	if mempool, err := a.unminedTxs(r.Context()); err == nil {
+	if mempool, err := a.unminedTxs(ctx); err == nil {
 		b.MempoolSize = len(mempool)
 	}
 	// The unmined transactions are read live, so there is no mempool
@@ -139,25 +148,22 @@ func (a *API) handleStatus(w http.ResponseWriter, r *http.Request) {
 	if blocks := a.reads.BlockStore(); blocks != nil {
 		b.DbSize, _ = blocks.DiskBytes()
 	}
-	stats, err := a.reads.SetStats(r.Context())
+	stats, err := a.reads.SetStats(ctx)
 	if err != nil {
-		httpreply.Error(w, http.StatusInternalServerError, "reading the set's statistics: %v", err)
-		return
+		return nil, fmt.Errorf("reading the set's statistics: %w", err)
 	}
 	u.TxOuts, u.TotalAmount, u.MuHash = stats.TxOuts, stats.TotalAmount, stats.MuHash
-	levels, err := a.reads.Levels(r.Context())
+	levels, err := a.reads.Levels(ctx)
 	if err != nil {
-		httpreply.Error(w, http.StatusInternalServerError, "reading the stores' tips: %v", err)
-		return
+		return nil, fmt.Errorf("reading the stores' tips: %w", err)
 	}
 	u.IndexTip, u.BlockStoreTip = levelJSON(levels.Index), levelJSON(levels.Blocks)
-	if u.NextHeight, err = a.reads.NextHeight(r.Context()); err != nil {
-		httpreply.Error(w, http.StatusInternalServerError, "reading the stores' tips: %v", err)
-		return
+	if u.NextHeight, err = a.reads.NextHeight(ctx); err != nil {
+		return nil, fmt.Errorf("reading the stores' tips: %w", err)
 	}
 	u.Engine, u.Network, u.Height, u.MedianBlockTime = a.opts.Engine, a.opts.Network, a.reads.GetBlockHeight(), a.reads.GetMedianBlockTime()
 	u.Blocks, u.Txs = chainSum.Blocks, chainSum.Txs
-	httpreply.JSON(w, http.StatusOK, out)
+	return &out, nil
 }
 
 // summaryParam reads the status's summary parameter: absent is false; a

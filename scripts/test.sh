@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's one test command (README, .ci/run). It installs and starts
 # what the tests need — a local Redis Cluster from Debian's redis-server,
-# btcd and bchd for the sync tests — idempotently, runs the static checks and every test, and stops the
-# cluster again if it started it.
+# btcd and bchd for the sync tests, Debian's Chromium for the explorer's
+# browser tests — idempotently, runs the static checks and every test,
+# and stops the cluster again if it started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +51,16 @@ echo "== blockbook-client"
 # only on a machine without Node).
 if command -v npm >/dev/null 2>&1 && [ ! -d .cache/blockbook-client/node_modules/blockbook-client ]; then
   npm install --prefix .cache/blockbook-client --no-audit --no-fund blockbook-client@0.7.8 >/dev/null
+fi
+
+echo "== chromium"
+# The explorer's browser tests drive Debian's Chromium headless; it is
+# installed once (the tests skip, saying so, only on a machine without
+# apt-get and Chromium).
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  if ! (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium) >/dev/null; then
+    echo "could not install chromium with apt-get" >&2; exit 1
+  fi
 fi
 
 echo "== btcd"

@@ -15,15 +15,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/utxostore/utxostore/blockbook"
+	"github.com/utxostore/utxostore/explorer"
 	"github.com/utxostore/utxostore/internal/httpreply"
 )
 
-// routes is the HTTP listener's: Blockbook's API (package blockbook)
-// and the store's status, metrics and health, behind the daemon's token,
-// body and connection limits.
+// routes is the HTTP listener's: Blockbook's API (package blockbook),
+// the block explorer's pages over it (package explorer), and the store's
+// status, metrics and health, behind the daemon's token, body and
+// connection limits.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	s.bb.Routes(mux)
+	explorer.New(s.bb, s.backend, s.opts.Network).Routes(mux)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
 	s.healthHandlers(mux)
 	return s.requestContext(s.logHTTPFaults(s.perConnection(s.requireToken(limitBody(s.opts.MaxBody, s.websocketSlots(mux))))))
@@ -140,8 +143,9 @@ func (u *upgradable) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (u *upgradable) Unwrap() http.ResponseWriter { return u.ResponseWriter }
 
 // requireToken answers 401 to a request without the bearer token, when one
-// is configured, before its body is read. /health/* stays open for probes;
-// --http-public opens everything else too.
+// is configured, before its body is read: the API, the explorer's pages
+// and the metrics alike. /health/* stays open for probes; --http-public
+// opens everything else too.
 func (s *Server) requireToken(next http.Handler) http.Handler {
 	if s.opts.Token == "" || s.opts.HTTPPublic {
 		return next
@@ -149,7 +153,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/health/") && !tokenOK(r.Header.Get("Authorization"), s.opts.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="utxostore"`)
-			httpreply.Error(w, http.StatusUnauthorized, "%s needs an \"Authorization: Bearer <token>\" header (the server's --token; --http-public serves the API without it)", r.URL.Path)
+			httpreply.Error(w, http.StatusUnauthorized, "%s needs an \"Authorization: Bearer <token>\" header (the server's --token; --http-public serves the API and the explorer without it)", r.URL.Path)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -21,12 +21,12 @@ import (
 // someTxid is a well-formed transaction id for the commands that take one.
 var someTxid = strings.Repeat("ab", 32)
 
-// seedStore creates a small store with demo in a new data directory and
-// returns the directory and the store's summary line.
+// seedStore creates a small mainnet store with demo in a new data
+// directory and returns the directory and the store's summary line.
 func seedStore(t *testing.T, engineName string) (data, summary string) {
 	t.Helper()
 	data = filepath.Join(t.TempDir(), "data")
-	stdout, stderr, err := run(t, "demo", "--engine", engineName, "--data", data, "--blocks", "20", "--exit-after-seed")
+	stdout, stderr, err := run(t, "demo", "--engine", engineName, "--network", "mainnet", "--data", data, "--blocks", "20", "--exit-after-seed")
 	if err != nil {
 		t.Fatalf("demo --engine %s: %v\n%s", engineName, err, stderr)
 	}

@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 
 	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
@@ -45,10 +47,14 @@ func newDemoChain(seed uint64) *demoChain {
 	return &demoChain{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 }
 
-// demoScript is an anyone-can-spend script (OP_TRUE) tagged with a number,
-// so outputs differ; the store does not run scripts.
+// demoScript is a pay-to-pubkey-hash script of a key hash made from a
+// number, so outputs differ and each has an address; nobody holds the key,
+// and the store does not run scripts (the spending inputs sign nothing).
 func demoScript(tag uint32) []byte {
-	return append([]byte{0x51, 0x04}, binary.LittleEndian.AppendUint32(nil, tag)...)
+	script, _ := txscript.NewScriptBuilder().AddOp(txscript.OP_DUP).AddOp(txscript.OP_HASH160).
+		AddData(btcutil.Hash160(binary.LittleEndian.AppendUint32([]byte("utxostore demo"), tag))).
+		AddOp(txscript.OP_EQUALVERIFY).AddOp(txscript.OP_CHECKSIG).Script()
+	return script
 }
 
 func (c *demoChain) build(blocks int) []*chain.Block {
@@ -67,6 +73,17 @@ func (c *demoChain) block(height uint32) *chain.Block {
 	})
 	coinbase.AddTxOut(wire.NewTxOut(50e8, demoScript(height)))
 	txs := []*chain.Tx{chain.NewTx(coinbase)}
+	created := c.spends(height, &txs)
+	c.pool = append(c.pool, created...)
+	c.pool = append(c.pool, demoCoin{out: wire.OutPoint{Hash: txs[0].ID}, value: 50e8, height: height, coinbase: true})
+	b := c.seal(height, c.prev, txs)
+	c.prev = b.Hash
+	return b
+}
+
+// spends adds to txs a few transactions spending outputs of the pool into
+// two new ones each, and returns the new outputs.
+func (c *demoChain) spends(height uint32, txs *[]*chain.Tx) []demoCoin {
 	var created []demoCoin
 	for n := c.rng.IntN(4); n > 0; n-- {
 		i, ok := c.pickSpendable(height)
@@ -82,7 +99,7 @@ func (c *demoChain) block(height uint32) *chain.Block {
 		tx.AddTxOut(wire.NewTxOut(first, demoScript(c.rng.Uint32())))
 		tx.AddTxOut(wire.NewTxOut(coin.value-fee-first, demoScript(c.rng.Uint32())))
 		ctx := chain.NewTx(tx)
-		txs = append(txs, ctx)
+		*txs = append(*txs, ctx)
 		if c.firstSpend == nil {
 			c.firstSpend = &demoSpend{parent: coin.out.Hash, spender: ctx.ID}
 		}
@@ -90,9 +107,13 @@ func (c *demoChain) block(height uint32) *chain.Block {
 			created = append(created, demoCoin{out: wire.OutPoint{Hash: ctx.ID, Index: uint32(vout)}, value: o.Value, height: height})
 		}
 	}
-	c.pool = append(c.pool, created...)
-	c.pool = append(c.pool, demoCoin{out: wire.OutPoint{Hash: txs[0].ID}, value: 50e8, height: height, coinbase: true})
-	msg := wire.MsgBlock{Header: wire.BlockHeader{Version: 1, PrevBlock: c.prev, MerkleRoot: merkleRoot(txs),
+	return created
+}
+
+// seal makes the block of txs at height on prev: its merkle root, its
+// time, and a nonce that meets regtest's proof of work.
+func (c *demoChain) seal(height uint32, prev chainhash.Hash, txs []*chain.Tx) *chain.Block {
+	msg := wire.MsgBlock{Header: wire.BlockHeader{Version: 1, PrevBlock: prev, MerkleRoot: merkleRoot(txs),
 		Timestamp: demoTime(height), Bits: chaincfg.RegressionNetParams.PowLimitBits, Nonce: c.rng.Uint32()}}
 	mine(&msg.Header)
 	for _, tx := range txs {
@@ -104,8 +125,19 @@ func (c *demoChain) block(height uint32) *chain.Block {
 	if err != nil {
 		panic(fmt.Sprintf("demo: synthetic block %d does not parse: %v", height, err))
 	}
-	c.prev = b.Hash
 	return b
+}
+
+// staleTwin is a block that lost a race with b at height: on the same
+// parent, with the same transactions but another coinbase. Connected
+// first and then reorganised away, it leaves the chain as if it had never
+// been, but for the records of b's transactions, mined in a block that
+// left the chain and then in b.
+func (c *demoChain) staleTwin(b *chain.Block, height uint32) *chain.Block {
+	coinbase := b.Txs[0].Msg.Copy()
+	coinbase.TxIn[0].SignatureScript = append(coinbase.TxIn[0].SignatureScript, []byte("stale")...)
+	txs := append([]*chain.Tx{chain.NewTx(coinbase)}, b.Txs[1:]...)
+	return c.seal(height, b.Header.PrevBlock, txs)
 }
 
 // mine searches the header's nonce until its hash meets the target its

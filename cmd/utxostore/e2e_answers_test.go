@@ -20,13 +20,14 @@ import (
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
-// seededDaemon seeds a store with demo's synthetic chain of blocks (seed 1,
-// with the address index) and serves it with extra args. The returned
-// chain is the same one, built here, so tests know its transactions.
+// seededDaemon seeds a mainnet store with demo's synthetic chain of blocks
+// (seed 1, with the address index) and serves it with extra args. The
+// returned chain is the same one, built here, so tests know its
+// transactions.
 func seededDaemon(t *testing.T, blocks int, extra ...string) (*daemon, *demoChain) {
 	t.Helper()
 	data := t.TempDir()
-	if _, stderr, err := run(t, "demo", "--data", data, "--index", "--blocks", strconv.Itoa(blocks), "--exit-after-seed"); err != nil {
+	if _, stderr, err := run(t, "demo", "--network", "mainnet", "--data", data, "--index", "--blocks", strconv.Itoa(blocks), "--exit-after-seed"); err != nil {
 		t.Fatalf("demo: %v\n%s", err, stderr)
 	}
 	args := append([]string{"serve", "--data", data, "--index", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, extra...)

@@ -18,7 +18,8 @@ proto/), Blockbook v0.3.4's REST API (/api/v2, /api/v2/tx/{txid},
 /api/v2/block/{height}, ...) and websocket (/websocket), the store's status
 (/api/status; ?summary=true adds the UTXO set's summary, a walk of every
 record), Prometheus metrics (/metrics) and health (/health/live,
-/health/ready). With --index the address index (DATA/index) and the block
+/health/ready), and the block explorer's pages at / (/block/, /tx/,
+/address/, /xpub/, /mempool, /search). With --index the address index (DATA/index) and the block
 store (DATA/blocks, --block-retention) answer addresses, xpubs, blocks and
 every transaction, spent or not; see the README for each endpoint.
 
@@ -35,8 +36,8 @@ It listens on loopback by default. On any other address it refuses to start
 without --token, and without TLS (--tls-cert/--tls-key) unless
 --trusted-network says the network is private. With a token, every mutating
 RPC and every HTTP request but /health/* must send
-"authorization: Bearer <token>"; --http-public serves /api and /metrics
-without it. A call's token is checked before its message is read.
+"authorization: Bearer <token>"; --http-public serves /api, the explorer
+and /metrics without it. A call's token is checked before its message is read.
 
 Hostile or stuck clients are bounded; every limit is a flag, and the
 README lists them. Timeouts close slow and idle connections, --max-conns
