@@ -534,3 +534,14 @@ func (b *pathBlock) utxo() utxo.Block {
 	return utxo.Block{Hash: b.Hash, PrevHash: b.PrevHash(), Height: b.height, Header: &header, Size: b.Size,
 		Chunks: b.streamed.chunks(b.height, b.Hash)}
 }
+
+// Hold runs fn while no block passes: Connect, ConnectStaged and Reorg
+// wait until it returns, so every store the path feeds stands at the same
+// block for fn's whole run (a backup, a dump of the set). The calls that
+// read the path's state (Next, Lag, Levels) wait too, so fn must not make
+// them; the store's own calls (reads, unmined transactions) go on.
+func (p *Path) Hold(fn func() error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return fn()
+}

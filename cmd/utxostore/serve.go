@@ -113,6 +113,7 @@ func serveStores(ctx context.Context, cfg *serveConfig, st *stores, ready func(g
 	defer func() { err = errors.Join(err, st.close()) }()
 	opts := cfg.serverOptions()
 	opts.ExternalAbove = st.store.Options().MaxTxSizeInStore
+	opts.Snapshots = newDaemonSnapshots(st, &cfg.store)
 	following, err := newDaemonFollower(cfg, st.path)
 	if err != nil {
 		return err
