@@ -73,13 +73,16 @@ func CheckBackupDir(dir string) error {
 	return nil
 }
 
+// ErrNoBlock refuses a backup or a dump of a store that holds no block.
+var ErrNoBlock = errors.New("the store holds no block")
+
 // snapshotStatus is a backup's or a dump's error as a gRPC status: a
 // refused target or engine is the caller's to fix.
 func snapshotStatus(err error) error {
 	switch {
 	case errors.As(err, new(*BackupDirError)):
 		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.As(err, new(*engine.CannotCopyError)):
+	case errors.As(err, new(*engine.CannotCopyError)), errors.Is(err, ErrNoBlock):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	}
 	return storeStatus(err)
@@ -123,7 +126,8 @@ func (s *grpcService) DumpCoins(r *pb.DumpCoinsRequest, stream pb.UtxoStore_Dump
 			return flush(true)
 		},
 		func(c *coinstats.Coin) error {
-			reply.Coins = append(reply.Coins, &pb.Coin{Txid: c.TxID[:], Vout: c.Vout, Height: c.Height, Coinbase: c.Coinbase,
+			txid := c.TxID // the coin is lent for the call
+			reply.Coins = append(reply.Coins, &pb.Coin{Txid: txid[:], Vout: c.Vout, Height: c.Height, Coinbase: c.Coinbase,
 				Value: c.Value, Script: append([]byte(nil), c.Script...)})
 			return flush(false)
 		},

@@ -97,9 +97,8 @@ func newDaemonSnapshots(st *stores, f *storeFlags) *daemonSnapshots {
 // block store's locations by checkpoints), which gets the data
 // directory's storeFile, is synced and is renamed to dir.
 func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.BackupResult, err error) {
-	eng := d.st.store.Engine()
-	if _, ok := eng.(engine.Copier); !ok || !keepsDataInDir(d.engine) {
-		return res, &engine.CannotCopyError{Engine: eng.Name()}
+	if !keepsDataInDir(d.engine) { // the engines that copy themselves
+		return res, &engine.CannotCopyError{Engine: d.engine}
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
 	if err != nil {
@@ -120,7 +119,7 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 			return err
 		}
 		if !ok {
-			return errors.New("the store holds no block: there is nothing to back up")
+			return fmt.Errorf("%w: there is nothing to back up", server.ErrNoBlock)
 		}
 		res.Tip = tip
 		if res.Stats, err = d.st.store.SetStats(ctx); err != nil {
@@ -134,7 +133,7 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 		if err := blobs.CopyTo(filepath.Join(tmp, "blobs")); err != nil {
 			return err
 		}
-		if err := engine.CopyStore(ctx, eng, filepath.Join(tmp, d.engine)); err != nil {
+		if err := d.st.store.CopyTo(ctx, filepath.Join(tmp, d.engine)); err != nil {
 			return err
 		}
 		if err := blobs.CopyTo(filepath.Join(tmp, "blobs")); err != nil {

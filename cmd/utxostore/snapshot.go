@@ -19,6 +19,7 @@ import (
 	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/internal/fsutil"
+	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/snapshot"
 	"github.com/utxostore/utxostore/snapshot/core"
 	"github.com/utxostore/utxostore/snapshot/teranode"
@@ -124,7 +125,7 @@ Flags:
 `
 
 // errEmptySet refuses a dump of a store that holds no block.
-var errEmptySet = errors.New("the store holds no block: there is no set to dump")
+var errEmptySet = fmt.Errorf("%w: there is no set to dump", server.ErrNoBlock)
 
 func runSnapshotDump(ctx context.Context, args []string) error {
 	fs := newFlagSet("snapshot dump", snapshotDumpHelp)
