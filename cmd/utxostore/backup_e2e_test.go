@@ -23,7 +23,8 @@ type backupLine struct {
 	MuHash      string `json:"muhash"`
 }
 
-// TestBackupOfALiveDaemon backs up a daemon with the address index while
+// TestBackupOfALiveDaemon backs up a daemon with the address index, on
+// sozu and on pebble, while
 // `import --server` feeds it the Bitcoin chain, and SIGKILLs it the moment
 // the backup returns, the import still running. The copy is the chain up
 // to the block the backup names, as a direct import of those blocks
@@ -34,10 +35,16 @@ type backupLine struct {
 // byte for byte the dumps of the stopped copy (--data).
 func TestBackupOfALiveDaemon(t *testing.T) {
 	file := testdata.Path(t, btcFile)
+	for _, engine := range []string{"sozu", "pebble"} {
+		t.Run(engine, func(t *testing.T) { backUpALiveDaemon(t, engine, file) })
+	}
+}
+
+func backUpALiveDaemon(t *testing.T, engine, file string) {
 	dir := t.TempDir()
 	data, copyDir := filepath.Join(dir, "data"), filepath.Join(dir, "copy")
 	listen := []string{"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}
-	src := startDaemon(t, append([]string{"serve", "--create", "--index", "--sync", "block", "--data", data}, listen...)...)
+	src := startDaemon(t, append([]string{"serve", "--create", "--engine", engine, "--index", "--sync", "block", "--data", data}, listen...)...)
 	imp, seen, impErr := startImport(t, 10, "import", "--server", src.grpc, "--progress-blocks", "100", file)
 	go io.Copy(io.Discard, impErr)
 	if len(seen) < 10 {

@@ -70,6 +70,10 @@ node is banned for invalid data (the reason is in the answer), and
 created over gRPC, are removed --unmined-retention blocks after they came
 when no block has mined them.
 
+'utxostore backup --server ADDR DIR' has the daemon copy its whole data
+directory into DIR, and 'utxostore snapshot dump --server ADDR' streams
+its UTXO set, each at one block while it serves: blocks wait meanwhile.
+
 Settings come from flags, the environment and --config; run
 'utxostore config' to see the effective ones.
 

@@ -1,6 +1,6 @@
 // The utxostore gRPC service: every operation of the Store interface
 // (package utxo), with batch forms, plus ConnectBlock for importing blocks
-// into a running daemon.
+// into a running daemon, and Backup and DumpCoins, its whole-store copies.
 //
 // Conventions:
 //   - txids and hashes are 32 bytes in internal byte order (the reverse of
