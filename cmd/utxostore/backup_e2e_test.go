@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/internal/dirstate"
 	"github.com/utxostore/utxostore/internal/testdata"
 )
@@ -85,7 +86,20 @@ func backUpALiveDaemon(t *testing.T, engine, file string) {
 	if _, stderr, err := run(t, "verify", "--data", copyDir); err != nil {
 		t.Fatalf("verify of the copy: %v\n%s", err, stderr)
 	}
+	// The copy's address index and block store stand at the backup's block
+	// as copied, before the serve below could settle them.
 	checkIndexHoldsChain(t, filepath.Join(copyDir, "index"), prefix, want)
+	blocks, err := blockstore.Open(filepath.Join(copyDir, "blocks"), blockstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, ok := blocks.Tip()
+	if err := blocks.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !ok || tip != b.Height {
+		t.Fatalf("the copy's block store ends at height %d (holding blocks: %v), the backup's block is at %d", tip, ok, b.Height)
+	}
 
 	cp := startDaemon(t, append([]string{"serve", "--index", "--data", copyDir}, listen...)...)
 	checkLevel(t, cp, true)
