@@ -29,7 +29,8 @@ type backupLine struct {
 // `import --server` feeds it the Bitcoin chain, and SIGKILLs it the moment
 // the backup returns, the import still running. The copy is the chain up
 // to the block the backup names, as a direct import of those blocks
-// makes it: info prints that summary with the backup's statistics, verify
+// makes it (and a dump from the daemon, taken as the blocks flow, is the
+// set at the block it names): info prints that summary with the backup's statistics, verify
 // recomputes them, the copy's address index holds the chain's balances
 // there, and `serve --data COPY --index` opens it with every store at that
 // block and answers for it. Dumps from the serving copy (--server) equal
@@ -52,6 +53,8 @@ func backUpALiveDaemon(t *testing.T, engine, file string) {
 		imp.Wait()
 		t.Fatalf("the import ended after %d progress lines, before the backup:\n%s", len(seen), src.log())
 	}
+	// A dump while the blocks flow is the set at the block it names.
+	live := runSnapshotCmd(t, "dump", "--format", formatTeranode, "--server", src.grpc, filepath.Join(dir, "live"))
 	stdout, stderr, err := run(t, "backup", "--server", src.grpc, copyDir)
 	src.cmd.Process.Signal(syscall.SIGKILL)
 	<-src.exited
@@ -69,6 +72,13 @@ func backUpALiveDaemon(t *testing.T, engine, file string) {
 		t.Fatalf("backup of a daemon mid-import: %+v", b)
 	}
 	noLeftovers(t, dir, ".tmp-")
+	var atDump backupLine
+	if err := json.Unmarshal([]byte(lastLine(t, "import", "--engine", "memory", "--quiet", chainPrefix(t, int(live.BaseHeight)+1))), &atDump); err != nil {
+		t.Fatal(err)
+	}
+	if live.TxOuts != atDump.TxOuts || live.TotalAmount != atDump.TotalAmount || live.MuHash != atDump.MuHash {
+		t.Fatalf("a dump from the daemon at block %d: %s; the chain there: %+v", live.BaseHeight, live.stats(), atDump)
+	}
 
 	prefix := chainPrefix(t, int(b.Height)+1)
 	want := lastLine(t, "import", "--engine", "memory", "--quiet", prefix)
