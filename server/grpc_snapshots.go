@@ -103,21 +103,22 @@ func (s *grpcService) Backup(ctx context.Context, r *pb.BackupRequest) (*pb.Back
 		Txouts: res.Stats.TxOuts, TotalAmount: res.Stats.TotalAmount, Muhash: res.Stats.MuHash}, nil
 }
 
-// dumpBatch is the coins or headers of one DumpCoins reply: a few hundred
-// KB, well under any message limit.
-const dumpBatch = 4096
+// dumpReplyBytes is about the most a DumpCoins reply holds (coins or
+// headers are sent once they reach it): well under any message limit,
+// even with the longest scripts the set may hold.
+const dumpReplyBytes = 1 << 20
 
 func (s *grpcService) DumpCoins(r *pb.DumpCoinsRequest, stream pb.UtxoStore_DumpCoinsServer) error {
 	if s.snapshots == nil {
 		return status.Error(codes.Unimplemented, "this daemon dumps no snapshots")
 	}
-	reply := &pb.DumpCoinsReply{}
+	reply, size := &pb.DumpCoinsReply{}, 0
 	flush := func(force bool) error {
-		if !force && len(reply.Coins) < dumpBatch && len(reply.Headers) < dumpBatch {
+		if !force && size < dumpReplyBytes {
 			return nil
 		}
 		err := stream.Send(reply)
-		reply = &pb.DumpCoinsReply{}
+		reply, size = &pb.DumpCoinsReply{}, 0
 		return err
 	}
 	err := s.snapshots.DumpCoins(stream.Context(), r.Headers,
@@ -129,6 +130,7 @@ func (s *grpcService) DumpCoins(r *pb.DumpCoinsRequest, stream pb.UtxoStore_Dump
 			txid := c.TxID // the coin is lent for the call
 			reply.Coins = append(reply.Coins, &pb.Coin{Txid: txid[:], Vout: c.Vout, Height: c.Height, Coinbase: c.Coinbase,
 				Value: c.Value, Script: append([]byte(nil), c.Script...)})
+			size += 64 + len(c.Script)
 			return flush(false)
 		},
 		func(b teranode.BlockIndex) error {
@@ -137,6 +139,7 @@ func (s *grpcService) DumpCoins(r *pb.DumpCoinsRequest, stream pb.UtxoStore_Dump
 				return err
 			}
 			reply.Headers = append(reply.Headers, &pb.BlockHeader{Header: header.Bytes(), Height: b.Height, TxCount: b.TxCount})
+			size += 100
 			return flush(false)
 		})
 	if err == nil && (len(reply.Coins) > 0 || len(reply.Headers) > 0) {

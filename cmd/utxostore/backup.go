@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/utxostore/utxostore/blob"
 	"github.com/utxostore/utxostore/coinstats"
@@ -99,6 +100,14 @@ func newDaemonSnapshots(st *stores, f *storeFlags) *daemonSnapshots {
 func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.BackupResult, err error) {
 	if !keepsDataInDir(d.engine) { // the engines that copy themselves
 		return res, &engine.CannotCopyError{Engine: d.engine}
+	}
+	// A copy inside the data directory would be copied into itself.
+	data, err := filepath.Abs(d.data)
+	if err != nil {
+		return res, err
+	}
+	if rel, err := filepath.Rel(data, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return res, &server.BackupDirError{Dir: dir, Reason: "is inside the daemon's data directory " + data}
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
 	if err != nil {

@@ -155,13 +155,14 @@ func sameFiles(t *testing.T, a, b string) {
 }
 
 // TestBackupRefusals: a backup with no daemon, into a directory that holds
-// files, of a store that holds no block or of an engine that keeps no
-// files gives a clear error and writes nothing: the target is as it was
+// files or lies inside the data directory, of a store that holds no block
+// or of an engine that keeps no files gives a clear error and writes nothing: the target is as it was
 // and no temporary directory is left beside it.
 func TestBackupRefusals(t *testing.T) {
 	dir := t.TempDir()
 	listen := []string{"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}
-	sozu := startDaemon(t, append([]string{"serve", "--create", "--data", filepath.Join(t.TempDir(), "data")}, listen...)...)
+	data := filepath.Join(t.TempDir(), "data")
+	sozu := startDaemon(t, append([]string{"serve", "--create", "--data", data}, listen...)...)
 	memory := startDaemon(t, append([]string{"serve", "--engine", "memory"}, listen...)...)
 	full := filepath.Join(dir, "full")
 	if err := os.MkdirAll(full, 0o755); err != nil {
@@ -177,6 +178,7 @@ func TestBackupRefusals(t *testing.T) {
 		{"a directory with files", sozu.grpc, full, "is not empty (it holds keep)"},
 		{"an empty store", sozu.grpc, filepath.Join(dir, "new"), "holds no block"},
 		{"the memory engine", memory.grpc, filepath.Join(dir, "new"), "engine memory cannot copy its store"},
+		{"a directory inside the data directory", sozu.grpc, filepath.Join(data, "sozu", "backup"), "is inside the daemon's data directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := dirstate.Of(t, dir)
@@ -186,6 +188,7 @@ func TestBackupRefusals(t *testing.T) {
 			}
 			mustContain(t, "backup's error", stderr, c.want)
 			dirstate.MustBeUnchanged(t, dir, before)
+			noLeftovers(t, filepath.Join(data, "sozu"), "backup")
 		})
 	}
 	if strings.Contains(sozu.log(), "level=ERROR") {
