@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -567,8 +568,10 @@ func (cfg *benchConfig) measureSnapshot(ctx context.Context, res *report.EngineR
 	if err != nil {
 		return err
 	}
+	// The store of the replay was created on --network, or the default.
+	network := cmp.Or(cfg.sf.network, defaultNetwork)
 	load, loadSeconds, err := snapshot("load", "--format", formatCore, "--engine", res.Engine, "--data", loaded,
-		"--height", strconv.FormatUint(uint64(dump.BaseHeight), 10), "--network", cfg.sf.network, "--sync", cfg.sf.sync, file)
+		"--height", strconv.FormatUint(uint64(dump.BaseHeight), 10), "--network", network, "--sync", cfg.sf.sync, file)
 	if err != nil {
 		return err
 	}
