@@ -23,8 +23,9 @@ Has the running daemon at --server copy its whole data directory into DIR
 on the daemon's machine, while it goes on serving: the store, the address
 index, the block store, the large transactions' blobs and the directory's
 UTXOSTORE file, all at one block. No block connects while it copies (they
-wait, and go on after it); reads and unmined transactions go on, except
-that a sozu store's own calls wait while its files are copied.
+wait, and go on after it); reads, the daemon's status and unmined
+transactions go on, except that a sozu store's own calls wait while its
+files are copied.
 
 DIR must not exist or be an empty directory; a relative DIR is taken from
 this command's working directory. The copy is written to a temporary
