@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,4 +160,17 @@ func (s *FileStore) Prune(_ context.Context, height uint32) (int, error) {
 		return os.Remove(p)
 	})
 	return deleted, err
+}
+
+// CopyTo copies the store's blobs and sidecars into dir, leaving out the
+// writes in progress (their temporary files) and the files dir holds
+// already, so that a second call adds what the first missed. A store with
+// no blob yet copies as none.
+func (s *FileStore) CopyTo(dir string) error {
+	if _, err := os.Stat(s.dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return fsutil.CopyTree(s.dir, dir, func(rel string, _ fs.DirEntry) bool {
+		return strings.HasPrefix(filepath.Base(rel), ".tmp-")
+	})
 }

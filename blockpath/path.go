@@ -47,6 +47,11 @@ type Path struct {
 	derived []derived
 	log     *slog.Logger
 
+	// still is held by every change of the stores (Connect,
+	// ConnectStaged, Reorg) for its whole run, and by Hold; mu, taken
+	// after it, guards the path's state, which the reads of where the
+	// stores stand (Lag, Levels) take alone, so a Hold does not stop them.
+	still    sync.Mutex
 	mu       sync.Mutex
 	times    StepTimes // guarded by mu
 	announce atomic.Pointer[func(context.Context, utxo.Block)]
@@ -275,6 +280,8 @@ func (p *Path) Kept(ctx context.Context, height uint32) (b *chain.Block, ok bool
 // only the derived stores that lack it take it: that is how a feeder
 // brings them level.
 func (p *Path) Connect(ctx context.Context, b *chain.Block, height uint32) error {
+	p.still.Lock()
+	defer p.still.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := timed(&p.times.Check, func() error { return p.rules.Check(b, height) }); err != nil {
@@ -317,6 +324,8 @@ func (p *Path) extend(ctx context.Context, chainSum utxo.ChainSummary, b *pathBl
 // catching up). The staged block is kept or discarded when ConnectStaged
 // returns.
 func (p *Path) ConnectStaged(ctx context.Context, st *blockstore.Staged, height uint32) (err error) {
+	p.still.Lock()
+	defer p.still.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var b *pathBlock
@@ -380,6 +389,8 @@ func (p *Path) checkStaged(st *blockstore.Staged, height uint32) (*pathBlock, er
 // a branch that fails while connecting is undone and the old one connected
 // again.
 func (p *Path) Reorg(ctx context.Context, disconnect, connect []*chain.Block) error {
+	p.still.Lock()
+	defer p.still.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	chainSum, err := p.store.ChainSummary(ctx)
@@ -580,4 +591,15 @@ func (b *pathBlock) utxo() utxo.Block {
 	header := b.Header
 	return utxo.Block{Hash: b.Hash, PrevHash: b.PrevHash(), Height: b.height, Header: &header, Size: b.Size,
 		Chunks: b.streamed.chunks(b.height, b.Hash)}
+}
+
+// Hold runs fn while no block passes: Connect, ConnectStaged and Reorg
+// wait until it returns, so every store the path feeds stands at the same
+// block for fn's whole run (a backup, a dump of the set). Everything else
+// goes on: the reads of where the stores stand (Next, Lag, Levels) and the
+// store's own calls (reads, unmined transactions).
+func (p *Path) Hold(fn func() error) error {
+	p.still.Lock()
+	defer p.still.Unlock()
+	return fn()
 }

@@ -273,3 +273,27 @@ func TestStepTimesCountEveryStoresShare(t *testing.T) {
 		t.Fatalf("a step was not timed: %+v", st)
 	}
 }
+
+// TestHoldLeavesWhereTheStoresStandReadable: while a Hold runs, the path
+// answers where the stores stand (Levels, Next), as a daemon's status does
+// during a backup; a block sent meanwhile connects once the Hold returns.
+func TestHoldLeavesWhereTheStoresStandReadable(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, 5)
+	done := make(chan error, 1)
+	err := p.Hold(func() error {
+		level(t, p, 4, c.A[4])
+		go func() { done <- p.Connect(context.Background(), c.A[5], 5) }()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the block sent during the Hold: %v", err)
+	}
+	level(t, p, 5, c.A[5])
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/cockroachdb/pebble"
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/internal/fsutil"
 	"github.com/utxostore/utxostore/internal/setting"
 )
 
@@ -479,4 +481,28 @@ type quietLogger struct{}
 func (quietLogger) Infof(string, ...any) {}
 func (quietLogger) Fatalf(format string, args ...any) {
 	pebble.DefaultLogger.Fatalf(format, args...)
+}
+
+// CopyTo copies the store, as it stands, into the new directory dir while
+// it serves reads: the segments' bytes and a pebble checkpoint of the
+// locations, taken while no block is put or dropped. Blocks being staged
+// are left out: no location names them.
+func (s *Store) CopyTo(dir string) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.loc == nil {
+		return ErrClosed
+	}
+	locations := filepath.Join(s.dir, "locations")
+	err := fsutil.CopyTree(s.dir, dir, func(rel string, _ fs.DirEntry) bool {
+		path := filepath.Join(s.dir, rel)
+		return path == locations || path == s.incomingDir()
+	})
+	if err != nil {
+		return fmt.Errorf("blockstore: %w", err)
+	}
+	if err := s.loc.Checkpoint(filepath.Join(dir, "locations"), pebble.WithFlushedWAL()); err != nil {
+		return fmt.Errorf("blockstore: copying the locations to %s: %w", dir, err)
+	}
+	return nil
 }

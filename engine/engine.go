@@ -266,3 +266,34 @@ type CorruptionError struct {
 func (e *CorruptionError) Error() string {
 	return e.Engine + ": corrupt data at " + e.Where + ": " + e.Detail
 }
+
+// Copier is an engine that copies its store, as it stands at one moment,
+// into a new directory while it serves: a backup. The copy is a store the
+// engine opens, holding every write that returned before CopyTo began and
+// none that began after it returned. Engines that keep their data in a
+// directory implement it; the others (memory, redis) do not, and
+// CopyStore refuses them.
+type Copier interface {
+	// CopyTo copies the store into dir, which must not exist.
+	CopyTo(ctx context.Context, dir string) error
+}
+
+// CopyStore copies e's store into dir (Copier), or refuses an engine that
+// cannot with a *CannotCopyError.
+func CopyStore(ctx context.Context, e Engine, dir string) error {
+	c, ok := e.(Copier)
+	if !ok {
+		return &CannotCopyError{Engine: e.Name()}
+	}
+	return c.CopyTo(ctx, dir)
+}
+
+// CannotCopyError refuses a copy of a store whose engine keeps no files
+// to copy (memory) or keeps them elsewhere (redis).
+type CannotCopyError struct {
+	Engine string
+}
+
+func (e *CannotCopyError) Error() string {
+	return fmt.Sprintf("engine %s cannot copy its store: only the engines that keep their files in the data directory (sozu, pebble) can; back up a %s store with its own tools", e.Engine, e.Engine)
+}

@@ -225,3 +225,24 @@ func (quietLogger) Infof(string, ...any) {}
 func (quietLogger) Fatalf(format string, args ...any) {
 	pebble.DefaultLogger.Fatalf(format, args...)
 }
+
+// CopyTo copies the index, as it stands, into the new directory dir with
+// a pebble checkpoint (its write-ahead log flushed first), while queries
+// go on: blocks are indexed one atomic batch each, so the copy holds whole
+// blocks. Its dbState says open, as an index a crash left at a block
+// boundary does (UncleanShutdown), which Open takes. A bulk import, whose
+// blocks wait in memory, is refused with ErrBulkActive.
+func (ix *Index) CopyTo(dir string) error {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	switch {
+	case ix.db == nil:
+		return ErrClosed
+	case ix.bulk != nil:
+		return ErrBulkActive
+	}
+	if err := ix.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
+		return fmt.Errorf("index: copying to %s: %w", dir, err)
+	}
+	return nil
+}

@@ -24,6 +24,9 @@ type grpcService struct {
 	// node is the node the daemon follows (blockbook.API.SetNode), nil
 	// when none.
 	node func() blockbook.Node
+	// snapshots take Backup's and DumpCoins' copies; nil when the daemon
+	// takes none.
+	snapshots Snapshots
 }
 
 // checkBatch refuses a list longer than --max-batch.

@@ -111,6 +111,9 @@ type Options struct {
 	// ExternalAbove is the transaction size above which creates go to the
 	// blob store (utxo.Options.MaxTxSizeInStore), for utxo_create_external.
 	ExternalAbove int
+	// Snapshots take the whole-store copies of the Backup and DumpCoins
+	// RPCs; nil refuses them as unimplemented.
+	Snapshots Snapshots
 	// Logger receives a record of every call answered with a server
 	// fault (HTTP 5xx, gRPC Internal, Unknown, DataLoss, Unavailable);
 	// nil means slog.Default().

@@ -79,7 +79,7 @@ func New(backend Backend, opts Options) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(grpcOpts...)
 	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, metrics: s.metrics, maxBatch: opts.MaxBatch, engine: opts.Engine,
-		network: opts.Network, node: s.bb.Node})
+		network: opts.Network, node: s.bb.Node, snapshots: opts.Snapshots})
 	s.http = s.httpServer(s.routes())
 	s.http.ConnContext = withConnState
 	if opts.HealthAddr != "" {

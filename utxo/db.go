@@ -165,3 +165,12 @@ func storageErr(what string, err error) error {
 func notFound(txid chainhash.Hash) error {
 	return model.NewError(model.CodeTxNotFound, txid, 0, "transaction not in the store")
 }
+
+// CopyTo copies the store's records, as they stand at one moment, into
+// the new directory dir while the store serves (engine.CopyStore): a
+// backup. An engine that cannot copy is refused with a
+// *engine.CannotCopyError. The blobs are not copied: they are the blob
+// store's files.
+func (db *DB) CopyTo(ctx context.Context, dir string) error {
+	return engine.CopyStore(ctx, db.eng.(changeCounting).Engine, dir) // Open's wrapper, which copies nothing
+}

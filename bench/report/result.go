@@ -92,7 +92,21 @@ type EngineResult struct {
 	VsPebble       map[string]float64 `json:"vs_pebble,omitempty"`
 	VsMap          map[string]float64 `json:"vs_map,omitempty"`
 	DigestOK       bool               `json:"digest_ok"`
-	Err            string             `json:"error,omitempty"`
+	// Snapshot, with bench --snapshot, is the dump of the final set as a
+	// Core snapshot and its load into a new store.
+	Snapshot *SnapshotResult `json:"snapshot,omitempty"`
+	Err      string          `json:"error,omitempty"`
+}
+
+// SnapshotResult is the final set dumped as a Core snapshot (`utxostore
+// snapshot dump`) and the file loaded into a new store (`snapshot load`),
+// each timed as its whole command, beside the replay that built the set.
+type SnapshotResult struct {
+	// Coins is the set's size as Bitcoin Core counts it (txouts).
+	Coins       uint64  `json:"coins"`
+	FileBytes   int64   `json:"file_bytes"`
+	DumpSeconds float64 `json:"dump_seconds"`
+	LoadSeconds float64 `json:"load_seconds"`
 }
 
 // IndexResult is what the address index cost an engine's replay, over the

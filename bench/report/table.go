@@ -119,3 +119,25 @@ func digestCell(r *EngineResult) string {
 	}
 	return d + " ✗ MISMATCH"
 }
+
+// WriteSnapshotTable writes, for each engine with a SnapshotResult, the
+// rate in coins of the final set per second of the replay that built it
+// (warm-up included), of the dump and of the load, and how many times the
+// replay's rate the dump's and the load's are.
+func WriteSnapshotTable(w io.Writer, results []*EngineResult) error {
+	var b strings.Builder
+	b.WriteString("| engine | coins | file MiB | replay s | dump s | load s | replay coins/s | dump coins/s | load coins/s | dump ÷ replay | load ÷ replay |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range results {
+		s := r.Snapshot
+		if s == nil || r.WallSeconds == 0 || s.DumpSeconds == 0 || s.LoadSeconds == 0 {
+			continue
+		}
+		coins := float64(s.Coins)
+		replay, dump, load := coins/r.WallSeconds, coins/s.DumpSeconds, coins/s.LoadSeconds
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.1f | %.1f |\n", r.Engine, s.Coins, s.FileBytes>>20,
+			r.WallSeconds, s.DumpSeconds, s.LoadSeconds, replay, dump, load, dump/replay, load/replay)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

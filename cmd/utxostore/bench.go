@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -73,7 +74,9 @@ type benchConfig struct {
 	profile   string
 	clients   int
 	inProcess bool
-	sf        storeFlags
+	// snapshot dumps each engine's final set and loads it (--snapshot).
+	snapshot bool
+	sf       storeFlags
 	// exe is the utxostore binary that runs each engine's child (bench
 	// --child): this one, unless a test names the binary it built.
 	exe string
@@ -95,6 +98,12 @@ func runBench(ctx context.Context, args []string) error {
 	}
 	if err := report.WriteTable(os.Stdout, out.Results); err != nil {
 		return err
+	}
+	if cfg.snapshot {
+		fmt.Println()
+		if err := report.WriteSnapshotTable(os.Stdout, out.Results); err != nil {
+			return err
+		}
 	}
 	return out.check()
 }
@@ -125,6 +134,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
 	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU profile of the measured blocks (ENGINE.cpu.pprof) and allocation profiles of the warm-up and the whole replay (ENGINE.allocs-warmup.pprof, ENGINE.allocs.pprof) to this directory")
 	fs.BoolVar(&cfg.sf.index, "index", false, "feed every engine's blocks along the block path into a block store and Blockbook's address index, as import --index does, and report the index's figures")
+	fs.BoolVar(&cfg.snapshot, "snapshot", false, "after each engine's replay (engines sozu and pebble), dump its final set as a Core snapshot with 'utxostore snapshot dump' and load the file into a new store with 'snapshot load', and print the rates, in coins of the set per second, of the replay that built it, the dump and the load")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
 	sources, err := parseFlags(fs, args)
 	if err != nil {
@@ -247,7 +257,8 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*b
 			defer dropBenchNamespace(ctx, cfg, log)
 		}
 		if !cfg.inProcess {
-			return benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json")), nil
+			res := benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json"))
+			return res, cfg.measureSnapshot(ctx, res, dir, log)
 		}
 		opts, stop, err := startProfile(cfg.profile, name, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients})
 		if err != nil {
@@ -256,7 +267,10 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*b
 		sf := cfg.sf
 		sf.namespace = cfg.redisNamespace()
 		res := benchEngine(ctx, name, sf, dir, streamPath, opts)
-		return res, stop()
+		if err := stop(); err != nil {
+			return nil, err
+		}
+		return res, cfg.measureSnapshot(ctx, res, dir, log)
 	}
 	// The map reference runs first, like an engine (in a process of its
 	// own unless --in-process): its digest is the one every engine must
@@ -584,4 +598,59 @@ func writeAllocs(path string) error {
 		return err
 	}
 	return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+}
+
+// measureSnapshot, with --snapshot, dumps the final set of the engine's
+// replay in the data directory dir as a Core snapshot and loads the file
+// into a new store beside it, each with the utxostore command as a user
+// runs it, timing the whole command; the load must give the dump's
+// statistics.
+func (cfg *benchConfig) measureSnapshot(ctx context.Context, res *report.EngineResult, dir string, log *slog.Logger) error {
+	if !cfg.snapshot || res.Err != "" || !keepsDataInDir(res.Engine) {
+		return nil
+	}
+	exe := cfg.exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	file, loaded := dir+".utxo", dir+"-loaded"
+	defer os.Remove(file)
+	defer os.RemoveAll(loaded)
+	snapshot := func(args ...string) (snapshotResult, float64, error) {
+		var out snapshotResult
+		cmd := exec.CommandContext(ctx, exe, append([]string{"snapshot"}, args...)...)
+		cmd.Stderr = os.Stderr
+		start := time.Now()
+		stdout, err := cmd.Output()
+		seconds := time.Since(start).Seconds()
+		if err != nil {
+			return out, 0, fmt.Errorf("snapshot %s: %w", args[0], err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(stdout)), "\n")
+		return out, seconds, json.Unmarshal([]byte(lines[len(lines)-1]), &out)
+	}
+	dump, dumpSeconds, err := snapshot("dump", "--format", formatCore, "--data", dir, file)
+	if err != nil {
+		return err
+	}
+	// The store of the replay was created on --network, or the default.
+	network := cmp.Or(cfg.sf.network, defaultNetwork)
+	load, loadSeconds, err := snapshot("load", "--format", formatCore, "--engine", res.Engine, "--data", loaded,
+		"--height", strconv.FormatUint(uint64(dump.BaseHeight), 10), "--network", network, "--sync", cfg.sf.sync, file)
+	if err != nil {
+		return err
+	}
+	if load.Summary != dump.Summary {
+		return fmt.Errorf("bench --snapshot: engine %s: the loaded set's statistics %+v are not the dump's %+v", res.Engine, load.Summary, dump.Summary)
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	res.Snapshot = &report.SnapshotResult{Coins: dump.TxOuts, FileBytes: st.Size(), DumpSeconds: dumpSeconds, LoadSeconds: loadSeconds}
+	log.Info("bench: snapshot done", "engine", res.Engine, "coins", dump.TxOuts, "dump_seconds", dumpSeconds, "load_seconds", loadSeconds)
+	return nil
 }

@@ -216,6 +216,36 @@ func TestBenchIndexMatchesImport(t *testing.T) {
 	}
 }
 
+// TestBenchSnapshot: with --snapshot, each engine that keeps its files
+// has its final set dumped and loaded by the snapshot commands (the load
+// refused unless it gives the dump's statistics), with the set's size
+// and both timings in its result and a row in the snapshot table; the
+// map and the memory engine have none.
+func TestBenchSnapshot(t *testing.T) {
+	out := runBenchArgs(t, "--engines", "sozu,pebble,memory,map", "--blocks", "20", "--utxos", "3000", "--txs", "40", "--sync", "block", "--snapshot")
+	if err := out.check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range out.Results {
+		s := r.Snapshot
+		switch {
+		case r.Engine == "sozu" || r.Engine == "pebble":
+			if s == nil || s.Coins == 0 || s.Coins > r.Utxos || s.FileBytes == 0 || s.DumpSeconds <= 0 || s.LoadSeconds <= 0 {
+				t.Errorf("%s: snapshot %+v of a set of %d UTXOs", r.Engine, s, r.Utxos)
+			}
+		case s != nil:
+			t.Errorf("%s has a snapshot: %+v", r.Engine, s)
+		}
+	}
+	var table strings.Builder
+	if err := report.WriteSnapshotTable(&table, out.Results); err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Count(table.String(), "\n") - 2; rows != 2 {
+		t.Fatalf("the snapshot table has %d rows:\n%s", rows, table.String())
+	}
+}
+
 func TestBenchRefusesUnknownEngine(t *testing.T) {
 	if _, err := parseBench([]string{"--engines", "pebble,nosuch"}); err == nil || !strings.Contains(err.Error(), "nosuch") {
 		t.Fatalf("err = %v", err)

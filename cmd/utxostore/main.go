@@ -30,6 +30,7 @@ var commands = map[string]command{
 	"config":   {"print the effective serve configuration and where each value came from", runConfig},
 	"client":   {"talk to a running daemon over gRPC (health, get, spend, import)", runClient},
 	"demo":     {"build a small synthetic chain in a temporary store and serve it", runDemo},
+	"backup":   {"have a running daemon copy its whole data directory, at one block, while it serves", runBackup},
 	"snapshot": {"the UTXO set as a file: dump, load (Bitcoin Core's and Teranode's formats), Teranode's block diffs", runSnapshot},
 }
 

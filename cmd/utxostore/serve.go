@@ -71,6 +71,10 @@ node is banned for invalid data (the reason is in the answer), and
 created over gRPC, are removed --unmined-retention blocks after they came
 when no block has mined them.
 
+'utxostore backup --server ADDR DIR' has the daemon copy its whole data
+directory into DIR, and 'utxostore snapshot dump --server ADDR' streams
+its UTXO set, each at one block while it serves: blocks wait meanwhile.
+
 Settings come from flags, the environment and --config; run
 'utxostore config' to see the effective ones.
 
@@ -114,6 +118,7 @@ func serveStores(ctx context.Context, cfg *serveConfig, st *stores, ready func(g
 	defer func() { err = errors.Join(err, st.close()) }()
 	opts := cfg.serverOptions()
 	opts.ExternalAbove = st.store.Options().MaxTxSizeInStore
+	opts.Snapshots = newDaemonSnapshots(st, &cfg.store)
 	following, err := newDaemonFollower(cfg, st.path)
 	if err != nil {
 		return err

@@ -16,8 +16,10 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/internal/fsutil"
+	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/snapshot"
 	"github.com/utxostore/utxostore/snapshot/core"
 	"github.com/utxostore/utxostore/snapshot/teranode"
@@ -99,9 +101,12 @@ func printJSONLine(v any) error {
 
 const snapshotDumpHelp = `Usage: utxostore snapshot dump --format core|teranode [flags] OUT
 
-Writes the UTXO set of the store in the data directory, at its tip, as a
-snapshot. The store is opened read-only, so it must not be in use (stop
-the daemon first).
+Writes the UTXO set of the store in the data directory (--data), at its
+tip, as a snapshot. The store is opened read-only, so it must not be in
+use: stop the daemon first, or dump from it with --server ADDR, which
+streams the set at the daemon's tip while it serves (blocks wait while it
+streams; its --token, if any, is needed). Either way the file is written
+here, the same bytes for the same set.
 
 --format core writes the file OUT in Bitcoin Core's dumptxoutset format,
 version 2, its coins in the order Core writes them (that of its coins
@@ -119,11 +124,18 @@ total_amount, hash_serialized_3 and muhash.
 Flags:
 `
 
+// errEmptySet refuses a dump of a store that holds no block.
+var errEmptySet = fmt.Errorf("%w: there is no set to dump", server.ErrNoBlock)
+
 func runSnapshotDump(ctx context.Context, args []string) error {
 	fs := newFlagSet("snapshot dump", snapshotDumpHelp)
 	var sf storeFlags
 	sf.register(fs)
 	format := fs.String("format", "", "snapshot format: core or teranode")
+	addr := fs.String("server", "", "gRPC address of a running daemon to dump from, instead of --data")
+	token := fs.String("token", "", "the daemon's bearer token (--server)")
+	var tlsFlags clientTLS
+	tlsFlags.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -133,27 +145,21 @@ func runSnapshotDump(ctx context.Context, args []string) error {
 	if fs.NArg() != 1 {
 		return usagef("snapshot dump: give one OUT, the file (core) or directory (teranode) to write")
 	}
+	if *addr != "" && flagGiven(fs, "data") {
+		return usagef("snapshot dump: give --data (a stopped store) or --server (a running daemon), not both")
+	}
 	out := fs.Arg(0)
-	store, err := sf.open(ctx, readStore)
-	if err != nil {
+	var src setSource
+	if *addr != "" {
+		src = &daemonSet{addr: *addr, token: *token, tls: &tlsFlags}
+	} else {
+		src = &storeSet{sf: &sf}
+	}
+	withHeaders := *format == formatTeranode
+	if err := src.open(ctx, withHeaders); err != nil {
 		return err
 	}
-	defer store.Close()
-	tip, ok, err := store.Tip(ctx)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("the store in %s holds no block: there is no set to dump", sf.data)
-	}
-	var headers []teranode.BlockIndex
-	if *format == formatTeranode {
-		// Read before anything is written: a store that lacks them
-		// is refused at once.
-		if headers, err = chainHeaders(ctx, store, tip); err != nil {
-			return err
-		}
-	}
+	defer src.close()
 
 	// The set, in outpoint order: the store walks its records in the
 	// engine's order.
@@ -166,19 +172,14 @@ func runSnapshotDump(ctx context.Context, args []string) error {
 	}
 	sorter := snapshot.NewSorter(tmpDir, snapshot.DefaultSortMemory)
 	defer sorter.Close()
-	err = store.ForEachCoin(ctx, func(c *coinstats.Coin) error {
-		if !c.InSet() {
-			return nil
-		}
-		return sorter.Add(c)
-	})
+	tip, headers, err := src.walk(ctx, sorter.Add)
 	if err != nil {
 		return err
 	}
 	result := snapshotResult{Format: *format, BaseHash: tip.Hash.String(), BaseHeight: tip.Height}
 	if *format == formatCore {
 		result.Path = out
-		result.Summary, err = dumpCore(out, sf.network, tip, sorter)
+		result.Summary, err = dumpCore(out, src.network(), tip, sorter)
 	} else {
 		result.Path = filepath.Join(out, tip.Hash.String()+teranode.ExtSet)
 		result.Summary, err = dumpTeranode(out, tip, headers, sorter)
@@ -187,6 +188,118 @@ func runSnapshotDump(ctx context.Context, args []string) error {
 		return err
 	}
 	return printJSONLine(result)
+}
+
+// flagGiven reports whether the command line set the flag name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// setSource is where a dump reads the set: a stopped store's data
+// directory or a running daemon.
+type setSource interface {
+	// open refuses, before anything is written, a source that has no set
+	// to dump (or, withHeaders, lacks the chain's headers).
+	open(ctx context.Context, withHeaders bool) error
+	// walk calls coin with every coin of the set at one tip, in no
+	// particular order, and returns the tip and, withHeaders, the chain's
+	// headers from the genesis block to it.
+	walk(ctx context.Context, coin func(*coinstats.Coin) error) (utxo.Tip, []teranode.BlockIndex, error)
+	network() string
+	close() error
+}
+
+// storeSet is the set of a stopped store, opened read-only.
+type storeSet struct {
+	sf      *storeFlags
+	store   *utxo.DB
+	tip     utxo.Tip
+	headers []teranode.BlockIndex
+}
+
+func (s *storeSet) open(ctx context.Context, withHeaders bool) error {
+	var err error
+	if s.store, err = s.sf.open(ctx, readStore); err != nil {
+		return err
+	}
+	tip, ok, err := s.store.Tip(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s: %w", s.sf.data, errEmptySet)
+	}
+	s.tip = tip
+	if withHeaders {
+		s.headers, err = chainHeaders(ctx, s.store, tip)
+	}
+	return err
+}
+
+func (s *storeSet) walk(ctx context.Context, coin func(*coinstats.Coin) error) (utxo.Tip, []teranode.BlockIndex, error) {
+	err := s.store.ForEachCoin(ctx, func(c *coinstats.Coin) error {
+		if !c.InSet() {
+			return nil
+		}
+		return coin(c)
+	})
+	return s.tip, s.headers, err
+}
+
+func (s *storeSet) network() string { return s.sf.network }
+
+func (s *storeSet) close() error {
+	if s.store == nil {
+		return nil
+	}
+	return s.store.Close()
+}
+
+// daemonSet is the set a running daemon streams (client.DumpCoins).
+type daemonSet struct {
+	addr, token string
+	tls         *clientTLS
+	c           *client.Client
+	net         string
+	withHeaders bool
+}
+
+func (d *daemonSet) open(ctx context.Context, withHeaders bool) error {
+	var err error
+	if d.c, err = dial(d.addr, d.token, d.tls); err != nil {
+		return err
+	}
+	info, err := d.c.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.Tip == nil {
+		return fmt.Errorf("the daemon at %s: %w", d.addr, errEmptySet)
+	}
+	d.net, d.withHeaders = info.Network, withHeaders
+	return nil
+}
+
+func (d *daemonSet) walk(ctx context.Context, coin func(*coinstats.Coin) error) (tip utxo.Tip, headers []teranode.BlockIndex, err error) {
+	err = d.c.DumpCoins(ctx, d.withHeaders,
+		func(t utxo.Tip) error { tip = t; return nil },
+		coin,
+		func(h teranode.BlockIndex) error { headers = append(headers, h); return nil })
+	if err == nil && d.withHeaders && uint32(len(headers)) != tip.Height+1 {
+		err = fmt.Errorf("the daemon sent %d headers for a chain of %d blocks", len(headers), tip.Height+1)
+	}
+	return tip, headers, err
+}
+
+func (d *daemonSet) network() string { return d.net }
+
+func (d *daemonSet) close() error {
+	if d.c == nil {
+		return nil
+	}
+	return d.c.Close()
 }
 
 // eachTx calls fn with the sorter's coins a transaction at a time, and

@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -65,6 +66,7 @@ func Run(t *testing.T, h Harness) {
 		{"ClosedEngineRefuses", testClosed},
 		{"ReopenKeepsEverything", testReopen},
 		{"DeferredWritesAreWrites", testDeferredWrites},
+		{"CopyIsTheStoreAtOneMoment", testCopy},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
@@ -715,4 +717,78 @@ func testDeferredWrites(t *testing.T, h Harness) {
 	e = h.Open(t, dir)
 	defer e.Close()
 	check("after reopen")
+}
+
+// testCopy: an engine that copies itself (engine.Copier) copies, while
+// another goroutine writes, a store the engine opens that holds every
+// write returned before the copy began (values, terms, meta; a large value
+// too), each write made meanwhile whole or not at all, and none made after
+// the copy returned; the engine goes on serving. Another engine refuses
+// with a *engine.CannotCopyError.
+func testCopy(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	ctx := context.Background()
+	target := filepath.Join(t.TempDir(), "copy")
+	if _, ok := e.(engine.Copier); !ok {
+		if err := engine.CopyStore(ctx, e, target); !errors.As(err, new(*engine.CannotCopyError)) {
+			t.Fatalf("an engine that cannot copy: %v", err)
+		}
+		return
+	}
+	mustUpdate(t, e,
+		engine.Update{Key: K(1), Fn: put([]byte("before"), engine.Terms{DeleteAtHeight: 9})},
+		engine.Update{Key: K(2), Fn: put(pattern(2<<20, 2), engine.Terms{})},
+	)
+	if err := e.PutMeta(ctx, "height", []byte("7")); err != nil {
+		t.Fatal(err)
+	}
+	// Each write of the goroutine puts two keys in one batch: a copy
+	// holds both or neither.
+	stop, written := make(chan struct{}), make(chan uint64)
+	go func() {
+		n := uint64(0)
+		defer func() { written <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			v := binary.BigEndian.AppendUint64(nil, n)
+			if _, err := e.Update(ctx, []engine.Update{{Key: K(1000 + 2*n), Fn: put(v, engine.Terms{})}, {Key: K(1001 + 2*n), Fn: put(v, engine.Terms{})}}); err != nil {
+				t.Error(err)
+				return
+			}
+			n++
+		}
+	}()
+	err := engine.CopyStore(ctx, e, target)
+	close(stop)
+	meanwhile := <-written
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, e, engine.Update{Key: K(3), Fn: put([]byte("after"), engine.Terms{})})
+
+	c := h.Open(t, target)
+	defer c.Close()
+	got := mustGet(t, c, K(1), K(2), K(3))
+	if string(got[0]) != "before" || !bytes.Equal(got[1], pattern(2<<20, 2)) || got[2] != nil {
+		t.Fatalf("the copy holds %q, %d bytes, %q", got[0], len(got[1]), got[2])
+	}
+	if m, err := c.GetMeta(ctx, "height"); err != nil || string(m) != "7" {
+		t.Fatalf("the copy's meta: %q %v", m, err)
+	}
+	if got := scanAll(t, c, engine.ByDeleteAtHeight, 0, 100); got[K(1)] != 9 || len(got) != 1 {
+		t.Fatalf("the copy's deleteAtHeight index: %v", got)
+	}
+	for n := uint64(0); n < meanwhile; n++ {
+		pair := mustGet(t, c, K(1000+2*n), K(1001+2*n))
+		if (pair[0] == nil) != (pair[1] == nil) {
+			t.Fatalf("write %d of %d made during the copy is in it in part: %q %q", n, meanwhile, pair[0], pair[1])
+		}
+	}
+	if got := mustGet(t, e, K(3)); string(got[0]) != "after" {
+		t.Fatalf("the engine after its copy: %q", got[0])
+	}
 }

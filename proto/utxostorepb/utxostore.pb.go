@@ -1,6 +1,6 @@
 // The utxostore gRPC service: every operation of the Store interface
 // (package utxo), with batch forms, plus ConnectBlock for importing blocks
-// into a running daemon.
+// into a running daemon, and Backup and DumpCoins, its whole-store copies.
 //
 // Conventions:
 //   - txids and hashes are 32 bytes in internal byte order (the reverse of
@@ -2978,6 +2978,375 @@ func (x *SummaryReply) GetMuhash() string {
 	return ""
 }
 
+type BackupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// dir is a path on the daemon's machine; a relative one is refused.
+	Dir           string `protobuf:"bytes,1,opt,name=dir,proto3" json:"dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupRequest) Reset() {
+	*x = BackupRequest{}
+	mi := &file_utxostore_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupRequest) ProtoMessage() {}
+
+func (x *BackupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupRequest.ProtoReflect.Descriptor instead.
+func (*BackupRequest) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *BackupRequest) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+// BackupReply names the block the copy stands at, with the UTXO set's
+// statistics there (as SummaryReply's).
+type BackupReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tip           *BlockRef              `protobuf:"bytes,1,opt,name=tip,proto3" json:"tip,omitempty"`
+	Txouts        uint64                 `protobuf:"varint,2,opt,name=txouts,proto3" json:"txouts,omitempty"`
+	TotalAmount   uint64                 `protobuf:"varint,3,opt,name=total_amount,json=totalAmount,proto3" json:"total_amount,omitempty"`
+	Muhash        string                 `protobuf:"bytes,4,opt,name=muhash,proto3" json:"muhash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupReply) Reset() {
+	*x = BackupReply{}
+	mi := &file_utxostore_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupReply) ProtoMessage() {}
+
+func (x *BackupReply) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupReply.ProtoReflect.Descriptor instead.
+func (*BackupReply) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *BackupReply) GetTip() *BlockRef {
+	if x != nil {
+		return x.Tip
+	}
+	return nil
+}
+
+func (x *BackupReply) GetTxouts() uint64 {
+	if x != nil {
+		return x.Txouts
+	}
+	return 0
+}
+
+func (x *BackupReply) GetTotalAmount() uint64 {
+	if x != nil {
+		return x.TotalAmount
+	}
+	return 0
+}
+
+func (x *BackupReply) GetMuhash() string {
+	if x != nil {
+		return x.Muhash
+	}
+	return ""
+}
+
+type DumpCoinsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// headers asks for every block header from the genesis block to the
+	// tip (a Teranode snapshot holds them).
+	Headers       bool `protobuf:"varint,1,opt,name=headers,proto3" json:"headers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpCoinsRequest) Reset() {
+	*x = DumpCoinsRequest{}
+	mi := &file_utxostore_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpCoinsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpCoinsRequest) ProtoMessage() {}
+
+func (x *DumpCoinsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpCoinsRequest.ProtoReflect.Descriptor instead.
+func (*DumpCoinsRequest) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *DumpCoinsRequest) GetHeaders() bool {
+	if x != nil {
+		return x.Headers
+	}
+	return false
+}
+
+type Coin struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Txid  []byte                 `protobuf:"bytes,1,opt,name=txid,proto3" json:"txid,omitempty"`
+	Vout  uint32                 `protobuf:"varint,2,opt,name=vout,proto3" json:"vout,omitempty"`
+	// height of the block that created the output; coinbase says whether a
+	// coinbase did.
+	Height        uint32 `protobuf:"varint,3,opt,name=height,proto3" json:"height,omitempty"`
+	Coinbase      bool   `protobuf:"varint,4,opt,name=coinbase,proto3" json:"coinbase,omitempty"`
+	Value         uint64 `protobuf:"varint,5,opt,name=value,proto3" json:"value,omitempty"`
+	Script        []byte `protobuf:"bytes,6,opt,name=script,proto3" json:"script,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Coin) Reset() {
+	*x = Coin{}
+	mi := &file_utxostore_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Coin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Coin) ProtoMessage() {}
+
+func (x *Coin) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Coin.ProtoReflect.Descriptor instead.
+func (*Coin) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *Coin) GetTxid() []byte {
+	if x != nil {
+		return x.Txid
+	}
+	return nil
+}
+
+func (x *Coin) GetVout() uint32 {
+	if x != nil {
+		return x.Vout
+	}
+	return 0
+}
+
+func (x *Coin) GetHeight() uint32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *Coin) GetCoinbase() bool {
+	if x != nil {
+		return x.Coinbase
+	}
+	return false
+}
+
+func (x *Coin) GetValue() uint64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *Coin) GetScript() []byte {
+	if x != nil {
+		return x.Script
+	}
+	return nil
+}
+
+type BlockHeader struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// header is the block's 80 serialised bytes.
+	Header        []byte `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Height        uint32 `protobuf:"varint,2,opt,name=height,proto3" json:"height,omitempty"`
+	TxCount       uint64 `protobuf:"varint,3,opt,name=tx_count,json=txCount,proto3" json:"tx_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BlockHeader) Reset() {
+	*x = BlockHeader{}
+	mi := &file_utxostore_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BlockHeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BlockHeader) ProtoMessage() {}
+
+func (x *BlockHeader) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BlockHeader.ProtoReflect.Descriptor instead.
+func (*BlockHeader) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *BlockHeader) GetHeader() []byte {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *BlockHeader) GetHeight() uint32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *BlockHeader) GetTxCount() uint64 {
+	if x != nil {
+		return x.TxCount
+	}
+	return 0
+}
+
+type DumpCoinsReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tip is set in the first reply only.
+	Tip           *BlockRef      `protobuf:"bytes,1,opt,name=tip,proto3" json:"tip,omitempty"`
+	Coins         []*Coin        `protobuf:"bytes,2,rep,name=coins,proto3" json:"coins,omitempty"`
+	Headers       []*BlockHeader `protobuf:"bytes,3,rep,name=headers,proto3" json:"headers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DumpCoinsReply) Reset() {
+	*x = DumpCoinsReply{}
+	mi := &file_utxostore_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DumpCoinsReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DumpCoinsReply) ProtoMessage() {}
+
+func (x *DumpCoinsReply) ProtoReflect() protoreflect.Message {
+	mi := &file_utxostore_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DumpCoinsReply.ProtoReflect.Descriptor instead.
+func (*DumpCoinsReply) Descriptor() ([]byte, []int) {
+	return file_utxostore_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *DumpCoinsReply) GetTip() *BlockRef {
+	if x != nil {
+		return x.Tip
+	}
+	return nil
+}
+
+func (x *DumpCoinsReply) GetCoins() []*Coin {
+	if x != nil {
+		return x.Coins
+	}
+	return nil
+}
+
+func (x *DumpCoinsReply) GetHeaders() []*BlockHeader {
+	if x != nil {
+		return x.Headers
+	}
+	return nil
+}
+
 var File_utxostore_proto protoreflect.FileDescriptor
 
 const file_utxostore_proto_rawDesc = "" +
@@ -3185,11 +3554,35 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x06digest\x18\x06 \x01(\tR\x06digest\x12\x16\n" +
 	"\x06txouts\x18\a \x01(\x04R\x06txouts\x12!\n" +
 	"\ftotal_amount\x18\b \x01(\x04R\vtotalAmount\x12\x16\n" +
-	"\x06muhash\x18\t \x01(\tR\x06muhash*?\n" +
+	"\x06muhash\x18\t \x01(\tR\x06muhash\"!\n" +
+	"\rBackupRequest\x12\x10\n" +
+	"\x03dir\x18\x01 \x01(\tR\x03dir\"\x8a\x01\n" +
+	"\vBackupReply\x12(\n" +
+	"\x03tip\x18\x01 \x01(\v2\x16.utxostore.v1.BlockRefR\x03tip\x12\x16\n" +
+	"\x06txouts\x18\x02 \x01(\x04R\x06txouts\x12!\n" +
+	"\ftotal_amount\x18\x03 \x01(\x04R\vtotalAmount\x12\x16\n" +
+	"\x06muhash\x18\x04 \x01(\tR\x06muhash\",\n" +
+	"\x10DumpCoinsRequest\x12\x18\n" +
+	"\aheaders\x18\x01 \x01(\bR\aheaders\"\x90\x01\n" +
+	"\x04Coin\x12\x12\n" +
+	"\x04txid\x18\x01 \x01(\fR\x04txid\x12\x12\n" +
+	"\x04vout\x18\x02 \x01(\rR\x04vout\x12\x16\n" +
+	"\x06height\x18\x03 \x01(\rR\x06height\x12\x1a\n" +
+	"\bcoinbase\x18\x04 \x01(\bR\bcoinbase\x12\x14\n" +
+	"\x05value\x18\x05 \x01(\x04R\x05value\x12\x16\n" +
+	"\x06script\x18\x06 \x01(\fR\x06script\"X\n" +
+	"\vBlockHeader\x12\x16\n" +
+	"\x06header\x18\x01 \x01(\fR\x06header\x12\x16\n" +
+	"\x06height\x18\x02 \x01(\rR\x06height\x12\x19\n" +
+	"\btx_count\x18\x03 \x01(\x04R\atxCount\"\x99\x01\n" +
+	"\x0eDumpCoinsReply\x12(\n" +
+	"\x03tip\x18\x01 \x01(\v2\x16.utxostore.v1.BlockRefR\x03tip\x12(\n" +
+	"\x05coins\x18\x02 \x03(\v2\x12.utxostore.v1.CoinR\x05coins\x123\n" +
+	"\aheaders\x18\x03 \x03(\v2\x19.utxostore.v1.BlockHeaderR\aheaders*?\n" +
 	"\x05Field\x12\x15\n" +
 	"\x11FIELD_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bFIELD_TX\x10\x01\x12\x11\n" +
-	"\rFIELD_OUTPUTS\x10\x022\xb4\x12\n" +
+	"\rFIELD_OUTPUTS\x10\x022\xc3\x13\n" +
 	"\tUtxoStore\x12@\n" +
 	"\x06Health\x12\x1b.utxostore.v1.HealthRequest\x1a\x19.utxostore.v1.HealthReply\x12>\n" +
 	"\x06Create\x12\x1b.utxostore.v1.CreateRequest\x1a\x17.utxostore.v1.MetaReply\x12M\n" +
@@ -3223,7 +3616,9 @@ const file_utxostore_proto_rawDesc = "" +
 	"\x12GetMedianBlockTime\x12\x13.utxostore.v1.Empty\x1a\x19.utxostore.v1.HeightReply\x12R\n" +
 	"\fConnectBlock\x12!.utxostore.v1.ConnectBlockRequest\x1a\x1f.utxostore.v1.ConnectBlockReply\x12:\n" +
 	"\aSummary\x12\x13.utxostore.v1.Empty\x1a\x1a.utxostore.v1.SummaryReply\x12<\n" +
-	"\x06SendTx\x12\x17.utxostore.v1.TxRequest\x1a\x19.utxostore.v1.SendTxReplyB2Z0github.com/utxostore/utxostore/proto/utxostorepbb\x06proto3"
+	"\x06SendTx\x12\x17.utxostore.v1.TxRequest\x1a\x19.utxostore.v1.SendTxReply\x12@\n" +
+	"\x06Backup\x12\x1b.utxostore.v1.BackupRequest\x1a\x19.utxostore.v1.BackupReply\x12K\n" +
+	"\tDumpCoins\x12\x1e.utxostore.v1.DumpCoinsRequest\x1a\x1c.utxostore.v1.DumpCoinsReply0\x01B2Z0github.com/utxostore/utxostore/proto/utxostorepbb\x06proto3"
 
 var (
 	file_utxostore_proto_rawDescOnce sync.Once
@@ -3238,7 +3633,7 @@ func file_utxostore_proto_rawDescGZIP() []byte {
 }
 
 var file_utxostore_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_utxostore_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_utxostore_proto_goTypes = []any{
 	(Field)(0),                   // 0: utxostore.v1.Field
 	(*Empty)(nil),                // 1: utxostore.v1.Empty
@@ -3290,6 +3685,12 @@ var file_utxostore_proto_goTypes = []any{
 	(*ConnectBlockRequest)(nil),  // 47: utxostore.v1.ConnectBlockRequest
 	(*ConnectBlockReply)(nil),    // 48: utxostore.v1.ConnectBlockReply
 	(*SummaryReply)(nil),         // 49: utxostore.v1.SummaryReply
+	(*BackupRequest)(nil),        // 50: utxostore.v1.BackupRequest
+	(*BackupReply)(nil),          // 51: utxostore.v1.BackupReply
+	(*DumpCoinsRequest)(nil),     // 52: utxostore.v1.DumpCoinsRequest
+	(*Coin)(nil),                 // 53: utxostore.v1.Coin
+	(*BlockHeader)(nil),          // 54: utxostore.v1.BlockHeader
+	(*DumpCoinsReply)(nil),       // 55: utxostore.v1.DumpCoinsReply
 }
 var file_utxostore_proto_depIdxs = []int32{
 	4,  // 0: utxostore.v1.HealthReply.tip:type_name -> utxostore.v1.BlockRef
@@ -3327,75 +3728,83 @@ var file_utxostore_proto_depIdxs = []int32{
 	22, // 32: utxostore.v1.ReAssignRequest.utxo:type_name -> utxostore.v1.Spend
 	22, // 33: utxostore.v1.ReAssignRequest.new_utxo:type_name -> utxostore.v1.Spend
 	22, // 34: utxostore.v1.SetConflictingReply.spends:type_name -> utxostore.v1.Spend
-	2,  // 35: utxostore.v1.UtxoStore.Health:input_type -> utxostore.v1.HealthRequest
-	11, // 36: utxostore.v1.UtxoStore.Create:input_type -> utxostore.v1.CreateRequest
-	12, // 37: utxostore.v1.UtxoStore.CreateBatch:input_type -> utxostore.v1.CreateBatchRequest
-	16, // 38: utxostore.v1.UtxoStore.Get:input_type -> utxostore.v1.GetRequest
-	17, // 39: utxostore.v1.UtxoStore.BatchDecorate:input_type -> utxostore.v1.BatchDecorateRequest
-	19, // 40: utxostore.v1.UtxoStore.Delete:input_type -> utxostore.v1.TxIDsRequest
-	23, // 41: utxostore.v1.UtxoStore.GetSpend:input_type -> utxostore.v1.GetSpendRequest
-	25, // 42: utxostore.v1.UtxoStore.GetSpendBatch:input_type -> utxostore.v1.GetSpendBatchRequest
-	28, // 43: utxostore.v1.UtxoStore.Spend:input_type -> utxostore.v1.SpendRequest
-	30, // 44: utxostore.v1.UtxoStore.SpendBatch:input_type -> utxostore.v1.SpendBatchRequest
-	32, // 45: utxostore.v1.UtxoStore.Unspend:input_type -> utxostore.v1.UnspendRequest
-	33, // 46: utxostore.v1.UtxoStore.SetMinedMulti:input_type -> utxostore.v1.SetMinedMultiRequest
-	36, // 47: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:input_type -> utxostore.v1.FlagTxIDsRequest
-	36, // 48: utxostore.v1.UtxoStore.SetLocked:input_type -> utxostore.v1.FlagTxIDsRequest
-	1,  // 49: utxostore.v1.UtxoStore.GetUnminedTxs:input_type -> utxostore.v1.Empty
-	38, // 50: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:input_type -> utxostore.v1.HeightRequest
-	40, // 51: utxostore.v1.UtxoStore.PreserveTransactions:input_type -> utxostore.v1.PreserveRequest
-	38, // 52: utxostore.v1.UtxoStore.ProcessExpiredPreservations:input_type -> utxostore.v1.HeightRequest
-	41, // 53: utxostore.v1.UtxoStore.PreviousOutputsDecorate:input_type -> utxostore.v1.TxRequest
-	44, // 54: utxostore.v1.UtxoStore.FreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
-	44, // 55: utxostore.v1.UtxoStore.UnFreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
-	45, // 56: utxostore.v1.UtxoStore.ReAssignUTXO:input_type -> utxostore.v1.ReAssignRequest
-	18, // 57: utxostore.v1.UtxoStore.GetCounterConflicting:input_type -> utxostore.v1.TxIDRequest
-	18, // 58: utxostore.v1.UtxoStore.GetConflictingChildren:input_type -> utxostore.v1.TxIDRequest
-	36, // 59: utxostore.v1.UtxoStore.SetConflicting:input_type -> utxostore.v1.FlagTxIDsRequest
-	38, // 60: utxostore.v1.UtxoStore.SetBlockHeight:input_type -> utxostore.v1.HeightRequest
-	1,  // 61: utxostore.v1.UtxoStore.GetBlockHeight:input_type -> utxostore.v1.Empty
-	38, // 62: utxostore.v1.UtxoStore.SetMedianBlockTime:input_type -> utxostore.v1.HeightRequest
-	1,  // 63: utxostore.v1.UtxoStore.GetMedianBlockTime:input_type -> utxostore.v1.Empty
-	47, // 64: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
-	1,  // 65: utxostore.v1.UtxoStore.Summary:input_type -> utxostore.v1.Empty
-	41, // 66: utxostore.v1.UtxoStore.SendTx:input_type -> utxostore.v1.TxRequest
-	3,  // 67: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
-	13, // 68: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
-	15, // 69: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
-	13, // 70: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
-	15, // 71: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
-	21, // 72: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
-	24, // 73: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
-	26, // 74: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
-	29, // 75: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
-	31, // 76: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
-	1,  // 77: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
-	35, // 78: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
-	1,  // 79: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
-	1,  // 80: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
-	37, // 81: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
-	20, // 82: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
-	1,  // 83: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
-	1,  // 84: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
-	43, // 85: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
-	1,  // 86: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 87: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
-	1,  // 88: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
-	20, // 89: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
-	20, // 90: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
-	46, // 91: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
-	1,  // 92: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
-	39, // 93: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
-	1,  // 94: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
-	39, // 95: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
-	48, // 96: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
-	49, // 97: utxostore.v1.UtxoStore.Summary:output_type -> utxostore.v1.SummaryReply
-	42, // 98: utxostore.v1.UtxoStore.SendTx:output_type -> utxostore.v1.SendTxReply
-	67, // [67:99] is the sub-list for method output_type
-	35, // [35:67] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	4,  // 35: utxostore.v1.BackupReply.tip:type_name -> utxostore.v1.BlockRef
+	4,  // 36: utxostore.v1.DumpCoinsReply.tip:type_name -> utxostore.v1.BlockRef
+	53, // 37: utxostore.v1.DumpCoinsReply.coins:type_name -> utxostore.v1.Coin
+	54, // 38: utxostore.v1.DumpCoinsReply.headers:type_name -> utxostore.v1.BlockHeader
+	2,  // 39: utxostore.v1.UtxoStore.Health:input_type -> utxostore.v1.HealthRequest
+	11, // 40: utxostore.v1.UtxoStore.Create:input_type -> utxostore.v1.CreateRequest
+	12, // 41: utxostore.v1.UtxoStore.CreateBatch:input_type -> utxostore.v1.CreateBatchRequest
+	16, // 42: utxostore.v1.UtxoStore.Get:input_type -> utxostore.v1.GetRequest
+	17, // 43: utxostore.v1.UtxoStore.BatchDecorate:input_type -> utxostore.v1.BatchDecorateRequest
+	19, // 44: utxostore.v1.UtxoStore.Delete:input_type -> utxostore.v1.TxIDsRequest
+	23, // 45: utxostore.v1.UtxoStore.GetSpend:input_type -> utxostore.v1.GetSpendRequest
+	25, // 46: utxostore.v1.UtxoStore.GetSpendBatch:input_type -> utxostore.v1.GetSpendBatchRequest
+	28, // 47: utxostore.v1.UtxoStore.Spend:input_type -> utxostore.v1.SpendRequest
+	30, // 48: utxostore.v1.UtxoStore.SpendBatch:input_type -> utxostore.v1.SpendBatchRequest
+	32, // 49: utxostore.v1.UtxoStore.Unspend:input_type -> utxostore.v1.UnspendRequest
+	33, // 50: utxostore.v1.UtxoStore.SetMinedMulti:input_type -> utxostore.v1.SetMinedMultiRequest
+	36, // 51: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:input_type -> utxostore.v1.FlagTxIDsRequest
+	36, // 52: utxostore.v1.UtxoStore.SetLocked:input_type -> utxostore.v1.FlagTxIDsRequest
+	1,  // 53: utxostore.v1.UtxoStore.GetUnminedTxs:input_type -> utxostore.v1.Empty
+	38, // 54: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:input_type -> utxostore.v1.HeightRequest
+	40, // 55: utxostore.v1.UtxoStore.PreserveTransactions:input_type -> utxostore.v1.PreserveRequest
+	38, // 56: utxostore.v1.UtxoStore.ProcessExpiredPreservations:input_type -> utxostore.v1.HeightRequest
+	41, // 57: utxostore.v1.UtxoStore.PreviousOutputsDecorate:input_type -> utxostore.v1.TxRequest
+	44, // 58: utxostore.v1.UtxoStore.FreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
+	44, // 59: utxostore.v1.UtxoStore.UnFreezeUTXOs:input_type -> utxostore.v1.SpendsRequest
+	45, // 60: utxostore.v1.UtxoStore.ReAssignUTXO:input_type -> utxostore.v1.ReAssignRequest
+	18, // 61: utxostore.v1.UtxoStore.GetCounterConflicting:input_type -> utxostore.v1.TxIDRequest
+	18, // 62: utxostore.v1.UtxoStore.GetConflictingChildren:input_type -> utxostore.v1.TxIDRequest
+	36, // 63: utxostore.v1.UtxoStore.SetConflicting:input_type -> utxostore.v1.FlagTxIDsRequest
+	38, // 64: utxostore.v1.UtxoStore.SetBlockHeight:input_type -> utxostore.v1.HeightRequest
+	1,  // 65: utxostore.v1.UtxoStore.GetBlockHeight:input_type -> utxostore.v1.Empty
+	38, // 66: utxostore.v1.UtxoStore.SetMedianBlockTime:input_type -> utxostore.v1.HeightRequest
+	1,  // 67: utxostore.v1.UtxoStore.GetMedianBlockTime:input_type -> utxostore.v1.Empty
+	47, // 68: utxostore.v1.UtxoStore.ConnectBlock:input_type -> utxostore.v1.ConnectBlockRequest
+	1,  // 69: utxostore.v1.UtxoStore.Summary:input_type -> utxostore.v1.Empty
+	41, // 70: utxostore.v1.UtxoStore.SendTx:input_type -> utxostore.v1.TxRequest
+	50, // 71: utxostore.v1.UtxoStore.Backup:input_type -> utxostore.v1.BackupRequest
+	52, // 72: utxostore.v1.UtxoStore.DumpCoins:input_type -> utxostore.v1.DumpCoinsRequest
+	3,  // 73: utxostore.v1.UtxoStore.Health:output_type -> utxostore.v1.HealthReply
+	13, // 74: utxostore.v1.UtxoStore.Create:output_type -> utxostore.v1.MetaReply
+	15, // 75: utxostore.v1.UtxoStore.CreateBatch:output_type -> utxostore.v1.MetaBatchReply
+	13, // 76: utxostore.v1.UtxoStore.Get:output_type -> utxostore.v1.MetaReply
+	15, // 77: utxostore.v1.UtxoStore.BatchDecorate:output_type -> utxostore.v1.MetaBatchReply
+	21, // 78: utxostore.v1.UtxoStore.Delete:output_type -> utxostore.v1.BatchReply
+	24, // 79: utxostore.v1.UtxoStore.GetSpend:output_type -> utxostore.v1.GetSpendReply
+	26, // 80: utxostore.v1.UtxoStore.GetSpendBatch:output_type -> utxostore.v1.GetSpendBatchReply
+	29, // 81: utxostore.v1.UtxoStore.Spend:output_type -> utxostore.v1.SpendReply
+	31, // 82: utxostore.v1.UtxoStore.SpendBatch:output_type -> utxostore.v1.SpendBatchReply
+	1,  // 83: utxostore.v1.UtxoStore.Unspend:output_type -> utxostore.v1.Empty
+	35, // 84: utxostore.v1.UtxoStore.SetMinedMulti:output_type -> utxostore.v1.SetMinedMultiReply
+	1,  // 85: utxostore.v1.UtxoStore.MarkTransactionsOnLongestChain:output_type -> utxostore.v1.Empty
+	1,  // 86: utxostore.v1.UtxoStore.SetLocked:output_type -> utxostore.v1.Empty
+	37, // 87: utxostore.v1.UtxoStore.GetUnminedTxs:output_type -> utxostore.v1.UnminedTransaction
+	20, // 88: utxostore.v1.UtxoStore.QueryOldUnminedTransactions:output_type -> utxostore.v1.TxIDsReply
+	1,  // 89: utxostore.v1.UtxoStore.PreserveTransactions:output_type -> utxostore.v1.Empty
+	1,  // 90: utxostore.v1.UtxoStore.ProcessExpiredPreservations:output_type -> utxostore.v1.Empty
+	43, // 91: utxostore.v1.UtxoStore.PreviousOutputsDecorate:output_type -> utxostore.v1.PreviousOutputsReply
+	1,  // 92: utxostore.v1.UtxoStore.FreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 93: utxostore.v1.UtxoStore.UnFreezeUTXOs:output_type -> utxostore.v1.Empty
+	1,  // 94: utxostore.v1.UtxoStore.ReAssignUTXO:output_type -> utxostore.v1.Empty
+	20, // 95: utxostore.v1.UtxoStore.GetCounterConflicting:output_type -> utxostore.v1.TxIDsReply
+	20, // 96: utxostore.v1.UtxoStore.GetConflictingChildren:output_type -> utxostore.v1.TxIDsReply
+	46, // 97: utxostore.v1.UtxoStore.SetConflicting:output_type -> utxostore.v1.SetConflictingReply
+	1,  // 98: utxostore.v1.UtxoStore.SetBlockHeight:output_type -> utxostore.v1.Empty
+	39, // 99: utxostore.v1.UtxoStore.GetBlockHeight:output_type -> utxostore.v1.HeightReply
+	1,  // 100: utxostore.v1.UtxoStore.SetMedianBlockTime:output_type -> utxostore.v1.Empty
+	39, // 101: utxostore.v1.UtxoStore.GetMedianBlockTime:output_type -> utxostore.v1.HeightReply
+	48, // 102: utxostore.v1.UtxoStore.ConnectBlock:output_type -> utxostore.v1.ConnectBlockReply
+	49, // 103: utxostore.v1.UtxoStore.Summary:output_type -> utxostore.v1.SummaryReply
+	42, // 104: utxostore.v1.UtxoStore.SendTx:output_type -> utxostore.v1.SendTxReply
+	51, // 105: utxostore.v1.UtxoStore.Backup:output_type -> utxostore.v1.BackupReply
+	55, // 106: utxostore.v1.UtxoStore.DumpCoins:output_type -> utxostore.v1.DumpCoinsReply
+	73, // [73:107] is the sub-list for method output_type
+	39, // [39:73] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_utxostore_proto_init() }
@@ -3410,7 +3819,7 @@ func file_utxostore_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_utxostore_proto_rawDesc), len(file_utxostore_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   49,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

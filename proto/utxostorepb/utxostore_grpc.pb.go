@@ -1,6 +1,6 @@
 // The utxostore gRPC service: every operation of the Store interface
 // (package utxo), with batch forms, plus ConnectBlock for importing blocks
-// into a running daemon.
+// into a running daemon, and Backup and DumpCoins, its whole-store copies.
 //
 // Conventions:
 //   - txids and hashes are 32 bytes in internal byte order (the reverse of
@@ -63,6 +63,8 @@ const (
 	UtxoStore_ConnectBlock_FullMethodName                   = "/utxostore.v1.UtxoStore/ConnectBlock"
 	UtxoStore_Summary_FullMethodName                        = "/utxostore.v1.UtxoStore/Summary"
 	UtxoStore_SendTx_FullMethodName                         = "/utxostore.v1.UtxoStore/SendTx"
+	UtxoStore_Backup_FullMethodName                         = "/utxostore.v1.UtxoStore/Backup"
+	UtxoStore_DumpCoins_FullMethodName                      = "/utxostore.v1.UtxoStore/DumpCoins"
 )
 
 // UtxoStoreClient is the client API for UtxoStore service.
@@ -110,6 +112,17 @@ type UtxoStoreClient interface {
 	// (serve --peer), storing it as unmined first: a double spend is refused
 	// with the store's error and not relayed. /api/v2/sendtx's twin.
 	SendTx(ctx context.Context, in *TxRequest, opts ...grpc.CallOption) (*SendTxReply, error)
+	// Backup writes a copy of the daemon's whole data directory (the store,
+	// the address index, the block store, the blobs) at one block, while
+	// the daemon serves, to dir on the daemon's machine, which must not
+	// exist or be empty. Blocks wait while it copies.
+	Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (*BackupReply, error)
+	// DumpCoins streams the UTXO set at the store's tip, while the daemon
+	// serves, as Bitcoin Core's set holds it (coinstats.Coin.InSet), in no
+	// particular order: the first reply names the tip, the replies after it
+	// carry the coins, then, when asked, every block header from the
+	// genesis block to the tip. Blocks wait while it streams.
+	DumpCoins(ctx context.Context, in *DumpCoinsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DumpCoinsReply], error)
 }
 
 type utxoStoreClient struct {
@@ -449,6 +462,35 @@ func (c *utxoStoreClient) SendTx(ctx context.Context, in *TxRequest, opts ...grp
 	return out, nil
 }
 
+func (c *utxoStoreClient) Backup(ctx context.Context, in *BackupRequest, opts ...grpc.CallOption) (*BackupReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BackupReply)
+	err := c.cc.Invoke(ctx, UtxoStore_Backup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *utxoStoreClient) DumpCoins(ctx context.Context, in *DumpCoinsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DumpCoinsReply], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &UtxoStore_ServiceDesc.Streams[1], UtxoStore_DumpCoins_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[DumpCoinsRequest, DumpCoinsReply]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type UtxoStore_DumpCoinsClient = grpc.ServerStreamingClient[DumpCoinsReply]
+
 // UtxoStoreServer is the server API for UtxoStore service.
 // All implementations must embed UnimplementedUtxoStoreServer
 // for forward compatibility.
@@ -494,6 +536,17 @@ type UtxoStoreServer interface {
 	// (serve --peer), storing it as unmined first: a double spend is refused
 	// with the store's error and not relayed. /api/v2/sendtx's twin.
 	SendTx(context.Context, *TxRequest) (*SendTxReply, error)
+	// Backup writes a copy of the daemon's whole data directory (the store,
+	// the address index, the block store, the blobs) at one block, while
+	// the daemon serves, to dir on the daemon's machine, which must not
+	// exist or be empty. Blocks wait while it copies.
+	Backup(context.Context, *BackupRequest) (*BackupReply, error)
+	// DumpCoins streams the UTXO set at the store's tip, while the daemon
+	// serves, as Bitcoin Core's set holds it (coinstats.Coin.InSet), in no
+	// particular order: the first reply names the tip, the replies after it
+	// carry the coins, then, when asked, every block header from the
+	// genesis block to the tip. Blocks wait while it streams.
+	DumpCoins(*DumpCoinsRequest, grpc.ServerStreamingServer[DumpCoinsReply]) error
 	mustEmbedUnimplementedUtxoStoreServer()
 }
 
@@ -599,6 +652,12 @@ func (UnimplementedUtxoStoreServer) Summary(context.Context, *Empty) (*SummaryRe
 }
 func (UnimplementedUtxoStoreServer) SendTx(context.Context, *TxRequest) (*SendTxReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method SendTx not implemented")
+}
+func (UnimplementedUtxoStoreServer) Backup(context.Context, *BackupRequest) (*BackupReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Backup not implemented")
+}
+func (UnimplementedUtxoStoreServer) DumpCoins(*DumpCoinsRequest, grpc.ServerStreamingServer[DumpCoinsReply]) error {
+	return status.Error(codes.Unimplemented, "method DumpCoins not implemented")
 }
 func (UnimplementedUtxoStoreServer) mustEmbedUnimplementedUtxoStoreServer() {}
 func (UnimplementedUtxoStoreServer) testEmbeddedByValue()                   {}
@@ -1190,6 +1249,35 @@ func _UtxoStore_SendTx_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _UtxoStore_Backup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BackupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UtxoStoreServer).Backup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: UtxoStore_Backup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UtxoStoreServer).Backup(ctx, req.(*BackupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _UtxoStore_DumpCoins_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(DumpCoinsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(UtxoStoreServer).DumpCoins(m, &grpc.GenericServerStream[DumpCoinsRequest, DumpCoinsReply]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type UtxoStore_DumpCoinsServer = grpc.ServerStreamingServer[DumpCoinsReply]
+
 // UtxoStore_ServiceDesc is the grpc.ServiceDesc for UtxoStore service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1321,11 +1409,20 @@ var UtxoStore_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "SendTx",
 			Handler:    _UtxoStore_SendTx_Handler,
 		},
+		{
+			MethodName: "Backup",
+			Handler:    _UtxoStore_Backup_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "GetUnminedTxs",
 			Handler:       _UtxoStore_GetUnminedTxs_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "DumpCoins",
+			Handler:       _UtxoStore_DumpCoins_Handler,
 			ServerStreams: true,
 		},
 	},
