@@ -1,15 +1,18 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protodelim"
 
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/engine"
@@ -33,6 +36,9 @@ type Snapshots interface {
 	// block connected meanwhile. The coin is the callee's for the call
 	// only.
 	DumpCoins(ctx context.Context, withHeaders bool, tip func(utxo.Tip) error, coin func(*coinstats.Coin) error, header func(teranode.BlockIndex) error) error
+	// SpoolDir is where a dump is spooled before it is sent: a directory
+	// on the data directory's disk, which has room for the set.
+	SpoolDir() string
 }
 
 // BackupResult is where a backup stands.
@@ -108,20 +114,57 @@ func (s *grpcService) Backup(ctx context.Context, r *pb.BackupRequest) (*pb.Back
 // even with the longest scripts the set may hold.
 const dumpReplyBytes = 1 << 20
 
+// DumpCoins walks the set with blocks held, but writes the replies into a
+// spool file rather than to the client, and sends them once blocks flow
+// again: a client that reads slowly, or stops reading, must not keep
+// blocks out for as long as it likes. The spool is unlinked as soon as it
+// is made, so a crash leaves nothing behind.
 func (s *grpcService) DumpCoins(r *pb.DumpCoinsRequest, stream pb.UtxoStore_DumpCoinsServer) error {
 	if s.snapshots == nil {
 		return status.Error(codes.Unimplemented, "this daemon dumps no snapshots")
 	}
+	spool, err := os.CreateTemp(s.snapshots.SpoolDir(), ".dump-spool-")
+	if err != nil {
+		return status.Errorf(codes.Unavailable, "spooling the dump: %v", err)
+	}
+	defer spool.Close()
+	if err := os.Remove(spool.Name()); err != nil {
+		return status.Errorf(codes.Unavailable, "spooling the dump: %v", err)
+	}
+	if err := s.spoolDump(stream.Context(), r.Headers, spool); err != nil {
+		return snapshotStatus(err)
+	}
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return status.Errorf(codes.Unavailable, "reading the dump's spool: %v", err)
+	}
+	replies := bufio.NewReaderSize(spool, dumpReplyBytes)
+	for {
+		reply := &pb.DumpCoinsReply{}
+		switch err := protodelim.UnmarshalFrom(replies, reply); {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return status.Errorf(codes.Unavailable, "reading the dump's spool: %v", err)
+		}
+		if err := stream.Send(reply); err != nil {
+			return err
+		}
+	}
+}
+
+// spoolDump writes the dump's replies, size-delimited, to spool.
+func (s *grpcService) spoolDump(ctx context.Context, withHeaders bool, spool io.Writer) error {
+	w := bufio.NewWriterSize(spool, dumpReplyBytes)
 	reply, size := &pb.DumpCoinsReply{}, 0
 	flush := func(force bool) error {
 		if !force && size < dumpReplyBytes {
 			return nil
 		}
-		err := stream.Send(reply)
+		_, err := protodelim.MarshalTo(w, reply)
 		reply, size = &pb.DumpCoinsReply{}, 0
 		return err
 	}
-	err := s.snapshots.DumpCoins(stream.Context(), r.Headers,
+	err := s.snapshots.DumpCoins(ctx, withHeaders,
 		func(tip utxo.Tip) error {
 			reply.Tip = &pb.BlockRef{Height: tip.Height, Hash: tip.Hash[:]}
 			return flush(true)
@@ -145,5 +188,8 @@ func (s *grpcService) DumpCoins(r *pb.DumpCoinsRequest, stream pb.UtxoStore_Dump
 	if err == nil && (len(reply.Coins) > 0 || len(reply.Headers) > 0) {
 		err = flush(true)
 	}
-	return snapshotStatus(err)
+	if err != nil {
+		return err
+	}
+	return w.Flush()
 }

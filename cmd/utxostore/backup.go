@@ -179,6 +179,15 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 	return res, fsutil.SyncDir(filepath.Dir(dir))
 }
 
+// SpoolDir implements server.Snapshots: the data directory (the system's
+// temporary directory for a store without one).
+func (d *daemonSnapshots) SpoolDir() string {
+	if !keepsDataInDir(d.engine) {
+		return ""
+	}
+	return d.data
+}
+
 // DumpCoins implements server.Snapshots: the set is walked with the block
 // path held, so it is the set at one block while the daemon serves.
 func (d *daemonSnapshots) DumpCoins(ctx context.Context, withHeaders bool, tip func(utxo.Tip) error, coin func(*coinstats.Coin) error, header func(teranode.BlockIndex) error) error {

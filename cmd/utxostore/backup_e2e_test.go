@@ -1,13 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"os/exec"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 
 	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/internal/dirstate"
@@ -193,5 +202,40 @@ func TestBackupRefusals(t *testing.T) {
 	}
 	if strings.Contains(sozu.log(), "level=ERROR") {
 		t.Fatalf("a refused backup is logged as a server fault:\n%s", sozu.log())
+	}
+}
+
+// TestADumpReaderThatStopsReadingHoldsNoBlock: a client that asks the
+// daemon for a dump with its headers (about 2.7 MB, several replies) and
+// stops reading after its first reply (with small flow-control windows, so
+// the daemon cannot send far ahead) does not keep
+// blocks out: the daemon spools the dump and lets blocks flow again, and
+// the next import connects its blocks while the dump's stream stays open.
+func TestADumpReaderThatStopsReadingHoldsNoBlock(t *testing.T) {
+	src := startDaemon(t, "serve", "--engine", "memory",
+		"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	if _, stderr, err := run(t, "import", "--server", src.grpc, "--quiet", chainPrefix(t, 14000)); err != nil {
+		t.Fatalf("import: %v\n%s", err, stderr)
+	}
+	cc, err := grpc.NewClient(src.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := pb.NewUtxoStoreClient(cc).DumpCoins(ctx, &pb.DumpCoinsRequest{Headers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, err := stream.Recv(); err != nil || first.Tip == nil || first.Tip.Height != 13999 {
+		t.Fatalf("the dump's first reply: %v %v", first, err)
+	}
+	impCtx, impCancel := context.WithTimeout(context.Background(), time.Minute)
+	defer impCancel()
+	imp := exec.CommandContext(impCtx, utxostoreBin, "import", "--server", src.grpc, "--quiet", testdata.Path(t, btcFile))
+	if out, err := imp.CombinedOutput(); err != nil {
+		t.Fatalf("import with a dump's reader stalled: %v (%v)\n%s\ndaemon:\n%s", err, impCtx.Err(), out, src.log())
 	}
 }

@@ -73,7 +73,9 @@ when no block has mined them.
 
 'utxostore backup --server ADDR DIR' has the daemon copy its whole data
 directory into DIR, and 'utxostore snapshot dump --server ADDR' streams
-its UTXO set, each at one block while it serves: blocks wait meanwhile.
+its UTXO set, each at one block while it serves: blocks wait while the
+copy is made or the set is spooled to the daemon's disk (not while a
+client reads it).
 
 Settings come from flags, the environment and --config; run
 'utxostore config' to see the effective ones.

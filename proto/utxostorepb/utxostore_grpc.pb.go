@@ -121,7 +121,8 @@ type UtxoStoreClient interface {
 	// serves, as Bitcoin Core's set holds it (coinstats.Coin.InSet), in no
 	// particular order: the first reply names the tip, the replies after it
 	// carry the coins, then, when asked, every block header from the
-	// genesis block to the tip. Blocks wait while it streams.
+	// genesis block to the tip. Blocks wait while the daemon spools the set
+	// to its disk, not while the client reads it.
 	DumpCoins(ctx context.Context, in *DumpCoinsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[DumpCoinsReply], error)
 }
 
@@ -545,7 +546,8 @@ type UtxoStoreServer interface {
 	// serves, as Bitcoin Core's set holds it (coinstats.Coin.InSet), in no
 	// particular order: the first reply names the tip, the replies after it
 	// carry the coins, then, when asked, every block header from the
-	// genesis block to the tip. Blocks wait while it streams.
+	// genesis block to the tip. Blocks wait while the daemon spools the set
+	// to its disk, not while the client reads it.
 	DumpCoins(*DumpCoinsRequest, grpc.ServerStreamingServer[DumpCoinsReply]) error
 	mustEmbedUnimplementedUtxoStoreServer()
 }
