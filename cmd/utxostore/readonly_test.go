@@ -133,7 +133,7 @@ func TestReadingCommandsChangeNothingInRedis(t *testing.T) {
 			client.Del(context.Background(), key)
 		}
 	})
-	store := []string{"--engine", "redis", "--redis", addrs, "--redis-namespace", namespace, "--data", t.TempDir()}
+	store := []string{"--engine", "redis", "--redis", addrs, "--redis-namespace", namespace, "--network", "regtest", "--data", t.TempDir()}
 	commands := [][]string{
 		slices.Concat([]string{"info"}, store),
 		slices.Concat([]string{"verify"}, store),
