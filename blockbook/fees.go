@@ -1,0 +1,176 @@
+package blockbook
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/feerate"
+	"github.com/utxostore/utxostore/internal/httpreply"
+	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
+)
+
+// Fees is the fee estimator the API answers estimatefee from, over the
+// store's recent blocks and mempool (package feerate); the daemon's other
+// APIs estimate with it too.
+func (a *API) Fees() *feerate.Estimator { return a.fees }
+
+// feeSource is what the estimator reads: the recent blocks from the block
+// store, their transactions' fees from the address index's input values,
+// and the store's unmined transactions.
+type feeSource struct {
+	reads Reads
+
+	mu     sync.Mutex
+	vsizes map[chainhash.Hash]uint64 // of the unmined transactions seen last
+}
+
+func newFeeSource(reads Reads) *feeSource {
+	return &feeSource{reads: reads, vsizes: map[chainhash.Hash]uint64{}}
+}
+
+func (s *feeSource) TipHeight(ctx context.Context) (uint32, bool, error) {
+	tip, ok, err := s.reads.Tip(ctx)
+	return tip.Height, ok, err
+}
+
+// BlockTxs reads the block from the block store and each transaction's
+// input values from the index; without them the block is not held.
+func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash, []feerate.Tx, bool, error) {
+	idx, blocks := s.reads.AddressIndex(), s.reads.BlockStore()
+	if idx == nil || blocks == nil {
+		return chainhash.Hash{}, nil, false, nil
+	}
+	raw, hash, ok, err := blocks.Block(height)
+	if err != nil || !ok {
+		return hash, nil, false, err
+	}
+	mb, err := parseBlock(raw, height)
+	if err != nil {
+		return hash, nil, false, err
+	}
+	txs := make([]feerate.Tx, 0, len(mb.Transactions))
+	for _, mtx := range mb.Transactions[min(1, len(mb.Transactions)):] {
+		if err := ctx.Err(); err != nil {
+			return hash, nil, false, err
+		}
+		ta, ok, err := idx.TxAddresses(mtx.TxHash())
+		if err != nil {
+			return hash, nil, false, err
+		}
+		if !ok {
+			return hash, nil, false, nil // not indexed yet
+		}
+		var in, out uint64
+		for _, i := range ta.Inputs {
+			in += i.Value
+		}
+		for _, o := range mtx.TxOut {
+			out += uint64(o.Value)
+		}
+		if in < out {
+			continue // an input the index did not hold: fee unknown
+		}
+		txs = append(txs, feerate.Tx{Fee: in - out, VSize: VSize(mtx)})
+	}
+	return hash, txs, true, nil
+}
+
+// Mempool lists the store's unmined transactions with their fees; each
+// one's virtual size is read once, when it is first seen.
+func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
+	it, err := s.reads.GetUnminedTxIterator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := make(map[chainhash.Hash]uint64, len(s.vsizes))
+	var txs []feerate.Tx
+	for {
+		u, err := it.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if u == nil {
+			break
+		}
+		if u.Creating {
+			continue
+		}
+		vsize, ok := s.vsizes[u.TxID]
+		if !ok {
+			meta, err := s.reads.Get(ctx, u.TxID, utxo.FieldTx)
+			if errors.Is(err, model.ErrTxNotFound) {
+				continue // mined or removed since the iterator listed it
+			}
+			if err != nil {
+				return nil, err
+			}
+			if meta.Tx == nil || meta.Tx.Msg == nil {
+				continue
+			}
+			vsize = VSize(meta.Tx.Msg)
+		}
+		seen[u.TxID] = vsize
+		txs = append(txs, feerate.Tx{Fee: u.Fee, VSize: vsize})
+	}
+	s.vsizes = seen
+	return txs, nil
+}
+
+// VSize is a transaction's virtual size: its weight over four, rounded up.
+func VSize(tx *wire.MsgTx) uint64 {
+	return uint64((blockchain.GetTransactionWeight(btcutil.NewTx(tx)) + 3) / 4)
+}
+
+// handleEstimateFee answers Blockbook's estimatefee/N from the store's
+// own data: the rate in BTC per kB, as Blockbook prints bitcoind's.
+func (a *API) handleEstimateFee(w http.ResponseWriter, r *http.Request) {
+	blocks, err := strconv.Atoi(r.PathValue("blocks"))
+	if err != nil {
+		httpreply.Error(w, http.StatusBadRequest, "Parameter 'number of blocks' is not a number")
+		return
+	}
+	rate, err := a.fees.Estimate(r.Context(), blocks)
+	if err != nil {
+		httpreply.Error(w, outcomeCode(http.StatusInternalServerError, err), "estimating the fee: %v", err)
+		return
+	}
+	httpreply.JSON(w, http.StatusOK, map[string]string{"result": rate.BTCPerKB()})
+}
+
+// wsEstimateFee is the websocket's estimateFee: per target, the rate in
+// satoshis per kB (feePerUnit), and with the "txsize" of the specific
+// parameters the fee of a transaction that size (feePerTx), as Blockbook
+// answers them.
+func (a *API) wsEstimateFee(ctx context.Context, blocks []int, specific map[string]any) (any, error) {
+	type estimate struct {
+		FeePerTx   string `json:"feePerTx,omitempty"`
+		FeePerUnit string `json:"feePerUnit,omitempty"`
+	}
+	txSize := uint64(0)
+	if f, ok := specific["txsize"].(float64); ok && f > 0 {
+		txSize = uint64(f)
+	}
+	out := make([]estimate, len(blocks))
+	for i, b := range blocks {
+		rate, err := a.fees.Estimate(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		out[i].FeePerUnit = strconv.FormatUint(uint64(rate), 10)
+		if txSize > 0 {
+			out[i].FeePerTx = strconv.FormatUint(uint64(rate)*txSize/1000, 10)
+		}
+	}
+	return out, nil
+}
