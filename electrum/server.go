@@ -162,9 +162,9 @@ type Server struct {
 	// genesis is the network's genesis block hash.
 	genesis chainhash.Hash
 
-	pool    mempoolCache
-	blocks  blockCache
-	hashes  hashCache
+	pool   mempoolCache
+	blocks blockCache
+	hashes hashCache
 
 	mu        sync.Mutex
 	conns     map[*conn]struct{}

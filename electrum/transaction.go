@@ -187,4 +187,3 @@ func (c *blockCache) txids(ctx context.Context, s *Server, height uint32) ([]cha
 	c.mu.Unlock()
 	return txids, nil
 }
-

@@ -40,7 +40,7 @@ type Server struct {
 	el *electrum.Server
 
 	grpcLn, httpLn, healthLn, electrumLn *limitListener
-	serveErr                 chan error
+	serveErr                             chan error
 	// websockets are the open websockets' slots (Options.MaxWebsockets).
 	websockets chan struct{}
 }
