@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/internal/btcdtest"
+)
+
+// walletSeed is an Electrum seed (segwit type) the test wallet restores
+// from; made with `electrum make_seed --seed_type segwit`.
+const walletSeed = "obvious fiscal vague spray sustain wheel flag equal glad dutch gadget damp"
+
+// electrumWallet runs Debian's electrum (4.3.4) as a headless daemon on
+// regtest in a directory of its own.
+type electrumWallet struct {
+	t   *testing.T
+	bin string
+	dir string
+}
+
+func newElectrumWallet(t *testing.T) *electrumWallet {
+	t.Helper()
+	bin, err := exec.LookPath("electrum")
+	if err != nil {
+		t.Skip("electrum is not installed; scripts/test.sh installs it (apt-get install electrum, Debian's 4.3.4)")
+	}
+	return &electrumWallet{t: t, bin: bin, dir: t.TempDir()}
+}
+
+// run runs one electrum command and returns its output.
+func (w *electrumWallet) run(args ...string) (string, error) {
+	cmd := exec.Command(w.bin, append([]string{"--regtest", "-D", w.dir}, args...)...)
+	cmd.Env = append(cmd.Environ(), "HOME="+w.dir)
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func (w *electrumWallet) must(args ...string) string {
+	w.t.Helper()
+	out, err := w.run(args...)
+	if err != nil {
+		w.t.Fatalf("electrum %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// electrumAddrOf is the Electrum listener's address the daemon logged.
+func electrumAddrOf(t *testing.T, d *daemon) string {
+	t.Helper()
+	m := regexp.MustCompile(`electrum=(\S+)`).FindStringSubmatch(d.log())
+	if m == nil {
+		t.Fatalf("the daemon logged no Electrum listener:\n%s", d.log())
+	}
+	return m[1]
+}
+
+type walletTx struct {
+	TxID          string `json:"txid"`
+	Height        int32  `json:"height"`
+	Confirmations int32  `json:"confirmations"`
+}
+
+// history is the wallet's on-chain history.
+func (w *electrumWallet) history() ([]walletTx, error) {
+	out, err := w.run("onchain_history")
+	if err != nil {
+		return nil, fmt.Errorf("%v: %s", err, out)
+	}
+	var h struct {
+		Transactions []walletTx `json:"transactions"`
+	}
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, out)
+	}
+	return h.Transactions, nil
+}
+
+// TestElectrumWallet: Debian's Electrum wallet, restored from a seed,
+// syncs from `serve --peer --index --electrum` following a btcd regtest
+// node that mined to it: it verifies every header and the merkle proof of
+// every transaction it shows (it counts confirmations only of verified
+// ones), shows the balance the chain gives it, pays, and sees the payment
+// confirmed once btcd mines it.
+func TestElectrumWallet(t *testing.T) {
+	w := newElectrumWallet(t)
+	w.must("--offline", "setconfig", "oneserver", "true")
+	w.must("--offline", "setconfig", "auto_connect", "false")
+	w.must("--offline", "restore", walletSeed)
+	var addrs []string
+	if err := json.Unmarshal([]byte(w.must("--offline", "listaddresses", "--receiving")), &addrs); err != nil || len(addrs) == 0 {
+		t.Fatalf("the wallet's addresses: %v %v", addrs, err)
+	}
+	node := btcdtest.BtcdRegtest.StartMiningTo(t, addrs[0])
+	const mined = 110
+	node.Generate(t, mined)
+
+	d := startDaemon(t, "serve", "--create", "--index", "--network", "regtest", "--data", t.TempDir(),
+		"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--electrum", "127.0.0.1:0", "--peer", node.P2P, "--ready-max-behind", "0")
+	waitServedTip(t, d, node)
+	w.must("--offline", "setconfig", "server", electrumAddrOf(t, d)+":t")
+	w.must("daemon", "-d")
+	t.Cleanup(func() { _, _ = w.run("stop") })
+	w.must("load_wallet")
+
+	// Every coinbase pays the wallet 50 BTC; those 100 blocks below the
+	// tip or deeper are mature (Electrum's rule: height + 100 <= tip).
+	_, tip := node.Tip(t)
+	waitWallet(t, w, "the wallet to sync and verify the mined blocks", func(txs []walletTx) (bool, string) {
+		confirmed := 0
+		for _, tx := range txs {
+			if tx.Confirmations == tip-tx.Height+1 && tx.Height > 0 {
+				confirmed++
+			}
+		}
+		return confirmed == mined, fmt.Sprintf("%d of %d coinbases verified", confirmed, mined)
+	})
+	var balance struct {
+		Confirmed string `json:"confirmed"`
+		Unmatured string `json:"unmatured"`
+	}
+	if err := json.Unmarshal([]byte(w.must("getbalance")), &balance); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprint((tip - 100) * 50); balance.Confirmed != want || balance.Unmatured != fmt.Sprint((mined-(tip-100))*50) {
+		t.Fatalf("getbalance: %+v, want %s confirmed and %d unmatured", balance, want, (mined-(tip-100))*50)
+	}
+
+	// Pay 1.5 BTC to an address of another key; the wallet builds and
+	// signs it, the daemon relays it to btcd, btcd mines it.
+	payee, err := btcutil.NewAddressWitnessPubKeyHash(btcutil.Hash160([]byte("payee")), &chaincfg.RegressionNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := w.must("payto", payee.EncodeAddress(), "1.5", "--feerate", "2")
+	txid := w.must("broadcast", signed)
+	hash, err := chainhash.NewHashFromStr(txid)
+	if err != nil {
+		t.Fatalf("broadcast answered %q", txid)
+	}
+	waitInMempool(t, node, *hash)
+	waitWallet(t, w, "the wallet to see its payment unconfirmed", func(txs []walletTx) (bool, string) {
+		for _, tx := range txs {
+			if tx.TxID == txid {
+				return tx.Confirmations == 0, fmt.Sprintf("%+v", tx)
+			}
+		}
+		return false, "not in the history"
+	})
+	node.Generate(t, 1)
+	waitServedTip(t, d, node)
+	_, tip = node.Tip(t)
+	waitWallet(t, w, "the wallet to see its payment confirmed", func(txs []walletTx) (bool, string) {
+		for _, tx := range txs {
+			if tx.TxID == txid {
+				return tx.Height == tip && tx.Confirmations == 1, fmt.Sprintf("%+v", tx)
+			}
+		}
+		return false, "not in the history"
+	})
+}
+
+func waitWallet(t *testing.T, w *electrumWallet, what string, cond func([]walletTx) (bool, string)) {
+	t.Helper()
+	btcdtest.WaitFor(t, 90*time.Second, what, func() (bool, string) {
+		txs, err := w.history()
+		if err != nil {
+			return false, err.Error()
+		}
+		return cond(txs)
+	})
+}
