@@ -30,6 +30,12 @@ type protocol struct {
 	// siblingAgents are marks in the user agents of the sibling chain's
 	// nodes.
 	siblingAgents []string
+	// services are what the follower's version message advertises:
+	// NODE_WITNESS on Bitcoin, since a node reads a transaction message
+	// in the witness serialization only from a peer that advertises it,
+	// and a segwit transaction the follower relays (as a wallet signed
+	// it) must keep its witness.
+	services wire.ServiceFlag
 }
 
 // maxMessage bounds every other message (headers, inv, getdata…): btcd's
@@ -58,6 +64,8 @@ var (
 func newProtocol(network *chain.Network, rules chain.BlockRules) *protocol {
 	p := &protocol{network: network, maxBlock: rules.MaxBlockSize, maxTx: bitcoinMaxTx}
 	switch network.Family {
+	case chain.Bitcoin:
+		p.services = wire.SFNodeWitness
 	case chain.BitcoinCash:
 		p.maxTx, p.siblingAgents = cashMaxTx, svAgents
 	case chain.BitcoinSV:

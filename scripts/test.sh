@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's one test command (README, .ci/run). It installs and starts
 # what the tests need — a local Redis Cluster from Debian's redis-server,
-# btcd and bchd for the sync tests — idempotently, runs the static checks and every test, and stops the
+# btcd and bchd for the sync tests, Debian's Electrum wallet — idempotently, runs the static checks and every test, and stops the
 # cluster again if it started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -74,6 +74,17 @@ if ! command -v bchd >/dev/null 2>&1; then
       go get github.com/gcash/bchd@v0.22.2 && go install github.com/gcash/bchd)
     rm -rf "$bchd_mod"
   fi
+fi
+
+echo "== electrum"
+# TestElectrumWallet runs Debian's Electrum wallet (4.3.4) as a headless
+# daemon against the daemon's Electrum listener; it is installed once.
+if ! command -v electrum >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  sudo_cmd=""
+  if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo -n"; fi
+  $sudo_cmd apt-get install -y electrum >/dev/null 2>&1 ||
+    { $sudo_cmd apt-get update >/dev/null 2>&1 && $sudo_cmd apt-get install -y electrum >/dev/null; } ||
+    echo "electrum could not be installed; TestElectrumWallet will skip"
 fi
 
 echo "== go test"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 
 // walletSeed is an Electrum seed (segwit type) the test wallet restores
 // from; made with `electrum make_seed --seed_type segwit`.
-const walletSeed = "obvious fiscal vague spray sustain wheel flag equal glad dutch gadget damp"
+const walletSeed = "lumber team bacon truth custom tree predict that catalog nation myself tooth"
 
 // electrumWallet runs Debian's electrum (4.3.4) as a headless daemon on
 // regtest in a directory of its own.
@@ -101,19 +102,27 @@ func TestElectrumWallet(t *testing.T) {
 		t.Fatalf("the wallet's addresses: %v %v", addrs, err)
 	}
 	node := btcdtest.BtcdRegtest.StartMiningTo(t, addrs[0])
-	const mined = 110
+	// Segregated witness, which the wallet's addresses need, activates on
+	// regtest after three windows of 144 blocks (BIP9: started, locked
+	// in, active).
+	const mined = 432
 	node.Generate(t, mined)
 
 	d := startDaemon(t, "serve", "--create", "--index", "--network", "regtest", "--data", t.TempDir(),
 		"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--electrum", "127.0.0.1:0", "--peer", node.P2P, "--ready-max-behind", "0")
 	waitServedTip(t, d, node)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the daemon's log:\n%s", d.log())
+		}
+	})
 	w.must("--offline", "setconfig", "server", electrumAddrOf(t, d)+":t")
 	w.must("daemon", "-d")
 	t.Cleanup(func() { _, _ = w.run("stop") })
 	w.must("load_wallet")
 
-	// Every coinbase pays the wallet 50 BTC; those 100 blocks below the
-	// tip or deeper are mature (Electrum's rule: height + 100 <= tip).
+	// Every coinbase pays the wallet 50 BTC; one is mature when the next
+	// block may spend it: it is 100 blocks below that block or deeper.
 	_, tip := node.Tip(t)
 	waitWallet(t, w, "the wallet to sync and verify the mined blocks", func(txs []walletTx) (bool, string) {
 		confirmed := 0
@@ -131,8 +140,21 @@ func TestElectrumWallet(t *testing.T) {
 	if err := json.Unmarshal([]byte(w.must("getbalance")), &balance); err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprint((tip - 100) * 50); balance.Confirmed != want || balance.Unmatured != fmt.Sprint((mined-(tip-100))*50) {
-		t.Fatalf("getbalance: %+v, want %s confirmed and %d unmatured", balance, want, (mined-(tip-100))*50)
+	var wantConfirmed, wantUnmatured btcutil.Amount
+	for h := int32(1); h <= tip; h++ {
+		hash, err := node.RPC.GetBlockHash(int64(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := node.Block(t, hash)
+		if h+100 <= tip+1 {
+			wantConfirmed += btcutil.Amount(b.Transactions[0].TxOut[0].Value)
+		} else {
+			wantUnmatured += btcutil.Amount(b.Transactions[0].TxOut[0].Value)
+		}
+	}
+	if amount(t, balance.Confirmed) != wantConfirmed || amount(t, balance.Unmatured) != wantUnmatured {
+		t.Fatalf("getbalance: %+v, want %v confirmed and %v unmatured", balance, wantConfirmed, wantUnmatured)
 	}
 
 	// Pay 1.5 BTC to an address of another key; the wallet builds and
@@ -178,4 +200,18 @@ func waitWallet(t *testing.T, w *electrumWallet, what string, cond func([]wallet
 		}
 		return cond(txs)
 	})
+}
+
+// amount reads an amount in BTC as Electrum prints it.
+func amount(t *testing.T, btc string) btcutil.Amount {
+	t.Helper()
+	f, err := strconv.ParseFloat(btc, 64)
+	if err != nil {
+		t.Fatalf("amount %q: %v", btc, err)
+	}
+	a, err := btcutil.NewAmount(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
