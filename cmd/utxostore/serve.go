@@ -24,6 +24,13 @@ record), Prometheus metrics (/metrics) and health (/health/live,
 store (DATA/blocks, --block-retention) answer addresses, xpubs, blocks and
 every transaction, spent or not; see the README for each endpoint.
 
+With --electrum ADDR (and --index) it serves the Electrum protocol there
+(TCP, or TLS with --tls-cert), which Electrum wallets and their libraries
+speak; the README lists its methods, where it differs from ElectrumX and
+its limits (--electrum-max-*). Blockbook's estimatefee and Electrum's
+blockchain.estimatefee answer from the store's own recent blocks and
+mempool, without a node.
+
 A data directory that does not exist or holds no store is refused; with
 --create, serve creates the store there (on --engine, sozu by default),
 to be fed by 'utxostore client import' or any gRPC client.
