@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -55,6 +57,31 @@ func (w *electrumWallet) must(args ...string) string {
 	return out
 }
 
+// configure points the wallet at one server, over TCP (":t"), and at no
+// other: what `electrum setconfig` writes, written at once.
+func (w *electrumWallet) configure(t *testing.T, server string) {
+	t.Helper()
+	path := filepath.Join(w.dir, "regtest", "config")
+	config := map[string]any{}
+	if raw, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(raw, &config); err != nil {
+			t.Fatalf("electrum's config %s: %v", path, err)
+		}
+	}
+	config["oneserver"], config["auto_connect"], config["server"] = true, false, server+":t"
+	if config["config_version"] == nil {
+		config["config_version"] = 3 // Electrum 4.3's; an older one is upgraded, losing these
+	}
+	raw, err := json.Marshal(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, string(raw))
+}
+
 // electrumAddrOf is the Electrum listener's address the daemon logged.
 func electrumAddrOf(t *testing.T, d *daemon) string {
 	t.Helper()
@@ -94,8 +121,6 @@ func (w *electrumWallet) history() ([]walletTx, error) {
 // confirmed once btcd mines it.
 func TestElectrumWallet(t *testing.T) {
 	w := newElectrumWallet(t)
-	w.must("--offline", "setconfig", "oneserver", "true")
-	w.must("--offline", "setconfig", "auto_connect", "false")
 	w.must("--offline", "restore", walletSeed)
 	var addrs []string
 	if err := json.Unmarshal([]byte(w.must("--offline", "listaddresses", "--receiving")), &addrs); err != nil || len(addrs) == 0 {
@@ -116,7 +141,7 @@ func TestElectrumWallet(t *testing.T) {
 			t.Logf("the daemon's log:\n%s", d.log())
 		}
 	})
-	w.must("--offline", "setconfig", "server", electrumAddrOf(t, d)+":t")
+	w.configure(t, electrumAddrOf(t, d))
 	w.must("daemon", "-d")
 	t.Cleanup(func() { _, _ = w.run("stop") })
 	w.must("load_wallet")
