@@ -156,16 +156,18 @@ func foldBranch(t *testing.T, leaf chainhash.Hash, pos int, branch []string) cha
 	return h
 }
 
-// TestElectrumMainnet serves the first 2,000 real mainnet blocks over the
+// TestElectrumMainnet serves the first 3,000 real mainnet blocks over the
 // Electrum protocol: the genesis coinbase's pay-to-pubkey script holds
-// its 50 BTC under its own script hash (the pay-to-pubkey-hash script of
-// its key, which Blockbook's index files it under, holds nothing), every
+// its 50 BTC under its own script hash; the keys these blocks pay both by
+// a pay-to-pubkey and by a pay-to-pubkey-hash script (which Blockbook's
+// index files under one address) have each script's own history and
+// balance, computed here from the file; every
 // header is the file's, checkpoint proofs and every transaction's merkle
 // proof verify against the file's headers and merkle roots, computed here
 // from the file; estimatefee answers without a node, Blockbook's and
 // Electrum's alike; and `config` shows the Electrum limits.
 func TestElectrumMainnet(t *testing.T) {
-	const blocksN = 2000
+	const blocksN = 3000
 	file := chainPrefix(t, blocksN)
 	blocks, raws := fileBlocks(t, file)
 	data := t.TempDir()
@@ -209,6 +211,26 @@ func TestElectrumMainnet(t *testing.T) {
 		t.Errorf("the genesis script's history: %+v", history)
 	}
 
+	shared := sharedKeyScripts(blocks)
+	if len(shared) < 2 {
+		t.Fatalf("the blocks pay %d keys both ways", len(shared)/2)
+	}
+	want := scriptsByHand(blocks)
+	for _, sc := range shared {
+		c.result(&balance, "blockchain.scripthash.get_balance", scriptHash(sc))
+		if balance.Confirmed != want[string(sc)].unspent {
+			t.Errorf("script %x: balance %+v, the file gives %d", sc, balance, want[string(sc)].unspent)
+		}
+		c.result(&history, "blockchain.scripthash.get_history", scriptHash(sc))
+		got := map[string]int64{}
+		for _, e := range history {
+			got[e.TxHash] = e.Height
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want[string(sc)].txs) {
+			t.Errorf("script %x: history %v, the file gives %v", sc, got, want[string(sc)].txs)
+		}
+	}
+
 	var tip struct {
 		Hex    string `json:"hex"`
 		Height int    `json:"height"`
@@ -228,12 +250,12 @@ func TestElectrumMainnet(t *testing.T) {
 	// checkpoint at cp, whose root is computed here from the file.
 	const cp = 1500
 	c.result(&chunk, "blockchain.block.headers", 1000, 100, cp)
-	var want strings.Builder
+	var wantHex strings.Builder
 	for h := 1000; h < 1100; h++ {
-		want.WriteString(hex.EncodeToString(raws[h][:80]))
+		wantHex.WriteString(hex.EncodeToString(raws[h][:80]))
 	}
-	if chunk.Count != 100 || chunk.Hex != want.String() || chunk.Max != 2016 {
-		t.Errorf("block.headers 1000+100: count %d max %d, hex as the file: %v", chunk.Count, chunk.Max, chunk.Hex == want.String())
+	if chunk.Count != 100 || chunk.Hex != wantHex.String() || chunk.Max != 2016 {
+		t.Errorf("block.headers 1000+100: count %d max %d, hex as the file: %v", chunk.Count, chunk.Max, chunk.Hex == wantHex.String())
 	}
 	var leaves []chainhash.Hash
 	for _, b := range blocks[:cp+1] {
@@ -311,4 +333,75 @@ func merkleRootOf(level []chainhash.Hash) chainhash.Hash {
 		level = next
 	}
 	return level[0]
+}
+
+// scriptTally is what the blocks give one output script: the
+// transactions that pay or spend it, by txid with their height, and its
+// unspent value.
+type scriptTally struct {
+	txs     map[string]int64
+	unspent int64
+}
+
+// scriptsByHand tallies every output script of the blocks.
+func scriptsByHand(blocks []*wire.MsgBlock) map[string]*scriptTally {
+	type coin struct {
+		script string
+		value  int64
+	}
+	utxos := map[wire.OutPoint]coin{}
+	tally := map[string]*scriptTally{}
+	touch := func(script string, txid string, height int) {
+		if tally[script] == nil {
+			tally[script] = &scriptTally{txs: map[string]int64{}}
+		}
+		tally[script].txs[txid] = int64(height)
+	}
+	for height, b := range blocks {
+		for i, tx := range b.Transactions {
+			id := tx.TxHash()
+			if i > 0 {
+				for _, in := range tx.TxIn {
+					c := utxos[in.PreviousOutPoint]
+					touch(c.script, id.String(), height)
+					delete(utxos, in.PreviousOutPoint)
+				}
+			}
+			for vout, o := range tx.TxOut {
+				touch(string(o.PkScript), id.String(), height)
+				utxos[wire.OutPoint{Hash: id, Index: uint32(vout)}] = coin{string(o.PkScript), o.Value}
+			}
+		}
+	}
+	for _, c := range utxos {
+		tally[c.script].unspent += c.value
+	}
+	return tally
+}
+
+// sharedKeyScripts are the pay-to-pubkey and pay-to-pubkey-hash scripts
+// of the keys the blocks pay both ways.
+func sharedKeyScripts(blocks []*wire.MsgBlock) [][]byte {
+	p2pk := map[string][]byte{}
+	p2pkh := map[string][]byte{}
+	for _, b := range blocks {
+		for _, tx := range b.Transactions {
+			for _, o := range tx.TxOut {
+				s := o.PkScript
+				switch {
+				case (len(s) == 67 && s[0] == 65 || len(s) == 35 && s[0] == 33) && s[len(s)-1] == 0xac:
+					p2pk[string(btcutil.Hash160(s[1:len(s)-1]))] = s
+				case len(s) == 25 && s[0] == 0x76 && s[1] == 0xa9 && s[2] == 20 && s[23] == 0x88 && s[24] == 0xac:
+					p2pkh[string(s[3:23])] = s
+				}
+			}
+		}
+	}
+	var out [][]byte
+	for h, s := range p2pkh {
+		if k, ok := p2pk[h]; ok {
+			out = append(out, k, s)
+		}
+	}
+	return out
 }
