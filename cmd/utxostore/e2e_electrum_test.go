@@ -26,6 +26,9 @@ type electrumClient struct {
 	conn net.Conn
 	r    *bufio.Reader
 	id   int
+	// notes are the notifications read while waiting for an answer, for
+	// the next reads.
+	notes []electrumAnswer
 }
 
 func dialElectrum(t *testing.T, addr string) *electrumClient {
@@ -41,6 +44,7 @@ func dialElectrum(t *testing.T, addr string) *electrumClient {
 type electrumAnswer struct {
 	ID     int             `json:"id"`
 	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
 		Code    int    `json:"code"`
@@ -48,7 +52,8 @@ type electrumAnswer struct {
 	} `json:"error"`
 }
 
-// call sends a request and returns its answer, skipping notifications.
+// call sends a request and returns its answer, keeping the notifications
+// that come first for later reads.
 func (c *electrumClient) call(method string, params ...any) electrumAnswer {
 	c.t.Helper()
 	c.id++
@@ -63,12 +68,15 @@ func (c *electrumClient) call(method string, params ...any) electrumAnswer {
 		c.t.Fatalf("%s: %v", method, err)
 	}
 	for {
-		a, err := c.read()
+		a, err := c.readLine()
 		if err != nil {
 			c.t.Fatalf("%s: %v", method, err)
 		}
 		if a.Method == "" && a.ID == c.id {
 			return a
+		}
+		if a.Method != "" {
+			c.notes = append(c.notes, a)
 		}
 	}
 }
@@ -79,7 +87,18 @@ func (c *electrumClient) send(b []byte) error {
 	return err
 }
 
+// read returns the next message: a notification kept by call, or the
+// next line.
 func (c *electrumClient) read() (electrumAnswer, error) {
+	if len(c.notes) > 0 {
+		n := c.notes[0]
+		c.notes = c.notes[1:]
+		return n, nil
+	}
+	return c.readLine()
+}
+
+func (c *electrumClient) readLine() (electrumAnswer, error) {
 	_ = c.conn.SetReadDeadline(time.Now().Add(60 * time.Second))
 	line, err := c.r.ReadBytes('\n')
 	if err != nil {
@@ -405,3 +424,6 @@ func sharedKeyScripts(blocks []*wire.MsgBlock) [][]byte {
 	}
 	return out
 }
+
+// blockHashOfHeader is the hash of an 80-byte header, as it is printed.
+func blockHashOfHeader(header []byte) string { return chainhash.DoubleHashH(header).String() }
