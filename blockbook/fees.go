@@ -12,6 +12,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/feerate"
 	"github.com/utxostore/utxostore/internal/httpreply"
 	"github.com/utxostore/utxostore/utxo"
@@ -29,12 +30,12 @@ func (a *API) Fees() *feerate.Estimator { return a.fees }
 type feeSource struct {
 	reads Reads
 
-	mu     sync.Mutex
-	vsizes map[chainhash.Hash]uint64 // of the unmined transactions seen last
+	mu   sync.Mutex
+	seen map[chainhash.Hash]feerate.Tx // the unmined transactions seen last
 }
 
 func newFeeSource(reads Reads) *feeSource {
-	return &feeSource{reads: reads, vsizes: map[chainhash.Hash]uint64{}}
+	return &feeSource{reads: reads, seen: map[chainhash.Hash]feerate.Tx{}}
 }
 
 func (s *feeSource) TipHeight(ctx context.Context) (uint32, bool, error) {
@@ -84,8 +85,8 @@ func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash
 	return hash, txs, true, nil
 }
 
-// Mempool lists the store's unmined transactions with their fees; each
-// one's virtual size is read once, when it is first seen.
+// Mempool lists the store's unmined transactions with their fees and
+// virtual sizes, each read once, when it is first seen.
 func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
 	it, err := s.reads.GetUnminedTxIterator(ctx)
 	if err != nil {
@@ -93,7 +94,7 @@ func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := make(map[chainhash.Hash]uint64, len(s.vsizes))
+	seen := make(map[chainhash.Hash]feerate.Tx, len(s.seen))
 	var txs []feerate.Tx
 	for {
 		u, err := it.Next(ctx)
@@ -106,7 +107,7 @@ func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
 		if u.Creating {
 			continue
 		}
-		vsize, ok := s.vsizes[u.TxID]
+		tx, ok := s.seen[u.TxID]
 		if !ok {
 			meta, err := s.reads.Get(ctx, u.TxID, utxo.FieldTx)
 			if errors.Is(err, model.ErrTxNotFound) {
@@ -118,13 +119,36 @@ func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
 			if meta.Tx == nil || meta.Tx.Msg == nil {
 				continue
 			}
-			vsize = VSize(meta.Tx.Msg)
+			tx = feerate.Tx{Fee: u.Fee, VSize: VSize(meta.Tx.Msg)}
+			if fee, ok := s.feeOf(ctx, meta.Tx); ok {
+				tx.Fee = fee
+			}
 		}
-		seen[u.TxID] = vsize
-		txs = append(txs, feerate.Tx{Fee: u.Fee, VSize: vsize})
+		seen[u.TxID] = tx
+		txs = append(txs, tx)
 	}
-	s.vsizes = seen
+	s.seen = seen
 	return txs, nil
+}
+
+// feeOf is what a transaction's inputs bring less what its outputs take;
+// ok is false when the store no longer holds a parent.
+func (s *feeSource) feeOf(ctx context.Context, tx *chain.Tx) (uint64, bool) {
+	prevs, err := s.reads.PreviousOutputsDecorate(ctx, tx)
+	if err != nil || len(prevs) != len(tx.Msg.TxIn) {
+		return 0, false
+	}
+	var in, out uint64
+	for _, p := range prevs {
+		if p == nil {
+			return 0, false
+		}
+		in += uint64(p.Value)
+	}
+	for _, o := range tx.Msg.TxOut {
+		out += uint64(o.Value)
+	}
+	return in - out, in >= out
 }
 
 // VSize is a transaction's virtual size: its weight over four, rounded up.

@@ -154,12 +154,25 @@ func (s *Server) readMempoolTx(ctx context.Context, u *utxo.UnminedTransaction) 
 	if err != nil {
 		prevs = nil // a parent the store no longer holds: its script is unknown
 	}
-	for i, in := range msg.TxIn {
-		sp := mempoolSpend{op: in.PreviousOutPoint}
+	var in, out uint64
+	known := len(prevs) == len(msg.TxIn)
+	for i, txIn := range msg.TxIn {
+		sp := mempoolSpend{op: txIn.PreviousOutPoint}
 		if i < len(prevs) && prevs[i] != nil {
 			sp.sh, sp.known, sp.value = index.HashScript(prevs[i].PkScript), true, uint64(prevs[i].Value)
+			in += sp.value
+		} else {
+			known = false
 		}
 		t.spends = append(t.spends, sp)
+	}
+	for _, o := range msg.TxOut {
+		out += uint64(o.Value)
+	}
+	// The fee is what the inputs bring less what the outputs take; the
+	// store's own figure stands when a parent is gone.
+	if known && in >= out {
+		t.fee = in - out
 	}
 	return t, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/txscript"
 
 	"github.com/utxostore/utxostore/internal/btcdtest"
 )
@@ -203,6 +204,44 @@ func TestElectrumWallet(t *testing.T) {
 		}
 		return false, "not in the history"
 	})
+	// The payment as any client sees it while it is unmined: the payee's
+	// unconfirmed balance, unspent output and mempool entry, and the fee
+	// histogram holding it at the rate the wallet chose.
+	c := dialElectrum(t, electrumAddrOf(t, d))
+	payeeScript, err := txscript.PayToAddrScript(payee)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payeeHash := scriptHash(payeeScript)
+	var balanceNow struct{ Confirmed, Unconfirmed int64 }
+	c.result(&balanceNow, "blockchain.scripthash.get_balance", payeeHash)
+	if balanceNow != (struct{ Confirmed, Unconfirmed int64 }{0, 150_000_000}) {
+		t.Errorf("the payee's balance while the payment is unmined: %+v", balanceNow)
+	}
+	var unspent []struct {
+		TxHash string `json:"tx_hash"`
+		Height int64  `json:"height"`
+		Value  int64  `json:"value"`
+	}
+	c.result(&unspent, "blockchain.scripthash.listunspent", payeeHash)
+	if len(unspent) != 1 || unspent[0].TxHash != txid || unspent[0].Height != 0 || unspent[0].Value != 150_000_000 {
+		t.Errorf("the payee's unspent outputs: %+v", unspent)
+	}
+	var pool []struct {
+		TxHash string `json:"tx_hash"`
+		Height int64  `json:"height"`
+		Fee    int64  `json:"fee"`
+	}
+	c.result(&pool, "blockchain.scripthash.get_mempool", payeeHash)
+	if len(pool) != 1 || pool[0].TxHash != txid || pool[0].Height != 0 || pool[0].Fee <= 0 {
+		t.Errorf("the payee's mempool: %+v", pool)
+	}
+	var histogram [][2]float64
+	c.result(&histogram, "mempool.get_fee_histogram")
+	if len(histogram) != 1 || histogram[0][0] < 1.9 || histogram[0][0] > 2.1 || histogram[0][1] < 100 {
+		t.Errorf("the fee histogram of a mempool holding one payment at 2 sat/vB: %v", histogram)
+	}
+
 	node.Generate(t, 1)
 	waitServedTip(t, d, node)
 	_, tip = node.Tip(t)
@@ -214,6 +253,10 @@ func TestElectrumWallet(t *testing.T) {
 		}
 		return false, "not in the history"
 	})
+	c.result(&balanceNow, "blockchain.scripthash.get_balance", payeeHash)
+	if balanceNow != (struct{ Confirmed, Unconfirmed int64 }{150_000_000, 0}) {
+		t.Errorf("the payee's balance once the payment is mined: %+v", balanceNow)
+	}
 }
 
 func waitWallet(t *testing.T, w *electrumWallet, what string, cond func([]walletTx) (bool, string)) {
