@@ -318,6 +318,28 @@ func TestElectrumMainnet(t *testing.T) {
 	if proved < 2 {
 		t.Fatalf("only %d transactions proved", proved)
 	}
+	first := blocks[170].Transactions[1]
+	var verbose struct {
+		TxID          string `json:"txid"`
+		BlockHash     string `json:"blockhash"`
+		Confirmations int    `json:"confirmations"`
+	}
+	c.result(&verbose, "blockchain.transaction.get", first.TxHash().String(), true)
+	if verbose.TxID != first.TxHash().String() || verbose.BlockHash != blocks[170].BlockHash().String() || verbose.Confirmations != blocksN-170 {
+		t.Errorf("verbose transaction.get: %+v", verbose)
+	}
+	var byPos struct {
+		TxHash string   `json:"tx_hash"`
+		Merkle []string `json:"merkle"`
+	}
+	c.result(&byPos, "blockchain.transaction.id_from_pos", 170, 1, true)
+	if byPos.TxHash != first.TxHash().String() || foldBranch(t, first.TxHash(), 1, byPos.Merkle) != blocks[170].Header.MerkleRoot {
+		t.Errorf("id_from_pos 170 1: %+v", byPos)
+	}
+	a := c.call("blockchain.transaction.id_from_pos", 170, 2)
+	if a.Error == nil {
+		t.Errorf("id_from_pos past the block's transactions: %s", a.Result)
+	}
 
 	// estimatefee without a node: Blockbook's (BTC/kB) and Electrum's
 	// come from one estimate.
