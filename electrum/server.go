@@ -246,8 +246,12 @@ type conn struct {
 	s  *Server
 	nc net.Conn
 
-	writeMu sync.Mutex
-	w       *bufio.Writer
+	// out queues the messages to send (answers and notifications, in
+	// order), which writer writes; closing ends the writer once it has
+	// written what is queued.
+	out     chan []byte
+	closing chan struct{}
+	written chan struct{}
 
 	mu      sync.Mutex
 	version string // the negotiated protocol version; "" before server.version
@@ -258,7 +262,8 @@ type conn struct {
 }
 
 func (s *Server) serveConn(nc net.Conn) {
-	c := &conn{s: s, nc: nc, w: bufio.NewWriter(nc), subs: map[index.ScriptHash]string{}}
+	c := &conn{s: s, nc: nc, subs: map[index.ScriptHash]string{},
+		out: make(chan []byte, sendQueue), closing: make(chan struct{}), written: make(chan struct{})}
 	s.mu.Lock()
 	select {
 	case <-s.closed:
@@ -269,7 +274,10 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
+	go c.writer()
 	defer func() {
+		close(c.closing)
+		<-c.written
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
@@ -324,21 +332,67 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// send writes one message and its newline; false when the connection is
-// gone.
+// sendQueue is the messages a connection may have unsent: a client that
+// reads nothing is disconnected once they are queued, and cannot hold the
+// server's notifications of the other clients back.
+const sendQueue = 256
+
+// send queues one message; false when the connection is gone, or was
+// closed because its client does not read.
 func (c *conn) send(v any) bool {
 	b, err := json.Marshal(v)
 	if err != nil {
 		c.s.log.Error("electrum: encoding an answer", "error", err)
 		return false
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.RequestTimeout))
-	if _, err := c.w.Write(append(b, '\n')); err != nil {
+	select {
+	case <-c.closing:
+		return false
+	default:
+	}
+	select {
+	case c.out <- append(b, '\n'):
+		return true
+	default:
+		c.nc.Close()
 		return false
 	}
-	return c.w.Flush() == nil
+}
+
+// writer writes the queued messages, each within the request timeout,
+// until the connection ends; then it writes what is still queued.
+func (c *conn) writer() {
+	defer close(c.written)
+	w := bufio.NewWriter(c.nc)
+	failed := false
+	write := func(b []byte) {
+		if failed {
+			return
+		}
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.RequestTimeout))
+		if _, err := w.Write(b); err != nil || len(c.out) == 0 && w.Flush() != nil {
+			failed = true
+			c.nc.Close()
+		}
+	}
+	for {
+		select {
+		case b := <-c.out:
+			write(b)
+		case <-c.closing:
+			for {
+				select {
+				case b := <-c.out:
+					write(b)
+				default:
+					if !failed {
+						_ = w.Flush()
+					}
+					return
+				}
+			}
+		}
+	}
 }
 
 // JSON-RPC 2.0 error codes, and the protocol's own.
