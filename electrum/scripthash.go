@@ -252,13 +252,19 @@ func (s *Server) getHistory(ctx context.Context, p params, protocol string) (any
 	}
 	out := []historyItem{}
 	if to != 0 && to != from {
+		// The index takes a last height, where 0 is none: below
+		// to_height is up to to_height-1, and up to 0 is asked as up to 1
+		// and cut.
 		last := uint32(0)
 		if to > 0 {
-			last = uint32(to - 1)
+			last = max(uint32(to-1), 1)
 		}
 		conf, err := s.confirmed(ctx, sh, uint32(from), last, s.opts.MaxHistory, "--electrum-max-history")
 		if err != nil {
 			return nil, err
+		}
+		for to > 0 && len(conf) > 0 && conf[len(conf)-1].height >= to {
+			conf = conf[:len(conf)-1]
 		}
 		out = items(conf, false)
 	}

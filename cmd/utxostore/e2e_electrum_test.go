@@ -250,6 +250,17 @@ func TestElectrumMainnet(t *testing.T) {
 		}
 	}
 
+	// Protocol 1.5's history by height range: below height 1 is the
+	// genesis block alone.
+	c.result(&history, "blockchain.scripthash.get_history", scriptHash(genesisScript), 0, 1)
+	if len(history) != 1 || history[0].Height != 0 {
+		t.Errorf("the genesis script's history below height 1: %+v", history)
+	}
+	c.result(&history, "blockchain.scripthash.get_history", scriptHash(genesisScript), 1, -1)
+	if len(history) != 0 {
+		t.Errorf("the genesis script's history from height 1: %+v", history)
+	}
+
 	var tip struct {
 		Hex    string `json:"hex"`
 		Height int    `json:"height"`
