@@ -7,11 +7,12 @@
 // daemon's node.
 //
 // Each method's handler is in the file named for what it serves:
-// server.go (the server and its methods), headers.go (blockchain.block.*,
+// server.go (connections, their limits, the dispatch, server.*,
+// blockchain.estimatefee and .relayfee), headers.go (blockchain.block.*,
 // blockchain.headers.subscribe, checkpoint proofs), scripthash.go
 // (blockchain.scripthash.*), mempool.go (the view of the unmined
-// transactions they read), transaction.go (blockchain.transaction.*) and
-// notify.go (what subscribers hear).
+// transactions they read, mempool.get_fee_histogram), transaction.go
+// (blockchain.transaction.*) and notify.go (what subscribers hear).
 //
 // The daemon (package server) binds the listener, with its TLS and its
 // connection limit, and hands it to Serve.
