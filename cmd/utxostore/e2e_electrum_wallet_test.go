@@ -257,6 +257,13 @@ func TestElectrumWallet(t *testing.T) {
 	if balanceNow != (struct{ Confirmed, Unconfirmed int64 }{150_000_000, 0}) {
 		t.Errorf("the payee's balance once the payment is mined: %+v", balanceNow)
 	}
+	// The mined payment is served as the wallet signed it, witness
+	// included: the follower asks btcd for blocks with their witnesses.
+	var raw string
+	c.result(&raw, "blockchain.transaction.get", txid)
+	if raw != signed {
+		t.Errorf("the mined payment is served as\n%s\nnot as the wallet signed it\n%s", raw, signed)
+	}
 }
 
 func waitWallet(t *testing.T, w *electrumWallet, what string, cond func([]walletTx) (bool, string)) {
