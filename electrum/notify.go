@@ -2,8 +2,10 @@ package electrum
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -11,14 +13,93 @@ import (
 // NotifyBlock tells the server of a block connected (also those of a
 // reorganisation): its subscribers hear of the new tip and of every
 // status the block changed. The daemon has the block path call it
-// (blockpath.Path.OnConnect).
-func (s *Server) NotifyBlock(_ context.Context, b utxo.Block) {
+// (blockpath.Path.OnConnect), once the index holds the block.
+func (s *Server) NotifyBlock(ctx context.Context, b utxo.Block) {
 	s.hashes.dropFrom(b.Height)
 	s.mu.Lock()
-	s.blockSeen = true
+	extends := s.lastBlock != nil && *s.lastBlock == b.PrevHash
+	hash := b.Hash
+	s.lastBlock = &hash
+	s.mu.Unlock()
+	t := &blockTouch{all: !extends}
+	if extends && s.subsTotal.Load() > 0 {
+		t = s.touchedBy(ctx, b)
+	}
+	s.mu.Lock()
+	s.pending = s.pending.merge(t)
 	s.mu.Unlock()
 	s.poke()
 }
+
+// blockTouch is what connected blocks changed: the scripts their outputs
+// pay (by hash) and the address descriptors their inputs spend from; all
+// when that is unknown (a reorganisation, whose disconnected blocks the
+// server does not see, or a block it could not read).
+type blockTouch struct {
+	all  bool
+	sh   map[index.ScriptHash]bool
+	desc map[string]bool
+}
+
+func (t *blockTouch) merge(u *blockTouch) *blockTouch {
+	if t == nil {
+		return u
+	}
+	if t.all || u.all {
+		return &blockTouch{all: true}
+	}
+	for sh := range u.sh {
+		t.sh[sh] = true
+	}
+	for d := range u.desc {
+		t.desc[d] = true
+	}
+	return t
+}
+
+// touches reports whether the script hash's status may have changed; desc
+// is its script's address descriptor, nil when no output has paid it.
+func (t *blockTouch) touches(sh index.ScriptHash, desc []byte) bool {
+	return t.all || t.sh[sh] || desc != nil && t.desc[string(desc)]
+}
+
+// touchedBy reads what a block touches: its outputs' scripts, and the
+// address descriptors of the outputs its inputs spend, from the index.
+func (s *Server) touchedBy(ctx context.Context, b utxo.Block) *blockTouch {
+	t := &blockTouch{sh: map[index.ScriptHash]bool{}, desc: map[string]bool{}}
+	idx := s.reads.AddressIndex()
+	err := b.EachChunk(func(txs []*chain.Tx) error {
+		for _, tx := range txs {
+			for _, o := range tx.Msg.TxOut {
+				t.sh[index.HashScript(o.PkScript)] = true
+			}
+			if tx.IsCoinbase() {
+				continue
+			}
+			for _, in := range tx.Msg.TxIn {
+				if idx == nil {
+					return errNoIndex
+				}
+				ta, ok, err := idx.TxAddresses(in.PreviousOutPoint.Hash)
+				if err != nil {
+					return err
+				}
+				if !ok || int(in.PreviousOutPoint.Index) >= len(ta.Outputs) {
+					return errNoIndex
+				}
+				t.desc[string(ta.Outputs[in.PreviousOutPoint.Index].AddrDesc)] = true
+			}
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return &blockTouch{all: true}
+	}
+	return t
+}
+
+// errNoIndex stops reading a block whose spent outputs the index lacks.
+var errNoIndex = errors.New("the index does not hold a spent output")
 
 // poke wakes the notifier.
 func (s *Server) poke() {
@@ -51,43 +132,47 @@ func (s *Server) notifier() {
 		}
 		lastChanges = s.reads.Changes()
 		s.mu.Lock()
-		block := s.blockSeen
-		s.blockSeen = false
+		touch := s.pending
+		s.pending = nil
 		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RequestTimeout)
-		last = s.notify(ctx, block, last)
+		last = s.notify(ctx, touch, last)
 		cancel()
 	}
 }
 
-// notify sends what changed since the view prev; it returns the view it
+// notify sends what changed since the view prev: after blocks (touch
+// not nil) the new tip and the statuses they touched, and the statuses
+// the mempool's new and gone transactions touched. It returns the view it
 // compared against.
-func (s *Server) notify(ctx context.Context, block bool, prev *mempoolView) *mempoolView {
+func (s *Server) notify(ctx context.Context, touch *blockTouch, prev *mempoolView) *mempoolView {
 	v, err := s.mempool(ctx)
 	if err != nil {
 		s.log.Warn("electrum: reading the mempool for notifications", "error", err)
 		return prev
 	}
-	var touched map[index.ScriptHash]bool // nil: every subscription
-	if !block && prev != nil {
-		touched = map[index.ScriptHash]bool{}
+	changed := &blockTouch{sh: map[index.ScriptHash]bool{}, desc: map[string]bool{}, all: prev == nil}
+	if touch != nil {
+		changed = changed.merge(touch)
+	}
+	if prev != nil && !changed.all {
 		for id, t := range v.txs {
 			if prev.txs[id] == nil {
 				for _, sh := range t.touches() {
-					touched[sh] = true
+					changed.sh[sh] = true
 				}
 			}
 		}
 		for id, t := range prev.txs {
 			if v.txs[id] == nil {
 				for _, sh := range t.touches() {
-					touched[sh] = true
+					changed.sh[sh] = true
 				}
 			}
 		}
 	}
 	var tip *headerNotice
-	if block {
+	if touch != nil {
 		if height, err := s.tip(ctx); err == nil {
 			if raw, _, err := s.header(ctx, height); err == nil {
 				tip = &headerNotice{Hex: hexOf(raw), Height: height}
@@ -106,13 +191,23 @@ func (s *Server) notify(ctx context.Context, block bool, prev *mempoolView) *mem
 			c.notifyTip(ctx, tip)
 		}
 		c.mu.Lock()
-		var check []index.ScriptHash
+		subs := make([]index.ScriptHash, 0, len(c.subs))
 		for sh := range c.subs {
-			if touched == nil || touched[sh] {
-				check = append(check, sh)
-			}
+			subs = append(subs, sh)
 		}
 		c.mu.Unlock()
+		var check []index.ScriptHash
+		for _, sh := range subs {
+			if changed.all || changed.sh[sh] {
+				check = append(check, sh)
+				continue
+			}
+			if len(changed.desc) > 0 {
+				if sc, ok, err := s.lookup(sh); err == nil && ok && changed.touches(sh, sc.desc) {
+					check = append(check, sh)
+				}
+			}
+		}
 		for _, sh := range check {
 			st, ok := statuses[sh]
 			if !ok {

@@ -174,8 +174,10 @@ type Server struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
-	// blockSeen is set by NotifyBlock until the notifier has run.
-	blockSeen bool
+	// pending is what the blocks connected since the notifier last ran
+	// touched (nil: none); lastBlock the last of them.
+	pending   *blockTouch
+	lastBlock *chainhash.Hash
 	// changed wakes the notifier: a block was connected.
 	changed chan struct{}
 }
