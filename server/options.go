@@ -72,7 +72,7 @@ type Options struct {
 	// address; without it, a token there needs TLS, since anyone on the
 	// path could read it.
 	TrustedNetwork bool
-	// TLSCert and TLSKey (PEM files) turn on TLS for both listeners.
+	// TLSCert and TLSKey (PEM files) turn on TLS for every listener.
 	TLSCert, TLSKey string
 	// MaxBatch bounds the items of one batch RPC.
 	MaxBatch int

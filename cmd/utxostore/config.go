@@ -98,7 +98,7 @@ func newServeConfig(name, help string) *serveConfig {
 	fs.StringVar(&c.token, "token", "", "bearer token required by mutating RPCs and by /api and /metrics; mandatory on a non-loopback address")
 	fs.BoolVar(&c.httpPublic, "http-public", false, "serve /api and /metrics without the token (mutating RPCs still need it)")
 	fs.BoolVar(&c.trustedNetwork, "trusted-network", false, "allow the token over plain TCP on a non-loopback address (without it, such an address needs TLS)")
-	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate (PEM) for both listeners")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate (PEM) for the listeners (gRPC, HTTP and Electrum)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key (PEM)")
 	fs.IntVar(&c.maxBatch, "max-batch", server.DefaultMaxBatch, "most items in one batch RPC")
 	fs.Int64Var(&c.maxBody, "max-body", server.DefaultMaxBody, "largest HTTP request body in bytes (413 above)")
