@@ -32,7 +32,16 @@ type feeSource struct {
 
 	mu   sync.Mutex
 	seen map[chainhash.Hash]feerate.Tx // the unmined transactions seen last
+	// last is the list read at changes, the store's count of writes, when
+	// the reads count them (the daemon's do): it is read again once the
+	// store has changed.
+	last    []feerate.Tx
+	changes uint64
+	counted bool
 }
+
+// changeCounter is what reads that count the store's writes have.
+type changeCounter interface{ Changes() uint64 }
 
 func newFeeSource(reads Reads) *feeSource {
 	return &feeSource{reads: reads, seen: map[chainhash.Hash]feerate.Tx{}}
@@ -88,12 +97,20 @@ func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash
 // Mempool lists the store's unmined transactions with their fees and
 // virtual sizes, each read once, when it is first seen.
 func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	counter, counts := s.reads.(changeCounter)
+	var changes uint64
+	if counts {
+		changes = counter.Changes()
+		if s.counted && changes == s.changes {
+			return s.last, nil
+		}
+	}
 	it, err := s.reads.GetUnminedTxIterator(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	seen := make(map[chainhash.Hash]feerate.Tx, len(s.seen))
 	var txs []feerate.Tx
 	for {
@@ -128,6 +145,7 @@ func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
 		txs = append(txs, tx)
 	}
 	s.seen = seen
+	s.last, s.changes, s.counted = txs, changes, counts
 	return txs, nil
 }
 
