@@ -163,9 +163,10 @@ type Server struct {
 	// genesis is the network's genesis block hash.
 	genesis chainhash.Hash
 
-	pool   mempoolCache
-	blocks blockCache
-	hashes hashCache
+	pool    mempoolCache
+	blocks  blockCache
+	hashes  hashCache
+	metrics *metrics
 
 	mu        sync.Mutex
 	conns     map[*conn]struct{}
@@ -187,7 +188,7 @@ type Server struct {
 func New(reads Reads, txs Txs, fees *feerate.Estimator, node func() blockbook.Node, opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{reads: reads, txs: txs, fees: fees, node: node, opts: opts, log: opts.Logger,
-		conns: map[*conn]struct{}{}, listeners: map[net.Listener]struct{}{},
+		conns: map[*conn]struct{}{}, listeners: map[net.Listener]struct{}{}, metrics: newMetrics(),
 		closed: make(chan struct{}), changed: make(chan struct{}, 1)}
 	if params, err := chain.NetworkParams(opts.Network); err == nil {
 		s.genesis = *params.GenesisHash
@@ -277,8 +278,10 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
+	s.metrics.conns.Inc()
 	go c.writer()
 	defer func() {
+		s.metrics.conns.Dec()
 		close(c.closing)
 		<-c.written
 		s.mu.Lock()
@@ -492,6 +495,8 @@ func (c *conn) handleOne(ctx context.Context, raw []byte) any {
 		return errorReply(req.ID, codeInvalidParams, err.Error())
 	}
 	result, err := c.call(ctx, req.Method, params)
+	var unknown *rpcError
+	c.s.metrics.count(req.Method, !errors.As(err, &unknown) || unknown.Code != codeMethodNotFound, err)
 	if req.ID == nil || string(req.ID) == "null" {
 		return nil // a notification: no answer
 	}

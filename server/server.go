@@ -86,6 +86,7 @@ func New(backend Backend, opts Options) (*Server, error) {
 	if opts.ElectrumAddr != "" {
 		s.el = electrum.New(s.backend, s.bb, s.bb.Fees(), s.bb.Node, electrum.Options{Limits: opts.Electrum,
 			MaxStatusTxs: s.bb.Limits().MaxRequestTxs, RequestTimeout: opts.HTTPWriteTimeout, Network: opts.Network, Logger: opts.Logger})
+		s.metrics.Registry.MustRegister(s.el.Collectors()...)
 	}
 	s.http = s.httpServer(s.routes())
 	s.http.ConnContext = withConnState

@@ -365,6 +365,11 @@ func TestElectrumMainnet(t *testing.T) {
 		t.Errorf("blockchain.estimatefee %v, Blockbook's %s", rate, fee.Result)
 	}
 
+	_, metrics := httpGet(t, "http://"+d.http+"/metrics")
+	mustContain(t, "the metrics", metrics, "utxostore_electrum_connections 1",
+		`utxostore_electrum_requests_total{method="blockchain.transaction.get_merkle",outcome="ok"} `+fmt.Sprint(proved),
+		`utxostore_electrum_requests_total{method="blockchain.transaction.id_from_pos",outcome="error"} 1`)
+
 	out, stderr, err := run(t, "config", "--electrum", "127.0.0.1:50001")
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, stderr)
