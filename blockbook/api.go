@@ -3,9 +3,10 @@
 // (and /api), the status page, and /websocket. Each route's handler is in
 // the file named for what it serves: address.go (address, utxo), xpub.go,
 // tx.go, txspecific.go, block.go (block, block-index), balancehistory.go,
-// node.go (estimatefee, sendtx), status.go and websocket.go. It reads
-// through Reads, the narrow interface of the reads it makes, and changes
-// nothing itself: sendtx hands the transaction to its Node.
+// fees.go (estimatefee, from the store's own blocks and mempool), node.go
+// (sendtx), status.go and websocket.go. It reads through Reads, the narrow
+// interface of the reads it makes, and changes nothing itself: sendtx
+// hands the transaction to its Node.
 //
 // The daemon (package server) mounts it on its HTTP listener with Routes,
 // behind its own listeners, token, timeouts and connection limits, and
@@ -19,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/utxostore/utxostore/feerate"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/internal/httpreply"
 	"github.com/utxostore/utxostore/internal/setting"
@@ -112,6 +114,9 @@ type API struct {
 	// addrs are the network's address forms (cashaddr for Bitcoin Cash).
 	addrs index.Addresses
 
+	// fees estimates fee rates from the store's own data (fees.go).
+	fees *feerate.Estimator
+
 	nodeMu sync.RWMutex
 	node   Node // nil when none is plugged in (SetNode)
 	hub    wsHub
@@ -123,7 +128,7 @@ func New(reads Reads, opts Options) *API {
 	if err != nil {
 		addrs, _ = index.AddressesOf("mainnet") // a network the store's chain knows no name for
 	}
-	return &API{reads: reads, opts: opts.withDefaults(), addrs: addrs}
+	return &API{reads: reads, opts: opts.withDefaults(), addrs: addrs, fees: feerate.New(newFeeSource(reads))}
 }
 
 // Routes registers the API's routes on mux: Blockbook v0.3.4's REST API

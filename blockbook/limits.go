@@ -47,3 +47,6 @@ func (w *requestWork) take(n int) error {
 // stopped is the request's context error: each step of a long walk checks
 // it, so the walk ends soon after its client leaves.
 func (w *requestWork) stopped() error { return w.ctx.Err() }
+
+// Limits are the API's limits, their defaults filled in.
+func (a *API) Limits() Limits { return a.opts.Limits }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -15,21 +14,18 @@ import (
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
-// Node is what a connected Bitcoin node gives the API: fee estimates and
-// broadcasting. The API serves without one; a follower that keeps a peer
-// connection plugs one in with API.SetNode.
+// Node is what a connected Bitcoin node gives the API: broadcasting. The
+// API serves without one; a follower that keeps a peer connection plugs
+// one in with API.SetNode.
 type Node interface {
-	// EstimateFee returns the fee rate, in BTC per kB as Blockbook
-	// prints it, for confirmation within blocks blocks.
-	EstimateFee(ctx context.Context, blocks int) (string, error)
 	// SendTx broadcasts a raw transaction and returns its txid. A
 	// transaction the store refuses comes back as its *model.Error, bytes
 	// that are no transaction wrap ErrTxNotParsed.
 	SendTx(ctx context.Context, raw []byte) (chainhash.Hash, error)
 }
 
-// SetNode plugs in (or, with nil, removes) the node estimatefee and
-// sendtx are answered by.
+// SetNode plugs in (or, with nil, removes) the node sendtx is answered
+// by.
 func (a *API) SetNode(n Node) {
 	a.nodeMu.Lock()
 	defer a.nodeMu.Unlock()
@@ -44,8 +40,8 @@ func (a *API) Node() Node {
 	return a.node
 }
 
-// ErrNoNode answers estimatefee and sendtx while no node is plugged in.
-var ErrNoNode = errors.New("no Bitcoin node is connected to this server (the store follows blocks it is sent; run a follower with a peer to estimate fees and broadcast)")
+// ErrNoNode answers sendtx while no node is plugged in.
+var ErrNoNode = errors.New("no Bitcoin node is connected to this server (the store follows blocks it is sent; run a follower with a peer to broadcast)")
 
 // ErrTxNotParsed is what a Node's SendTx wraps when the bytes are no
 // transaction.
@@ -60,24 +56,6 @@ func (a *API) nodeOrUnavailable(w http.ResponseWriter, r *http.Request) Node {
 		httpreply.Error(w, http.StatusServiceUnavailable, "%v", ErrNoNode)
 	}
 	return node
-}
-
-func (a *API) handleEstimateFee(w http.ResponseWriter, r *http.Request) {
-	blocks, err := strconv.Atoi(r.PathValue("blocks"))
-	if err != nil {
-		httpreply.Error(w, http.StatusBadRequest, "Parameter 'number of blocks' is not a number")
-		return
-	}
-	node := a.nodeOrUnavailable(w, r)
-	if node == nil {
-		return
-	}
-	fee, err := node.EstimateFee(r.Context(), blocks)
-	if err != nil {
-		httpreply.Error(w, http.StatusServiceUnavailable, "estimating the fee: %v", err)
-		return
-	}
-	httpreply.JSON(w, http.StatusOK, map[string]string{"result": fee})
 }
 
 func (a *API) handleSendTx(w http.ResponseWriter, r *http.Request) {

@@ -151,6 +151,18 @@ func (a *API) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, bool, 
 	return ft, true, nil
 }
 
+// RawTx is a transaction's bytes and the height of the block holding it
+// (-1 while unmined), from the index and the block store or the store, as
+// every route finds a transaction; ok is false when none holds it. The
+// Electrum protocol's blockchain.transaction.get reads it.
+func (a *API) RawTx(ctx context.Context, txid chainhash.Hash) (raw []byte, height int64, ok bool, err error) {
+	ft, ok, err := a.findTx(ctx, txid)
+	if err != nil || !ok {
+		return nil, 0, false, err
+	}
+	return ft.Raw, ft.Height, true, nil
+}
+
 // inBlock is mtx of block mb at height, with what the index and the
 // store know of it.
 func (a *API) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, mtx *wire.MsgTx) (*foundTx, error) {
@@ -182,6 +194,11 @@ func (a *API) blockAt(height uint32) (*wire.MsgBlock, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
+	return parseBlock(raw, height)
+}
+
+// parseBlock parses the raw block the block store holds at height.
+func parseBlock(raw []byte, height uint32) (*wire.MsgBlock, error) {
 	var mb wire.MsgBlock
 	if err := mb.Deserialize(bytes.NewReader(raw)); err != nil {
 		return nil, fmt.Errorf("block %d in the block store: %w", height, err)

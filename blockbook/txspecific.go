@@ -9,6 +9,7 @@ import (
 
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 )
 
@@ -68,6 +69,21 @@ func (a *API) txSpecific(ctx context.Context, param string) (*specificTxJSON, in
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
+	return a.specificTx(ctx, txid)
+}
+
+// VerboseTx is the transaction as bitcoind's getrawtransaction renders
+// it verbose (what tx-specific answers); ok is false when no store holds
+// it. The Electrum protocol's verbose blockchain.transaction.get is it.
+func (a *API) VerboseTx(ctx context.Context, txid chainhash.Hash) (v any, ok bool, err error) {
+	out, code, err := a.specificTx(ctx, txid)
+	if code == http.StatusBadRequest {
+		return nil, false, nil
+	}
+	return out, err == nil, err
+}
+
+func (a *API) specificTx(ctx context.Context, txid chainhash.Hash) (*specificTxJSON, int, error) {
 	ft, ok, err := a.findTx(ctx, txid)
 	if err != nil {
 		return nil, http.StatusInternalServerError, err

@@ -19,6 +19,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/feerate"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -316,19 +317,21 @@ func wsFail(format string, args ...any) wsError {
 // wsCall answers one request.
 func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 	var p struct {
-		Height     *int     `json:"height"`
-		Txid       string   `json:"txid"`
-		Descriptor string   `json:"descriptor"`
-		Details    string   `json:"details"`
-		Tokens     string   `json:"tokens"`
-		Page       int      `json:"page"`
-		PageSize   int      `json:"pageSize"`
-		From       int64    `json:"from"`
-		To         int64    `json:"to"`
-		Gap        int      `json:"gap"`
-		GroupBy    uint32   `json:"groupBy"`
-		Addresses  []string `json:"addresses"`
-		Confirmed  bool     `json:"confirmed"`
+		Height     *int           `json:"height"`
+		Txid       string         `json:"txid"`
+		Descriptor string         `json:"descriptor"`
+		Details    string         `json:"details"`
+		Tokens     string         `json:"tokens"`
+		Page       int            `json:"page"`
+		PageSize   int            `json:"pageSize"`
+		From       int64          `json:"from"`
+		To         int64          `json:"to"`
+		Gap        int            `json:"gap"`
+		GroupBy    uint32         `json:"groupBy"`
+		Addresses  []string       `json:"addresses"`
+		Confirmed  bool           `json:"confirmed"`
+		Blocks     []int          `json:"blocks"`
+		Specific   map[string]any `json:"specific"`
 	}
 	if len(req.Params) > 0 && string(req.Params) != "null" {
 		if err := json.Unmarshal(req.Params, &p); err != nil {
@@ -380,7 +383,11 @@ func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		}
 		return ok(a.balanceHistory(a.newWork(ctx), p.Descriptor, p.From, p.To, groupBy, p.Gap))
 	case "estimateFee":
-		return wsFail("%v", ErrNoNode)
+		if len(p.Blocks) > feerate.MaxTarget {
+			return wsFail("%d targets are more than the %d estimateFee answers at once", len(p.Blocks), feerate.MaxTarget)
+		}
+		v, err := a.wsEstimateFee(ctx, p.Blocks, p.Specific)
+		return ok(v, 0, err)
 	case "sendTransaction":
 		return wsFail("%v", ErrNoNode)
 	case "subscribeNewBlock":

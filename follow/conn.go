@@ -149,6 +149,7 @@ func (c *conn) handshake(tip int32) error {
 	v := wire.NewMsgVersion(me, you, rand.Uint64(), tip)
 	v.ProtocolVersion = ourVersion
 	v.UserAgent = "/utxostore:0.1/"
+	v.Services = c.proto.services
 	if err := c.send(v); err != nil {
 		return err
 	}

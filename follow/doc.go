@@ -21,8 +21,11 @@
 // 4 MB, 32 MB, and Bitcoin SV's excessive block size, Config's through
 // the path's rules), the largest transaction, Bitcoin SV's extended
 // message header ("extmsg": a message over 4 GB carries its command and a
-// 64-bit length after a header whose command is "extmsg"), and how a node
-// of the sibling chain is told apart. Bitcoin Cash and Bitcoin SV share
+// 64-bit length after a header whose command is "extmsg"), segregated
+// witness (on Bitcoin the follower advertises NODE_WITNESS and asks for
+// blocks and transactions with their witnesses, so segwit transactions
+// are kept and relayed as they were signed), and how a node of the
+// sibling chain is told apart. Bitcoin Cash and Bitcoin SV share
 // their P2P magics, genesis blocks and every block below height 556767:
 // a node whose user agent names the other chain, or, on mainnet, whose
 // headers reach the height the chains split at with the other chain's

@@ -30,6 +30,16 @@ type protocol struct {
 	// siblingAgents are marks in the user agents of the sibling chain's
 	// nodes.
 	siblingAgents []string
+	// services are what the follower's version message advertises:
+	// NODE_WITNESS on Bitcoin, since a node reads a transaction message
+	// in the witness serialization only from a peer that advertises it,
+	// and a segwit transaction the follower relays (as a wallet signed
+	// it) must keep its witness.
+	services wire.ServiceFlag
+	// blockInv and txInv are what the follower asks blocks and
+	// transactions by: with their witnesses on Bitcoin, so the block
+	// store and the store keep transactions as they were signed.
+	blockInv, txInv wire.InvType
 }
 
 // maxMessage bounds every other message (headers, inv, getdata…): btcd's
@@ -56,8 +66,10 @@ var (
 // newProtocol is the protocol of the network whose blocks the rules
 // check, with their block size limit.
 func newProtocol(network *chain.Network, rules chain.BlockRules) *protocol {
-	p := &protocol{network: network, maxBlock: rules.MaxBlockSize, maxTx: bitcoinMaxTx}
+	p := &protocol{network: network, maxBlock: rules.MaxBlockSize, maxTx: bitcoinMaxTx, blockInv: wire.InvTypeBlock, txInv: wire.InvTypeTx}
 	switch network.Family {
+	case chain.Bitcoin:
+		p.services, p.blockInv, p.txInv = wire.SFNodeWitness, wire.InvTypeWitnessBlock, wire.InvTypeWitnessTx
 	case chain.BitcoinCash:
 		p.maxTx, p.siblingAgents = cashMaxTx, svAgents
 	case chain.BitcoinSV:

@@ -300,7 +300,7 @@ func (s *session) onInv(m *wire.MsgInv) error {
 			}
 			s.txAsked[iv.Hash] = true
 			hash := iv.Hash
-			_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &hash))
+			_ = getData.AddInvVect(wire.NewInvVect(s.f.proto.txInv, &hash))
 		}
 	}
 	if len(getData.InvList) > 0 {
@@ -476,7 +476,7 @@ func (s *session) request(ctx context.Context, from int32) error {
 		if _, asked := s.requested[hash]; asked || s.isReceived(hash) {
 			continue
 		}
-		_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &hash))
+		_ = getData.AddInvVect(wire.NewInvVect(s.f.proto.blockInv, &hash))
 		s.ask(hash)
 	}
 	if len(getData.InvList) > 0 {
@@ -592,7 +592,7 @@ func (s *session) disconnected(ctx context.Context, tip, fork int32) (blocks []*
 		complete = false
 		if _, asked := s.requested[info.Hash]; !asked {
 			hash := info.Hash
-			_ = getData.AddInvVect(wire.NewInvVect(wire.InvTypeBlock, &hash))
+			_ = getData.AddInvVect(wire.NewInvVect(s.f.proto.blockInv, &hash))
 			s.ask(hash)
 			s.unkept[hash] = uint32(h)
 		}

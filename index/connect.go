@@ -94,6 +94,10 @@ func (ix *Index) connect(ws *workset, wb *pebble.Batch, win *window, b *Block) e
 			if !indexable(addrDesc) {
 				continue
 			}
+			if err := electrumOutput(wb, &tx.ID, i, out.Script, addrDesc); err != nil {
+				return err
+			}
+			ta.outputs[i].p2pk = len(out.Script) != len(addrDesc)
 			ab, err := ws.balance(addrDesc)
 			if err != nil {
 				return err
@@ -106,7 +110,7 @@ func (ix *Index) connect(ws *workset, wb *pebble.Batch, win *window, b *Block) e
 		}
 	}
 	for ti := range b.Txs {
-		if err := ix.connectInputs(ws, addrs, b, &b.Txs[ti], tas[ti]); err != nil {
+		if err := ix.connectInputs(ws, wb, addrs, b, &b.Txs[ti], tas[ti]); err != nil {
 			return err
 		}
 	}
@@ -123,7 +127,7 @@ func (ix *Index) connect(ws *workset, wb *pebble.Batch, win *window, b *Block) e
 	return ix.storeBlockTxs(wb, win, b)
 }
 
-func (ix *Index) connectInputs(ws *workset, addrs blockAddresses, b *Block, tx *Tx, ta *txAddresses) error {
+func (ix *Index) connectInputs(ws *workset, wb *pebble.Batch, addrs blockAddresses, b *Block, tx *Tx, ta *txAddresses) error {
 	ta.inputs = make([]txInput, len(tx.Inputs))
 	for i := range tx.Inputs {
 		in := &tx.Inputs[i]
@@ -147,6 +151,9 @@ func (ix *Index) connectInputs(ws *workset, addrs blockAddresses, b *Block, tx *
 		ta.inputs[i] = txInput{addrDesc: spent.addrDesc, value: spent.value}
 		if !indexable(spent.addrDesc) {
 			continue
+		}
+		if err := ix.electrumInput(wb, tx, i, spent.addrDesc, spent.p2pk); err != nil {
+			return err
 		}
 		ab, err := ws.balance(spent.addrDesc)
 		if err != nil {

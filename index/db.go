@@ -47,6 +47,9 @@ type Index struct {
 	win    window // heights held in blockTxs
 
 	bulk *Bulk // non-nil while a bulk import owns the index
+	// electrum is true when the Electrum columns cover every block
+	// (electrum.go).
+	electrum bool
 }
 
 // Open opens or creates the index in dir, checks its internal state and
@@ -96,6 +99,9 @@ func (ix *Index) loadState() error {
 		return err
 	}
 	if err := ix.loadWindow(); err != nil {
+		return err
+	}
+	if err := ix.loadElectrum(); err != nil {
 		return err
 	}
 	ix.state.DbState = dbStateOpen

@@ -18,6 +18,13 @@
 //	0x06 addressBalance  addrDesc -> nr_txs vuint + sent bigInt + balance bigInt + [](txid[32] + vout vuint + height vuint + value bigInt)
 //	0x07 txAddresses     txid[32] -> height vuint + nr_in vuint + [](len vuint + addrDesc + value bigInt) + nr_out vuint + [](len vint, ^len if spent, + addrDesc + value bigInt)
 //
+// Two families of utxostore's own follow Blockbook's, for the Electrum
+// protocol, which names a script by its hash and indexes each script as it
+// is (electrum.go): 0x10 scripts (sha256 of an output script -> the
+// script) and 0x11 p2pk (which outputs and inputs are pay-to-pubkey, the
+// scripts AddrDesc files under a pay-to-pubkey-hash descriptor). Blockbook's
+// families are byte for byte the same with or without them.
+//
 // vuint and vint are github.com/bsm/go-vlq PutUint and PutInt, as in
 // Blockbook. bigInt is one length byte and the big-endian magnitude; zero is
 // the single byte 0x00. Amounts are satoshis and fit in a uint64, so this

@@ -2,8 +2,9 @@
 # The project's one test command (README, .ci/run). It installs and starts
 # what the tests need — a local Redis Cluster from Debian's redis-server,
 # btcd and bchd for the sync tests, Debian's Chromium for the explorer's
-# browser tests — idempotently, runs the static checks and every test,
-# and stops the cluster again if it started it.
+# browser tests and Debian's Electrum wallet for the Electrum tests —
+# idempotently, runs the static checks and every test, and stops the
+# cluster again if it started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -84,6 +85,16 @@ if ! command -v bchd >/dev/null 2>&1; then
     (cd "$bchd_mod" && go mod init install >/dev/null 2>&1 &&
       go get github.com/gcash/bchd@v0.22.2 && go install github.com/gcash/bchd)
     rm -rf "$bchd_mod"
+  fi
+fi
+
+echo "== electrum"
+# TestElectrumWallet runs Debian's Electrum wallet (4.3.4) as a headless
+# daemon against the daemon's Electrum listener; it is installed once (the
+# test skips, saying so, only on a machine without apt-get and Electrum).
+if ! command -v electrum >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  if ! (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y electrum) >/dev/null; then
+    echo "could not install electrum with apt-get" >&2; exit 1
   fi
 fi
 

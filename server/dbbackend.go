@@ -6,6 +6,7 @@ import (
 	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/electrum"
 	"github.com/utxostore/utxostore/utxo"
 )
 
@@ -52,4 +53,13 @@ func (b *dbBackend) BlockStore() blockbook.BlockStoreReads {
 		return nil
 	}
 	return b.path.Blocks()
+}
+
+// Scripts implements Backend: the index's Electrum columns, when the
+// index holds them for every block (serve refuses --electrum otherwise).
+func (b *dbBackend) Scripts() electrum.ScriptReads {
+	if ix := b.path.Index(); ix != nil && ix.HasElectrum() {
+		return ix
+	}
+	return nil
 }

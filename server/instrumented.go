@@ -11,6 +11,7 @@ import (
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
+	"github.com/utxostore/utxostore/electrum"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
@@ -213,6 +214,16 @@ func (s *Instrumented) BlockStore() blockbook.BlockStoreReads {
 	return instrumentedBlocks{next: next, m: s.m}
 }
 
+// Scripts implements Backend: the reads of the index's Electrum columns
+// are counted and timed too, as "index.Script" and "index.PaysP2PK".
+func (s *Instrumented) Scripts() electrum.ScriptReads {
+	next := s.next.Scripts()
+	if next == nil {
+		return nil
+	}
+	return instrumentedScripts{next: next, m: s.m}
+}
+
 func (s *Instrumented) Tip(ctx context.Context) (tip utxo.Tip, ok bool, err error) {
 	defer func(start time.Time) { s.m.observe("Tip", start, err) }(time.Now())
 	return s.next.Tip(ctx)
@@ -296,4 +307,21 @@ func (x instrumentedBlocks) HeightOf(hash chainhash.Hash) (height uint32, ok boo
 func (x instrumentedBlocks) DiskBytes() (n int64, err error) {
 	defer func(start time.Time) { x.m.observe("blockstore.DiskBytes", start, err) }(time.Now())
 	return x.next.DiskBytes()
+}
+
+// instrumentedScripts counts and times the reads of the index's Electrum
+// columns.
+type instrumentedScripts struct {
+	next electrum.ScriptReads
+	m    *Metrics
+}
+
+func (x instrumentedScripts) Script(h index.ScriptHash) (script []byte, ok bool, err error) {
+	defer func(start time.Time) { x.m.observe("index.Script", start, err) }(time.Now())
+	return x.next.Script(h)
+}
+
+func (x instrumentedScripts) PaysP2PK(txid chainhash.Hash, vout uint32, input bool) (p2pk bool, err error) {
+	defer func(start time.Time) { x.m.observe("index.PaysP2PK", start, err) }(time.Now())
+	return x.next.PaysP2PK(txid, vout, input)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/blockbook"
+	"github.com/utxostore/utxostore/electrum"
 	"github.com/utxostore/utxostore/internal/setting"
 )
 
@@ -48,6 +49,15 @@ const (
 type Options struct {
 	GRPCAddr string
 	HTTPAddr string
+	// ElectrumAddr, when set, serves the Electrum protocol there (package
+	// electrum), with the daemon's TLS and --max-conns. Its clients send
+	// no token: like --http-public, it answers reads and broadcasts
+	// without one, and beyond loopback it needs what the other listeners
+	// need there (a token configured, and TLS or --trusted-network).
+	ElectrumAddr string
+	// Electrum bounds the Electrum clients (package electrum); zero takes
+	// its defaults.
+	Electrum electrum.Limits
 	// HealthAddr, when set, is a listener of its own for /health/live and
 	// /health/ready (they stay on HTTPAddr too): no load on the API's
 	// listener can keep a probe from its answer there.
@@ -62,7 +72,7 @@ type Options struct {
 	// address; without it, a token there needs TLS, since anyone on the
 	// path could read it.
 	TrustedNetwork bool
-	// TLSCert and TLSKey (PEM files) turn on TLS for both listeners.
+	// TLSCert and TLSKey (PEM files) turn on TLS for every listener.
 	TLSCert, TLSKey string
 	// MaxBatch bounds the items of one batch RPC.
 	MaxBatch int
@@ -161,7 +171,11 @@ func (o Options) Validate() error {
 			return fmt.Errorf("--health %q: %w", o.HealthAddr, err)
 		}
 	}
-	for _, addr := range []string{o.GRPCAddr, o.HTTPAddr} {
+	addrs := []string{o.GRPCAddr, o.HTTPAddr}
+	if o.ElectrumAddr != "" {
+		addrs = append(addrs, o.ElectrumAddr)
+	}
+	for _, addr := range addrs {
 		loopback, err := IsLoopback(addr)
 		if err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/utxostore/utxostore/blockbook"
+	"github.com/utxostore/utxostore/electrum"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
 )
 
@@ -35,9 +36,11 @@ type Server struct {
 	log *slog.Logger
 	// bb is Blockbook's API, mounted on the HTTP listener.
 	bb *blockbook.API
+	// el is the Electrum server, nil without Options.ElectrumAddr.
+	el *electrum.Server
 
-	grpcLn, httpLn, healthLn *limitListener
-	serveErr                 chan error
+	grpcLn, httpLn, healthLn, electrumLn *limitListener
+	serveErr                             chan error
 	// websockets are the open websockets' slots (Options.MaxWebsockets).
 	websockets chan struct{}
 }
@@ -80,6 +83,11 @@ func New(backend Backend, opts Options) (*Server, error) {
 	s.grpc = grpc.NewServer(grpcOpts...)
 	pb.RegisterUtxoStoreServer(s.grpc, &grpcService{b: s.backend, metrics: s.metrics, maxBatch: opts.MaxBatch, engine: opts.Engine,
 		network: opts.Network, node: s.bb.Node, snapshots: opts.Snapshots})
+	if opts.ElectrumAddr != "" {
+		s.el = electrum.New(s.backend, s.bb, s.bb.Fees(), s.bb.Node, electrum.Options{Limits: opts.Electrum,
+			MaxStatusTxs: s.bb.Limits().MaxRequestTxs, RequestTimeout: opts.HTTPWriteTimeout, Network: opts.Network, Logger: opts.Logger})
+		s.metrics.Registry.MustRegister(s.el.Collectors()...)
+	}
 	s.http = s.httpServer(s.routes())
 	s.http.ConnContext = withConnState
 	if opts.HealthAddr != "" {
@@ -102,6 +110,10 @@ func (s *Server) Metrics() *Metrics { return s.metrics }
 // in its node (SetNode, which gRPC SendTx uses too) and hands it the
 // blocks connected (NotifyBlock) for the websocket's subscribers.
 func (s *Server) Blockbook() *blockbook.API { return s.bb }
+
+// Electrum returns the Electrum server, nil without --electrum: the
+// caller hands it the blocks connected (NotifyBlock) for its subscribers.
+func (s *Server) Electrum() *electrum.Server { return s.el }
 
 // Start binds the listeners and serves in the background. Each holds at
 // most --max-conns connections; more wait in the kernel's backlog until
@@ -130,6 +142,21 @@ func (s *Server) Start() error {
 		}
 		go func() { s.serveErr <- s.serveHTTP(s.health, s.healthLn) }()
 	}
+	if s.el != nil {
+		if s.electrumLn, err = listen("Electrum", s.opts.ElectrumAddr); err != nil {
+			s.grpcLn.Close()
+			s.httpLn.Close()
+			if s.healthLn != nil {
+				s.healthLn.Close()
+			}
+			return err
+		}
+		var ln net.Listener = s.electrumLn
+		if s.tls != nil {
+			ln = tls.NewListener(ln, s.tls)
+		}
+		go func() { s.serveErr <- s.el.Serve(ln) }()
+	}
 	s.inflight.listener = s.grpcLn
 	go func() { s.serveErr <- s.grpc.Serve(s.grpcLn) }()
 	go func() { s.serveErr <- s.serveHTTP(s.http, s.httpLn) }()
@@ -151,10 +178,16 @@ func (s *Server) serveHTTP(srv *http.Server, ln net.Listener) error {
 }
 
 // GRPCAddr and HTTPAddr are the bound addresses (the real port when the
-// configured one was 0); HealthAddr is the health listener's, "" without
-// one.
+// configured one was 0); ElectrumAddr and HealthAddr are those listeners',
+// "" without them.
 func (s *Server) GRPCAddr() string { return s.grpcLn.Addr().String() }
 func (s *Server) HTTPAddr() string { return s.httpLn.Addr().String() }
+func (s *Server) ElectrumAddr() string {
+	if s.electrumLn == nil {
+		return ""
+	}
+	return s.electrumLn.Addr().String()
+}
 func (s *Server) HealthAddr() string {
 	if s.healthLn == nil {
 		return ""
@@ -173,6 +206,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		httpErr = errors.Join(httpErr, s.health.Shutdown(ctx))
 	}
 	s.bb.Close()
+	if s.el != nil {
+		s.el.Close()
+	}
 	stopped := make(chan struct{})
 	go func() { s.grpc.GracefulStop(); close(stopped) }()
 	select {

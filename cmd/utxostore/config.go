@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/utxostore/utxostore/blockbook"
+	"github.com/utxostore/utxostore/electrum"
 	"github.com/utxostore/utxostore/server"
 )
 
@@ -25,6 +26,8 @@ type serveConfig struct {
 	grpcAddr        string
 	httpAddr        string
 	healthAddr      string
+	electrumAddr    string
+	electrum        electrum.Limits
 	token           string
 	tlsCert         string
 	tlsKey          string
@@ -86,10 +89,16 @@ func newServeConfig(name, help string) *serveConfig {
 	fs.StringVar(&c.grpcAddr, "grpc", server.DefaultGRPCAddr, "gRPC listen address (host:port; port 0 picks a free one)")
 	fs.StringVar(&c.httpAddr, "http", server.DefaultHTTPAddr, "HTTP listen address for /api, /metrics and /health")
 	fs.StringVar(&c.healthAddr, "health", "", "a listener of its own for /health/live and /health/ready (host:port), which no load on --http can starve; off when empty")
+	fs.StringVar(&c.electrumAddr, "electrum", "", "serve the Electrum protocol (TCP; TLS with --tls-cert) on this address (host:port); needs --index; off when empty")
+	fs.IntVar(&c.electrum.MaxSubs, "electrum-max-subs", electrum.DefaultMaxSubs, "most script hashes one Electrum connection subscribes to")
+	fs.IntVar(&c.electrum.MaxSubsTotal, "electrum-max-subs-total", electrum.DefaultMaxSubsTotal, "most script hash subscriptions of every Electrum connection together")
+	fs.IntVar(&c.electrum.MaxHistory, "electrum-max-history", electrum.DefaultMaxHistory, "most transactions one Electrum history answer holds; a longer history is asked for by height range (protocol 1.5)")
+	fs.IntVar(&c.electrum.MaxRequest, "electrum-max-request", electrum.DefaultMaxRequest, "largest Electrum request line in bytes; a connection sending a longer one is closed")
+	fs.DurationVar(&c.electrum.IdleTimeout, "electrum-idle-timeout", electrum.DefaultIdleTimeout, "how long an Electrum connection may send nothing (wallets ping every few minutes)")
 	fs.StringVar(&c.token, "token", "", "bearer token required by mutating RPCs and by every HTTP path but /health (the API, the explorer, /metrics); mandatory on a non-loopback address")
 	fs.BoolVar(&c.httpPublic, "http-public", false, "serve the API, the explorer and /metrics without the token (mutating RPCs still need it)")
 	fs.BoolVar(&c.trustedNetwork, "trusted-network", false, "allow the token over plain TCP on a non-loopback address (without it, such an address needs TLS)")
-	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate (PEM) for both listeners")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate (PEM) for the listeners (gRPC, HTTP and Electrum)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS private key (PEM)")
 	fs.IntVar(&c.maxBatch, "max-batch", server.DefaultMaxBatch, "most items in one batch RPC")
 	fs.Int64Var(&c.maxBody, "max-body", server.DefaultMaxBody, "largest HTTP request body in bytes (413 above)")
@@ -284,7 +293,7 @@ func (c *serveConfig) print(w io.Writer) {
 
 // serverOptions maps the configuration to the server's options.
 func (c *serveConfig) serverOptions() server.Options {
-	return server.Options{GRPCAddr: c.grpcAddr, HTTPAddr: c.httpAddr, HealthAddr: c.healthAddr, Token: c.token, TLSCert: c.tlsCert, TLSKey: c.tlsKey,
+	return server.Options{GRPCAddr: c.grpcAddr, HTTPAddr: c.httpAddr, HealthAddr: c.healthAddr, ElectrumAddr: c.electrumAddr, Electrum: c.electrum, Token: c.token, TLSCert: c.tlsCert, TLSKey: c.tlsKey,
 		HTTPPublic: c.httpPublic, TrustedNetwork: c.trustedNetwork,
 		MaxBatch: c.maxBatch, MaxBody: c.maxBody, MaxMessage: c.maxMessage, MaxInflightBytes: c.maxInflight,
 		GRPCReadTimeout: c.grpcReadTimeout, GRPCMaxStreams: c.grpcMaxStreams, MaxConns: c.maxConns,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -312,14 +313,22 @@ func TestBlockIDOf64DigitsIsAHash(t *testing.T) {
 	}
 }
 
-// TestNoNodeAnswersAreNotLoggedAsErrors: estimatefee and sendtx without a
-// node answer 503 over HTTP and Unavailable over gRPC, as configured, and
-// log no ERROR; a fault still does (the fault logging test covers that).
+// TestNoNodeAnswersAreNotLoggedAsErrors: sendtx without a node answers
+// 503 over HTTP and Unavailable over gRPC, as configured, and logs no
+// ERROR; a fault still does (the fault logging test covers that).
+// estimatefee needs no node: an empty store estimates the relay floor.
 func TestNoNodeAnswersAreNotLoggedAsErrors(t *testing.T) {
 	d := startDaemon(t, "serve", "--engine", "memory", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
-	for _, path := range []string{"/api/v2/estimatefee/2", "/api/v2/sendtx/0100", "/api/estimatefee/6"} {
+	for _, path := range []string{"/api/v2/sendtx/0100"} {
 		if code, body := httpGet(t, "http://"+d.http+path); code != http.StatusServiceUnavailable {
 			t.Errorf("GET %s: want 503, got %d %s", path, code, body)
+		}
+	}
+	for _, path := range []string{"/api/v2/estimatefee/2", "/api/estimatefee/6"} {
+		var fee struct{ Result string }
+		code, body := httpGet(t, "http://"+d.http+path)
+		if err := json.Unmarshal([]byte(body), &fee); code != http.StatusOK || err != nil || fee.Result != "0.00001000" {
+			t.Errorf("GET %s without a node: want 200 and the relay floor, got %d %q", path, code, body)
 		}
 	}
 	c := dialDaemon(t, d, "")

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/server"
+	"github.com/utxostore/utxostore/utxo"
 )
 
 const serveHelp = `Usage: utxostore serve [flags]
@@ -22,6 +24,13 @@ record), Prometheus metrics (/metrics) and health (/health/live,
 /address/, /xpub/, /mempool, /search). With --index the address index (DATA/index) and the block
 store (DATA/blocks, --block-retention) answer addresses, xpubs, blocks and
 every transaction, spent or not; see the README for each endpoint.
+
+With --electrum ADDR (and --index) it serves the Electrum protocol there
+(TCP, or TLS with --tls-cert), which Electrum wallets and their libraries
+speak; the README lists its methods, where it differs from ElectrumX and
+its limits (--electrum-max-*). Blockbook's estimatefee and Electrum's
+blockchain.estimatefee answer from the store's own recent blocks and
+mempool, without a node.
 
 A data directory that does not exist or holds no store is refused; with
 --create, serve creates the store there (on --engine, sozu by default),
@@ -108,6 +117,9 @@ func runServe(ctx context.Context, args []string) error {
 	if st.store.UncleanShutdown {
 		cfg.log.Warn("the previous run did not close the store; the engine recovered its log")
 	}
+	if err := checkElectrum(cfg, st.path); err != nil {
+		return errors.Join(err, st.close())
+	}
 	if err := reportLag(ctx, cfg.log, st.path); err != nil {
 		return errors.Join(err, st.close())
 	}
@@ -130,12 +142,21 @@ func serveStores(ctx context.Context, cfg *serveConfig, st *stores, ready func(g
 	if err != nil {
 		return usagef("%v", err)
 	}
-	st.path.OnConnect(srv.Blockbook().NotifyBlock)
+	bb, el := srv.Blockbook(), srv.Electrum()
+	st.path.OnConnect(func(ctx context.Context, b utxo.Block) {
+		bb.NotifyBlock(ctx, b)
+		if el != nil {
+			el.NotifyBlock(ctx, b)
+		}
+	})
 	if err := srv.Start(); err != nil {
 		return err
 	}
 	following.start(ctx, srv)
 	listening := []any{"grpc", srv.GRPCAddr(), "http", srv.HTTPAddr()}
+	if srv.ElectrumAddr() != "" {
+		listening = append(listening, "electrum", srv.ElectrumAddr())
+	}
 	if srv.HealthAddr() != "" {
 		listening = append(listening, "health", srv.HealthAddr())
 	}
@@ -170,5 +191,22 @@ func reportLag(ctx context.Context, log *slog.Logger, path *blockpath.Path) erro
 	}
 	log.Warn(fmt.Sprintf("%s; run 'utxostore import --server ADDR FILE...' with the block files (or serve --peer, which asks the node) to give them; new blocks are refused until then", lag),
 		"next_height", lag.Next)
+	return nil
+}
+
+// checkElectrum refuses --electrum without the address index, or with an
+// index built before its Electrum columns existed.
+func checkElectrum(cfg *serveConfig, path *blockpath.Path) error {
+	if cfg.electrumAddr == "" {
+		return nil
+	}
+	ix := path.Index()
+	if ix == nil {
+		return usagef("--electrum needs --index: the Electrum protocol answers from the address index")
+	}
+	if !ix.HasElectrum() {
+		dir := filepath.Join(cfg.store.data, "index")
+		return fmt.Errorf("the address index in %s was built before its Electrum columns existed; remove that directory and rebuild it: 'utxostore import --index --data %s FILE...' with the block files from height 0, or serve --index and give it the blocks ('utxostore import --server ADDR FILE...', or --peer, which asks the node)", dir, cfg.store.data)
+	}
 	return nil
 }

@@ -226,12 +226,8 @@ func newDaemonFollower(cfg *serveConfig, path *blockpath.Path) (*daemonFollower,
 }
 
 // followerNode is the node the daemon follows, as the Blockbook API's
-// estimatefee and sendtx see it.
+// sendtx sees it.
 type followerNode struct{ fol *follow.Follower }
-
-func (followerNode) EstimateFee(context.Context, int) (string, error) {
-	return "", errors.New("the node is followed over the P2P protocol, which carries no fee estimates")
-}
 
 // SendTx stores the transaction as unmined, then relays it to the node
 // (follow.Follower.Relay): a double spend is refused and not relayed.
@@ -252,7 +248,7 @@ func (d *daemonFollower) backend(b server.Backend) server.Backend {
 }
 
 // start registers the metrics with the daemon, makes the node the one its
-// estimatefee and sendtx use and its websocket hears blocks from, and runs
+// sendtx uses and its websocket hears blocks from, and runs
 // the follower until stop.
 func (d *daemonFollower) start(ctx context.Context, srv *server.Server) {
 	if d == nil {

@@ -1,4 +1,5 @@
-// Package btcdtest runs real nodes for tests: btcd on simnet, and bchd
+// Package btcdtest runs real nodes for tests: btcd on simnet (and on
+// regtest), and bchd
 // (btcd's Bitcoin Cash fork) on regtest, each on free loopback ports in a
 // temporary directory, mining to a key the test holds, with an RPC client
 // (bchd answers btcd's RPC client: same commands, same block encoding) and
@@ -59,6 +60,10 @@ type Kind struct {
 var (
 	Btcd = &Kind{Name: "btcd", Module: "github.com/btcsuite/btcd", Version: "v0.24.2", Network: "simnet",
 		Params: &chaincfg.SimNetParams, flags: []string{"--simnet"}}
+	// BtcdRegtest is btcd on regtest, whose genesis block is Bitcoin
+	// Core's regtest one: the network wallets speak of as "regtest".
+	BtcdRegtest = &Kind{Name: "btcd", Module: "github.com/btcsuite/btcd", Version: "v0.24.2", Network: "regtest",
+		Params: &chaincfg.RegressionNetParams, flags: []string{"--regtest"}}
 	Bchd = &Kind{Name: "bchd", Module: "github.com/gcash/bchd", Version: "v0.22.2", Network: "bch-regtest",
 		Params: &chaincfg.RegressionNetParams, flags: []string{"--regtest"}, forkID: true}
 )
@@ -158,6 +163,13 @@ func freePort(t testing.TB) string {
 func Start(t testing.TB, miningAddr btcutil.Address) *Node {
 	t.Helper()
 	return Btcd.start(t, miningAddr.EncodeAddress())
+}
+
+// StartMiningTo runs a node that mines to addr; it is stopped when the
+// test ends.
+func (k *Kind) StartMiningTo(t testing.TB, addr string) *Node {
+	t.Helper()
+	return k.start(t, addr)
 }
 
 // Start runs a node that mines to the wallet's key; it is stopped when the

@@ -74,12 +74,8 @@ async function main() {
   check('getXpubDetails', xpub.address === want.xpub && xpub.balance === '0' && xpub.tokens.length === 40 &&
     xpub.tokens[0].path === "m/44'/0'/0'/0/0" && xpub.tokens[0].name === want.xpubFirstAddress, xpub)
 
-  try {
-    await client.estimateFee(2)
-    throw new Error('estimateFee answered without a node')
-  } catch (e) {
-    check('estimateFee(2) without a node', /no Bitcoin node is connected/.test(e.message), e.message)
-  }
+  const fee = await client.estimateFee(2)
+  check('estimateFee(2) without a node', /^[0-9]+\.[0-9]{8}$/.test(fee) && Number(fee) >= 0.00001, fee)
 
   const history = await client.httpRequest('GET', `/api/v2/balancehistory/${want.spender.address}`)
   const received = history.reduce((s, h) => s + BigInt(h.received), 0n) - history.reduce((s, h) => s + BigInt(h.sent), 0n)
@@ -88,6 +84,9 @@ async function main() {
   await client.connect()
   const info = await client.getInfo()
   check('websocket getInfo', info.bestHeight === want.tipHeight && info.bestHash === want.tipHash && info.block0Hash === want.genesisHash, info)
+  const wsFees = await client.wsRequest('estimateFee', { blocks: [2, 6], specific: { txsize: 250 } })
+  check('websocket estimateFee', wsFees.length === 2 && wsFees[0].feePerUnit === BigInt(fee.replace('.', '')).toString() &&
+    wsFees.every((f) => BigInt(f.feePerTx) === BigInt(f.feePerUnit) * 250n / 1000n), wsFees)
   const wsHash = await client.getBlockHash(170)
   check('websocket getBlockHash', wsHash === want.block170.hash, wsHash)
   const wsTx = await client.getTx(want.tx.txid)

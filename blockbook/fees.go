@@ -1,0 +1,218 @@
+package blockbook
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/feerate"
+	"github.com/utxostore/utxostore/internal/httpreply"
+	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
+)
+
+// Fees is the fee estimator the API answers estimatefee from, over the
+// store's recent blocks and mempool (package feerate); the daemon's other
+// APIs estimate with it too.
+func (a *API) Fees() *feerate.Estimator { return a.fees }
+
+// feeSource is what the estimator reads: the recent blocks from the block
+// store, their transactions' fees from the address index's input values,
+// and the store's unmined transactions.
+type feeSource struct {
+	reads Reads
+
+	mu   sync.Mutex
+	seen map[chainhash.Hash]feerate.Tx // the unmined transactions seen last
+	// last is the list read at changes, the store's count of writes, when
+	// the reads count them (the daemon's do): it is read again once the
+	// store has changed.
+	last    []feerate.Tx
+	changes uint64
+	counted bool
+}
+
+// changeCounter is what reads that count the store's writes have.
+type changeCounter interface{ Changes() uint64 }
+
+func newFeeSource(reads Reads) *feeSource {
+	return &feeSource{reads: reads, seen: map[chainhash.Hash]feerate.Tx{}}
+}
+
+func (s *feeSource) TipHeight(ctx context.Context) (uint32, bool, error) {
+	tip, ok, err := s.reads.Tip(ctx)
+	return tip.Height, ok, err
+}
+
+// BlockTxs reads the block from the block store and each transaction's
+// input values from the index; without them the block is not held.
+func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash, []feerate.Tx, bool, error) {
+	idx, blocks := s.reads.AddressIndex(), s.reads.BlockStore()
+	if idx == nil || blocks == nil {
+		return chainhash.Hash{}, nil, false, nil
+	}
+	raw, hash, ok, err := blocks.Block(height)
+	if err != nil || !ok {
+		return hash, nil, false, err
+	}
+	mb, err := parseBlock(raw, height)
+	if err != nil {
+		return hash, nil, false, err
+	}
+	txs := make([]feerate.Tx, 0, len(mb.Transactions))
+	for _, mtx := range mb.Transactions[min(1, len(mb.Transactions)):] {
+		if err := ctx.Err(); err != nil {
+			return hash, nil, false, err
+		}
+		ta, ok, err := idx.TxAddresses(mtx.TxHash())
+		if err != nil {
+			return hash, nil, false, err
+		}
+		if !ok {
+			return hash, nil, false, nil // not indexed yet
+		}
+		var in, out uint64
+		for _, i := range ta.Inputs {
+			in += i.Value
+		}
+		for _, o := range mtx.TxOut {
+			out += uint64(o.Value)
+		}
+		if in < out {
+			continue // an input the index did not hold: fee unknown
+		}
+		txs = append(txs, feerate.Tx{Fee: in - out, VSize: VSize(mtx)})
+	}
+	return hash, txs, true, nil
+}
+
+// Mempool lists the store's unmined transactions with their fees and
+// virtual sizes, each read once, when it is first seen.
+func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	counter, counts := s.reads.(changeCounter)
+	var changes uint64
+	if counts {
+		changes = counter.Changes()
+		if s.counted && changes == s.changes {
+			return s.last, nil
+		}
+	}
+	it, err := s.reads.GetUnminedTxIterator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[chainhash.Hash]feerate.Tx, len(s.seen))
+	var txs []feerate.Tx
+	for {
+		u, err := it.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if u == nil {
+			break
+		}
+		if u.Creating {
+			continue
+		}
+		tx, ok := s.seen[u.TxID]
+		if !ok {
+			meta, err := s.reads.Get(ctx, u.TxID, utxo.FieldTx)
+			if errors.Is(err, model.ErrTxNotFound) {
+				continue // mined or removed since the iterator listed it
+			}
+			if err != nil {
+				return nil, err
+			}
+			if meta.Tx == nil || meta.Tx.Msg == nil {
+				continue
+			}
+			tx = feerate.Tx{Fee: u.Fee, VSize: VSize(meta.Tx.Msg)}
+			if fee, ok := s.feeOf(ctx, meta.Tx); ok {
+				tx.Fee = fee
+			}
+		}
+		seen[u.TxID] = tx
+		txs = append(txs, tx)
+	}
+	s.seen = seen
+	s.last, s.changes, s.counted = txs, changes, counts
+	return txs, nil
+}
+
+// feeOf is what a transaction's inputs bring less what its outputs take;
+// ok is false when the store no longer holds a parent.
+func (s *feeSource) feeOf(ctx context.Context, tx *chain.Tx) (uint64, bool) {
+	prevs, err := s.reads.PreviousOutputsDecorate(ctx, tx)
+	if err != nil || len(prevs) != len(tx.Msg.TxIn) {
+		return 0, false
+	}
+	var in, out uint64
+	for _, p := range prevs {
+		if p == nil {
+			return 0, false
+		}
+		in += uint64(p.Value)
+	}
+	for _, o := range tx.Msg.TxOut {
+		out += uint64(o.Value)
+	}
+	return in - out, in >= out
+}
+
+// VSize is a transaction's virtual size: its weight over four, rounded up.
+func VSize(tx *wire.MsgTx) uint64 {
+	return uint64((blockchain.GetTransactionWeight(btcutil.NewTx(tx)) + 3) / 4)
+}
+
+// handleEstimateFee answers Blockbook's estimatefee/N from the store's
+// own data: the rate in BTC per kB, as Blockbook prints bitcoind's.
+func (a *API) handleEstimateFee(w http.ResponseWriter, r *http.Request) {
+	blocks, err := strconv.Atoi(r.PathValue("blocks"))
+	if err != nil {
+		httpreply.Error(w, http.StatusBadRequest, "Parameter 'number of blocks' is not a number")
+		return
+	}
+	rate, err := a.fees.Estimate(r.Context(), blocks)
+	if err != nil {
+		httpreply.Error(w, outcomeCode(http.StatusInternalServerError, err), "estimating the fee: %v", err)
+		return
+	}
+	httpreply.JSON(w, http.StatusOK, map[string]string{"result": rate.BTCPerKB()})
+}
+
+// wsEstimateFee is the websocket's estimateFee: per target, the rate in
+// satoshis per kB (feePerUnit), and with the "txsize" of the specific
+// parameters the fee of a transaction that size (feePerTx), as Blockbook
+// answers them.
+func (a *API) wsEstimateFee(ctx context.Context, blocks []int, specific map[string]any) (any, error) {
+	type estimate struct {
+		FeePerTx   string `json:"feePerTx,omitempty"`
+		FeePerUnit string `json:"feePerUnit,omitempty"`
+	}
+	txSize := uint64(0)
+	if f, ok := specific["txsize"].(float64); ok && f > 0 {
+		txSize = uint64(f)
+	}
+	out := make([]estimate, len(blocks))
+	for i, b := range blocks {
+		rate, err := a.fees.Estimate(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		out[i].FeePerUnit = strconv.FormatUint(uint64(rate), 10)
+		if txSize > 0 {
+			out[i].FeePerTx = strconv.FormatUint(uint64(rate)*txSize/1000, 10)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,196 @@
+package electrum
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/blockbook"
+	"github.com/utxostore/utxostore/feerate"
+	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
+)
+
+// mempoolTx is what the protocol needs of one unmined transaction.
+type mempoolTx struct {
+	txid  chainhash.Hash
+	fee   uint64
+	vsize uint64
+	// unconfirmedParent: it spends an output of another unmined
+	// transaction (its history height is then -1, else 0).
+	unconfirmedParent bool
+	outs              []mempoolOut
+	spends            []mempoolSpend
+}
+
+type mempoolOut struct {
+	sh    index.ScriptHash
+	vout  uint32
+	value uint64
+}
+
+// mempoolSpend is an output the transaction spends; sh is unknown (zero,
+// known false) when the store no longer holds the parent.
+type mempoolSpend struct {
+	op    wire.OutPoint
+	sh    index.ScriptHash
+	known bool
+	value uint64
+}
+
+// touches are the script hashes the transaction pays or spends from.
+func (t *mempoolTx) touches() []index.ScriptHash {
+	var out []index.ScriptHash
+	for _, o := range t.outs {
+		out = append(out, o.sh)
+	}
+	for _, sp := range t.spends {
+		if sp.known {
+			out = append(out, sp.sh)
+		}
+	}
+	return out
+}
+
+// mempoolView is the store's unmined transactions as read at one moment.
+type mempoolView struct {
+	txs      map[chainhash.Hash]*mempoolTx
+	byScript map[index.ScriptHash][]*mempoolTx
+	spent    map[wire.OutPoint]bool // outputs an unmined transaction spends
+}
+
+// mempoolCache holds the last view; it is read again when the store has
+// changed since.
+type mempoolCache struct {
+	mu      sync.Mutex
+	changes uint64
+	view    *mempoolView
+}
+
+// mempool is the current view of the unmined transactions: each one read
+// once, when it first shows up.
+func (s *Server) mempool(ctx context.Context) (*mempoolView, error) {
+	c := &s.pool
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	changes := s.reads.Changes()
+	if c.view != nil && changes == c.changes {
+		return c.view, nil
+	}
+	old := c.view
+	if old == nil {
+		old = &mempoolView{}
+	}
+	it, err := s.reads.GetUnminedTxIterator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := &mempoolView{txs: map[chainhash.Hash]*mempoolTx{}, byScript: map[index.ScriptHash][]*mempoolTx{}, spent: map[wire.OutPoint]bool{}}
+	for {
+		u, err := it.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if u == nil {
+			break
+		}
+		if u.Creating {
+			continue
+		}
+		t := old.txs[u.TxID]
+		if t == nil {
+			if t, err = s.readMempoolTx(ctx, u); err != nil {
+				return nil, err
+			}
+			if t == nil {
+				continue
+			}
+		}
+		v.txs[u.TxID] = t
+	}
+	for _, t := range v.txs {
+		t.unconfirmedParent = false
+		for _, sp := range t.spends {
+			v.spent[sp.op] = true
+			if v.txs[sp.op.Hash] != nil {
+				t.unconfirmedParent = true
+			}
+		}
+		seen := map[index.ScriptHash]bool{}
+		for _, sh := range t.touches() {
+			if !seen[sh] {
+				seen[sh] = true
+				v.byScript[sh] = append(v.byScript[sh], t)
+			}
+		}
+	}
+	c.view, c.changes = v, changes
+	return v, nil
+}
+
+// readMempoolTx reads one unmined transaction and the outputs it spends;
+// nil when it is gone or conflicting.
+func (s *Server) readMempoolTx(ctx context.Context, u *utxo.UnminedTransaction) (*mempoolTx, error) {
+	meta, err := s.reads.Get(ctx, u.TxID, utxo.FieldTx)
+	if errors.Is(err, model.ErrTxNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if meta.Conflicting || meta.Tx == nil || meta.Tx.Msg == nil {
+		return nil, nil
+	}
+	msg := meta.Tx.Msg
+	t := &mempoolTx{txid: u.TxID, fee: u.Fee, vsize: blockbook.VSize(msg)}
+	for i, o := range msg.TxOut {
+		t.outs = append(t.outs, mempoolOut{sh: index.HashScript(o.PkScript), vout: uint32(i), value: uint64(o.Value)})
+	}
+	prevs, err := s.reads.PreviousOutputsDecorate(ctx, meta.Tx)
+	if err != nil {
+		prevs = nil // a parent the store no longer holds: its script is unknown
+	}
+	var in, out uint64
+	known := len(prevs) == len(msg.TxIn)
+	for i, txIn := range msg.TxIn {
+		sp := mempoolSpend{op: txIn.PreviousOutPoint}
+		if i < len(prevs) && prevs[i] != nil {
+			sp.sh, sp.known, sp.value = index.HashScript(prevs[i].PkScript), true, uint64(prevs[i].Value)
+			in += sp.value
+		} else {
+			known = false
+		}
+		t.spends = append(t.spends, sp)
+	}
+	for _, o := range msg.TxOut {
+		out += uint64(o.Value)
+	}
+	// The fee is what the inputs bring less what the outputs take; the
+	// store's own figure stands when a parent is gone.
+	if known && in >= out {
+		t.fee = in - out
+	}
+	return t, nil
+}
+
+// feeHistogram is mempool.get_fee_histogram: [rate in sat/vB, vsize]
+// pairs, highest rate first (feerate.Histogram).
+func (s *Server) feeHistogram(ctx context.Context) (any, error) {
+	v, err := s.mempool(ctx)
+	if err != nil {
+		return nil, err
+	}
+	txs := make([]feerate.Tx, 0, len(v.txs))
+	for _, t := range v.txs {
+		txs = append(txs, feerate.Tx{Fee: t.fee, VSize: t.vsize})
+	}
+	out := [][2]float64{}
+	for _, b := range feerate.Histogram(txs) {
+		out = append(out, [2]float64{float64(b.Rate) / 1000, float64(b.VSize)})
+	}
+	return out, nil
+}

@@ -1,0 +1,100 @@
+package index
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcutil"
+)
+
+// electrumChain pays one key by a pay-to-pubkey and a pay-to-pubkey-hash
+// output in block 0 (the index files both under one addrDesc), spends
+// both in block 1, one of them from a transaction whose parent is in the
+// same block, and pays the key's hash again in block 2.
+func electrumChain() (chain []*Block, p2pk, p2pkh []byte) {
+	key := append([]byte{0x02}, bytes.Repeat([]byte{7}, 32)...)
+	p2pk = append(append([]byte{0x21}, key...), 0xac)
+	p2pkh = p2pkhScript(btcutil.Hash160(key))
+	other := []byte{0x51}
+	cb0 := Tx{ID: hashOf(1), Inputs: []Outpoint{{Coinbase: true}}, Outputs: []Output{{Script: p2pk, Value: 50}, {Script: p2pkh, Value: 30}}}
+	cb1 := Tx{ID: hashOf(2), Inputs: []Outpoint{{Coinbase: true}}, Outputs: []Output{{Script: p2pk, Value: 5}}}
+	spend := Tx{ID: hashOf(3), Inputs: []Outpoint{{TxID: hashOf(1), Vout: 1}, {TxID: hashOf(1), Vout: 0}, {TxID: hashOf(2), Vout: 0}}, Outputs: []Output{{Script: other, Value: 85}}}
+	cb2 := Tx{ID: hashOf(4), Inputs: []Outpoint{{Coinbase: true}}, Outputs: []Output{{Script: p2pkh, Value: 9}}}
+	return []*Block{
+		{Height: 0, Hash: hashOf(10), Txs: []Tx{cb0}},
+		{Height: 1, Hash: hashOf(11), Txs: []Tx{cb1, spend}},
+		{Height: 2, Hash: hashOf(12), Txs: []Tx{cb2}},
+	}, p2pk, p2pkh
+}
+
+// The Electrum columns tell a pay-to-pubkey script from the
+// pay-to-pubkey-hash script it shares an addrDesc with, for outputs and
+// for the inputs that spend them, whether the blocks are connected one by
+// one or in bulk across flushes.
+func TestElectrumColumns(t *testing.T) {
+	chain, p2pk, p2pkh := electrumChain()
+	one := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer one.Close()
+	connectAll(t, one, chain)
+	bulk := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer bulk.Close()
+	if err := connectBulk(t, bulk, 1, chain[:1]).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := connectBulk(t, bulk, 5, chain[1:]).Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, ix := range map[string]*Index{"connect": one, "bulk": bulk} {
+		if !ix.HasElectrum() {
+			t.Fatalf("%s: a new index lacks the Electrum columns", name)
+		}
+		for _, s := range [][]byte{p2pk, p2pkh, {0x51}} {
+			got, ok, err := ix.Script(HashScript(s))
+			if err != nil || !ok || !bytes.Equal(got, s) {
+				t.Fatalf("%s: Script(%x) = %x %v %v", name, s, got, ok, err)
+			}
+		}
+		if _, ok, _ := ix.Script(HashScript([]byte{0x52})); ok {
+			t.Fatalf("%s: a script no output pays has an entry", name)
+		}
+		for _, c := range []struct {
+			tx    byte
+			n     uint32
+			input bool
+			want  bool
+		}{
+			{1, 0, false, true}, {1, 1, false, false}, {2, 0, false, true},
+			{3, 0, true, false}, {3, 1, true, true}, {3, 2, true, true},
+			{4, 0, false, false},
+		} {
+			got, err := ix.PaysP2PK(hashOf(c.tx), c.n, c.input)
+			if err != nil || got != c.want {
+				t.Errorf("%s: PaysP2PK(tx %d, %d, input %v) = %v %v, want %v", name, c.tx, c.n, c.input, got, err, c.want)
+			}
+		}
+	}
+}
+
+// An index holding blocks but not the marker predates the columns: it
+// says so, and keeps saying so when reopened.
+func TestElectrumColumnsMissing(t *testing.T) {
+	chain, _, _ := electrumChain()
+	dir := t.TempDir()
+	ix := openTest(t, dir, Options{NoSync: true})
+	connectAll(t, ix, chain)
+	if err := ix.db.Delete(cfScripts.key(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		ix = openTest(t, dir, Options{NoSync: true})
+		if ix.HasElectrum() {
+			t.Fatal("an index without the marker claims the Electrum columns")
+		}
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
