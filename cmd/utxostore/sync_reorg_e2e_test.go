@@ -241,9 +241,12 @@ func TestSyncMempoolDoubleSpend(t *testing.T) {
 	first := w.Pay(t, coins, 1, 10_000)
 	send(t, node, first)
 	f.waitState(t, first, "unmined")
-	if got := f.gauge(t, "utxostore_follow_unmined_txs"); got != 1 {
-		t.Errorf("%v unmined transactions counted, want 1", got)
-	}
+	// The follower counts a transaction once it has stored it: the count
+	// may come a moment after the store shows it.
+	btcdtest.WaitFor(t, 30*time.Second, "the unmined transaction to be counted", func() (bool, string) {
+		got := f.gauge(t, "utxostore_follow_unmined_txs")
+		return got == 1, fmt.Sprintf("%v unmined transactions counted, want 1", got)
+	})
 
 	node.Restart(t)
 	second := w.Pay(t, coins, 2, 20_000)
