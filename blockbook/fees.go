@@ -7,10 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/btcsuite/btcd/blockchain"
-	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/feerate"
@@ -79,17 +76,13 @@ func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash
 		if !ok {
 			return hash, nil, false, nil // not indexed yet
 		}
-		var in, out uint64
+		var in uint64
 		for _, i := range ta.Inputs {
 			in += i.Value
 		}
-		for _, o := range mtx.TxOut {
-			out += uint64(o.Value)
+		if tx, ok := feerate.Of(mtx, in); ok { // else an input the index did not hold: fee unknown
+			txs = append(txs, tx)
 		}
-		if in < out {
-			continue // an input the index did not hold: fee unknown
-		}
-		txs = append(txs, feerate.Tx{Fee: in - out, VSize: VSize(mtx)})
 	}
 	return hash, txs, true, nil
 }
@@ -136,9 +129,8 @@ func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
 			if meta.Tx == nil || meta.Tx.Msg == nil {
 				continue
 			}
-			tx = feerate.Tx{Fee: u.Fee, VSize: VSize(meta.Tx.Msg)}
-			if fee, ok := s.feeOf(ctx, meta.Tx); ok {
-				tx.Fee = fee
+			if tx, ok = s.feeOf(ctx, meta.Tx); !ok {
+				tx = feerate.Tx{Fee: u.Fee, VSize: feerate.VSize(meta.Tx.Msg)}
 			}
 		}
 		seen[u.TxID] = tx
@@ -149,29 +141,21 @@ func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
 	return txs, nil
 }
 
-// feeOf is what a transaction's inputs bring less what its outputs take;
-// ok is false when the store no longer holds a parent.
-func (s *feeSource) feeOf(ctx context.Context, tx *chain.Tx) (uint64, bool) {
+// feeOf is the transaction's fee and size from its parents' outputs; ok
+// is false when the store no longer holds a parent.
+func (s *feeSource) feeOf(ctx context.Context, tx *chain.Tx) (feerate.Tx, bool) {
 	prevs, err := s.reads.PreviousOutputsDecorate(ctx, tx)
 	if err != nil || len(prevs) != len(tx.Msg.TxIn) {
-		return 0, false
+		return feerate.Tx{}, false
 	}
-	var in, out uint64
+	var in uint64
 	for _, p := range prevs {
 		if p == nil {
-			return 0, false
+			return feerate.Tx{}, false
 		}
 		in += uint64(p.Value)
 	}
-	for _, o := range tx.Msg.TxOut {
-		out += uint64(o.Value)
-	}
-	return in - out, in >= out
-}
-
-// VSize is a transaction's virtual size: its weight over four, rounded up.
-func VSize(tx *wire.MsgTx) uint64 {
-	return uint64((blockchain.GetTransactionWeight(btcutil.NewTx(tx)) + 3) / 4)
+	return feerate.Of(tx.Msg, in)
 }
 
 // handleEstimateFee answers Blockbook's estimatefee/N from the store's

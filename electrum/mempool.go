@@ -8,7 +8,6 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
-	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/feerate"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
@@ -146,7 +145,7 @@ func (s *Server) readMempoolTx(ctx context.Context, u *utxo.UnminedTransaction) 
 		return nil, nil
 	}
 	msg := meta.Tx.Msg
-	t := &mempoolTx{txid: u.TxID, fee: u.Fee, vsize: blockbook.VSize(msg)}
+	t := &mempoolTx{txid: u.TxID, fee: u.Fee, vsize: feerate.VSize(msg)}
 	for i, o := range msg.TxOut {
 		t.outs = append(t.outs, mempoolOut{sh: index.HashScript(o.PkScript), vout: uint32(i), value: uint64(o.Value)})
 	}
@@ -154,7 +153,7 @@ func (s *Server) readMempoolTx(ctx context.Context, u *utxo.UnminedTransaction) 
 	if err != nil {
 		prevs = nil // a parent the store no longer holds: its script is unknown
 	}
-	var in, out uint64
+	var in uint64
 	known := len(prevs) == len(msg.TxIn)
 	for i, txIn := range msg.TxIn {
 		sp := mempoolSpend{op: txIn.PreviousOutPoint}
@@ -166,13 +165,9 @@ func (s *Server) readMempoolTx(ctx context.Context, u *utxo.UnminedTransaction) 
 		}
 		t.spends = append(t.spends, sp)
 	}
-	for _, o := range msg.TxOut {
-		out += uint64(o.Value)
-	}
-	// The fee is what the inputs bring less what the outputs take; the
-	// store's own figure stands when a parent is gone.
-	if known && in >= out {
-		t.fee = in - out
+	// The store's own figure stands when a parent is gone.
+	if fee, ok := feerate.Of(msg, in); known && ok {
+		t.fee = fee.Fee
 	}
 	return t, nil
 }

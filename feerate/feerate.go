@@ -28,7 +28,10 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 )
 
 // Rate is a fee rate in satoshis per 1,000 virtual bytes.
@@ -62,6 +65,25 @@ const (
 type Tx struct {
 	Fee   uint64 // satoshis
 	VSize uint64 // virtual bytes (weight / 4, rounded up)
+}
+
+// Of is a transaction's fee and virtual size, given what its inputs bring
+// (in, satoshis): what they bring less what its outputs take. ok is false
+// when the inputs bring less, as when an input's value is unknown.
+func Of(tx *wire.MsgTx, in uint64) (t Tx, ok bool) {
+	var out uint64
+	for _, o := range tx.TxOut {
+		out += uint64(o.Value)
+	}
+	if in < out {
+		return Tx{}, false
+	}
+	return Tx{Fee: in - out, VSize: VSize(tx)}, true
+}
+
+// VSize is a transaction's virtual size: its weight over four, rounded up.
+func VSize(tx *wire.MsgTx) uint64 {
+	return uint64((blockchain.GetTransactionWeight(btcutil.NewTx(tx)) + 3) / 4)
 }
 
 // Rate is the transaction's fee rate.
