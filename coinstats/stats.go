@@ -25,7 +25,8 @@ type Stats struct {
 type Summary struct {
 	TxOuts      uint64 `json:"txouts"`
 	TotalAmount uint64 `json:"total_amount"`
-	// HashSerialized3 is set by Walk only: it depends on the order.
+	// HashSerialized3 is set by Walk (or from Serialized) only: it depends
+	// on the order.
 	HashSerialized3 string `json:"hash_serialized_3,omitempty"`
 	MuHash          string `json:"muhash"`
 }

@@ -198,6 +198,11 @@ func (l *SnapshotLoader) flush(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Summary is the statistics of the coins added so far (without
+// hash_serialized_3, which needs them in outpoint order): those Finish
+// keeps as the store's.
+func (l *SnapshotLoader) Summary() coinstats.Summary { return l.stats.Finalize() }
+
 // Records is the number of records added so far.
 func (l *SnapshotLoader) Records() int { return l.records }
 

@@ -605,9 +605,9 @@ func (l *loader) loadCore(ctx context.Context, f io.Reader) error {
 	if err := l.start(ctx, formatCore, utxo.SnapshotBase{Hash: r.Header().BaseHash, Height: uint32(l.height)}); err != nil {
 		return err
 	}
-	// Core writes its coins in outpoint order: the statistics are taken
-	// as they come.
-	var walk coinstats.Walk
+	// Core writes its coins in outpoint order: hash_serialized_3 is taken
+	// as they come, beside the statistics the loader keeps for the store.
+	var serialized coinstats.Serialized
 	for {
 		coins, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -617,7 +617,7 @@ func (l *loader) loadCore(ctx context.Context, f io.Reader) error {
 			return err
 		}
 		for i := range coins {
-			if err := walk.Add(&coins[i]); err != nil {
+			if err := serialized.Add(&coins[i]); err != nil {
 				return fmt.Errorf("%s: %w", l.file, err)
 			}
 		}
@@ -625,7 +625,8 @@ func (l *loader) loadCore(ctx context.Context, f io.Reader) error {
 			return err
 		}
 	}
-	l.result.Summary = walk.Finalize()
+	l.result.Summary = l.load.Summary()
+	l.result.HashSerialized3 = serialized.Sum()
 	return nil
 }
 
@@ -669,11 +670,12 @@ func (l *loader) loadTeranode(ctx context.Context, f io.Reader) error {
 	if _, err := teranode.CheckSidecar(l.file, r.Sum()); err != nil {
 		return err
 	}
-	var walk coinstats.Walk
-	if err := sorter.Each(walk.Add); err != nil {
+	var serialized coinstats.Serialized
+	if err := sorter.Each(serialized.Add); err != nil {
 		return err
 	}
-	l.result.Summary = walk.Finalize()
+	l.result.Summary = l.load.Summary()
+	l.result.HashSerialized3 = serialized.Sum()
 	return nil
 }
 
