@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/cockroachdb/pebble"
 )
 
@@ -15,8 +16,9 @@ const DefaultFlushEvery = 1000
 // other columns, in one batch every FlushEvery blocks. The bytes it leaves
 // are exactly those of connecting the same blocks one by one.
 //
-// While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock;
-// queries see the index as of the last flush. A crash loses the blocks
+// While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock
+// (the Bulk has its own Disconnect); queries see the index as of the last
+// flush. A crash loses the blocks
 // since the last flush and nothing else: each flush is one atomic batch.
 // If Connect fails the in-memory values may be half-updated, so the Bulk
 // is poisoned: it refuses further work and Close discards the blocks since
@@ -68,6 +70,36 @@ func (bk *Bulk) Connect(b *Block) error {
 	if bk.pending >= bk.flushEvery {
 		return bk.flush()
 	}
+	return nil
+}
+
+// Disconnect removes the tip block, as Index.DisconnectBlock does, and
+// the import goes on: it writes the blocks held so far, then the
+// disconnection in a batch of its own, and the values it keeps in memory
+// stay, changed as the disconnection changed them, so a reorganisation
+// costs the import neither its kept balances nor a new start. A crash
+// leaves the index at a block boundary, as after any flush. A refused
+// block (not the tip, older than the rollback window) changes nothing; a
+// failure while disconnecting poisons the Bulk, as one of Connect does.
+func (bk *Bulk) Disconnect(height uint32, hash chainhash.Hash) error {
+	ix := bk.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if bk.err != nil {
+		return bk.err
+	}
+	if err := bk.flush(); err != nil {
+		return err
+	}
+	btxs, err := ix.tipBlockTxs(height, hash)
+	if err != nil {
+		return err
+	}
+	if err := ix.unindex(bk.ws, height, btxs); err != nil {
+		bk.err = fmt.Errorf("index: bulk import stopped disconnecting block %d: %w", height, err)
+		return bk.err
+	}
+	bk.hasTip, bk.tip, bk.win = ix.hasTip, ix.tip, ix.win
 	return nil
 }
 

@@ -143,3 +143,84 @@ func TestCloseFlushesBulk(t *testing.T) {
 		t.Fatalf("after reopen: %+v %v %v", bi, ok, err)
 	}
 }
+
+// A bulk import that disconnects blocks (a reorganisation) and goes on
+// leaves exactly the bytes of the same connections and disconnections made
+// block by block: the values it keeps in memory follow the disconnections,
+// and the blocks connected again spend outputs the disconnections
+// restored.
+func TestBulkDisconnectMatchesBlockByBlock(t *testing.T) {
+	chain := genChain(7, 120)
+	type step struct {
+		disconnect int // blocks to disconnect before connecting up to next
+		next       int
+	}
+	steps := []step{{0, 40}, {3, 60}, {1, 61}, {5, 90}, {2, 120}}
+	replay := func(t *testing.T, connect func(*Block) error, disconnect func(*Block) error) {
+		t.Helper()
+		tip := 0 // blocks connected
+		for _, s := range steps {
+			for ; s.disconnect > 0; s.disconnect-- {
+				tip--
+				if err := disconnect(chain[tip]); err != nil {
+					t.Fatalf("disconnect %d: %v", tip, err)
+				}
+			}
+			for ; tip < s.next; tip++ {
+				if err := connect(chain[tip]); err != nil {
+					t.Fatalf("connect %d: %v", tip, err)
+				}
+			}
+		}
+	}
+	for _, keep := range []int{7, 1000} {
+		ix := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
+		replay(t, ix.ConnectBlock, func(b *Block) error { return ix.DisconnectBlock(b.Height, b.Hash) })
+		want := dumpAll(t, ix)
+		ix.Close()
+		for _, every := range []int{1, 13, 1000} {
+			bx := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
+			bk, err := bx.BeginBulk(every)
+			if err != nil {
+				t.Fatal(err)
+			}
+			replay(t, bk.Connect, func(b *Block) error { return bk.Disconnect(b.Height, b.Hash) })
+			if err := bk.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+				t.Fatalf("keep %d flush %d: bulk differs:\n%s", keep, every, d)
+			}
+			bx.Close()
+		}
+	}
+}
+
+// A bulk import refuses to disconnect a block that is not its tip, and
+// changes nothing doing so: it goes on.
+func TestBulkDisconnectRefusesAnotherBlock(t *testing.T) {
+	chain := genChain(8, 12)
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer ix.Close()
+	bk := connectBulk(t, ix, 1000, chain[:10])
+	if err := bk.Disconnect(8, chain[8].Hash); !errors.Is(err, ErrNotTip) {
+		t.Fatalf("disconnect below the tip: %v", err)
+	}
+	if err := bk.Disconnect(9, chain[8].Hash); !errors.Is(err, ErrNotTip) {
+		t.Fatalf("disconnect with another hash: %v", err)
+	}
+	if err := ix.DisconnectBlock(9, chain[9].Hash); !errors.Is(err, ErrBulkActive) {
+		t.Fatalf("DisconnectBlock during bulk: %v", err)
+	}
+	for _, b := range chain[10:] {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if bi, ok, err := ix.BestBlock(); err != nil || !ok || bi.Height != 11 {
+		t.Fatalf("after the bulk import: %+v %v %v", bi, ok, err)
+	}
+}

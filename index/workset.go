@@ -62,20 +62,37 @@ func (w *workset) txAddresses(txid *chainhash.Hash) (*txAddresses, error) {
 // balance returns the value for addrDesc, to be changed, creating an
 // empty one.
 func (w *workset) balance(addrDesc []byte) (*addrBalance, error) {
+	ab, err := w.existingBalance(addrDesc)
+	if err != nil || ab != nil {
+		return ab, err
+	}
+	ab = &addrBalance{}
+	w.bal[string(addrDesc)] = ab
+	w.dirtyBal[string(addrDesc)] = struct{}{}
+	return ab, nil
+}
+
+// existingBalance returns the value for addrDesc, to be changed, or nil
+// if the address has none.
+func (w *workset) existingBalance(addrDesc []byte) (*addrBalance, error) {
 	if ab, ok := w.bal[string(addrDesc)]; ok {
 		w.dirtyBal[string(addrDesc)] = struct{}{}
 		return ab, nil
 	}
 	ab, err := w.ix.loadBalance(addrDesc)
-	if err != nil {
+	if err != nil || ab == nil {
 		return nil, err
-	}
-	if ab == nil {
-		ab = &addrBalance{}
 	}
 	w.bal[string(addrDesc)] = ab
 	w.dirtyBal[string(addrDesc)] = struct{}{}
 	return ab, nil
+}
+
+// dropTxAddresses forgets the value of a disconnected transaction, whose
+// entry the disconnection deletes.
+func (w *workset) dropTxAddresses(txid *chainhash.Hash) {
+	delete(w.txa, *txid)
+	delete(w.dirtyTxa, *txid)
 }
 
 // flush writes every changed value into wb. An address left with no
