@@ -224,3 +224,37 @@ func TestBulkDisconnectRefusesAnotherBlock(t *testing.T) {
 		t.Fatalf("after the bulk import: %+v %v %v", bi, ok, err)
 	}
 }
+
+// A bulk import whose kept values pass its bound forgets only the excess
+// at a flush, keeps the rest, and still leaves the bytes of block-by-block
+// connect.
+func TestBulkForgetsOnlyTheExcess(t *testing.T) {
+	const keep = 20
+	chain := genChain(9, 60)
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	connectAll(t, ix, chain)
+	want := dumpAll(t, ix)
+	ix.Close()
+	bx := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer bx.Close()
+	bk, err := bx.BeginBulk(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bk.ws.keep = keep
+	for _, b := range chain {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+		if bk.pending == 0 && (len(bk.ws.txa) != keep || len(bk.ws.bal) > keep) {
+			t.Fatalf("after the flush at block %d: %d transactions' values and %d balances kept, want %d and at most %d",
+				b.Height, len(bk.ws.txa), len(bk.ws.bal), keep, keep)
+		}
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+		t.Fatalf("bulk differs:\n%s", d)
+	}
+}

@@ -13,23 +13,28 @@ import (
 // instead of once per block.
 //
 // A bulk import also keeps values across flushes (up to maxCached of each
-// kind), so only the values changed since the last flush are written.
+// kind), so only the values changed since the last flush are written and
+// a value read again is not read from the database.
 type workset struct {
 	ix       *Index
 	txa      map[chainhash.Hash]*txAddresses
 	bal      map[string]*addrBalance
 	dirtyTxa map[chainhash.Hash]struct{}
 	dirtyBal map[string]struct{}
+	// keep is how many values of each kind a flush leaves in memory
+	// (maxCached; tests lower it).
+	keep int
 }
 
-// maxCached bounds what a bulk import keeps between flushes; above it the
-// cache is dropped and refilled from the database.
+// maxCached bounds what a bulk import keeps between flushes; above it a
+// flush forgets values, any of them, until maxCached remain.
 const maxCached = 1 << 20
 
 func newWorkset(ix *Index) *workset {
 	return &workset{ix: ix,
 		txa: make(map[chainhash.Hash]*txAddresses), bal: make(map[string]*addrBalance),
 		dirtyTxa: make(map[chainhash.Hash]struct{}), dirtyBal: make(map[string]struct{}),
+		keep: maxCached,
 	}
 }
 
@@ -120,13 +125,22 @@ func (w *workset) flush(wb *pebble.Batch) error {
 	}
 	clear(w.dirtyTxa)
 	clear(w.dirtyBal)
-	if len(w.txa) > maxCached {
-		clear(w.txa)
-	}
-	if len(w.bal) > maxCached {
-		clear(w.bal)
-	}
+	forgetBeyond(w.txa, w.keep)
+	forgetBeyond(w.bal, w.keep)
 	return nil
+}
+
+// forgetBeyond drops values of m, all written, until at most n remain.
+// Which go is the map's order: that costs nothing to choose, and a value
+// forgotten is only read again. Dropping the excess rather than the whole
+// map spares the rest that read.
+func forgetBeyond[K comparable, V any](m map[K]V, n int) {
+	for k := range m {
+		if len(m) <= n {
+			return
+		}
+		delete(m, k)
+	}
 }
 
 func (ix *Index) loadBalance(addrDesc []byte) (*addrBalance, error) {
