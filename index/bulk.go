@@ -14,7 +14,10 @@ const DefaultFlushEvery = 1000
 // Bulk is an initial import that keeps addressBalance and txAddresses
 // values in memory across blocks and writes them, with the blocks'
 // other columns, in one batch every FlushEvery blocks. The bytes it leaves
-// are exactly those of connecting the same blocks one by one.
+// are exactly those of connecting the same blocks one by one. An import
+// into an index that holds no such values yet (an initial import) knows
+// every value there is while it keeps them all, so it reads none from the
+// database until its kept values first pass their bound (maxCached).
 //
 // While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock
 // (the Bulk has its own Disconnect); queries see the index as of the last
@@ -45,9 +48,31 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 	if flushEvery <= 0 {
 		flushEvery = DefaultFlushEvery
 	}
-	bk := &Bulk{ix: ix, ws: newWorkset(ix), wb: ix.db.NewBatch(), flushEvery: flushEvery, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
+	ws := newWorkset(ix)
+	var err error
+	if ws.allTxa, err = ix.columnEmpty(cfTxAddresses); err != nil {
+		return nil, err
+	}
+	if ws.allBal, err = ix.columnEmpty(cfAddressBalance); err != nil {
+		return nil, err
+	}
+	bk := &Bulk{ix: ix, ws: ws, wb: ix.db.NewBatch(), flushEvery: flushEvery, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
 	ix.bulk = bk
 	return bk, nil
+}
+
+// columnEmpty reports whether column c holds no entry.
+func (ix *Index) columnEmpty(c column) (bool, error) {
+	lo, hi := c.bounds()
+	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return false, err
+	}
+	empty := !it.First()
+	if err := it.Close(); err != nil {
+		return false, err
+	}
+	return empty, nil
 }
 
 // Connect adds the next block.

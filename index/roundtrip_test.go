@@ -251,6 +251,41 @@ func TestBulkForgetsOnlyTheExcess(t *testing.T) {
 				b.Height, len(bk.ws.txa), len(bk.ws.bal), keep, keep)
 		}
 	}
+	if bk.ws.reads == 0 {
+		t.Fatal("a bulk import that forgot values read none from the database")
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+		t.Fatalf("bulk differs:\n%s", d)
+	}
+}
+
+// A bulk import into an empty index looks for no value in the database
+// while it keeps them all; one into an index that holds values, or one
+// that forgot some, looks for them there, and each leaves the bytes of
+// block-by-block connect.
+func TestBulkReadsOnlyWhatItMayNotHold(t *testing.T) {
+	chain := genChain(10, 60)
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	connectAll(t, ix, chain)
+	want := dumpAll(t, ix)
+	ix.Close()
+
+	bx := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer bx.Close()
+	bk := connectBulk(t, bx, 7, chain[:30])
+	if bk.ws.reads != 0 {
+		t.Fatalf("a bulk import into an empty index read %d values from the database", bk.ws.reads)
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bk = connectBulk(t, bx, 7, chain[30:])
+	if bk.ws.reads == 0 {
+		t.Fatal("a bulk import into an index holding values read none from the database")
+	}
 	if err := bk.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,13 @@ type workset struct {
 	// keep is how many values of each kind a flush leaves in memory
 	// (maxCached; tests lower it).
 	keep int
+	// allTxa and allBal say that the workset holds every value of its
+	// kind the database holds, so a value it lacks does not exist and is
+	// not looked for: a bulk import into an index that held none (an
+	// initial import) until a flush first forgets values of that kind.
+	allTxa, allBal bool
+	// reads counts the values looked for in the database.
+	reads int
 }
 
 type changedTx struct {
@@ -77,6 +84,10 @@ func (w *workset) txAddresses(txid *chainhash.Hash) (*txAddresses, error) {
 		w.changeTx(txid, ta)
 		return ta, nil
 	}
+	if w.allTxa {
+		return nil, nil
+	}
+	w.reads++
 	key := packedHash(txid)
 	val, err := w.ix.get(cfTxAddresses, key)
 	if err != nil || val == nil {
@@ -113,6 +124,10 @@ func (w *workset) existingBalance(addrDesc []byte) (*addrBalance, error) {
 		}
 		return ab, nil
 	}
+	if w.allBal {
+		return nil, nil
+	}
+	w.reads++
 	ab, err := w.ix.loadBalance(addrDesc)
 	if err != nil || ab == nil {
 		return nil, err
@@ -161,22 +176,30 @@ func (w *workset) flush(wb *pebble.Batch) error {
 		}
 	}
 	w.changedTxa, w.changedBal = nil, nil
-	forgetBeyond(w.txa, w.keep)
-	forgetBeyond(w.bal, w.keep)
+	if forgetBeyond(w.txa, w.keep) {
+		w.allTxa = false
+	}
+	if forgetBeyond(w.bal, w.keep) {
+		w.allBal = false
+	}
 	return nil
 }
 
 // forgetBeyond drops values of m, all written, until at most n remain.
 // Which go is the map's order: that costs nothing to choose, and a value
 // forgotten is only read again. Dropping the excess rather than the whole
-// map spares the rest that read.
-func forgetBeyond[K comparable, V any](m map[K]V, n int) {
+// map spares the rest that read. It reports whether it dropped any.
+func forgetBeyond[K comparable, V any](m map[K]V, n int) bool {
+	if len(m) <= n {
+		return false
+	}
 	for k := range m {
 		if len(m) <= n {
-			return
+			break
 		}
 		delete(m, k)
 	}
+	return true
 }
 
 func (ix *Index) loadBalance(addrDesc []byte) (*addrBalance, error) {
