@@ -110,9 +110,6 @@ func (f *storeFlags) openIndex() (*index.Index, error) {
 		return nil, err
 	}
 	coin := network.Coin
-	if f.indexCache < 0 {
-		return nil, fmt.Errorf("--index-cache is %d bytes; it cannot be negative", f.indexCache)
-	}
 	idx, err := index.Open(filepath.Join(f.data, "index"), index.Options{Coin: coin, NoSync: f.sync == "block", CacheSize: f.indexCache})
 	if err != nil {
 		return nil, fmt.Errorf("opening the address index: %w", err)
