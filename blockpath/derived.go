@@ -236,7 +236,8 @@ func (r *rawBlocks) block(height uint32, hash chainhash.Hash) (*chain.Block, boo
 }
 
 // addressIndex is the address index as a derived store, written block by
-// block or, for an import, in bulk.
+// block or, for an import, in bulk; a bulk import disconnects its blocks
+// itself and goes on (index.Bulk.Disconnect).
 type addressIndex struct {
 	ix   *index.Index
 	bulk *index.Bulk
