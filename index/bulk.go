@@ -103,9 +103,10 @@ func (bk *Bulk) Connect(b *Block) error {
 // disconnection in a batch of its own, and the values it keeps in memory
 // stay, changed as the disconnection changed them, so a reorganisation
 // costs the import neither its kept balances nor a new start. A crash
-// leaves the index at a block boundary, as after any flush. A refused
-// block (not the tip, older than the rollback window) changes nothing; a
-// failure while disconnecting poisons the Bulk, as one of Connect does.
+// leaves the index at a block boundary, as after any flush. A block that
+// is not the tip, or is older than the rollback window, is refused and
+// the import goes on; a failure while disconnecting poisons the Bulk, as
+// one of Connect does.
 func (bk *Bulk) Disconnect(height uint32, hash chainhash.Hash) error {
 	ix := bk.ix
 	ix.mu.Lock()
