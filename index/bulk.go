@@ -21,11 +21,10 @@ const DefaultFlushEvery = 1000
 //
 // While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock
 // (the Bulk has its own Disconnect); queries see the index as of the last
-// flush. A crash loses the blocks
-// since the last flush and nothing else: each flush is one atomic batch.
-// If Connect fails the in-memory values may be half-updated, so the Bulk
-// is poisoned: it refuses further work and Close discards the blocks since
-// the last flush.
+// flush. A crash loses the blocks since the last flush and nothing else:
+// each flush is one atomic batch. If Connect fails the in-memory values
+// may be half-updated, so the Bulk is poisoned: it refuses further work
+// and Close discards the blocks since the last flush.
 type Bulk struct {
 	ix         *Index
 	ws         *workset
