@@ -7,18 +7,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/internal/testlog"
 )
 
 var long = flag.Bool("long", false, "run the crash tests on every engine and sync mode")
 
 // crashChildEnv makes the test binary the child of TestKillBetweenSteps:
-// "ENGINE SYNC DIR [OP/STEP/HEIGHT/OCCURRENCE]".
+// "ENGINE SYNC BULK DIR [OP/STEP/HEIGHT/OCCURRENCE]", BULK the path's
+// IndexBulk.
 const crashChildEnv = "UTXOSTORE_BLOCKPATH_CRASH_CHILD"
 
 // crashPoints are the steps the child is killed after: a connection of
@@ -37,7 +40,8 @@ var crashPoints = []string{
 // resumes in the same directory. The directory must then hold what an
 // uninterrupted run leaves: the store's digest, the index's balances and
 // tip, and every one of B's blocks in the block store. Sozu under both
-// sync modes by default; with -long Pebble too.
+// sync modes, and with the index written in bulk (an import's mode, whose
+// bulk import disconnects blocks itself) by default; with -long Pebble too.
 func TestKillBetweenSteps(t *testing.T) {
 	if spec := os.Getenv(crashChildEnv); spec != "" {
 		runCrashChild(t, spec)
@@ -47,20 +51,21 @@ func TestKillBetweenSteps(t *testing.T) {
 	type setup struct {
 		engine string
 		sync   engine.SyncMode
+		bulk   int // IndexBulk
 	}
-	setups := []setup{{"sozu", engine.SyncAlways}, {"sozu", engine.SyncBlock}}
+	setups := []setup{{"sozu", engine.SyncAlways, 0}, {"sozu", engine.SyncBlock, 0}, {"sozu", engine.SyncAlways, 4}}
 	if *long {
-		setups = append(setups, setup{"pebble", engine.SyncAlways}, setup{"pebble", engine.SyncBlock})
+		setups = append(setups, setup{"pebble", engine.SyncAlways, 0}, setup{"pebble", engine.SyncBlock, 0}, setup{"sozu", engine.SyncBlock, 4})
 	}
 	for _, s := range setups {
-		t.Run(s.engine+"/"+s.sync.String(), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/bulk-%d", s.engine, s.sync, s.bulk), func(t *testing.T) {
 			ref := filepath.Join(t.TempDir(), "reference")
-			runChild(t, s.engine, s.sync, ref, "", false)
+			runChild(t, s.engine, s.sync, s.bulk, ref, "", false)
 			want := describe(t, ref, s.engine, s.sync, c)
 			for _, point := range crashPoints {
 				dir := filepath.Join(t.TempDir(), strings.ReplaceAll(point, "/", "-"))
-				runChild(t, s.engine, s.sync, dir, point, true)
-				runChild(t, s.engine, s.sync, dir, "", false)
+				runChild(t, s.engine, s.sync, s.bulk, dir, point, true)
+				runChild(t, s.engine, s.sync, s.bulk, dir, "", false)
 				if got := describe(t, dir, s.engine, s.sync, c); got != want {
 					t.Fatalf("killed after %s and resumed:\n%s\nwant, as an uninterrupted run leaves it:\n%s", point, got, want)
 				}
@@ -71,10 +76,10 @@ func TestKillBetweenSteps(t *testing.T) {
 
 // runChild runs the child over dir, killed after point when it is set;
 // killed says whether it must die by SIGKILL there.
-func runChild(t *testing.T, engineName string, sync engine.SyncMode, dir, point string, killed bool) {
+func runChild(t *testing.T, engineName string, sync engine.SyncMode, bulk int, dir, point string, killed bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKillBetweenSteps$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %s %s", crashChildEnv, engineName, sync, dir, point))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %s %s", crashChildEnv, engineName, sync, bulk, dir, point))
 	out, err := cmd.CombinedOutput()
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	switch {
@@ -89,17 +94,21 @@ func runChild(t *testing.T, engineName string, sync engine.SyncMode, dir, point 
 // and kills itself after the step spec names.
 func runCrashChild(t *testing.T, spec string) {
 	fields := strings.Fields(spec)
-	engineName, dir := fields[0], fields[2]
+	engineName, dir := fields[0], fields[3]
 	sync, err := engine.ParseSyncMode(fields[1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fields) == 4 {
+	bulk, err := strconv.Atoi(fields[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fields) == 5 {
 		seen := map[string]int{}
 		stepHook = func(op, step string, height uint32) {
 			at := fmt.Sprintf("%s/%s/%d", op, step, height)
 			seen[at]++
-			if fmt.Sprintf("%s/%d", at, seen[at]) == fields[3] {
+			if fmt.Sprintf("%s/%d", at, seen[at]) == fields[4] {
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			}
 		}
@@ -109,7 +118,15 @@ func runCrashChild(t *testing.T, spec string) {
 	known := byHash(c.A, c.B)
 	s := openDir(t, dir, engineName, sync, true, true)
 	defer s.close(t)
-	p := s.path(t)
+	p, err := Open(context.Background(), Config{Store: s.store, Rules: rules, Blocks: s.blocks, Index: s.index, IndexBulk: bulk, Logger: testlog.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	ctx := context.Background()
 	doneA := filepath.Join(dir, "followed-A")
 	if _, err := os.Stat(doneA); err != nil {

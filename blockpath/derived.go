@@ -236,13 +236,13 @@ func (r *rawBlocks) block(height uint32, hash chainhash.Hash) (*chain.Block, boo
 }
 
 // addressIndex is the address index as a derived store, written block by
-// block or, for an import, in bulk.
+// block or, for an import, in bulk; a bulk import disconnects its blocks
+// itself and goes on (index.Bulk.Disconnect).
 type addressIndex struct {
-	ix        *index.Index
-	bulk      *index.Bulk
-	bulkEvery int
-	last      utxo.Tip
-	has       bool
+	ix   *index.Index
+	bulk *index.Bulk
+	last utxo.Tip
+	has  bool
 }
 
 func (a *addressIndex) name() string { return "the address index" }
@@ -289,20 +289,16 @@ func (a *addressIndex) connect(b *pathBlock) error {
 }
 
 func (a *addressIndex) disconnect(t utxo.Tip) error {
-	every := a.bulkEvery
-	if err := a.endBulk(); err != nil { // the index disconnects outside a bulk import
+	var err error
+	if a.bulk != nil {
+		err = a.bulk.Disconnect(t.Height, t.Hash)
+	} else {
+		err = a.ix.DisconnectBlock(t.Height, t.Hash)
+	}
+	if err != nil {
 		return err
 	}
-	if err := a.ix.DisconnectBlock(t.Height, t.Hash); err != nil {
-		return err
-	}
-	if err := a.load(); err != nil {
-		return err
-	}
-	if every > 0 {
-		return a.beginBulk(every)
-	}
-	return nil
+	return a.load()
 }
 
 func (a *addressIndex) beginBulk(every int) error {
@@ -310,7 +306,7 @@ func (a *addressIndex) beginBulk(every int) error {
 	if err != nil {
 		return fmt.Errorf("the address index: %w", err)
 	}
-	a.bulk, a.bulkEvery = bulk, every
+	a.bulk = bulk
 	return nil
 }
 
@@ -320,7 +316,7 @@ func (a *addressIndex) endBulk() error {
 		return nil
 	}
 	err := a.bulk.Close()
-	a.bulk, a.bulkEvery = nil, 0
+	a.bulk = nil
 	if err != nil {
 		return fmt.Errorf("the address index: %w", err)
 	}

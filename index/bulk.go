@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/cockroachdb/pebble"
 )
 
@@ -13,14 +14,17 @@ const DefaultFlushEvery = 1000
 // Bulk is an initial import that keeps addressBalance and txAddresses
 // values in memory across blocks and writes them, with the blocks'
 // other columns, in one batch every FlushEvery blocks. The bytes it leaves
-// are exactly those of connecting the same blocks one by one.
+// are exactly those of connecting the same blocks one by one. An import
+// into an index that holds no such values yet (an initial import) knows
+// every value there is while it keeps them all, so it reads none from the
+// database until its kept values first pass their bound (maxCached).
 //
-// While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock;
-// queries see the index as of the last flush. A crash loses the blocks
-// since the last flush and nothing else: each flush is one atomic batch.
-// If Connect fails the in-memory values may be half-updated, so the Bulk
-// is poisoned: it refuses further work and Close discards the blocks since
-// the last flush.
+// While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock
+// (the Bulk has its own Disconnect); queries see the index as of the last
+// flush. A crash loses the blocks since the last flush and nothing else:
+// each flush is one atomic batch. If Connect fails the in-memory values
+// may be half-updated, so the Bulk is poisoned: it refuses further work
+// and Close discards the blocks since the last flush.
 type Bulk struct {
 	ix         *Index
 	ws         *workset
@@ -43,9 +47,31 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 	if flushEvery <= 0 {
 		flushEvery = DefaultFlushEvery
 	}
-	bk := &Bulk{ix: ix, ws: newWorkset(ix), wb: ix.db.NewBatch(), flushEvery: flushEvery, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
+	ws := newWorkset(ix)
+	var err error
+	if ws.allTxa, err = ix.columnEmpty(cfTxAddresses); err != nil {
+		return nil, err
+	}
+	if ws.allBal, err = ix.columnEmpty(cfAddressBalance); err != nil {
+		return nil, err
+	}
+	bk := &Bulk{ix: ix, ws: ws, wb: ix.db.NewBatch(), flushEvery: flushEvery, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
 	ix.bulk = bk
 	return bk, nil
+}
+
+// columnEmpty reports whether column c holds no entry.
+func (ix *Index) columnEmpty(c column) (bool, error) {
+	lo, hi := c.bounds()
+	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return false, err
+	}
+	empty := !it.First()
+	if err := it.Close(); err != nil {
+		return false, err
+	}
+	return empty, nil
 }
 
 // Connect adds the next block.
@@ -68,6 +94,37 @@ func (bk *Bulk) Connect(b *Block) error {
 	if bk.pending >= bk.flushEvery {
 		return bk.flush()
 	}
+	return nil
+}
+
+// Disconnect removes the tip block, as Index.DisconnectBlock does, and
+// the import goes on: it writes the blocks held so far, then the
+// disconnection in a batch of its own, and the values it keeps in memory
+// stay, changed as the disconnection changed them, so a reorganisation
+// costs the import neither its kept balances nor a new start. A crash
+// leaves the index at a block boundary, as after any flush. A block that
+// is not the tip, or is older than the rollback window, is refused and
+// the import goes on; a failure while disconnecting poisons the Bulk, as
+// one of Connect does.
+func (bk *Bulk) Disconnect(height uint32, hash chainhash.Hash) error {
+	ix := bk.ix
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if bk.err != nil {
+		return bk.err
+	}
+	if err := bk.flush(); err != nil {
+		return err
+	}
+	btxs, err := ix.tipBlockTxs(height, hash)
+	if err != nil {
+		return err
+	}
+	if err := ix.unindex(bk.ws, height, btxs); err != nil {
+		bk.err = fmt.Errorf("index: bulk import stopped disconnecting block %d: %w", height, err)
+		return bk.err
+	}
+	bk.hasTip, bk.tip, bk.win = ix.hasTip, ix.tip, ix.win
 	return nil
 }
 

@@ -27,6 +27,8 @@ type addrBalance struct {
 	// byOutpoint indexes utxos once an address has many, so spends are not
 	// quadratic for busy addresses during bulk import. Built lazily.
 	byOutpoint map[outpointKey]int
+	// changed, never stored, marks a value a workset is to write.
+	changed bool
 }
 
 // indexThreshold is the utxo count from which spends use byOutpoint.

@@ -23,6 +23,8 @@ type txAddresses struct {
 	height  uint32
 	inputs  []txInput
 	outputs []txOutput
+	// changed, never stored, marks a value a workset is to write.
+	changed bool
 }
 
 func packTxAddresses(ta *txAddresses) []byte {

@@ -14,6 +14,15 @@ import (
 // blockTxs.
 const DefaultRollbackBlocks = 300
 
+// DefaultCacheSize is the index's block cache when Options.CacheSize is
+// zero. Indexing a block reads the balance of every address it pays or
+// spends from, and most of those reads are of keys that do not exist yet
+// (a new address), which the tables' bloom filters answer: the cache is
+// sized so that the filters and index blocks of a chain's index stay in
+// it beside the blocks being read, rather than being read back from the
+// files on every other lookup.
+const DefaultCacheSize = 256 << 20
+
 // Options configure Open.
 type Options struct {
 	// Coin names the chain, as Blockbook's "coin" (e.g. "Bitcoin"). Required;
@@ -27,7 +36,13 @@ type Options struct {
 	NoSync bool
 	// RefuseUnclean makes Open refuse an index whose dbState was left open.
 	RefuseUnclean bool
-	// Pebble overrides the Pebble options (nil: defaults, quiet logger).
+	// CacheSize is the Pebble block cache in bytes (zero:
+	// DefaultCacheSize). The index's memory is this cache, two memtables
+	// of 64 MiB at most, and, during a bulk import, the values the import
+	// keeps (see Bulk).
+	CacheSize int64
+	// Pebble overrides the Pebble options (nil: defaults, quiet logger);
+	// CacheSize is then unused.
 	Pebble *pebble.Options
 }
 
@@ -58,10 +73,14 @@ func Open(dir string, opts Options) (*Index, error) {
 	if opts.Coin == "" {
 		return nil, errors.New("index: Options.Coin is required")
 	}
+	if opts.CacheSize < 0 {
+		return nil, fmt.Errorf("index: Options.CacheSize is %d bytes; it cannot be negative", opts.CacheSize)
+	}
 	setting.Default(&opts.RollbackBlocks, DefaultRollbackBlocks)
+	setting.Default(&opts.CacheSize, DefaultCacheSize)
 	po := opts.Pebble
 	if po == nil {
-		po = defaultPebbleOptions()
+		po = defaultPebbleOptions(opts.CacheSize)
 		defer po.Cache.Unref()
 	}
 	db, err := pebble.Open(dir, po)
@@ -210,10 +229,10 @@ func (ix *Index) get(c column, key []byte) ([]byte, error) {
 // (a new address, a new txid), which a bloom filter answers without
 // reading table blocks, so every level gets one (10 bits per key, as
 // Blockbook). The caller must Unref the cache after Open.
-func defaultPebbleOptions() *pebble.Options {
+func defaultPebbleOptions(cacheSize int64) *pebble.Options {
 	o := &pebble.Options{
 		Logger:       quietLogger{},
-		Cache:        pebble.NewCache(64 << 20),
+		Cache:        pebble.NewCache(cacheSize),
 		MemTableSize: 64 << 20,
 		Levels:       make([]pebble.LevelOptions, 7),
 	}

@@ -18,31 +18,49 @@ func (ix *Index) DisconnectBlock(height uint32, hash chainhash.Hash) error {
 	if err := ix.writable(); err != nil {
 		return err
 	}
-	if !ix.hasTip || height != ix.tip {
-		return fmt.Errorf("%w: tip is %d (present: %v), asked for %d", ErrNotTip, ix.tip, ix.hasTip, height)
-	}
-	bi, err := ix.blockInfo(height)
+	btxs, err := ix.tipBlockTxs(height, hash)
 	if err != nil {
 		return err
 	}
+	return ix.unindex(newWorkset(ix), height, btxs)
+}
+
+// tipBlockTxs checks that the tip is the block of height and hash and
+// returns its blockTxs entry. It changes nothing.
+func (ix *Index) tipBlockTxs(height uint32, hash chainhash.Hash) ([]blockTx, error) {
+	if !ix.hasTip || height != ix.tip {
+		return nil, fmt.Errorf("%w: tip is %d (present: %v), asked for %d", ErrNotTip, ix.tip, ix.hasTip, height)
+	}
+	bi, err := ix.blockInfo(height)
+	if err != nil {
+		return nil, err
+	}
 	if bi == nil || bi.Hash != hash {
-		return fmt.Errorf("%w: block %d is not %s", ErrNotTip, height, hash)
+		return nil, fmt.Errorf("%w: block %d is not %s", ErrNotTip, height, hash)
 	}
 	key := packUint32(height)
 	val, err := ix.get(cfBlockTxs, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if val == nil {
-		return fmt.Errorf("%w: no blockTxs for height %d", ErrRollbackTooDeep, height)
+		return nil, fmt.Errorf("%w: no blockTxs for height %d", ErrRollbackTooDeep, height)
 	}
-	btxs, err := unpackBlockTxs(key, val)
-	if err != nil {
-		return err
-	}
+	return unpackBlockTxs(key, val)
+}
+
+// unindex removes the tip block at height, whose blockTxs entry is btxs,
+// in one atomic batch. It reads and changes the txAddresses and
+// addressBalance values through ws, which must hold nothing unwritten,
+// and leaves ws holding them as written. If it fails, ws may be
+// half-changed.
+func (ix *Index) unindex(ws *workset, height uint32, btxs []blockTx) error {
 	wb := ix.db.NewBatch()
 	defer wb.Close()
-	if err := ix.disconnect(wb, height, btxs); err != nil {
+	if err := ix.disconnect(ws, wb, height, btxs); err != nil {
+		return err
+	}
+	if err := ws.flush(wb); err != nil {
 		return err
 	}
 	if err := wb.Commit(ix.wo); err != nil {
@@ -75,28 +93,26 @@ func (ix *Index) checkEmptyTip() error {
 	return nil
 }
 
-// undo collects the changes of a disconnect before they are written.
+// undo collects the changes of a disconnect in a workset before they are
+// written.
 type undo struct {
 	ix     *Index
+	ws     *workset
 	height uint32
-	inBlk  map[chainhash.Hash]*txAddresses
-	prev   map[chainhash.Hash]*txAddresses // earlier txs whose outputs get unspent
-	bal    map[string]*addrBalance
+	inBlk  map[chainhash.Hash]*txAddresses        // the block's own transactions
 	pairs  map[string]map[chainhash.Hash]struct{} // address -> txs of this block
 }
 
+// balance returns the stored balance of addrDesc, to be changed; the
+// block being disconnected was counted in it, so it must exist.
 func (u *undo) balance(addrDesc []byte) (*addrBalance, error) {
-	if ab, ok := u.bal[string(addrDesc)]; ok {
-		return ab, nil
-	}
-	ab, err := u.ix.loadBalance(addrDesc)
+	ab, err := u.ws.existingBalance(addrDesc)
 	if err != nil {
 		return nil, err
 	}
 	if ab == nil {
 		return nil, corrupt(cfAddressBalance, addrDesc, "missing while disconnecting block %d", u.height)
 	}
-	u.bal[string(addrDesc)] = ab
 	return ab, nil
 }
 
@@ -111,30 +127,27 @@ func (u *undo) touch(addrDesc []byte, txid *chainhash.Hash) {
 	m[*txid] = struct{}{}
 }
 
-func (ix *Index) disconnect(wb *pebble.Batch, height uint32, btxs []blockTx) error {
-	u := &undo{ix: ix, height: height,
+// disconnect applies the undo of the block at height to ws and writes the
+// removal of its own entries into wb; ws.flush writes the rest.
+func (ix *Index) disconnect(ws *workset, wb *pebble.Batch, height uint32, btxs []blockTx) error {
+	u := &undo{ix: ix, ws: ws, height: height,
 		inBlk: make(map[chainhash.Hash]*txAddresses, len(btxs)),
-		prev:  make(map[chainhash.Hash]*txAddresses),
-		bal:   make(map[string]*addrBalance),
 		pairs: make(map[string]map[chainhash.Hash]struct{}),
 	}
 	tas := make([]*txAddresses, len(btxs))
 	for i := range btxs {
-		key := packedHash(&btxs[i].txid)
-		val, err := ix.get(cfTxAddresses, key)
+		ta, err := ws.txAddresses(&btxs[i].txid)
 		if err != nil {
 			return err
 		}
-		if val == nil {
-			return corrupt(cfTxAddresses, key, "missing while disconnecting block %d", height)
+		if ta == nil {
+			return corrupt(cfTxAddresses, packedHash(&btxs[i].txid), "missing while disconnecting block %d", height)
 		}
-		if tas[i], err = unpackTxAddresses(key, val); err != nil {
-			return err
+		if len(ta.inputs) != len(btxs[i].inputs) {
+			return corrupt(cfBlockTxs, packUint32(height), "tx %s has %d inputs, txAddresses has %d", btxs[i].txid, len(btxs[i].inputs), len(ta.inputs))
 		}
-		if len(tas[i].inputs) != len(btxs[i].inputs) {
-			return corrupt(cfBlockTxs, packUint32(height), "tx %s has %d inputs, txAddresses has %d", btxs[i].txid, len(btxs[i].inputs), len(tas[i].inputs))
-		}
-		u.inBlk[btxs[i].txid] = tas[i]
+		tas[i] = ta
+		u.inBlk[btxs[i].txid] = ta
 	}
 	// Inputs first, the reverse of connect: restore what they spent.
 	for i := range btxs {
@@ -201,25 +214,10 @@ func (u *undo) inputs(bt *blockTx, ta *txAddresses) error {
 	return nil
 }
 
-// prevTx returns an earlier transaction, nil when it is not indexed.
+// prevTx returns an earlier transaction, to be changed; nil when it is
+// not indexed.
 func (u *undo) prevTx(txid *chainhash.Hash) (*txAddresses, error) {
-	if ta, ok := u.prev[*txid]; ok {
-		return ta, nil
-	}
-	key := packedHash(txid)
-	val, err := u.ix.get(cfTxAddresses, key)
-	if err != nil {
-		return nil, err
-	}
-	if val == nil {
-		return nil, nil
-	}
-	ta, err := unpackTxAddresses(key, val)
-	if err != nil {
-		return nil, err
-	}
-	u.prev[*txid] = ta
-	return ta, nil
+	return u.ws.txAddresses(txid)
 }
 
 func (u *undo) outputs(bt *blockTx, ta *txAddresses) error {
@@ -243,9 +241,15 @@ func (u *undo) outputs(bt *blockTx, ta *txAddresses) error {
 	return nil
 }
 
+// write counts the block's transactions out of the balances and removes
+// the block's own entries; the changed balances and earlier transactions
+// stay in the workset for its flush.
 func (u *undo) write(wb *pebble.Batch, btxs []blockTx) error {
 	for addrDesc, txs := range u.pairs {
-		ab := u.bal[addrDesc]
+		ab, err := u.balance([]byte(addrDesc))
+		if err != nil {
+			return err
+		}
 		if ab.txs < uint32(len(txs)) {
 			return corrupt(cfAddressBalance, []byte(addrDesc), "%d transactions, block %d removes %d", ab.txs, u.height, len(txs))
 		}
@@ -254,25 +258,8 @@ func (u *undo) write(wb *pebble.Batch, btxs []blockTx) error {
 			return err
 		}
 	}
-	for addrDesc, ab := range u.bal {
-		key := cfAddressBalance.key([]byte(addrDesc))
-		var err error
-		if ab.txs == 0 {
-			err = wb.Delete(key, nil)
-		} else {
-			ab.compact()
-			err = wb.Set(key, packAddrBalance(ab), nil)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	for txid, ta := range u.prev {
-		if err := wb.Set(cfTxAddresses.key(packedHash(&txid)), packTxAddresses(ta), nil); err != nil {
-			return err
-		}
-	}
 	for i := range btxs {
+		u.ws.dropTxAddresses(&btxs[i].txid)
 		key := packedHash(&btxs[i].txid)
 		if err := wb.Delete(cfTxAddresses.key(key), nil); err != nil {
 			return err

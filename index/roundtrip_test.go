@@ -143,3 +143,153 @@ func TestCloseFlushesBulk(t *testing.T) {
 		t.Fatalf("after reopen: %+v %v %v", bi, ok, err)
 	}
 }
+
+// A bulk import that disconnects blocks (a reorganisation) and goes on
+// leaves exactly the bytes of the same connections and disconnections made
+// block by block: the values it keeps in memory follow the disconnections,
+// and the blocks connected again spend outputs the disconnections
+// restored.
+func TestBulkDisconnectMatchesBlockByBlock(t *testing.T) {
+	chain := genChain(7, 120)
+	type step struct {
+		disconnect int // blocks to disconnect before connecting up to next
+		next       int
+	}
+	steps := []step{{0, 40}, {3, 60}, {1, 61}, {5, 90}, {2, 120}}
+	replay := func(t *testing.T, connect func(*Block) error, disconnect func(*Block) error) {
+		t.Helper()
+		tip := 0 // blocks connected
+		for _, s := range steps {
+			for ; s.disconnect > 0; s.disconnect-- {
+				tip--
+				if err := disconnect(chain[tip]); err != nil {
+					t.Fatalf("disconnect %d: %v", tip, err)
+				}
+			}
+			for ; tip < s.next; tip++ {
+				if err := connect(chain[tip]); err != nil {
+					t.Fatalf("connect %d: %v", tip, err)
+				}
+			}
+		}
+	}
+	for _, keep := range []int{7, 1000} {
+		ix := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
+		replay(t, ix.ConnectBlock, func(b *Block) error { return ix.DisconnectBlock(b.Height, b.Hash) })
+		want := dumpAll(t, ix)
+		ix.Close()
+		for _, every := range []int{1, 13, 1000} {
+			bx := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
+			bk, err := bx.BeginBulk(every)
+			if err != nil {
+				t.Fatal(err)
+			}
+			replay(t, bk.Connect, func(b *Block) error { return bk.Disconnect(b.Height, b.Hash) })
+			if err := bk.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+				t.Fatalf("keep %d flush %d: bulk differs:\n%s", keep, every, d)
+			}
+			bx.Close()
+		}
+	}
+}
+
+// A bulk import refuses to disconnect a block that is not its tip, and
+// changes nothing doing so: it goes on.
+func TestBulkDisconnectRefusesAnotherBlock(t *testing.T) {
+	chain := genChain(8, 12)
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer ix.Close()
+	bk := connectBulk(t, ix, 1000, chain[:10])
+	if err := bk.Disconnect(8, chain[8].Hash); !errors.Is(err, ErrNotTip) {
+		t.Fatalf("disconnect below the tip: %v", err)
+	}
+	if err := bk.Disconnect(9, chain[8].Hash); !errors.Is(err, ErrNotTip) {
+		t.Fatalf("disconnect with another hash: %v", err)
+	}
+	if err := ix.DisconnectBlock(9, chain[9].Hash); !errors.Is(err, ErrBulkActive) {
+		t.Fatalf("DisconnectBlock during bulk: %v", err)
+	}
+	for _, b := range chain[10:] {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if bi, ok, err := ix.BestBlock(); err != nil || !ok || bi.Height != 11 {
+		t.Fatalf("after the bulk import: %+v %v %v", bi, ok, err)
+	}
+}
+
+// A bulk import whose kept values pass its bound forgets only the excess
+// at a flush, keeps the rest, and still leaves the bytes of block-by-block
+// connect.
+func TestBulkForgetsOnlyTheExcess(t *testing.T) {
+	const keep = 20
+	chain := genChain(9, 60)
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	connectAll(t, ix, chain)
+	want := dumpAll(t, ix)
+	ix.Close()
+	bx := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer bx.Close()
+	bk, err := bx.BeginBulk(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bk.ws.keep = keep
+	for _, b := range chain {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+		if bk.pending == 0 && (len(bk.ws.txa) != keep || len(bk.ws.bal) > keep) {
+			t.Fatalf("after the flush at block %d: %d transactions' values and %d balances kept, want %d and at most %d",
+				b.Height, len(bk.ws.txa), len(bk.ws.bal), keep, keep)
+		}
+	}
+	if bk.ws.reads == 0 {
+		t.Fatal("a bulk import that forgot values read none from the database")
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+		t.Fatalf("bulk differs:\n%s", d)
+	}
+}
+
+// A bulk import into an empty index looks for no value in the database
+// while it keeps them all; one into an index that holds values, or one
+// that forgot some, looks for them there, and each leaves the bytes of
+// block-by-block connect.
+func TestBulkReadsOnlyWhatItMayNotHold(t *testing.T) {
+	chain := genChain(10, 60)
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	connectAll(t, ix, chain)
+	want := dumpAll(t, ix)
+	ix.Close()
+
+	bx := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer bx.Close()
+	bk := connectBulk(t, bx, 7, chain[:30])
+	if bk.ws.reads != 0 {
+		t.Fatalf("a bulk import into an empty index read %d values from the database", bk.ws.reads)
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bk = connectBulk(t, bx, 7, chain[30:])
+	if bk.ws.reads == 0 {
+		t.Fatal("a bulk import into an index holding values read none from the database")
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+		t.Fatalf("bulk differs:\n%s", d)
+	}
+}

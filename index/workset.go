@@ -13,39 +13,81 @@ import (
 // instead of once per block.
 //
 // A bulk import also keeps values across flushes (up to maxCached of each
-// kind), so only the values changed since the last flush are written.
+// kind), so only the values changed since the last flush are written and
+// a value read again is not read from the database.
 type workset struct {
-	ix       *Index
-	txa      map[chainhash.Hash]*txAddresses
-	bal      map[string]*addrBalance
-	dirtyTxa map[chainhash.Hash]struct{}
-	dirtyBal map[string]struct{}
+	ix  *Index
+	txa map[chainhash.Hash]*txAddresses
+	bal map[string]*addrBalance
+	// changedTxa and changedBal list the values changed since the last
+	// flush, each once (its changed flag is set), with their keys: a flush
+	// writes them without looking them up again.
+	changedTxa []changedTx
+	changedBal []changedBalance
+	// keep is how many values of each kind a flush leaves in memory
+	// (maxCached; tests lower it).
+	keep int
+	// allTxa and allBal say that the workset holds every value of its
+	// kind the database holds, so a value it lacks does not exist and is
+	// not looked for: a bulk import into an index that held none (an
+	// initial import) until a flush first forgets values of that kind.
+	allTxa, allBal bool
+	// reads counts the values looked for in the database.
+	reads int
 }
 
-// maxCached bounds what a bulk import keeps between flushes; above it the
-// cache is dropped and refilled from the database.
+type changedTx struct {
+	txid chainhash.Hash
+	ta   *txAddresses
+}
+
+type changedBalance struct {
+	addrDesc string
+	ab       *addrBalance
+}
+
+// maxCached bounds what a bulk import keeps between flushes; above it a
+// flush forgets values, any of them, until maxCached remain.
 const maxCached = 1 << 20
 
 func newWorkset(ix *Index) *workset {
 	return &workset{ix: ix,
 		txa: make(map[chainhash.Hash]*txAddresses), bal: make(map[string]*addrBalance),
-		dirtyTxa: make(map[chainhash.Hash]struct{}), dirtyBal: make(map[string]struct{}),
+		keep: maxCached,
 	}
 }
 
 // putTxAddresses adds the value of a newly connected transaction.
 func (w *workset) putTxAddresses(txid *chainhash.Hash, ta *txAddresses) {
 	w.txa[*txid] = ta
-	w.dirtyTxa[*txid] = struct{}{}
+	w.changeTx(txid, ta)
+}
+
+func (w *workset) changeTx(txid *chainhash.Hash, ta *txAddresses) {
+	if !ta.changed {
+		ta.changed = true
+		w.changedTxa = append(w.changedTxa, changedTx{txid: *txid, ta: ta})
+	}
+}
+
+func (w *workset) changeBalance(addrDesc string, ab *addrBalance) {
+	if !ab.changed {
+		ab.changed = true
+		w.changedBal = append(w.changedBal, changedBalance{addrDesc: addrDesc, ab: ab})
+	}
 }
 
 // txAddresses returns the value for txid, to be changed, or nil if txid
 // is unknown.
 func (w *workset) txAddresses(txid *chainhash.Hash) (*txAddresses, error) {
 	if ta, ok := w.txa[*txid]; ok {
-		w.dirtyTxa[*txid] = struct{}{}
+		w.changeTx(txid, ta)
 		return ta, nil
 	}
+	if w.allTxa {
+		return nil, nil
+	}
+	w.reads++
 	key := packedHash(txid)
 	val, err := w.ix.get(cfTxAddresses, key)
 	if err != nil || val == nil {
@@ -62,37 +104,69 @@ func (w *workset) txAddresses(txid *chainhash.Hash) (*txAddresses, error) {
 // balance returns the value for addrDesc, to be changed, creating an
 // empty one.
 func (w *workset) balance(addrDesc []byte) (*addrBalance, error) {
+	ab, err := w.existingBalance(addrDesc)
+	if err != nil || ab != nil {
+		return ab, err
+	}
+	ab = &addrBalance{}
+	key := string(addrDesc)
+	w.bal[key] = ab
+	w.changeBalance(key, ab)
+	return ab, nil
+}
+
+// existingBalance returns the value for addrDesc, to be changed, or nil
+// if the address has none.
+func (w *workset) existingBalance(addrDesc []byte) (*addrBalance, error) {
 	if ab, ok := w.bal[string(addrDesc)]; ok {
-		w.dirtyBal[string(addrDesc)] = struct{}{}
+		if !ab.changed {
+			w.changeBalance(string(addrDesc), ab)
+		}
 		return ab, nil
 	}
+	if w.allBal {
+		return nil, nil
+	}
+	w.reads++
 	ab, err := w.ix.loadBalance(addrDesc)
-	if err != nil {
+	if err != nil || ab == nil {
 		return nil, err
 	}
-	if ab == nil {
-		ab = &addrBalance{}
-	}
-	w.bal[string(addrDesc)] = ab
-	w.dirtyBal[string(addrDesc)] = struct{}{}
+	key := string(addrDesc)
+	w.bal[key] = ab
+	w.changeBalance(key, ab)
 	return ab, nil
+}
+
+// dropTxAddresses forgets the value of a disconnected transaction, whose
+// entry the disconnection deletes.
+func (w *workset) dropTxAddresses(txid *chainhash.Hash) {
+	if ta, ok := w.txa[*txid]; ok {
+		ta.changed = false // not to be written
+		delete(w.txa, *txid)
+	}
 }
 
 // flush writes every changed value into wb. An address left with no
 // transactions is deleted, as Blockbook does on disconnect.
 func (w *workset) flush(wb *pebble.Batch) error {
-	for txid := range w.dirtyTxa {
-		if err := wb.Set(cfTxAddresses.key(packedHash(&txid)), packTxAddresses(w.txa[txid]), nil); err != nil {
+	for _, c := range w.changedTxa {
+		if !c.ta.changed {
+			continue // dropped
+		}
+		c.ta.changed = false
+		if err := wb.Set(cfTxAddresses.key(packedHash(&c.txid)), packTxAddresses(c.ta), nil); err != nil {
 			return err
 		}
 	}
-	for addrDesc := range w.dirtyBal {
-		ab := w.bal[addrDesc]
-		key := cfAddressBalance.key([]byte(addrDesc))
+	for _, c := range w.changedBal {
+		ab := c.ab
+		ab.changed = false
+		key := cfAddressBalance.key([]byte(c.addrDesc))
 		var err error
 		if ab.txs == 0 {
 			err = wb.Delete(key, nil)
-			delete(w.bal, addrDesc)
+			delete(w.bal, c.addrDesc)
 		} else {
 			ab.compact()
 			err = wb.Set(key, packAddrBalance(ab), nil)
@@ -101,15 +175,31 @@ func (w *workset) flush(wb *pebble.Batch) error {
 			return err
 		}
 	}
-	clear(w.dirtyTxa)
-	clear(w.dirtyBal)
-	if len(w.txa) > maxCached {
-		clear(w.txa)
+	w.changedTxa, w.changedBal = nil, nil
+	if forgetBeyond(w.txa, w.keep) {
+		w.allTxa = false
 	}
-	if len(w.bal) > maxCached {
-		clear(w.bal)
+	if forgetBeyond(w.bal, w.keep) {
+		w.allBal = false
 	}
 	return nil
+}
+
+// forgetBeyond drops values of m, all written, until at most n remain.
+// Which go is the map's order: that costs nothing to choose, and a value
+// forgotten is only read again. Dropping the excess rather than the whole
+// map spares the rest that read. It reports whether it dropped any.
+func forgetBeyond[K comparable, V any](m map[K]V, n int) bool {
+	if len(m) <= n {
+		return false
+	}
+	for k := range m {
+		if len(m) <= n {
+			break
+		}
+		delete(m, k)
+	}
+	return true
 }
 
 func (ix *Index) loadBalance(addrDesc []byte) (*addrBalance, error) {

@@ -134,6 +134,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
 	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU profile of the measured blocks (ENGINE.cpu.pprof) and allocation profiles of the warm-up and the whole replay (ENGINE.allocs-warmup.pprof, ENGINE.allocs.pprof) to this directory")
 	fs.BoolVar(&cfg.sf.index, "index", false, "feed every engine's blocks along the block path into a block store and Blockbook's address index, as import --index does, and report the index's figures")
+	cfg.sf.registerIndexCache(fs)
 	fs.BoolVar(&cfg.snapshot, "snapshot", false, "after each engine's replay (engines sozu and pebble), dump its final set as a Core snapshot with 'utxostore snapshot dump' and load the file into a new store with 'snapshot load', and print the rates, in coins of the set per second, of the replay that built it, the dump and the load")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
 	sources, err := parseFlags(fs, args)
@@ -402,7 +403,7 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 		"--redis=" + cfg.sf.redis, "--redis-namespace=" + cfg.redisNamespace(),
 		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
 		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps),
-		"--index=" + strconv.FormatBool(cfg.sf.index)}
+		"--index=" + strconv.FormatBool(cfg.sf.index), "--index-cache=" + strconv.FormatInt(cfg.sf.indexCache, 10)}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stderr = os.Stderr
 	runErr := cmd.Run()

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -244,5 +245,41 @@ func TestImportRefusesFilesThatSkipWhatTheIndexLacks(t *testing.T) {
 	mustContain(t, "the refused import", stderr, "the block store and the address index lack the store's blocks from height 0 on", "--start-height 0 or lower")
 	if got := lastLine(t, "info", "--data", data); got != before {
 		t.Fatalf("the refused import changed the store:\n%s\nwas\n%s", got, before)
+	}
+}
+
+// TestImportIndexCache: --index-cache sizes the address index's block
+// cache; an import with a small one builds the index the default builds,
+// and a negative one is refused before anything is created.
+func TestImportIndexCache(t *testing.T) {
+	file := chainPrefix(t, 300)
+	data := filepath.Join(t.TempDir(), "data")
+	_, stderr, err := run(t, "import", "--index", "--index-cache", "-1", "--data", data, "--quiet", file)
+	if err == nil {
+		t.Fatal("an import with --index-cache -1 succeeded")
+	}
+	mustContain(t, "the refused import", stderr, "--index-cache is -1 bytes; it cannot be negative")
+	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused import left the data directory: %v", err)
+	}
+	digests := map[string]string{}
+	for _, cache := range []string{"1048576", strconv.Itoa(index.DefaultCacheSize)} {
+		data := filepath.Join(t.TempDir(), "data")
+		if _, stderr, err := run(t, "import", "--index", "--index-cache", cache, "--data", data, "--quiet", file); err != nil {
+			t.Fatalf("import --index-cache %s: %v\n%s", cache, err, stderr)
+		}
+		idx, err := index.Open(filepath.Join(data, "index"), index.Options{Coin: "Bitcoin"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp, err := idx.Footprint()
+		idx.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests[cache] = fp.Digest
+	}
+	if len(digests) != 2 || digests["1048576"] != digests[strconv.Itoa(index.DefaultCacheSize)] {
+		t.Fatalf("indexes built with a 1 MiB cache and the default differ: %v", digests)
 	}
 }

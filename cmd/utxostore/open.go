@@ -44,12 +44,14 @@ type storeFlags struct {
 	verbose   bool
 	// logger is the command's logger (log): serve's and demo's in
 	// --log-format, text lines on stderr for the others.
-	logger    *slog.Logger
-	index     bool
-	blocks    blockFlags
-	sozu      string
-	batchWait time.Duration
-	batchOps  int
+	logger *slog.Logger
+	index  bool
+	// indexCache is --index-cache, the address index's block cache.
+	indexCache int64
+	blocks     blockFlags
+	sozu       string
+	batchWait  time.Duration
+	batchOps   int
 	// unminedRetention is --unmined-retention (sync and serve); 0 leaves
 	// the store's default.
 	unminedRetention uint32
@@ -62,7 +64,13 @@ type storeFlags struct {
 // address index (import, serve, demo).
 func (f *storeFlags) registerIndex(fs *flag.FlagSet) {
 	fs.BoolVar(&f.index, "index", false, "keep the Blockbook address index (data format 5) in DATA/index and the raw blocks in DATA/blocks, fed by the same blocks, and serve Blockbook's API from them")
+	f.registerIndexCache(fs)
 	f.blocks.register(fs)
+}
+
+// registerIndexCache adds --index-cache.
+func (f *storeFlags) registerIndexCache(fs *flag.FlagSet) {
+	fs.Int64Var(&f.indexCache, "index-cache", index.DefaultCacheSize, "`bytes` of the address index's block cache (with --index): it holds the index's bloom filters and recent table blocks, so a block's address lookups seldom read the index's files; memory beside the store's own (0: the default)")
 }
 
 // defaultUnminedRetention is the store's own default
@@ -102,7 +110,7 @@ func (f *storeFlags) openIndex() (*index.Index, error) {
 		return nil, err
 	}
 	coin := network.Coin
-	idx, err := index.Open(filepath.Join(f.data, "index"), index.Options{Coin: coin, NoSync: f.sync == "block"})
+	idx, err := index.Open(filepath.Join(f.data, "index"), index.Options{Coin: coin, NoSync: f.sync == "block", CacheSize: f.indexCache})
 	if err != nil {
 		return nil, fmt.Errorf("opening the address index: %w", err)
 	}

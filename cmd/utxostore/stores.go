@@ -40,9 +40,13 @@ type pathSettings struct {
 
 // openStores opens the store in mode, then the address index and the
 // block store the flags ask for, and the block path over them, which
-// settles them with the store (blockpath.Open). The network is settled
-// before anything is opened, so an unknown one creates nothing.
+// settles them with the store (blockpath.Open). The network and
+// --index-cache are settled before anything is opened, so a bad one
+// creates nothing.
 func (f *storeFlags) openStores(ctx context.Context, mode openMode, ps pathSettings) (*stores, error) {
+	if f.indexCache < 0 {
+		return nil, usagef("--index-cache is %d bytes; it cannot be negative", f.indexCache)
+	}
 	if _, err := f.resolve(mode); err != nil {
 		return nil, err
 	}
