@@ -20,15 +20,17 @@ import (
 // chain state's StatsBehind; the stats worker works the change out beside
 // the next blocks, and the next block boundary (finishBlock) folds what the
 // worker finished into the chain state's Stats and drops those blocks'
-// pending records. Everything that reads or undoes the statistics (SetStats,
-// DisconnectBlock, Close) waits for the worker first, so no caller ever
-// sees statistics other than the tip's.
+// pending records. Everything that reads or undoes the statistics
+// (SetStats, Summary, DisconnectBlock, a block read in chunks, Close)
+// waits for the worker first, so no caller ever sees statistics other than
+// the tip's.
 //
 // A crash loses the worker's unfolded results, not the pending records:
 // Open hands those blocks to the worker again, which reads the blocks'
 // transactions and the outputs they spent back from the store. The
-// worker is never more than statsLagBlocks behind the tip, well within
-// the retention that keeps a spent output's record in the store.
+// worker is never more than statsLagBlocks behind the tip, nor half the
+// retention (Options.BlockHeightRetention), so the records of the outputs
+// a pending block spent are still in the store.
 
 // statsPendingName is the record of a connected block whose change the
 // chain state's Stats does not hold yet: its height (4 bytes, big-endian),
