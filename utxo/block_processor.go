@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
@@ -208,7 +209,12 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 // height never disagree after a crash, and durable, so every write of the
 // block before it is too). Checkpoint then marks the block boundary, with
 // nothing left to sync.
-func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) error {
+func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) (err error) {
+	defer func() {
+		if err != nil && db.stats != nil {
+			db.stats.poison(err)
+		}
+	}()
 	work := engine.DeferSync(ctx)
 	if err := db.useHeight(work, height); err != nil {
 		return err
@@ -474,10 +480,6 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	db.chainMu.Lock()
 	defer db.chainMu.Unlock()
-	// The block's change is taken from the tip's statistics.
-	if err := db.commitStats(ctx); err != nil {
-		return err
-	}
 	cs, err := db.loadChainState(ctx)
 	if err != nil {
 		return err
@@ -492,10 +494,28 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if connected.ID == 0 {
 		return fmt.Errorf("%w: block %s at height %d is the snapshot the store was loaded from, never connected to it, so it cannot be disconnected", errNoBlock, b.Hash, b.Height)
 	}
-	// Worked out again before the undo changes what it reads.
-	delta, err := db.statsOf(ctx, b, true)
-	if err != nil {
+	// The block's change to the set's statistics: a block still pending
+	// leaves the worker, its change never having reached the chain
+	// state's; that of a block the chain state holds is worked out again,
+	// before the undo changes what it reads, and taken away.
+	pending := cs.StatsBehind > 0
+	var delta coinstats.Stats
+	var withdrawn *statsJob
+	if pending {
+		if db.stats == nil {
+			return fmt.Errorf("a store opened read-only cannot disconnect blocks")
+		}
+		if withdrawn, err = db.stats.withdraw(b.Height); err != nil {
+			return err
+		}
+	} else if delta, err = db.statsOf(ctx, b, true); err != nil {
 		return err
+	}
+	failed := func(err error) error {
+		if pending {
+			db.stats.giveBack(withdrawn)
+		}
+		return errors.Join(err, db.settleFailed(ctx, cs))
 	}
 	// The block below becomes the tip: its metadata moves into the chain
 	// state. It is read before anything changes.
@@ -507,12 +527,18 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	}
 	work := engine.DeferSync(ctx)
 	if err := db.disconnectBlock(work, b, connected); err != nil {
-		return errors.Join(err, db.settleFailed(ctx, cs))
+		return failed(err)
 	}
 	cs.Blocks--
 	cs.Txs -= uint64(connected.Txs)
-	if err := cs.applyStats(&delta, true); err != nil {
-		return errors.Join(err, db.settleFailed(ctx, cs))
+	if pending {
+		// Its pending record stays in its slot until a block at its
+		// height writes over it: deleting it before the chain state that
+		// no longer counts it is durable could leave a pending block
+		// without one.
+		cs.StatsBehind--
+	} else if err := cs.applyStats(&delta, true); err != nil {
+		return failed(err)
 	}
 	below := uint32(0)
 	if b.Height == 0 {
@@ -524,9 +550,15 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	// it) goes within the block's unit: the chain state holds the tip's
 	// metadata, so no crash leaves a tip without it.
 	if err := db.eng.PutMeta(work, blockMetaName(b.Height), nil); err != nil {
-		return errors.Join(storageErr("forgetting the block", err), db.settleFailed(ctx, cs))
+		return failed(storageErr("forgetting the block", err))
 	}
-	return db.finishBlock(ctx, cs, below)
+	if err := db.finishBlock(ctx, cs, below); err != nil {
+		return err
+	}
+	if pending && withdrawn == nil {
+		db.stats.forget(b.Height)
+	}
+	return nil
 }
 
 // disconnectBlock undoes the block's effects on its transactions with

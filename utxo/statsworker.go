@@ -108,6 +108,9 @@ func (w *statsWorker) run() {
 		w.mu.Unlock()
 		delta, err := w.db.blockStats(ctx, job, 1)
 		w.mu.Lock()
+		if w.failed != nil {
+			return // poisoned meanwhile
+		}
 		w.queue, w.bytes = w.queue[1:], w.bytes-job.size
 		if err != nil {
 			w.failed = fmt.Errorf("working out the set statistics of block %s at height %d: %w", job.hash, job.height, err)
@@ -168,6 +171,66 @@ func (w *statsWorker) drop(n int) {
 	w.done = w.done[n:]
 }
 
+// withdraw takes the newest block, at height, back from the worker, for its
+// disconnection: it waits while the worker works on it, and returns it
+// when it was still queued; nil when its change is worked out (forget
+// drops that once the disconnection succeeded).
+func (w *statsWorker) withdraw(height uint32) (*statsJob, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.failed == nil && len(w.queue) == 1 && w.queue[0].height == height {
+		w.cond.Wait() // being worked out
+	}
+	if w.failed != nil {
+		return nil, w.failed
+	}
+	if n := len(w.queue); n > 0 {
+		job := w.queue[n-1]
+		if job.height != height {
+			return nil, fmt.Errorf("the stats worker's newest block is at height %d, not %d", job.height, height)
+		}
+		w.queue, w.bytes = w.queue[:n-1], w.bytes-job.size
+		return &job, nil
+	}
+	if n := len(w.done); n == 0 || w.done[n-1].height != height {
+		return nil, fmt.Errorf("the stats worker holds no block at height %d", height)
+	}
+	return nil, nil
+}
+
+// giveBack queues a withdrawn block again: its disconnection failed.
+func (w *statsWorker) giveBack(job *statsJob) {
+	if job == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.queue, w.bytes = append(w.queue, *job), w.bytes+job.size
+	w.cond.Broadcast()
+}
+
+// forget drops the worked-out change of the newest block, disconnected.
+func (w *statsWorker) forget(height uint32) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := len(w.done); n > 0 && w.done[n-1].height == height {
+		w.done = w.done[:n-1]
+	}
+}
+
+// poison stops the worker for good: a block boundary failed, so what the
+// chain state holds of the worker's results is unknown until the store is
+// reopened and resumes from it.
+func (w *statsWorker) poison(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed == nil {
+		w.failed = fmt.Errorf("a block boundary failed (%w); the set statistics resume when the store is reopened", err)
+	}
+	w.queue = nil
+	w.cond.Broadcast()
+}
+
 // stop ends the worker once the block it works on is done.
 func (w *statsWorker) stop() {
 	w.mu.Lock()
@@ -187,8 +250,11 @@ func (db *DB) foldStats(cs *chainState) (int, error) {
 	if db.stats == nil {
 		return 0, nil
 	}
-	done := db.stats.finished()
-	for _, d := range done {
+	n := 0
+	for _, d := range db.stats.finished() {
+		if d.height > cs.TipHeight {
+			break // a block being disconnected (forget drops it)
+		}
 		if cs.StatsBehind == 0 || d.height != cs.firstPending() {
 			return 0, fmt.Errorf("the set statistics of block %d were worked out out of turn (the chain state lacks %d blocks below %d)", d.height, cs.StatsBehind, cs.TipHeight)
 		}
@@ -196,8 +262,9 @@ func (db *DB) foldStats(cs *chainState) (int, error) {
 			return 0, err
 		}
 		cs.StatsBehind--
+		n++
 	}
-	return len(done), nil
+	return n, nil
 }
 
 // dropFolded forgets the first n finished changes, which the chain state
