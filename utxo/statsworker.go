@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -106,7 +107,9 @@ func (w *statsWorker) run() {
 		}
 		job := w.queue[0]
 		w.mu.Unlock()
-		delta, err := w.db.blockStats(ctx, job, 1)
+		// Hashed on every processor: a worker that falls statsLagBlocks
+		// behind holds the blocks up, so its pace is theirs.
+		delta, err := w.db.blockStats(ctx, job, runtime.GOMAXPROCS(0))
 		w.mu.Lock()
 		if w.failed != nil {
 			return // poisoned meanwhile
