@@ -76,6 +76,18 @@ var ErrNotTip = errors.New("block does not match the store's tip")
 func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
 	db.chainMu.Lock()
 	defer db.chainMu.Unlock()
+	if db.stats != nil {
+		if err := db.stats.err(); err != nil {
+			return fmt.Errorf("the store refuses blocks until it is reopened: %w", err)
+		}
+	}
+	if b.Chunks != nil {
+		// A block read in chunks is worked out in place, after the blocks
+		// before it.
+		if err := db.commitStats(ctx); err != nil {
+			return err
+		}
+	}
 	cs, err := db.loadChainState(ctx)
 	if err != nil {
 		return err
@@ -87,7 +99,26 @@ func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
 	if err := db.connectBlock(engine.DeferSync(ctx), b, &cs); err != nil {
 		return errors.Join(err, db.settleFailed(ctx, cs))
 	}
-	return db.finishBlock(ctx, cs, b.Height)
+	if err := db.finishBlock(ctx, cs, b.Height); err != nil {
+		return err
+	}
+	if b.Chunks == nil && db.stats != nil {
+		// A failure to queue is the worker's, which the next block hears.
+		_ = db.stats.submit(statsJob{height: b.Height, hash: b.Hash, txs: b.Txs, size: txsSize(b)})
+	}
+	return nil
+}
+
+// txsSize is what a block's transactions take in memory, about.
+func txsSize(b Block) int {
+	if b.Size > 0 {
+		return int(b.Size)
+	}
+	n := 0
+	for _, tx := range b.Txs {
+		n += len(tx.Raw)
+	}
+	return n
 }
 
 // settleFailed makes durable whatever a block that failed left behind (for
@@ -102,24 +133,6 @@ func (db *DB) settleFailed(ctx context.Context, cs chainState) error {
 // advances cs to it; finishBlock records cs.
 func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	info := model.MinedBlockInfo{BlockID: cs.NextBlockID, BlockHeight: b.Height, OnLongestChain: true}
-	// The change of a block held in memory to the set's statistics is
-	// worked out beside its writes (hashing every coin it creates and
-	// spends costs about what the writes do): it reads only what the
-	// writes leave as it is, the outputs of the transactions the block
-	// spends from. A block read in chunks is worked out after its writes.
-	statsCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type statsResult struct {
-		delta coinstats.Stats
-		err   error
-	}
-	stats := make(chan statsResult, 1)
-	if b.Chunks == nil {
-		go func() {
-			delta, err := db.txsStats(statsCtx, b.Txs, b.Height, b.Hash)
-			stats <- statsResult{delta, err}
-		}()
-	}
 	var created, toMine []chainhash.Hash
 	txCount := 0
 	err := b.EachChunk(func(txs []*chain.Tx) error {
@@ -150,23 +163,24 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 		}
 		toMine = toMine[n:]
 	}
-	var delta coinstats.Stats
+	// The block's change to the set's statistics: a block held in memory
+	// leaves it to the stats worker, a block read in chunks is worked out
+	// now, with no block pending below it (ConnectBlock).
 	if b.Chunks == nil {
-		st := <-stats
-		if st.err != nil {
-			return st.err
+		if err := db.putPending(ctx, b); err != nil {
+			return err
 		}
-		delta = st.delta
-	} else if delta, err = db.chunkedStats(ctx, b); err != nil {
-		return err
+		cs.StatsBehind++
+	} else {
+		delta, err := db.statsOf(ctx, b, false)
+		if err != nil {
+			return err
+		}
+		if err := cs.applyStats(&delta, false); err != nil {
+			return err
+		}
 	}
 	connected := &connectedBlock{Hash: b.Hash, PrevHash: b.PrevHash, ID: info.BlockID, Txs: txCount, Size: b.Size, Conflicting: conflicting}
-	if connected.Stats, err = delta.MarshalBinary(); err != nil {
-		return err
-	}
-	if err := cs.applyStats(&delta, false); err != nil {
-		return err
-	}
 	if h := b.Header; h != nil {
 		connected.Time, connected.Version, connected.Bits, connected.Nonce = h.Timestamp.Unix(), h.Version, h.Bits, h.Nonce
 		connected.MerkleRoot = &h.MerkleRoot
@@ -195,7 +209,12 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 // height never disagree after a crash, and durable, so every write of the
 // block before it is too). Checkpoint then marks the block boundary, with
 // nothing left to sync.
-func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) error {
+func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) (err error) {
+	defer func() {
+		if err != nil && db.stats != nil {
+			db.stats.poison(err)
+		}
+	}()
 	work := engine.DeferSync(ctx)
 	if err := db.useHeight(work, height); err != nil {
 		return err
@@ -210,7 +229,14 @@ func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) err
 		return err
 	}
 	cs.Height = height
+	folded, err := db.foldStats(&cs)
+	if err != nil {
+		return err
+	}
 	if err := db.saveChainState(ctx, cs); err != nil {
+		return err
+	}
+	if err := db.dropFolded(work, folded); err != nil {
 		return err
 	}
 	return storageErr("checkpoint", db.eng.Checkpoint(ctx, height))
@@ -468,9 +494,28 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if connected.ID == 0 {
 		return fmt.Errorf("%w: block %s at height %d is the snapshot the store was loaded from, never connected to it, so it cannot be disconnected", errNoBlock, b.Hash, b.Height)
 	}
+	// The block's change to the set's statistics: a block still pending
+	// leaves the worker, its change never having reached the chain
+	// state's; that of a block the chain state holds is worked out again,
+	// before the undo changes what it reads, and taken away.
+	pending := cs.StatsBehind > 0
 	var delta coinstats.Stats
-	if err := delta.UnmarshalBinary(connected.Stats); err != nil {
-		return fmt.Errorf("block %s's metadata is damaged: its set statistics: %w", b.Hash, err)
+	var withdrawn *statsJob
+	if pending {
+		if db.stats == nil {
+			return fmt.Errorf("a store opened read-only cannot disconnect blocks")
+		}
+		if withdrawn, err = db.stats.withdraw(b.Height); err != nil {
+			return err
+		}
+	} else if delta, err = db.statsOf(ctx, b, true); err != nil {
+		return err
+	}
+	failed := func(err error) error {
+		if pending {
+			db.stats.giveBack(withdrawn)
+		}
+		return errors.Join(err, db.settleFailed(ctx, cs))
 	}
 	// The block below becomes the tip: its metadata moves into the chain
 	// state. It is read before anything changes.
@@ -482,12 +527,18 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	}
 	work := engine.DeferSync(ctx)
 	if err := db.disconnectBlock(work, b, connected); err != nil {
-		return errors.Join(err, db.settleFailed(ctx, cs))
+		return failed(err)
 	}
 	cs.Blocks--
 	cs.Txs -= uint64(connected.Txs)
-	if err := cs.applyStats(&delta, true); err != nil {
-		return errors.Join(err, db.settleFailed(ctx, cs))
+	if pending {
+		// Its pending record stays in its slot until a block at its
+		// height writes over it: deleting it before the chain state that
+		// no longer counts it is durable could leave a pending block
+		// without one.
+		cs.StatsBehind--
+	} else if err := cs.applyStats(&delta, true); err != nil {
+		return failed(err)
 	}
 	below := uint32(0)
 	if b.Height == 0 {
@@ -499,9 +550,15 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	// it) goes within the block's unit: the chain state holds the tip's
 	// metadata, so no crash leaves a tip without it.
 	if err := db.eng.PutMeta(work, blockMetaName(b.Height), nil); err != nil {
-		return errors.Join(storageErr("forgetting the block", err), db.settleFailed(ctx, cs))
+		return failed(storageErr("forgetting the block", err))
 	}
-	return db.finishBlock(ctx, cs, below)
+	if err := db.finishBlock(ctx, cs, below); err != nil {
+		return err
+	}
+	if pending && withdrawn == nil {
+		db.stats.forget(b.Height)
+	}
+	return nil
 }
 
 // disconnectBlock undoes the block's effects on its transactions with

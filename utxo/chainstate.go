@@ -35,9 +35,12 @@ type chainState struct {
 	// nor metadata above the tip. A block's own record (blockMetaName) is
 	// written once the next block is connected on top of it.
 	TipBlock *connectedBlock
-	// Stats are the UTXO set's statistics at the tip (coinstats.Stats'
-	// binary form; see setstats.go).
-	Stats []byte
+	// Stats are the UTXO set's statistics (coinstats.Stats' binary form;
+	// see setstats.go) at the block StatsBehind blocks below the tip: the
+	// changes of the blocks above it are worked out in the background
+	// (statsworker.go).
+	Stats       []byte
+	StatsBehind uint32
 }
 
 // connectedBlock is what the store remembers of each connected block so it
@@ -56,9 +59,6 @@ type connectedBlock struct {
 	MerkleRoot *chainhash.Hash
 	Bits       uint32
 	Nonce      uint32
-	// Stats is the block's change to the UTXO set's statistics
-	// (coinstats.Stats' binary form), which disconnecting it takes away.
-	Stats []byte
 }
 
 const metaChain = "chain"

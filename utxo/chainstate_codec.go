@@ -16,11 +16,10 @@ import (
 //	chain state:  Height u32 | flags u8 (1: HasTip) | TipHeight u32 | TipHash [32]
 //	              | NextBlockID u32 | Blocks u64 | Txs u64 | First u32
 //	              | TipBlock (uvarint length, a connected block; 0: none)
-//	              | Stats (uvarint length, coinstats.Stats' binary form)
+//	              | Stats (uvarint length, coinstats.Stats' binary form) | StatsBehind u32
 //	block:        Hash [32] | PrevHash [32] | ID u32 | Txs uvarint
 //	              | Conflicting (uvarint count, [32] each) | Size varint | Time varint
 //	              | Version i32 | flags u8 (1: MerkleRoot) [| MerkleRoot [32]] | Bits u32 | Nonce u32
-//	              | Stats (uvarint length, bytes)
 //
 // Integers are big-endian; varints are encoding/binary's.
 
@@ -42,7 +41,8 @@ func (cs *chainState) marshal() []byte {
 		tip = cs.TipBlock.marshal()
 	}
 	b = appendBytes(b, tip)
-	return appendBytes(b, cs.Stats)
+	b = appendBytes(b, cs.Stats)
+	return binary.BigEndian.AppendUint32(b, cs.StatsBehind)
 }
 
 func (cs *chainState) unmarshal(raw []byte) error {
@@ -63,6 +63,7 @@ func (cs *chainState) unmarshal(raw []byte) error {
 		}
 	}
 	cs.Stats = bytes.Clone(d.bytes())
+	cs.StatsBehind = d.uint32()
 	return d.end()
 }
 
@@ -84,8 +85,7 @@ func (b *connectedBlock) marshal() []byte {
 		out = append(out, b.MerkleRoot[:]...)
 	}
 	out = binary.BigEndian.AppendUint32(out, b.Bits)
-	out = binary.BigEndian.AppendUint32(out, b.Nonce)
-	return appendBytes(out, b.Stats)
+	return binary.BigEndian.AppendUint32(out, b.Nonce)
 }
 
 func (b *connectedBlock) unmarshal(raw []byte) error {
@@ -114,7 +114,6 @@ func (b *connectedBlock) unmarshal(raw []byte) error {
 	}
 	b.Bits = d.uint32()
 	b.Nonce = d.uint32()
-	b.Stats = bytes.Clone(d.bytes())
 	return d.end()
 }
 
@@ -122,7 +121,7 @@ func blockSizeHint(b *connectedBlock) int {
 	if b == nil {
 		return 0
 	}
-	return 160 + len(b.Conflicting)*chainhash.HashSize + len(b.Stats)
+	return 160 + len(b.Conflicting)*chainhash.HashSize
 }
 
 func flagOf(set bool) byte {

@@ -15,9 +15,9 @@ func TestChainStateRoundTrip(t *testing.T) {
 	root := chainhash.Hash{9}
 	block := &connectedBlock{Hash: chainhash.Hash{1}, PrevHash: chainhash.Hash{2}, ID: 7, Txs: 300,
 		Conflicting: []chainhash.Hash{{3}, {4}}, Size: 215, Time: 1231469744, Version: -2, MerkleRoot: &root,
-		Bits: 486604799, Nonce: 1639830024, Stats: []byte{1, 2, 3}}
+		Bits: 486604799, Nonce: 1639830024}
 	cs := chainState{Height: 12, HasTip: true, TipHeight: 12, TipHash: chainhash.Hash{1}, NextBlockID: 8,
-		Blocks: 13, Txs: 400, First: 3, TipBlock: block, Stats: []byte{4, 5}}
+		Blocks: 13, Txs: 400, First: 3, TipBlock: block, Stats: []byte{4, 5}, StatsBehind: 6}
 	readState := func(b []byte) (any, error) {
 		var got chainState
 		err := got.unmarshal(b)

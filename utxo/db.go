@@ -32,6 +32,9 @@ type DB struct {
 	changes atomic.Uint64
 	// heightAware is the engine, when it cleans up by itself at a height.
 	heightAware engine.HeightAware
+	// stats works out the blocks' changes to the set's statistics; nil in
+	// a store opened read-only.
+	stats *statsWorker
 
 	// UncleanShutdown reports that the previous run did not close the
 	// store; the engine recovered its log, and multi-record creates left
@@ -73,6 +76,13 @@ func Open(ctx context.Context, eng engine.Engine, opts Options) (*DB, error) {
 	if len(v) == 4 {
 		db.medianTime.Store(binary.BigEndian.Uint32(v))
 	}
+	if !opts.ReadOnly {
+		db.stats = newStatsWorker(db)
+		if err := db.resumeStats(ctx, cs); err != nil {
+			db.stats.stop()
+			return nil, err
+		}
+	}
 	return db, nil
 }
 
@@ -102,7 +112,12 @@ func (db *DB) Close() error {
 		return db.eng.Close()
 	}
 	ctx := context.Background()
+	db.chainMu.Lock()
+	statsErr := db.commitStats(ctx) // a failure leaves the blocks pending for the next Open
+	db.chainMu.Unlock()
+	db.stats.stop()
 	err := errors.Join(
+		statsErr,
 		markClosed(ctx, db.eng, db.opts.Network),
 		db.eng.Checkpoint(ctx, db.height.Load()),
 	)

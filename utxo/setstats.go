@@ -18,24 +18,73 @@ import (
 
 // The UTXO set's statistics as Bitcoin Core reports them (gettxoutsetinfo:
 // txouts, total_amount, muhash; package coinstats) are kept in the chain
-// state, so they change in the same write as the tip and are read without
-// a walk. Each connected block keeps its own change to them in its
-// metadata, which its disconnection subtracts again.
+// state, so they are read without a walk. A block's change to them is
+// worked out beside the blocks that follow it (statsworker.go), and a
+// block's disconnection works it out again to take it away.
 
 // SetStats returns the statistics of the UTXO set at the store's tip, as
 // Core's gettxoutsetinfo names them (txouts, total_amount, muhash). They are
-// read from the chain state, not computed by a walk; Verify checks them
-// against one.
+// read from the chain state, with the changes of the blocks it does not hold
+// yet, not computed by a walk; Verify checks them against one.
 func (db *DB) SetStats(ctx context.Context) (coinstats.Summary, error) {
+	_, stats, err := db.statsAtTip(ctx)
+	return stats.Finalize(), err
+}
+
+// statsAtTip returns the chain state and the set's statistics at its tip.
+func (db *DB) statsAtTip(ctx context.Context) (chainState, coinstats.Stats, error) {
+	db.chainMu.Lock()
+	defer db.chainMu.Unlock()
 	cs, err := db.loadChainState(ctx)
 	if err != nil {
-		return coinstats.Summary{}, err
+		return cs, coinstats.Stats{}, err
 	}
 	stats, err := cs.setStats()
 	if err != nil {
-		return coinstats.Summary{}, err
+		return cs, stats, err
 	}
-	return stats.Finalize(), nil
+	pending, err := db.pendingStats(ctx, cs)
+	if err != nil {
+		return cs, stats, err
+	}
+	for i := range pending {
+		stats.Combine(&pending[i])
+	}
+	return cs, stats, nil
+}
+
+// pendingStats returns the changes of the blocks cs's Stats lacks: the
+// worker's, once it has finished them, or, in a store opened read-only,
+// worked out here from the blocks' pending records.
+func (db *DB) pendingStats(ctx context.Context, cs chainState) ([]coinstats.Stats, error) {
+	if cs.StatsBehind == 0 {
+		return nil, nil
+	}
+	var deltas []coinstats.Stats
+	if db.stats != nil {
+		if err := db.stats.wait(); err != nil {
+			return nil, err
+		}
+		for _, d := range db.stats.finished() {
+			deltas = append(deltas, d.delta)
+		}
+		if len(deltas) != int(cs.StatsBehind) {
+			return nil, fmt.Errorf("the set statistics are %d blocks behind the tip, and %d of them were worked out", cs.StatsBehind, len(deltas))
+		}
+		return deltas, nil
+	}
+	for h := cs.firstPending(); h <= cs.TipHeight; h++ {
+		b, err := db.blockOf(ctx, cs, h)
+		if err != nil {
+			return nil, err
+		}
+		delta, err := db.blockStats(ctx, statsJob{height: h, hash: b.Hash}, runtime.GOMAXPROCS(0))
+		if err != nil {
+			return nil, err
+		}
+		deltas = append(deltas, delta)
+	}
+	return deltas, nil
 }
 
 // setStats decodes the chain state's statistics: the empty set's when it
@@ -68,13 +117,15 @@ func (cs *chainState) applyStats(delta *coinstats.Stats, undo bool) error {
 }
 
 // txsStats is the change a block's transactions txs (all of them, or a
-// chunk) make to the set's statistics: the coins they create, less those
-// their inputs spend. A spent coin's output, height and coinbase flag come
-// from its transaction's record, or from txs themselves for an output one
-// of them created. For a block held whole it runs beside the block's
-// writes, which change no parent's outputs or heights; its result counts
-// only once they succeeded, so every parent was there.
-func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, block chainhash.Hash) (coinstats.Stats, error) {
+// chunk) make to the set's statistics, with that many workers hashing:
+// the coins they create, less those their inputs spend. A spent coin's
+// output, height and coinbase flag come from its transaction's record
+// (kept, spent, for the retention's blocks after the spend), or from txs
+// themselves for an output one of them created. For a block to undo, a
+// spent transaction the store no longer holds (spent more than the
+// retention ago) counts for nothing: the undo cannot bring its outputs
+// back either.
+func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, block chainhash.Hash, workers int, undo bool) (coinstats.Stats, error) {
 	var delta coinstats.Stats
 	inBlock := make(map[chainhash.Hash]*chain.Tx, len(txs))
 	var keys []engine.Key
@@ -111,6 +162,9 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 	parents := make(map[chainhash.Hash]parentTx, len(values)+len(txs))
 	for i, v := range values {
 		txid := ids[i]
+		if v == nil && undo {
+			continue
+		}
 		if v == nil {
 			return delta, fmt.Errorf("block %s spends an output of %s, which the store does not hold", block, txid)
 		}
@@ -171,15 +225,17 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 				Coinbase: tx.IsCoinbase(), Value: uint64(out.Value), Script: out.PkScript})
 		}
 	}
-	return hashCoins(added, removed), nil
+	return hashCoins(added, removed, workers), nil
 }
 
-// chunkedStats is the change of a block read in chunks, worked out after
-// its writes: the outputs an earlier chunk created are in the store by then.
-func (db *DB) chunkedStats(ctx context.Context, b Block) (coinstats.Stats, error) {
+// statsOf is the change of block b, connected, worked out now: a block read
+// in chunks is worked out after its writes, when the outputs an earlier
+// chunk created are in the store, and a block to disconnect before its
+// undo.
+func (db *DB) statsOf(ctx context.Context, b Block, undo bool) (coinstats.Stats, error) {
 	var delta coinstats.Stats
 	err := b.EachChunk(func(txs []*chain.Tx) error {
-		part, err := db.txsStats(ctx, txs, b.Height, b.Hash)
+		part, err := db.txsStats(ctx, txs, b.Height, b.Hash, runtime.GOMAXPROCS(0), undo)
 		delta.Combine(&part)
 		return err
 	})
@@ -188,10 +244,10 @@ func (db *DB) chunkedStats(ctx context.Context, b Block) (coinstats.Stats, error
 
 // hashCoins is the change of adding one list of coins to the set and
 // removing the other. Each coin costs a hash and a 3072-bit multiplication,
-// so the work is shared by as many goroutines as there are processors,
-// each gathering a part apart, and the parts are combined.
-func hashCoins(added, removed []coinstats.Coin) coinstats.Stats {
-	workers := max(1, min(runtime.GOMAXPROCS(0), (len(added)+len(removed))/minCoinsPerWorker))
+// so the work is shared by up to that many goroutines, each gathering a
+// part apart, and the parts are combined.
+func hashCoins(added, removed []coinstats.Coin, workers int) coinstats.Stats {
+	workers = max(1, min(workers, (len(added)+len(removed))/minCoinsPerWorker))
 	parts := make([]coinstats.Stats, workers)
 	var wg sync.WaitGroup
 	for w := range workers {

@@ -82,7 +82,13 @@ func TestVerifyChecksTheSetStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wrong coinstats.Stats
+	// The statistics of the set the chain state holds, whatever part of
+	// the blocks that is, with a coin more.
+	wrong, err := cs.setStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong.Add(&coinstats.Coin{Height: 1, Value: 1, Script: []byte{0x51}})
 	if cs.Stats, err = wrong.MarshalBinary(); err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ type summaryLine struct {
 // transactions mined on the longest chain (frozen outputs are unspent; the
 // outputs of unmined or conflicting transactions are not in the set).
 func (db *DB) Summary(ctx context.Context) (Summary, error) {
-	cs, err := db.loadChainState(ctx)
+	cs, stats, err := db.statsAtTip(ctx)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -105,10 +105,6 @@ func (db *DB) Summary(ctx context.Context) (Summary, error) {
 		}
 		return cmp.Compare(a.firstVout, b.firstVout)
 	})
-	stats, err := cs.setStats()
-	if err != nil {
-		return Summary{}, err
-	}
 	core := stats.Finalize()
 	h := sha256.New()
 	sum := Summary{Blocks: cs.Blocks, Txs: cs.Txs, Utxos: utxos, Height: cs.TipHeight,

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/bench/mapref"

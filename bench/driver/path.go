@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 
+	"github.com/utxostore/utxostore/coinstats"
+
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/blockpath"
@@ -41,6 +43,11 @@ func (p Path) Disconnect(ctx context.Context, b *utxo.Block) error {
 // Unspent implements Target.
 func (p Path) Unspent(ctx context.Context, ops []wire.OutPoint) ([]bool, error) {
 	return p.store().Unspent(ctx, ops)
+}
+
+// SetStats returns the set's statistics at the tip.
+func (p Path) SetStats(ctx context.Context) (coinstats.Summary, error) {
+	return p.store().SetStats(ctx)
 }
 
 // Summary implements Target.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/utxostore/utxostore/coinstats"
+
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
@@ -84,6 +86,9 @@ func (s Store) Unspent(ctx context.Context, ops []wire.OutPoint) ([]bool, error)
 	}
 	return out, nil
 }
+
+// SetStats returns the set's statistics at the tip.
+func (s Store) SetStats(ctx context.Context) (coinstats.Summary, error) { return s.DB.SetStats(ctx) }
 
 // Summary implements Target.
 func (s Store) Summary(ctx context.Context) (utxo.Summary, error) { return s.DB.Summary(ctx) }

@@ -59,6 +59,10 @@ type EngineResult struct {
 	// the whole replay, warm-up included.
 	StoreSeconds float64 `json:"store_seconds"`
 	WallSeconds  float64 `json:"wall_seconds"`
+	// StatsWaitSeconds is how long the set's statistics took to catch up
+	// with the tip after the last block: what is left of their work,
+	// which the store does beside the blocks, not on their path.
+	StatsWaitSeconds float64 `json:"stats_wait_seconds,omitempty"`
 	// SkippedSpends counts inputs naming outputs the workload never
 	// created (block files not starting at genesis).
 	SkippedSpends uint64 `json:"skipped_spends"`

@@ -296,7 +296,8 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*b
 		if res.Err != "" {
 			log.Error("bench: engine failed", "engine", name, "seconds", res.WallSeconds, "err", res.Err)
 		} else {
-			log.Info("bench: engine done", "engine", name, "seconds", res.WallSeconds, "store_seconds", res.StoreSeconds)
+			log.Info("bench: engine done", "engine", name, "seconds", res.WallSeconds, "store_seconds", res.StoreSeconds,
+				"stats_wait_seconds", res.StatsWaitSeconds)
 		}
 		out.Results = append(out.Results, res)
 	}

@@ -1,0 +1,380 @@
+package utxo
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/coinstats"
+)
+
+// A block's change to the set's statistics costs a SHA-256, 384 bytes of
+// ChaCha20 and a 3072-bit multiplication per coin it creates or spends:
+// on a block of a thousand transactions, about what the block's writes
+// cost. So the block path does not wait for it. A connected block leaves
+// its transaction ids under statsPendingName and counts itself in the
+// chain state's StatsBehind; the stats worker works the change out beside
+// the next blocks, and the next block boundary (finishBlock) folds what the
+// worker finished into the chain state's Stats and drops those blocks'
+// pending records. Everything that reads or undoes the statistics
+// (SetStats, Summary, DisconnectBlock, a block read in chunks, Close)
+// waits for the worker first, so no caller ever sees statistics other than
+// the tip's.
+//
+// A crash loses the worker's unfolded results, not the pending records:
+// Open hands those blocks to the worker again, which reads the blocks'
+// transactions and the outputs they spent back from the store. The
+// worker is never more than statsLagBlocks behind the tip, nor half the
+// retention (Options.BlockHeightRetention), so the records of the outputs
+// a pending block spent are still in the store.
+
+// statsPendingName is the record of a connected block whose change the
+// chain state's Stats does not hold yet: its height (4 bytes, big-endian),
+// then its transaction ids. The records take statsPendingSlots slots, a
+// height's slot being its remainder: however a crash leaves them, no more
+// than that many are ever kept.
+func statsPendingName(height uint32) string {
+	return fmt.Sprintf("stats-pending/%03d", height%statsPendingSlots)
+}
+
+// statsPendingSlots is above statsLagBlocks, so the pending blocks never
+// share a slot.
+const statsPendingSlots = 2 * statsLagBlocks
+
+// The worker's queue holds at most statsLagBlocks blocks and, unless it
+// holds one block only, statsLagBytes of their transactions: a block
+// waits for room before it returns.
+const (
+	statsLagBlocks = 64
+	statsLagBytes  = 64 << 20
+)
+
+// statsJob is a connected block whose change is to be worked out: from
+// txs, or, when nil, from the transactions its pending record names.
+type statsJob struct {
+	height uint32
+	hash   chainhash.Hash
+	txs    []*chain.Tx
+	size   int
+}
+
+// statsDone is a block's worked-out change.
+type statsDone struct {
+	height uint32
+	delta  coinstats.Stats
+}
+
+// statsWorker works out the changes of the blocks it is given, one at a
+// time, in the order given.
+type statsWorker struct {
+	db        *DB
+	maxBlocks int
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  []statsJob // the first is being worked out
+	bytes  int        // the queue's transaction bytes
+	done   []statsDone
+	failed error // the first failure; the worker stops there
+	closed bool
+	exited chan struct{}
+}
+
+func newStatsWorker(db *DB) *statsWorker {
+	w := &statsWorker{db: db, exited: make(chan struct{}),
+		maxBlocks: max(1, min(statsLagBlocks, int(db.opts.BlockHeightRetention/2)))}
+	w.cond = sync.NewCond(&w.mu)
+	go w.run()
+	return w
+}
+
+func (w *statsWorker) run() {
+	defer close(w.exited)
+	ctx := context.Background()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		for len(w.queue) == 0 && !w.closed {
+			w.cond.Wait()
+		}
+		if len(w.queue) == 0 || w.failed != nil {
+			return
+		}
+		job := w.queue[0]
+		w.mu.Unlock()
+		// Hashed on every processor: a worker that falls statsLagBlocks
+		// behind holds the blocks up, so its pace is theirs.
+		delta, err := w.db.blockStats(ctx, job, runtime.GOMAXPROCS(0))
+		w.mu.Lock()
+		if w.failed != nil {
+			return // poisoned meanwhile
+		}
+		w.queue, w.bytes = w.queue[1:], w.bytes-job.size
+		if err != nil {
+			w.failed = fmt.Errorf("working out the set statistics of block %s at height %d: %w", job.hash, job.height, err)
+			w.queue = nil
+		} else {
+			w.done = append(w.done, statsDone{height: job.height, delta: delta})
+		}
+		w.cond.Broadcast()
+	}
+}
+
+// submit queues a block once there is room for it.
+func (w *statsWorker) submit(job statsJob) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.failed == nil && len(w.queue) > 0 && (len(w.queue) >= w.maxBlocks || w.bytes+job.size > statsLagBytes) {
+		w.cond.Wait()
+	}
+	if w.failed != nil {
+		return w.failed
+	}
+	w.queue, w.bytes = append(w.queue, job), w.bytes+job.size
+	w.cond.Broadcast()
+	return nil
+}
+
+// wait returns once every queued block is worked out, or the worker
+// failed.
+func (w *statsWorker) wait() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.failed == nil && len(w.queue) > 0 {
+		w.cond.Wait()
+	}
+	return w.failed
+}
+
+// err is the worker's failure, if it failed.
+func (w *statsWorker) err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failed
+}
+
+// finished returns the changes worked out and not yet dropped, in
+// height order.
+func (w *statsWorker) finished() []statsDone {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]statsDone(nil), w.done...)
+}
+
+// drop forgets the first n finished changes, once a durable chain state
+// holds them.
+func (w *statsWorker) drop(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = w.done[n:]
+}
+
+// withdraw takes the newest block, at height, back from the worker, for its
+// disconnection: it waits while the worker works on it, and returns it
+// when it was still queued; nil when its change is worked out (forget
+// drops that once the disconnection succeeded).
+func (w *statsWorker) withdraw(height uint32) (*statsJob, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.failed == nil && len(w.queue) == 1 && w.queue[0].height == height {
+		w.cond.Wait() // being worked out
+	}
+	if w.failed != nil {
+		return nil, w.failed
+	}
+	if n := len(w.queue); n > 0 {
+		job := w.queue[n-1]
+		if job.height != height {
+			return nil, fmt.Errorf("the stats worker's newest block is at height %d, not %d", job.height, height)
+		}
+		w.queue, w.bytes = w.queue[:n-1], w.bytes-job.size
+		return &job, nil
+	}
+	if n := len(w.done); n == 0 || w.done[n-1].height != height {
+		return nil, fmt.Errorf("the stats worker holds no block at height %d", height)
+	}
+	return nil, nil
+}
+
+// giveBack queues a withdrawn block again: its disconnection failed.
+func (w *statsWorker) giveBack(job *statsJob) {
+	if job == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.queue, w.bytes = append(w.queue, *job), w.bytes+job.size
+	w.cond.Broadcast()
+}
+
+// forget drops the worked-out change of the newest block, disconnected.
+func (w *statsWorker) forget(height uint32) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := len(w.done); n > 0 && w.done[n-1].height == height {
+		w.done = w.done[:n-1]
+	}
+}
+
+// poison stops the worker for good: a block boundary failed, so what the
+// chain state holds of the worker's results is unknown until the store is
+// reopened and resumes from it.
+func (w *statsWorker) poison(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed == nil {
+		w.failed = fmt.Errorf("a block boundary failed (%w); the set statistics resume when the store is reopened", err)
+	}
+	w.queue = nil
+	w.cond.Broadcast()
+}
+
+// stop ends the worker once the block it works on is done.
+func (w *statsWorker) stop() {
+	w.mu.Lock()
+	w.closed, w.queue = true, w.queue[:min(len(w.queue), 1)]
+	w.cond.Broadcast()
+	w.mu.Unlock()
+	<-w.exited
+}
+
+// firstPending is the height of the lowest block whose change cs's Stats
+// lacks.
+func (cs *chainState) firstPending() uint32 { return cs.TipHeight + 1 - cs.StatsBehind }
+
+// foldStats adds the changes the worker finished to cs's Stats; once cs
+// is durable, dropFolded forgets them. It returns how many it added.
+func (db *DB) foldStats(cs *chainState) (int, error) {
+	if db.stats == nil {
+		return 0, nil
+	}
+	n := 0
+	for _, d := range db.stats.finished() {
+		if d.height > cs.TipHeight {
+			break // a block being disconnected (forget drops it)
+		}
+		if cs.StatsBehind == 0 || d.height != cs.firstPending() {
+			return 0, fmt.Errorf("the set statistics of block %d were worked out out of turn (the chain state lacks %d blocks below %d)", d.height, cs.StatsBehind, cs.TipHeight)
+		}
+		if err := cs.applyStats(&d.delta, false); err != nil {
+			return 0, err
+		}
+		cs.StatsBehind--
+		n++
+	}
+	return n, nil
+}
+
+// dropFolded forgets the first n finished changes, which the chain state
+// just written holds, and deletes their blocks' pending records with ctx.
+// A crash may keep a deleted record: the next block at a height of the
+// same slot writes over it.
+func (db *DB) dropFolded(ctx context.Context, n int) error {
+	if n == 0 {
+		return nil
+	}
+	for _, d := range db.stats.finished()[:n] {
+		if err := db.eng.PutMeta(ctx, statsPendingName(d.height), nil); err != nil {
+			return storageErr("deleting a block's pending statistics record", err)
+		}
+	}
+	db.stats.drop(n)
+	return nil
+}
+
+// commitStats waits for the worker and writes the chain state with every
+// block's change in its Stats: a disconnection and a block read in chunks
+// start from the tip's statistics, and Close leaves no block pending. The
+// caller holds chainMu.
+func (db *DB) commitStats(ctx context.Context) error {
+	if db.stats == nil {
+		return nil
+	}
+	if err := db.stats.wait(); err != nil {
+		return err
+	}
+	cs, err := db.loadChainState(ctx)
+	if err != nil || cs.StatsBehind == 0 {
+		return err
+	}
+	n, err := db.foldStats(&cs)
+	if err != nil {
+		return err
+	}
+	if err := db.saveChainState(ctx, cs); err != nil {
+		return err
+	}
+	return db.dropFolded(ctx, n)
+}
+
+// resumeStats hands the worker the blocks whose changes the chain state
+// lacks when the store opens (after a crash).
+func (db *DB) resumeStats(ctx context.Context, cs chainState) error {
+	for h := cs.firstPending(); cs.StatsBehind > 0 && h <= cs.TipHeight; h++ {
+		b, err := db.blockOf(ctx, cs, h)
+		if err != nil {
+			return err
+		}
+		if err := db.stats.submit(statsJob{height: h, hash: b.Hash}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blockStats works out a queued block's change, with that many workers
+// hashing.
+func (db *DB) blockStats(ctx context.Context, job statsJob, workers int) (coinstats.Stats, error) {
+	txs := job.txs
+	if txs == nil {
+		var err error
+		if txs, err = db.pendingTxs(ctx, job.height); err != nil {
+			return coinstats.Stats{}, err
+		}
+	}
+	return db.txsStats(ctx, txs, job.height, job.hash, workers, false)
+}
+
+// pendingTxs reads back the transactions of the block at height that its
+// pending record names.
+func (db *DB) pendingTxs(ctx context.Context, height uint32) ([]*chain.Tx, error) {
+	raw, err := db.eng.GetMeta(ctx, statsPendingName(height))
+	if err != nil {
+		return nil, storageErr("reading a block's pending statistics record", err)
+	}
+	if len(raw) < 4 || (len(raw)-4)%chainhash.HashSize != 0 || binary.BigEndian.Uint32(raw) != height {
+		return nil, fmt.Errorf("the store's pending statistics record of block %d is missing or damaged (%d bytes): the store is damaged", height, len(raw))
+	}
+	raw = raw[4:]
+	txs := make([]*chain.Tx, 0, len(raw)/chainhash.HashSize)
+	for len(raw) > 0 {
+		txid := chainhash.Hash(raw[:chainhash.HashSize])
+		raw = raw[chainhash.HashSize:]
+		meta, err := db.Get(ctx, txid, FieldTx)
+		if err != nil {
+			return nil, fmt.Errorf("transaction %s of block %d: %w", txid, height, err)
+		}
+		txs = append(txs, meta.Tx)
+	}
+	return txs, nil
+}
+
+// pendingRecord is the pending record of a block's transactions.
+func pendingRecord(height uint32, txs []*chain.Tx) []byte {
+	b := make([]byte, 0, 4+len(txs)*chainhash.HashSize)
+	b = binary.BigEndian.AppendUint32(b, height)
+	for _, tx := range txs {
+		b = append(b, tx.ID[:]...)
+	}
+	return b
+}
+
+// putPending writes the block's pending record with ctx.
+func (db *DB) putPending(ctx context.Context, b Block) error {
+	return storageErr("writing the block's pending statistics record", db.eng.PutMeta(ctx, statsPendingName(b.Height), pendingRecord(b.Height, b.Txs)))
+}
