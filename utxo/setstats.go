@@ -120,11 +120,11 @@ func (cs *chainState) applyStats(delta *coinstats.Stats, undo bool) error {
 // chunk) make to the set's statistics, with that many workers hashing:
 // the coins they create, less those their inputs spend. A spent coin's
 // output, height and coinbase flag come from its transaction's record
-// (kept, spent, for the retention's blocks after the spend), or from txs
-// themselves for an output one of them created. For a block to undo, a
-// spent transaction the store no longer holds (spent more than the
-// retention ago) counts for nothing: the undo cannot bring its outputs
-// back either.
+// (kept, spent, for the retention's blocks after the spend); an output
+// one of txs creates and another spends counts for nothing. For a block
+// to undo, a spent transaction the store no longer holds (spent more than
+// the retention ago) counts for nothing too: the undo cannot bring its
+// outputs back either.
 func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, block chainhash.Hash, workers int, undo bool) (coinstats.Stats, error) {
 	var delta coinstats.Stats
 	inBlock := make(map[chainhash.Hash]*chain.Tx, len(txs))
@@ -190,9 +190,6 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 		}
 		parents[txid] = p
 	}
-	for _, tx := range txs {
-		parents[tx.ID] = parentTx{tx: tx, height: height, coinbase: tx.IsCoinbase()}
-	}
 	output := func(p parentTx, op wire.OutPoint) (uint64, []byte, error) {
 		if p.tx == nil {
 			return chain.TxOutput(p.raw, op.Index)
@@ -203,11 +200,26 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 		out := p.tx.Msg.TxOut[op.Index]
 		return uint64(out.Value), out.PkScript, nil
 	}
+	// An output that txs create and spend again changes nothing: it is
+	// neither added nor removed, which saves hashing it twice.
+	spentHere := map[wire.OutPoint]bool{}
+	for _, tx := range txs {
+		if !tx.IsCoinbase() {
+			for _, in := range tx.Msg.TxIn {
+				if inBlock[in.PreviousOutPoint.Hash] != nil {
+					spentHere[in.PreviousOutPoint] = true
+				}
+			}
+		}
+	}
 	var added, removed []coinstats.Coin
 	for _, tx := range txs {
 		if !tx.IsCoinbase() {
 			for _, in := range tx.Msg.TxIn {
 				op := in.PreviousOutPoint
+				if spentHere[op] {
+					continue
+				}
 				p, inSet := parents[op.Hash]
 				if !inSet {
 					continue
@@ -221,6 +233,9 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 			}
 		}
 		for vout, out := range tx.Msg.TxOut {
+			if spentHere[wire.OutPoint{Hash: tx.ID, Index: uint32(vout)}] {
+				continue
+			}
 			added = append(added, coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: tx.ID, Vout: uint32(vout)}, Height: height,
 				Coinbase: tx.IsCoinbase(), Value: uint64(out.Value), Script: out.PkScript})
 		}
