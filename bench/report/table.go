@@ -122,7 +122,8 @@ func digestCell(r *EngineResult) string {
 
 // WriteSnapshotTable writes, for each engine with a SnapshotResult, the
 // rate in coins of the final set per second of the replay that built it
-// (warm-up included), of the dump and of the load, and how many times the
+// (warm-up included, and until its statistics reached the tip, as a
+// load's have), of the dump and of the load, and how many times the
 // replay's rate the dump's and the load's are.
 func WriteSnapshotTable(w io.Writer, results []*EngineResult) error {
 	var b strings.Builder
@@ -133,10 +134,10 @@ func WriteSnapshotTable(w io.Writer, results []*EngineResult) error {
 		if s == nil || r.WallSeconds == 0 || s.DumpSeconds == 0 || s.LoadSeconds == 0 {
 			continue
 		}
-		coins := float64(s.Coins)
-		replay, dump, load := coins/r.WallSeconds, coins/s.DumpSeconds, coins/s.LoadSeconds
+		coins, replaySeconds := float64(s.Coins), r.WallSeconds+r.StatsWaitSeconds
+		replay, dump, load := coins/replaySeconds, coins/s.DumpSeconds, coins/s.LoadSeconds
 		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.1f | %.1f |\n", r.Engine, s.Coins, s.FileBytes>>20,
-			r.WallSeconds, s.DumpSeconds, s.LoadSeconds, replay, dump, load, dump/replay, load/replay)
+			replaySeconds, s.DumpSeconds, s.LoadSeconds, replay, dump, load, dump/replay, load/replay)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
