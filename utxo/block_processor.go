@@ -229,7 +229,7 @@ func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) (er
 		return err
 	}
 	cs.Height = height
-	folded, err := db.foldStats(&cs)
+	folded, err := db.foldStats(&cs, false)
 	if err != nil {
 		return err
 	}

@@ -19,9 +19,11 @@ import (
 // cost. So the block path does not wait for it. A connected block leaves
 // its transaction ids under statsPendingName and counts itself in the
 // chain state's StatsBehind; the stats worker works the change out beside
-// the next blocks, and the next block boundary (finishBlock) folds what the
-// worker finished into the chain state's Stats and drops those blocks'
-// pending records. Everything that reads or undoes the statistics
+// the next blocks, and multiplies it into the product of the changes it
+// finished. Once statsFoldBlocks of them wait, the next block boundary
+// (finishBlock) folds their product into the chain state's Stats and drops
+// those blocks' pending records: one multiplication, every few blocks,
+// is all that the statistics cost the block path. Everything that reads or undoes the statistics
 // (SetStats, Summary, DisconnectBlock, a block read in chunks, Close)
 // waits for the worker first, so no caller ever sees statistics other than
 // the tip's.
@@ -30,9 +32,10 @@ import (
 // Open hands those blocks to the worker again, which reads the blocks'
 // transactions and the outputs they spent back from the store. The
 // worker's queue holds at most statsLagBlocks blocks, and less than half
-// the retention (Options.BlockHeightRetention): the blocks a crash leaves
-// pending are then at most that twice (those queued, and those worked out
-// but not yet folded), plus the one being connected, so the records of
+// the retention (Options.BlockHeightRetention), and a fold waits for no
+// more blocks than the queue holds: the blocks a crash leaves pending are
+// then at most that twice (those queued, and those worked out but not yet
+// folded), plus the one being connected, so the records of
 // the outputs a pending block spent are still in the store when the
 // reopened store works it out, for any retention of 4 blocks or more.
 
@@ -57,6 +60,12 @@ const (
 	statsLagBytes  = 64 << 20
 )
 
+// statsFoldBlocks is how many worked-out blocks a block boundary lets wait
+// before it folds them into the chain state: a fold costs two 3072-bit
+// multiplications and a decoding of the chain state's Stats, which every
+// block of a small chain's would feel.
+const statsFoldBlocks = 16
+
 // statsJob is a connected block whose change is to be worked out: from
 // txs, or, when nil, from the transactions its pending record names.
 type statsJob struct {
@@ -77,13 +86,15 @@ type statsDone struct {
 type statsWorker struct {
 	db        *DB
 	maxBlocks int
+	foldEvery int // finished blocks a boundary lets wait (statsFoldBlocks)
 
 	mu     sync.Mutex
 	cond   *sync.Cond
 	queue  []statsJob // the first is being worked out
 	bytes  int        // the queue's transaction bytes
 	done   []statsDone
-	failed error // the first failure; the worker stops there
+	sum    coinstats.Stats // the product of done's changes
+	failed error           // the first failure; the worker stops there
 	closed bool
 	exited chan struct{}
 }
@@ -91,6 +102,7 @@ type statsWorker struct {
 func newStatsWorker(db *DB) *statsWorker {
 	w := &statsWorker{db: db, exited: make(chan struct{}),
 		maxBlocks: max(1, min(statsLagBlocks, (int(db.opts.BlockHeightRetention)-2)/2))}
+	w.foldEvery = min(statsFoldBlocks, w.maxBlocks)
 	w.cond = sync.NewCond(&w.mu)
 	go w.run()
 	return w
@@ -123,6 +135,7 @@ func (w *statsWorker) run() {
 			w.queue = nil
 		} else {
 			w.done = append(w.done, statsDone{height: job.height, delta: delta})
+			w.sum.Combine(&delta)
 		}
 		w.cond.Broadcast()
 	}
@@ -169,12 +182,44 @@ func (w *statsWorker) finished() []statsDone {
 	return append([]statsDone(nil), w.done...)
 }
 
+// foldable returns how many finished changes, from the first, are of
+// blocks up to tip, the heights of the first and the last, and their
+// product; none while fewer than foldEvery wait, unless all is set.
+func (w *statsWorker) foldable(tip uint32, all bool) (n int, first, last uint32, product coinstats.Stats) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for n < len(w.done) && w.done[n].height <= tip {
+		n++
+	}
+	if n == 0 || (!all && n < w.foldEvery) {
+		return 0, 0, 0, product
+	}
+	if n == len(w.done) {
+		product.Combine(&w.sum) // a copy: a Stats holds scratch space
+	} else {
+		for _, d := range w.done[:n] {
+			product.Combine(&d.delta)
+		}
+	}
+	return n, w.done[0].height, w.done[n-1].height, product
+}
+
 // drop forgets the first n finished changes, once a durable chain state
 // holds them.
 func (w *statsWorker) drop(n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.done = w.done[n:]
+	w.resum()
+}
+
+// resum works out the product of the finished changes again, after some
+// were taken away. The caller holds mu.
+func (w *statsWorker) resum() {
+	w.sum = coinstats.Stats{}
+	for i := range w.done {
+		w.sum.Combine(&w.done[i].delta)
+	}
 }
 
 // withdraw takes the newest block, at height, back from the worker, for its
@@ -221,6 +266,7 @@ func (w *statsWorker) forget(height uint32) {
 	defer w.mu.Unlock()
 	if n := len(w.done); n > 0 && w.done[n-1].height == height {
 		w.done = w.done[:n-1]
+		w.resum()
 	}
 }
 
@@ -250,26 +296,25 @@ func (w *statsWorker) stop() {
 // lacks.
 func (cs *chainState) firstPending() uint32 { return cs.TipHeight + 1 - cs.StatsBehind }
 
-// foldStats adds the changes the worker finished to cs's Stats; once cs
-// is durable, dropFolded forgets them. It returns how many it added.
-func (db *DB) foldStats(cs *chainState) (int, error) {
+// foldStats adds the changes the worker finished to cs's Stats, once
+// foldEvery of them wait or when all is set; once cs is durable,
+// dropFolded forgets them. It returns how many it added. A block being
+// disconnected, above cs's tip, is left for forget to drop.
+func (db *DB) foldStats(cs *chainState, all bool) (int, error) {
 	if db.stats == nil {
 		return 0, nil
 	}
-	n := 0
-	for _, d := range db.stats.finished() {
-		if d.height > cs.TipHeight {
-			break // a block being disconnected (forget drops it)
-		}
-		if cs.StatsBehind == 0 || d.height != cs.firstPending() {
-			return 0, fmt.Errorf("the set statistics of block %d were worked out out of turn (the chain state lacks %d blocks below %d)", d.height, cs.StatsBehind, cs.TipHeight)
-		}
-		if err := cs.applyStats(&d.delta, false); err != nil {
-			return 0, err
-		}
-		cs.StatsBehind--
-		n++
+	n, first, last, product := db.stats.foldable(cs.TipHeight, all)
+	if n == 0 {
+		return 0, nil
 	}
+	if int(cs.StatsBehind) < n || first != cs.firstPending() || last != first+uint32(n-1) {
+		return 0, fmt.Errorf("the set statistics of blocks %d to %d were worked out out of turn (the chain state lacks %d blocks below %d)", first, last, cs.StatsBehind, cs.TipHeight)
+	}
+	if err := cs.applyStats(&product, false); err != nil {
+		return 0, err
+	}
+	cs.StatsBehind -= uint32(n)
 	return n, nil
 }
 
@@ -305,7 +350,7 @@ func (db *DB) commitStats(ctx context.Context) error {
 	if err != nil || cs.StatsBehind == 0 {
 		return err
 	}
-	n, err := db.foldStats(&cs)
+	n, err := db.foldStats(&cs, true)
 	if err != nil {
 		return err
 	}

@@ -79,3 +79,51 @@ func TestStatsWorkedOutAfterAKill(t *testing.T) {
 		})
 	}
 }
+
+// TestStatsFoldedEveryFewBlocks: a block boundary folds the worker's
+// results into the chain state only once statsFoldBlocks of them wait, so
+// the block path multiplies once every few blocks; the statistics at each
+// tip stay those a walk finds, also when a block whose change waits is
+// disconnected and connected again.
+func TestStatsFoldedEveryFewBlocks(t *testing.T) {
+	blocks := chainBlocks(t, btcChain)[:2*statsFoldBlocks+4]
+	db := newStore(t, Options{})
+	behind := func() uint32 {
+		t.Helper()
+		if err := db.stats.wait(); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := db.loadChainState(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs.StatsBehind
+	}
+	for i, b := range blocks[:statsFoldBlocks] {
+		connectAll(t, db, []Block{b})
+		if got := behind(); got != uint32(i+1) {
+			t.Fatalf("after block %d, with %d blocks worked out at its boundary, %d blocks are pending, want %d (none folded)", b.Height, i, got, i+1)
+		}
+	}
+	below, err := db.SetStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fold := blocks[statsFoldBlocks]
+	connectAll(t, db, []Block{fold})
+	if got := behind(); got != 1 {
+		t.Fatalf("after block %d, with %d blocks worked out, %d blocks are pending, want 1 (the block itself)", fold.Height, statsFoldBlocks, got)
+	}
+	mustVerify(t, db)
+	if err := db.DisconnectBlock(ctx, fold); err != nil {
+		t.Fatal(err)
+	}
+	if got := behind(); got != 0 {
+		t.Fatalf("after the tip's disconnection, %d blocks are pending, want 0", got)
+	}
+	if got, err := db.SetStats(ctx); err != nil || got != below {
+		t.Fatalf("after the tip's disconnection: %+v (%v), want %+v", got, err, below)
+	}
+	connectAll(t, db, blocks[statsFoldBlocks:])
+	mustVerify(t, db)
+}
