@@ -185,15 +185,16 @@ func (w *statsWorker) finished() []statsDone {
 // foldable returns how many finished changes, from the first, are of
 // blocks up to tip, the heights of the first and the last, and their
 // product; none while fewer than foldEvery wait, unless all is set.
-func (w *statsWorker) foldable(tip uint32, all bool) (n int, first, last uint32, product coinstats.Stats) {
+func (w *statsWorker) foldable(tip uint32, all bool) (n int, first, last uint32, product *coinstats.Stats) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for n < len(w.done) && w.done[n].height <= tip {
 		n++
 	}
 	if n == 0 || (!all && n < w.foldEvery) {
-		return 0, 0, 0, product
+		return 0, 0, 0, nil
 	}
+	product = new(coinstats.Stats)
 	if n == len(w.done) {
 		product.Combine(&w.sum) // a copy: a Stats holds scratch space
 	} else {
@@ -301,8 +302,8 @@ func (cs *chainState) firstPending() uint32 { return cs.TipHeight + 1 - cs.Stats
 // dropFolded forgets them. It returns how many it added. A block being
 // disconnected, above cs's tip, is left for forget to drop.
 func (db *DB) foldStats(cs *chainState, all bool) (int, error) {
-	if db.stats == nil {
-		return 0, nil
+	if db.stats == nil || (!all && int(cs.StatsBehind) < db.stats.foldEvery) {
+		return 0, nil // too few blocks pending to wait for a fold
 	}
 	n, first, last, product := db.stats.foldable(cs.TipHeight, all)
 	if n == 0 {
@@ -311,7 +312,7 @@ func (db *DB) foldStats(cs *chainState, all bool) (int, error) {
 	if int(cs.StatsBehind) < n || first != cs.firstPending() || last != first+uint32(n-1) {
 		return 0, fmt.Errorf("the set statistics of blocks %d to %d were worked out out of turn (the chain state lacks %d blocks below %d)", first, last, cs.StatsBehind, cs.TipHeight)
 	}
-	if err := cs.applyStats(&product, false); err != nil {
+	if err := cs.applyStats(product, false); err != nil {
 		return 0, err
 	}
 	cs.StatsBehind -= uint32(n)
