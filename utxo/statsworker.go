@@ -75,10 +75,25 @@ type statsJob struct {
 	size   int
 }
 
-// statsDone is a block's worked-out change.
+// statsDone is a block's worked-out change, and the product of the
+// finished changes up to it, so that a fold multiplies once. Neither
+// changes once the worker has published it.
 type statsDone struct {
 	height uint32
-	delta  coinstats.Stats
+	delta  *coinstats.Stats
+	upTo   *coinstats.Stats
+}
+
+// product returns the product of a change with the one before it (nil for
+// the first change).
+func product(before, delta *coinstats.Stats) *coinstats.Stats {
+	if before == nil {
+		return delta
+	}
+	p := new(coinstats.Stats)
+	p.Combine(before)
+	p.Combine(delta)
+	return p
 }
 
 // statsWorker works out the changes of the blocks it is given, one at a
@@ -93,8 +108,8 @@ type statsWorker struct {
 	queue  []statsJob // the first is being worked out
 	bytes  int        // the queue's transaction bytes
 	done   []statsDone
-	sum    coinstats.Stats // the product of done's changes
-	failed error           // the first failure; the worker stops there
+	gen    uint64 // counts the changes to done other than the worker's
+	failed error  // the first failure; the worker stops there
 	closed bool
 	exited chan struct{}
 }
@@ -120,11 +135,13 @@ func (w *statsWorker) run() {
 		if len(w.queue) == 0 || w.failed != nil {
 			return
 		}
-		job := w.queue[0]
+		job, gen, before := w.queue[0], w.gen, w.lastUpTo()
 		w.mu.Unlock()
 		// Hashed on every processor: a worker that falls statsLagBlocks
-		// behind holds the blocks up, so its pace is theirs.
+		// behind holds the blocks up, so its pace is theirs. The product
+		// is multiplied out of the lock, which every block takes.
 		delta, err := w.db.blockStats(ctx, job, runtime.GOMAXPROCS(0))
+		upTo := product(before, &delta)
 		w.mu.Lock()
 		if w.failed != nil {
 			return // poisoned meanwhile
@@ -134,8 +151,10 @@ func (w *statsWorker) run() {
 			w.failed = fmt.Errorf("working out the set statistics of block %s at height %d: %w", job.hash, job.height, err)
 			w.queue = nil
 		} else {
-			w.done = append(w.done, statsDone{height: job.height, delta: delta})
-			w.sum.Combine(&delta)
+			if w.gen != gen { // done changed meanwhile
+				upTo = product(w.lastUpTo(), &delta)
+			}
+			w.done = append(w.done, statsDone{height: job.height, delta: &delta, upTo: upTo})
 		}
 		w.cond.Broadcast()
 	}
@@ -185,7 +204,7 @@ func (w *statsWorker) finished() []statsDone {
 // foldable returns how many finished changes, from the first, are of
 // blocks up to tip, the heights of the first and the last, and their
 // product; none while fewer than foldEvery wait, unless all is set.
-func (w *statsWorker) foldable(tip uint32, all bool) (n int, first, last uint32, product *coinstats.Stats) {
+func (w *statsWorker) foldable(tip uint32, all bool) (n int, first, last uint32, upTo *coinstats.Stats) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for n < len(w.done) && w.done[n].height <= tip {
@@ -194,15 +213,16 @@ func (w *statsWorker) foldable(tip uint32, all bool) (n int, first, last uint32,
 	if n == 0 || (!all && n < w.foldEvery) {
 		return 0, 0, 0, nil
 	}
-	product = new(coinstats.Stats)
-	if n == len(w.done) {
-		product.Combine(&w.sum) // a copy: a Stats holds scratch space
-	} else {
-		for _, d := range w.done[:n] {
-			product.Combine(&d.delta)
-		}
+	return n, w.done[0].height, w.done[n-1].height, w.done[n-1].upTo
+}
+
+// lastUpTo is the product of the finished changes, nil when there are
+// none. The caller holds mu.
+func (w *statsWorker) lastUpTo() *coinstats.Stats {
+	if len(w.done) == 0 {
+		return nil
 	}
-	return n, w.done[0].height, w.done[n-1].height, product
+	return w.done[len(w.done)-1].upTo
 }
 
 // drop forgets the first n finished changes, once a durable chain state
@@ -210,16 +230,11 @@ func (w *statsWorker) foldable(tip uint32, all bool) (n int, first, last uint32,
 func (w *statsWorker) drop(n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.done = w.done[n:]
-	w.resum()
-}
-
-// resum works out the product of the finished changes again, after some
-// were taken away. The caller holds mu.
-func (w *statsWorker) resum() {
-	w.sum = coinstats.Stats{}
-	for i := range w.done {
-		w.sum.Combine(&w.done[i].delta)
+	w.done, w.gen = w.done[n:], w.gen+1
+	var before *coinstats.Stats
+	for i := range w.done { // left by a disconnection: rare
+		w.done[i].upTo = product(before, w.done[i].delta)
+		before = w.done[i].upTo
 	}
 }
 
@@ -266,8 +281,7 @@ func (w *statsWorker) forget(height uint32) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if n := len(w.done); n > 0 && w.done[n-1].height == height {
-		w.done = w.done[:n-1]
-		w.resum()
+		w.done, w.gen = w.done[:n-1], w.gen+1
 	}
 }
 
@@ -305,14 +319,14 @@ func (db *DB) foldStats(cs *chainState, all bool) (int, error) {
 	if db.stats == nil || (!all && int(cs.StatsBehind) < db.stats.foldEvery) {
 		return 0, nil // too few blocks pending to wait for a fold
 	}
-	n, first, last, product := db.stats.foldable(cs.TipHeight, all)
+	n, first, last, upTo := db.stats.foldable(cs.TipHeight, all)
 	if n == 0 {
 		return 0, nil
 	}
 	if int(cs.StatsBehind) < n || first != cs.firstPending() || last != first+uint32(n-1) {
 		return 0, fmt.Errorf("the set statistics of blocks %d to %d were worked out out of turn (the chain state lacks %d blocks below %d)", first, last, cs.StatsBehind, cs.TipHeight)
 	}
-	if err := cs.applyStats(product, false); err != nil {
+	if err := cs.applyStats(upTo, false); err != nil {
 		return 0, err
 	}
 	cs.StatsBehind -= uint32(n)

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/utxostore/utxostore/coinstats"
+
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/pebble"
 	"github.com/utxostore/utxostore/engine/sozu"
@@ -126,4 +128,42 @@ func TestStatsFoldedEveryFewBlocks(t *testing.T) {
 	}
 	connectAll(t, db, blocks[statsFoldBlocks:])
 	mustVerify(t, db)
+}
+
+// TestStatsWorkerKeepsTheProductOfWhatIsLeft: a fold multiplies in the
+// product the worker kept beside its last finished change. When a fold
+// leaves changes behind (a block being disconnected, above the new tip)
+// or a disconnection forgets the last, the products of those left are
+// those changes' alone.
+func TestStatsWorkerKeepsTheProductOfWhatIsLeft(t *testing.T) {
+	w := &statsWorker{}
+	var deltas [4]coinstats.Stats
+	for i := range deltas {
+		if !deltas[i].Add(&coinstats.Coin{Outpoint: coinstats.Outpoint{Vout: uint32(i)}, Height: 1, Value: uint64(i + 1), Script: []byte{0x51}}) {
+			t.Fatal("the coin is not in the set")
+		}
+		w.done = append(w.done, statsDone{height: uint32(10 + i), delta: &deltas[i], upTo: product(w.lastUpTo(), &deltas[i])})
+	}
+	of := func(changes ...*coinstats.Stats) coinstats.Summary {
+		var p coinstats.Stats
+		for _, c := range changes {
+			p.Combine(c)
+		}
+		return p.Finalize()
+	}
+	if got, want := of(w.lastUpTo()), of(&deltas[0], &deltas[1], &deltas[2], &deltas[3]); got != want {
+		t.Fatalf("the product of four changes: %+v, want %+v", got, want)
+	}
+	n, first, last, upTo := w.foldable(12, false)
+	if n != 3 || first != 10 || last != 12 || of(upTo) != of(&deltas[0], &deltas[1], &deltas[2]) {
+		t.Fatalf("foldable up to 12: %d blocks, %d to %d, %+v", n, first, last, of(upTo))
+	}
+	w.drop(2)
+	if got, want := of(w.lastUpTo()), of(&deltas[2], &deltas[3]); got != want {
+		t.Fatalf("after two were dropped: %+v, want the product of the last two, %+v", got, want)
+	}
+	w.forget(13)
+	if got, want := of(w.lastUpTo()), of(&deltas[2]); got != want || len(w.done) != 1 {
+		t.Fatalf("after the last was forgotten: %d left, %+v, want %+v", len(w.done), got, want)
+	}
 }
