@@ -26,7 +26,8 @@ import (
 // is all that the statistics cost the block path. Everything that reads or undoes the statistics
 // (SetStats, Summary, DisconnectBlock, a block read in chunks, Close)
 // waits for the worker first, so no caller ever sees statistics other than
-// the tip's.
+// the tip's; DisconnectBlock, a block read in chunks and Close fold them
+// all into the chain state first.
 //
 // A crash loses the worker's unfolded results, not the pending records:
 // Open hands those blocks to the worker again, which reads the blocks'
@@ -201,15 +202,13 @@ func (w *statsWorker) finished() []statsDone {
 	return append([]statsDone(nil), w.done...)
 }
 
-// foldable returns how many finished changes, from the first, are of
-// blocks up to tip, the heights of the first and the last, and their
-// product; none while fewer than foldEvery wait, unless all is set.
-func (w *statsWorker) foldable(tip uint32, all bool) (n int, first, last uint32, upTo *coinstats.Stats) {
+// foldable returns how many changes are finished, the heights of the
+// first and the last, and their product; none while fewer than foldEvery
+// wait, unless all is set.
+func (w *statsWorker) foldable(all bool) (n int, first, last uint32, upTo *coinstats.Stats) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for n < len(w.done) && w.done[n].height <= tip {
-		n++
-	}
+	n = len(w.done)
 	if n == 0 || (!all && n < w.foldEvery) {
 		return 0, 0, 0, nil
 	}
@@ -232,56 +231,9 @@ func (w *statsWorker) drop(n int) {
 	defer w.mu.Unlock()
 	w.done, w.gen = w.done[n:], w.gen+1
 	var before *coinstats.Stats
-	for i := range w.done { // left by a disconnection: rare
+	for i := range w.done { // finished since the fold
 		w.done[i].upTo = product(before, w.done[i].delta)
 		before = w.done[i].upTo
-	}
-}
-
-// withdraw takes the newest block, at height, back from the worker, for its
-// disconnection: it waits while the worker works on it, and returns it
-// when it was still queued; nil when its change is worked out (forget
-// drops that once the disconnection succeeded).
-func (w *statsWorker) withdraw(height uint32) (*statsJob, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for w.failed == nil && len(w.queue) == 1 && w.queue[0].height == height {
-		w.cond.Wait() // being worked out
-	}
-	if w.failed != nil {
-		return nil, w.failed
-	}
-	if n := len(w.queue); n > 0 {
-		job := w.queue[n-1]
-		if job.height != height {
-			return nil, fmt.Errorf("the stats worker's newest block is at height %d, not %d", job.height, height)
-		}
-		w.queue, w.bytes = w.queue[:n-1], w.bytes-job.size
-		return &job, nil
-	}
-	if n := len(w.done); n == 0 || w.done[n-1].height != height {
-		return nil, fmt.Errorf("the stats worker holds no block at height %d", height)
-	}
-	return nil, nil
-}
-
-// giveBack queues a withdrawn block again: its disconnection failed.
-func (w *statsWorker) giveBack(job *statsJob) {
-	if job == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.queue, w.bytes = append(w.queue, *job), w.bytes+job.size
-	w.cond.Broadcast()
-}
-
-// forget drops the worked-out change of the newest block, disconnected.
-func (w *statsWorker) forget(height uint32) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if n := len(w.done); n > 0 && w.done[n-1].height == height {
-		w.done, w.gen = w.done[:n-1], w.gen+1
 	}
 }
 
@@ -313,17 +265,16 @@ func (cs *chainState) firstPending() uint32 { return cs.TipHeight + 1 - cs.Stats
 
 // foldStats adds the changes the worker finished to cs's Stats, once
 // foldEvery of them wait or when all is set; once cs is durable,
-// dropFolded forgets them. It returns how many it added. A block being
-// disconnected, above cs's tip, is left for forget to drop.
+// dropFolded forgets them. It returns how many it added.
 func (db *DB) foldStats(cs *chainState, all bool) (int, error) {
 	if db.stats == nil || (!all && int(cs.StatsBehind) < db.stats.foldEvery) {
 		return 0, nil // too few blocks pending to wait for a fold
 	}
-	n, first, last, upTo := db.stats.foldable(cs.TipHeight, all)
+	n, first, last, upTo := db.stats.foldable(all)
 	if n == 0 {
 		return 0, nil
 	}
-	if int(cs.StatsBehind) < n || first != cs.firstPending() || last != first+uint32(n-1) {
+	if int(cs.StatsBehind) < n || first != cs.firstPending() || last != first+uint32(n-1) || last > cs.TipHeight {
 		return 0, fmt.Errorf("the set statistics of blocks %d to %d were worked out out of turn (the chain state lacks %d blocks below %d)", first, last, cs.StatsBehind, cs.TipHeight)
 	}
 	if err := cs.applyStats(upTo, false); err != nil {
