@@ -9,7 +9,6 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
-	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
@@ -229,7 +228,7 @@ func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) (er
 		return err
 	}
 	cs.Height = height
-	folded, err := db.foldStats(&cs)
+	folded, err := db.foldStats(&cs, false)
 	if err != nil {
 		return err
 	}
@@ -480,9 +479,19 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	db.chainMu.Lock()
 	defer db.chainMu.Unlock()
+	// The blocks pending are folded into the chain state's statistics
+	// first, and durably: a crash in the undo below must not leave a
+	// pending block whose transactions the undo took away, as the store
+	// would work it out again when it reopens.
+	if err := db.commitStats(ctx); err != nil {
+		return err
+	}
 	cs, err := db.loadChainState(ctx)
 	if err != nil {
 		return err
+	}
+	if cs.StatsBehind > 0 {
+		return fmt.Errorf("a store opened read-only cannot disconnect blocks")
 	}
 	if !cs.HasTip || cs.TipHeight != b.Height || cs.TipHash != b.Hash {
 		return fmt.Errorf("%w: cannot disconnect block %s at height %d; the tip is %s at height %d", ErrNotTip, b.Hash, b.Height, cs.TipHash, cs.TipHeight)
@@ -494,27 +503,13 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if connected.ID == 0 {
 		return fmt.Errorf("%w: block %s at height %d is the snapshot the store was loaded from, never connected to it, so it cannot be disconnected", errNoBlock, b.Hash, b.Height)
 	}
-	// The block's change to the set's statistics: a block still pending
-	// leaves the worker, its change never having reached the chain
-	// state's; that of a block the chain state holds is worked out again,
+	// The block's change to the set's statistics is worked out again,
 	// before the undo changes what it reads, and taken away.
-	pending := cs.StatsBehind > 0
-	var delta coinstats.Stats
-	var withdrawn *statsJob
-	if pending {
-		if db.stats == nil {
-			return fmt.Errorf("a store opened read-only cannot disconnect blocks")
-		}
-		if withdrawn, err = db.stats.withdraw(b.Height); err != nil {
-			return err
-		}
-	} else if delta, err = db.statsOf(ctx, b, true); err != nil {
+	delta, err := db.statsOf(ctx, b, true)
+	if err != nil {
 		return err
 	}
 	failed := func(err error) error {
-		if pending {
-			db.stats.giveBack(withdrawn)
-		}
 		return errors.Join(err, db.settleFailed(ctx, cs))
 	}
 	// The block below becomes the tip: its metadata moves into the chain
@@ -531,13 +526,7 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	}
 	cs.Blocks--
 	cs.Txs -= uint64(connected.Txs)
-	if pending {
-		// Its pending record stays in its slot until a block at its
-		// height writes over it: deleting it before the chain state that
-		// no longer counts it is durable could leave a pending block
-		// without one.
-		cs.StatsBehind--
-	} else if err := cs.applyStats(&delta, true); err != nil {
+	if err := cs.applyStats(&delta, true); err != nil {
 		return failed(err)
 	}
 	below := uint32(0)
@@ -552,13 +541,7 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if err := db.eng.PutMeta(work, blockMetaName(b.Height), nil); err != nil {
 		return failed(storageErr("forgetting the block", err))
 	}
-	if err := db.finishBlock(ctx, cs, below); err != nil {
-		return err
-	}
-	if pending && withdrawn == nil {
-		db.stats.forget(b.Height)
-	}
-	return nil
+	return db.finishBlock(ctx, cs, below)
 }
 
 // disconnectBlock undoes the block's effects on its transactions with

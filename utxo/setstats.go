@@ -66,7 +66,7 @@ func (db *DB) pendingStats(ctx context.Context, cs chainState) ([]coinstats.Stat
 			return nil, err
 		}
 		for _, d := range db.stats.finished() {
-			deltas = append(deltas, d.delta)
+			deltas = append(deltas, *d.delta)
 		}
 		if len(deltas) != int(cs.StatsBehind) {
 			return nil, fmt.Errorf("the set statistics are %d blocks behind the tip, and %d of them were worked out", cs.StatsBehind, len(deltas))

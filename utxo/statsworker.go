@@ -19,20 +19,24 @@ import (
 // cost. So the block path does not wait for it. A connected block leaves
 // its transaction ids under statsPendingName and counts itself in the
 // chain state's StatsBehind; the stats worker works the change out beside
-// the next blocks, and the next block boundary (finishBlock) folds what the
-// worker finished into the chain state's Stats and drops those blocks'
-// pending records. Everything that reads or undoes the statistics
+// the next blocks, and multiplies it into the product of the changes it
+// finished. Once statsFoldBlocks of them wait, the next block boundary
+// (finishBlock) folds their product into the chain state's Stats and drops
+// those blocks' pending records: one multiplication, every few blocks,
+// is all that the statistics cost the block path. Everything that reads or undoes the statistics
 // (SetStats, Summary, DisconnectBlock, a block read in chunks, Close)
 // waits for the worker first, so no caller ever sees statistics other than
-// the tip's.
+// the tip's; DisconnectBlock, a block read in chunks and Close fold them
+// all into the chain state first.
 //
 // A crash loses the worker's unfolded results, not the pending records:
 // Open hands those blocks to the worker again, which reads the blocks'
 // transactions and the outputs they spent back from the store. The
 // worker's queue holds at most statsLagBlocks blocks, and less than half
-// the retention (Options.BlockHeightRetention): the blocks a crash leaves
-// pending are then at most that twice (those queued, and those worked out
-// but not yet folded), plus the one being connected, so the records of
+// the retention (Options.BlockHeightRetention), and a fold waits for no
+// more blocks than the queue holds: the blocks a crash leaves pending are
+// then at most that twice (those queued, and those worked out but not yet
+// folded), plus the one being connected, so the records of
 // the outputs a pending block spent are still in the store when the
 // reopened store works it out, for any retention of 4 blocks or more.
 
@@ -57,6 +61,12 @@ const (
 	statsLagBytes  = 64 << 20
 )
 
+// statsFoldBlocks is how many worked-out blocks a block boundary lets wait
+// before it folds them into the chain state: a fold costs two 3072-bit
+// multiplications and a decoding of the chain state's Stats, which every
+// block of a small chain's would feel.
+const statsFoldBlocks = 16
+
 // statsJob is a connected block whose change is to be worked out: from
 // txs, or, when nil, from the transactions its pending record names.
 type statsJob struct {
@@ -66,10 +76,25 @@ type statsJob struct {
 	size   int
 }
 
-// statsDone is a block's worked-out change.
+// statsDone is a block's worked-out change, and the product of the
+// finished changes up to it, so that a fold multiplies once. Neither
+// changes once the worker has published it.
 type statsDone struct {
 	height uint32
-	delta  coinstats.Stats
+	delta  *coinstats.Stats
+	upTo   *coinstats.Stats
+}
+
+// product returns the product of a change with the one before it (nil for
+// the first change).
+func product(before, delta *coinstats.Stats) *coinstats.Stats {
+	if before == nil {
+		return delta
+	}
+	p := new(coinstats.Stats)
+	p.Combine(before)
+	p.Combine(delta)
+	return p
 }
 
 // statsWorker works out the changes of the blocks it is given, one at a
@@ -77,13 +102,15 @@ type statsDone struct {
 type statsWorker struct {
 	db        *DB
 	maxBlocks int
+	foldEvery int // finished blocks a boundary lets wait (statsFoldBlocks)
 
 	mu     sync.Mutex
 	cond   *sync.Cond
 	queue  []statsJob // the first is being worked out
 	bytes  int        // the queue's transaction bytes
 	done   []statsDone
-	failed error // the first failure; the worker stops there
+	gen    uint64 // counts the changes to done other than the worker's
+	failed error  // the first failure; the worker stops there
 	closed bool
 	exited chan struct{}
 }
@@ -91,6 +118,7 @@ type statsWorker struct {
 func newStatsWorker(db *DB) *statsWorker {
 	w := &statsWorker{db: db, exited: make(chan struct{}),
 		maxBlocks: max(1, min(statsLagBlocks, (int(db.opts.BlockHeightRetention)-2)/2))}
+	w.foldEvery = min(statsFoldBlocks, w.maxBlocks)
 	w.cond = sync.NewCond(&w.mu)
 	go w.run()
 	return w
@@ -108,11 +136,13 @@ func (w *statsWorker) run() {
 		if len(w.queue) == 0 || w.failed != nil {
 			return
 		}
-		job := w.queue[0]
+		job, gen, before := w.queue[0], w.gen, w.lastUpTo()
 		w.mu.Unlock()
 		// Hashed on every processor: a worker that falls statsLagBlocks
-		// behind holds the blocks up, so its pace is theirs.
+		// behind holds the blocks up, so its pace is theirs. The product
+		// is multiplied out of the lock, which every block takes.
 		delta, err := w.db.blockStats(ctx, job, runtime.GOMAXPROCS(0))
+		upTo := product(before, &delta)
 		w.mu.Lock()
 		if w.failed != nil {
 			return // poisoned meanwhile
@@ -122,7 +152,10 @@ func (w *statsWorker) run() {
 			w.failed = fmt.Errorf("working out the set statistics of block %s at height %d: %w", job.hash, job.height, err)
 			w.queue = nil
 		} else {
-			w.done = append(w.done, statsDone{height: job.height, delta: delta})
+			if w.gen != gen { // done changed meanwhile
+				upTo = product(w.lastUpTo(), &delta)
+			}
+			w.done = append(w.done, statsDone{height: job.height, delta: &delta, upTo: upTo})
 		}
 		w.cond.Broadcast()
 	}
@@ -169,58 +202,38 @@ func (w *statsWorker) finished() []statsDone {
 	return append([]statsDone(nil), w.done...)
 }
 
+// foldable returns how many changes are finished, the heights of the
+// first and the last, and their product; none while fewer than foldEvery
+// wait, unless all is set.
+func (w *statsWorker) foldable(all bool) (n int, first, last uint32, upTo *coinstats.Stats) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n = len(w.done)
+	if n == 0 || (!all && n < w.foldEvery) {
+		return 0, 0, 0, nil
+	}
+	return n, w.done[0].height, w.done[n-1].height, w.done[n-1].upTo
+}
+
+// lastUpTo is the product of the finished changes, nil when there are
+// none. The caller holds mu.
+func (w *statsWorker) lastUpTo() *coinstats.Stats {
+	if len(w.done) == 0 {
+		return nil
+	}
+	return w.done[len(w.done)-1].upTo
+}
+
 // drop forgets the first n finished changes, once a durable chain state
 // holds them.
 func (w *statsWorker) drop(n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.done = w.done[n:]
-}
-
-// withdraw takes the newest block, at height, back from the worker, for its
-// disconnection: it waits while the worker works on it, and returns it
-// when it was still queued; nil when its change is worked out (forget
-// drops that once the disconnection succeeded).
-func (w *statsWorker) withdraw(height uint32) (*statsJob, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for w.failed == nil && len(w.queue) == 1 && w.queue[0].height == height {
-		w.cond.Wait() // being worked out
-	}
-	if w.failed != nil {
-		return nil, w.failed
-	}
-	if n := len(w.queue); n > 0 {
-		job := w.queue[n-1]
-		if job.height != height {
-			return nil, fmt.Errorf("the stats worker's newest block is at height %d, not %d", job.height, height)
-		}
-		w.queue, w.bytes = w.queue[:n-1], w.bytes-job.size
-		return &job, nil
-	}
-	if n := len(w.done); n == 0 || w.done[n-1].height != height {
-		return nil, fmt.Errorf("the stats worker holds no block at height %d", height)
-	}
-	return nil, nil
-}
-
-// giveBack queues a withdrawn block again: its disconnection failed.
-func (w *statsWorker) giveBack(job *statsJob) {
-	if job == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.queue, w.bytes = append(w.queue, *job), w.bytes+job.size
-	w.cond.Broadcast()
-}
-
-// forget drops the worked-out change of the newest block, disconnected.
-func (w *statsWorker) forget(height uint32) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if n := len(w.done); n > 0 && w.done[n-1].height == height {
-		w.done = w.done[:n-1]
+	w.done, w.gen = w.done[n:], w.gen+1
+	var before *coinstats.Stats
+	for i := range w.done { // finished since the fold
+		w.done[i].upTo = product(before, w.done[i].delta)
+		before = w.done[i].upTo
 	}
 }
 
@@ -250,26 +263,24 @@ func (w *statsWorker) stop() {
 // lacks.
 func (cs *chainState) firstPending() uint32 { return cs.TipHeight + 1 - cs.StatsBehind }
 
-// foldStats adds the changes the worker finished to cs's Stats; once cs
-// is durable, dropFolded forgets them. It returns how many it added.
-func (db *DB) foldStats(cs *chainState) (int, error) {
-	if db.stats == nil {
+// foldStats adds the changes the worker finished to cs's Stats, once
+// foldEvery of them wait or when all is set; once cs is durable,
+// dropFolded forgets them. It returns how many it added.
+func (db *DB) foldStats(cs *chainState, all bool) (int, error) {
+	if db.stats == nil || (!all && int(cs.StatsBehind) < db.stats.foldEvery) {
+		return 0, nil // too few blocks pending to wait for a fold
+	}
+	n, first, last, upTo := db.stats.foldable(all)
+	if n == 0 {
 		return 0, nil
 	}
-	n := 0
-	for _, d := range db.stats.finished() {
-		if d.height > cs.TipHeight {
-			break // a block being disconnected (forget drops it)
-		}
-		if cs.StatsBehind == 0 || d.height != cs.firstPending() {
-			return 0, fmt.Errorf("the set statistics of block %d were worked out out of turn (the chain state lacks %d blocks below %d)", d.height, cs.StatsBehind, cs.TipHeight)
-		}
-		if err := cs.applyStats(&d.delta, false); err != nil {
-			return 0, err
-		}
-		cs.StatsBehind--
-		n++
+	if int(cs.StatsBehind) < n || first != cs.firstPending() || last != first+uint32(n-1) || last > cs.TipHeight {
+		return 0, fmt.Errorf("the set statistics of blocks %d to %d were worked out out of turn (the chain state lacks %d blocks below %d)", first, last, cs.StatsBehind, cs.TipHeight)
 	}
+	if err := cs.applyStats(upTo, false); err != nil {
+		return 0, err
+	}
+	cs.StatsBehind -= uint32(n)
 	return n, nil
 }
 
@@ -305,7 +316,7 @@ func (db *DB) commitStats(ctx context.Context) error {
 	if err != nil || cs.StatsBehind == 0 {
 		return err
 	}
-	n, err := db.foldStats(&cs)
+	n, err := db.foldStats(&cs, true)
 	if err != nil {
 		return err
 	}

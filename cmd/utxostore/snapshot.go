@@ -176,13 +176,18 @@ func runSnapshotDump(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	kept, err := src.stats(ctx)
+	if err != nil {
+		return err
+	}
+	check := func(dumped coinstats.Summary) error { return matchesKept(dumped, kept) }
 	result := snapshotResult{Format: *format, BaseHash: tip.Hash.String(), BaseHeight: tip.Height}
 	if *format == formatCore {
 		result.Path = out
-		result.Summary, err = dumpCore(out, src.network(), tip, sorter)
+		result.Summary, err = dumpCore(out, src.network(), tip, sorter, check)
 	} else {
 		result.Path = filepath.Join(out, tip.Hash.String()+teranode.ExtSet)
-		result.Summary, err = dumpTeranode(out, tip, headers, sorter)
+		result.Summary, err = dumpTeranode(out, tip, headers, sorter, check)
 	}
 	if err != nil {
 		return err
@@ -207,6 +212,10 @@ type setSource interface {
 	// particular order, and returns the tip and, withHeaders, the chain's
 	// headers from the genesis block to it.
 	walk(ctx context.Context, coin func(*coinstats.Coin) error) (utxo.Tip, []teranode.BlockIndex, error)
+	// stats returns the statistics the store keeps of the set at the tip
+	// walked, for the dump to check its coins against; nil when the
+	// source keeps none apart from the coins it sends.
+	stats(ctx context.Context) (*coinstats.Summary, error)
 	network() string
 	close() error
 }
@@ -246,6 +255,11 @@ func (s *storeSet) walk(ctx context.Context, coin func(*coinstats.Coin) error) (
 		return coin(c)
 	})
 	return s.tip, s.headers, err
+}
+
+func (s *storeSet) stats(ctx context.Context) (*coinstats.Summary, error) {
+	kept, err := s.store.SetStats(ctx)
+	return &kept, err
 }
 
 func (s *storeSet) network() string { return s.sf.network }
@@ -293,6 +307,10 @@ func (d *daemonSet) walk(ctx context.Context, coin func(*coinstats.Coin) error) 
 	return tip, headers, err
 }
 
+// stats is nil: the daemon streams its coins from one consistent view of
+// its store, whose tip may have moved on when the stream ends.
+func (d *daemonSet) stats(context.Context) (*coinstats.Summary, error) { return nil, nil }
+
 func (d *daemonSet) network() string { return d.net }
 
 func (d *daemonSet) close() error {
@@ -327,9 +345,23 @@ func eachTx(sorter *snapshot.Sorter, walk *coinstats.Walk, fn func([]coinstats.C
 	return fn(group)
 }
 
+// matchesKept refuses a dump whose coins are not the set the store's
+// statistics, kept block by block, describe at its tip (kept, when the
+// source keeps them). A store stopped by a crash inside a block holds
+// that block's first writes, which the walk cannot tell from the tip's
+// set until the block is connected again; no file is left of such a dump.
+func matchesKept(dumped coinstats.Summary, kept *coinstats.Summary) error {
+	if kept == nil || (dumped.TxOuts == kept.TxOuts && dumped.TotalAmount == kept.TotalAmount && dumped.MuHash == kept.MuHash) {
+		return nil
+	}
+	return fmt.Errorf("the store's coins (txouts %d, total_amount %d, muhash %s) are not the set its statistics describe at its tip (txouts %d, total_amount %d, muhash %s): "+
+		"if the store was stopped inside a block, connect that block again (import or sync) and dump then; otherwise run utxostore verify",
+		dumped.TxOuts, dumped.TotalAmount, dumped.MuHash, kept.TxOuts, kept.TotalAmount, kept.MuHash)
+}
+
 // dumpCore writes the sorted set to the file out, created beside it under
-// a temporary name and renamed into place once whole.
-func dumpCore(out, network string, tip utxo.Tip, sorter *snapshot.Sorter) (coinstats.Summary, error) {
+// a temporary name and renamed into place once whole and checked.
+func dumpCore(out, network string, tip utxo.Tip, sorter *snapshot.Sorter, check func(coinstats.Summary) error) (coinstats.Summary, error) {
 	magic, err := chain.NetworkMagic(network)
 	if err != nil {
 		return coinstats.Summary{}, err
@@ -363,14 +395,19 @@ func dumpCore(out, network string, tip utxo.Tip, sorter *snapshot.Sorter) (coins
 	if err := f.Close(); err != nil {
 		return coinstats.Summary{}, err
 	}
+	sum := walk.Finalize()
+	if err := check(sum); err != nil {
+		return sum, err
+	}
 	if err := os.Rename(f.Name(), out); err != nil {
 		return coinstats.Summary{}, err
 	}
-	return walk.Finalize(), fsutil.SyncDir(filepath.Dir(out))
+	return sum, fsutil.SyncDir(filepath.Dir(out))
 }
 
-// dumpTeranode writes the headers file and the set file in dir.
-func dumpTeranode(dir string, tip utxo.Tip, headers []teranode.BlockIndex, sorter *snapshot.Sorter) (sum coinstats.Summary, err error) {
+// dumpTeranode writes the headers file and the set file in dir, and
+// removes them again when check refuses the set.
+func dumpTeranode(dir string, tip utxo.Tip, headers []teranode.BlockIndex, sorter *snapshot.Sorter, check func(coinstats.Summary) error) (sum coinstats.Summary, err error) {
 	base := filepath.Join(dir, tip.Hash.String())
 	hf, err := teranode.Create(base + teranode.ExtHeaders)
 	if err != nil {
@@ -416,10 +453,14 @@ func dumpTeranode(dir string, tip utxo.Tip, headers []teranode.BlockIndex, sorte
 	if err := w.Close(); err != nil {
 		return sum, err
 	}
+	sum = walk.Finalize()
+	if err := check(sum); err != nil {
+		return sum, err
+	}
 	if err := sf.Close(); err != nil {
 		return sum, err
 	}
-	return walk.Finalize(), fsutil.SyncDir(dir)
+	return sum, fsutil.SyncDir(dir)
 }
 
 // chainHeaders returns the blocks of the store's chain from the genesis

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,9 +16,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/snapshot/core"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 const btcFile = "btc-mainnet-0-14131.blk"
@@ -413,5 +418,53 @@ func TestSyncFromASnapshot(t *testing.T) {
 	}
 	if _, stderr, err := run(t, "verify", "--data", loaded); err != nil {
 		t.Fatalf("verify of the store followed from the snapshot: %v\n%s", err, stderr)
+	}
+}
+
+// TestSnapshotDumpRefusesPartOfABlock: a store stopped inside a block
+// holds that block's first writes (here, a transaction mined at the
+// height above the tip), which a walk of its records cannot tell from the
+// tip's set. A dump of it checks its coins against the statistics the
+// store keeps at its tip, refuses the set with both, and leaves no file.
+func TestSnapshotDumpRefusesPartOfABlock(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.CopyFS(data, os.DirFS(importedStore(t))); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sf := storeFlags{data: data}
+	store, err := sf.open(ctx, existingStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, _, err := store.Tip(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := wire.NewMsgTx(1)
+	msg.AddTxIn(wire.NewTxIn(&wire.OutPoint{Index: wire.MaxPrevOutIndex}, []byte{0x03, 0x01, 0x02, 0x03}, nil))
+	msg.AddTxOut(wire.NewTxOut(50e8, []byte{0x51}))
+	above := model.MinedBlockInfo{BlockID: 1 << 30, BlockHeight: tip.Height + 1, OnLongestChain: true}
+	if _, err := store.Create(ctx, chain.NewTx(msg), tip.Height+1, utxo.WithMinedBlockInfo(above), utxo.WithCoinbase(true)); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, format := range []string{"core", "teranode"} {
+		out := filepath.Join(t.TempDir(), "out")
+		_, stderr, err := run(t, "snapshot", "dump", "--format", format, "--data", data, out)
+		if err == nil || !strings.Contains(stderr, "are not the set its statistics describe at its tip (txouts 13416") ||
+			!strings.Contains(stderr, "connect that block again") {
+			t.Fatalf("%s dump of a store holding part of the block above its tip: %v\n%s", format, err, stderr)
+		}
+		left, _ := filepath.Glob(out + "*")
+		if format == "teranode" {
+			left, _ = filepath.Glob(filepath.Join(out, "*"))
+		}
+		if len(left) > 0 {
+			t.Fatalf("the refused %s dump left %v", format, left)
+		}
 	}
 }
