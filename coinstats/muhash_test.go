@@ -2,9 +2,12 @@ package coinstats
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"golang.org/x/crypto/chacha20"
 )
 
 // fromInt is the element Core's MuHash test builds from i: 32 bytes, the
@@ -198,5 +201,28 @@ func BenchmarkMultiplyBigMod(b *testing.B) {
 	for b.Loop() {
 		product.Mul(x, y)
 		x.Mod(product, modulus)
+	}
+}
+
+// TestElementKeystreamIsChaCha20: an element's 384 bytes, of which the
+// AEAD makes all but the first block, are ChaCha20's keystream for the
+// key, zero nonce, block counter 0.
+func TestElementKeystreamIsChaCha20(t *testing.T) {
+	var stream keystream
+	for i := range 100 {
+		data := []byte{byte(i), byte(i >> 8), 0x5a}
+		key := sha256.Sum256(data)
+		c, err := chacha20.NewUnauthenticatedCipher(key[:], make([]byte, chacha20.NonceSize))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]byte, numBytes)
+		c.XORKeyStream(want, want)
+		var got, fromWant num3072
+		toElement(&got, &stream, data)
+		fromWant.setBytes(want)
+		if got != fromWant {
+			t.Fatalf("data %x: the element is not ChaCha20's keystream", data)
+		}
 	}
 }
