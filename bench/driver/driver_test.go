@@ -164,3 +164,48 @@ func TestOnMeasureMarksTheEndOfTheWarmUp(t *testing.T) {
 		t.Errorf("%d blocks connected after OnMeasure, %d measured", connects-warmUp, measured)
 	}
 }
+
+// TestSetStatsDigestMatchesGenerator: the statistics the generator keeps
+// of the chain's set (reorganisations, double spends and same-block spends
+// included) are those the store keeps of the set it replayed, whose walk
+// agrees with the map; a replay that ends with them reports their MuHash
+// and counts.
+func TestSetStatsDigestMatchesGenerator(t *testing.T) {
+	cfg := workload.Config{Seed: 5, Blocks: 40, TargetUTXOs: 3000, TxsPerBlock: workload.Count{Min: 1, Mean: 40, Max: 400},
+		ReorgRate: 0.3, DoubleSpendsPerBlock: 1, ReadsPerBlock: 1, SetStats: true}
+	var buf bytes.Buffer
+	w := workload.NewWriter(&buf)
+	st, err := workload.Generate(cfg, w.Write)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if st.Set == nil || st.Set.TxOuts == 0 || st.Reorgs == 0 {
+		t.Fatalf("the generator kept %+v over %d reorganisations", st.Set, st.Reorgs)
+	}
+	ctx := context.Background()
+	mapRes, err := driver.Run(ctx, driver.NewMap(), workload.NewReader(bytes.NewReader(buf.Bytes())), driver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := utxo.Open(ctx, memory.New(), utxo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := driver.Run(ctx, driver.Store{DB: db}, workload.NewReader(bytes.NewReader(buf.Bytes())), driver.Options{SetStatsDigest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Digest != st.Set.MuHash || res.Utxos != st.Set.TxOuts || res.Satoshis != st.Set.TotalAmount {
+		t.Fatalf("the store's set statistics: muhash %s, %d txouts, %d sat; the generator's %+v", res.Digest, res.Utxos, res.Satoshis, *st.Set)
+	}
+	if sum, err := db.Summary(ctx); err != nil || sum.Digest != mapRes.Digest {
+		t.Fatalf("the store's walk %s (%v), the map's %s", sum.Digest, err, mapRes.Digest)
+	}
+	if _, err := driver.Run(ctx, driver.NewMap(), workload.NewReader(bytes.NewReader(buf.Bytes())), driver.Options{SetStatsDigest: true}); err == nil {
+		t.Fatal("the map, which keeps no set statistics, ended a replay with them")
+	}
+}

@@ -35,6 +35,12 @@ type Options struct {
 	// OnMeasure, when set, is called once, as the measured blocks begin
 	// (the warm-up is over): a profile of the measured part starts there.
 	OnMeasure func()
+	// SetStatsDigest ends the replay with the target's set statistics
+	// (SetStats), kept block by block, instead of its Summary, a walk of
+	// every record that holds the whole set in memory: the result's Digest
+	// is their MuHash, and Utxos and Satoshis their txouts and
+	// total_amount. The target must keep them.
+	SetStatsDigest bool
 }
 
 // run is one replay in progress.
@@ -97,18 +103,28 @@ func Run(ctx context.Context, t Target, r *workload.Reader, opts Options) (*repo
 	}
 	d.res.WallSeconds = time.Since(start).Seconds()
 	d.res.ReplayPeakRSSBytes = sysstat.PeakRSS()
-	if s, ok := t.(statsKeeper); ok {
+	s, keeps := t.(statsKeeper)
+	if keeps {
 		waited := time.Now()
-		if _, err := s.SetStats(ctx); err != nil {
+		set, err := s.SetStats(ctx)
+		if err != nil {
 			return nil, fmt.Errorf("set statistics: %w", err)
 		}
 		d.res.StatsWaitSeconds = time.Since(waited).Seconds()
+		if opts.SetStatsDigest {
+			d.res.Digest, d.res.Utxos, d.res.Satoshis = set.MuHash, set.TxOuts, set.TotalAmount
+		}
 	}
-	sum, err := t.Summary(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("summary: %w", err)
+	switch {
+	case opts.SetStatsDigest && !keeps:
+		return nil, fmt.Errorf("the target keeps no set statistics to end the replay with")
+	case !opts.SetStatsDigest:
+		sum, err := t.Summary(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("summary: %w", err)
+		}
+		d.res.Digest, d.res.Utxos, d.res.Satoshis = sum.Digest, sum.Utxos, sum.Satoshis
 	}
-	d.res.Digest, d.res.Utxos, d.res.Satoshis = sum.Digest, sum.Utxos, sum.Satoshis
 	for _, c := range report.Classes {
 		h := d.hists[c]
 		if h.Count() == 0 {

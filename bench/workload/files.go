@@ -247,7 +247,7 @@ func (r *replayer) orphanBlock(b *fileBlock) error {
 func (r *replayer) afterBlock(spent []wire.OutPoint) error {
 	if len(spent) > 0 {
 		target := spent[r.rng.IntN(len(spent))]
-		tx := spendTx([]wire.OutPoint{target}, []*wire.TxOut{{Value: 1, PkScript: p2pkh(r.rng)}})
+		tx := spendTx([]wire.OutPoint{target}, []*wire.TxOut{{Value: 1, PkScript: p2pkh(r.rng.Uint64(), 0)}})
 		r.stats.DoubleSpends++
 		if err := r.emit(&Op{Kind: DoubleSpend, Tx: tx}); err != nil {
 			return err

@@ -10,9 +10,19 @@ import (
 
 // liveOut is one output waiting to become spendable: an immature coinbase.
 type liveOut struct {
-	op     wire.OutPoint
-	value  int64
-	height uint32 // the height of the block that created it
+	op         wire.OutPoint
+	value      int64
+	height     uint32 // the height of the block that created it
+	scriptSeed uint64 // its script's (p2pkh)
+}
+
+// txMeta is what the set statistics need of a transaction whose outputs
+// the live set holds, beside each output's value: its outputs' script seed
+// (p2pkh), its height and whether it is a coinbase.
+type txMeta struct {
+	scriptSeed uint64
+	height     uint32
+	coinbase   bool
 }
 
 // spendable is one entry of the live set: 16 bytes, its transaction named
@@ -30,12 +40,16 @@ type spendable struct {
 // ages, so an entry's index is its slot there.
 type liveSet struct {
 	txids   arena.Arena[chainhash.Hash] // the transactions entries name
+	txMetas arena.Arena[txMeta]         // beside txids
 	entries arena.Arena[spendable]      // slot i is entries[i]
 	ages    agerank.Set
 }
 
 // addTx names a transaction whose outputs add will add.
-func (s *liveSet) addTx(id chainhash.Hash) uint32 { return s.txids.Add(id) }
+func (s *liveSet) addTx(id chainhash.Hash, meta txMeta) uint32 {
+	s.txMetas.Add(meta)
+	return s.txids.Add(id)
+}
 
 // add appends output vout of the transaction addTx numbered tx.
 func (s *liveSet) add(tx, vout uint32, value int64) {
@@ -49,10 +63,12 @@ func (s *liveSet) outpoint(idx int) wire.OutPoint {
 	return wire.OutPoint{Hash: *s.txids.At(e.tx), Index: e.vout}
 }
 
-// remove marks entry idx spent and returns its outpoint and value.
-func (s *liveSet) remove(idx int) (wire.OutPoint, int64) {
+// remove marks entry idx spent and returns its outpoint, value and
+// transaction.
+func (s *liveSet) remove(idx int) (wire.OutPoint, int64, txMeta) {
 	s.ages.Remove(idx)
-	return s.outpoint(idx), s.entries.At(uint32(idx)).value
+	e := s.entries.At(uint32(idx))
+	return s.outpoint(idx), e.value, *s.txMetas.At(e.tx)
 }
 
 // len is the number of entries ever added: the next entry's index.

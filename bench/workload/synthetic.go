@@ -8,6 +8,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/internal/agerank"
 	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
@@ -30,17 +31,21 @@ type AgeDraw struct {
 
 // Stats describes a generated stream, for tests and the report.
 type Stats struct {
-	Blocks         int       `json:"blocks"` // connected, competing ones included
-	WarmupBlocks   int       `json:"warmup_blocks"`
-	MeasuredBlocks int       `json:"measured_blocks"`
-	MeasuredTxs    int       `json:"measured_txs"` // non-coinbase, measured blocks
-	Reorgs         int       `json:"reorgs"`
-	ReorgBlocks    int       `json:"reorg_blocks"`
-	DoubleSpends   int       `json:"double_spends"`
-	Reads          int       `json:"reads"`
-	ChainedInputs  int       `json:"chained_inputs"` // spending an output of the same block
-	FinalLive      uint64    `json:"final_live"`
-	AgeDraws       []AgeDraw `json:"-"`
+	Blocks         int    `json:"blocks"` // connected, competing ones included
+	WarmupBlocks   int    `json:"warmup_blocks"`
+	MeasuredBlocks int    `json:"measured_blocks"`
+	MeasuredTxs    int    `json:"measured_txs"` // non-coinbase, measured blocks
+	Reorgs         int    `json:"reorgs"`
+	ReorgBlocks    int    `json:"reorg_blocks"`
+	DoubleSpends   int    `json:"double_spends"`
+	Reads          int    `json:"reads"`
+	ChainedInputs  int    `json:"chained_inputs"` // spending an output of the same block
+	FinalLive      uint64 `json:"final_live"`
+	// Set is Bitcoin Core's statistics of the chain's final UTXO set
+	// (txouts, total_amount, muhash), kept as the chain was generated when
+	// Config.SetStats asks: a reference for a set too large for the map.
+	Set      *coinstats.Summary `json:"set,omitempty"`
+	AgeDraws []AgeDraw          `json:"-"`
 }
 
 // generator builds the synthetic chain.
@@ -57,6 +62,7 @@ type generator struct {
 	spent    [][]wire.OutPoint // outputs spent per recent block
 	measured bool
 	stats    Stats
+	set      *coinstats.Stats // the chain's set's, when Config.SetStats
 }
 
 // Generate emits the synthetic chain of cfg, one operation at a time: the
@@ -78,6 +84,9 @@ func Generate(cfg Config, emit func(*Op) error) (Stats, error) {
 		return Stats{}, err
 	}
 	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), emit: emit}
+	if cfg.SetStats {
+		g.set = new(coinstats.Stats)
+	}
 	for g.height < maturity {
 		if err := g.block(); err != nil {
 			return g.stats, err
@@ -104,7 +113,44 @@ func Generate(cfg Config, emit func(*Op) error) (Stats, error) {
 		}
 	}
 	g.stats.FinalLive = g.liveCount()
+	if g.set != nil {
+		sum := g.set.Finalize()
+		g.stats.Set = &sum
+	}
 	return g.stats, nil
+}
+
+// created counts the outputs of tx, mined at height, into the set's
+// statistics, and uncreated takes them back out (a reorganisation
+// disconnects only coinbases, which nothing spent yet).
+func (g *generator) created(tx *chain.Tx, height uint32) {
+	if g.set != nil {
+		eachCoin(tx, height, g.set.Add)
+	}
+}
+
+func (g *generator) uncreated(tx *chain.Tx, height uint32) {
+	if g.set != nil {
+		eachCoin(tx, height, g.set.Remove)
+	}
+}
+
+// eachCoin calls fn with each output of tx, mined at height, as a coin.
+func eachCoin(tx *chain.Tx, height uint32, fn func(*coinstats.Coin) bool) {
+	for vout, out := range tx.Msg.TxOut {
+		fn(&coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: tx.ID, Vout: uint32(vout)}, Height: height,
+			Coinbase: tx.IsCoinbase(), Value: uint64(out.Value), Script: out.PkScript})
+	}
+}
+
+// spend takes a spent output out of the set's statistics, its script made
+// again from its transaction's seed.
+func (g *generator) spend(op wire.OutPoint, value int64, tx txMeta) {
+	if g.set == nil {
+		return
+	}
+	g.set.Remove(&coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: op.Hash, Vout: op.Index}, Height: tx.height,
+		Coinbase: tx.coinbase, Value: uint64(value), Script: p2pkh(tx.scriptSeed, op.Index)})
 }
 
 // liveCount is the UTXO set size: spendable and immature outputs.
@@ -115,7 +161,7 @@ func (g *generator) block() error {
 	h := g.height
 	for len(g.immature) > 0 && g.immature[0].height+maturity <= h {
 		cb := g.immature[0]
-		g.live.add(g.live.addTx(cb.op.Hash), cb.op.Index, cb.value)
+		g.live.add(g.live.addTx(cb.op.Hash, txMeta{scriptSeed: cb.scriptSeed, height: cb.height, coinbase: true}), cb.op.Index, cb.value)
 		g.immature = g.immature[1:]
 	}
 	firstNew := g.live.len() // outputs from here on are this block's
@@ -145,15 +191,17 @@ func (g *generator) block() error {
 			if idx >= firstNew {
 				g.stats.ChainedInputs++
 			}
-			op, value := g.live.remove(idx)
+			op, value, from := g.live.remove(idx)
+			g.spend(op, value, from)
 			ins[j] = op
 			sum += value
 		}
 		fee := min(sum, 200+int64(nIn)*150)
 		fees += fee
-		outs := g.split(sum-fee, nOut)
+		scriptSeed := g.rng.Uint64()
+		outs := g.split(sum-fee, nOut, scriptSeed)
 		tx := spendTx(ins, outs)
-		txIndex := g.live.addTx(tx.ID)
+		txIndex := g.live.addTx(tx.ID, txMeta{scriptSeed: scriptSeed, height: h})
 		for vout, out := range outs {
 			if out.Value == 0 && out.PkScript[0] == 0x6a {
 				continue // data carrier: never a UTXO
@@ -171,8 +219,12 @@ func (g *generator) block() error {
 		}
 	}
 	subsidy := int64(50_0000_0000) >> (h / 210_000)
-	txs[0] = coinbaseTx(g.rng, h, g.branch, g.cfg.Seed, subsidy+fees)
-	g.immature = append(g.immature, liveOut{op: wire.OutPoint{Hash: txs[0].ID}, value: subsidy + fees, height: h})
+	scriptSeed := g.rng.Uint64()
+	txs[0] = coinbaseTx(scriptSeed, h, g.branch, g.cfg.Seed, subsidy+fees)
+	g.immature = append(g.immature, liveOut{op: wire.OutPoint{Hash: txs[0].ID}, value: subsidy + fees, height: h, scriptSeed: scriptSeed})
+	for _, tx := range txs {
+		g.created(tx, h)
+	}
 	b := newBlock(g.tip, h, txs)
 	g.tip = b.Hash
 	g.height++
@@ -189,9 +241,10 @@ func (g *generator) spendRank() int {
 	return agerank.LogUniform(g.rng.Float64(), g.live.alive())
 }
 
-// split divides value over n P2PKH outputs with random weights and, with
-// probability DataOutputRate, appends a zero-value OP_RETURN output.
-func (g *generator) split(value int64, n int) []*wire.TxOut {
+// split divides value over n P2PKH outputs, their scripts made from
+// scriptSeed, with random weights and, with probability DataOutputRate,
+// appends a zero-value OP_RETURN output.
+func (g *generator) split(value int64, n int, scriptSeed uint64) []*wire.TxOut {
 	weights := make([]float64, n)
 	var total float64
 	for i := range weights {
@@ -206,7 +259,7 @@ func (g *generator) split(value int64, n int) []*wire.TxOut {
 			v = left
 		}
 		left -= v
-		outs = append(outs, &wire.TxOut{Value: v, PkScript: p2pkh(g.rng)})
+		outs = append(outs, &wire.TxOut{Value: v, PkScript: p2pkh(scriptSeed, uint32(i))})
 	}
 	if g.rng.Float64() < g.cfg.DataOutputRate {
 		outs = append(outs, &wire.TxOut{Value: 0, PkScript: dataScript(g.rng)})
@@ -276,7 +329,7 @@ func (g *generator) doubleSpend() error {
 			ins[0], ins[1], input = ins[1], ins[0], 1
 		}
 	}
-	tx := spendTx(ins, []*wire.TxOut{{Value: 1000, PkScript: p2pkh(g.rng)}})
+	tx := spendTx(ins, []*wire.TxOut{{Value: 1000, PkScript: p2pkh(g.rng.Uint64(), 0)}})
 	g.stats.DoubleSpends++
 	return g.emit(&Op{Kind: DoubleSpend, Tx: tx, Input: input})
 }
@@ -298,6 +351,7 @@ func (g *generator) reorg(depth int) error {
 		if err := g.emit(&Op{Kind: Disconnect, Block: old[i]}); err != nil {
 			return err
 		}
+		g.uncreated(old[i].Txs[0], old[i].Height)
 	}
 	prev := old[0].PrevHash
 	for i, b := range old {
@@ -306,12 +360,14 @@ func (g *generator) reorg(depth int) error {
 		for _, out := range b.Txs[0].Msg.TxOut {
 			value = out.Value // keep the fees the old coinbase collected
 		}
-		cb := coinbaseTx(g.rng, b.Height, g.branch, g.cfg.Seed, value)
+		scriptSeed := g.rng.Uint64()
+		cb := coinbaseTx(scriptSeed, b.Height, g.branch, g.cfg.Seed, value)
 		for j := range g.immature {
 			if g.immature[j].height == b.Height {
-				g.immature[j].op = wire.OutPoint{Hash: cb.ID}
+				g.immature[j].op, g.immature[j].scriptSeed = wire.OutPoint{Hash: cb.ID}, scriptSeed
 			}
 		}
+		g.created(cb, b.Height)
 		nb := newBlock(prev, b.Height, append([]*chain.Tx{cb}, b.Txs[1:]...))
 		prev = nb.Hash
 		old[i] = nb // g.recent now holds the new branch

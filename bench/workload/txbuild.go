@@ -30,14 +30,18 @@ var sigScript = func() []byte {
 	return s
 }()
 
-// p2pkh returns OP_DUP OP_HASH160 <20 random bytes> OP_EQUALVERIFY
-// OP_CHECKSIG (25 bytes).
-func p2pkh(rng *rand.Rand) []byte {
+// p2pkh returns OP_DUP OP_HASH160 <20 bytes> OP_EQUALVERIFY OP_CHECKSIG
+// (25 bytes), the 20 bytes drawn from seed and vout: a transaction's
+// outputs are made from one seed it keeps, so that the generator can make
+// a spent output's script again instead of holding it.
+func p2pkh(seed uint64, vout uint32) []byte {
+	var mix rand.PCG
+	mix.Seed(seed, uint64(vout))
 	s := make([]byte, 25)
 	s[0], s[1], s[2] = 0x76, 0xa9, 0x14
-	binary.LittleEndian.PutUint64(s[3:], rng.Uint64())
-	binary.LittleEndian.PutUint64(s[11:], rng.Uint64())
-	binary.LittleEndian.PutUint32(s[19:], rng.Uint32())
+	binary.LittleEndian.PutUint64(s[3:], mix.Uint64())
+	binary.LittleEndian.PutUint64(s[11:], mix.Uint64())
+	binary.LittleEndian.PutUint32(s[19:], uint32(mix.Uint64()))
 	s[23], s[24] = 0x88, 0xac
 	return s
 }
@@ -52,10 +56,11 @@ func dataScript(rng *rand.Rand) []byte {
 	return s
 }
 
-// coinbaseTx pays value to one output. The unlocking script carries the
-// height (BIP-34), the branch and the seed, so that competing blocks at one
-// height, and chains of different seeds, never share a coinbase txid.
-func coinbaseTx(rng *rand.Rand, height, branch uint32, seed uint64, value int64) *chain.Tx {
+// coinbaseTx pays value to one output, its script made from scriptSeed.
+// The unlocking script carries the height (BIP-34), the branch and the
+// seed, so that competing blocks at one height, and chains of different
+// seeds, never share a coinbase txid.
+func coinbaseTx(scriptSeed uint64, height, branch uint32, seed uint64, value int64) *chain.Tx {
 	script := []byte{4}
 	script = binary.LittleEndian.AppendUint32(script, height)
 	script = append(script, 12)
@@ -63,7 +68,7 @@ func coinbaseTx(rng *rand.Rand, height, branch uint32, seed uint64, value int64)
 	script = binary.LittleEndian.AppendUint64(script, seed)
 	msg := wire.NewMsgTx(1)
 	msg.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex}, SignatureScript: script, Sequence: wire.MaxTxInSequenceNum})
-	msg.AddTxOut(&wire.TxOut{Value: value, PkScript: p2pkh(rng)})
+	msg.AddTxOut(&wire.TxOut{Value: value, PkScript: p2pkh(scriptSeed, 0)})
 	return chain.NewTx(msg)
 }
 

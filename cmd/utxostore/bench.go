@@ -41,7 +41,13 @@ Markdown table; --json and --chart write the full results and an SVG of
 throughput over the growing live set.
 
 Every engine's final UTXO digest (utxo.Summary) must equal the map
-reference's: the command fails, naming the engines, if one differs.
+reference's: the command fails, naming the engines, if one differs. For a
+set the map cannot hold in memory, --reference set-stats runs no map: the
+generator keeps Bitcoin Core's statistics of the synthetic chain's set
+(txouts, total_amount, muhash; about 3 µs per output created or spent),
+and every engine must end with the same ones, which the store keeps block
+by block (SetStats), so that no walk holds the set in memory either;
+disk/minimal is then left out.
 
 With --index every engine's blocks go along the block path as import
 --index takes them: checked (as with --trust-blocks, and with no limit on
@@ -76,6 +82,9 @@ type benchConfig struct {
 	inProcess bool
 	// snapshot dumps each engine's final set and loads it (--snapshot).
 	snapshot bool
+	// setStats checks each engine against the statistics the generator
+	// kept of the chain's set, not against the map (--reference).
+	setStats bool
 	sf       storeFlags
 	// exe is the utxostore binary that runs each engine's child (bench
 	// --child): this one, unless a test names the binary it built.
@@ -137,6 +146,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	cfg.sf.registerIndexCache(fs)
 	fs.BoolVar(&cfg.snapshot, "snapshot", false, "after each engine's replay (engines sozu and pebble), dump its final set as a Core snapshot with 'utxostore snapshot dump' and load the file into a new store with 'snapshot load', and print the rates, in coins of the set per second, of the replay that built it, the dump and the load")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
+	reference := fs.String("reference", referenceMap, `what every engine's final set must equal: "`+referenceMap+`", the map's (a walk of the set, which holds it in memory), or "`+referenceSetStats+`", Bitcoin Core's statistics of the synthetic chain's set (txouts, total_amount, muhash) kept as the chain is generated, against those the store keeps, for a set the map cannot hold`)
 	sources, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -158,6 +168,13 @@ func parseBench(args []string) (*benchConfig, error) {
 	if cfg.clients < 1 {
 		return nil, usagef("--clients must be at least 1")
 	}
+	switch *reference {
+	case referenceMap:
+	case referenceSetStats:
+		cfg.setStats, cfg.synthetic.SetStats = true, true
+	default:
+		return nil, usagef("--reference %q: choose %s or %s", *reference, referenceMap, referenceSetStats)
+	}
 	// Refused here rather than in every child.
 	if _, err := cfg.sf.sozuOptions(false); err != nil {
 		return nil, err
@@ -171,11 +188,17 @@ func parseBench(args []string) (*benchConfig, error) {
 		}
 		cfg.files = append(cfg.files, fs.Args()...)
 	}
+	if cfg.setStats && cfg.files != nil {
+		return nil, usagef("--reference %s needs the synthetic workload: the generator keeps the statistics", referenceSetStats)
+	}
 	seen := map[string]bool{}
 	for _, name := range strings.Split(*engineList, ",") {
 		name = strings.TrimSpace(name)
 		if _, ok := engines[name]; !ok && name != mapEngine {
 			return nil, usagef("unknown engine %q: choose among %s, %s", name, strings.Join(engineNames(), ", "), mapEngine)
+		}
+		if name == mapEngine && cfg.setStats {
+			return nil, usagef("--reference %s leaves the map out: drop it from --engines", referenceSetStats)
 		}
 		if !seen[name] {
 			seen[name] = true
@@ -184,6 +207,12 @@ func parseBench(args []string) (*benchConfig, error) {
 	}
 	return cfg, nil
 }
+
+// The references bench checks every engine's final set against.
+const (
+	referenceMap      = "map"
+	referenceSetStats = "set-stats"
+)
 
 // benchOutput is the JSON document of a run.
 type benchOutput struct {
@@ -223,7 +252,7 @@ func (o *benchOutput) check() error {
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("final UTXO digests differ from the map reference %s: %s", o.Reference.Digest, strings.Join(bad, "; "))
+		return fmt.Errorf("final UTXO digests differ from the reference %s: %s", o.Reference.Digest, strings.Join(bad, "; "))
 	}
 	return nil
 }
@@ -261,7 +290,7 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*b
 			res := benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json"))
 			return res, cfg.measureSnapshot(ctx, res, dir, log)
 		}
-		opts, stop, err := startProfile(cfg.profile, name, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients})
+		opts, stop, err := startProfile(cfg.profile, name, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients, SetStatsDigest: cfg.setStats})
 		if err != nil {
 			return nil, err
 		}
@@ -275,9 +304,15 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*b
 	}
 	// The map reference runs first, like an engine (in a process of its
 	// own unless --in-process): its digest is the one every engine must
-	// reach, and it is the map row when --engines lists the map.
-	ref, err := run(len(cfg.engines), mapEngine)
-	if err != nil {
+	// reach, and it is the map row when --engines lists the map. With
+	// --reference set-stats, the generator's statistics are the reference,
+	// and the digest is their MuHash (no minimal size: disk/minimal is
+	// left out).
+	var ref *report.EngineResult
+	if cfg.setStats {
+		set := out.Workload.Synthetic.Set
+		ref = &report.EngineResult{Digest: set.MuHash, Utxos: set.TxOuts}
+	} else if ref, err = run(len(cfg.engines), mapEngine); err != nil {
 		return nil, err
 	}
 	if ref.Err != "" {
@@ -404,7 +439,8 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 		"--redis=" + cfg.sf.redis, "--redis-namespace=" + cfg.redisNamespace(),
 		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
 		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps),
-		"--index=" + strconv.FormatBool(cfg.sf.index), "--index-cache=" + strconv.FormatInt(cfg.sf.indexCache, 10)}
+		"--index=" + strconv.FormatBool(cfg.sf.index), "--index-cache=" + strconv.FormatInt(cfg.sf.indexCache, 10),
+		"--set-stats-digest=" + strconv.FormatBool(cfg.setStats)}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stderr = os.Stderr
 	runErr := cmd.Run()
@@ -435,12 +471,13 @@ func runBenchChild(ctx context.Context, args []string) error {
 	seriesEvery := fs.Int("series-every", 1, "blocks per series point")
 	profile := fs.String("profile", "", "profile directory")
 	clients := fs.Int("clients", 1, "concurrent submitters")
+	setStatsDigest := fs.Bool("set-stats-digest", false, "end with the set statistics, not a Summary (--reference set-stats)")
 	// Every setting is the parent's, on the command line benchChild
 	// writes: the environment was read once, by the parent (parseBench).
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	opts, stop, err := startProfile(*profile, sf.engine, driver.Options{SeriesEvery: *seriesEvery, Clients: *clients})
+	opts, stop, err := startProfile(*profile, sf.engine, driver.Options{SeriesEvery: *seriesEvery, Clients: *clients, SetStatsDigest: *setStatsDigest})
 	if err != nil {
 		return err
 	}

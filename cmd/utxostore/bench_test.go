@@ -369,3 +369,34 @@ func TestBenchProfileWritesItsFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchSetStatsReference: with --reference set-stats no map runs;
+// every engine, in its own child process, ends its replay with the set
+// statistics it keeps instead of a walk, and they must be those the
+// generator kept of the chain's set. A map in --engines, block files and
+// an unknown reference are refused.
+func TestBenchSetStatsReference(t *testing.T) {
+	out := runBenchArgs(t, "--engines", "memory,sozu", "--blocks", "30", "--utxos", "3000", "--txs", "40",
+		"--reorg-rate", "0.2", "--sync", "block", "--reference", "set-stats")
+	if err := out.check(); err != nil {
+		t.Fatal(err)
+	}
+	set := out.Workload.Synthetic.Set
+	if set == nil || set.TxOuts == 0 || out.Reference.Digest != set.MuHash {
+		t.Fatalf("reference %s, the generator's statistics %+v", out.Reference.Digest, set)
+	}
+	for _, r := range out.Results {
+		if r.Engine == mapEngine || !r.DigestOK || r.Utxos != set.TxOuts || r.Satoshis != set.TotalAmount {
+			t.Errorf("%s: digest %s (ok %v), %d txouts, %d sat", r.Engine, r.Digest, r.DigestOK, r.Utxos, r.Satoshis)
+		}
+	}
+	for _, args := range [][]string{
+		{"--reference", "set-stats", "--engines", "sozu,map"},
+		{"--reference", "set-stats", "--workload", "chain.blk"},
+		{"--reference", "walk"},
+	} {
+		if _, err := parseBench(args); err == nil {
+			t.Errorf("bench %v was not refused", args)
+		}
+	}
+}
