@@ -186,7 +186,8 @@ func TestSetStatsDigestMatchesGenerator(t *testing.T) {
 		t.Fatalf("the generator kept %+v over %d reorganisations", st.Set, st.Reorgs)
 	}
 	ctx := context.Background()
-	mapRes, err := driver.Run(ctx, driver.NewMap(), workload.NewReader(bytes.NewReader(buf.Bytes())), driver.Options{})
+	m := driver.NewMap()
+	mapRes, err := driver.Run(ctx, m, workload.NewReader(bytes.NewReader(buf.Bytes())), driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +205,9 @@ func TestSetStatsDigestMatchesGenerator(t *testing.T) {
 	}
 	if sum, err := db.Summary(ctx); err != nil || sum.Digest != mapRes.Digest {
 		t.Fatalf("the store's walk %s (%v), the map's %s", sum.Digest, err, mapRes.Digest)
+	}
+	if st.SetMinimalBytes != m.MinimalBytes() {
+		t.Fatalf("the generator's set takes %d bytes at least, the map's %d", st.SetMinimalBytes, m.MinimalBytes())
 	}
 	if _, err := driver.Run(ctx, driver.NewMap(), workload.NewReader(bytes.NewReader(buf.Bytes())), driver.Options{SetStatsDigest: true}); err == nil {
 		t.Fatal("the map, which keeps no set statistics, ended a replay with them")

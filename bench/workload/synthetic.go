@@ -10,6 +10,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/internal/agerank"
+	"github.com/utxostore/utxostore/internal/benchmetric"
 	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
 )
@@ -44,8 +45,11 @@ type Stats struct {
 	// Set is Bitcoin Core's statistics of the chain's final UTXO set
 	// (txouts, total_amount, muhash), kept as the chain was generated when
 	// Config.SetStats asks: a reference for a set too large for the map.
-	Set      *coinstats.Summary `json:"set,omitempty"`
-	AgeDraws []AgeDraw          `json:"-"`
+	Set *coinstats.Summary `json:"set,omitempty"`
+	// SetMinimalBytes is the set's minimal serialised size then
+	// (benchmetric.MinimalUTXOBytes of each of its coins).
+	SetMinimalBytes uint64    `json:"set_minimal_bytes,omitempty"`
+	AgeDraws        []AgeDraw `json:"-"`
 }
 
 // generator builds the synthetic chain.
@@ -63,6 +67,7 @@ type generator struct {
 	measured bool
 	stats    Stats
 	set      *coinstats.Stats // the chain's set's, when Config.SetStats
+	setBytes uint64           // the set's minimal size, when Config.SetStats
 }
 
 // Generate emits the synthetic chain of cfg, one operation at a time: the
@@ -115,31 +120,32 @@ func Generate(cfg Config, emit func(*Op) error) (Stats, error) {
 	g.stats.FinalLive = g.liveCount()
 	if g.set != nil {
 		sum := g.set.Finalize()
-		g.stats.Set = &sum
+		g.stats.Set, g.stats.SetMinimalBytes = &sum, g.setBytes
 	}
 	return g.stats, nil
 }
 
-// created counts the outputs of tx, mined at height, into the set's
-// statistics, and uncreated takes them back out (a reorganisation
-// disconnects only coinbases, which nothing spent yet).
-func (g *generator) created(tx *chain.Tx, height uint32) {
-	if g.set != nil {
-		eachCoin(tx, height, g.set.Add)
+// counted counts the outputs of tx, mined at height, into the set's
+// statistics (add), or takes them back out (a reorganisation disconnects
+// only coinbases, which nothing spent yet).
+func (g *generator) counted(tx *chain.Tx, height uint32, add bool) {
+	if g.set == nil {
+		return
 	}
-}
-
-func (g *generator) uncreated(tx *chain.Tx, height uint32) {
-	if g.set != nil {
-		eachCoin(tx, height, g.set.Remove)
-	}
-}
-
-// eachCoin calls fn with each output of tx, mined at height, as a coin.
-func eachCoin(tx *chain.Tx, height uint32, fn func(*coinstats.Coin) bool) {
 	for vout, out := range tx.Msg.TxOut {
-		fn(&coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: tx.ID, Vout: uint32(vout)}, Height: height,
-			Coinbase: tx.IsCoinbase(), Value: uint64(out.Value), Script: out.PkScript})
+		g.count(&coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: tx.ID, Vout: uint32(vout)}, Height: height,
+			Coinbase: tx.IsCoinbase(), Value: uint64(out.Value), Script: out.PkScript}, add)
+	}
+}
+
+// count adds c to the set's statistics and size, or takes it out.
+func (g *generator) count(c *coinstats.Coin, add bool) {
+	switch {
+	case g.set == nil:
+	case add && g.set.Add(c):
+		g.setBytes += benchmetric.MinimalUTXOBytes(len(c.Script))
+	case !add && g.set.Remove(c):
+		g.setBytes -= benchmetric.MinimalUTXOBytes(len(c.Script))
 	}
 }
 
@@ -149,8 +155,8 @@ func (g *generator) spend(op wire.OutPoint, value int64, tx txMeta) {
 	if g.set == nil {
 		return
 	}
-	g.set.Remove(&coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: op.Hash, Vout: op.Index}, Height: tx.height,
-		Coinbase: tx.coinbase, Value: uint64(value), Script: p2pkh(tx.scriptSeed, op.Index)})
+	g.count(&coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: op.Hash, Vout: op.Index}, Height: tx.height,
+		Coinbase: tx.coinbase, Value: uint64(value), Script: p2pkh(tx.scriptSeed, op.Index)}, false)
 }
 
 // liveCount is the UTXO set size: spendable and immature outputs.
@@ -223,7 +229,7 @@ func (g *generator) block() error {
 	txs[0] = coinbaseTx(scriptSeed, h, g.branch, g.cfg.Seed, subsidy+fees)
 	g.immature = append(g.immature, liveOut{op: wire.OutPoint{Hash: txs[0].ID}, value: subsidy + fees, height: h, scriptSeed: scriptSeed})
 	for _, tx := range txs {
-		g.created(tx, h)
+		g.counted(tx, h, true)
 	}
 	b := newBlock(g.tip, h, txs)
 	g.tip = b.Hash
@@ -351,7 +357,7 @@ func (g *generator) reorg(depth int) error {
 		if err := g.emit(&Op{Kind: Disconnect, Block: old[i]}); err != nil {
 			return err
 		}
-		g.uncreated(old[i].Txs[0], old[i].Height)
+		g.counted(old[i].Txs[0], old[i].Height, false)
 	}
 	prev := old[0].PrevHash
 	for i, b := range old {
@@ -367,7 +373,7 @@ func (g *generator) reorg(depth int) error {
 				g.immature[j].op, g.immature[j].scriptSeed = wire.OutPoint{Hash: cb.ID}, scriptSeed
 			}
 		}
-		g.created(cb, b.Height)
+		g.counted(cb, b.Height, true)
 		nb := newBlock(prev, b.Height, append([]*chain.Tx{cb}, b.Txs[1:]...))
 		prev = nb.Hash
 		old[i] = nb // g.recent now holds the new branch

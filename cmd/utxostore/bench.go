@@ -46,8 +46,7 @@ set the map cannot hold in memory, --reference set-stats runs no map: the
 generator keeps Bitcoin Core's statistics of the synthetic chain's set
 (txouts, total_amount, muhash; about 3 µs per output created or spent),
 and every engine must end with the same ones, which the store keeps block
-by block (SetStats), so that no walk holds the set in memory either;
-disk/minimal is then left out.
+by block (SetStats), so that no walk holds the set in memory either.
 
 With --index every engine's blocks go along the block path as import
 --index takes them: checked (as with --trust-blocks, and with no limit on
@@ -306,12 +305,11 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*b
 	// own unless --in-process): its digest is the one every engine must
 	// reach, and it is the map row when --engines lists the map. With
 	// --reference set-stats, the generator's statistics are the reference,
-	// and the digest is their MuHash (no minimal size: disk/minimal is
-	// left out).
+	// and the digest is their MuHash.
 	var ref *report.EngineResult
 	if cfg.setStats {
 		set := out.Workload.Synthetic.Set
-		ref = &report.EngineResult{Digest: set.MuHash, Utxos: set.TxOuts}
+		ref = &report.EngineResult{Digest: set.MuHash, Utxos: set.TxOuts, MinimalBytes: out.Workload.Synthetic.SetMinimalBytes}
 	} else if ref, err = run(len(cfg.engines), mapEngine); err != nil {
 		return nil, err
 	}

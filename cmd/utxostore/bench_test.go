@@ -382,12 +382,15 @@ func TestBenchSetStatsReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := out.Workload.Synthetic.Set
-	if set == nil || set.TxOuts == 0 || out.Reference.Digest != set.MuHash {
+	if set == nil || set.TxOuts == 0 || out.Reference.Digest != set.MuHash || out.Reference.MinimalBytes == 0 {
 		t.Fatalf("reference %s, the generator's statistics %+v", out.Reference.Digest, set)
 	}
 	for _, r := range out.Results {
 		if r.Engine == mapEngine || !r.DigestOK || r.Utxos != set.TxOuts || r.Satoshis != set.TotalAmount {
 			t.Errorf("%s: digest %s (ok %v), %d txouts, %d sat", r.Engine, r.Digest, r.DigestOK, r.Utxos, r.Satoshis)
+		}
+		if r.Engine == "sozu" && r.DiskPerMinimal == 0 {
+			t.Errorf("sozu: no disk/minimal (disk %d bytes, minimal %d)", r.DiskBytes, out.Reference.MinimalBytes)
 		}
 	}
 	for _, args := range [][]string{
