@@ -213,3 +213,21 @@ func TestSetStatsDigestMatchesGenerator(t *testing.T) {
 		t.Fatal("the map, which keeps no set statistics, ended a replay with them")
 	}
 }
+
+// TestGrowthSeries: the warm-up gets a point each time the live set has
+// grown by GrowthStep, from its first block to the target.
+func TestGrowthSeries(t *testing.T) {
+	cfg := workload.Config{Seed: 3, Blocks: 5, TargetUTXOs: 3000, WarmupTxsPerBlock: 10, WarmupFanout: 20}
+	_, res := mapAndMemory(t, cfg, driver.Options{GrowthStep: 500})
+	if len(res.Growth) < 3000/500 {
+		t.Fatalf("%d growth points for 3000 UTXOs at 500 a point: %+v", len(res.Growth), res.Growth)
+	}
+	for i, p := range res.Growth {
+		if p.PerSecond <= 0 || i > 0 && p.Live < res.Growth[i-1].Live+500 {
+			t.Fatalf("point %d of %+v", i, res.Growth)
+		}
+	}
+	if last := res.Growth[len(res.Growth)-1].Live; last < 2500 {
+		t.Fatalf("the growth series ends at %d live UTXOs, short of the 3000 target", last)
+	}
+}

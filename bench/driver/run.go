@@ -28,6 +28,9 @@ type Options struct {
 	// SeriesEvery is the number of measured blocks per point of the
 	// throughput series (at least 1).
 	SeriesEvery int
+	// GrowthStep is how many UTXOs the live set grows by, in the warm-up,
+	// per point of the growth series (0: none).
+	GrowthStep uint64
 	// Clients is the number of goroutines that submit transactions
 	// concurrently, as a validator does (0 or 1: one at a time). See
 	// submitConcurrently.
@@ -63,6 +66,11 @@ type run struct {
 	blocks        int
 	intervalItems uint64
 	intervalTime  time.Duration
+	// the warm-up's current growth interval, and the live set size at
+	// which it ends
+	growthItems uint64
+	growthTime  time.Duration
+	growthEnd   uint64
 }
 
 // Run replays the stream r against t and returns the measurements and the
@@ -240,6 +248,9 @@ func (d *run) timed(c report.Class, items int, call func() error) error {
 		d.items[c] += uint64(items)
 		d.intervalItems += uint64(items)
 		d.intervalTime += elapsed
+	} else {
+		d.growthItems += uint64(items)
+		d.growthTime += elapsed
 	}
 	return err
 }
@@ -254,6 +265,7 @@ func (d *run) addLogical(n int) {
 // blockDone closes a block for the throughput series.
 func (d *run) blockDone(live uint64) {
 	if !d.measured {
+		d.grown(live)
 		return
 	}
 	d.blocks++
@@ -262,6 +274,16 @@ func (d *run) blockDone(live uint64) {
 	}
 	d.res.Series = append(d.res.Series, report.Point{Live: live, PerSecond: float64(d.intervalItems) / d.intervalTime.Seconds()})
 	d.intervalItems, d.intervalTime = 0, 0
+}
+
+// grown closes a warm-up block for the growth series: a point once the
+// live set has grown by GrowthStep since the last.
+func (d *run) grown(live uint64) {
+	if d.opts.GrowthStep == 0 || live < d.growthEnd || d.growthTime <= 0 {
+		return
+	}
+	d.res.Growth = append(d.res.Growth, report.Point{Live: live, PerSecond: float64(d.growthItems) / d.growthTime.Seconds()})
+	d.growthItems, d.growthTime, d.growthEnd = 0, 0, live+d.opts.GrowthStep
 }
 
 func (d *run) apply(ctx context.Context, op *workload.Op) error {

@@ -14,7 +14,7 @@ const (
 	padL, padR, padT, padB   = 70.0, 150.0, 30.0, 50.0
 	plotW, plotH             = chartW - padL - padR, chartH - padT - padB
 	gridLines                = 5
-	chartTitle               = "store throughput (items/s of store time) vs live UTXOs"
+	chartTitle               = "store throughput (items/s of store time) vs live UTXOs; dashed: the warm-up"
 	legendStep, legendOffset = 18.0, 10.0
 )
 
@@ -26,7 +26,7 @@ var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#
 func WriteChart(w io.Writer, results []*EngineResult) error {
 	var maxX, maxY float64
 	for _, r := range results {
-		for _, p := range r.Series {
+		for _, p := range append(r.Growth[:len(r.Growth):len(r.Growth)], r.Series...) {
 			maxX, maxY = math.Max(maxX, float64(p.Live)), math.Max(maxY, p.PerSecond)
 		}
 	}
@@ -48,12 +48,19 @@ func WriteChart(w io.Writer, results []*EngineResult) error {
 	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">live UTXOs</text>`+"\n", padL+plotW/2, chartH-10)
 	for i, r := range results {
 		color := palette[i%len(palette)]
-		if len(r.Series) > 0 {
-			pts := make([]string, len(r.Series))
-			for j, p := range r.Series {
+		// The warm-up's growth dashed, the measured blocks solid.
+		for _, line := range []struct {
+			points []Point
+			dash   string
+		}{{r.Growth, ` stroke-dasharray="6 4"`}, {r.Series, ""}} {
+			if len(line.points) == 0 {
+				continue
+			}
+			pts := make([]string, len(line.points))
+			for j, p := range line.points {
 				pts[j] = fmt.Sprintf("%.1f,%.1f", x(float64(p.Live)), y(p.PerSecond))
 			}
-			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", color, strings.Join(pts, " "))
+			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", color, line.dash, strings.Join(pts, " "))
 		}
 		ly := padT + legendOffset + legendStep*float64(i)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3"/>`+"\n", padL+plotW+12, ly, padL+plotW+32, ly, color)

@@ -49,12 +49,16 @@ type Point struct {
 
 // EngineResult is everything measured for one engine.
 type EngineResult struct {
-	Engine   string                `json:"engine"`
-	Classes  map[Class]ClassResult `json:"classes"`
-	Series   []Point               `json:"series"`
-	Digest   string                `json:"digest"`
-	Utxos    uint64                `json:"utxos"`
-	Satoshis uint64                `json:"satoshis"`
+	Engine  string                `json:"engine"`
+	Classes map[Class]ClassResult `json:"classes"`
+	Series  []Point               `json:"series"`
+	// Growth is the warm-up's throughput as the live set grows to its
+	// target, a point per Options.GrowthStep UTXOs (driver): the blocks
+	// that build the set, connected fresh, before the measured ones.
+	Growth   []Point `json:"growth,omitempty"`
+	Digest   string  `json:"digest"`
+	Utxos    uint64  `json:"utxos"`
+	Satoshis uint64  `json:"satoshis"`
 	// StoreSeconds is the time spent in measured store calls; WallSeconds
 	// the whole replay, warm-up included.
 	StoreSeconds float64 `json:"store_seconds"`

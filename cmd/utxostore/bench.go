@@ -137,7 +137,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.Float64Var(&cfg.synthetic.ReorgRate, "reorg-rate", cfg.synthetic.ReorgRate, "probability of a reorg after a measured block")
 	fs.Float64Var(&cfg.synthetic.DoubleSpendsPerBlock, "double-spends", cfg.synthetic.DoubleSpendsPerBlock, "double-spend attempts per measured block")
 	fs.StringVar(&cfg.jsonPath, "json", "", "write the full results as JSON to this file")
-	fs.StringVar(&cfg.chartPath, "chart", "", "write an SVG chart of throughput vs live UTXOs to this file")
+	fs.StringVar(&cfg.chartPath, "chart", "", "write an SVG chart of throughput vs live UTXOs to this file: the measured blocks, and dashed the warm-up that grows the set from 0")
 	fs.StringVar(&cfg.dir, "dir", "", "parent directory of the temporary data directories (default: the system's)")
 	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
 	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU profile of the measured blocks (ENGINE.cpu.pprof) and allocation profiles of the warm-up and the whole replay (ENGINE.allocs-warmup.pprof, ENGINE.allocs.pprof) to this directory")
@@ -205,6 +205,15 @@ func parseBench(args []string) (*benchConfig, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// growthStep is the warm-up's growth per point of the growth series, about
+// 40 points to the synthetic chain's target (block files have no warm-up).
+func (cfg *benchConfig) growthStep() uint64 {
+	if cfg.files != nil {
+		return 0
+	}
+	return max(1, uint64(cfg.synthetic.TargetUTXOs)/40)
 }
 
 // The references bench checks every engine's final set against.
@@ -289,7 +298,8 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*b
 			res := benchChild(ctx, name, cfg, dir, streamPath, seriesEvery, filepath.Join(work, name+".json"))
 			return res, cfg.measureSnapshot(ctx, res, dir, log)
 		}
-		opts, stop, err := startProfile(cfg.profile, name, driver.Options{SeriesEvery: seriesEvery, Clients: cfg.clients, SetStatsDigest: cfg.setStats})
+		opts, stop, err := startProfile(cfg.profile, name, driver.Options{SeriesEvery: seriesEvery, GrowthStep: cfg.growthStep(),
+			Clients: cfg.clients, SetStatsDigest: cfg.setStats})
 		if err != nil {
 			return nil, err
 		}
@@ -438,7 +448,7 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
 		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps),
 		"--index=" + strconv.FormatBool(cfg.sf.index), "--index-cache=" + strconv.FormatInt(cfg.sf.indexCache, 10),
-		"--set-stats-digest=" + strconv.FormatBool(cfg.setStats)}
+		"--set-stats-digest=" + strconv.FormatBool(cfg.setStats), "--growth-step=" + strconv.FormatUint(cfg.growthStep(), 10)}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stderr = os.Stderr
 	runErr := cmd.Run()
@@ -470,12 +480,14 @@ func runBenchChild(ctx context.Context, args []string) error {
 	profile := fs.String("profile", "", "profile directory")
 	clients := fs.Int("clients", 1, "concurrent submitters")
 	setStatsDigest := fs.Bool("set-stats-digest", false, "end with the set statistics, not a Summary (--reference set-stats)")
+	growthStep := fs.Uint64("growth-step", 0, "UTXOs per point of the warm-up's growth series")
 	// Every setting is the parent's, on the command line benchChild
 	// writes: the environment was read once, by the parent (parseBench).
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	opts, stop, err := startProfile(*profile, sf.engine, driver.Options{SeriesEvery: *seriesEvery, Clients: *clients, SetStatsDigest: *setStatsDigest})
+	opts, stop, err := startProfile(*profile, sf.engine, driver.Options{SeriesEvery: *seriesEvery, GrowthStep: *growthStep,
+		Clients: *clients, SetStatsDigest: *setStatsDigest})
 	if err != nil {
 		return err
 	}

@@ -93,8 +93,16 @@ func TestBenchSmallAllEngines(t *testing.T) {
 		t.Errorf("JSON output unreadable or different: %v", err)
 	}
 	svg, err := os.ReadFile(chartPath)
-	if err != nil || !strings.HasPrefix(string(svg), "<svg") || strings.Count(string(svg), "<polyline") != len(out.Results) {
+	// A line for each engine's measured blocks, and a dashed one for the
+	// warm-up that grew the set.
+	if err != nil || !strings.HasPrefix(string(svg), "<svg") || strings.Count(string(svg), "<polyline") != 2*len(out.Results) ||
+		strings.Count(string(svg), "stroke-dasharray") != len(out.Results) {
 		t.Errorf("chart: %v, %d lines", err, strings.Count(string(svg), "<polyline"))
+	}
+	for _, r := range out.Results {
+		if n := len(r.Growth); n == 0 || r.Growth[n-1].Live < 3000 {
+			t.Errorf("%s: the warm-up's growth series %+v does not reach the 3000 UTXOs target", r.Engine, r.Growth)
+		}
 	}
 }
 
