@@ -490,7 +490,7 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	if err != nil {
 		return err
 	}
-	if cs.StatsBehind > 0 {
+	if cs.StatsBehind > 0 { // left pending: a store opened read-only has no worker to fold them
 		return fmt.Errorf("a store opened read-only cannot disconnect blocks")
 	}
 	if !cs.HasTip || cs.TipHeight != b.Height || cs.TipHash != b.Hash {

@@ -21,13 +21,13 @@ import (
 // chain state's StatsBehind; the stats worker works the change out beside
 // the next blocks, and multiplies it into the product of the changes it
 // finished. Once statsFoldBlocks of them wait, the next block boundary
-// (finishBlock) folds their product into the chain state's Stats and drops
-// those blocks' pending records: one multiplication, every few blocks,
-// is all that the statistics cost the block path. Everything that reads or undoes the statistics
-// (SetStats, Summary, DisconnectBlock, a block read in chunks, Close)
-// waits for the worker first, so no caller ever sees statistics other than
-// the tip's; DisconnectBlock, a block read in chunks and Close fold them
-// all into the chain state first.
+// (finishBlock) folds their product into the chain state's Stats and
+// drops those blocks' pending records: one multiplication every few
+// blocks is all that the statistics cost the block path. Everything that
+// reads or undoes the statistics (SetStats, Summary, DisconnectBlock, a
+// block read in chunks, Close) waits for the worker first, so no caller
+// ever sees statistics other than the tip's; DisconnectBlock, a block
+// read in chunks and Close fold them all into the chain state first.
 //
 // A crash loses the worker's unfolded results, not the pending records:
 // Open hands those blocks to the worker again, which reads the blocks'

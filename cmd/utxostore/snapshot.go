@@ -180,14 +180,13 @@ func runSnapshotDump(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	check := func(dumped coinstats.Summary) error { return matchesKept(dumped, kept) }
 	result := snapshotResult{Format: *format, BaseHash: tip.Hash.String(), BaseHeight: tip.Height}
 	if *format == formatCore {
 		result.Path = out
-		result.Summary, err = dumpCore(out, src.network(), tip, sorter, check)
+		result.Summary, err = dumpCore(out, src.network(), tip, sorter, kept)
 	} else {
 		result.Path = filepath.Join(out, tip.Hash.String()+teranode.ExtSet)
-		result.Summary, err = dumpTeranode(out, tip, headers, sorter, check)
+		result.Summary, err = dumpTeranode(out, tip, headers, sorter, kept)
 	}
 	if err != nil {
 		return err
@@ -360,8 +359,9 @@ func matchesKept(dumped coinstats.Summary, kept *coinstats.Summary) error {
 }
 
 // dumpCore writes the sorted set to the file out, created beside it under
-// a temporary name and renamed into place once whole and checked.
-func dumpCore(out, network string, tip utxo.Tip, sorter *snapshot.Sorter, check func(coinstats.Summary) error) (coinstats.Summary, error) {
+// a temporary name and renamed into place once whole and matching kept
+// (matchesKept).
+func dumpCore(out, network string, tip utxo.Tip, sorter *snapshot.Sorter, kept *coinstats.Summary) (coinstats.Summary, error) {
 	magic, err := chain.NetworkMagic(network)
 	if err != nil {
 		return coinstats.Summary{}, err
@@ -396,7 +396,7 @@ func dumpCore(out, network string, tip utxo.Tip, sorter *snapshot.Sorter, check 
 		return coinstats.Summary{}, err
 	}
 	sum := walk.Finalize()
-	if err := check(sum); err != nil {
+	if err := matchesKept(sum, kept); err != nil {
 		return sum, err
 	}
 	if err := os.Rename(f.Name(), out); err != nil {
@@ -406,8 +406,8 @@ func dumpCore(out, network string, tip utxo.Tip, sorter *snapshot.Sorter, check 
 }
 
 // dumpTeranode writes the headers file and the set file in dir, and
-// removes them again when check refuses the set.
-func dumpTeranode(dir string, tip utxo.Tip, headers []teranode.BlockIndex, sorter *snapshot.Sorter, check func(coinstats.Summary) error) (sum coinstats.Summary, err error) {
+// removes them again when the set does not match kept (matchesKept).
+func dumpTeranode(dir string, tip utxo.Tip, headers []teranode.BlockIndex, sorter *snapshot.Sorter, kept *coinstats.Summary) (sum coinstats.Summary, err error) {
 	base := filepath.Join(dir, tip.Hash.String())
 	hf, err := teranode.Create(base + teranode.ExtHeaders)
 	if err != nil {
@@ -454,7 +454,7 @@ func dumpTeranode(dir string, tip utxo.Tip, headers []teranode.BlockIndex, sorte
 		return sum, err
 	}
 	sum = walk.Finalize()
-	if err := check(sum); err != nil {
+	if err := matchesKept(sum, kept); err != nil {
 		return sum, err
 	}
 	if err := sf.Close(); err != nil {
