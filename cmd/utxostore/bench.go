@@ -57,6 +57,14 @@ Blockbook's address index, in bulk as import writes it. A second table
 gives the index's rates, its time beside the store's, its disk size over
 its live keys and values, and its write amplification.
 
+With --crash, engine sozu's replay is killed with SIGKILL at the
+measured block boundary where its log holds the most it keeps before a
+page checkpoint (Sozu's ckptlog); its store is opened again, timed, and
+the rest of the stream is replayed on it, so the final check also proves
+that the reopen lost no acknowledged write. A second table gives the log
+at the kill, the reopen's time and replay rate, and the reopen a whole
+ckptlog would take at that rate.
+
 Workloads: --workload synthetic (the default; --seed, --blocks, --utxos,
 --txs shape it) or block files (--workload FILE, more FILEs as arguments):
 a chain from genesis is replayed like import, files whose blocks miss their
