@@ -598,7 +598,7 @@ func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream s
 		return nil, err
 	}
 	if crash.killFile != "" {
-		if opts.AfterBlock, err = crashAt(ctx, store, sf, crash.killFile); err != nil {
+		if opts.AfterBlock, err = crashAt(ctx, store, crash.killFile); err != nil {
 			store.Close()
 			return nil, err
 		}

@@ -58,23 +58,22 @@ func crashedChild(ctx context.Context, name string, args []string, exe, crashFil
 // most it can: when one more block like the last would reach Sozu's
 // ckptlog, past which the next boundary takes a page checkpoint and
 // starts the log again. It notes the point in file first.
-func crashAt(ctx context.Context, store *utxo.DB, sf storeFlags, file string) (func(applied int, live uint64), error) {
+func crashAt(ctx context.Context, store *utxo.DB, file string) (func(applied int, live uint64), error) {
 	eng, ok := sozuEngine(store)
 	if !ok {
 		return nil, fmt.Errorf("--crash kills engine sozu, not %s", store.Engine().Name())
 	}
-	o, err := sf.sozuOptions(false)
-	if err != nil {
-		return nil, err
-	}
-	bound := int64(o.CheckpointLogBytes)
-	var last int64
+	bound := eng.CheckpointLogBytes()
+	last := int64(-1) // the log after the last measured block, once there is one
 	return func(applied int, live uint64) {
 		st, err := eng.Stats(ctx)
 		if err != nil {
 			return // the replay's next call reports it
 		}
 		grew := st.WALBytes - last
+		if last < 0 {
+			grew = 0
+		}
 		last = st.WALBytes
 		if grew <= 0 || st.WALBytes+grew < bound {
 			return

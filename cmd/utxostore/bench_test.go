@@ -413,10 +413,10 @@ func TestBenchSetStatsReference(t *testing.T) {
 }
 
 // TestBenchCrashResumesToTheReference kills Sozu's replay with SIGKILL
-// where its log is longest, reopens the store and finishes the stream on
-// it: the final set must still be the map's, so the reopen lost no
-// acknowledged write and the resumption took up exactly where the kill
-// left off.
+// where its log is longest (within a block of its ckptlog), reopens the
+// store and finishes the stream on it: the final set must still be the
+// map's, so the reopen lost no acknowledged write and the resumption took
+// up exactly where the kill left off.
 func TestBenchCrashResumesToTheReference(t *testing.T) {
 	const ckptlog = 4 << 20
 	tuning := "ckptlog=" + strconv.Itoa(ckptlog)
@@ -440,7 +440,7 @@ func TestBenchCrashResumesToTheReference(t *testing.T) {
 			t.Fatal("sozu: no recovery")
 		case c.AppliedOps <= 0 || c.AppliedOps >= out.Workload.Ops || c.LiveUTXOs == 0:
 			t.Errorf("killed after %d of %d operations, %d live UTXOs", c.AppliedOps, out.Workload.Ops, c.LiveUTXOs)
-		case c.CheckpointLogBytes != ckptlog || c.LogBytes <= 0 || c.LogBytes > ckptlog:
+		case c.CheckpointLogBytes != ckptlog || c.LogBytes < ckptlog/2 || c.LogBytes > ckptlog:
 			t.Errorf("log %d bytes at the kill, bound %d", c.LogBytes, c.CheckpointLogBytes)
 		case c.OpenSeconds <= 0 || c.ReplayedRecords == 0 || c.ReplayedBytes == 0:
 			t.Errorf("reopen %.3f s replayed %d records, %d bytes", c.OpenSeconds, c.ReplayedRecords, c.ReplayedBytes)
