@@ -16,6 +16,10 @@ type changeCounting struct {
 	changes *atomic.Uint64
 }
 
+// Unwrap returns the engine itself, for what only its own type offers
+// (Sozu's Stats).
+func (c changeCounting) Unwrap() engine.Engine { return c.Engine }
+
 func (c changeCounting) Update(ctx context.Context, updates []engine.Update) ([]error, error) {
 	defer c.changes.Add(1)
 	return c.Engine.Update(ctx, updates)

@@ -231,3 +231,57 @@ func TestGrowthSeries(t *testing.T) {
 		t.Fatalf("the growth series ends at %d live UTXOs, short of the 3000 target", last)
 	}
 }
+
+// TestSkipResumesAfterABlock: a replay stopped after a measured block,
+// where AfterBlock reports it, and resumed with Skip on the same target
+// ends where one whole replay ends.
+func TestSkipResumesAfterABlock(t *testing.T) {
+	cfg := workload.Config{Seed: 5, Blocks: 20, TargetUTXOs: 2000, TxsPerBlock: workload.Count{Min: 1, Mean: 30, Max: 300},
+		ReorgRate: 0.2, DoubleSpendsPerBlock: 1}
+	data := stream(t, cfg)
+	ctx := context.Background()
+	var blocks []int
+	whole, err := driver.Run(ctx, driver.NewMap(), workload.NewReader(bytes.NewReader(data)),
+		driver.Options{AfterBlock: func(applied int, live uint64) { blocks = append(blocks, applied) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) < cfg.Blocks {
+		t.Fatalf("AfterBlock ran %d times for %d measured blocks", len(blocks), cfg.Blocks)
+	}
+
+	// The state a kill after the middle block leaves: its operations
+	// applied, and no more.
+	stop := blocks[len(blocks)/2]
+	var head bytes.Buffer
+	w := workload.NewWriter(&head)
+	r := workload.NewReader(bytes.NewReader(data))
+	for range stop {
+		op, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	m := driver.NewMap()
+	if _, err := driver.Run(ctx, m, workload.NewReader(&head), driver.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	measured := false
+	resumed, err := driver.Run(ctx, m, workload.NewReader(bytes.NewReader(data)),
+		driver.Options{Skip: stop, OnMeasure: func() { measured = true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resumed.Digest != whole.Digest || !measured {
+		t.Errorf("resumed after operation %d: digest %s, want %s (measuring: %v)", stop, resumed.Digest, whole.Digest, measured)
+	}
+	if got, want := resumed.Classes[report.SetMined].Calls, whole.Classes[report.SetMined].Calls; got == 0 || got >= want {
+		t.Errorf("the resumption measured %d blocks of the whole replay's %d", got, want)
+	}
+}

@@ -44,6 +44,15 @@ type Options struct {
 	// is their MuHash, and Utxos and Satoshis their txouts and
 	// total_amount. The target must keep them.
 	SetStatsDigest bool
+	// Skip is the number of operations at the stream's start that the
+	// target already holds (a replay killed after them): they are read
+	// and not applied.
+	Skip int
+	// AfterBlock, when set, is called after each measured Connect with
+	// the number of operations applied so far (all of them, the Connect
+	// included), and the live set's size: a replay killed there resumes
+	// with Skip set to it.
+	AfterBlock func(applied int, live uint64)
 }
 
 // run is one replay in progress.
@@ -95,6 +104,12 @@ func Run(ctx context.Context, t Target, r *workload.Reader, opts Options) (*repo
 		if err != nil {
 			return nil, err
 		}
+		if n < opts.Skip {
+			if op.Kind == workload.Measure {
+				d.startMeasuring()
+			}
+			continue
+		}
 		if opts.Clients > 1 && op.Kind == workload.Submit {
 			d.submits = append(d.submits, op)
 			continue
@@ -104,6 +119,9 @@ func Run(ctx context.Context, t Target, r *workload.Reader, opts Options) (*repo
 		}
 		if err := d.apply(ctx, op); err != nil {
 			return nil, fmt.Errorf("operation %d (%s): %w", n, op.Kind, err)
+		}
+		if op.Kind == workload.Connect && d.measured && opts.AfterBlock != nil {
+			opts.AfterBlock(n+1, op.Live)
 		}
 	}
 	if err := d.submitConcurrently(ctx); err != nil {
@@ -286,13 +304,18 @@ func (d *run) grown(live uint64) {
 	d.growthItems, d.growthTime, d.growthEnd = 0, 0, live+d.opts.GrowthStep
 }
 
+// startMeasuring ends the warm-up.
+func (d *run) startMeasuring() {
+	d.measured = true
+	if d.opts.OnMeasure != nil {
+		d.opts.OnMeasure()
+	}
+}
+
 func (d *run) apply(ctx context.Context, op *workload.Op) error {
 	switch op.Kind {
 	case workload.Measure:
-		d.measured = true
-		if d.opts.OnMeasure != nil {
-			d.opts.OnMeasure()
-		}
+		d.startMeasuring()
 	case workload.Submit:
 		if err := d.timed(report.Spend, len(op.Tx.Msg.TxIn), func() error {
 			_, err := d.t.Spend(ctx, op.Tx, nil, 0)

@@ -103,7 +103,30 @@ type EngineResult struct {
 	// Snapshot, with bench --snapshot, is the dump of the final set as a
 	// Core snapshot and its load into a new store.
 	Snapshot *SnapshotResult `json:"snapshot,omitempty"`
+	// Recovery, with bench --crash, is the kill of the replay and the
+	// reopen of its store; the other figures are then those of the
+	// replay's resumption on the reopened store.
+	Recovery *RecoveryResult `json:"recovery,omitempty"`
 	Err      string          `json:"error,omitempty"`
+}
+
+// RecoveryResult is a replay killed with SIGKILL at a measured block
+// boundary and its store opened again, replaying its log.
+type RecoveryResult struct {
+	// AppliedOps is the operations of the stream applied before the kill;
+	// LiveUTXOs the set's size there.
+	AppliedOps int    `json:"applied_ops"`
+	LiveUTXOs  uint64 `json:"live_utxos"`
+	// LogBytes is what the engine's log held at the kill, the records the
+	// open replays, and CheckpointLogBytes the engine's bound on it
+	// (Sozu's ckptlog).
+	LogBytes           int64 `json:"log_bytes"`
+	CheckpointLogBytes int64 `json:"checkpoint_log_bytes"`
+	// OpenSeconds is the time the reopen took, replay included, and
+	// ReplayedRecords and ReplayedBytes what it replayed.
+	OpenSeconds     float64 `json:"open_seconds"`
+	ReplayedRecords int     `json:"replayed_records"`
+	ReplayedBytes   int64   `json:"replayed_bytes"`
 }
 
 // SnapshotResult is the final set dumped as a Core snapshot (`utxostore

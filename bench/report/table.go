@@ -142,3 +142,27 @@ func WriteSnapshotTable(w io.Writer, results []*EngineResult) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// WriteRecoveryTable writes, for each engine with a RecoveryResult, the
+// log its kill left, the reopen's time and replay rate, and the reopen
+// the engine's whole log bound would take at that rate.
+func WriteRecoveryTable(w io.Writer, results []*EngineResult) error {
+	var b strings.Builder
+	b.WriteString("| engine | live UTXOs at the kill | log MiB | reopen s | replayed records | replay MiB/s | log bound MiB | reopen at the bound s |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range results {
+		c := r.Recovery
+		if c == nil || c.OpenSeconds == 0 {
+			continue
+		}
+		rate := float64(c.ReplayedBytes) / c.OpenSeconds
+		bound := "–"
+		if rate > 0 {
+			bound = fmt.Sprintf("%.1f", float64(c.CheckpointLogBytes)/rate)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.2f | %d | %.1f | %d | %s |\n", r.Engine, c.LiveUTXOs, float64(c.LogBytes)/(1<<20),
+			c.OpenSeconds, c.ReplayedRecords, rate/(1<<20), c.CheckpointLogBytes>>20, bound)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

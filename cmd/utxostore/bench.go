@@ -27,6 +27,7 @@ import (
 	"github.com/utxostore/utxostore/bench/workload"
 	"github.com/utxostore/utxostore/engine/redis"
 	"github.com/utxostore/utxostore/internal/sysstat"
+	"github.com/utxostore/utxostore/utxo"
 )
 
 const benchHelp = `Usage: utxostore bench [flags] [FILE...]
@@ -56,6 +57,14 @@ Blockbook's address index, in bulk as import writes it. A second table
 gives the index's rates, its time beside the store's, its disk size over
 its live keys and values, and its write amplification.
 
+With --crash, engine sozu's replay is killed with SIGKILL at the
+measured block boundary where its log holds the most it keeps before a
+page checkpoint (Sozu's ckptlog); its store is opened again, timed, and
+the rest of the stream is replayed on it, so the final check also proves
+that the reopen lost no acknowledged write. A second table gives the log
+at the kill, the reopen's time and replay rate, and the reopen a whole
+ckptlog would take at that rate.
+
 Workloads: --workload synthetic (the default; --seed, --blocks, --utxos,
 --txs shape it) or block files (--workload FILE, more FILEs as arguments):
 a chain from genesis is replayed like import, files whose blocks miss their
@@ -81,6 +90,9 @@ type benchConfig struct {
 	inProcess bool
 	// snapshot dumps each engine's final set and loads it (--snapshot).
 	snapshot bool
+	// crash kills each engine's replay and resumes it on the reopened
+	// store (--crash).
+	crash bool
 	// setStats checks each engine against the statistics the generator
 	// kept of the chain's set, not against the map (--reference).
 	setStats bool
@@ -113,6 +125,12 @@ func runBench(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if cfg.crash {
+		fmt.Println()
+		if err := report.WriteRecoveryTable(os.Stdout, out.Results); err != nil {
+			return err
+		}
+	}
 	return out.check()
 }
 
@@ -124,7 +142,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	// --data are not, since bench picks both per engine.
 	sfs := flag.NewFlagSet("store", flag.ContinueOnError)
 	cfg.sf.register(sfs)
-	for _, name := range []string{"sync", "network", "redis", "redis-namespace", "redis-wait", "batch-wait", "batch-ops"} {
+	for _, name := range []string{"sync", "network", "redis", "redis-namespace", "redis-wait", "batch-wait", "batch-ops", "sozu-tuning"} {
 		f := sfs.Lookup(name)
 		fs.Var(f.Value, name, f.Usage)
 	}
@@ -144,6 +162,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.BoolVar(&cfg.sf.index, "index", false, "feed every engine's blocks along the block path into a block store and Blockbook's address index, as import --index does, and report the index's figures")
 	cfg.sf.registerIndexCache(fs)
 	fs.BoolVar(&cfg.snapshot, "snapshot", false, "after each engine's replay (engines sozu and pebble), dump its final set as a Core snapshot with 'utxostore snapshot dump' and load the file into a new store with 'snapshot load', and print the rates, in coins of the set per second, of the replay that built it, the dump and the load")
+	fs.BoolVar(&cfg.crash, "crash", false, "kill engine sozu's replay with SIGKILL at the measured block boundary where its log holds the most it keeps before a page checkpoint (it fails if the measured blocks end first), reopen the store, timing it, and finish the stream on it: the final set must still equal the reference, and a second table gives the log at the kill, the reopen's time and its replay rate")
 	fs.BoolVar(&cfg.inProcess, "in-process", false, "run every engine in this process (peak RSS and I/O are then not per engine)")
 	reference := fs.String("reference", referenceMap, `what every engine's final set must equal: "`+referenceMap+`", the map's (a walk of the set, which holds it in memory), or "`+referenceSetStats+`", Bitcoin Core's statistics of the synthetic chain's set (txouts, total_amount, muhash) kept as the chain is generated, against those the store keeps, for a set the map cannot hold`)
 	sources, err := parseFlags(fs, args)
@@ -190,9 +209,15 @@ func parseBench(args []string) (*benchConfig, error) {
 	if cfg.setStats && cfg.files != nil {
 		return nil, usagef("--reference %s needs the synthetic workload: the generator keeps the statistics", referenceSetStats)
 	}
+	if cfg.crash && (cfg.inProcess || cfg.snapshot || cfg.sf.index) {
+		return nil, usagef("--crash kills a child process replaying the store alone: it runs without --in-process, --snapshot and --index")
+	}
 	seen := map[string]bool{}
 	for _, name := range strings.Split(*engineList, ",") {
 		name = strings.TrimSpace(name)
+		if cfg.crash && name != "sozu" && name != mapEngine {
+			return nil, usagef("--crash measures engine sozu's recovery: list only sozu (and %s) in --engines, not %q", mapEngine, name)
+		}
 		if _, ok := engines[name]; !ok && name != mapEngine {
 			return nil, usagef("unknown engine %q: choose among %s, %s", name, strings.Join(engineNames(), ", "), mapEngine)
 		}
@@ -305,7 +330,7 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*b
 		}
 		sf := cfg.sf
 		sf.namespace = cfg.redisNamespace()
-		res := benchEngine(ctx, name, sf, dir, streamPath, opts)
+		res := benchEngine(ctx, name, sf, dir, streamPath, opts, crashPlan{})
 		if err := stop(); err != nil {
 			return nil, err
 		}
@@ -449,7 +474,14 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps),
 		"--index=" + strconv.FormatBool(cfg.sf.index), "--index-cache=" + strconv.FormatInt(cfg.sf.indexCache, 10),
 		"--set-stats-digest=" + strconv.FormatBool(cfg.setStats), "--growth-step=" + strconv.FormatUint(cfg.growthStep(), 10)}
-	cmd := exec.CommandContext(ctx, exe, args...)
+	if cfg.crash && name != mapEngine {
+		return crashedChild(ctx, name, args, exe, resultPath+".crash", resultPath)
+	}
+	return runChild(ctx, name, exec.CommandContext(ctx, exe, args...), resultPath)
+}
+
+// runChild runs a child, cmd, and reads its result from resultPath.
+func runChild(ctx context.Context, name string, cmd *exec.Cmd, resultPath string) *report.EngineResult {
 	cmd.Stderr = os.Stderr
 	runErr := cmd.Run()
 	data, err := os.ReadFile(resultPath)
@@ -481,6 +513,9 @@ func runBenchChild(ctx context.Context, args []string) error {
 	clients := fs.Int("clients", 1, "concurrent submitters")
 	setStatsDigest := fs.Bool("set-stats-digest", false, "end with the set statistics, not a Summary (--reference set-stats)")
 	growthStep := fs.Uint64("growth-step", 0, "UTXOs per point of the warm-up's growth series")
+	var crash crashPlan
+	fs.StringVar(&crash.killFile, "crash-file", "", "kill this process at the crash point, noted in this file first (bench --crash)")
+	fs.StringVar(&crash.resumeFile, "resume-from", "", "reopen the store a kill left and resume the replay from the crash point noted in this file")
 	// Every setting is the parent's, on the command line benchChild
 	// writes: the environment was read once, by the parent (parseBench).
 	if err := fs.Parse(args); err != nil {
@@ -491,7 +526,7 @@ func runBenchChild(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	res := benchEngine(ctx, sf.engine, sf, sf.data, *stream, opts)
+	res := benchEngine(ctx, sf.engine, sf, sf.data, *stream, opts, crash)
 	if err := stop(); err != nil {
 		return err
 	}
@@ -509,11 +544,12 @@ func runBenchChild(ctx context.Context, args []string) error {
 }
 
 // benchEngine replays the stream on one engine (or the map) over a fresh
-// data directory and measures it. Failures are reported in the result.
-func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, opts driver.Options) *report.EngineResult {
+// data directory, or resumes it as crash says, and measures it. Failures
+// are reported in the result.
+func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, opts driver.Options, crash crashPlan) *report.EngineResult {
 	io0 := sysstat.ReadIO()
 	device0, deviceOK := sysstat.DeviceWrites(dir)
-	res, err := replayEngine(ctx, name, sf, dir, stream, opts)
+	res, err := replayEngine(ctx, name, sf, dir, stream, opts, crash)
 	if err != nil {
 		return &report.EngineResult{Engine: name, Err: err.Error()}
 	}
@@ -535,7 +571,7 @@ func benchEngine(ctx context.Context, name string, sf storeFlags, dir, stream st
 	return res
 }
 
-func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, opts driver.Options) (*report.EngineResult, error) {
+func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream string, opts driver.Options, crash crashPlan) (*report.EngineResult, error) {
 	if name == mapEngine {
 		opts.Clients = 1 // the reference is one plain map
 		ref := driver.NewMap()
@@ -550,13 +586,32 @@ func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream s
 	if sf.index {
 		return replayPath(ctx, sf, stream, opts)
 	}
-	store, err := sf.open(ctx, createStore)
+	var store *utxo.DB
+	var recovery *report.RecoveryResult
+	var err error
+	if crash.resumeFile != "" {
+		store, recovery, opts, err = reopenCrashed(ctx, sf, crash.resumeFile, opts)
+	} else {
+		store, err = sf.open(ctx, createStore)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if crash.killFile != "" {
+		if opts.AfterBlock, err = crashAt(ctx, store, crash.killFile); err != nil {
+			store.Close()
+			return nil, err
+		}
 	}
 	res, err := replayStream(ctx, driver.Store{DB: store}, stream, opts)
 	if closeErr := store.Close(); err == nil && closeErr != nil {
 		err = fmt.Errorf("closing: %w", closeErr)
+	}
+	if err == nil && crash.killFile != "" {
+		err = errors.New("--crash: the measured blocks ended before the store's log neared its page checkpoint bound (ckptlog): measure more --blocks, or set a smaller ckptlog with --sozu-tuning")
+	}
+	if res != nil {
+		res.Recovery = recovery
 	}
 	return res, err
 }

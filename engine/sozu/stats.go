@@ -26,6 +26,11 @@ type Shape struct {
 	Layers    []LayerShape
 }
 
+// CheckpointLogBytes is the log, in bytes, past which a block boundary
+// takes a page checkpoint and starts the log again (Options, ckptlog): a
+// reopen replays at most that much and the last block's writes.
+func (e *Engine) CheckpointLogBytes() int64 { return int64(e.opts.CheckpointLogBytes) }
+
 // Shape returns the table's configured shape.
 func (e *Engine) Shape() Shape {
 	sh := Shape{Shards: e.opts.Shards, PageSize: PageSize, InlineMax: e.opts.InlineMax}
