@@ -78,7 +78,7 @@ type keystream [numBytes + chacha20poly1305.Overhead]byte
 func (m *MuHash) Insert(data []byte) {
 	m.start()
 	toElement(&m.element, &m.stream, data)
-	m.mul.mul(&m.num, &m.num, &m.element)
+	m.mulInto(&m.num, &m.element)
 }
 
 // Remove takes data out of the set (it need not have been inserted into
@@ -87,7 +87,7 @@ func (m *MuHash) Insert(data []byte) {
 func (m *MuHash) Remove(data []byte) {
 	m.start()
 	toElement(&m.element, &m.stream, data)
-	m.mul.mul(&m.den, &m.den, &m.element)
+	m.mulInto(&m.den, &m.element)
 }
 
 // Combine adds o's insertions and removals to m.
@@ -96,8 +96,8 @@ func (m *MuHash) Combine(o *MuHash) {
 		return
 	}
 	m.start()
-	m.mul.mul(&m.num, &m.num, &o.num)
-	m.mul.mul(&m.den, &m.den, &o.den)
+	m.mulInto(&m.num, &o.num)
+	m.mulInto(&m.den, &o.den)
 }
 
 // Subtract takes o's insertions and removals back out of m, the inverse of
@@ -107,8 +107,23 @@ func (m *MuHash) Subtract(o *MuHash) {
 		return
 	}
 	m.start()
-	m.mul.mul(&m.num, &m.num, &o.den)
-	m.mul.mul(&m.den, &m.den, &o.num)
+	m.mulInto(&m.num, &o.den)
+	m.mulInto(&m.den, &o.num)
+}
+
+// mulInto multiplies z, m's numerator or denominator, by x, skipping the
+// multiplications by one: a block's change starts empty, one that only
+// creates coins has a denominator of one, and a chain of small blocks
+// (a coin or two each) made four of each block's five multiplications by
+// one.
+func (m *MuHash) mulInto(z, x *num3072) {
+	switch {
+	case *x == (num3072{1}):
+	case *z == (num3072{1}):
+		*z = *x
+	default:
+		m.mul.mul(z, z, x)
+	}
 }
 
 // Finalize returns the hash of the set: the SHA-256 of the 384-byte

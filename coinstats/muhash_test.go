@@ -226,3 +226,59 @@ func TestElementKeystreamIsChaCha20(t *testing.T) {
 		}
 	}
 }
+
+// TestMuHashStateAgainstBig checks the numerator and denominator that
+// insertions, removals, Combine and Subtract leave, where a multiplication
+// by one is skipped (an empty MuHash, a change that removes nothing),
+// against products worked out with math/big.
+func TestMuHashStateAgainstBig(t *testing.T) {
+	element := func(data string) *big.Int {
+		var e num3072
+		var ks keystream
+		toElement(&e, &ks, []byte(data))
+		return new(big.Int).Set(e.big())
+	}
+	mulMod := func(xs ...*big.Int) *big.Int {
+		p := big.NewInt(1)
+		for _, x := range xs {
+			p.Mul(p, x).Mod(p, modulus)
+		}
+		return p
+	}
+	check := func(name string, m *MuHash, num, den *big.Int) {
+		t.Helper()
+		m.start()
+		if m.num.big().Cmp(num) != 0 || m.den.big().Cmp(den) != 0 {
+			t.Errorf("%s: numerator %x…, denominator %x…; want %x…, %x…", name, m.num.big().Bytes()[:4], m.den.big().Bytes()[:4], num.Bytes()[:4], den.Bytes()[:4])
+		}
+	}
+	a, b, c := element("a"), element("b"), element("c")
+	one := big.NewInt(1)
+
+	var created MuHash // a change that only creates
+	created.Insert([]byte("a"))
+	created.Insert([]byte("b"))
+	check("insertions", &created, mulMod(a, b), one)
+
+	var spent MuHash // a change that only spends
+	spent.Remove([]byte("c"))
+	check("a removal", &spent, one, c)
+
+	var set MuHash
+	set.Combine(&created)
+	check("combined into an empty MuHash", &set, mulMod(a, b), one)
+	set.Combine(&spent)
+	check("a removal combined", &set, mulMod(a, b), c)
+	set.Combine(&created)
+	check("combined again", &set, mulMod(a, b, a, b), c)
+	set.Subtract(&created)
+	check("subtracted", &set, mulMod(a, b, a, b), mulMod(c, a, b))
+
+	var undo MuHash
+	undo.Subtract(&set)
+	check("subtracted from an empty MuHash", &undo, mulMod(c, a, b), mulMod(a, b, a, b))
+	undo.Combine(&set)
+	if undo.Finalize() != new(MuHash).Finalize() {
+		t.Error("a set combined with its own subtraction is not the empty set")
+	}
+}
