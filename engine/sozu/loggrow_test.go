@@ -67,3 +67,37 @@ func TestZerosPastTheLogAreNoTear(t *testing.T) {
 	}
 	expectPutN(t, e, 40, 30)
 }
+
+// TestWritesWithoutABlockKeepTheLogBounded: with no block boundary for
+// long, a write that finds the log at unboundedLog takes the page
+// checkpoint itself, so the log a reopen replays stays within the bound
+// (and a batch), and a crash loses nothing of what was written.
+func TestWritesWithoutABlockKeepTheLogBounded(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{Sync: engine.SyncBlock, CheckpointLogBytes: 1 << 20}
+	e := openFor(t, dir, o)
+	bound := e.unboundedLog()
+	const batch, size = 1000, 1000
+	n := 0
+	for int64(n*size) < bound*3/2 {
+		putN(t, e, n, n+batch, size)
+		n += batch
+		if written := e.log.written(); written >= bound+2*batch*size {
+			t.Fatalf("after %d records the log holds %d bytes, past the bound %d and a batch", n, written, bound)
+		}
+	}
+	st, err := e.Stats(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.CheckpointBytesWritten == 0 {
+		t.Fatal("no page checkpoint was taken")
+	}
+	e.abandon()
+	e = openFor(t, dir, o)
+	defer e.Close()
+	if st, err = e.Stats(t.Context()); err != nil || st.Recovery.ReplayedBytes >= bound+2*batch*size {
+		t.Fatalf("the reopen replayed %d bytes (%v), past the bound %d", st.Recovery.ReplayedBytes, err, bound)
+	}
+	expectPutN(t, e, n, size)
+}

@@ -193,12 +193,33 @@ func (e *Engine) enter(ctx context.Context) error {
 }
 
 // enterWriting is enter for the calls that write, which an engine opened
-// read-only refuses.
+// read-only refuses. A write that finds the log past its bound between
+// block boundaries takes the page checkpoint first (see unboundedLog).
 func (e *Engine) enterWriting(ctx context.Context) error {
 	if e.opts.ReadOnly {
 		return engine.ErrReadOnly
 	}
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	if e.log.length.Load() < e.unboundedLog() {
+		return nil
+	}
+	e.barrier.RUnlock()
+	if err := e.Checkpoint(ctx, 0); err != nil {
+		return err
+	}
 	return e.enter(ctx)
+}
+
+// unboundedLog is the log's length at which a write takes a page
+// checkpoint itself: twice CheckpointLogBytes, and at least 64 MiB, as a
+// page checkpoint costs a pass over the changed buckets. Only a block
+// boundary (Checkpoint) takes one otherwise, and a store written for long
+// with no block (a daemon taking unmined transactions) would grow a log
+// that its reopen replays in full.
+func (e *Engine) unboundedLog() int64 {
+	return max(2*int64(e.opts.CheckpointLogBytes), 64<<20)
 }
 
 // byShard groups positions 0..n-1 by the shard of key(i), keeping order.

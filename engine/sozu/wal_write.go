@@ -63,6 +63,10 @@ type writeAheadLog struct {
 	// Written under syncMu; atomic because a write's marks read it under
 	// mu, which the fsync must not wait for.
 	synced atomic.Int64
+	// length is written()'s value, kept for the readers that must not
+	// wait for mu (a write deciding whether to take a page checkpoint
+	// first); written under mu.
+	length atomic.Int64
 	syncs  uint64 // fsyncs so far
 	// syncTime is the time the fsyncs took: what SyncAlways costs a
 	// caller beyond the work itself.
@@ -72,6 +76,7 @@ type writeAheadLog struct {
 func newLog(f *os.File, path string, gen uint64, size int64) *writeAheadLog {
 	w := &writeAheadLog{f: f, path: path, gen: gen, size: size, allocated: size}
 	w.synced.Store(size)
+	w.length.Store(size)
 	w.idle.L = &w.mu
 	return w
 }
@@ -188,12 +193,14 @@ func (w *writeAheadLog) append(r *logRecords) (int64, error) {
 	}
 	w.pending = append(w.pending, r.buf...)
 	r.buf = r.buf[:0]
+	end := w.size + int64(len(w.pending))
+	w.length.Store(end)
 	if len(w.pending) >= logBufferBytes {
 		if err := w.writePending(); err != nil {
 			return 0, err
 		}
 	}
-	return w.size + int64(len(w.pending)), nil
+	return end, nil
 }
 
 // writePending writes the buffered records to the file, between their
