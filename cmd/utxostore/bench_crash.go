@@ -35,22 +35,25 @@ func crashedChild(ctx context.Context, name string, args []string, exe, crashFil
 	cmd.Stderr = os.Stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
-		return fail(fmt.Sprintf("the replay to be killed ended with %v, not by SIGKILL", err))
-	}
-	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		if data, err := os.ReadFile(resultPath); err == nil {
+	if !errors.As(err, &exit) || !killedBySIGKILL(exit) {
+		// A child that failed says why in its result.
+		if data, readErr := os.ReadFile(resultPath); readErr == nil {
 			var res report.EngineResult
 			if json.Unmarshal(data, &res) == nil && res.Err != "" {
 				return fail(res.Err)
 			}
 		}
-		return fail(fmt.Sprintf("the replay to be killed ended with %v, not by SIGKILL", err))
+		return fail(fmt.Sprintf("the replay to be killed was not killed by SIGKILL (%v)", err))
 	}
 	if _, err := os.Stat(crashFile); err != nil {
 		return fail("the replay was killed before its crash point: " + err.Error())
 	}
 	return runChild(ctx, name, exec.CommandContext(ctx, exe, append(args, "--resume-from="+crashFile)...), resultPath)
+}
+
+func killedBySIGKILL(exit *exec.ExitError) bool {
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 // crashAt returns the driver hook that kills this process, with SIGKILL,
