@@ -202,7 +202,7 @@ func (e *Engine) enterWriting(ctx context.Context) error {
 	if err := e.enter(ctx); err != nil {
 		return err
 	}
-	if e.log.length.Load() < e.unboundedLog() {
+	if e.log.written() < e.unboundedLog() {
 		return nil
 	}
 	e.barrier.RUnlock()

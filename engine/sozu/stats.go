@@ -28,7 +28,8 @@ type Shape struct {
 
 // CheckpointLogBytes is the log, in bytes, past which a block boundary
 // takes a page checkpoint and starts the log again (Options, ckptlog): a
-// reopen replays at most that much and the last block's writes.
+// reopen replays at most that much and what was written since the last
+// boundary, or, with no boundary for long, unboundedLog.
 func (e *Engine) CheckpointLogBytes() int64 { return int64(e.opts.CheckpointLogBytes) }
 
 // Shape returns the table's configured shape.

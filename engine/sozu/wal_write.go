@@ -63,9 +63,9 @@ type writeAheadLog struct {
 	// Written under syncMu; atomic because a write's marks read it under
 	// mu, which the fsync must not wait for.
 	synced atomic.Int64
-	// length is written()'s value, kept for the readers that must not
-	// wait for mu (a write deciding whether to take a page checkpoint
-	// first); written under mu.
+	// length is the log's length, size and the pending records (written):
+	// stored under mu, read without it, so that a write deciding whether
+	// to take a page checkpoint first does not wait for the log.
 	length atomic.Int64
 	syncs  uint64 // fsyncs so far
 	// syncTime is the time the fsyncs took: what SyncAlways costs a
@@ -226,6 +226,7 @@ func (w *writeAheadLog) writePending() error {
 	}
 	w.size += int64(len(w.pending))
 	w.pending = w.pending[:0]
+	w.length.Store(w.size)
 	return nil
 }
 
@@ -320,11 +321,7 @@ func (w *writeAheadLog) syncCount() (uint64, time.Duration) {
 
 // written is the log's length: everything appended so far, in the file
 // or buffered.
-func (w *writeAheadLog) written() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.size + int64(len(w.pending))
-}
+func (w *writeAheadLog) written() int64 { return w.length.Load() }
 
 func (w *writeAheadLog) close() error {
 	if w.f == nil { // a log that failed to start
