@@ -312,28 +312,11 @@ type pendingOutput struct {
 	value uint64
 }
 
-// unminedTxs lists the store's transactions that no block holds yet:
-// what Blockbook calls the mempool.
-func (a *API) unminedTxs(ctx context.Context) ([]*utxo.UnminedTransaction, error) {
-	it, err := a.reads.GetUnminedTxIterator(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var list []*utxo.UnminedTransaction
-	for {
-		t, err := it.Next(ctx)
-		if err != nil || t == nil {
-			return list, err
-		}
-		list = append(list, t)
-	}
-}
-
 // mempoolOf finds the store's unmined transactions that pay to or spend
 // from addrDesc, oldest first. It reads every unmined transaction: the
 // store keeps no address index of them.
 func (a *API) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, error) {
-	list, err := a.unminedTxs(ctx)
+	list, err := utxo.Mempool(ctx, a.reads)
 	if err != nil {
 		return nil, err
 	}

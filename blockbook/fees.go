@@ -100,23 +100,13 @@ func (s *feeSource) Mempool(ctx context.Context) ([]feerate.Tx, error) {
 			return s.last, nil
 		}
 	}
-	it, err := s.reads.GetUnminedTxIterator(ctx)
+	mempool, err := utxo.Mempool(ctx, s.reads)
 	if err != nil {
 		return nil, err
 	}
 	seen := make(map[chainhash.Hash]feerate.Tx, len(s.seen))
 	var txs []feerate.Tx
-	for {
-		u, err := it.Next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if u == nil {
-			break
-		}
-		if u.Creating {
-			continue
-		}
+	for _, u := range mempool {
 		tx, ok := s.seen[u.TxID]
 		if !ok {
 			meta, err := s.reads.Get(ctx, u.TxID, utxo.FieldTx)

@@ -10,6 +10,7 @@ import (
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/internal/httpreply"
+	"github.com/utxostore/utxostore/utxo"
 )
 
 // statusJSON is Blockbook v0.3.4's /api/v2 shape (api.SystemInfo: the
@@ -138,7 +139,7 @@ func (a *API) status(ctx context.Context, withSummary bool) (*statusJSON, error)
 	}
 	// The unmined transactions are found by an index scan, a cost that
 	// grows with the mempool, not with the store.
-	if mempool, err := a.unminedTxs(ctx); err == nil {
+	if mempool, err := utxo.Mempool(ctx, a.reads); err == nil {
 		b.MempoolSize = len(mempool)
 	}
 	// The unmined transactions are read live, so there is no mempool

@@ -75,7 +75,7 @@ func (a *API) Status(ctx context.Context) (*Status, error) { return a.status(ctx
 
 // Mempool lists the transactions no block holds yet.
 func (a *API) Mempool(ctx context.Context) ([]*utxo.UnminedTransaction, error) {
-	return a.unminedTxs(ctx)
+	return utxo.Mempool(ctx, a.reads)
 }
 
 // IsXpub reports whether param is an extended public key, which

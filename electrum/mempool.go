@@ -84,22 +84,12 @@ func (s *Server) mempool(ctx context.Context) (*mempoolView, error) {
 	if old == nil {
 		old = &mempoolView{}
 	}
-	it, err := s.reads.GetUnminedTxIterator(ctx)
+	mempool, err := utxo.Mempool(ctx, s.reads)
 	if err != nil {
 		return nil, err
 	}
 	v := &mempoolView{txs: map[chainhash.Hash]*mempoolTx{}, byScript: map[index.ScriptHash][]*mempoolTx{}, spent: map[wire.OutPoint]bool{}}
-	for {
-		u, err := it.Next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if u == nil {
-			break
-		}
-		if u.Creating {
-			continue
-		}
+	for _, u := range mempool {
 		t := old.txs[u.TxID]
 		if t == nil {
 			if t, err = s.readMempoolTx(ctx, u); err != nil {

@@ -11,6 +11,31 @@ import (
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
+// UnminedLister lists the unmined transactions (Store does).
+type UnminedLister interface {
+	GetUnminedTxIterator(ctx context.Context) (UnminedTxIterator, error)
+}
+
+// Mempool lists the unmined transactions of l's iterator, in its order,
+// leaving out those still being created (Creating): a wallet, an explorer
+// or a fee estimate shows a transaction once all its records are written.
+func Mempool(ctx context.Context, l UnminedLister) ([]*UnminedTransaction, error) {
+	it, err := l.GetUnminedTxIterator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var list []*UnminedTransaction
+	for {
+		u, err := it.Next(ctx)
+		if err != nil || u == nil {
+			return list, err
+		}
+		if !u.Creating {
+			list = append(list, u)
+		}
+	}
+}
+
 // GetUnminedTxIterator implements Store. It lists the unmined transactions
 // once, in createdAt order (then txid, so the order is total), leaving out
 // conflicting ones as both reference stores do.

@@ -3,6 +3,7 @@ package utxo
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
@@ -24,13 +25,19 @@ type VerifyReport struct {
 // every child record's master exists and names it, the engine's three
 // indexes hold exactly the terms the records carry, and the set's
 // statistics in the chain state (SetStats) are those of a walk of the set.
-// It returns the first inconsistency found.
+// It returns the first inconsistency found; a store stopped inside a block
+// is a *PartialBlockError.
 func (db *DB) Verify(ctx context.Context) (VerifyReport, error) {
 	var rep VerifyReport
+	tip, hasTip, err := db.Tip(ctx)
+	if err != nil {
+		return rep, err
+	}
+	var partial *PartialBlockError
 	termsOf := map[engine.Key]engine.Terms{}
 	children := map[chainhash.Hash]uint32{} // txid → highest child index seen
 	masters := map[chainhash.Hash]uint32{}  // txid → TotalExtraRecs
-	err := db.eng.ForEach(ctx, func(k engine.Key, v []byte) error {
+	err = db.eng.ForEach(ctx, func(k engine.Key, v []byte) error {
 		if isLockRecord(v) {
 			if _, err := decodeLockRecord(v); err != nil {
 				return fmt.Errorf("lock record %x does not decode: %w", k, err)
@@ -46,6 +53,9 @@ func (db *DB) Verify(ctx context.Context) (VerifyReport, error) {
 			return fmt.Errorf("record %x names transaction %s index %d, whose key is %x", k, r.TxID, r.Index, want)
 		}
 		rep.Records++
+		if r.IsMaster() && partial == nil && len(r.BlockHeights) > 0 && hasTip && slices.Min(r.BlockHeights) > tip.Height {
+			partial = &PartialBlockError{Tip: tip.Height, TxID: r.TxID, Height: slices.Min(r.BlockHeights)}
+		}
 		if r.IsMaster() {
 			rep.Masters++
 			masters[r.TxID] = r.TotalExtraRecs
@@ -57,6 +67,9 @@ func (db *DB) Verify(ctx context.Context) (VerifyReport, error) {
 	})
 	if err != nil {
 		return rep, err
+	}
+	if partial != nil {
+		return rep, partial
 	}
 	for txid, highest := range children {
 		total, ok := masters[txid]
@@ -109,4 +122,21 @@ func (db *DB) verifySetStats(ctx context.Context) error {
 			kept.TxOuts, kept.TotalAmount, kept.MuHash, got.TxOuts, got.TotalAmount, got.MuHash)
 	}
 	return nil
+}
+
+// PartialBlockError is Verify's finding in a store stopped inside a block:
+// a transaction mined above the tip. The block path connects a block's
+// transactions before it moves the tip (ConnectBlock), so a crash between
+// the two leaves that block's first writes, which connecting the block
+// again completes. Until then the set the records hold is not the tip's.
+type PartialBlockError struct {
+	Tip    uint32         // the store's tip
+	TxID   chainhash.Hash // the first transaction found above it
+	Height uint32         // the height it is mined at
+}
+
+func (e *PartialBlockError) Error() string {
+	return fmt.Sprintf("the store holds transaction %s mined at height %d, above its tip at %d: it was stopped inside block %d; "+
+		"connect that block again (import the same files, sync, or start the daemon, whose client sends it) and verify then",
+		e.TxID, e.Height, e.Tip, e.Height)
 }

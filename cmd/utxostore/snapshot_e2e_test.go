@@ -421,12 +421,12 @@ func TestSyncFromASnapshot(t *testing.T) {
 	}
 }
 
-// TestSnapshotDumpRefusesPartOfABlock: a store stopped inside a block
-// holds that block's first writes (here, a transaction mined at the
-// height above the tip), which a walk of its records cannot tell from the
-// tip's set. A dump of it checks its coins against the statistics the
-// store keeps at its tip, refuses the set with both, and leaves no file.
-func TestSnapshotDumpRefusesPartOfABlock(t *testing.T) {
+// storeStoppedInsideABlock returns a copy of the imported store holding,
+// as a store stopped inside a block does, that block's first write: a
+// transaction mined at the height above the tip, which it returns with the
+// copy.
+func storeStoppedInsideABlock(t *testing.T) (string, uint32) {
+	t.Helper()
 	data := filepath.Join(t.TempDir(), "data")
 	if err := os.CopyFS(data, os.DirFS(importedStore(t))); err != nil {
 		t.Fatal(err)
@@ -451,7 +451,16 @@ func TestSnapshotDumpRefusesPartOfABlock(t *testing.T) {
 	if err := store.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return data, tip.Height + 1
+}
 
+// TestSnapshotDumpRefusesPartOfABlock: a store stopped inside a block
+// holds that block's first writes, which a walk of its records cannot
+// tell from the tip's set. A dump of it checks its coins against the
+// statistics the store keeps at its tip, refuses the set with both, and
+// leaves no file.
+func TestSnapshotDumpRefusesPartOfABlock(t *testing.T) {
+	data, _ := storeStoppedInsideABlock(t)
 	for _, format := range []string{"core", "teranode"} {
 		out := filepath.Join(t.TempDir(), "out")
 		_, stderr, err := run(t, "snapshot", "dump", "--format", format, "--data", data, out)
@@ -465,6 +474,20 @@ func TestSnapshotDumpRefusesPartOfABlock(t *testing.T) {
 		}
 		if len(left) > 0 {
 			t.Fatalf("the refused %s dump left %v", format, left)
+		}
+	}
+}
+
+// TestVerifyNamesTheBlockAStoreWasStoppedInside: verify of a store stopped
+// inside a block names the block to connect again, rather than only
+// finding that the statistics the store keeps are not a walk's; and it
+// changes nothing, so a second run says the same.
+func TestVerifyNamesTheBlockAStoreWasStoppedInside(t *testing.T) {
+	data, height := storeStoppedInsideABlock(t)
+	want := fmt.Sprintf("mined at height %d, above its tip at %d: it was stopped inside block %d; connect that block again", height, height-1, height)
+	for range 2 {
+		if _, stderr, err := run(t, "verify", "--data", data); err == nil || !strings.Contains(stderr, want) {
+			t.Fatalf("verify of a store stopped inside block %d: %v\n%s", height, err, stderr)
 		}
 	}
 }
