@@ -9,6 +9,7 @@ import (
 	"github.com/utxostore/utxostore/bench/driver"
 	"github.com/utxostore/utxostore/bench/report"
 	"github.com/utxostore/utxostore/bench/workload"
+	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/utxo"
@@ -283,5 +284,39 @@ func TestSkipResumesAfterABlock(t *testing.T) {
 	}
 	if got, want := resumed.Classes[report.SetMined].Calls, whole.Classes[report.SetMined].Calls; got == 0 || got >= want {
 		t.Errorf("the resumption measured %d blocks of the whole replay's %d", got, want)
+	}
+}
+
+// statsCounting is the store as a target, counting its SetStats calls.
+type statsCounting struct {
+	driver.Store
+	calls *int
+}
+
+func (s statsCounting) SetStats(ctx context.Context) (coinstats.Summary, error) {
+	*s.calls++
+	return s.Store.SetStats(ctx)
+}
+
+// TestMeasuredBlocksStartWithTheWarmUpsStatistics: a target that keeps the
+// set's statistics has them caught up with the warm-up's last block before
+// the measured blocks begin, so that hashing the warm-up's coins does not
+// run beside the measured blocks and count in their store time; and once
+// more after the last block.
+func TestMeasuredBlocksStartWithTheWarmUpsStatistics(t *testing.T) {
+	cfg := workload.Config{Seed: 5, Blocks: 10, TargetUTXOs: 2000, TxsPerBlock: workload.Count{Min: 1, Mean: 30, Max: 300}}
+	db, err := utxo.Open(context.Background(), memory.New(), utxo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	calls, atMeasure := 0, -1
+	target := statsCounting{Store: driver.Store{DB: db}, calls: &calls}
+	opts := driver.Options{OnMeasure: func() { atMeasure = calls }}
+	if _, err := driver.Run(context.Background(), target, workload.NewReader(bytes.NewReader(stream(t, cfg))), opts); err != nil {
+		t.Fatal(err)
+	}
+	if atMeasure != 1 || calls != 2 {
+		t.Fatalf("SetStats was called %d times before the measured blocks and %d in all, want once and twice", atMeasure, calls)
 	}
 }

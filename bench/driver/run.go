@@ -315,6 +315,13 @@ func (d *run) startMeasuring() {
 func (d *run) apply(ctx context.Context, op *workload.Op) error {
 	switch op.Kind {
 	case workload.Measure:
+		if s, keeps := d.t.(statsKeeper); keeps {
+			waited := time.Now()
+			if _, err := s.SetStats(ctx); err != nil {
+				return fmt.Errorf("set statistics after the warm-up: %w", err)
+			}
+			d.res.WarmupStatsWaitSeconds = time.Since(waited).Seconds()
+		}
 		d.startMeasuring()
 	case workload.Submit:
 		if err := d.timed(report.Spend, len(op.Tx.Msg.TxIn), func() error {

@@ -365,7 +365,7 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*b
 			log.Error("bench: engine failed", "engine", name, "seconds", res.WallSeconds, "err", res.Err)
 		} else {
 			log.Info("bench: engine done", "engine", name, "seconds", res.WallSeconds, "store_seconds", res.StoreSeconds,
-				"stats_wait_seconds", res.StatsWaitSeconds)
+				"stats_wait_seconds", res.StatsWaitSeconds, "warmup_stats_wait_seconds", res.WarmupStatsWaitSeconds)
 		}
 		out.Results = append(out.Results, res)
 	}
