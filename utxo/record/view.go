@@ -1,6 +1,8 @@
 package record
 
 import (
+	"slices"
+
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/utxostore/utxostore/utxo/model"
 )
@@ -29,9 +31,22 @@ type View struct {
 	// starts holds where each entry starts in entries; it is built at the
 	// first lookup of an output, so that reading many costs one walk.
 	starts []uint32
-	// spent holds, by offset, the entries SpendMulti put in place of the
-	// encoded ones (nil where it spent nothing); nil until it spends.
-	spent []Entry
+	// spent holds the entries SpendMulti put in place of encoded ones,
+	// and spentAt, by offset, 1 + the index of an offset's entry in spent
+	// (0 where it spent nothing); nil until it spends. Offsets index
+	// spent rather than hold its entries so that a record of thousands of
+	// outputs, one of them spent, costs a table of small integers, not
+	// one of pointers that the garbage collector scans.
+	spent   []Entry
+	spentAt []uint32
+}
+
+// spentEntry is the entry SpendMulti put at offset, nil if none.
+func (v *View) spentEntry(offset uint32) Entry {
+	if v.spentAt == nil || v.spentAt[offset] == 0 {
+		return nil
+	}
+	return v.spent[v.spentAt[offset]-1]
 }
 
 // Inspect reads the record encoded in b into a View. It accepts exactly
@@ -149,17 +164,21 @@ func (v *View) SetMined(info model.MinedBlockInfo, currentHeight, retention uint
 // and outputs, to dst: Record.AppendEncode's bytes for the decoded record.
 func (v *View) AppendEncode(dst []byte) []byte {
 	dst = v.head.appendHead(dst, v.head.flags(v.hasTx))
-	if v.spent == nil {
+	// Grown once: the rest is appended piece by piece, and a record of
+	// thousands of outputs would otherwise be copied at every growth.
+	dst = slices.Grow(dst, len(v.tail)+len(v.spent)*(FullEntrySize-UtxoHashSize))
+	if v.spentAt == nil {
 		return append(dst, v.tail...)
 	}
 	// The encoding up to the outputs, then each spent output in place of
 	// its encoded entry, with the entries between them copied whole.
 	dst = append(dst, v.tail[:len(v.tail)-len(v.entries)]...)
 	from := uint32(0) // the first entry byte not yet copied
-	for offset, e := range v.spent {
-		if e == nil {
+	for offset, at := range v.spentAt {
+		if at == 0 {
 			continue
 		}
+		e := v.spent[at-1]
 		start := v.start(uint32(offset))
 		dst = append(dst, v.entries[from:start]...)
 		dst = append(append(dst, tagSpent), e...)
@@ -192,8 +211,8 @@ func (v *View) Entry(offset uint32) Entry {
 	if uint64(offset) >= uint64(v.nEntries) {
 		return nil
 	}
-	if v.spent != nil && v.spent[offset] != nil {
-		return v.spent[offset]
+	if e := v.spentEntry(offset); e != nil {
+		return e
 	}
 	b := v.entries[v.start(offset):]
 	switch b[0] {
@@ -211,6 +230,7 @@ func (v *View) Entry(offset uint32) Entry {
 // rule, run on the head and the outputs the items name, with the same
 // outcome; AppendEncode then writes the record SpendMulti left.
 func (v *View) SpendMulti(items []SpendItem, opts SpendOptions) (sig Signal, itemErrs []error, err error) {
+	v.spent = slices.Grow(v.spent, len(items))
 	return v.head.spendMulti(viewOutputs{v}, items, opts)
 }
 
@@ -220,8 +240,14 @@ type viewOutputs struct{ v *View }
 func (o viewOutputs) at(offset uint32) Entry { return o.v.Entry(offset) }
 func (o viewOutputs) count() int             { return o.v.nEntries }
 func (o viewOutputs) spend(offset uint32, e Entry) {
-	if o.v.spent == nil {
-		o.v.spent = make([]Entry, o.v.nEntries)
+	v := o.v
+	if v.spentAt == nil {
+		v.spentAt = make([]uint32, v.nEntries)
 	}
-	o.v.spent[offset] = e
+	if at := v.spentAt[offset]; at != 0 {
+		v.spent[at-1] = e
+		return
+	}
+	v.spent = append(v.spent, e)
+	v.spentAt[offset] = uint32(len(v.spent))
 }
