@@ -73,8 +73,11 @@ func (r *Record) encodedSizeHint() int {
 	return n
 }
 
-// AppendEncode appends the encoding of r to dst (see Encode).
+// AppendEncode appends the encoding of r to dst (see Encode), growing dst
+// once: a record of thousands of outputs would otherwise be copied at
+// every growth.
 func (r *Record) AppendEncode(dst []byte) []byte {
+	dst = slices.Grow(dst, r.encodedSizeHint())
 	u := binary.AppendUvarint
 	dst = r.appendHead(dst, r.flags(r.Tx != nil))
 
