@@ -48,19 +48,31 @@ func (r *reader) byte() byte {
 	return s[0]
 }
 
-func (r *reader) uvarint() uint64 { return readVarint(r, binary.Uvarint, "uvarint") }
-
-func (r *reader) varint() int64 { return readVarint(r, binary.Varint, "varint") }
-
-// readVarint reads one value with decode (binary.Uvarint or binary.Varint),
-// which reads a what.
-func readVarint[T uint64 | int64](r *reader, decode func([]byte) (T, int), what string) T {
+func (r *reader) uvarint() uint64 {
 	if r.err != nil {
 		return 0
 	}
-	v, n := decode(r.b[r.off:])
+	// One byte is the common case (a flag word, a small count or height).
+	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+		r.off++
+		return uint64(r.b[r.off-1])
+	}
+	v, n := binary.Uvarint(r.b[r.off:])
 	if n <= 0 {
-		r.fail("bad %s at offset %d", what, r.off)
+		r.fail("bad uvarint at offset %d", r.off)
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b[r.off:])
+	if n <= 0 {
+		r.fail("bad varint at offset %d", r.off)
 		return 0
 	}
 	r.off += n
