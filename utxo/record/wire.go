@@ -49,34 +49,39 @@ func (r *reader) byte() byte {
 }
 
 func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
 	// One byte is the common case (a flag word, a small count or height).
-	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+	if r.err == nil && r.off < len(r.b) && r.b[r.off] < 0x80 {
 		r.off++
 		return uint64(r.b[r.off-1])
 	}
 	v, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 {
-		r.fail("bad uvarint at offset %d", r.off)
+	if !r.skipVarint(n, "uvarint") {
 		return 0
 	}
-	r.off += n
 	return v
 }
 
 func (r *reader) varint() int64 {
-	if r.err != nil {
+	v, n := binary.Varint(r.b[r.off:])
+	if !r.skipVarint(n, "varint") {
 		return 0
 	}
-	v, n := binary.Varint(r.b[r.off:])
+	return v
+}
+
+// skipVarint moves past a varint of n bytes, as encoding/binary gives its
+// length. It is false when r has failed already, or fails now because n
+// says no varint could be read.
+func (r *reader) skipVarint(n int, what string) bool {
+	if r.err != nil {
+		return false
+	}
 	if n <= 0 {
-		r.fail("bad varint at offset %d", r.off)
-		return 0
+		r.fail("bad %s at offset %d", what, r.off)
+		return false
 	}
 	r.off += n
-	return v
+	return true
 }
 
 // u32 reads a uvarint that must fit in 32 bits.
