@@ -53,12 +53,14 @@ func (db *DB) Verify(ctx context.Context) (VerifyReport, error) {
 			return fmt.Errorf("record %x names transaction %s index %d, whose key is %x", k, r.TxID, r.Index, want)
 		}
 		rep.Records++
-		if r.IsMaster() && partial == nil && len(r.BlockHeights) > 0 && hasTip && slices.Min(r.BlockHeights) > tip.Height {
-			partial = &PartialBlockError{Tip: tip.Height, TxID: r.TxID, Height: slices.Min(r.BlockHeights)}
-		}
 		if r.IsMaster() {
 			rep.Masters++
 			masters[r.TxID] = r.TotalExtraRecs
+			if partial == nil && hasTip && len(r.BlockHeights) > 0 {
+				if lowest := slices.Min(r.BlockHeights); lowest > tip.Height {
+					partial = &PartialBlockError{Tip: tip.Height, TxID: r.TxID, Height: lowest}
+				}
+			}
 		} else if r.Index > children[r.TxID] {
 			children[r.TxID] = r.Index
 		}

@@ -61,7 +61,7 @@ const (
 // can stop early. The record should satisfy Validate; an entry of an
 // illegal size is written with a tag Decode rejects, never silently dropped.
 func (r *Record) Encode() []byte {
-	return r.AppendEncode(make([]byte, 0, r.encodedSizeHint()))
+	return r.AppendEncode(nil)
 }
 
 func (r *Record) encodedSizeHint() int {
