@@ -385,7 +385,7 @@ func (p *Path) checkStaged(st *blockstore.Staged, height uint32) (*pathBlock, er
 // Reorg moves the store from its tip to another branch: disconnect holds
 // the store's blocks from its tip down to the block after the fork point,
 // tip first, and connect the branch's blocks from the block after the fork
-// point on. Every block of the branch is checked before anything changes;
+// point on. Every block of both is checked before anything changes;
 // a branch that fails while connecting is undone and the old one connected
 // again.
 func (p *Path) Reorg(ctx context.Context, disconnect, connect []*chain.Block) error {
@@ -402,9 +402,16 @@ func (p *Path) Reorg(ctx context.Context, disconnect, connect []*chain.Block) er
 		return fmt.Errorf("%w: a reorganisation disconnects %d blocks from a store whose tip is at height %d", utxo.ErrNotTip, len(disconnect), tip.Height)
 	}
 	fork := int64(tip.Height) - int64(len(disconnect))
+	// The blocks to disconnect are checked too: the store matches a block
+	// to its tip by hash alone and undoes the transactions it is given,
+	// so a peer's block with the tip's header and other transactions
+	// would undo the wrong ones.
 	old := make([]*pathBlock, len(disconnect))
 	for i, b := range disconnect {
 		old[i] = &pathBlock{Block: b, height: tip.Height - uint32(i)}
+		if err := timed(&p.times.Check, func() error { return p.rules.Check(b, old[i].height) }); err != nil {
+			return err
+		}
 	}
 	branch := make([]*pathBlock, len(connect))
 	for i, b := range connect {

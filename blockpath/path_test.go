@@ -249,6 +249,56 @@ func TestABranchFailingTheChecksChangesNothing(t *testing.T) {
 	level(t, p, tip, c.A[tip])
 }
 
+// TestADisconnectedBlockFailingTheChecksChangesNothing: a block to
+// disconnect with the tip's header but not its transactions (the tip's
+// spend left out), what a peer may answer when the block store lacks the
+// block, is refused before anything changes. Taken as given, the store
+// would undo its coinbase alone, and the spend the tip made would stay
+// done: an honest reorganisation after it ends with a coin too many.
+func TestADisconnectedBlockFailingTheChecksChangesNothing(t *testing.T) {
+	c := newTestChains(t)
+	ctx := context.Background()
+	tip := uint32(len(c.A) - 1)
+	var disconnect []*chain.Block
+	for h := tip; h > c.Fork; h-- {
+		disconnect = append(disconnect, c.A[h])
+	}
+	if len(c.A[tip].Txs) < 2 {
+		t.Fatalf("the tip of branch A holds %d transactions; the test needs one besides the coinbase", len(c.A[tip].Txs))
+	}
+	summaryAfterReorg := func(p *Path) utxo.Summary {
+		t.Helper()
+		if err := p.Reorg(ctx, disconnect, c.B[c.Fork+1:]); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := p.Store().Summary(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	clean := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer clean.close(t)
+	cp := clean.path(t)
+	connectAll(t, cp, c.A, 0, len(c.A))
+	want := summaryAfterReorg(cp)
+
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, len(c.A))
+	forged := block(t, c.A[tip-1].Hash, tip, c.A[tip].Txs[0].Msg)
+	forged.Header, forged.Hash, forged.Raw = c.A[tip].Header, c.A[tip].Hash, nil
+	err := p.Reorg(ctx, append([]*chain.Block{forged}, disconnect[1:]...), c.B[c.Fork+1:])
+	if _, failed := errors.AsType[*chain.CheckError](err); !failed {
+		t.Fatalf("a block to disconnect with the tip's header and other transactions: %v, want a CheckError", err)
+	}
+	level(t, p, tip, c.A[tip])
+	if got := summaryAfterReorg(p); got != want {
+		t.Fatalf("after the refused and an honest reorganisation the store's set is %+v, want %+v, that of the honest one alone", got, want)
+	}
+}
+
 // TestStepTimesCountEveryStoresShare: the path times each store's step and
 // counts the blocks and transactions the index took, a reorganisation's
 // included.
