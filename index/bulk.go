@@ -11,9 +11,16 @@ import (
 // between flushes when the caller does not say.
 const DefaultFlushEvery = 1000
 
+// maxBatchBytes flushes a bulk import before its batch passes it, however
+// few blocks it holds: a Pebble batch cannot pass 4 GiB (it panics), and
+// the batch is memory the import holds. Blocks of 10,000 transactions of
+// twenty outputs each (the bench's warm-up) reach it in about ten blocks.
+const maxBatchBytes = 256 << 20
+
 // Bulk is an initial import that keeps addressBalance and txAddresses
 // values in memory across blocks and writes them, with the blocks'
-// other columns, in one batch every FlushEvery blocks. The bytes it leaves
+// other columns, in one batch every FlushEvery blocks, or sooner when the
+// batch passes maxBatchBytes. The bytes it leaves
 // are exactly those of connecting the same blocks one by one. An import
 // into an index that holds no such values yet (an initial import) knows
 // every value there is while it keeps them all, so it reads none from the
@@ -30,6 +37,8 @@ type Bulk struct {
 	ws         *workset
 	wb         *pebble.Batch
 	flushEvery int
+	// flushBytes is maxBatchBytes (tests lower it).
+	flushBytes int
 	pending    int
 	tip        uint32
 	hasTip     bool
@@ -55,7 +64,7 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 	if ws.allBal, err = ix.columnEmpty(cfAddressBalance); err != nil {
 		return nil, err
 	}
-	bk := &Bulk{ix: ix, ws: ws, wb: ix.db.NewBatch(), flushEvery: flushEvery, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
+	bk := &Bulk{ix: ix, ws: ws, wb: ix.db.NewBatch(), flushEvery: flushEvery, flushBytes: maxBatchBytes, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
 	ix.bulk = bk
 	return bk, nil
 }
@@ -91,7 +100,7 @@ func (bk *Bulk) Connect(b *Block) error {
 	}
 	bk.hasTip, bk.tip = true, b.Height
 	bk.pending++
-	if bk.pending >= bk.flushEvery {
+	if bk.pending >= bk.flushEvery || bk.wb.Len() >= bk.flushBytes {
 		return bk.flush()
 	}
 	return nil

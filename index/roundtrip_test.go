@@ -262,6 +262,51 @@ func TestBulkForgetsOnlyTheExcess(t *testing.T) {
 	}
 }
 
+// A bulk import flushes when its batch passes its byte bound, however few
+// blocks it holds (a Pebble batch cannot pass 4 GiB: it panics), and still
+// leaves the bytes of block-by-block connect.
+func TestBulkFlushesAtItsByteBound(t *testing.T) {
+	const bound = 4 << 10
+	chain := genChain(11, 60)
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	connectAll(t, ix, chain)
+	want := dumpAll(t, ix)
+	ix.Close()
+	bx := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer bx.Close()
+	bk, err := bx.BeginBulk(len(chain) + 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bk.flushBytes = bound
+	flushes := 0
+	for _, b := range chain {
+		before := bk.wb.Len()
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+		if bk.pending != 0 {
+			if bk.wb.Len() >= bound {
+				t.Fatalf("after block %d the batch holds %d bytes, past the bound of %d, unflushed", b.Height, bk.wb.Len(), bound)
+			}
+			continue
+		}
+		flushes++
+		if tip, ok, err := bx.BestBlock(); err != nil || !ok || tip.Height != b.Height {
+			t.Fatalf("after the flush at block %d (a batch of %d bytes before it) the index's tip is %+v (%v, %v)", b.Height, before, tip, ok, err)
+		}
+	}
+	if flushes < 2 {
+		t.Fatalf("%d flushes of a bulk import of %d blocks with a %d-byte bound: the bound flushed nothing", flushes, len(chain), bound)
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+		t.Fatalf("bulk differs:\n%s", d)
+	}
+}
+
 // A bulk import into an empty index looks for no value in the database
 // while it keeps them all; one into an index that holds values, or one
 // that forgot some, looks for them there, and each leaves the bytes of
