@@ -311,7 +311,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RequestTimeout)
 		out := c.handleLine(ctx, line)
 		cancel()
-		if out != nil && !c.send(out) {
+		if out != nil && !c.answer(out) {
 			return
 		}
 	}
@@ -343,26 +343,47 @@ func readLine(r *bufio.Reader, max int) ([]byte, error) {
 // server's notifications of the other clients back.
 const sendQueue = 256
 
-// send queues one message; false when the connection is gone, or was
-// closed because its client does not read.
-func (c *conn) send(v any) bool {
+// send queues a notification; false when the connection is gone, or was
+// closed because its queue is full: notifications go out from the block
+// path, which waits for no client.
+func (c *conn) send(v any) bool { return c.queue(v, 0) }
+
+// answer queues the answer to a request, waiting up to the request
+// timeout while the queue is full: a wallet that sends its requests
+// without waiting for each answer (its subscriptions, say) reads them
+// more slowly than they are answered, and its further requests wait
+// unread meanwhile. A client that reads nothing is disconnected then.
+func (c *conn) answer(v any) bool { return c.queue(v, c.s.opts.RequestTimeout) }
+
+// queue queues one message, waiting at most wait for room; false when the
+// connection is gone, or was closed because its client does not read.
+func (c *conn) queue(v any, wait time.Duration) bool {
 	b, err := json.Marshal(v)
 	if err != nil {
 		c.s.log.Error("electrum: encoding an answer", "error", err)
 		return false
 	}
+	b = append(b, '\n')
 	select {
 	case <-c.closing:
 		return false
-	default:
-	}
-	select {
-	case c.out <- append(b, '\n'):
+	case c.out <- b:
 		return true
 	default:
-		c.nc.Close()
-		return false
 	}
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-c.closing:
+			return false
+		case c.out <- b:
+			return true
+		case <-t.C:
+		}
+	}
+	c.nc.Close()
+	return false
 }
 
 // writer writes the queued messages, each within the request timeout,
@@ -468,11 +489,21 @@ func (c *conn) handleLine(ctx context.Context, line []byte) any {
 		if len(batch) == 0 {
 			return errorReply(nil, codeInvalidRequest, "an empty batch")
 		}
-		var out []any
+		var out []json.RawMessage
+		size := 0
 		for _, raw := range batch {
-			if r := c.handleOne(ctx, raw); r != nil {
-				out = append(out, r)
+			r := c.handleOne(ctx, raw)
+			if r == nil {
+				continue
 			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				return errorReply(nil, codeInternal, err.Error())
+			}
+			if size += len(b); size > maxBatchAnswer {
+				return errorReply(nil, codeBadRequest, fmt.Sprintf("the batch's answers pass %d bytes, the most a batch is answered with; send fewer requests at once", maxBatchAnswer))
+			}
+			out = append(out, b)
 		}
 		if len(out) == 0 {
 			return nil
@@ -481,6 +512,13 @@ func (c *conn) handleLine(ctx context.Context, line []byte) any {
 	}
 	return c.handleOne(ctx, line)
 }
+
+// maxBatchAnswer bounds the answers to one batch, as ElectrumX's max_send
+// bounds a message. Each answer is bounded (about 1 MB of headers or of
+// history at the most), but a batch of thousands of such requests in one
+// line of --electrum-max-request would be answered with gigabytes, built
+// in memory.
+const maxBatchAnswer = 16 << 20
 
 func (c *conn) handleOne(ctx context.Context, raw []byte) any {
 	var req request

@@ -24,33 +24,7 @@ import (
 // address's page reads its balance once, a block's page reads the block
 // store, and /metrics says so by operation.
 func TestBlockbookReadsAreCounted(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	idx, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "Bitcoin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { idx.Close() })
-	blocks, err := blockstore.Open(filepath.Join(dir, "blocks"), blockstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { blocks.Close() })
-	rules, err := chain.NetworkRules("mainnet", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := blockpath.Open(ctx, blockpath.Config{Store: newStore(t, utxo.Options{}), Rules: rules, Blocks: blocks, Index: idx})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chainBlocks := server.MainnetChainBlocks(t, 3)
-	for height, b := range chainBlocks {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet"})
+	srv, chainBlocks := indexedDaemon(t, 3, server.Options{})
 	base := "http://" + srv.HTTPAddr()
 
 	for _, op := range []string{"index.Balance", "index.History", "blockstore.Block"} {
@@ -100,4 +74,39 @@ func operations(t *testing.T, base, op string) int {
 		t.Fatal(err)
 	}
 	return 0 // no call yet
+}
+
+// indexedDaemon serves the first n mainnet blocks with the address index
+// and the block store, Electrum listening too, with opts.
+func indexedDaemon(t *testing.T, n int, opts server.Options) (*server.Server, []*chain.Block) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	idx, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "Bitcoin", NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	blocks, err := blockstore.Open(filepath.Join(dir, "blocks"), blockstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { blocks.Close() })
+	rules, err := chain.NetworkRules("mainnet", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := blockpath.Open(ctx, blockpath.Config{Store: newStore(t, utxo.Options{}), Rules: rules, Blocks: blocks, Index: idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chainBlocks := server.MainnetChainBlocks(t, n)
+	for height, b := range chainBlocks {
+		if err := path.Connect(ctx, b, uint32(height)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts.Network, opts.ElectrumAddr = "mainnet", "127.0.0.1:0"
+	srv, _ := servePathForTest(t, path, opts)
+	return srv, chainBlocks
 }
