@@ -155,12 +155,28 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	if err != nil {
 		return errors.Join(err, db.dropCreated(ctx, created))
 	}
+	// A transaction the store held as conflicting (the loser of a race
+	// for an input, as a validator stores it) that the block mines is the
+	// winner: it stops being conflicting, as Teranode's ProcessConflicting
+	// unmarks its winners, or its outputs would refuse every spend and be
+	// deleted at its delete-at-height.
+	var winners []chainhash.Hash
+	noteWinner := func(txid chainhash.Hash, after *record.Record) {
+		if after.Conflicting {
+			winners = append(winners, txid)
+		}
+	}
 	for len(toMine) > 0 {
 		n := min(len(toMine), setMinedBatch)
-		if err := db.setMined(ctx, toMine[:n], info, nil); err != nil {
+		if err := db.setMined(ctx, toMine[:n], info, noteWinner); err != nil {
 			return err
 		}
 		toMine = toMine[n:]
+	}
+	if len(winners) > 0 {
+		if _, _, err := db.SetConflicting(ctx, winners, false); err != nil {
+			return err
+		}
 	}
 	// The block's change to the set's statistics: a block held in memory
 	// leaves it to the stats worker, a block read in chunks is worked out
@@ -448,7 +464,10 @@ func (db *DB) markConflicting(ctx context.Context, roots []chainhash.Hash) ([]ch
 
 // restoreConflicting reverses markConflicting when the block that caused it
 // is disconnected: the transactions are no longer conflicting and take back
-// the outputs they spent, parents first.
+// the outputs they spent, parents first. One that cannot, because another
+// transaction took one of its outputs meanwhile (markConflicting released
+// all its inputs, not only the one the block took) or its parent stays
+// conflicting, stays conflicting: it lost to that one now.
 func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) error {
 	if len(txids) == 0 {
 		return nil
@@ -465,7 +484,14 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 		if err != nil {
 			return err
 		}
-		if err := db.spendAll(ctx, spends, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}); err != nil {
+		err = db.spendAll(ctx, spends, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true})
+		if errors.Is(err, model.ErrSpent) || errors.Is(err, model.ErrConflicting) {
+			if _, _, err := db.SetConflicting(ctx, []chainhash.Hash{txid}, true); err != nil {
+				return fmt.Errorf("restoring %s after its conflict was reversed, it stays conflicting: %w", txid, err)
+			}
+			continue
+		}
+		if err != nil {
 			return fmt.Errorf("restoring %s after its conflict was reversed: %w", txid, err)
 		}
 	}

@@ -404,6 +404,92 @@ func TestConflictReleasesEveryInputOfTheLoser(t *testing.T) {
 	}
 }
 
+// TestABlockMiningAConflictingTransactionMakesItTheWinner: the store holds
+// T as conflicting (it lost the race for P:0 to A, as a validator stores
+// the loser); a block mines T. A becomes the loser, and T, mined on the
+// longest chain, stops being conflicting: its outputs are spent by the
+// next block and not scheduled for deletion.
+func TestABlockMiningAConflictingTransactionMakesItTheWinner(t *testing.T) {
+	db := newStore(t, Options{})
+	p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 1, 5e8)
+	mustCreate(t, db, p, 0, mined(0))
+	genesis := Block{Hash: chainhash.DoubleHashH([]byte("g")), Height: 0, Txs: []*chain.Tx{coinbaseTx("g", 1, 50e8)}}
+	connectAll(t, db, []Block{genesis})
+	a := spendTx("A", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	mustCreate(t, db, a, 0)
+	if _, err := db.Spend(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	tx := spendTx("T", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	mustCreate(t, db, tx, 0, WithConflicting())
+
+	b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), tx}}
+	if err := db.ConnectBlock(ctx, b1); err != nil {
+		t.Fatal(err)
+	}
+	if !mustGet(t, db, a.ID).Conflicting {
+		t.Fatal("A, which the block's T beat, is not conflicting")
+	}
+	if m := mustGet(t, db, tx.ID); m.Conflicting || m.DeleteAtHeight != 0 {
+		t.Fatalf("T, mined on the longest chain: conflicting %v, delete at height %d; want neither", m.Conflicting, m.DeleteAtHeight)
+	}
+	child := spendTx("child", []wire.OutPoint{out(tx, 0)}, 1, 3e8)
+	b2 := Block{Hash: chainhash.DoubleHashH([]byte("2")), PrevHash: b1.Hash, Height: 2, Txs: []*chain.Tx{coinbaseTx("c2", 1, 50e8), child}}
+	if err := db.ConnectBlock(ctx, b2); err != nil {
+		t.Fatalf("a block spending the mined T: %v", err)
+	}
+}
+
+// TestDisconnectingABlockWhoseLoserLostAnInputSinceCompletes: the block
+// beats L for P:0, which releases L's other input P:1 too; M then spends
+// P:1. Disconnecting the block cannot give P:1 back to L: L stays
+// conflicting (it loses to M now), and the disconnection completes, where
+// it used to fail half done, with the block's own spend undone and the tip
+// left on it, every retry failing the same way.
+func TestDisconnectingABlockWhoseLoserLostAnInputSinceCompletes(t *testing.T) {
+	db := newStore(t, Options{})
+	p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 2, 5e8)
+	mustCreate(t, db, p, 0, mined(0))
+	genesis := Block{Hash: chainhash.DoubleHashH([]byte("g")), Height: 0, Txs: []*chain.Tx{coinbaseTx("g", 1, 50e8)}}
+	connectAll(t, db, []Block{genesis})
+	loser := spendTx("L", []wire.OutPoint{out(p, 0), out(p, 1)}, 1, 9e8)
+	lchild := spendTx("L's child", []wire.OutPoint{out(loser, 0)}, 1, 8e8)
+	for _, tx := range []*chain.Tx{loser, lchild} {
+		mustCreate(t, db, tx, 0)
+		if _, err := db.Spend(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), w}}
+	if err := db.ConnectBlock(ctx, b1); err != nil {
+		t.Fatal(err)
+	}
+	m := spendTx("M", []wire.OutPoint{out(p, 1)}, 1, 4e8)
+	mustCreate(t, db, m, 1)
+	if _, err := db.Spend(ctx, m); err != nil {
+		t.Fatalf("M spending P:1, which the block released from L: %v", err)
+	}
+	if err := db.DisconnectBlock(ctx, b1); err != nil {
+		t.Fatalf("disconnecting the block: %v", err)
+	}
+	if tip, _, err := db.Tip(ctx); err != nil || tip.Height != 0 {
+		t.Fatalf("the tip after the disconnection: %+v (%v), want height 0", tip, err)
+	}
+	for _, tx := range []*chain.Tx{loser, lchild} {
+		if !mustGet(t, db, tx.ID).Conflicting {
+			t.Fatalf("%s is not conflicting, though M holds P:1", tx.ID)
+		}
+	}
+	outs := mustGet(t, db, p.ID).Outputs
+	if outs[0].SpendingData != nil {
+		t.Fatalf("P:0 is spent by %v after its block was disconnected and its loser stays conflicting", outs[0].SpendingData)
+	}
+	if sd := outs[1].SpendingData; sd == nil || sd.TxID != m.ID {
+		t.Fatalf("P:1 is spent by %v, want M", sd)
+	}
+}
+
 // A block whose transactions were submitted first finds their spends in
 // place: it checks them on the stored bytes and leaves the parents exactly
 // as they were. A parent damaged in between is still reported as such

@@ -19,15 +19,16 @@ import (
 // otherwise it is TX_NOT_FOUND.
 func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
 	blockIDs := make(map[chainhash.Hash][]uint32, len(txids))
-	err := db.setMined(ctx, txids, info, func(txid chainhash.Hash, ids []uint32) {
-		blockIDs[txid] = slices.Clone(ids)
+	err := db.setMined(ctx, txids, info, func(txid chainhash.Hash, after *record.Record) {
+		blockIDs[txid] = slices.Clone(after.BlockIDs)
 	})
 	return blockIDs, err
 }
 
-// setMined is SetMinedMulti, reporting each updated transaction's block ids
-// to mined when it is given (ConnectBlock has no use for them).
-func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo, minedIn func(chainhash.Hash, []uint32)) error {
+// setMined is SetMinedMulti, reporting each updated transaction's master
+// record, as written less its outputs and transaction, to minedIn when it
+// is given.
+func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo, minedIn func(chainhash.Hash, *record.Record)) error {
 	next, retention := db.height.Load()+1, db.opts.BlockHeightRetention
 	// SetMined changes only a record's head: the outputs and the
 	// transaction are copied, never decoded.
@@ -54,7 +55,7 @@ func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info model.M
 			continue // missing, and unsetting
 		}
 		if minedIn != nil {
-			minedIn(m.txid, m.after.BlockIDs)
+			minedIn(m.txid, m.after)
 		}
 		for i := uint32(1); i <= m.after.TotalExtraRecs; i++ {
 			children = append(children, &recordOp{txid: m.txid, index: i, missingOK: true, onView: setMined})
