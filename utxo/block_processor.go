@@ -101,6 +101,10 @@ func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
 	if err := db.finishBlock(ctx, cs, b.Height); err != nil {
 		return err
 	}
+	// The chain state names the block's losers now.
+	if err := db.forgetBlockLosers(ctx, b.Hash, cs.TipBlock.Conflicting); err != nil {
+		return err
+	}
 	if b.Chunks == nil && db.stats != nil {
 		// A failure to queue is the worker's, which the next block hears.
 		_ = db.stats.submit(statsJob{height: b.Height, hash: b.Hash, txs: b.Txs, size: txsSize(b)})
@@ -151,9 +155,12 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	if err != nil {
 		return errors.Join(err, db.dropCreated(ctx, created))
 	}
-	conflicting, err := db.spendBlockInputs(ctx, b)
-	if err != nil {
+	if err := db.spendBlockInputs(ctx, b); err != nil {
 		return errors.Join(err, db.dropCreated(ctx, created))
+	}
+	conflicting, err := db.blockLosers(ctx, b.Hash)
+	if err != nil {
+		return err
 	}
 	// A transaction the store held as conflicting (the loser of a race
 	// for an input, as a validator stores it) that the block mines is the
@@ -333,59 +340,52 @@ func (db *DB) dropCreated(ctx context.Context, txids []chainhash.Hash) error {
 // spendBlockInputs spends every input of the block, a chunk at a time. An
 // output already spent by a transaction that is not mined on the longest
 // chain loses to the block: that transaction and its descendants become
-// conflicting, their spends are undone, and the block's spend is applied.
-// It returns the transactions made conflicting. When a chunk fails, the
-// chunks before it are undone too: the block spends all or nothing.
-func (db *DB) spendBlockInputs(ctx context.Context, b Block) ([]chainhash.Hash, error) {
-	var conflicting []chainhash.Hash
+// conflicting (blockLosers lists them), their spends are undone, and the
+// block's spend is applied. When a chunk fails, the chunks before it are
+// undone too, and the losers restored: the block spends all or nothing.
+func (db *DB) spendBlockInputs(ctx context.Context, b Block) error {
 	spent := 0 // chunks whose spends are applied
 	err := b.EachChunk(func(txs []*chain.Tx) error {
-		c, err := db.spendChunkInputs(ctx, txs, b.Height)
-		if err != nil {
+		if err := db.spendChunkInputs(ctx, txs, b); err != nil {
 			return err
 		}
-		conflicting = append(conflicting, c...)
 		spent++
 		return nil
 	})
 	if err == nil {
-		return conflicting, nil
-	}
-	if spent == 0 {
-		return nil, err
+		return nil
 	}
 	undo := db.unspendChunks(ctx, b, spent)
-	return nil, errors.Join(err, undo, db.restoreConflicting(ctx, conflicting))
+	losers, err2 := db.blockLosers(ctx, b.Hash)
+	if err2 == nil {
+		err2 = errors.Join(db.restoreConflicting(ctx, losers), db.forgetBlockLosers(ctx, b.Hash, losers))
+	}
+	return errors.Join(err, undo, err2)
 }
 
-// spendChunkInputs spends the inputs of a chunk of the block at height,
-// all or nothing.
-func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, height uint32) ([]chainhash.Hash, error) {
+// spendChunkInputs spends the inputs of a chunk of block b, all or nothing.
+func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, b Block) error {
 	var spends []*Spend
 	for _, tx := range txs {
 		s, err := spendsOf(tx, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		spends = append(spends, s...)
 	}
-	opts := SpendOptions{BlockHeight: height, IgnoreLocked: true}
+	opts := SpendOptions{BlockHeight: b.Height, IgnoreLocked: true}
 	err := db.spendAll(ctx, spends, opts)
 	if err == nil {
-		return nil, nil
+		return nil
 	}
 	losers, err := db.doubleSpenders(ctx, spends, err)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	conflicting, err := db.markConflicting(ctx, losers)
-	if err != nil {
-		return nil, err
+	if err := db.markConflicting(ctx, losers, b.Hash); err != nil {
+		return err
 	}
-	if err := db.spendAll(ctx, spends, opts); err != nil {
-		return nil, errors.Join(err, db.restoreConflicting(ctx, conflicting))
-	}
-	return conflicting, nil
+	return db.spendAll(ctx, spends, opts)
 }
 
 // unspendChunks undoes the spends of the block's first n chunks.
@@ -440,9 +440,9 @@ func (db *DB) doubleSpenders(ctx context.Context, spends []*Spend, failure error
 
 // markConflicting marks the transactions and all their descendants (found
 // through the spending data of their outputs) conflicting, and undoes their
-// spends so the winning spends can take the outputs. It returns them,
-// parents before children.
-func (db *DB) markConflicting(ctx context.Context, roots []chainhash.Hash) ([]chainhash.Hash, error) {
+// spends so the winning spends of block can take the outputs. They are
+// added to the block's losers first, parents before children.
+func (db *DB) markConflicting(ctx context.Context, roots []chainhash.Hash, block chainhash.Hash) error {
 	order, err := db.walk(ctx, roots, map[chainhash.Hash]bool{}, func(meta *Meta, err error) ([]chainhash.Hash, error) {
 		if err != nil {
 			return nil, err
@@ -450,16 +450,69 @@ func (db *DB) markConflicting(ctx context.Context, roots []chainhash.Hash) ([]ch
 		return spendersOf(meta), nil
 	})
 	if err != nil {
-		return nil, err
+		return err
+	}
+	if err := db.addBlockLosers(ctx, block, order); err != nil {
+		return err
 	}
 	spends, _, err := db.SetConflicting(ctx, order, true)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, model.ErrTxNotFound) {
-		return nil, err
+		return err
 	}
-	return order, nil
+	return nil
+}
+
+// blockLosersName is the metadata listing the transactions that connecting
+// the block made conflicting, written before they are marked. A block
+// connected again after a failure or a crash finds its spends in place and
+// its losers marked, so that attempt sees no double spend: it learns them
+// from here, and its chain state entry (connectedBlock.Conflicting) still
+// names every one, for its disconnection to restore. The entry goes once
+// the block is connected, refused or disconnected.
+func blockLosersName(block chainhash.Hash) string { return "block-losers/" + block.String() }
+
+// blockLosers lists, once each and in the order they were marked, the
+// transactions the block's connection made conflicting.
+func (db *DB) blockLosers(ctx context.Context, block chainhash.Hash) ([]chainhash.Hash, error) {
+	raw, err := db.eng.GetMeta(ctx, blockLosersName(block))
+	if err != nil {
+		return nil, storageErr("reading the block's losers", err)
+	}
+	if len(raw)%chainhash.HashSize != 0 {
+		return nil, fmt.Errorf("the store's list of the transactions block %s made conflicting is damaged (%d bytes, not a whole number of transaction ids): the store is damaged", block, len(raw))
+	}
+	var losers []chainhash.Hash
+	seen := make(map[chainhash.Hash]bool)
+	for ; len(raw) > 0; raw = raw[chainhash.HashSize:] {
+		if h := chainhash.Hash(raw[:chainhash.HashSize]); !seen[h] {
+			seen[h] = true
+			losers = append(losers, h)
+		}
+	}
+	return losers, nil
+}
+
+// addBlockLosers adds txids to the block's losers.
+func (db *DB) addBlockLosers(ctx context.Context, block chainhash.Hash, txids []chainhash.Hash) error {
+	raw, err := db.eng.GetMeta(ctx, blockLosersName(block))
+	if err != nil {
+		return storageErr("reading the block's losers", err)
+	}
+	for _, txid := range txids {
+		raw = append(raw, txid[:]...)
+	}
+	return storageErr("noting the block's losers", db.eng.PutMeta(ctx, blockLosersName(block), raw))
+}
+
+// forgetBlockLosers drops the block's list of losers, when it has one.
+func (db *DB) forgetBlockLosers(ctx context.Context, block chainhash.Hash, losers []chainhash.Hash) error {
+	if len(losers) == 0 {
+		return nil
+	}
+	return storageErr("forgetting the block's losers", db.eng.PutMeta(ctx, blockLosersName(block), nil))
 }
 
 // restoreConflicting reverses markConflicting when the block that caused it
@@ -613,7 +666,10 @@ func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connected
 			return err
 		}
 	}
-	return db.restoreConflicting(ctx, connected.Conflicting)
+	if err := db.restoreConflicting(ctx, connected.Conflicting); err != nil {
+		return err
+	}
+	return db.forgetBlockLosers(ctx, b.Hash, connected.Conflicting)
 }
 
 // Reorg moves the store from its tip to a competing branch in one call:

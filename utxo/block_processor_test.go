@@ -11,6 +11,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
@@ -487,6 +488,69 @@ func TestDisconnectingABlockWhoseLoserLostAnInputSinceCompletes(t *testing.T) {
 	}
 	if sd := outs[1].SpendingData; sd == nil || sd.TxID != m.ID {
 		t.Fatalf("P:1 is spent by %v, want M", sd)
+	}
+}
+
+// TestABlockSentAgainAfterACrashStillRestoresItsLoser: the block beats L
+// for P:0. Its metadata writes are stopped after each in turn, as a crash
+// would stop them, the store is reopened and the block sent again, as
+// ConnectBlock asks. The second attempt finds the block's spend in place
+// and L marked, so it sees no double spend; disconnecting the block must
+// still restore L, which takes P:0 back. It used to stay conflicting (and
+// be deleted at its delete-at-height) with P:0 spent by no one.
+func TestABlockSentAgainAfterACrashStillRestoresItsLoser(t *testing.T) {
+	for cut := 0; ; cut++ {
+		eng := memory.New()
+		cutter := &cutMeta{Engine: eng, left: -1}
+		db, err := Open(ctx, cutter, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 1, 5e8)
+		mustCreate(t, db, p, 0, mined(0))
+		genesis := Block{Hash: chainhash.DoubleHashH([]byte("g")), Height: 0, Txs: []*chain.Tx{coinbaseTx("g", 1, 50e8)}}
+		connectAll(t, db, []Block{genesis})
+		loser := spendTx("L", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+		mustCreate(t, db, loser, 0)
+		if _, err := db.Spend(ctx, loser); err != nil {
+			t.Fatal(err)
+		}
+		w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+		b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), w}}
+
+		cutter.left = cut
+		err = db.ConnectBlock(ctx, b1)
+		if err != nil && !errors.Is(err, errCut) {
+			t.Fatalf("cut after %d metadata writes: %v", cut, err)
+		}
+		complete := err == nil
+		reopened, err := Open(ctx, eng, Options{})
+		if err != nil {
+			t.Fatalf("cut after %d metadata writes: reopening: %v", cut, err)
+		}
+		if tip, _, err := reopened.Tip(ctx); err != nil || tip.Height != 1 {
+			if err := reopened.ConnectBlock(ctx, b1); err != nil {
+				t.Fatalf("cut after %d metadata writes: the block sent again: %v", cut, err)
+			}
+		}
+		if !mustGet(t, reopened, loser.ID).Conflicting {
+			t.Fatalf("cut after %d metadata writes: L is not conflicting once the block is connected", cut)
+		}
+		if err := reopened.DisconnectBlock(ctx, b1); err != nil {
+			t.Fatalf("cut after %d metadata writes: disconnecting the block: %v", cut, err)
+		}
+		if mustGet(t, reopened, loser.ID).Conflicting {
+			t.Fatalf("cut after %d metadata writes: L stays conflicting after the block that beat it was disconnected", cut)
+		}
+		if sd := mustGet(t, reopened, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != loser.ID {
+			t.Fatalf("cut after %d metadata writes: P:0 is spent by %v after the disconnection, want L", cut, sd)
+		}
+		if complete {
+			if cut < 2 {
+				t.Fatalf("the block connected after %d metadata writes: the test stops it nowhere", cut)
+			}
+			return
+		}
 	}
 }
 
