@@ -16,6 +16,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // Config says what a Path feeds.
@@ -459,6 +460,9 @@ func (p *Path) undoReorg(ctx context.Context, old, connected []*pathBlock) error
 
 // connect is a checked block's path: keep, store, index.
 func (p *Path) connect(ctx context.Context, b *pathBlock) error {
+	if err := timed(&p.times.Check, func() error { return p.checkRepeats(ctx, b) }); err != nil {
+		return err
+	}
 	if p.blocks != nil {
 		if err := timed(&p.times.Keep, func() error { return p.blocks.connect(b) }); err != nil {
 			return fmt.Errorf("keeping block %s at height %d: %w", b.Hash, b.height, err)
@@ -479,6 +483,44 @@ func (p *Path) connect(ctx context.Context, b *pathBlock) error {
 			return err
 		}
 		passed(stepConnect, stepIndexed, b.height)
+	}
+	return nil
+}
+
+// checkRepeats refuses a block holding a transaction mined below it
+// (BIP30), where chain.BlockRules.ChecksRepeats says one may be: the store
+// holds one record per transaction id, and would take the block's copy as
+// the earlier one mined again, while the index would count its outputs
+// twice. Bitcoin Core accepts a repeat of a transaction whose outputs are
+// all spent; the store cannot hold that either, and no chain holds one
+// outside the two blocks the rule exempts. A block read from the block
+// store as it is connected (streamed) is above any chain's BIP34 height.
+func (p *Path) checkRepeats(ctx context.Context, b *pathBlock) error {
+	if b.streamed != nil || !p.rules.ChecksRepeats(b.height, b.Hash) {
+		return nil
+	}
+	items := make([]*utxo.UnresolvedMetaData, len(b.Txs))
+	for i, tx := range b.Txs {
+		items[i] = &utxo.UnresolvedMetaData{TxID: tx.ID}
+	}
+	if err := p.store.BatchDecorate(ctx, items); err != nil {
+		return err
+	}
+	for _, it := range items {
+		if it.Err != nil {
+			if errors.Is(it.Err, model.ErrTxNotFound) {
+				continue
+			}
+			return it.Err
+		}
+		// Mined at this height only: this block, connected in part
+		// before a crash and sent again.
+		for _, h := range it.Meta.BlockHeights {
+			if h < b.height {
+				return &chain.CheckError{Hash: b.Hash, Height: b.height, Check: chain.CheckRepeatedTx,
+					Reason: fmt.Sprintf("transaction %s was mined at height %d already", it.TxID, h)}
+			}
+		}
 	}
 	return nil
 }

@@ -299,6 +299,28 @@ func TestADisconnectedBlockFailingTheChecksChangesNothing(t *testing.T) {
 	}
 }
 
+// TestABlockRepeatingAMinedTransactionIsRefused: a block whose coinbase is
+// one mined below it again, unspent (BIP30; regtest has no BIP34 height),
+// is refused before anything changes. The store used to take it as that
+// transaction mined a second time, one coin, while the index counted its
+// outputs again: twice the balance.
+func TestABlockRepeatingAMinedTransactionIsRefused(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, 5)
+	repeat := block(t, c.A[4].Hash, 5, c.A[3].Txs[0].Msg)
+	err := p.Connect(context.Background(), repeat, 5)
+	if ce, failed := errors.AsType[*chain.CheckError](err); !failed || ce.Check != chain.CheckRepeatedTx {
+		t.Fatalf("a block repeating the coinbase of block 3: %v, want a CheckError of %q", err, chain.CheckRepeatedTx)
+	}
+	level(t, p, 4, c.A[4])
+	if err := p.Connect(context.Background(), c.A[5], 5); err != nil {
+		t.Fatalf("the chain's own block 5 after the refused one: %v", err)
+	}
+}
+
 // TestStepTimesCountEveryStoresShare: the path times each store's step and
 // counts the blocks and transactions the index took, a reorganisation's
 // included.

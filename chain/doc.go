@@ -22,7 +22,9 @@
 // [BlockRules] checks what a block can be checked for alone (proof of
 // work, size, merkle root, coinbase, duplicate txids, BIP34 height, output
 // values) before a store applies it; a block that fails gets a
-// [*CheckError] naming the block and the check. [BlockRules.CheckStream]
+// [*CheckError] naming the block and the check. [BlockRules.ChecksRepeats]
+// says where a block must not repeat a transaction mined below it (BIP30),
+// which the block path asks the store. [BlockRules.CheckStream]
 // makes the same checks as a [BlockReader] reads the block, one
 // transaction at a time ([MerkleTree] computes the root as it goes), for a
 // block too large to hold in memory. [CheckOutputValues] is the
