@@ -433,7 +433,13 @@ func (p *Path) Reorg(ctx context.Context, disconnect, connect []*chain.Block) er
 	}
 	for i, b := range branch {
 		if err := p.connect(ctx, b); err != nil {
-			back := p.undoReorg(ctx, old, branch[:i])
+			connected := branch[:i]
+			if !p.storeLacks(ctx, b) {
+				// The store took it, and a later step failed (the
+				// index's): it is undone too.
+				connected = branch[:i+1]
+			}
+			back := p.undoReorg(ctx, old, connected)
 			return errors.Join(fmt.Errorf("reorganisation: connecting block %s at height %d: %w", b.Hash, b.height, err), back)
 		}
 	}
@@ -470,9 +476,11 @@ func (p *Path) connect(ctx context.Context, b *pathBlock) error {
 		passed(stepConnect, stepKept, b.height)
 	}
 	if err := timed(&p.times.Store, func() error { return p.store.ConnectBlock(ctx, b.utxo()) }); err != nil {
-		if p.blocks != nil {
+		if p.blocks != nil && p.storeLacks(ctx, b) {
 			// A block the store refuses is not the chain's: its raw bytes
-			// go, so the block store stays level with the store.
+			// go, so the block store stays level with the store. One the
+			// store failed on after its tip reached it (its checkpoint,
+			// say) stays: the store holds it.
 			err = errors.Join(err, p.blocks.disconnect(utxo.Tip{Height: b.height, Hash: b.Hash}))
 		}
 		return err
@@ -485,6 +493,14 @@ func (p *Path) connect(ctx context.Context, b *pathBlock) error {
 		passed(stepConnect, stepIndexed, b.height)
 	}
 	return nil
+}
+
+// storeLacks reports whether the store's tip is not block b, as read after
+// the store failed on b; unsure (the read fails too), it says the store may
+// hold it, and a block store left ahead is rolled back when the path opens.
+func (p *Path) storeLacks(ctx context.Context, b *pathBlock) bool {
+	chainSum, err := p.store.ChainSummary(ctx)
+	return err == nil && (!chainSum.HasTip || chainSum.Tip.Hash != b.Hash)
 }
 
 // checkRepeats refuses a block holding a transaction mined below it

@@ -3,6 +3,7 @@ package blockpath
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/wire"
@@ -319,6 +320,62 @@ func TestABlockRepeatingAMinedTransactionIsRefused(t *testing.T) {
 	if err := p.Connect(context.Background(), c.A[5], 5); err != nil {
 		t.Fatalf("the chain's own block 5 after the refused one: %v", err)
 	}
+}
+
+// failCheckpoint fails the engine's next checkpoint once armed: a block
+// boundary's fsync that fails after the chain state was written.
+type failCheckpoint struct {
+	engine.Engine
+	armed bool
+}
+
+func (f *failCheckpoint) Checkpoint(ctx context.Context, height uint32) error {
+	if f.armed {
+		f.armed = false
+		return errors.New("injected: the checkpoint's fsync failed")
+	}
+	return f.Engine.Checkpoint(ctx, height)
+}
+
+// TestABlockTheStoreHoldsDespiteItsErrorIsKept: the store fails a block
+// after its tip reached it (the block boundary's checkpoint). The block
+// store keeps the raw block, which the store holds, and once reopened the
+// path brings the index to it from there. The block store used to drop
+// it, as for a block the store refused, and the index could then never
+// reach the store's tip.
+func TestABlockTheStoreHoldsDespiteItsErrorIsKept(t *testing.T) {
+	c := newTestChains(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openDir(t, dir, "sozu", engine.SyncAlways, true, true)
+	failing := &failCheckpoint{Engine: s.store.Engine()}
+	store, err := utxo.Open(ctx, failing, utxo.Options{Network: "regtest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.store = store
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, 5)
+	failing.armed = true
+	if err := p.Connect(ctx, c.A[5], 5); err == nil {
+		t.Fatal("the injected checkpoint failure failed nothing")
+	}
+	if tip, _, err := store.Tip(ctx); err != nil || tip.Hash != c.A[5].Hash {
+		t.Fatalf("the store's tip after its failed checkpoint: %+v (%v), want block 5: the test fails no block after the tip moved", tip, err)
+	}
+	if _, hash, ok, err := s.blocks.Block(5); err != nil || !ok || hash != c.A[5].Hash {
+		t.Fatalf("the block store after the failure: block 5 %v (%v), want it kept, as the store holds it", ok, err)
+	}
+	// The store says again, closing, what failed; the others close clean.
+	if err := errors.Join(s.index.Close(), s.blocks.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("closing the store whose checkpoint failed: %v", err)
+	}
+	s = openDir(t, dir, "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	level(t, s.path(t), 5, c.A[5])
 }
 
 // TestStepTimesCountEveryStoresShare: the path times each store's step and
