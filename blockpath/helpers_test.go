@@ -112,6 +112,16 @@ type testChains struct {
 	Fork uint32
 }
 
+// aboveFork is what a reorganisation from A to B disconnects: A's blocks
+// above the fork, its tip first.
+func (c *testChains) aboveFork() []*chain.Block {
+	var blocks []*chain.Block
+	for h := len(c.A) - 1; h > int(c.Fork); h-- {
+		blocks = append(blocks, c.A[h])
+	}
+	return blocks
+}
+
 func newTestChains(t testing.TB) *testChains {
 	const trunk, fork, lenA, lenB = 101, 103, 106, 107
 	var base []*chain.Block

@@ -217,10 +217,7 @@ func TestAFailedReorgReturnsToTheOldBranch(t *testing.T) {
 	first := c.B[c.Fork+1]
 	bad := block(t, first.Hash, c.Fork+2, coinbase(c.Fork+2, 9), spend(wire.OutPoint{Hash: first.Txs[0].ID, Index: 3}, 50e8, 9))
 	tip := uint32(len(c.A) - 1)
-	var disconnect []*chain.Block
-	for h := tip; h > c.Fork; h-- {
-		disconnect = append(disconnect, c.A[h])
-	}
+	disconnect := c.aboveFork()
 	err := p.Reorg(context.Background(), disconnect, []*chain.Block{first, bad})
 	if _, isUtxoErr := errors.AsType[*model.Error](err); !isUtxoErr {
 		t.Fatalf("a branch with a block spending a missing output: %v, want the store's refusal", err)
@@ -239,10 +236,7 @@ func TestABranchFailingTheChecksChangesNothing(t *testing.T) {
 	broken := *c.B[c.Fork+2]
 	broken.Header.MerkleRoot[0] ^= 1
 	tip := uint32(len(c.A) - 1)
-	var disconnect []*chain.Block
-	for h := tip; h > c.Fork; h-- {
-		disconnect = append(disconnect, c.A[h])
-	}
+	disconnect := c.aboveFork()
 	err := p.Reorg(context.Background(), disconnect, []*chain.Block{c.B[c.Fork+1], &broken})
 	if _, failed := errors.AsType[*chain.CheckError](err); !failed {
 		t.Fatalf("a branch with a block failing its checks: %v, want a CheckError", err)
@@ -260,10 +254,7 @@ func TestADisconnectedBlockFailingTheChecksChangesNothing(t *testing.T) {
 	c := newTestChains(t)
 	ctx := context.Background()
 	tip := uint32(len(c.A) - 1)
-	var disconnect []*chain.Block
-	for h := tip; h > c.Fork; h-- {
-		disconnect = append(disconnect, c.A[h])
-	}
+	disconnect := c.aboveFork()
 	if len(c.A[tip].Txs) < 2 {
 		t.Fatalf("the tip of branch A holds %d transactions; the test needs one besides the coinbase", len(c.A[tip].Txs))
 	}

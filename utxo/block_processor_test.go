@@ -412,10 +412,7 @@ func TestConflictReleasesEveryInputOfTheLoser(t *testing.T) {
 // next block and not scheduled for deletion.
 func TestABlockMiningAConflictingTransactionMakesItTheWinner(t *testing.T) {
 	db := newStore(t, Options{})
-	p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 1, 5e8)
-	mustCreate(t, db, p, 0, mined(0))
-	genesis := Block{Hash: chainhash.DoubleHashH([]byte("g")), Height: 0, Txs: []*chain.Tx{coinbaseTx("g", 1, 50e8)}}
-	connectAll(t, db, []Block{genesis})
+	p, genesis := minedParentAtGenesis(t, db, 1)
 	a := spendTx("A", []wire.OutPoint{out(p, 0)}, 1, 4e8)
 	mustCreate(t, db, a, 0)
 	if _, err := db.Spend(ctx, a); err != nil {
@@ -449,10 +446,7 @@ func TestABlockMiningAConflictingTransactionMakesItTheWinner(t *testing.T) {
 // left on it, every retry failing the same way.
 func TestDisconnectingABlockWhoseLoserLostAnInputSinceCompletes(t *testing.T) {
 	db := newStore(t, Options{})
-	p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 2, 5e8)
-	mustCreate(t, db, p, 0, mined(0))
-	genesis := Block{Hash: chainhash.DoubleHashH([]byte("g")), Height: 0, Txs: []*chain.Tx{coinbaseTx("g", 1, 50e8)}}
-	connectAll(t, db, []Block{genesis})
+	p, genesis := minedParentAtGenesis(t, db, 2)
 	loser := spendTx("L", []wire.OutPoint{out(p, 0), out(p, 1)}, 1, 9e8)
 	lchild := spendTx("L's child", []wire.OutPoint{out(loser, 0)}, 1, 8e8)
 	for _, tx := range []*chain.Tx{loser, lchild} {
@@ -506,10 +500,7 @@ func TestABlockSentAgainAfterACrashStillRestoresItsLoser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 1, 5e8)
-		mustCreate(t, db, p, 0, mined(0))
-		genesis := Block{Hash: chainhash.DoubleHashH([]byte("g")), Height: 0, Txs: []*chain.Tx{coinbaseTx("g", 1, 50e8)}}
-		connectAll(t, db, []Block{genesis})
+		p, genesis := minedParentAtGenesis(t, db, 1)
 		loser := spendTx("L", []wire.OutPoint{out(p, 0)}, 1, 4e8)
 		mustCreate(t, db, loser, 0)
 		if _, err := db.Spend(ctx, loser); err != nil {
@@ -613,4 +604,16 @@ func TestBlockOfSubmittedTransactionsRechecksTheirSpends(t *testing.T) {
 			}
 		})
 	}
+}
+
+// minedParentAtGenesis stores P, a transaction of n outputs mined below
+// the chain (at height 0), and connects the chain's first block, which it
+// returns with P.
+func minedParentAtGenesis(t *testing.T, db *DB, n int) (*chain.Tx, Block) {
+	t.Helper()
+	p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, n, 5e8)
+	mustCreate(t, db, p, 0, mined(0))
+	genesis := Block{Hash: chainhash.DoubleHashH([]byte("g")), Height: 0, Txs: []*chain.Tx{coinbaseTx("g", 1, 50e8)}}
+	connectAll(t, db, []Block{genesis})
+	return p, genesis
 }
