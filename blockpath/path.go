@@ -515,6 +515,13 @@ func (p *Path) checkRepeats(ctx context.Context, b *pathBlock) error {
 	if b.streamed != nil || !p.rules.ChecksRepeats(b.height, b.Hash) {
 		return nil
 	}
+	// A block that is not the next one is the store's to refuse, as not
+	// next: its transactions may be the store's own block's.
+	if chainSum, err := p.store.ChainSummary(ctx); err != nil {
+		return err
+	} else if chainSum.HasTip && b.PrevHash() != chainSum.Tip.Hash {
+		return nil
+	}
 	items := make([]*utxo.UnresolvedMetaData, len(b.Txs))
 	for i, tx := range b.Txs {
 		items[i] = &utxo.UnresolvedMetaData{TxID: tx.ID}

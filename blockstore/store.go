@@ -113,17 +113,9 @@ func (s *Store) recover() error {
 	if err != nil {
 		return err
 	}
-	s.seg, s.segSize = last.Segment, last.Offset+int64(last.Length)
 	// A segment past the last location's is a staged block adopted (moved
 	// in) by a crash before its location was committed.
-	if err := s.removeSegments(func(n uint32) bool { return n > last.Segment }); err != nil {
-		return err
-	}
-	f, err := s.file(s.seg)
-	if err != nil {
-		return err
-	}
-	return f.Truncate(s.segSize)
+	return s.cutAfterLocked(last)
 }
 
 func (s *Store) segmentPath(n uint32) string {
@@ -248,10 +240,15 @@ func (s *Store) commitLocked(height uint32, l Location) error {
 }
 
 // DropFrom forgets the blocks at height and above, as a disconnection
-// does: their locations go in one durable commit (unless Options.NoSync);
-// their bytes stay in their segment until it is pruned, as a replaced
-// block's do. Dropping from at or below the lowest height held empties
-// the store, which then takes a block at any height again.
+// does: their locations go in one durable commit (unless Options.NoSync),
+// then their bytes, which end the segments, are cut off, as a reopened
+// store cuts bytes past its last location. So a block put again after a
+// rollback (a crash between keeping it and storing it) follows the block
+// below it in the segment, and the segments stay a chain a block-file
+// reader takes in order; a block replaced by Put still leaves its bytes
+// in its segment until it is pruned. Dropping from at or below the lowest
+// height held empties the store, which then takes a block at any height
+// again.
 func (s *Store) DropFrom(height uint32) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -273,9 +270,31 @@ func (s *Store) DropFrom(height uint32) error {
 	}
 	if height <= s.low {
 		s.hasTip, s.tip, s.low = false, 0, 0
-		return nil
+		s.segSize = 0
+		return s.removeSegments(func(uint32) bool { return true })
 	}
 	s.tip = height - 1
+	l, ok, err := s.locationLocked(s.tip)
+	if err != nil || !ok {
+		return err
+	}
+	return s.cutAfterLocked(l)
+}
+
+// cutAfterLocked makes the bytes of the block at l the last of the
+// segments: the segments after its own go, and its own is cut after it.
+func (s *Store) cutAfterLocked(l Location) error {
+	s.seg, s.segSize = l.Segment, l.Offset+int64(l.Length)
+	if err := s.removeSegments(func(n uint32) bool { return n > l.Segment }); err != nil {
+		return err
+	}
+	f, err := s.file(s.seg)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(s.segSize); err != nil {
+		return fmt.Errorf("blockstore: cutting segment %d after block %d: %w", s.seg, s.tip, err)
+	}
 	return nil
 }
 

@@ -202,6 +202,52 @@ func TestPutOrderAndReorg(t *testing.T) {
 // does, durably: after a reopen the tip is below them, the next block
 // goes on top, and dropping everything empties the store, which then
 // takes a block at any height.
+// TestBlocksPutAgainAfterADropFollowTheirParent: blocks dropped from the
+// tip (a rollback after a crash between keeping a block and storing it)
+// and put again leave the segment the blk*.dat framing of the chain, as
+// if never dropped, with no stale copy a block-file reader would take as
+// the next block; and so after a reopen.
+func TestBlocksPutAgainAfterADropFollowTheirParent(t *testing.T) {
+	blocks := mainnetBlocks(t)[:10]
+	src, err := os.ReadFile(testdata.Path(t, "btc-mainnet-0-14131.blk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s := open(t, dir, Options{})
+	putAll(t, s, blocks, 0)
+	want, err := os.ReadFile(filepath.Join(dir, "blk00000.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, src[:len(want)]) {
+		t.Fatal("the segment is not the blk*.dat framing of the blocks")
+	}
+	for _, from := range []uint32{9, 7} {
+		if err := s.DropFrom(from); err != nil {
+			t.Fatal(err)
+		}
+		putAll(t, s, blocks, int(from))
+		got, err := os.ReadFile(filepath.Join(dir, "blk00000.dat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("after dropping from %d and putting the blocks again the segment holds %d bytes, want the %d of the chain's framing", from, len(got), len(want))
+		}
+	}
+	if err := s.DropFrom(5); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s = open(t, dir, Options{})
+	defer s.Close()
+	putAll(t, s, blocks, 5)
+	if got, err := os.ReadFile(filepath.Join(dir, "blk00000.dat")); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("after a drop, a reopen and the blocks again: %d bytes (%v), want the %d of the chain's framing", len(got), err, len(want))
+	}
+}
+
 func TestDropFrom(t *testing.T) {
 	blocks := mainnetBlocks(t)[:10]
 	dir := t.TempDir()
