@@ -517,9 +517,11 @@ func (p *Path) checkRepeats(ctx context.Context, b *pathBlock) error {
 	}
 	// A block that is not the next one is the store's to refuse, as not
 	// next: its transactions may be the store's own block's.
-	if chainSum, err := p.store.ChainSummary(ctx); err != nil {
+	chainSum, err := p.store.ChainSummary(ctx)
+	if err != nil {
 		return err
-	} else if chainSum.HasTip && b.PrevHash() != chainSum.Tip.Hash {
+	}
+	if chainSum.HasTip && b.PrevHash() != chainSum.Tip.Hash {
 		return nil
 	}
 	items := make([]*utxo.UnresolvedMetaData, len(b.Txs))
