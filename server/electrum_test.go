@@ -18,7 +18,6 @@ import (
 	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/server"
-	"github.com/utxostore/utxostore/utxo"
 )
 
 // dialElectrum connects to the daemon's Electrum listener, for a test
@@ -141,7 +140,7 @@ func TestElectrumNotifiesAStatusItFailedToRead(t *testing.T) {
 	}
 	backend := &failingHistory{Backend: server.NewBackend(path)}
 	srv, _ := serveBackendForTest(t, backend, server.Options{Network: "mainnet", ElectrumAddr: "127.0.0.1:0"})
-	path.OnConnect(func(ctx context.Context, b utxo.Block) { srv.Electrum().NotifyBlock(ctx, b) })
+	path.OnConnect(srv.NotifyBlock)
 
 	// Block 2's coinbase pays a script of its own.
 	sum := sha256.Sum256(chainBlocks[2].Txs[0].Msg.TxOut[0].PkScript)
