@@ -168,6 +168,9 @@ func (s *Server) checkpointProof(ctx context.Context, height, cp uint32) (proof,
 
 // hashCache holds the chain's block hashes by height, for checkpoint
 // proofs; a block connected at a height drops the hashes from there up.
+// The block's announcement may come well after the store took it (the
+// daemon announces from a queue of its own), so upTo also checks the
+// last hash it hands out against the store.
 type hashCache struct {
 	mu     sync.Mutex
 	hashes []chainhash.Hash
@@ -176,6 +179,15 @@ type hashCache struct {
 func (c *hashCache) upTo(ctx context.Context, s *Server, height uint32) ([]chainhash.Hash, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if int(height) < len(c.hashes) {
+		info, ok, err := s.reads.BlockAt(ctx, height)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || info.Hash != c.hashes[height] {
+			c.hashes = nil // a reorganisation not yet announced
+		}
+	}
 	for h := uint32(len(c.hashes)); h <= height; h++ {
 		if h%1000 == 0 {
 			if err := ctx.Err(); err != nil {

@@ -45,6 +45,9 @@ func (t *blockTouch) merge(u *blockTouch) *blockTouch {
 	if t == nil {
 		return u
 	}
+	if u == nil {
+		return t
+	}
 	if t.all || u.all {
 		return &blockTouch{all: true}
 	}
@@ -113,7 +116,10 @@ func (s *Server) poke() {
 // headers subscribers and every changed status; on a change of the
 // mempool (looked for every pollEvery, as any writer may change it), the
 // changed statuses of the script hashes its new and gone transactions
-// touch.
+// touch. What a round could not read (a status whose history read failed
+// or ran out of time, the mempool, the tip) goes back to pending and is
+// tried again a pollEvery later, so a subscriber is not left with a
+// status the server no longer means to send.
 func (s *Server) notifier() {
 	defer s.wg.Done()
 	tick := time.NewTicker(pollEvery)
@@ -126,7 +132,7 @@ func (s *Server) notifier() {
 			return
 		case <-s.changed:
 		case <-tick.C:
-			if s.reads.Changes() == lastChanges {
+			if s.reads.Changes() == lastChanges && !s.hasPending() {
 				continue
 			}
 		}
@@ -135,22 +141,45 @@ func (s *Server) notifier() {
 		touch := s.pending
 		s.pending = nil
 		s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.RequestTimeout)
-		last = s.notify(ctx, touch, last)
-		cancel()
+		var retry *blockTouch
+		last, retry = s.notify(touch, last)
+		if retry != nil {
+			s.mu.Lock()
+			s.pending = retry.merge(s.pending)
+			s.mu.Unlock()
+		}
 	}
+}
+
+func (s *Server) hasPending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending != nil
+}
+
+// bounded is the context of one read of a notification round: each is
+// bounded as a request is, so a round with many statuses to read (a
+// hostile client can subscribe to many busy script hashes) delays the
+// later ones but does not make them fail.
+func (s *Server) bounded() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.opts.RequestTimeout)
 }
 
 // notify sends what changed since the view prev: after blocks (touch
 // not nil) the new tip and the statuses they touched, and the statuses
 // the mempool's new and gone transactions touched. It returns the view it
-// compared against.
-func (s *Server) notify(ctx context.Context, touch *blockTouch, prev *mempoolView) *mempoolView {
+// compared against, and what it could not read to try again (nil when
+// it read everything).
+func (s *Server) notify(touch *blockTouch, prev *mempoolView) (*mempoolView, *blockTouch) {
+	ctx, cancel := s.bounded()
 	v, err := s.mempool(ctx)
+	cancel()
 	if err != nil {
-		s.log.Warn("electrum: reading the mempool for notifications", "error", err)
-		return prev
+		s.log.Warn("electrum: reading the mempool for notifications; trying again", "error", err)
+		return prev, (&blockTouch{sh: map[index.ScriptHash]bool{}, desc: map[string]bool{}}).merge(touch)
 	}
+	retry := &blockTouch{sh: map[index.ScriptHash]bool{}, desc: map[string]bool{}}
+	failed := false
 	changed := &blockTouch{sh: map[index.ScriptHash]bool{}, desc: map[string]bool{}, all: prev == nil}
 	if touch != nil {
 		changed = changed.merge(touch)
@@ -173,10 +202,10 @@ func (s *Server) notify(ctx context.Context, touch *blockTouch, prev *mempoolVie
 	}
 	var tip *headerNotice
 	if touch != nil {
-		if height, err := s.tip(ctx); err == nil {
-			if raw, _, err := s.header(ctx, height); err == nil {
-				tip = &headerNotice{Hex: hexOf(raw), Height: height}
-			}
+		var err error
+		if tip, err = s.tipNotice(); err != nil {
+			s.log.Warn("electrum: reading the tip for notifications; trying again", "error", err)
+			failed = true
 		}
 	}
 	s.mu.Lock()
@@ -188,7 +217,7 @@ func (s *Server) notify(ctx context.Context, touch *blockTouch, prev *mempoolVie
 	statuses := map[index.ScriptHash]string{}
 	for _, c := range conns {
 		if tip != nil {
-			c.notifyTip(ctx, tip)
+			c.notifyTip(tip)
 		}
 		c.mu.Lock()
 		subs := make([]index.ScriptHash, 0, len(c.subs))
@@ -203,7 +232,11 @@ func (s *Server) notify(ctx context.Context, touch *blockTouch, prev *mempoolVie
 				continue
 			}
 			if len(changed.desc) > 0 {
-				if sc, ok, err := s.lookup(sh); err == nil && ok && changed.touches(sh, sc.desc) {
+				sc, ok, err := s.lookup(sh)
+				switch {
+				case transient(err):
+					retry.sh[sh], failed = true, true
+				case err == nil && ok && changed.touches(sh, sc.desc):
 					check = append(check, sh)
 				}
 			}
@@ -211,7 +244,13 @@ func (s *Server) notify(ctx context.Context, touch *blockTouch, prev *mempoolVie
 		for _, sh := range check {
 			st, ok := statuses[sh]
 			if !ok {
+				ctx, cancel := s.bounded()
 				got, err := s.statusOf(ctx, sh)
+				cancel()
+				if transient(err) {
+					retry.sh[sh], failed = true, true
+					continue
+				}
 				if err != nil {
 					continue // over a limit: its subscriber learnt so when subscribing
 				}
@@ -233,7 +272,36 @@ func (s *Server) notify(ctx context.Context, touch *blockTouch, prev *mempoolVie
 			}
 		}
 	}
-	return v
+	if !failed {
+		return v, nil
+	}
+	if n := len(retry.sh); n > 0 {
+		s.log.Warn("electrum: reading statuses for notifications; trying again", "script_hashes", n)
+	}
+	return v, retry
+}
+
+// transient is a read's failure that may pass (an index read that failed
+// or ran out of time), as against a refusal the client is told of (a
+// status over a limit), which reading again would only repeat.
+func transient(err error) bool {
+	var refused *rpcError
+	return err != nil && !errors.As(err, &refused)
+}
+
+// tipNotice is the tip as blockchain.headers.subscribe announces it.
+func (s *Server) tipNotice() (*headerNotice, error) {
+	ctx, cancel := s.bounded()
+	defer cancel()
+	height, err := s.tip(ctx)
+	if err != nil {
+		return nil, err
+	}
+	raw, _, err := s.header(ctx, height)
+	if err != nil {
+		return nil, err
+	}
+	return &headerNotice{Hex: hexOf(raw), Height: height}, nil
 }
 
 type notification struct {
@@ -244,7 +312,7 @@ type notification struct {
 
 // notifyTip sends the new tip to a headers subscriber that has not seen
 // it.
-func (c *conn) notifyTip(ctx context.Context, tip *headerNotice) {
+func (c *conn) notifyTip(tip *headerNotice) {
 	raw, _ := unhex(tip.Hex)
 	hash := blockHashOf(raw)
 	c.mu.Lock()

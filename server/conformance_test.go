@@ -76,8 +76,14 @@ func serveForTest(t testing.TB, db *utxo.DB, opts server.Options) (*server.Serve
 // does its store.
 func servePathForTest(t testing.TB, path *blockpath.Path, opts server.Options) (*server.Server, *client.Client) {
 	t.Helper()
+	return serveBackendForTest(t, server.NewBackend(path), opts)
+}
+
+// serveBackendForTest is servePathForTest over any backend.
+func serveBackendForTest(t testing.TB, backend server.Backend, opts server.Options) (*server.Server, *client.Client) {
+	t.Helper()
 	opts.GRPCAddr, opts.HTTPAddr, opts.Engine = "127.0.0.1:0", "127.0.0.1:0", "memory"
-	srv, err := server.New(server.NewBackend(path), opts)
+	srv, err := server.New(backend, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,21 @@ package server_test
 
 import (
 	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/utxostore/utxostore/blockbook"
+	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/server"
 )
 
@@ -89,5 +97,84 @@ func TestElectrumBoundsABatchsAnswers(t *testing.T) {
 	}
 	if answer := ask(`[` + one + `,` + one + `]` + "\n"); !strings.Contains(answer, `"count":300`) {
 		t.Fatalf("a small batch after the refused one: %.300s", answer)
+	}
+}
+
+// failingHistory is the daemon's backend whose address index fails the
+// next fail history reads, as a read of the index's files that fails or
+// runs out of time does.
+type failingHistory struct {
+	server.Backend
+	fail atomic.Int32
+}
+
+func (b *failingHistory) AddressIndex() blockbook.AddressIndexReads {
+	return failingIndex{AddressIndexReads: b.Backend.AddressIndex(), fail: &b.fail}
+}
+
+type failingIndex struct {
+	blockbook.AddressIndexReads
+	fail *atomic.Int32
+}
+
+func (i failingIndex) History(ctx context.Context, addrDesc []byte, page, pageSize int, fromHeight, toHeight uint32) (*index.History, error) {
+	if i.fail.Add(-1) >= 0 {
+		return nil, errors.New("reading the index's history failed")
+	}
+	return i.AddressIndexReads.History(ctx, addrDesc, page, pageSize, fromHeight, toHeight)
+}
+
+// TestElectrumNotifiesAStatusItFailedToRead: when a block changes a
+// subscribed script hash's status and the daemon's read of that status
+// fails once, the subscriber still hears of the new status. The daemon
+// used to skip it, and the wallet showed the old balance until it
+// reconnected.
+func TestElectrumNotifiesAStatusItFailedToRead(t *testing.T) {
+	ctx := context.Background()
+	path := indexedPath(t)
+	chainBlocks := server.MainnetChainBlocks(t, 3)
+	for height, b := range chainBlocks[:2] {
+		if err := path.Connect(ctx, b, uint32(height)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backend := &failingHistory{Backend: server.NewBackend(path)}
+	srv, _ := serveBackendForTest(t, backend, server.Options{Network: "mainnet", ElectrumAddr: "127.0.0.1:0"})
+	path.OnConnect(srv.NotifyBlock)
+
+	// Block 2's coinbase pays a script of its own.
+	sum := sha256.Sum256(chainBlocks[2].Txs[0].Msg.TxOut[0].PkScript)
+	slices.Reverse(sum[:])
+	sh := hex.EncodeToString(sum[:])
+	c, r := dialElectrum(t, srv, 30*time.Second)
+	if _, err := fmt.Fprintf(c, `{"jsonrpc":"2.0","id":1,"method":"blockchain.scripthash.subscribe","params":[%q]}`+"\n", sh); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, `"result":null`) {
+		t.Fatalf("subscribing to a script no block has paid yet: %q (%v)", line, err)
+	}
+
+	backend.fail.Store(1)
+	if err := path.Connect(ctx, chainBlocks[2], 2); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no notification of the status block 2 gave %s: %v", sh, err)
+		}
+		var n struct {
+			Method string `json:"method"`
+			Params []any  `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(line), &n); err != nil {
+			t.Fatal(err)
+		}
+		if n.Method == "blockchain.scripthash.subscribe" && len(n.Params) == 2 && n.Params[0] == sh && n.Params[1] != nil {
+			break
+		}
+	}
+	if left := backend.fail.Load(); left >= 0 {
+		t.Fatalf("the status was read without the failure (%d failures left to make)", left+1)
 	}
 }

@@ -80,7 +80,22 @@ func operations(t *testing.T, base, op string) int {
 // and the block store, Electrum listening too, with opts.
 func indexedDaemon(t *testing.T, n int, opts server.Options) (*server.Server, []*chain.Block) {
 	t.Helper()
-	ctx := context.Background()
+	path := indexedPath(t)
+	chainBlocks := server.MainnetChainBlocks(t, n)
+	for height, b := range chainBlocks {
+		if err := path.Connect(context.Background(), b, uint32(height)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts.Network, opts.ElectrumAddr = "mainnet", "127.0.0.1:0"
+	srv, _ := servePathForTest(t, path, opts)
+	return srv, chainBlocks
+}
+
+// indexedPath is an empty mainnet block path with the address index and
+// the block store, as the daemon keeps with --index.
+func indexedPath(t *testing.T) *blockpath.Path {
+	t.Helper()
 	dir := t.TempDir()
 	idx, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "Bitcoin", NoSync: true})
 	if err != nil {
@@ -96,17 +111,9 @@ func indexedDaemon(t *testing.T, n int, opts server.Options) (*server.Server, []
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := blockpath.Open(ctx, blockpath.Config{Store: newStore(t, utxo.Options{}), Rules: rules, Blocks: blocks, Index: idx})
+	path, err := blockpath.Open(context.Background(), blockpath.Config{Store: newStore(t, utxo.Options{}), Rules: rules, Blocks: blocks, Index: idx})
 	if err != nil {
 		t.Fatal(err)
 	}
-	chainBlocks := server.MainnetChainBlocks(t, n)
-	for height, b := range chainBlocks {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	opts.Network, opts.ElectrumAddr = "mainnet", "127.0.0.1:0"
-	srv, _ := servePathForTest(t, path, opts)
-	return srv, chainBlocks
+	return path
 }

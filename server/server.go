@@ -16,6 +16,7 @@ import (
 	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/electrum"
 	pb "github.com/utxostore/utxostore/proto/utxostorepb"
+	"github.com/utxostore/utxostore/utxo"
 )
 
 // Server is the running daemon: one gRPC and one HTTP listener over an
@@ -43,6 +44,7 @@ type Server struct {
 	serveErr                             chan error
 	// websockets are the open websockets' slots (Options.MaxWebsockets).
 	websockets chan struct{}
+	announce   *announcer
 }
 
 // New builds the daemon over backend; it listens on Start. The caller keeps
@@ -88,6 +90,12 @@ func New(backend Backend, opts Options) (*Server, error) {
 			MaxStatusTxs: s.bb.Limits().MaxRequestTxs, RequestTimeout: opts.HTTPWriteTimeout, Network: opts.Network, Logger: opts.Logger})
 		s.metrics.Registry.MustRegister(s.el.Collectors()...)
 	}
+	s.announce = newAnnouncer(s.log, func(ctx context.Context, b utxo.Block) {
+		s.bb.NotifyBlock(ctx, b)
+		if s.el != nil {
+			s.el.NotifyBlock(ctx, b)
+		}
+	})
 	s.http = s.httpServer(s.routes())
 	s.http.ConnContext = withConnState
 	if opts.HealthAddr != "" {
@@ -107,13 +115,17 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 func (s *Server) Metrics() *Metrics { return s.metrics }
 
 // Blockbook returns Blockbook's API the daemon serves: the caller plugs
-// in its node (SetNode, which gRPC SendTx uses too) and hands it the
-// blocks connected (NotifyBlock) for the websocket's subscribers.
+// in its node (SetNode, which gRPC SendTx uses too).
 func (s *Server) Blockbook() *blockbook.API { return s.bb }
 
-// Electrum returns the Electrum server, nil without --electrum: the
-// caller hands it the blocks connected (NotifyBlock) for its subscribers.
+// Electrum returns the Electrum server, nil without --electrum.
 func (s *Server) Electrum() *electrum.Server { return s.el }
+
+// NotifyBlock tells the subscribers of Blockbook's websocket and of
+// Electrum of a block connected; the caller has the block path call it
+// (blockpath.Path.OnConnect). It returns at once: the notifications go
+// out from a goroutine of the daemon's (see announcer).
+func (s *Server) NotifyBlock(_ context.Context, b utxo.Block) { s.announce.add(b) }
 
 // Start binds the listeners and serves in the background. Each holds at
 // most --max-conns connections; more wait in the kernel's backlog until
@@ -205,6 +217,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.health != nil {
 		httpErr = errors.Join(httpErr, s.health.Shutdown(ctx))
 	}
+	s.announce.stop()
 	s.bb.Close()
 	if s.el != nil {
 		s.el.Close()

@@ -9,7 +9,6 @@ import (
 
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/server"
-	"github.com/utxostore/utxostore/utxo"
 )
 
 const serveHelp = `Usage: utxostore serve [flags]
@@ -142,13 +141,7 @@ func serveStores(ctx context.Context, cfg *serveConfig, st *stores, ready func(g
 	if err != nil {
 		return usagef("%v", err)
 	}
-	bb, el := srv.Blockbook(), srv.Electrum()
-	st.path.OnConnect(func(ctx context.Context, b utxo.Block) {
-		bb.NotifyBlock(ctx, b)
-		if el != nil {
-			el.NotifyBlock(ctx, b)
-		}
-	})
+	st.path.OnConnect(srv.NotifyBlock)
 	if err := srv.Start(); err != nil {
 		return err
 	}
