@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -31,6 +32,9 @@ const (
 type announcer struct {
 	notify func(context.Context, utxo.Block)
 	log    *slog.Logger
+	// timeout bounds one block's announcement, so a read that hangs
+	// delays the blocks after it rather than stopping them.
+	timeout time.Duration
 
 	mu      sync.Mutex
 	waiting []utxo.Block
@@ -43,9 +47,9 @@ type announcer struct {
 	cancel  context.CancelFunc
 }
 
-func newAnnouncer(log *slog.Logger, notify func(context.Context, utxo.Block)) *announcer {
+func newAnnouncer(log *slog.Logger, timeout time.Duration, notify func(context.Context, utxo.Block)) *announcer {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &announcer{notify: notify, log: log, wake: make(chan struct{}, 1), stopped: make(chan struct{}), ctx: ctx, cancel: cancel}
+	a := &announcer{notify: notify, log: log, timeout: timeout, wake: make(chan struct{}, 1), stopped: make(chan struct{}), ctx: ctx, cancel: cancel}
 	go a.run()
 	return a
 }
@@ -93,7 +97,9 @@ func (a *announcer) run() {
 				a.log.Warn("the subscribers' notifications fell behind the blocks; the oldest were not announced",
 					"blocks_dropped", dropped, "next_height", b.Height)
 			}
-			a.notify(a.ctx, b)
+			ctx, cancel := context.WithTimeout(a.ctx, a.timeout)
+			a.notify(ctx, b)
+			cancel()
 			if a.ctx.Err() != nil {
 				return
 			}

@@ -19,7 +19,7 @@ func heardWhileHeld(t *testing.T, sizes []int) []uint32 {
 	holding := make(chan struct{})
 	release := make(chan struct{})
 	heard := make(chan uint32, len(sizes)+1)
-	a := newAnnouncer(slog.New(slog.NewTextHandler(io.Discard, nil)), func(_ context.Context, b utxo.Block) {
+	a := newAnnouncer(slog.New(slog.NewTextHandler(io.Discard, nil)), time.Minute, func(_ context.Context, b utxo.Block) {
 		if b.Height == 0 {
 			close(holding)
 			<-release
@@ -70,4 +70,30 @@ func TestAnnouncerDropsTheOldestWhenBehind(t *testing.T) {
 			t.Fatalf("heard %v, want block 0 and the large block", got)
 		}
 	})
+}
+
+// TestAnAnnouncementThatHangsIsCutOff: an announcement whose reads never
+// return is cancelled at the announcer's timeout, and the next block is
+// announced.
+func TestAnAnnouncementThatHangsIsCutOff(t *testing.T) {
+	heard := make(chan uint32, 2)
+	a := newAnnouncer(slog.New(slog.NewTextHandler(io.Discard, nil)), 10*time.Millisecond, func(ctx context.Context, b utxo.Block) {
+		if b.Height == 0 {
+			<-ctx.Done() // a read that returns only when cancelled
+		}
+		heard <- b.Height
+	})
+	defer a.stop()
+	a.add(utxo.Block{Height: 0})
+	a.add(utxo.Block{Height: 1})
+	for want := uint32(0); want <= 1; want++ {
+		select {
+		case h := <-heard:
+			if h != want {
+				t.Fatalf("heard block %d, want %d", h, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("block %d was not announced after an announcement that hangs", want)
+		}
+	}
 }

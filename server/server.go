@@ -90,7 +90,7 @@ func New(backend Backend, opts Options) (*Server, error) {
 			MaxStatusTxs: s.bb.Limits().MaxRequestTxs, RequestTimeout: opts.HTTPWriteTimeout, Network: opts.Network, Logger: opts.Logger})
 		s.metrics.Registry.MustRegister(s.el.Collectors()...)
 	}
-	s.announce = newAnnouncer(s.log, func(ctx context.Context, b utxo.Block) {
+	s.announce = newAnnouncer(s.log, opts.HTTPWriteTimeout, func(ctx context.Context, b utxo.Block) {
 		s.bb.NotifyBlock(ctx, b)
 		if s.el != nil {
 			s.el.NotifyBlock(ctx, b)
