@@ -64,12 +64,12 @@ func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash
 	if err != nil {
 		return hash, nil, false, err
 	}
-	txs := make([]feerate.Tx, 0, len(mb.Transactions))
-	for _, mtx := range mb.Transactions[min(1, len(mb.Transactions)):] {
+	txs := make([]feerate.Tx, 0, len(mb.Txs))
+	for _, tx := range mb.Txs[min(1, len(mb.Txs)):] {
 		if err := ctx.Err(); err != nil {
 			return hash, nil, false, err
 		}
-		ta, ok, err := idx.TxAddresses(mtx.TxHash())
+		ta, ok, err := idx.TxAddresses(tx.ID)
 		if err != nil {
 			return hash, nil, false, err
 		}
@@ -80,7 +80,7 @@ func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash
 		for _, i := range ta.Inputs {
 			in += i.Value
 		}
-		if tx, ok := feerate.Of(mtx, in); ok { // else an input the index did not hold: fee unknown
+		if tx, ok := feerate.Of(tx.Msg, in); ok { // else an input the index did not hold: fee unknown
 			txs = append(txs, tx)
 		}
 	}

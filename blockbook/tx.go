@@ -1,7 +1,6 @@
 package blockbook
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -121,9 +120,9 @@ func (a *API) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, bool, 
 				return nil, false, err
 			}
 			if mb != nil {
-				for _, mtx := range mb.Transactions {
-					if mtx.TxHash() == txid {
-						ft, err := a.inBlock(ctx, mb, ta.Height, mtx)
+				for _, tx := range mb.Txs {
+					if tx.ID == txid {
+						ft, err := a.inBlock(ctx, mb, ta.Height, tx)
 						return ft, err == nil, err
 					}
 				}
@@ -163,12 +162,12 @@ func (a *API) RawTx(ctx context.Context, txid chainhash.Hash) (raw []byte, heigh
 	return ft.Raw, ft.Height, true, nil
 }
 
-// inBlock is mtx of block mb at height, with what the index and the
+// inBlock is tx of block mb at height, with what the index and the
 // store know of it.
-func (a *API) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, mtx *wire.MsgTx) (*foundTx, error) {
-	txid := mtx.TxHash()
-	ft := &foundTx{Msg: mtx, Raw: chain.SerializeTx(mtx), ID: txid, Height: int64(height),
-		BlockHash: mb.Header.BlockHash(), BlockTime: mb.Header.Timestamp.Unix()}
+func (a *API) inBlock(ctx context.Context, mb *chain.Block, height uint32, tx *chain.Tx) (*foundTx, error) {
+	txid := tx.ID
+	ft := &foundTx{Msg: tx.Msg, Raw: tx.Raw, ID: txid, Height: int64(height),
+		BlockHash: mb.Hash, BlockTime: mb.Header.Timestamp.Unix()}
 	ta, ok, err := a.reads.AddressIndex().TxAddresses(txid)
 	if err != nil {
 		return nil, err
@@ -189,7 +188,7 @@ func (a *API) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, mtx
 // blockAt returns the block at height from the block store, parsed; nil
 // when the store does not hold it (pruned, or connected before the block
 // store existed).
-func (a *API) blockAt(height uint32) (*wire.MsgBlock, error) {
+func (a *API) blockAt(height uint32) (*chain.Block, error) {
 	raw, _, ok, err := a.reads.BlockStore().Block(height)
 	if err != nil || !ok {
 		return nil, err
@@ -197,13 +196,16 @@ func (a *API) blockAt(height uint32) (*wire.MsgBlock, error) {
 	return parseBlock(raw, height)
 }
 
-// parseBlock parses the raw block the block store holds at height.
-func parseBlock(raw []byte, height uint32) (*wire.MsgBlock, error) {
-	var mb wire.MsgBlock
-	if err := mb.Deserialize(bytes.NewReader(raw)); err != nil {
+// parseBlock parses the raw block the block store holds at height with
+// the block path's parser, which took it: wire's refuses blocks BSV has
+// (over 400,001 transactions) and panics on a transaction whose scripts
+// pass 4 MiB.
+func parseBlock(raw []byte, height uint32) (*chain.Block, error) {
+	mb, err := chain.ParseBlock(raw)
+	if err != nil {
 		return nil, fmt.Errorf("block %d in the block store: %w", height, err)
 	}
-	return &mb, nil
+	return mb, nil
 }
 
 // tipHeight is the height confirmations count from: the index's tip when
@@ -381,11 +383,11 @@ func (a *API) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSON) 
 				if err != nil || mb == nil {
 					return err
 				}
-				for _, mtx := range mb.Transactions {
-					if mtx.TxHash() != h.TxID || int(^i) >= len(mtx.TxIn) {
+				for _, tx := range mb.Txs {
+					if tx.ID != h.TxID || int(^i) >= len(tx.Msg.TxIn) {
 						continue
 					}
-					prev := mtx.TxIn[^i].PreviousOutPoint
+					prev := tx.Msg.TxIn[^i].PreviousOutPoint
 					if prev.Hash == ft.ID && int(prev.Index) == n {
 						v.SpentTxID, v.SpentIndex, v.SpentHeight = h.TxID.String(), uint32(^i), h.Height
 						return nil
