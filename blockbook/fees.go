@@ -49,6 +49,17 @@ func (s *feeSource) TipHeight(ctx context.Context) (uint32, bool, error) {
 	return tip.Height, ok, err
 }
 
+// BlockHash is the hash of the block the index holds at height, which
+// the estimator compares with the block whose rate it kept.
+func (s *feeSource) BlockHash(_ context.Context, height uint32) (chainhash.Hash, bool, error) {
+	idx := s.reads.AddressIndex()
+	if idx == nil || s.reads.BlockStore() == nil {
+		return chainhash.Hash{}, false, nil
+	}
+	bi, ok, err := idx.BlockInfo(height)
+	return bi.Hash, ok, err
+}
+
 // BlockTxs reads the block from the block store and each transaction's
 // input values from the index; without them the block is not held.
 func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash, []feerate.Tx, bool, error) {
