@@ -150,7 +150,7 @@ func (a *API) block(ctx context.Context, param string, page, pageSize int) (*blo
 	pg, from, to := computePaging(len(mb.Txs), max(page-1, 0), pageSize)
 	out.Page, out.TotalPages, out.ItemsOnPage = pg.Page, pg.TotalPages, pg.ItemsOnPage
 	for _, tx := range mb.Txs[from:to] {
-		ft, err := a.inBlock(ctx, mb, height, tx)
+		ft, err := a.inBlock(ctx, tx, height, mb.Hash, hdr.Timestamp.Unix())
 		if err != nil {
 			return nil, http.StatusInternalServerError, err
 		}

@@ -122,7 +122,7 @@ func (a *API) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, bool, 
 			if mb != nil {
 				for _, tx := range mb.Txs {
 					if tx.ID == txid {
-						ft, err := a.inBlock(ctx, mb, ta.Height, tx)
+						ft, err := a.inBlock(ctx, tx, ta.Height, mb.Hash, mb.Header.Timestamp.Unix())
 						return ft, err == nil, err
 					}
 				}
@@ -162,12 +162,11 @@ func (a *API) RawTx(ctx context.Context, txid chainhash.Hash) (raw []byte, heigh
 	return ft.Raw, ft.Height, true, nil
 }
 
-// inBlock is tx of block mb at height, with what the index and the
-// store know of it.
-func (a *API) inBlock(ctx context.Context, mb *chain.Block, height uint32, tx *chain.Tx) (*foundTx, error) {
+// inBlock is tx of the block at height (of hash and time), with what the
+// index and the store know of it.
+func (a *API) inBlock(ctx context.Context, tx *chain.Tx, height uint32, hash chainhash.Hash, time int64) (*foundTx, error) {
 	txid := tx.ID
-	ft := &foundTx{Msg: tx.Msg, Raw: tx.Raw, ID: txid, Height: int64(height),
-		BlockHash: mb.Hash, BlockTime: mb.Header.Timestamp.Unix()}
+	ft := &foundTx{Msg: tx.Msg, Raw: tx.Raw, ID: txid, Height: int64(height), BlockHash: hash, BlockTime: time}
 	ta, ok, err := a.reads.AddressIndex().TxAddresses(txid)
 	if err != nil {
 		return nil, err

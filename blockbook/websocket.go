@@ -16,6 +16,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/gorilla/websocket"
 
 	"github.com/utxostore/utxostore/chain"
@@ -534,18 +535,28 @@ func (h *wsHub) each(f func(*wsConn)) {
 
 // NotifyBlock pushes a connected block to the subscribers of new blocks,
 // and each of its transactions to the subscribers of the addresses it
-// touches. The daemon has the block path call it for every block
-// connected, whatever fed the block (blockpath.Path.OnConnect).
+// touches. The daemon calls it for every block connected, whatever fed
+// the block, from a queue of its own: its cost delays every subscriber's
+// pushes, so the transactions are taken from the block in hand, never
+// read again from the block store, and only those that touch a
+// subscribed address are built.
 func (a *API) NotifyBlock(ctx context.Context, b utxo.Block) {
 	// The transactions first: a client that acts on the block push has
 	// seen its address pushes by then. A block too large for memory comes
 	// in chunks, read again from the block store.
-	_ = b.EachChunk(func(txs []*chain.Tx) error {
-		for _, tx := range txs {
-			a.NotifyTx(ctx, tx.ID)
+	if a.hub.anySubscribed() {
+		blockTime, err := a.blockTime(ctx, b)
+		if err == nil {
+			_ = b.EachChunk(func(txs []*chain.Tx) error {
+				for _, tx := range txs {
+					a.pushTx(ctx, tx.Msg, func() (*foundTx, error) {
+						return a.inBlock(ctx, tx, b.Height, b.Hash, blockTime)
+					})
+				}
+				return ctx.Err()
+			})
 		}
-		return ctx.Err()
-	})
+	}
 	a.hub.each(func(c *wsConn) {
 		c.mu.Lock()
 		id := c.newBlockID
@@ -556,34 +567,46 @@ func (a *API) NotifyBlock(ctx context.Context, b utxo.Block) {
 	})
 }
 
-// NotifyTx pushes a transaction (mined or not) to the subscribers of the
+// blockTime is b's header time: from b, or from the store when b came
+// without its header.
+func (a *API) blockTime(ctx context.Context, b utxo.Block) (int64, error) {
+	if b.Header != nil {
+		return b.Header.Timestamp.Unix(), nil
+	}
+	info, _, err := a.reads.BlockAt(ctx, b.Height)
+	return info.Time, err
+}
+
+// NotifyTx pushes an unmined transaction to the subscribers of the
 // addresses it pays to or spends from.
 func (a *API) NotifyTx(ctx context.Context, txid chainhash.Hash) {
-	var subscribed bool
-	a.hub.each(func(c *wsConn) {
-		c.mu.Lock()
-		subscribed = subscribed || len(c.addrs) > 0
-		c.mu.Unlock()
-	})
-	if !subscribed {
+	if !a.hub.anySubscribed() {
 		return
 	}
 	ft, ok, err := a.findTx(ctx, txid)
 	if err != nil || !ok {
 		return
 	}
+	a.pushTx(ctx, ft.Msg, func() (*foundTx, error) { return ft, nil })
+}
+
+// pushTx pushes tx to the subscribers of the addresses it pays to or
+// spends from (the inputs' from the index, or the store). found is the
+// transaction with what the index and the store know of it, read only
+// when a subscriber is to have it.
+func (a *API) pushTx(ctx context.Context, tx *wire.MsgTx, found func() (*foundTx, error)) {
 	touched := map[string]bool{}
-	for _, o := range ft.Msg.TxOut {
+	for _, o := range tx.TxOut {
 		touched[string(index.AddrDesc(o.PkScript))] = true
 	}
-	if prevs, err := a.prevOutputs(ctx, ft.Msg); err == nil {
+	if prevs, err := a.prevOutputs(ctx, tx); err == nil {
 		for _, p := range prevs {
 			if p != nil {
 				touched[string(p.addrDesc)] = true
 			}
 		}
 	}
-	var tx *txJSON
+	var out *txJSON
 	a.hub.each(func(c *wsConn) {
 		c.mu.Lock()
 		id := c.addrID
@@ -595,14 +618,25 @@ func (a *API) NotifyTx(ctx context.Context, txid chainhash.Hash) {
 		}
 		c.mu.Unlock()
 		for _, name := range names {
-			if tx == nil {
+			if out == nil {
+				ft, err := found()
+				if err != nil {
+					return
+				}
 				t, err := a.apiTx(ctx, ft, false)
 				if err != nil {
 					return
 				}
-				tx = &t
+				out = &t
 			}
-			c.push(wsMessage{ID: id, Data: map[string]any{"address": name, "tx": tx}})
+			c.push(wsMessage{ID: id, Data: map[string]any{"address": name, "tx": out}})
 		}
 	})
+}
+
+// anySubscribed says whether a client subscribes to an address.
+func (h *wsHub) anySubscribed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.subscribed > 0
 }

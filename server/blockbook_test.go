@@ -1,10 +1,18 @@
 package server_test
 
 import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/utxostore/utxostore/server"
+	"github.com/utxostore/utxostore/utxo"
 )
 
 // TestEstimateFeeReadsEachBlockOnce: the fee estimator keeps each recent
@@ -30,5 +38,63 @@ func TestEstimateFeeReadsEachBlockOnce(t *testing.T) {
 	}
 	if n := operations(t, base, "blockstore.Block"); n != first {
 		t.Errorf("5 more estimates over the same chain read %d more blocks (the first read %d); want 0", n-first, first)
+	}
+}
+
+// TestNotifyBlockReadsNoBlockAgain: with one websocket subscribed to
+// addresses, every block connected is announced to it, and its
+// transactions that touch a subscribed address are pushed, built from the
+// block in hand. NotifyBlock used to look each transaction of the block
+// up as a client's getTransaction does, reading and parsing the whole
+// block from the block store once per transaction, whether it touched a
+// subscribed address or not: quadratic in the block's transactions, for
+// one client subscribed to any address, delaying every client's pushes.
+func TestNotifyBlockReadsNoBlockAgain(t *testing.T) {
+	const height = 2812 // 6 transactions
+	srv, blocks := indexedDaemon(t, height+1, server.Options{})
+	base := "http://" + srv.HTTPAddr()
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+srv.HTTPAddr()+"/websocket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	// An address no transaction of the block touches, and the output
+	// script (in hex) of one that its transaction 1 pays.
+	b := blocks[height]
+	paid := hex.EncodeToString(b.Txs[1].Msg.TxOut[0].PkScript)
+	sub := `{"id":"1","method":"subscribeAddresses","params":{"addresses":["1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa","` + paid + `"]}}`
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(sub)); err != nil {
+		t.Fatal(err)
+	}
+	if _, msg, err := ws.ReadMessage(); err != nil || !strings.Contains(string(msg), `"subscribed":true`) {
+		t.Fatalf("subscribing: %s %v", msg, err)
+	}
+	before := operations(t, base, "blockstore.Block")
+	srv.Blockbook().NotifyBlock(context.Background(), utxo.BlockFromChain(b, height))
+	if reads := operations(t, base, "blockstore.Block") - before; reads != 0 {
+		t.Errorf("notifying a block of %d transactions read the whole block %d times; want none", len(b.Txs), reads)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, msg, err := ws.ReadMessage()
+	if err != nil {
+		t.Fatalf("no push of the transaction paying the subscribed address: %v", err)
+	}
+	var push struct {
+		ID   string
+		Data struct {
+			Address string
+			Tx      struct {
+				TxID        string
+				BlockHeight int64
+				BlockHash   string
+			}
+		}
+	}
+	if err := json.Unmarshal(msg, &push); err != nil {
+		t.Fatalf("%s: %v", msg, err)
+	}
+	tx := push.Data.Tx
+	if push.ID != "1" || push.Data.Address != paid || tx.TxID != b.Txs[1].ID.String() || tx.BlockHeight != height || tx.BlockHash != b.Hash.String() {
+		t.Errorf("pushed %s; want transaction %s of block %d to subscription 1 for %s", msg, b.Txs[1].ID, height, paid)
 	}
 }
