@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -351,6 +352,10 @@ func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 	case "getBlockHash":
 		if p.Height == nil || *p.Height < 0 {
 			return wsFail("getBlockHash needs a height")
+		}
+		// blockHash takes a parameter that is no height for the tip.
+		if *p.Height > math.MaxUint32 {
+			return wsFail("Block not found, height %d is past the highest a block can have, %d", *p.Height, uint32(math.MaxUint32))
 		}
 		hash, code, err := a.blockHash(ctx, strconv.Itoa(*p.Height))
 		return ok(map[string]string{"hash": hash}, code, err)

@@ -98,3 +98,27 @@ func TestNotifyBlockReadsNoBlockAgain(t *testing.T) {
 		t.Errorf("pushed %s; want transaction %s of block %d to subscription 1 for %s", msg, b.Txs[1].ID, height, paid)
 	}
 }
+
+// TestWebsocketGetBlockHashRefusesAHeightPastUint32: a height past
+// uint32 names no block, and getBlockHash answers it with an error. It
+// used to hand the height to the block-index route's parser, which takes
+// what is not a uint32 for no height and answers the tip's hash.
+func TestWebsocketGetBlockHashRefusesAHeightPastUint32(t *testing.T) {
+	srv, _ := indexedDaemon(t, 3, server.Options{})
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+srv.HTTPAddr()+"/websocket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	req := `{"id":"1","method":"getBlockHash","params":{"height":4294967296}}`
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	_, msg, err := ws.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(msg), `"error"`) || !strings.Contains(string(msg), "4294967296") {
+		t.Errorf("getBlockHash of height 4294967296 answered %s; want an error naming the height", msg)
+	}
+}
