@@ -61,6 +61,9 @@ type wsConn struct {
 	requests chan wsRequest
 	out      chan wsMessage
 	pending  atomic.Int64
+	// overflowed tells the writer that a push found out full: the writer
+	// closes the connection, since push cannot wait for it.
+	overflowed chan struct{}
 	// large says the connection kept a message of wsLargeMessage or more:
 	// its memory goes back to the system when it closes.
 	large bool
@@ -121,7 +124,7 @@ func (a *API) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader answered the request
 	}
 	c := &wsConn{conn: conn, requests: make(chan wsRequest, a.opts.WSQueue), out: make(chan wsMessage, a.opts.WSQueue),
-		addrs: map[string]string{}}
+		overflowed: make(chan struct{}, 1), addrs: map[string]string{}}
 	a.hub.add(c)
 	defer a.hub.remove(c)
 	conn.SetReadLimit(a.opts.MaxMessage)
@@ -264,10 +267,20 @@ func (a *API) requestContext(ctx context.Context) (context.Context, context.Canc
 }
 
 // write writes c's queued messages until ctx ends. A client that reads
-// nothing for its deadline is disconnected.
+// nothing for its deadline is disconnected, and so is one whose pushes
+// overflowed its queue, before the messages that wait in it.
 func (c *wsConn) write(ctx context.Context) {
 	for {
 		select {
+		case <-c.overflowed:
+			c.closeOverflowed()
+			return
+		default:
+		}
+		select {
+		case <-c.overflowed:
+			c.closeOverflowed()
+			return
 		case m := <-c.out:
 			_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			err := c.conn.WriteJSON(m)
@@ -284,6 +297,14 @@ func (c *wsConn) write(ctx context.Context) {
 	}
 }
 
+// closeOverflowed closes the connection with a close frame that says why.
+func (c *wsConn) closeOverflowed() {
+	_ = c.conn.WriteControl(websocket.CloseMessage,
+		websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many messages unread: the client reads too slowly"),
+		time.Now().Add(time.Second))
+	c.conn.Close()
+}
+
 // send queues an answer for the writer, waiting while the queue is full:
 // the client reads more slowly than it asks, and its requests wait unread
 // meanwhile. It is false once c is closing.
@@ -298,15 +319,18 @@ func (c *wsConn) send(ctx context.Context, m wsMessage) bool {
 
 // push queues a block or transaction for a subscriber. The daemon cannot
 // wait for one client to read, so a client whose queue is full is
-// disconnected with a close frame that says why, rather than skipped.
+// disconnected with a close frame that says why, rather than skipped. The
+// writer sends it: a frame written here would wait for the connection's
+// write lock, which the writer holds for as long as its write takes (up
+// to its deadline), delaying every other client's pushes.
 func (c *wsConn) push(m wsMessage) {
 	select {
 	case c.out <- m:
 	default:
-		_ = c.conn.WriteControl(websocket.CloseMessage,
-			websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many messages unread: the client reads too slowly"),
-			time.Now().Add(time.Second))
-		c.conn.Close()
+		select {
+		case c.overflowed <- struct{}{}:
+		default: // told already
+		}
 	}
 }
 
