@@ -118,7 +118,7 @@ func (a *API) block(ctx context.Context, param string, page, pageSize int) (*blo
 	}
 	var mb *chain.Block
 	if ok {
-		if mb, err = a.blockAt(height); err != nil {
+		if mb, err = a.blockAt(ctx, height); err != nil {
 			return nil, http.StatusInternalServerError, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -115,7 +116,7 @@ func (a *API) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, bool, 
 			return nil, false, err
 		}
 		if ok {
-			mb, err := a.blockAt(ta.Height)
+			mb, err := a.blockAt(ctx, ta.Height)
 			if err != nil {
 				return nil, false, err
 			}
@@ -186,13 +187,47 @@ func (a *API) inBlock(ctx context.Context, tx *chain.Tx, height uint32, hash cha
 
 // blockAt returns the block at height from the block store, parsed; nil
 // when the store does not hold it (pruned, or connected before the block
-// store existed).
-func (a *API) blockAt(height uint32) (*chain.Block, error) {
+// store existed). Within a request (withLastBlock) a block asked for again
+// is not read again.
+func (a *API) blockAt(ctx context.Context, height uint32) (*chain.Block, error) {
+	last, _ := ctx.Value(lastBlockKey{}).(*lastBlock)
+	if last != nil {
+		last.mu.Lock()
+		defer last.mu.Unlock()
+		if last.block != nil && last.height == height {
+			return last.block, nil
+		}
+	}
 	raw, _, ok, err := a.reads.BlockStore().Block(height)
 	if err != nil || !ok {
 		return nil, err
 	}
-	return parseBlock(raw, height)
+	mb, err := parseBlock(raw, height)
+	if err == nil && last != nil {
+		last.height, last.block = height, mb
+	}
+	return mb, err
+}
+
+// lastBlock is the block a request read last. A page of transactions
+// lists them by height, so those of one block follow each other, and the
+// spenders of a transaction's outputs are often in one block: keeping the
+// last block read has each read and parsed once, and a request holds one
+// block at most.
+type lastBlock struct {
+	mu     sync.Mutex
+	height uint32
+	block  *chain.Block // nil until a block is read
+}
+
+type lastBlockKey struct{}
+
+// withLastBlock is ctx with a lastBlock for blockAt, unless it has one.
+func withLastBlock(ctx context.Context) context.Context {
+	if _, ok := ctx.Value(lastBlockKey{}).(*lastBlock); ok {
+		return ctx
+	}
+	return context.WithValue(ctx, lastBlockKey{}, &lastBlock{})
 }
 
 // parseBlock parses the raw block the block store holds at height with
@@ -378,7 +413,7 @@ func (a *API) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSON) 
 				if i >= 0 {
 					continue
 				}
-				mb, err := a.blockAt(h.Height)
+				mb, err := a.blockAt(ctx, h.Height)
 				if err != nil || mb == nil {
 					return err
 				}
@@ -454,6 +489,7 @@ func (a *API) handleTx(w http.ResponseWriter, r *http.Request) {
 // txByID is Blockbook's GetTransaction: the transaction, or an error with
 // the status Blockbook answers it with (400 for one it does not know).
 func (a *API) txByID(ctx context.Context, txid chainhash.Hash, spending bool) (txJSON, int, error) {
+	ctx = withLastBlock(ctx)
 	ft, ok, err := a.findTx(ctx, txid)
 	if err != nil {
 		return txJSON{}, http.StatusInternalServerError, fmt.Errorf("reading transaction %s: %w", txid, err)

@@ -122,3 +122,36 @@ func TestWebsocketGetBlockHashRefusesAHeightPastUint32(t *testing.T) {
 		t.Errorf("getBlockHash of height 4294967296 answered %s; want an error naming the height", msg)
 	}
 }
+
+// TestAnAddressPageReadsEachBlockOnce: an address's page of transactions
+// (details=txs) reads each block its transactions are in once. Each
+// transaction was looked up on its own, reading and parsing its whole
+// block again: a page of 1,000 transactions of one block read it 1,000
+// times.
+func TestAnAddressPageReadsEachBlockOnce(t *testing.T) {
+	// Five transactions of block 2812 and five of 2813 touch this address.
+	const script = "76a9146934efcef36903b5b45ebd1e5f862d1b63a99fa588ac"
+	srv, _ := indexedDaemon(t, 2814, server.Options{})
+	base := "http://" + srv.HTTPAddr()
+	resp, err := http.Get(base + "/api/v2/address/" + script + "?details=txs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Transactions []struct{ BlockHeight int64 }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP %d: %v", resp.StatusCode, err)
+	}
+	blocks := map[int64]bool{}
+	for _, tx := range page.Transactions {
+		blocks[tx.BlockHeight] = true
+	}
+	if len(page.Transactions) <= len(blocks) {
+		t.Fatalf("%d transactions in %d blocks: no block holds two", len(page.Transactions), len(blocks))
+	}
+	if reads := operations(t, base, "blockstore.Block"); reads != len(blocks) {
+		t.Errorf("a page of %d transactions in %d blocks read %d blocks", len(page.Transactions), len(blocks), reads)
+	}
+}
