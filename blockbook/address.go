@@ -158,6 +158,7 @@ func (a *API) handleAddress(w http.ResponseWriter, r *http.Request) {
 
 // address is Blockbook's GetAddress.
 func (a *API) address(ctx context.Context, param string, q accountQuery) (*addressJSON, int, error) {
+	ctx = withLastBlock(ctx) // a page of transactions reads each block once
 	idx, desc, code, err := a.addressRequest(param)
 	if err != nil {
 		return nil, code, err

@@ -10,7 +10,8 @@ import (
 
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
 )
 
 // blockJSON is Blockbook v0.3.4's api.Block: paging, the block's header
@@ -115,18 +116,14 @@ func (a *API) block(ctx context.Context, param string, page, pageSize int) (*blo
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
-	var mb *wire.MsgBlock
+	var mb *chain.Block
 	if ok {
-		if mb, err = a.blockAt(height); err != nil {
+		if mb, err = a.blockAt(ctx, height); err != nil {
 			return nil, http.StatusInternalServerError, err
 		}
 	}
 	if mb == nil {
 		return nil, http.StatusBadRequest, errorf("Block not found, %s is not a block the block store holds", echoed(param))
-	}
-	raw, _, _, err := a.reads.BlockStore().Block(height)
-	if err != nil {
-		return nil, http.StatusInternalServerError, err
 	}
 	idx := a.reads.AddressIndex()
 	best, _, err := idx.BestBlock()
@@ -134,9 +131,9 @@ func (a *API) block(ctx context.Context, param string, page, pageSize int) (*blo
 		return nil, http.StatusInternalServerError, err
 	}
 	hdr := &mb.Header
-	out := &blockJSON{Hash: hdr.BlockHash().String(), Height: height, Size: len(raw), Time: hdr.Timestamp.Unix(),
+	out := &blockJSON{Hash: mb.Hash.String(), Height: height, Size: len(mb.Raw), Time: hdr.Timestamp.Unix(),
 		Version: hdr.Version, MerkleRoot: hdr.MerkleRoot.String(), Nonce: strconv.FormatUint(uint64(hdr.Nonce), 10),
-		Bits: strconv.FormatUint(uint64(hdr.Bits), 16), Difficulty: difficulty(hdr.Bits), TxCount: len(mb.Transactions)}
+		Bits: strconv.FormatUint(uint64(hdr.Bits), 16), Difficulty: difficulty(hdr.Bits), TxCount: len(mb.Txs)}
 	if best.Height >= height {
 		out.Confirmations = int(best.Height-height) + 1
 	}
@@ -150,10 +147,10 @@ func (a *API) block(ctx context.Context, param string, page, pageSize int) (*blo
 	if ok {
 		out.NextBlockHash = next.Hash.String()
 	}
-	pg, from, to := computePaging(len(mb.Transactions), max(page-1, 0), pageSize)
+	pg, from, to := computePaging(len(mb.Txs), max(page-1, 0), pageSize)
 	out.Page, out.TotalPages, out.ItemsOnPage = pg.Page, pg.TotalPages, pg.ItemsOnPage
-	for _, mtx := range mb.Transactions[from:to] {
-		ft, err := a.inBlock(ctx, mb, height, mtx)
+	for _, tx := range mb.Txs[from:to] {
+		ft, err := a.inBlock(ctx, tx, height, mb.Hash, hdr.Timestamp.Unix())
 		if err != nil {
 			return nil, http.StatusInternalServerError, err
 		}

@@ -49,6 +49,17 @@ func (s *feeSource) TipHeight(ctx context.Context) (uint32, bool, error) {
 	return tip.Height, ok, err
 }
 
+// BlockHash is the hash of the block the index holds at height, which
+// the estimator compares with the block whose rate it kept.
+func (s *feeSource) BlockHash(_ context.Context, height uint32) (chainhash.Hash, bool, error) {
+	idx := s.reads.AddressIndex()
+	if idx == nil || s.reads.BlockStore() == nil {
+		return chainhash.Hash{}, false, nil
+	}
+	bi, ok, err := idx.BlockInfo(height)
+	return bi.Hash, ok, err
+}
+
 // BlockTxs reads the block from the block store and each transaction's
 // input values from the index; without them the block is not held.
 func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash, []feerate.Tx, bool, error) {
@@ -64,12 +75,12 @@ func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash
 	if err != nil {
 		return hash, nil, false, err
 	}
-	txs := make([]feerate.Tx, 0, len(mb.Transactions))
-	for _, mtx := range mb.Transactions[min(1, len(mb.Transactions)):] {
+	txs := make([]feerate.Tx, 0, len(mb.Txs))
+	for _, tx := range mb.Txs[min(1, len(mb.Txs)):] {
 		if err := ctx.Err(); err != nil {
 			return hash, nil, false, err
 		}
-		ta, ok, err := idx.TxAddresses(mtx.TxHash())
+		ta, ok, err := idx.TxAddresses(tx.ID)
 		if err != nil {
 			return hash, nil, false, err
 		}
@@ -80,7 +91,7 @@ func (s *feeSource) BlockTxs(ctx context.Context, height uint32) (chainhash.Hash
 		for _, i := range ta.Inputs {
 			in += i.Value
 		}
-		if tx, ok := feerate.Of(mtx, in); ok { // else an input the index did not hold: fee unknown
+		if tx, ok := feerate.Of(tx.Msg, in); ok { // else an input the index did not hold: fee unknown
 			txs = append(txs, tx)
 		}
 	}

@@ -1,13 +1,13 @@
 package blockbook
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -116,14 +116,14 @@ func (a *API) findTx(ctx context.Context, txid chainhash.Hash) (*foundTx, bool, 
 			return nil, false, err
 		}
 		if ok {
-			mb, err := a.blockAt(ta.Height)
+			mb, err := a.blockAt(ctx, ta.Height)
 			if err != nil {
 				return nil, false, err
 			}
 			if mb != nil {
-				for _, mtx := range mb.Transactions {
-					if mtx.TxHash() == txid {
-						ft, err := a.inBlock(ctx, mb, ta.Height, mtx)
+				for _, tx := range mb.Txs {
+					if tx.ID == txid {
+						ft, err := a.inBlock(ctx, tx, ta.Height, mb.Hash, mb.Header.Timestamp.Unix())
 						return ft, err == nil, err
 					}
 				}
@@ -163,12 +163,11 @@ func (a *API) RawTx(ctx context.Context, txid chainhash.Hash) (raw []byte, heigh
 	return ft.Raw, ft.Height, true, nil
 }
 
-// inBlock is mtx of block mb at height, with what the index and the
-// store know of it.
-func (a *API) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, mtx *wire.MsgTx) (*foundTx, error) {
-	txid := mtx.TxHash()
-	ft := &foundTx{Msg: mtx, Raw: chain.SerializeTx(mtx), ID: txid, Height: int64(height),
-		BlockHash: mb.Header.BlockHash(), BlockTime: mb.Header.Timestamp.Unix()}
+// inBlock is tx of the block at height (of hash and time), with what the
+// index and the store know of it.
+func (a *API) inBlock(ctx context.Context, tx *chain.Tx, height uint32, hash chainhash.Hash, time int64) (*foundTx, error) {
+	txid := tx.ID
+	ft := &foundTx{Msg: tx.Msg, Raw: tx.Raw, ID: txid, Height: int64(height), BlockHash: hash, BlockTime: time}
 	ta, ok, err := a.reads.AddressIndex().TxAddresses(txid)
 	if err != nil {
 		return nil, err
@@ -188,22 +187,59 @@ func (a *API) inBlock(ctx context.Context, mb *wire.MsgBlock, height uint32, mtx
 
 // blockAt returns the block at height from the block store, parsed; nil
 // when the store does not hold it (pruned, or connected before the block
-// store existed).
-func (a *API) blockAt(height uint32) (*wire.MsgBlock, error) {
+// store existed). Within a request (withLastBlock) a block asked for again
+// is not read again.
+func (a *API) blockAt(ctx context.Context, height uint32) (*chain.Block, error) {
+	last, _ := ctx.Value(lastBlockKey{}).(*lastBlock)
+	if last != nil {
+		last.mu.Lock()
+		defer last.mu.Unlock()
+		if last.block != nil && last.height == height {
+			return last.block, nil
+		}
+	}
 	raw, _, ok, err := a.reads.BlockStore().Block(height)
 	if err != nil || !ok {
 		return nil, err
 	}
-	return parseBlock(raw, height)
+	mb, err := parseBlock(raw, height)
+	if err == nil && last != nil {
+		last.height, last.block = height, mb
+	}
+	return mb, err
 }
 
-// parseBlock parses the raw block the block store holds at height.
-func parseBlock(raw []byte, height uint32) (*wire.MsgBlock, error) {
-	var mb wire.MsgBlock
-	if err := mb.Deserialize(bytes.NewReader(raw)); err != nil {
+// lastBlock is the block a request read last. A page of transactions
+// lists them by height, so those of one block follow each other, and the
+// spenders of a transaction's outputs are often in one block: keeping the
+// last block read has each read and parsed once, and a request holds one
+// block at most.
+type lastBlock struct {
+	mu     sync.Mutex
+	height uint32
+	block  *chain.Block // nil until a block is read
+}
+
+type lastBlockKey struct{}
+
+// withLastBlock is ctx with a lastBlock for blockAt, unless it has one.
+func withLastBlock(ctx context.Context) context.Context {
+	if _, ok := ctx.Value(lastBlockKey{}).(*lastBlock); ok {
+		return ctx
+	}
+	return context.WithValue(ctx, lastBlockKey{}, &lastBlock{})
+}
+
+// parseBlock parses the raw block the block store holds at height with
+// the block path's parser, which took it: wire's refuses blocks BSV has
+// (over 400,001 transactions) and panics on a transaction whose scripts
+// pass 4 MiB.
+func parseBlock(raw []byte, height uint32) (*chain.Block, error) {
+	mb, err := chain.ParseBlock(raw)
+	if err != nil {
 		return nil, fmt.Errorf("block %d in the block store: %w", height, err)
 	}
-	return &mb, nil
+	return mb, nil
 }
 
 // tipHeight is the height confirmations count from: the index's tip when
@@ -377,15 +413,15 @@ func (a *API) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSON) 
 				if i >= 0 {
 					continue
 				}
-				mb, err := a.blockAt(h.Height)
+				mb, err := a.blockAt(ctx, h.Height)
 				if err != nil || mb == nil {
 					return err
 				}
-				for _, mtx := range mb.Transactions {
-					if mtx.TxHash() != h.TxID || int(^i) >= len(mtx.TxIn) {
+				for _, tx := range mb.Txs {
+					if tx.ID != h.TxID || int(^i) >= len(tx.Msg.TxIn) {
 						continue
 					}
-					prev := mtx.TxIn[^i].PreviousOutPoint
+					prev := tx.Msg.TxIn[^i].PreviousOutPoint
 					if prev.Hash == ft.ID && int(prev.Index) == n {
 						v.SpentTxID, v.SpentIndex, v.SpentHeight = h.TxID.String(), uint32(^i), h.Height
 						return nil
@@ -453,6 +489,7 @@ func (a *API) handleTx(w http.ResponseWriter, r *http.Request) {
 // txByID is Blockbook's GetTransaction: the transaction, or an error with
 // the status Blockbook answers it with (400 for one it does not know).
 func (a *API) txByID(ctx context.Context, txid chainhash.Hash, spending bool) (txJSON, int, error) {
+	ctx = withLastBlock(ctx)
 	ft, ok, err := a.findTx(ctx, txid)
 	if err != nil {
 		return txJSON{}, http.StatusInternalServerError, fmt.Errorf("reading transaction %s: %w", txid, err)

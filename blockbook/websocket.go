@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/gorilla/websocket"
 
 	"github.com/utxostore/utxostore/chain"
@@ -59,6 +61,9 @@ type wsConn struct {
 	requests chan wsRequest
 	out      chan wsMessage
 	pending  atomic.Int64
+	// overflowed tells the writer that a push found out full: the writer
+	// closes the connection, since push cannot wait for it.
+	overflowed chan struct{}
 	// large says the connection kept a message of wsLargeMessage or more:
 	// its memory goes back to the system when it closes.
 	large bool
@@ -119,7 +124,7 @@ func (a *API) handleWebsocket(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader answered the request
 	}
 	c := &wsConn{conn: conn, requests: make(chan wsRequest, a.opts.WSQueue), out: make(chan wsMessage, a.opts.WSQueue),
-		addrs: map[string]string{}}
+		overflowed: make(chan struct{}, 1), addrs: map[string]string{}}
 	a.hub.add(c)
 	defer a.hub.remove(c)
 	conn.SetReadLimit(a.opts.MaxMessage)
@@ -262,10 +267,20 @@ func (a *API) requestContext(ctx context.Context) (context.Context, context.Canc
 }
 
 // write writes c's queued messages until ctx ends. A client that reads
-// nothing for its deadline is disconnected.
+// nothing for its deadline is disconnected, and so is one whose pushes
+// overflowed its queue, before the messages that wait in it.
 func (c *wsConn) write(ctx context.Context) {
 	for {
 		select {
+		case <-c.overflowed:
+			c.closeOverflowed()
+			return
+		default:
+		}
+		select {
+		case <-c.overflowed:
+			c.closeOverflowed()
+			return
 		case m := <-c.out:
 			_ = c.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			err := c.conn.WriteJSON(m)
@@ -282,6 +297,14 @@ func (c *wsConn) write(ctx context.Context) {
 	}
 }
 
+// closeOverflowed closes the connection with a close frame that says why.
+func (c *wsConn) closeOverflowed() {
+	_ = c.conn.WriteControl(websocket.CloseMessage,
+		websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many messages unread: the client reads too slowly"),
+		time.Now().Add(time.Second))
+	c.conn.Close()
+}
+
 // send queues an answer for the writer, waiting while the queue is full:
 // the client reads more slowly than it asks, and its requests wait unread
 // meanwhile. It is false once c is closing.
@@ -296,15 +319,18 @@ func (c *wsConn) send(ctx context.Context, m wsMessage) bool {
 
 // push queues a block or transaction for a subscriber. The daemon cannot
 // wait for one client to read, so a client whose queue is full is
-// disconnected with a close frame that says why, rather than skipped.
+// disconnected with a close frame that says why, rather than skipped. The
+// writer sends it: a frame written here would wait for the connection's
+// write lock, which the writer holds for as long as its write takes (up
+// to its deadline), delaying every other client's pushes.
 func (c *wsConn) push(m wsMessage) {
 	select {
 	case c.out <- m:
 	default:
-		_ = c.conn.WriteControl(websocket.CloseMessage,
-			websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many messages unread: the client reads too slowly"),
-			time.Now().Add(time.Second))
-		c.conn.Close()
+		select {
+		case c.overflowed <- struct{}{}:
+		default: // told already
+		}
 	}
 }
 
@@ -350,6 +376,10 @@ func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 	case "getBlockHash":
 		if p.Height == nil || *p.Height < 0 {
 			return wsFail("getBlockHash needs a height")
+		}
+		// blockHash takes a parameter that is no height for the tip.
+		if *p.Height > math.MaxUint32 {
+			return wsFail("Block not found, height %d is past the highest a block can have, %d", *p.Height, uint32(math.MaxUint32))
 		}
 		hash, code, err := a.blockHash(ctx, strconv.Itoa(*p.Height))
 		return ok(map[string]string{"hash": hash}, code, err)
@@ -534,18 +564,28 @@ func (h *wsHub) each(f func(*wsConn)) {
 
 // NotifyBlock pushes a connected block to the subscribers of new blocks,
 // and each of its transactions to the subscribers of the addresses it
-// touches. The daemon has the block path call it for every block
-// connected, whatever fed the block (blockpath.Path.OnConnect).
+// touches. The daemon calls it for every block connected, whatever fed
+// the block, from a queue of its own: its cost delays every subscriber's
+// pushes, so the transactions are taken from the block in hand, never
+// read again from the block store, and only those that touch a
+// subscribed address are built.
 func (a *API) NotifyBlock(ctx context.Context, b utxo.Block) {
 	// The transactions first: a client that acts on the block push has
 	// seen its address pushes by then. A block too large for memory comes
 	// in chunks, read again from the block store.
-	_ = b.EachChunk(func(txs []*chain.Tx) error {
-		for _, tx := range txs {
-			a.NotifyTx(ctx, tx.ID)
+	if a.hub.anySubscribed() {
+		blockTime, err := a.blockTime(ctx, b)
+		if err == nil {
+			_ = b.EachChunk(func(txs []*chain.Tx) error {
+				for _, tx := range txs {
+					a.pushTx(ctx, tx.Msg, func() (*foundTx, error) {
+						return a.inBlock(ctx, tx, b.Height, b.Hash, blockTime)
+					})
+				}
+				return ctx.Err()
+			})
 		}
-		return ctx.Err()
-	})
+	}
 	a.hub.each(func(c *wsConn) {
 		c.mu.Lock()
 		id := c.newBlockID
@@ -556,34 +596,46 @@ func (a *API) NotifyBlock(ctx context.Context, b utxo.Block) {
 	})
 }
 
-// NotifyTx pushes a transaction (mined or not) to the subscribers of the
+// blockTime is b's header time: from b, or from the store when b came
+// without its header.
+func (a *API) blockTime(ctx context.Context, b utxo.Block) (int64, error) {
+	if b.Header != nil {
+		return b.Header.Timestamp.Unix(), nil
+	}
+	info, _, err := a.reads.BlockAt(ctx, b.Height)
+	return info.Time, err
+}
+
+// NotifyTx pushes an unmined transaction to the subscribers of the
 // addresses it pays to or spends from.
 func (a *API) NotifyTx(ctx context.Context, txid chainhash.Hash) {
-	var subscribed bool
-	a.hub.each(func(c *wsConn) {
-		c.mu.Lock()
-		subscribed = subscribed || len(c.addrs) > 0
-		c.mu.Unlock()
-	})
-	if !subscribed {
+	if !a.hub.anySubscribed() {
 		return
 	}
 	ft, ok, err := a.findTx(ctx, txid)
 	if err != nil || !ok {
 		return
 	}
+	a.pushTx(ctx, ft.Msg, func() (*foundTx, error) { return ft, nil })
+}
+
+// pushTx pushes tx to the subscribers of the addresses it pays to or
+// spends from (the inputs' from the index, or the store). found is the
+// transaction with what the index and the store know of it, read only
+// when a subscriber is to have it.
+func (a *API) pushTx(ctx context.Context, tx *wire.MsgTx, found func() (*foundTx, error)) {
 	touched := map[string]bool{}
-	for _, o := range ft.Msg.TxOut {
+	for _, o := range tx.TxOut {
 		touched[string(index.AddrDesc(o.PkScript))] = true
 	}
-	if prevs, err := a.prevOutputs(ctx, ft.Msg); err == nil {
+	if prevs, err := a.prevOutputs(ctx, tx); err == nil {
 		for _, p := range prevs {
 			if p != nil {
 				touched[string(p.addrDesc)] = true
 			}
 		}
 	}
-	var tx *txJSON
+	var out *txJSON
 	a.hub.each(func(c *wsConn) {
 		c.mu.Lock()
 		id := c.addrID
@@ -595,14 +647,25 @@ func (a *API) NotifyTx(ctx context.Context, txid chainhash.Hash) {
 		}
 		c.mu.Unlock()
 		for _, name := range names {
-			if tx == nil {
+			if out == nil {
+				ft, err := found()
+				if err != nil {
+					return
+				}
 				t, err := a.apiTx(ctx, ft, false)
 				if err != nil {
 					return
 				}
-				tx = &t
+				out = &t
 			}
-			c.push(wsMessage{ID: id, Data: map[string]any{"address": name, "tx": tx}})
+			c.push(wsMessage{ID: id, Data: map[string]any{"address": name, "tx": out}})
 		}
 	})
+}
+
+// anySubscribed says whether a client subscribes to an address.
+func (h *wsHub) anySubscribed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.subscribed > 0
 }

@@ -176,7 +176,7 @@ func (a *API) handleXpub(w http.ResponseWriter, r *http.Request) {
 // addresses as tokens (nonzero balance by default; used; or every derived
 // one) and its transactions, newest first.
 func (a *API) xpub(work *requestWork, param string, q accountQuery) (*addressJSON, int, error) {
-	ctx := work.ctx
+	ctx := withLastBlock(work.ctx) // a page of transactions reads each block once
 	if a.reads.AddressIndex() == nil {
 		return nil, http.StatusNotFound, errorf("the address index is off; start serve with --index")
 	}

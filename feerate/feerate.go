@@ -103,6 +103,9 @@ type Source interface {
 	// block at height, its coinbase left out, with the block's hash; ok
 	// is false when the block or its transactions' fees are not held.
 	BlockTxs(ctx context.Context, height uint32) (hash chainhash.Hash, txs []Tx, ok bool, err error)
+	// BlockHash is the hash of the block at height, without reading the
+	// block; ok is false when the source does not know it.
+	BlockHash(ctx context.Context, height uint32) (hash chainhash.Hash, ok bool, err error)
 	// Mempool returns the fees and sizes of the unmined transactions.
 	Mempool(ctx context.Context) ([]Tx, error)
 }
@@ -188,21 +191,31 @@ func (e *Estimator) recentRate(ctx context.Context, window int) (Rate, error) {
 }
 
 // blockRate is the block at height's rate: kept from an earlier read
-// while the block there is the same.
+// while the block there is the same, which its hash alone tells, so the
+// block is read once. A block not held is read again each time: its
+// transactions may be indexed by the next estimate.
 func (e *Estimator) blockRate(ctx context.Context, height uint32) (blockRate, error) {
-	hash, txs, ok, err := e.src.BlockTxs(ctx, height)
+	hash, named, err := e.src.BlockHash(ctx, height)
 	if err != nil {
-		return blockRate{}, fmt.Errorf("reading block %d: %w", height, err)
+		return blockRate{}, fmt.Errorf("reading block %d's hash: %w", height, err)
 	}
 	e.mu.Lock()
 	kept, known := e.blocks[height]
 	e.mu.Unlock()
-	if known && kept.held == ok && kept.hash == hash {
+	if named && known && kept.hash == hash {
 		return kept, nil
 	}
-	br := blockRate{hash: hash, held: ok, rate: cheapestRate(txs)}
+	read, txs, ok, err := e.src.BlockTxs(ctx, height)
+	if err != nil {
+		return blockRate{}, fmt.Errorf("reading block %d: %w", height, err)
+	}
+	br := blockRate{hash: read, held: ok, rate: cheapestRate(txs)}
 	e.mu.Lock()
-	e.blocks[height] = br
+	if ok {
+		e.blocks[height] = br
+	} else {
+		delete(e.blocks, height)
+	}
 	e.mu.Unlock()
 	return br, nil
 }

@@ -28,6 +28,11 @@ func (c *chainOf) BlockTxs(_ context.Context, h uint32) (chainhash.Hash, []Tx, b
 	return c.hashes[h], txs, ok, nil
 }
 
+func (c *chainOf) BlockHash(_ context.Context, h uint32) (chainhash.Hash, bool, error) {
+	_, ok := c.blocks[h]
+	return c.hashes[h], ok, nil
+}
+
 func (c *chainOf) Mempool(context.Context) ([]Tx, error) { return c.mempool, nil }
 
 // at50, at20 and at5 are 600,000-vbyte transactions paying 50, 20 and 5

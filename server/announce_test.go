@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -75,9 +76,12 @@ func TestASlowSubscriberDoesNotHoldBlocksBack(t *testing.T) {
 	}
 	defer ws.Close()
 	ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	// Block 2's coinbase pays to a public key: its output script in hex
+	// names the address, whose push reads the index.
+	paid := hex.EncodeToString(chainBlocks[2].Txs[0].Msg.TxOut[0].PkScript)
 	for _, req := range []map[string]any{
 		{"id": "blocks", "method": "subscribeNewBlock", "params": map[string]any{}},
-		{"id": "addresses", "method": "subscribeAddresses", "params": map[string]any{"addresses": []string{"1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"}}},
+		{"id": "addresses", "method": "subscribeAddresses", "params": map[string]any{"addresses": []string{paid}}},
 	} {
 		if err := ws.WriteJSON(req); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,157 @@
+package server_test
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/utxostore/utxostore/server"
+	"github.com/utxostore/utxostore/utxo"
+)
+
+// TestEstimateFeeReadsEachBlockOnce: the fee estimator keeps each recent
+// block's rate so that a block is read once, and a second estimate over
+// an unchanged chain reads no block again. It used to read each block
+// (and look up each of its transactions in the index) to learn the hash
+// it compared its kept rate with, so every estimate read up to 144 blocks.
+func TestEstimateFeeReadsEachBlockOnce(t *testing.T) {
+	srv, _ := indexedDaemon(t, 20, server.Options{})
+	base := "http://" + srv.HTTPAddr()
+	url := base + "/api/v2/estimatefee/1008"
+	if code := getCode(t, url); code != http.StatusOK {
+		t.Fatalf("GET %s: HTTP %d", url, code)
+	}
+	first := operations(t, base, "blockstore.Block")
+	if first == 0 {
+		t.Fatal("the first estimate read no block")
+	}
+	for i := 0; i < 5; i++ {
+		if code := getCode(t, url); code != http.StatusOK {
+			t.Fatalf("GET %s: HTTP %d", url, code)
+		}
+	}
+	if n := operations(t, base, "blockstore.Block"); n != first {
+		t.Errorf("5 more estimates over the same chain read %d more blocks (the first read %d); want 0", n-first, first)
+	}
+}
+
+// TestNotifyBlockReadsNoBlockAgain: with one websocket subscribed to
+// addresses, every block connected is announced to it, and its
+// transactions that touch a subscribed address are pushed, built from the
+// block in hand. NotifyBlock used to look each transaction of the block
+// up as a client's getTransaction does, reading and parsing the whole
+// block from the block store once per transaction, whether it touched a
+// subscribed address or not: quadratic in the block's transactions, for
+// one client subscribed to any address, delaying every client's pushes.
+func TestNotifyBlockReadsNoBlockAgain(t *testing.T) {
+	const height = 2812 // 6 transactions
+	srv, blocks := indexedDaemon(t, height+1, server.Options{})
+	base := "http://" + srv.HTTPAddr()
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+srv.HTTPAddr()+"/websocket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	// An address no transaction of the block touches, and the output
+	// script (in hex) of one that its transaction 1 pays.
+	b := blocks[height]
+	paid := hex.EncodeToString(b.Txs[1].Msg.TxOut[0].PkScript)
+	sub := `{"id":"1","method":"subscribeAddresses","params":{"addresses":["1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa","` + paid + `"]}}`
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(sub)); err != nil {
+		t.Fatal(err)
+	}
+	if _, msg, err := ws.ReadMessage(); err != nil || !strings.Contains(string(msg), `"subscribed":true`) {
+		t.Fatalf("subscribing: %s %v", msg, err)
+	}
+	before := operations(t, base, "blockstore.Block")
+	srv.Blockbook().NotifyBlock(context.Background(), utxo.BlockFromChain(b, height))
+	if reads := operations(t, base, "blockstore.Block") - before; reads != 0 {
+		t.Errorf("notifying a block of %d transactions read the whole block %d times; want none", len(b.Txs), reads)
+	}
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, msg, err := ws.ReadMessage()
+	if err != nil {
+		t.Fatalf("no push of the transaction paying the subscribed address: %v", err)
+	}
+	var push struct {
+		ID   string
+		Data struct {
+			Address string
+			Tx      struct {
+				TxID        string
+				BlockHeight int64
+				BlockHash   string
+			}
+		}
+	}
+	if err := json.Unmarshal(msg, &push); err != nil {
+		t.Fatalf("%s: %v", msg, err)
+	}
+	tx := push.Data.Tx
+	if push.ID != "1" || push.Data.Address != paid || tx.TxID != b.Txs[1].ID.String() || tx.BlockHeight != height || tx.BlockHash != b.Hash.String() {
+		t.Errorf("pushed %s; want transaction %s of block %d to subscription 1 for %s", msg, b.Txs[1].ID, height, paid)
+	}
+}
+
+// TestWebsocketGetBlockHashRefusesAHeightPastUint32: a height past
+// uint32 names no block, and getBlockHash answers it with an error. It
+// used to hand the height to the block-index route's parser, which takes
+// what is not a uint32 for no height and answers the tip's hash.
+func TestWebsocketGetBlockHashRefusesAHeightPastUint32(t *testing.T) {
+	srv, _ := indexedDaemon(t, 3, server.Options{})
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+srv.HTTPAddr()+"/websocket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	req := `{"id":"1","method":"getBlockHash","params":{"height":4294967296}}`
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	_, msg, err := ws.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(msg), `"error"`) || !strings.Contains(string(msg), "4294967296") {
+		t.Errorf("getBlockHash of height 4294967296 answered %s; want an error naming the height", msg)
+	}
+}
+
+// TestAnAddressPageReadsEachBlockOnce: an address's page of transactions
+// (details=txs) reads each block its transactions are in once. Each
+// transaction was looked up on its own, reading and parsing its whole
+// block again: a page of 1,000 transactions of one block read it 1,000
+// times.
+func TestAnAddressPageReadsEachBlockOnce(t *testing.T) {
+	// Five transactions of block 2812 and five of 2813 touch this address.
+	const script = "76a9146934efcef36903b5b45ebd1e5f862d1b63a99fa588ac"
+	srv, _ := indexedDaemon(t, 2814, server.Options{})
+	base := "http://" + srv.HTTPAddr()
+	resp, err := http.Get(base + "/api/v2/address/" + script + "?details=txs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Transactions []struct{ BlockHeight int64 }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("HTTP %d: %v", resp.StatusCode, err)
+	}
+	blocks := map[int64]bool{}
+	for _, tx := range page.Transactions {
+		blocks[tx.BlockHeight] = true
+	}
+	if len(page.Transactions) <= len(blocks) {
+		t.Fatalf("%d transactions in %d blocks: no block holds two", len(page.Transactions), len(blocks))
+	}
+	if reads := operations(t, base, "blockstore.Block"); reads != len(blocks) {
+		t.Errorf("a page of %d transactions in %d blocks read %d blocks", len(page.Transactions), len(blocks), reads)
+	}
+}
