@@ -246,13 +246,15 @@ func (r *Reader) Next() ([]coinstats.Coin, error) {
 	if n == 0 || n > r.left {
 		return nil, r.r.Failf(at, field, "%d coins, with %d left of the %d the header counts", n, r.left, r.header.Coins)
 	}
-	coins := make([]coinstats.Coin, n)
-	for i := range coins {
-		c := &coins[i]
-		c.TxID = txid
-		if err := r.readCoin(c, number+uint64(i)); err != nil {
+	// n is the file's word, up to 2^25: the coins grow as they are read,
+	// so a count the file does not hold costs no memory.
+	coins := make([]coinstats.Coin, 0, min(n, 1024))
+	for i := range n {
+		c := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: txid}}
+		if err := r.readCoin(&c, number+i); err != nil {
 			return nil, err
 		}
+		coins = append(coins, c)
 	}
 	r.left -= n
 	slices.SortFunc(coins, func(a, b coinstats.Coin) int { return a.Compare(b.Outpoint) })

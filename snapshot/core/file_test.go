@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -290,6 +291,29 @@ func TestRefusals(t *testing.T) {
 	}
 	if err := readAll(change(firstCount, 0xfc), "mainnet"); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Errorf("more coins in a transaction than the header counts: %v", err)
+	}
+}
+
+// TestACoinCountCostsNoMemoryUntilItsCoinsAreRead: an 88-byte file whose
+// first transaction claims 2^25 coins is refused as truncated at its first
+// coin, having cost little memory. Next used to allocate every coin the
+// count claims before reading one: 2.5 GB for this file.
+func TestACoinCountCostsNoMemoryUntilItsCoinsAreRead(t *testing.T) {
+	var b bytes.Buffer
+	w, _ := NewWriter(&b, Header{Network: chain.MagicMainnet, Coins: ^uint64(0)})
+	w.w.Flush()
+	b.Write(make([]byte, 32)) // txid
+	b.Write(chain.AppendCompactSize(nil, maxCompactSize))
+	r, err := NewReader(&b, "mainnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = r.Next()
+	runtime.ReadMemStats(&after)
+	if allocated := after.TotalAlloc - before.TotalAlloc; !errors.Is(err, snapshot.ErrTruncated) || allocated > 16<<20 {
+		t.Fatalf("Next: %v, having allocated %d MB", err, allocated>>20)
 	}
 }
 
