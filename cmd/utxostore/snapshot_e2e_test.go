@@ -16,11 +16,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/snapshot/core"
+	"github.com/utxostore/utxostore/snapshot/teranode"
 	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
 )
@@ -263,6 +266,64 @@ func TestSnapshotLoadRefusals(t *testing.T) {
 	if _, stderr, err := run(t, "snapshot", "load", "--format", "core", "--height", "14131", "--data", store, dump); err == nil || !strings.Contains(stderr, "holds a sozu store already") {
 		t.Errorf("a load into a data directory holding a store: %v\n%s", err, stderr)
 	}
+}
+
+// teranodeSetOf writes, in dir, a Teranode set file after block 0xbb… at
+// height 100 holding coin alone, with its sidecar, and returns its path.
+func teranodeSetOf(t *testing.T, dir string, coin coinstats.Coin) string {
+	t.Helper()
+	block := chainhash.Hash{0xbb}
+	path := filepath.Join(dir, block.String()+teranode.ExtSet)
+	f, err := teranode.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := teranode.NewSetWriter(f, teranode.SetHeader{BlockHash: block, Height: 100})
+	if err == nil {
+		err = w.WriteTx([]coinstats.Coin{coin})
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSnapshotLoadRefusesTeranodeCoinsNoStoreHolds: a Teranode set whose
+// coin no store can hold is refused with the coin's place in the file and
+// what was found there, and leaves no store and no temporary directory.
+// A coin at vout 2^32-1 (a 109-byte file) used to crash the load out of
+// memory, leaving its temporary directory; one at vout 2^26 loaded into a
+// store whose every walk then reported that coin's record damaged.
+func TestSnapshotLoadRefusesTeranodeCoinsNoStoreHolds(t *testing.T) {
+	dir := t.TempDir()
+	coin := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: chainhash.Hash{0x11}}, Height: 1, Value: 1000, Script: []byte{0x51}}
+	for _, tc := range []struct {
+		name string
+		edit func(*coinstats.Coin)
+		says string
+	}{
+		{"vout 2^32-1", func(c *coinstats.Coin) { c.Vout = ^uint32(0) }, "(transaction 0 output 0 index): corrupt: output index 4294967295 is above 67108863"},
+		{"vout 2^26", func(c *coinstats.Coin) { c.Vout = 1 << 26 }, "(transaction 0 output 0 index): corrupt: output index 67108864 is above 67108863"},
+	} {
+		c := coin
+		tc.edit(&c)
+		setDir := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+		os.Mkdir(setDir, 0o755)
+		set := teranodeSetOf(t, setDir, c)
+		target := filepath.Join(dir, "store-"+filepath.Base(setDir))
+		_, stderr, err := run(t, "snapshot", "load", "--format", "teranode", "--data", target, set)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr, tc.says) {
+			t.Errorf("%s: %v (want exit status 1), stderr:\n%.600s\nwant it to say %q", tc.name, err, stderr, tc.says)
+		}
+		if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: %s exists after the refusal", tc.name, target)
+		}
+	}
+	noLeftovers(t, dir, ".loading-")
 }
 
 // TestSnapshotTeranodeDumpAndLoad dumps the imported chain as Teranode's

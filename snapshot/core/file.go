@@ -42,6 +42,7 @@ import (
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/snapshot"
 	"github.com/utxostore/utxostore/snapshot/internal/binread"
+	"github.com/utxostore/utxostore/utxo/record"
 )
 
 // Version is the snapshot version this package reads and writes.
@@ -269,7 +270,9 @@ func (r *Reader) Next() ([]coinstats.Coin, error) {
 // readCoin reads coin number's vout and Coin serialization into c.
 func (r *Reader) readCoin(c *coinstats.Coin, number uint64) error {
 	field := func(what string) string { return fmt.Sprintf("coin %d %s", number, what) }
-	vout, err := r.r.CompactSize(field("vout"), maxCompactSize)
+	// Core's bound on a vout is below the highest a store holds; min keeps
+	// the reader to both should either change.
+	vout, err := r.r.CompactSize(field("vout"), min(maxCompactSize, record.MaxWrapperIndex))
 	if err != nil {
 		return err
 	}

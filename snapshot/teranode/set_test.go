@@ -3,6 +3,7 @@ package teranode
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/snapshot"
+	"github.com/utxostore/utxostore/utxo/record"
 )
 
 func isTruncated(err error) bool { return errors.Is(err, snapshot.ErrTruncated) }
@@ -150,6 +152,22 @@ func TestSetRefusals(t *testing.T) {
 	withEmpty = append(withEmpty, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 	if _, _, err := readSet(withEmpty); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Errorf("a transaction with no output: %v", err)
+	}
+}
+
+// TestSetCoinsAStoreCannotHoldAreRefused: a coin at an output index above
+// record.MaxWrapperIndex is refused where the file holds it, with the
+// index found. The reader used to pass it on, and a load then either ran
+// out of memory (vout 2^32-1) or made a store that reports the coin's
+// record damaged (vout 2^26).
+func TestSetCoinsAStoreCannotHoldAreRefused(t *testing.T) {
+	for _, vout := range []uint32{record.MaxWrapperIndex + 1, ^uint32(0)} {
+		coin := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: chainhash.Hash{0xcc}, Vout: vout}, Height: 5, Value: 1, Script: []byte{0x51}}
+		_, _, err := readSet(writeSet(t, [][]coinstats.Coin{{coin}}))
+		var fe *snapshot.FileError
+		if !errors.As(err, &fe) || !errors.Is(err, snapshot.ErrCorrupt) || fe.Field != "transaction 0 output 0 index" || !strings.Contains(err.Error(), fmt.Sprint(vout)) {
+			t.Errorf("a coin at vout %d: %v", vout, err)
+		}
 	}
 }
 
