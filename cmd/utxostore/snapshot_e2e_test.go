@@ -292,11 +292,13 @@ func teranodeSetOf(t *testing.T, dir string, coin coinstats.Coin) string {
 }
 
 // TestSnapshotLoadRefusesTeranodeCoinsNoStoreHolds: a Teranode set whose
-// coin no store can hold is refused with the coin's place in the file and
-// what was found there, and leaves no store and no temporary directory.
-// A coin at vout 2^32-1 (a 109-byte file) used to crash the load out of
-// memory, leaving its temporary directory; one at vout 2^26 loaded into a
-// store whose every walk then reported that coin's record damaged.
+// coin no store can hold, or no chain can have, is refused with the
+// coin's place in the file and what was found there, and leaves no store
+// and no temporary directory. A coin at vout 2^32-1 (a 109-byte file)
+// used to crash the load out of memory, leaving its temporary directory;
+// one at vout 2^26 loaded into a store whose every walk then reported that
+// coin's record damaged; one of 2^63+5 satoshis, above MAX_MONEY, loaded
+// as it was.
 func TestSnapshotLoadRefusesTeranodeCoinsNoStoreHolds(t *testing.T) {
 	dir := t.TempDir()
 	coin := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: chainhash.Hash{0x11}}, Height: 1, Value: 1000, Script: []byte{0x51}}
@@ -307,6 +309,7 @@ func TestSnapshotLoadRefusesTeranodeCoinsNoStoreHolds(t *testing.T) {
 	}{
 		{"vout 2^32-1", func(c *coinstats.Coin) { c.Vout = ^uint32(0) }, "(transaction 0 output 0 index): corrupt: output index 4294967295 is above 67108863"},
 		{"vout 2^26", func(c *coinstats.Coin) { c.Vout = 1 << 26 }, "(transaction 0 output 0 index): corrupt: output index 67108864 is above 67108863"},
+		{"2^63+5 satoshis", func(c *coinstats.Coin) { c.Value = 1<<63 + 5 }, "(transaction 0 output 0 value): corrupt: 9223372036854775813 satoshis is above the 2100000000000000"},
 	} {
 		c := coin
 		tc.edit(&c)

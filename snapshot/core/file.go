@@ -54,10 +54,6 @@ const formatName = "Bitcoin Core UTXO snapshot (dumptxoutset)"
 // magic starts every snapshot file.
 var magic = []byte{'u', 't', 'x', 'o', 0xff}
 
-// maxMoney is Core's MAX_MONEY: a coin worth more is refused, as
-// loadtxoutset refuses it.
-const maxMoney = 21_000_000 * 100_000_000
-
 // maxCompactSize is Core's MAX_SIZE, the range ReadCompactSize accepts
 // for the per-transaction count and the vout.
 const maxCompactSize = 0x02000000
@@ -292,8 +288,10 @@ func (r *Reader) readCoin(c *coinstats.Coin, number uint64) error {
 		return err
 	}
 	value, ok := decompressAmount(compressed)
-	if !ok || value > maxMoney {
-		return r.r.Failf(at, field("amount"), "compressed amount %d is no amount of at most %d satoshis", compressed, uint64(maxMoney))
+	// A coin worth more than MAX_MONEY is refused, as loadtxoutset
+	// refuses it.
+	if !ok || value > chain.MaxMoney {
+		return r.r.Failf(at, field("amount"), "compressed amount %d is no amount of at most %d satoshis", compressed, uint64(chain.MaxMoney))
 	}
 	c.Value = value
 	c.Script, err = r.readScript(field("script"))

@@ -45,13 +45,13 @@ func TestVarInt(t *testing.T) {
 // decompression inverts it.
 func TestAmountCompression(t *testing.T) {
 	for amount, want := range map[uint64]uint64{
-		0:             0,
-		1:             1,                        // n=0 d=1 e=0
-		1_000_000:     7,                        // n=0 d=1 e=6
-		100_000_000:   9,                        // n=0 d=1 e=8
-		5_000_000_000: 50,                       // e=9, n=5
-		123456789:     1 + 10*(12345678*9+9-1),  // e=0 d=9
-		maxMoney:      1 + 10*(2_100_000-1) + 9, // e=9, n=2,100,000
+		0:              0,
+		1:              1,                        // n=0 d=1 e=0
+		1_000_000:      7,                        // n=0 d=1 e=6
+		100_000_000:    9,                        // n=0 d=1 e=8
+		5_000_000_000:  50,                       // e=9, n=5
+		123456789:      1 + 10*(12345678*9+9-1),  // e=0 d=9
+		chain.MaxMoney: 1 + 10*(2_100_000-1) + 9, // e=9, n=2,100,000
 	} {
 		if got := compressAmount(amount); got != want {
 			t.Errorf("CompressAmount(%d) = %d, want %d", amount, got, want)
@@ -133,7 +133,7 @@ func testCoins(t *testing.T) [][]coinstats.Coin {
 		var coins []coinstats.Coin
 		for _, vout := range []uint32{uint32(i), 16000, 16511, 16512, 20000}[:1+i%5] {
 			coins = append(coins, coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: txid, Vout: vout},
-				Height: uint32(r.IntN(900_000)), Coinbase: i%3 == 0, Value: r.Uint64N(maxMoney + 1),
+				Height: uint32(r.IntN(900_000)), Coinbase: i%3 == 0, Value: r.Uint64N(chain.MaxMoney + 1),
 				Script: kinds[r.IntN(len(kinds))]})
 		}
 		txs = append(txs, coins)
@@ -332,8 +332,8 @@ func TestCorruptCoin(t *testing.T) {
 		return &b
 	}
 	b := header()
-	b.Write(appendVarInt(nil, compressAmount(maxMoney)+10)) // 21,000,001 BTC
-	b.Write([]byte{specialScripts})                         // empty script
+	b.Write(appendVarInt(nil, compressAmount(chain.MaxMoney)+10)) // 21,000,001 BTC
+	b.Write([]byte{specialScripts})                               // empty script
 	if err := readAll(b.Bytes(), "mainnet"); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Errorf("an amount above MAX_MONEY: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/snapshot"
 	"github.com/utxostore/utxostore/utxo/record"
@@ -167,6 +168,26 @@ func TestSetCoinsAStoreCannotHoldAreRefused(t *testing.T) {
 		var fe *snapshot.FileError
 		if !errors.As(err, &fe) || !errors.Is(err, snapshot.ErrCorrupt) || fe.Field != "transaction 0 output 0 index" || !strings.Contains(err.Error(), fmt.Sprint(vout)) {
 			t.Errorf("a coin at vout %d: %v", vout, err)
+		}
+	}
+}
+
+// TestSetCoinsWorthMoreThanCanExistAreRefused: a coin worth more than
+// MAX_MONEY is refused where the file holds it, as Core's reader refuses
+// it, and one worth exactly MAX_MONEY is read. The reader used to pass on
+// any value, even one above 2^63 that the store keeps as a negative
+// amount.
+func TestSetCoinsWorthMoreThanCanExistAreRefused(t *testing.T) {
+	coin := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: chainhash.Hash{0xcc}}, Height: 5, Value: chain.MaxMoney, Script: []byte{0x51}}
+	if _, _, err := readSet(writeSet(t, [][]coinstats.Coin{{coin}})); err != nil {
+		t.Fatalf("a coin of MAX_MONEY: %v", err)
+	}
+	for _, value := range []uint64{chain.MaxMoney + 1, 1<<63 + 5} {
+		coin.Value = value
+		_, _, err := readSet(writeSet(t, [][]coinstats.Coin{{coin}}))
+		var fe *snapshot.FileError
+		if !errors.As(err, &fe) || !errors.Is(err, snapshot.ErrCorrupt) || fe.Field != "transaction 0 output 0 value" || !strings.Contains(err.Error(), fmt.Sprint(value)) {
+			t.Errorf("a coin of %d satoshis: %v", value, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/snapshot/internal/binread"
 	"github.com/utxostore/utxostore/utxo/record"
@@ -34,7 +35,9 @@ func appendWrapper(dst []byte, coins []coinstats.Coin) ([]byte, error) {
 
 // readWrapper reads one UTXOWrapper; number counts wrappers, for errors.
 // Its coins come back in the file's order. An output index above
-// record.MaxWrapperIndex is refused: no store can hold that coin.
+// record.MaxWrapperIndex is refused: no store can hold that coin; so is a
+// value above chain.MaxMoney, as Core's reader refuses it: no such coin
+// can exist.
 func readWrapper(r *binread.Reader, number uint64) ([]coinstats.Coin, error) {
 	txid, err := r.Hash(fmt.Sprintf("transaction %d txid", number))
 	if err != nil {
@@ -64,8 +67,12 @@ func readWrapperAfter(r *binread.Reader, txid chainhash.Hash, number uint64) ([]
 		if c.Vout > record.MaxWrapperIndex {
 			return nil, r.Failf(at, field(fmt.Sprintf("output %d index", i)), "output index %d is above %d, the highest a store holds", c.Vout, record.MaxWrapperIndex)
 		}
+		at = r.Offset()
 		if c.Value, err = r.Uint64(field(fmt.Sprintf("output %d value", i))); err != nil {
 			return nil, err
+		}
+		if c.Value > chain.MaxMoney {
+			return nil, r.Failf(at, field(fmt.Sprintf("output %d value", i)), "%d satoshis is above the %d that can ever exist", c.Value, uint64(chain.MaxMoney))
 		}
 		size, err := r.Uint32(field(fmt.Sprintf("output %d script length", i)))
 		if err != nil {
