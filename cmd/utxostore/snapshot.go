@@ -106,7 +106,9 @@ tip, as a snapshot. The store is opened read-only, so it must not be in
 use: stop the daemon first, or dump from it with --server ADDR, which
 streams the set at the daemon's tip while it serves (blocks wait while it
 streams; its --token, if any, is needed). Either way the file is written
-here, the same bytes for the same set.
+here, the same bytes for the same set, and the coins are checked against
+the statistics the store keeps at its tip: a store stopped inside a block
+is refused until that block is connected again.
 
 --format core writes the file OUT in Bitcoin Core's dumptxoutset format,
 version 2, its coins in the order Core writes them (that of its coins
@@ -307,7 +309,8 @@ func (d *daemonSet) walk(ctx context.Context, coin func(*coinstats.Coin) error) 
 }
 
 // stats is nil: the daemon streams its coins from one consistent view of
-// its store, whose tip may have moved on when the stream ends.
+// its store, whose tip may have moved on when the stream ends, and holds
+// them to its kept statistics at that view itself (daemonSnapshots).
 func (d *daemonSet) stats(context.Context) (*coinstats.Summary, error) { return nil, nil }
 
 func (d *daemonSet) network() string { return d.net }

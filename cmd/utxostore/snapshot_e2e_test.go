@@ -542,6 +542,31 @@ func TestSnapshotDumpRefusesPartOfABlock(t *testing.T) {
 	}
 }
 
+// TestSnapshotDumpFromADaemonRefusesPartOfABlock: a daemon serving a store
+// stopped inside a block refuses to dump it over --server as a dump of the
+// data directory refuses it, with the same words, and the client writes no
+// file. The daemon used to stream the walk unchecked: a file naming block
+// 14131 but holding a coin of block 14132.
+func TestSnapshotDumpFromADaemonRefusesPartOfABlock(t *testing.T) {
+	data, _ := storeStoppedInsideABlock(t)
+	d := startDaemon(t, "serve", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	for _, format := range []string{"core", "teranode"} {
+		out := filepath.Join(t.TempDir(), "out")
+		_, stderr, err := run(t, "snapshot", "dump", "--format", format, "--server", d.grpc, out)
+		if err == nil || !strings.Contains(stderr, "are not the set its statistics describe at its tip (txouts 13416") ||
+			!strings.Contains(stderr, "connect that block again") {
+			t.Fatalf("%s dump from a daemon serving a store holding part of the block above its tip: %v\n%s", format, err, stderr)
+		}
+		left, _ := filepath.Glob(out + "*")
+		if format == "teranode" {
+			left, _ = filepath.Glob(filepath.Join(out, "*"))
+		}
+		if len(left) > 0 {
+			t.Fatalf("the refused %s dump left %v", format, left)
+		}
+	}
+}
+
 // TestVerifyNamesTheBlockAStoreWasStoppedInside: verify of a store stopped
 // inside a block names the block to connect again, rather than only
 // finding that the statistics the store keeps are not a walk's; and it
