@@ -499,8 +499,10 @@ nor how many transactions the chain holds (info's txs then counts those
 of the blocks connected after it).
 --format teranode reads Teranode's <hash>.utxo-set file; its .sha256
 sidecar, when there, must agree, and its <hash>.utxo-headers beside it,
-when there, must end at the same block (the store then counts the
-chain's transactions from it).
+when there, must start at the --network's genesis block and end at the
+same block (the store then counts the chain's transactions from it). The
+set file does not say its network: without the headers file, a set of
+another network is not found out.
 
 The store is built in a temporary directory beside NEW and moved into
 place only once the whole file has been read and, with --expect-hash, its
@@ -736,7 +738,7 @@ func (l *loader) teranodeHeaders(set teranode.SetHeader) (uint64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	r, err := teranode.NewHeadersReader(f)
+	r, err := teranode.NewHeadersReader(f, l.network)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}

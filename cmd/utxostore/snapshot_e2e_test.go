@@ -387,6 +387,28 @@ func TestSnapshotTeranodeDumpAndLoad(t *testing.T) {
 	}
 }
 
+// TestSnapshotTeranodeLoadRefusesAnotherNetwork: a Teranode snapshot of
+// mainnet, its headers file beside the set, loaded into a testnet3 store is
+// refused as a Core file of another network is, naming the headers file,
+// and leaves no store. The headers were checked only to end at the set's
+// block, so the snapshot loaded.
+func TestSnapshotTeranodeLoadRefusesAnotherNetwork(t *testing.T) {
+	store := importedStore(t)
+	dir := t.TempDir()
+	dumped := runSnapshotCmd(t, "dump", "--format", "teranode", "--data", store, filepath.Join(dir, "teranode"))
+	headers := filepath.Join(dir, "teranode", dumped.BaseHash+teranode.ExtHeaders)
+	target := filepath.Join(dir, "loaded")
+	_, stderr, err := run(t, "snapshot", "load", "--format", "teranode", "--network", "testnet3", "--data", target, dumped.Path)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr, headers+": snapshot: at byte 44 (block 0): the snapshot is mainnet's, not testnet3's") {
+		t.Errorf("a mainnet teranode snapshot loaded into a testnet3 store: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s exists after the refusal", target)
+	}
+	noLeftovers(t, dir, ".loading-")
+}
+
 // TestSnapshotTeranodeDiffs writes the additions and deletions of blocks
 // 169 and 170 from the block file, and from the block store of a store
 // imported with --index: they are Teranode's own files of those blocks,
