@@ -508,7 +508,9 @@ The store is built in a temporary directory beside NEW and moved into
 place only once the whole file has been read and, with --expect-hash, its
 hash_serialized_3 found equal: a file that is truncated, corrupt, of
 another network or version, or of another hash leaves no store behind.
-Engines sozu and pebble.
+A load killed before its end leaves its temporary directory,
+.NEW.loading-<digits>, which the next load into NEW removes. Engines sozu
+and pebble.
 
 The last line on stdout is one JSON object as dump prints it, of the set
 loaded.
@@ -547,6 +549,9 @@ func runSnapshotLoad(ctx context.Context, args []string) error {
 	if err := checkNewDataDir(sf.data); err != nil {
 		return err
 	}
+	if err := removeKilledLoads(sf.data); err != nil {
+		return err
+	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {
 		return err
@@ -555,7 +560,7 @@ func runSnapshotLoad(ctx context.Context, args []string) error {
 
 	// The store is built beside NEW and moved there once whole.
 	final := sf.data
-	tmp, err := os.MkdirTemp(filepath.Dir(final), "."+filepath.Base(final)+".loading-*")
+	tmp, err := os.MkdirTemp(filepath.Dir(final), loadingPrefix(final)+"*")
 	if err != nil {
 		return err
 	}
@@ -588,6 +593,35 @@ func runSnapshotLoad(ctx context.Context, args []string) error {
 	}
 	l.result.Path = final
 	return printJSONLine(l.result)
+}
+
+// loadingPrefix starts the name of the temporary directory a load into
+// final builds its store in, beside final; os.MkdirTemp ends it with
+// digits.
+func loadingPrefix(final string) string { return "." + filepath.Base(final) + ".loading-" }
+
+// removeKilledLoads removes the temporary directories that loads into
+// final left when killed or crashed: a load removes its own when it
+// fails, so one still there is a dead load's, an incomplete store nothing
+// will use. Only names of final's own pattern go; two loads into one
+// directory at once are not supported, as only one could move its store
+// there.
+func removeKilledLoads(final string) error {
+	parent, prefix := filepath.Dir(final), loadingPrefix(final)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		suffix, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() || suffix == "" || strings.Trim(suffix, "0123456789") != "" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(parent, e.Name())); err != nil {
+			return fmt.Errorf("removing %s, left by a load into %s that did not end: %w", e.Name(), final, err)
+		}
+	}
+	return nil
 }
 
 // checkNewDataDir refuses a data directory that holds anything.

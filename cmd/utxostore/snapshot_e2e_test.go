@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -265,6 +266,65 @@ func TestSnapshotLoadRefusals(t *testing.T) {
 	noLeftovers(t, dir, ".loading-")
 	if _, stderr, err := run(t, "snapshot", "load", "--format", "core", "--height", "14131", "--data", store, dump); err == nil || !strings.Contains(stderr, "holds a sozu store already") {
 		t.Errorf("a load into a data directory holding a store: %v\n%s", err, stderr)
+	}
+}
+
+// TestSnapshotLoadRemovesWhatAKilledLoadLeft: a load killed with SIGKILL
+// while it reads the snapshot leaves its temporary directory beside NEW;
+// the next load into NEW removes it, and leaves alone one of another
+// target's. Such directories used to stay until someone removed them by
+// hand, an incomplete store each.
+func TestSnapshotLoadRemovesWhatAKilledLoadLeft(t *testing.T) {
+	store := importedStore(t)
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "utxo.dat")
+	runSnapshotCmd(t, "dump", "--format", "core", "--data", store, dump)
+	raw, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The load reads the snapshot from a pipe: once a write of more than
+	// the pipe holds (64 KiB) returns, the load has read from it, after
+	// making its temporary directory.
+	if len(raw) <= 64<<10 {
+		t.Fatalf("the dump is %d bytes, no more than a pipe holds", len(raw))
+	}
+	pipe := filepath.Join(dir, "utxo.pipe")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "loaded")
+	other := filepath.Join(dir, ".loaded-too.loading-123")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(utxostoreBin, "snapshot", "load", "--format", "core", "--height", "14131", "--data", target, pipe)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(pipe, os.O_WRONLY, 0)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	_, werr := w.Write(raw[:len(raw)-1])
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	w.Close()
+	if werr != nil {
+		t.Fatalf("writing the snapshot to the load: %v", werr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".loaded.loading-*")); len(left) != 1 {
+		t.Fatalf("the killed load left %v, want its temporary directory", left)
+	}
+
+	runSnapshotCmd(t, "load", "--format", "core", "--height", "14131", "--data", target, dump)
+	if left, _ := filepath.Glob(filepath.Join(dir, ".loaded.loading-*")); len(left) > 0 {
+		t.Errorf("after a load into %s: %v", target, left)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another target's temporary directory: %v", err)
 	}
 }
 
