@@ -123,10 +123,6 @@ func (c *txCache) offer(tx *chain.Tx, activeOutputs int) {
 	c.txs.Add(tx.ID, tx)
 }
 
-// maxOutputsOnlyIndex bounds the output index a UTXOWrapper may name, so a
-// damaged one cannot make the store allocate without limit.
-const maxOutputsOnlyIndex = 1 << 26
-
 // outputsOnlyTx rebuilds a transaction from a UTXOWrapper (a .outputs blob,
 // or the outputs of an OutputsOnly record): outputs only, at their indexes
 // (missing ones empty), no inputs. Enough for everything the store reads
@@ -138,7 +134,7 @@ func outputsOnlyTx(txid chainhash.Hash, raw []byte) (*chain.Tx, error) {
 	}
 	msg := wire.NewMsgTx(wire.TxVersion)
 	for _, u := range w.UTXOs {
-		if u.Index >= maxOutputsOnlyIndex {
+		if u.Index > record.MaxWrapperIndex {
 			return nil, model.NewError(model.CodeStorageError, txid, u.Index, "external .outputs file names output %d: damaged", u.Index)
 		}
 		for uint32(len(msg.TxOut)) <= u.Index {

@@ -65,7 +65,8 @@ var ErrStoreNotEmpty = errors.New("the store is not empty: a snapshot loads into
 
 // SnapshotCoinError is a coin of a snapshot that cannot be one: of a
 // height above the snapshot's block, of an output the snapshot gives
-// twice, or among another transaction's coins.
+// twice, or among another transaction's coins; or one a store cannot
+// hold, at an output index above record.MaxWrapperIndex.
 type SnapshotCoinError struct {
 	Outpoint coinstats.Outpoint
 	Reason   string
@@ -147,10 +148,8 @@ func (l *SnapshotLoader) build(coins []coinstats.Coin) ([]*record.Record, error)
 		return nil, errors.New("snapshot: a transaction with no coins")
 	}
 	first := &coins[0]
-	wrapper := record.UTXOWrapper{TxID: first.TxID, Height: first.Height, Coinbase: first.Coinbase}
-	last := coins[len(coins)-1].Vout
-	hashes := make([]*chainhash.Hash, uint64(last)+1)
-	values := make([]chainhash.Hash, len(coins))
+	// Every coin is checked before the hashes are sized by the last one's
+	// vout: in order and bounded, that is the highest.
 	for i := range coins {
 		c := &coins[i]
 		switch {
@@ -159,9 +158,17 @@ func (l *SnapshotLoader) build(coins []coinstats.Coin) ([]*record.Record, error)
 				first.TxID, first.Height, first.Coinbase, c.Height, c.Coinbase)}
 		case i > 0 && c.Vout <= coins[i-1].Vout:
 			return nil, &SnapshotCoinError{c.Outpoint, fmt.Sprintf("after output %d: given twice or out of order", coins[i-1].Vout)}
+		case c.Vout > record.MaxWrapperIndex:
+			return nil, &SnapshotCoinError{c.Outpoint, fmt.Sprintf("output index %d is above %d, the highest a store holds", c.Vout, record.MaxWrapperIndex)}
 		case c.Height > l.base.Height:
 			return nil, &SnapshotCoinError{c.Outpoint, fmt.Sprintf("created at height %d, above the snapshot's block at %d", c.Height, l.base.Height)}
 		}
+	}
+	wrapper := record.UTXOWrapper{TxID: first.TxID, Height: first.Height, Coinbase: first.Coinbase}
+	hashes := make([]*chainhash.Hash, coins[len(coins)-1].Vout+1)
+	values := make([]chainhash.Hash, len(coins))
+	for i := range coins {
+		c := &coins[i]
 		values[i] = chainhash.Hash(chain.UTXOHash(c.TxID, c.Vout, c.Script, c.Value))
 		hashes[c.Vout] = &values[i]
 		wrapper.UTXOs = append(wrapper.UTXOs, record.WrappedUTXO{Index: c.Vout, Value: c.Value, Script: c.Script})

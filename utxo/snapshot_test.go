@@ -12,6 +12,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/utxo/model"
+	"github.com/utxostore/utxostore/utxo/record"
 )
 
 // coinsOf returns the store's set, grouped by transaction in outpoint
@@ -196,5 +197,41 @@ func TestSnapshotRefusals(t *testing.T) {
 	l.Add(ctx, []coinstats.Coin{c})
 	if err := l.Finish(ctx); !errors.Is(err, model.ErrTxExists) {
 		t.Errorf("a transaction given twice: %v", err)
+	}
+}
+
+// TestSnapshotCoinsAStoreCannotHoldAreRefused: a coin at an output index
+// above record.MaxWrapperIndex, which the store could not read back, is
+// refused before the loader allocates by it, as is a transaction whose
+// first coin's vout is above a later one's. The loader used to size its
+// hashes by the last coin's vout before checking any: 32 GiB for vout
+// 2^32-1, a store that reported its own record damaged for vout 2^26, and
+// an index out of range for coins out of order.
+func TestSnapshotCoinsAStoreCannotHoldAreRefused(t *testing.T) {
+	base := SnapshotBase{Hash: chainhash.Hash{1}, Height: 100}
+	coin := func(vout uint32) coinstats.Coin {
+		return coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: chainhash.Hash{7}, Vout: vout}, Height: 50, Value: 5, Script: []byte{0x51}}
+	}
+	db := newStore(t, Options{})
+	l, err := db.LoadSnapshot(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		coins []coinstats.Coin
+		vout  uint32
+	}{
+		{"vout 2^32-1", []coinstats.Coin{coin(0), coin(^uint32(0))}, ^uint32(0)},
+		{"vout 2^26", []coinstats.Coin{coin(record.MaxWrapperIndex + 1)}, record.MaxWrapperIndex + 1},
+		{"vout 5 before vout 3", []coinstats.Coin{coin(5), coin(3)}, 3},
+	} {
+		var coinErr *SnapshotCoinError
+		if err := l.Add(ctx, tc.coins); !errors.As(err, &coinErr) || coinErr.Outpoint.Vout != tc.vout {
+			t.Errorf("%s: %v, want a SnapshotCoinError naming output %d", tc.name, err, tc.vout)
+		}
+	}
+	if l.Records() != 0 {
+		t.Errorf("%d records added", l.Records())
 	}
 }

@@ -189,7 +189,12 @@ func (d *daemonSnapshots) SpoolDir() string {
 }
 
 // DumpCoins implements server.Snapshots: the set is walked with the block
-// path held, so it is the set at one block while the daemon serves.
+// path held, so it is the set at one block while the daemon serves, and
+// the coins sent are held to the statistics the store keeps at that block
+// (matchesKept), as a dump of a stopped store's data directory is: a store
+// stopped inside a block holds that block's first writes, which the walk
+// cannot tell from the tip's set. The server spools what is sent, so on a
+// mismatch the client receives only the error.
 func (d *daemonSnapshots) DumpCoins(ctx context.Context, withHeaders bool, tip func(utxo.Tip) error, coin func(*coinstats.Coin) error, header func(teranode.BlockIndex) error) error {
 	store := d.st.store
 	return d.st.path.Hold(func() error {
@@ -211,13 +216,21 @@ func (d *daemonSnapshots) DumpCoins(ctx context.Context, withHeaders bool, tip f
 		if err := tip(t); err != nil {
 			return err
 		}
+		var sent coinstats.Stats
 		err = store.ForEachCoin(ctx, func(c *coinstats.Coin) error {
-			if !c.InSet() {
+			if !sent.Add(c) {
 				return nil
 			}
 			return coin(c)
 		})
 		if err != nil {
+			return err
+		}
+		kept, err := store.SetStats(ctx)
+		if err != nil {
+			return err
+		}
+		if err := matchesKept(sent.Finalize(), &kept); err != nil {
 			return err
 		}
 		for _, h := range headers {

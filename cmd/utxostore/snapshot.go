@@ -106,7 +106,9 @@ tip, as a snapshot. The store is opened read-only, so it must not be in
 use: stop the daemon first, or dump from it with --server ADDR, which
 streams the set at the daemon's tip while it serves (blocks wait while it
 streams; its --token, if any, is needed). Either way the file is written
-here, the same bytes for the same set.
+here, the same bytes for the same set, and the coins are checked against
+the statistics the store keeps at its tip: a store stopped inside a block
+is refused until that block is connected again.
 
 --format core writes the file OUT in Bitcoin Core's dumptxoutset format,
 version 2, its coins in the order Core writes them (that of its coins
@@ -307,7 +309,8 @@ func (d *daemonSet) walk(ctx context.Context, coin func(*coinstats.Coin) error) 
 }
 
 // stats is nil: the daemon streams its coins from one consistent view of
-// its store, whose tip may have moved on when the stream ends.
+// its store, whose tip may have moved on when the stream ends, and holds
+// them to its kept statistics at that view itself (daemonSnapshots).
 func (d *daemonSet) stats(context.Context) (*coinstats.Summary, error) { return nil, nil }
 
 func (d *daemonSet) network() string { return d.net }
@@ -496,14 +499,18 @@ nor how many transactions the chain holds (info's txs then counts those
 of the blocks connected after it).
 --format teranode reads Teranode's <hash>.utxo-set file; its .sha256
 sidecar, when there, must agree, and its <hash>.utxo-headers beside it,
-when there, must end at the same block (the store then counts the
-chain's transactions from it).
+when there, must start at the --network's genesis block and end at the
+same block (the store then counts the chain's transactions from it). The
+set file does not say its network: without the headers file, a set of
+another network is not found out.
 
 The store is built in a temporary directory beside NEW and moved into
 place only once the whole file has been read and, with --expect-hash, its
 hash_serialized_3 found equal: a file that is truncated, corrupt, of
 another network or version, or of another hash leaves no store behind.
-Engines sozu and pebble.
+A load killed before its end leaves its temporary directory,
+.NEW.loading-<digits>, which the next load into NEW removes. Engines sozu
+and pebble.
 
 The last line on stdout is one JSON object as dump prints it, of the set
 loaded.
@@ -542,6 +549,9 @@ func runSnapshotLoad(ctx context.Context, args []string) error {
 	if err := checkNewDataDir(sf.data); err != nil {
 		return err
 	}
+	if err := removeKilledLoads(sf.data); err != nil {
+		return err
+	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {
 		return err
@@ -550,7 +560,7 @@ func runSnapshotLoad(ctx context.Context, args []string) error {
 
 	// The store is built beside NEW and moved there once whole.
 	final := sf.data
-	tmp, err := os.MkdirTemp(filepath.Dir(final), "."+filepath.Base(final)+".loading-*")
+	tmp, err := os.MkdirTemp(filepath.Dir(final), loadingPrefix(final)+"*")
 	if err != nil {
 		return err
 	}
@@ -583,6 +593,35 @@ func runSnapshotLoad(ctx context.Context, args []string) error {
 	}
 	l.result.Path = final
 	return printJSONLine(l.result)
+}
+
+// loadingPrefix starts the name of the temporary directory a load into
+// final builds its store in, beside final; os.MkdirTemp ends it with
+// digits.
+func loadingPrefix(final string) string { return "." + filepath.Base(final) + ".loading-" }
+
+// removeKilledLoads removes the temporary directories that loads into
+// final left when killed or crashed: a load removes its own when it
+// fails, so one still there is a dead load's, an incomplete store nothing
+// will use. Only names of final's own pattern go; two loads into one
+// directory at once are not supported, as only one could move its store
+// there.
+func removeKilledLoads(final string) error {
+	parent, prefix := filepath.Dir(final), loadingPrefix(final)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		suffix, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() || suffix == "" || strings.Trim(suffix, "0123456789") != "" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(parent, e.Name())); err != nil {
+			return fmt.Errorf("removing %s, left by a load into %s that did not end: %w", e.Name(), final, err)
+		}
+	}
+	return nil
 }
 
 // checkNewDataDir refuses a data directory that holds anything.
@@ -733,7 +772,7 @@ func (l *loader) teranodeHeaders(set teranode.SetHeader) (uint64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	r, err := teranode.NewHeadersReader(f)
+	r, err := teranode.NewHeadersReader(f, l.network)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}

@@ -14,13 +14,17 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/snapshot/core"
+	"github.com/utxostore/utxostore/snapshot/teranode"
 	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
 )
@@ -265,6 +269,126 @@ func TestSnapshotLoadRefusals(t *testing.T) {
 	}
 }
 
+// TestSnapshotLoadRemovesWhatAKilledLoadLeft: a load killed with SIGKILL
+// while it reads the snapshot leaves its temporary directory beside NEW;
+// the next load into NEW removes it, and leaves alone one of another
+// target's. Such directories used to stay until someone removed them by
+// hand, an incomplete store each.
+func TestSnapshotLoadRemovesWhatAKilledLoadLeft(t *testing.T) {
+	store := importedStore(t)
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "utxo.dat")
+	runSnapshotCmd(t, "dump", "--format", "core", "--data", store, dump)
+	raw, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The load reads the snapshot from a pipe: once a write of more than
+	// the pipe holds (64 KiB) returns, the load has read from it, after
+	// making its temporary directory.
+	if len(raw) <= 64<<10 {
+		t.Fatalf("the dump is %d bytes, no more than a pipe holds", len(raw))
+	}
+	pipe := filepath.Join(dir, "utxo.pipe")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "loaded")
+	other := filepath.Join(dir, ".loaded-too.loading-123")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(utxostoreBin, "snapshot", "load", "--format", "core", "--height", "14131", "--data", target, pipe)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(pipe, os.O_WRONLY, 0)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	_, werr := w.Write(raw[:len(raw)-1])
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	w.Close()
+	if werr != nil {
+		t.Fatalf("writing the snapshot to the load: %v", werr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".loaded.loading-*")); len(left) != 1 {
+		t.Fatalf("the killed load left %v, want its temporary directory", left)
+	}
+
+	runSnapshotCmd(t, "load", "--format", "core", "--height", "14131", "--data", target, dump)
+	if left, _ := filepath.Glob(filepath.Join(dir, ".loaded.loading-*")); len(left) > 0 {
+		t.Errorf("after a load into %s: %v", target, left)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another target's temporary directory: %v", err)
+	}
+}
+
+// teranodeSetOf writes, in dir, a Teranode set file after block 0xbb… at
+// height 100 holding coin alone, with its sidecar, and returns its path.
+func teranodeSetOf(t *testing.T, dir string, coin coinstats.Coin) string {
+	t.Helper()
+	block := chainhash.Hash{0xbb}
+	path := filepath.Join(dir, block.String()+teranode.ExtSet)
+	f, err := teranode.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := teranode.NewSetWriter(f, teranode.SetHeader{BlockHash: block, Height: 100})
+	if err == nil {
+		err = w.WriteTx([]coinstats.Coin{coin})
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSnapshotLoadRefusesTeranodeCoinsNoStoreHolds: a Teranode set whose
+// coin no store can hold, or no chain can have, is refused with the
+// coin's place in the file and what was found there, and leaves no store
+// and no temporary directory. A coin at vout 2^32-1 (a 109-byte file)
+// used to crash the load out of memory, leaving its temporary directory;
+// one at vout 2^26 loaded into a store whose every walk then reported that
+// coin's record damaged; one of 2^63+5 satoshis, above MAX_MONEY, loaded
+// as it was.
+func TestSnapshotLoadRefusesTeranodeCoinsNoStoreHolds(t *testing.T) {
+	dir := t.TempDir()
+	coin := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: chainhash.Hash{0x11}}, Height: 1, Value: 1000, Script: []byte{0x51}}
+	for _, tc := range []struct {
+		name string
+		edit func(*coinstats.Coin)
+		says string
+	}{
+		{"vout 2^32-1", func(c *coinstats.Coin) { c.Vout = ^uint32(0) }, "(transaction 0 output 0 index): corrupt: output index 4294967295 is above 67108863"},
+		{"vout 2^26", func(c *coinstats.Coin) { c.Vout = 1 << 26 }, "(transaction 0 output 0 index): corrupt: output index 67108864 is above 67108863"},
+		{"2^63+5 satoshis", func(c *coinstats.Coin) { c.Value = 1<<63 + 5 }, "(transaction 0 output 0 value): corrupt: 9223372036854775813 satoshis is above the 2100000000000000"},
+	} {
+		c := coin
+		tc.edit(&c)
+		setDir := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+		os.Mkdir(setDir, 0o755)
+		set := teranodeSetOf(t, setDir, c)
+		target := filepath.Join(dir, "store-"+filepath.Base(setDir))
+		_, stderr, err := run(t, "snapshot", "load", "--format", "teranode", "--data", target, set)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr, tc.says) {
+			t.Errorf("%s: %v (want exit status 1), stderr:\n%.600s\nwant it to say %q", tc.name, err, stderr, tc.says)
+		}
+		if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: %s exists after the refusal", tc.name, target)
+		}
+	}
+	noLeftovers(t, dir, ".loading-")
+}
+
 // TestSnapshotTeranodeDumpAndLoad dumps the imported chain as Teranode's
 // UTXO set and headers, each with its sidecar; the set is Core's (the same
 // statistics as a core dump), and loading it gives the same statistics and
@@ -321,6 +445,28 @@ func TestSnapshotTeranodeDumpAndLoad(t *testing.T) {
 	if _, err := os.Stat(fromLoaded); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s exists after the refusal", fromLoaded)
 	}
+}
+
+// TestSnapshotTeranodeLoadRefusesAnotherNetwork: a Teranode snapshot of
+// mainnet, its headers file beside the set, loaded into a testnet3 store is
+// refused as a Core file of another network is, naming the headers file,
+// and leaves no store. The headers were checked only to end at the set's
+// block, so the snapshot loaded.
+func TestSnapshotTeranodeLoadRefusesAnotherNetwork(t *testing.T) {
+	store := importedStore(t)
+	dir := t.TempDir()
+	dumped := runSnapshotCmd(t, "dump", "--format", "teranode", "--data", store, filepath.Join(dir, "teranode"))
+	headers := filepath.Join(dir, "teranode", dumped.BaseHash+teranode.ExtHeaders)
+	target := filepath.Join(dir, "loaded")
+	_, stderr, err := run(t, "snapshot", "load", "--format", "teranode", "--network", "testnet3", "--data", target, dumped.Path)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(stderr, headers+": snapshot: at byte 44 (block 0): the snapshot is mainnet's, not testnet3's") {
+		t.Errorf("a mainnet teranode snapshot loaded into a testnet3 store: %v\n%s", err, stderr)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s exists after the refusal", target)
+	}
+	noLeftovers(t, dir, ".loading-")
 }
 
 // TestSnapshotTeranodeDiffs writes the additions and deletions of blocks
@@ -467,6 +613,31 @@ func TestSnapshotDumpRefusesPartOfABlock(t *testing.T) {
 		if err == nil || !strings.Contains(stderr, "are not the set its statistics describe at its tip (txouts 13416") ||
 			!strings.Contains(stderr, "connect that block again") {
 			t.Fatalf("%s dump of a store holding part of the block above its tip: %v\n%s", format, err, stderr)
+		}
+		left, _ := filepath.Glob(out + "*")
+		if format == "teranode" {
+			left, _ = filepath.Glob(filepath.Join(out, "*"))
+		}
+		if len(left) > 0 {
+			t.Fatalf("the refused %s dump left %v", format, left)
+		}
+	}
+}
+
+// TestSnapshotDumpFromADaemonRefusesPartOfABlock: a daemon serving a store
+// stopped inside a block refuses to dump it over --server as a dump of the
+// data directory refuses it, with the same words, and the client writes no
+// file. The daemon used to stream the walk unchecked: a file naming block
+// 14131 but holding a coin of block 14132.
+func TestSnapshotDumpFromADaemonRefusesPartOfABlock(t *testing.T) {
+	data, _ := storeStoppedInsideABlock(t)
+	d := startDaemon(t, "serve", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	for _, format := range []string{"core", "teranode"} {
+		out := filepath.Join(t.TempDir(), "out")
+		_, stderr, err := run(t, "snapshot", "dump", "--format", format, "--server", d.grpc, out)
+		if err == nil || !strings.Contains(stderr, "are not the set its statistics describe at its tip (txouts 13416") ||
+			!strings.Contains(stderr, "connect that block again") {
+			t.Fatalf("%s dump from a daemon serving a store holding part of the block above its tip: %v\n%s", format, err, stderr)
 		}
 		left, _ := filepath.Glob(out + "*")
 		if format == "teranode" {

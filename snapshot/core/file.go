@@ -42,6 +42,7 @@ import (
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/snapshot"
 	"github.com/utxostore/utxostore/snapshot/internal/binread"
+	"github.com/utxostore/utxostore/utxo/record"
 )
 
 // Version is the snapshot version this package reads and writes.
@@ -52,10 +53,6 @@ const formatName = "Bitcoin Core UTXO snapshot (dumptxoutset)"
 
 // magic starts every snapshot file.
 var magic = []byte{'u', 't', 'x', 'o', 0xff}
-
-// maxMoney is Core's MAX_MONEY: a coin worth more is refused, as
-// loadtxoutset refuses it.
-const maxMoney = 21_000_000 * 100_000_000
 
 // maxCompactSize is Core's MAX_SIZE, the range ReadCompactSize accepts
 // for the per-transaction count and the vout.
@@ -246,13 +243,15 @@ func (r *Reader) Next() ([]coinstats.Coin, error) {
 	if n == 0 || n > r.left {
 		return nil, r.r.Failf(at, field, "%d coins, with %d left of the %d the header counts", n, r.left, r.header.Coins)
 	}
-	coins := make([]coinstats.Coin, n)
-	for i := range coins {
-		c := &coins[i]
-		c.TxID = txid
-		if err := r.readCoin(c, number+uint64(i)); err != nil {
+	// n is the file's word, up to 2^25: the coins grow as they are read,
+	// so a count the file does not hold costs no memory.
+	coins := make([]coinstats.Coin, 0, min(n, 1024))
+	for i := range n {
+		c := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: txid}}
+		if err := r.readCoin(&c, number+i); err != nil {
 			return nil, err
 		}
+		coins = append(coins, c)
 	}
 	r.left -= n
 	slices.SortFunc(coins, func(a, b coinstats.Coin) int { return a.Compare(b.Outpoint) })
@@ -267,7 +266,9 @@ func (r *Reader) Next() ([]coinstats.Coin, error) {
 // readCoin reads coin number's vout and Coin serialization into c.
 func (r *Reader) readCoin(c *coinstats.Coin, number uint64) error {
 	field := func(what string) string { return fmt.Sprintf("coin %d %s", number, what) }
-	vout, err := r.r.CompactSize(field("vout"), maxCompactSize)
+	// Core's bound on a vout is below the highest a store holds; min keeps
+	// the reader to both should either change.
+	vout, err := r.r.CompactSize(field("vout"), min(maxCompactSize, record.MaxWrapperIndex))
 	if err != nil {
 		return err
 	}
@@ -287,8 +288,10 @@ func (r *Reader) readCoin(c *coinstats.Coin, number uint64) error {
 		return err
 	}
 	value, ok := decompressAmount(compressed)
-	if !ok || value > maxMoney {
-		return r.r.Failf(at, field("amount"), "compressed amount %d is no amount of at most %d satoshis", compressed, uint64(maxMoney))
+	// A coin worth more than MAX_MONEY is refused, as loadtxoutset
+	// refuses it.
+	if !ok || value > chain.MaxMoney {
+		return r.r.Failf(at, field("amount"), "compressed amount %d is no amount of at most %d satoshis", compressed, uint64(chain.MaxMoney))
 	}
 	c.Value = value
 	c.Script, err = r.readScript(field("script"))

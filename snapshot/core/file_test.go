@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -44,13 +45,13 @@ func TestVarInt(t *testing.T) {
 // decompression inverts it.
 func TestAmountCompression(t *testing.T) {
 	for amount, want := range map[uint64]uint64{
-		0:             0,
-		1:             1,                        // n=0 d=1 e=0
-		1_000_000:     7,                        // n=0 d=1 e=6
-		100_000_000:   9,                        // n=0 d=1 e=8
-		5_000_000_000: 50,                       // e=9, n=5
-		123456789:     1 + 10*(12345678*9+9-1),  // e=0 d=9
-		maxMoney:      1 + 10*(2_100_000-1) + 9, // e=9, n=2,100,000
+		0:              0,
+		1:              1,                        // n=0 d=1 e=0
+		1_000_000:      7,                        // n=0 d=1 e=6
+		100_000_000:    9,                        // n=0 d=1 e=8
+		5_000_000_000:  50,                       // e=9, n=5
+		123456789:      1 + 10*(12345678*9+9-1),  // e=0 d=9
+		chain.MaxMoney: 1 + 10*(2_100_000-1) + 9, // e=9, n=2,100,000
 	} {
 		if got := compressAmount(amount); got != want {
 			t.Errorf("CompressAmount(%d) = %d, want %d", amount, got, want)
@@ -132,7 +133,7 @@ func testCoins(t *testing.T) [][]coinstats.Coin {
 		var coins []coinstats.Coin
 		for _, vout := range []uint32{uint32(i), 16000, 16511, 16512, 20000}[:1+i%5] {
 			coins = append(coins, coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: txid, Vout: vout},
-				Height: uint32(r.IntN(900_000)), Coinbase: i%3 == 0, Value: r.Uint64N(maxMoney + 1),
+				Height: uint32(r.IntN(900_000)), Coinbase: i%3 == 0, Value: r.Uint64N(chain.MaxMoney + 1),
 				Script: kinds[r.IntN(len(kinds))]})
 		}
 		txs = append(txs, coins)
@@ -293,6 +294,29 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// TestACoinCountCostsNoMemoryUntilItsCoinsAreRead: an 88-byte file whose
+// first transaction claims 2^25 coins is refused as truncated at its first
+// coin, having cost little memory. Next used to allocate every coin the
+// count claims before reading one: 2.5 GB for this file.
+func TestACoinCountCostsNoMemoryUntilItsCoinsAreRead(t *testing.T) {
+	var b bytes.Buffer
+	w, _ := NewWriter(&b, Header{Network: chain.MagicMainnet, Coins: ^uint64(0)})
+	w.w.Flush()
+	b.Write(make([]byte, 32)) // txid
+	b.Write(chain.AppendCompactSize(nil, maxCompactSize))
+	r, err := NewReader(&b, "mainnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = r.Next()
+	runtime.ReadMemStats(&after)
+	if allocated := after.TotalAlloc - before.TotalAlloc; !errors.Is(err, snapshot.ErrTruncated) || allocated > 16<<20 {
+		t.Fatalf("Next: %v, having allocated %d MB", err, allocated>>20)
+	}
+}
+
 // TestCorruptCoin: a coin whose amount exceeds Core's MAX_MONEY, or whose
 // compressed key is off the curve, is refused as corrupt.
 func TestCorruptCoin(t *testing.T) {
@@ -308,8 +332,8 @@ func TestCorruptCoin(t *testing.T) {
 		return &b
 	}
 	b := header()
-	b.Write(appendVarInt(nil, compressAmount(maxMoney)+10)) // 21,000,001 BTC
-	b.Write([]byte{specialScripts})                         // empty script
+	b.Write(appendVarInt(nil, compressAmount(chain.MaxMoney)+10)) // 21,000,001 BTC
+	b.Write([]byte{specialScripts})                               // empty script
 	if err := readAll(b.Bytes(), "mainnet"); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Errorf("an amount above MAX_MONEY: %v", err)
 	}

@@ -8,6 +8,9 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/snapshot"
 )
 
 const headersFormat = "Teranode block headers (utxo-headers)"
@@ -49,11 +52,14 @@ func (w *HeadersWriter) Write(b *BlockIndex) error {
 	return err
 }
 
-// HeadersReader reads a headers file, checking that every header hashes
-// to its block's hash, that the blocks follow one another from the first,
-// and that the last is the one the file names.
+// HeadersReader reads a headers file, checking that the first block is
+// the network's genesis block, that every header hashes to its block's
+// hash, that the blocks follow one another from the first, and that the
+// last is the one the file names.
 type HeadersReader struct {
 	r          hashingReader
+	network    string
+	genesis    chainhash.Hash
 	last       chainhash.Hash
 	lastHeight uint32
 	previous   *BlockIndex
@@ -61,13 +67,19 @@ type HeadersReader struct {
 	done       bool
 }
 
-// NewHeadersReader reads the file's header from r.
-func NewHeadersReader(r io.Reader) (*HeadersReader, error) {
-	hr := &HeadersReader{r: newHashingReader(r)}
+// NewHeadersReader reads the file's header from r, a file of network
+// (named as the store names it: mainnet, testnet3, regtest, ...). Next
+// refuses a first block that is not network's genesis block with a
+// *snapshot.FileError wrapping a *snapshot.NetworkError.
+func NewHeadersReader(r io.Reader, network string) (*HeadersReader, error) {
+	n, err := chain.LookupNetwork(network)
+	if err != nil {
+		return nil, err
+	}
+	hr := &HeadersReader{r: newHashingReader(r), network: network, genesis: *n.Params.GenesisHash}
 	if err := readMagic(hr.r.Reader, magicHeaders, headersFormat); err != nil {
 		return nil, err
 	}
-	var err error
 	if hr.last, err = hr.r.Hash("last block hash"); err != nil {
 		return nil, err
 	}
@@ -118,12 +130,35 @@ func (r *HeadersReader) Next() (*BlockIndex, error) {
 	if h := b.Header.BlockHash(); h != b.Hash {
 		return nil, r.r.Failf(at, field, "its header hashes to %s, not %s", h, b.Hash)
 	}
+	if r.previous == nil && (b.Height != 0 || b.Hash != r.genesis) {
+		return nil, r.r.Fail(at, field, &snapshot.NetworkError{Found: chainOf(b), Want: r.network})
+	}
 	if p := r.previous; p != nil && (b.Height != p.Height+1 || b.Header.PrevBlock != p.Hash) {
 		return nil, r.r.Failf(at, field, "block %s at height %d does not follow %s", b.Hash, b.Height, r.describePrevious())
 	}
 	r.previous = b
 	r.count++
 	return b, nil
+}
+
+// chainOf names the network whose chain starts at first, or describes
+// first when no known network's does. Networks that share a genesis
+// block (Bitcoin's and its forks', testnet and testnet3) are named by the
+// shortest name of Bitcoin's.
+func chainOf(first *BlockIndex) string {
+	if first.Height == 0 {
+		name := ""
+		for _, candidate := range chain.NetworkNames() {
+			n, _ := chain.LookupNetwork(candidate)
+			if *n.Params.GenesisHash == first.Hash && n.Family == chain.Bitcoin && (name == "" || len(candidate) < len(name)) {
+				name = candidate
+			}
+		}
+		if name != "" {
+			return name
+		}
+	}
+	return fmt.Sprintf("an unknown network (its first block is %s at height %d)", first.Hash, first.Height)
 }
 
 func (r *HeadersReader) describePrevious() string {

@@ -36,7 +36,7 @@ func TestHeaders(t *testing.T) {
 		return buf.Bytes()
 	}
 	read := func(file []byte) ([]*BlockIndex, error) {
-		r, err := NewHeadersReader(bytes.NewReader(file))
+		r, err := NewHeadersReader(bytes.NewReader(file), "mainnet")
 		if err != nil {
 			return nil, err
 		}
@@ -79,5 +79,50 @@ func TestHeaders(t *testing.T) {
 	}
 	if _, err := read(file[:len(file)-5]); !errors.Is(err, snapshot.ErrTruncated) {
 		t.Errorf("a file cut in a block: %v", err)
+	}
+}
+
+// TestHeadersOfAnotherNetworkAreRefused: a headers file is read for a
+// network, and a first block other than that network's genesis block is
+// refused where the file holds it, with the network found: mainnet's
+// headers read for testnet3, and a file that starts above the genesis
+// block. The reader used to take any chain, so a Teranode snapshot of
+// mainnet loaded into a testnet3 store.
+func TestHeadersOfAnotherNetworkAreRefused(t *testing.T) {
+	blocks := mainnetBlocks(t, 3)
+	file := func(from int) []byte {
+		var buf bytes.Buffer
+		w, err := NewHeadersWriter(&buf, blocks[3].Hash, 3)
+		for h := from; err == nil && h <= 3; h++ {
+			err = w.Write(&BlockIndex{Hash: blocks[h].Hash, Height: uint32(h), TxCount: 1, Header: blocks[h].Header})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	first := func(file []byte, network string) error {
+		r, err := NewHeadersReader(bytes.NewReader(file), network)
+		if err != nil {
+			return err
+		}
+		_, err = r.Next()
+		return err
+	}
+	if err := first(file(0), "mainnet"); err != nil {
+		t.Fatalf("mainnet's headers read for mainnet: %v", err)
+	}
+	var fe *snapshot.FileError
+	var ne *snapshot.NetworkError
+	err := first(file(0), "testnet3")
+	if !errors.As(err, &fe) || fe.Offset != 8+32+4 || !errors.As(err, &ne) || ne.Found != "mainnet" || ne.Want != "testnet3" {
+		t.Errorf("mainnet's headers read for testnet3: %v", err)
+	}
+	err = first(file(1), "mainnet")
+	if !errors.As(err, &ne) || ne.Found != "an unknown network (its first block is "+blocks[1].Hash.String()+" at height 1)" {
+		t.Errorf("headers from block 1: %v", err)
+	}
+	if _, err := NewHeadersReader(bytes.NewReader(file(0)), "nonet"); err == nil {
+		t.Error("a reader for an unknown network")
 	}
 }

@@ -3,6 +3,7 @@ package teranode
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,8 +12,10 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/snapshot"
+	"github.com/utxostore/utxostore/utxo/record"
 )
 
 func isTruncated(err error) bool { return errors.Is(err, snapshot.ErrTruncated) }
@@ -150,6 +153,42 @@ func TestSetRefusals(t *testing.T) {
 	withEmpty = append(withEmpty, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 	if _, _, err := readSet(withEmpty); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Errorf("a transaction with no output: %v", err)
+	}
+}
+
+// TestSetCoinsAStoreCannotHoldAreRefused: a coin at an output index above
+// record.MaxWrapperIndex is refused where the file holds it, with the
+// index found. The reader used to pass it on, and a load then either ran
+// out of memory (vout 2^32-1) or made a store that reports the coin's
+// record damaged (vout 2^26).
+func TestSetCoinsAStoreCannotHoldAreRefused(t *testing.T) {
+	for _, vout := range []uint32{record.MaxWrapperIndex + 1, ^uint32(0)} {
+		coin := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: chainhash.Hash{0xcc}, Vout: vout}, Height: 5, Value: 1, Script: []byte{0x51}}
+		_, _, err := readSet(writeSet(t, [][]coinstats.Coin{{coin}}))
+		var fe *snapshot.FileError
+		if !errors.As(err, &fe) || !errors.Is(err, snapshot.ErrCorrupt) || fe.Field != "transaction 0 output 0 index" || !strings.Contains(err.Error(), fmt.Sprint(vout)) {
+			t.Errorf("a coin at vout %d: %v", vout, err)
+		}
+	}
+}
+
+// TestSetCoinsWorthMoreThanCanExistAreRefused: a coin worth more than
+// MAX_MONEY is refused where the file holds it, as Core's reader refuses
+// it, and one worth exactly MAX_MONEY is read. The reader used to pass on
+// any value, even one above 2^63 that the store keeps as a negative
+// amount.
+func TestSetCoinsWorthMoreThanCanExistAreRefused(t *testing.T) {
+	coin := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: chainhash.Hash{0xcc}}, Height: 5, Value: chain.MaxMoney, Script: []byte{0x51}}
+	if _, _, err := readSet(writeSet(t, [][]coinstats.Coin{{coin}})); err != nil {
+		t.Fatalf("a coin of MAX_MONEY: %v", err)
+	}
+	for _, value := range []uint64{chain.MaxMoney + 1, 1<<63 + 5} {
+		coin.Value = value
+		_, _, err := readSet(writeSet(t, [][]coinstats.Coin{{coin}}))
+		var fe *snapshot.FileError
+		if !errors.As(err, &fe) || !errors.Is(err, snapshot.ErrCorrupt) || fe.Field != "transaction 0 output 0 value" || !strings.Contains(err.Error(), fmt.Sprint(value)) {
+			t.Errorf("a coin of %d satoshis: %v", value, err)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/snapshot/internal/binread"
 	"github.com/utxostore/utxostore/utxo/record"
@@ -33,7 +34,10 @@ func appendWrapper(dst []byte, coins []coinstats.Coin) ([]byte, error) {
 }
 
 // readWrapper reads one UTXOWrapper; number counts wrappers, for errors.
-// Its coins come back in the file's order.
+// Its coins come back in the file's order. An output index above
+// record.MaxWrapperIndex is refused: no store can hold that coin; so is a
+// value above chain.MaxMoney, as Core's reader refuses it: no such coin
+// can exist.
 func readWrapper(r *binread.Reader, number uint64) ([]coinstats.Coin, error) {
 	txid, err := r.Hash(fmt.Sprintf("transaction %d txid", number))
 	if err != nil {
@@ -56,11 +60,19 @@ func readWrapperAfter(r *binread.Reader, txid chainhash.Hash, number uint64) ([]
 	coins := make([]coinstats.Coin, 0, min(count, 1024))
 	for i := range count {
 		c := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: txid}, Height: code >> 1, Coinbase: code&1 == 1}
+		at := r.Offset()
 		if c.Vout, err = r.Uint32(field(fmt.Sprintf("output %d index", i))); err != nil {
 			return nil, err
 		}
+		if c.Vout > record.MaxWrapperIndex {
+			return nil, r.Failf(at, field(fmt.Sprintf("output %d index", i)), "output index %d is above %d, the highest a store holds", c.Vout, record.MaxWrapperIndex)
+		}
+		at = r.Offset()
 		if c.Value, err = r.Uint64(field(fmt.Sprintf("output %d value", i))); err != nil {
 			return nil, err
+		}
+		if c.Value > chain.MaxMoney {
+			return nil, r.Failf(at, field(fmt.Sprintf("output %d value", i)), "%d satoshis is above the %d that can ever exist", c.Value, uint64(chain.MaxMoney))
 		}
 		size, err := r.Uint32(field(fmt.Sprintf("output %d script length", i)))
 		if err != nil {

@@ -28,6 +28,12 @@ type WrappedUTXO struct {
 // height shares a word with the coinbase flag.
 const MaxWrapperHeight = 1<<31 - 1
 
+// MaxWrapperIndex is the largest output index a store reads from a
+// UTXOWrapper: a transaction is rebuilt from its wrapper with an output at
+// every index up to the highest, so a damaged index cannot make the store
+// allocate without limit. A coin above it cannot be stored.
+const MaxWrapperIndex = 1<<26 - 1
+
 // Bytes serializes the wrapper in the same layout Teranode's utxopersister
 // writes, so .outputs blobs are interchangeable:
 //
