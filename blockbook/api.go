@@ -120,6 +120,7 @@ type API struct {
 	nodeMu sync.RWMutex
 	node   Node // nil when none is plugged in (SetNode)
 	hub    wsHub
+	pusher *mempoolPusher
 }
 
 // New builds the API over reads.
@@ -128,7 +129,9 @@ func New(reads Reads, opts Options) *API {
 	if err != nil {
 		addrs, _ = index.AddressesOf("mainnet") // a network the store's chain knows no name for
 	}
-	return &API{reads: reads, opts: opts.withDefaults(), addrs: addrs, fees: feerate.New(newFeeSource(reads))}
+	a := &API{reads: reads, opts: opts.withDefaults(), addrs: addrs, fees: feerate.New(newFeeSource(reads))}
+	a.startMempoolPusher()
+	return a
 }
 
 // Routes registers the API's routes on mux: Blockbook v0.3.4's REST API

@@ -37,6 +37,9 @@ type StoreReads interface {
 	// GetUnminedTxIterator lists the transactions no block holds yet:
 	// what Blockbook calls the mempool.
 	GetUnminedTxIterator(ctx context.Context) (utxo.UnminedTxIterator, error)
+	// Changes counts the writes made to the store: the mempool is listed
+	// again for the websocket's pushes when it moves.
+	Changes() uint64
 	GetBlockHeight() uint32
 	GetMedianBlockTime() uint32
 	Tip(ctx context.Context) (utxo.Tip, bool, error)

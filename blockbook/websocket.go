@@ -80,8 +80,10 @@ type wsHub struct {
 	mu      sync.Mutex
 	conns   map[*wsConn]struct{}
 	serving sync.WaitGroup // the handlers running
-	// subscribed is the addresses every client subscribes to, together.
+	// subscribed is the addresses every client subscribes to, together;
+	// since is when it last went up from none.
 	subscribed int
+	since      time.Time
 	// release, when set, returns freed memory to the system soon.
 	release *time.Timer
 }
@@ -534,15 +536,22 @@ func (h *wsHub) subscribe(c *wsConn, id string, addrs map[string]string, total i
 	if after := h.subscribed - len(c.addrs) + len(addrs); after > total {
 		return overLimit("subscribing %d addresses would take the daemon to %d, over its limit of %d for every connection together (--ws-max-addresses-total)", len(addrs), after, total)
 	}
+	if h.subscribed == 0 && len(addrs) > 0 {
+		h.since = time.Now()
+	}
 	h.subscribed += len(addrs) - len(c.addrs)
 	c.addrID, c.addrs = id, addrs
 	return nil
 }
 
-// Close closes every websocket and waits for their handlers to return.
-// An http.Server's Shutdown does not track the connections a websocket
-// took over, so the daemon calls it before it closes the store.
-func (a *API) Close() { a.hub.closeAll() }
+// Close closes every websocket and waits for their handlers to return,
+// and stops the mempool's pushes. An http.Server's Shutdown does not track
+// the connections a websocket took over, so the daemon calls it before it
+// closes the store.
+func (a *API) Close() {
+	a.stopMempoolPusher()
+	a.hub.closeAll()
+}
 
 // closeAll closes every client's connection and waits for their handlers.
 func (h *wsHub) closeAll() {
@@ -665,7 +674,14 @@ func (a *API) pushTx(ctx context.Context, tx *wire.MsgTx, found func() (*foundTx
 
 // anySubscribed says whether a client subscribes to an address.
 func (h *wsHub) anySubscribed() bool {
+	_, ok := h.subscribedSince()
+	return ok
+}
+
+// subscribedSince is when the clients' subscriptions to addresses last
+// went up from none; false while there are none.
+func (h *wsHub) subscribedSince() (time.Time, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.subscribed > 0
+	return h.since, h.subscribed > 0
 }

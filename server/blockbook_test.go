@@ -9,8 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/txscript"
+	"github.com/btcsuite/btcd/wire"
 	"github.com/gorilla/websocket"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -153,5 +158,69 @@ func TestAnAddressPageReadsEachBlockOnce(t *testing.T) {
 	}
 	if reads := operations(t, base, "blockstore.Block"); reads != len(blocks) {
 		t.Errorf("a page of %d transactions in %d blocks read %d blocks", len(page.Transactions), len(blocks), reads)
+	}
+}
+
+// TestAnUnminedTransactionIsPushedToItsAddressSubscribers: a transaction
+// the store takes unmined (from the follower, a gRPC client or sendtx)
+// is pushed to the websocket clients subscribed to an address it pays, as
+// Blockbook pushes its mempool's transactions. The daemon used to push
+// only mined ones.
+func TestAnUnminedTransactionIsPushedToItsAddressSubscribers(t *testing.T) {
+	ctx := context.Background()
+	path := indexedPath(t)
+	chainBlocks := server.MainnetChainBlocks(t, 2)
+	for height, b := range chainBlocks {
+		if err := path.Connect(ctx, b, uint32(height)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet"})
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+srv.HTTPAddr()+"/websocket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+
+	// An unmined transaction spends block 1's coinbase to a P2PKH address.
+	const address = "1BoatSLRHtKNngkdXEeobR76b53LETtpyT"
+	addr, err := btcutil.DecodeAddress(address, &chaincfg.MainNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkh, err := txscript.PayToAddrScript(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spend := wire.NewMsgTx(1)
+	spend.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainBlocks[1].Txs[0].ID}, []byte{0x51}, nil))
+	spend.AddTxOut(wire.NewTxOut(49e8, pkh))
+
+	if err := ws.WriteJSON(map[string]any{"id": "addresses", "method": "subscribeAddresses",
+		"params": map[string]any{"addresses": []string{address}}}); err != nil {
+		t.Fatal(err)
+	}
+	var answer map[string]any
+	if err := ws.ReadJSON(&answer); err != nil || answer["id"] != "addresses" {
+		t.Fatalf("subscribing: %v (%v)", answer, err)
+	}
+	if _, err := path.Store().Create(ctx, chain.NewTx(spend), 2); err != nil {
+		t.Fatal(err)
+	}
+	var push struct {
+		ID   string `json:"id"`
+		Data struct {
+			Address string `json:"address"`
+			Tx      struct {
+				Txid string `json:"txid"`
+			} `json:"tx"`
+		} `json:"data"`
+	}
+	if err := ws.ReadJSON(&push); err != nil {
+		t.Fatalf("no push of the unmined transaction %s: %v", spend.TxHash(), err)
+	}
+	if push.ID != "addresses" || push.Data.Address != address || push.Data.Tx.Txid != spend.TxHash().String() {
+		t.Fatalf("pushed %+v, want transaction %s to %s", push, spend.TxHash(), address)
 	}
 }

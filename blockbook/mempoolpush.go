@@ -1,0 +1,98 @@
+package blockbook
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+)
+
+// mempoolPollEvery is how often the API looks for transactions new to the
+// store's mempool to push to address subscribers: any writer may add
+// them (the follower, gRPC clients, sendtx), so they are looked for, as
+// Blockbook's own mempool sync does.
+const mempoolPollEvery = time.Second
+
+// mempoolPusher pushes each transaction that enters the mempool to the
+// websocket subscribers of the addresses it pays or spends from, as
+// Blockbook's subscribeAddresses does. It lists the mempool only while a
+// client subscribes to an address and the store has changed since it
+// last looked, and pushes the transactions the last listing lacked; of
+// the first listing after the subscriptions went up from none, those
+// the store took since then.
+type mempoolPusher struct {
+	stopOnce sync.Once
+	stop     chan struct{}
+	stopped  chan struct{}
+}
+
+func (a *API) startMempoolPusher() {
+	a.pusher = &mempoolPusher{stop: make(chan struct{}), stopped: make(chan struct{})}
+	go a.pushMempool()
+}
+
+func (a *API) stopMempoolPusher() {
+	a.pusher.stopOnce.Do(func() { close(a.pusher.stop) })
+	<-a.pusher.stopped
+}
+
+func (a *API) pushMempool() {
+	defer close(a.pusher.stopped)
+	tick := time.NewTicker(mempoolPollEvery)
+	defer tick.Stop()
+	var seen map[chainhash.Hash]int64 // nil while nobody subscribes
+	var lastChanges uint64
+	for {
+		select {
+		case <-a.pusher.stop:
+			return
+		case <-tick.C:
+		}
+		since, subscribed := a.hub.subscribedSince()
+		if !subscribed {
+			seen = nil
+			continue
+		}
+		changes := a.reads.Changes()
+		if seen != nil && changes == lastChanges {
+			continue
+		}
+		now, err := a.unminedIDs()
+		if err != nil {
+			continue // looked for again at the next tick
+		}
+		lastChanges = changes
+		for id, createdAt := range now {
+			if _, old := seen[id]; old || seen == nil && createdAt < since.UnixMilli() {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), a.opts.RequestTimeout)
+			a.NotifyTx(ctx, id)
+			cancel()
+		}
+		seen = now
+	}
+}
+
+// unminedIDs lists the ids of the store's unmined transactions, with when
+// the store took each (Unix milliseconds).
+func (a *API) unminedIDs() (map[chainhash.Hash]int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), a.opts.RequestTimeout)
+	defer cancel()
+	it, err := a.reads.GetUnminedTxIterator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[chainhash.Hash]int64{}
+	for {
+		u, err := it.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if u == nil {
+			return ids, nil
+		}
+		ids[u.TxID] = u.CreatedAt
+	}
+}
