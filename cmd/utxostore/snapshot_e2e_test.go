@@ -602,51 +602,35 @@ func storeStoppedInsideABlock(t *testing.T) (string, uint32) {
 
 // TestSnapshotDumpRefusesPartOfABlock: a store stopped inside a block
 // holds that block's first writes, which a walk of its records cannot
-// tell from the tip's set. A dump of it checks its coins against the
-// statistics the store keeps at its tip, refuses the set with both, and
-// leaves no file.
+// tell from the tip's set. A dump of it, of the data directory or from a
+// daemon serving it (--server), checks its coins against the statistics
+// the store keeps at its tip, refuses the set with both, and leaves no
+// file. A daemon used to stream the walk unchecked: a file naming block
+// 14131 but holding a coin of block 14132.
 func TestSnapshotDumpRefusesPartOfABlock(t *testing.T) {
 	data, _ := storeStoppedInsideABlock(t)
-	for _, format := range []string{"core", "teranode"} {
-		out := filepath.Join(t.TempDir(), "out")
-		_, stderr, err := run(t, "snapshot", "dump", "--format", format, "--data", data, out)
-		if err == nil || !strings.Contains(stderr, "are not the set its statistics describe at its tip (txouts 13416") ||
-			!strings.Contains(stderr, "connect that block again") {
-			t.Fatalf("%s dump of a store holding part of the block above its tip: %v\n%s", format, err, stderr)
-		}
-		left, _ := filepath.Glob(out + "*")
-		if format == "teranode" {
-			left, _ = filepath.Glob(filepath.Join(out, "*"))
-		}
-		if len(left) > 0 {
-			t.Fatalf("the refused %s dump left %v", format, left)
+	refused := func(source ...string) {
+		t.Helper()
+		for _, format := range []string{"core", "teranode"} {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append(append([]string{"snapshot", "dump", "--format", format}, source...), out)
+			_, stderr, err := run(t, args...)
+			if err == nil || !strings.Contains(stderr, "are not the set its statistics describe at its tip (txouts 13416") ||
+				!strings.Contains(stderr, "connect that block again") {
+				t.Fatalf("%s dump (%s) of a store holding part of the block above its tip: %v\n%s", format, source[0], err, stderr)
+			}
+			left, _ := filepath.Glob(out + "*")
+			if format == "teranode" {
+				left, _ = filepath.Glob(filepath.Join(out, "*"))
+			}
+			if len(left) > 0 {
+				t.Fatalf("the refused %s dump (%s) left %v", format, source[0], left)
+			}
 		}
 	}
-}
-
-// TestSnapshotDumpFromADaemonRefusesPartOfABlock: a daemon serving a store
-// stopped inside a block refuses to dump it over --server as a dump of the
-// data directory refuses it, with the same words, and the client writes no
-// file. The daemon used to stream the walk unchecked: a file naming block
-// 14131 but holding a coin of block 14132.
-func TestSnapshotDumpFromADaemonRefusesPartOfABlock(t *testing.T) {
-	data, _ := storeStoppedInsideABlock(t)
+	refused("--data", data)
 	d := startDaemon(t, "serve", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
-	for _, format := range []string{"core", "teranode"} {
-		out := filepath.Join(t.TempDir(), "out")
-		_, stderr, err := run(t, "snapshot", "dump", "--format", format, "--server", d.grpc, out)
-		if err == nil || !strings.Contains(stderr, "are not the set its statistics describe at its tip (txouts 13416") ||
-			!strings.Contains(stderr, "connect that block again") {
-			t.Fatalf("%s dump from a daemon serving a store holding part of the block above its tip: %v\n%s", format, err, stderr)
-		}
-		left, _ := filepath.Glob(out + "*")
-		if format == "teranode" {
-			left, _ = filepath.Glob(filepath.Join(out, "*"))
-		}
-		if len(left) > 0 {
-			t.Fatalf("the refused %s dump left %v", format, left)
-		}
-	}
+	refused("--server", d.grpc)
 }
 
 // TestVerifyNamesTheBlockAStoreWasStoppedInside: verify of a store stopped
