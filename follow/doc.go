@@ -2,7 +2,10 @@
 // protocol: a version handshake, headers-first catch-up (getheaders, then
 // getdata for several blocks at once, connected in order), the node's
 // announcements at the tip (inv and headers), reorganisations in one
-// blockpath.Path.Reorg call from the fork point its headers show, and the
+// blockpath.Path.Reorg call from the fork point its headers show (onto a
+// branch with more chain work than the store's blocks above the fork
+// only: a node behind the store, or on a lighter branch, is not ahead of
+// it, and the store stays where it is), and the
 // node's unconfirmed transactions, applied as unmined (Spend, then Create:
 // a validator's order). Blocks go through the block path (package
 // blockpath), which keeps them, connects them and indexes them; when the

@@ -3,7 +3,9 @@ package follow
 import (
 	"errors"
 	"fmt"
+	"math/big"
 
+	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -20,10 +22,13 @@ var errBrokenHeaders = errors.New("headers do not connect to each other")
 // peerChain is the peer's best chain as its headers tell it: the blocks at
 // heights up to base are the store's (at the time of the locator the peer
 // answered), hashes are the peer's blocks above base. heights indexes the
-// peer's hashes, locator the store's blocks the locator named.
+// peer's hashes, locator the store's blocks the locator named. bits are
+// the difficulty bits of the peer's blocks, by the same index as hashes:
+// what a branch's work is summed from.
 type peerChain struct {
 	base    int32
 	hashes  []chainhash.Hash
+	bits    []uint32
 	heights map[chainhash.Hash]int32
 	locator map[chainhash.Hash]int32
 }
@@ -38,6 +43,7 @@ func newPeerChain(tip int32, locator []chainhash.Hash, locatorHeights []int32, g
 	}
 	if tip < 0 {
 		c.hashes = []chainhash.Hash{genesis}
+		c.bits = []uint32{0} // genesis is shared, never part of a branch
 		c.heights[genesis] = 0
 	}
 	return c
@@ -48,6 +54,16 @@ func (c *peerChain) tip() int32 { return c.base + int32(len(c.hashes)) }
 
 // at returns the peer's block at height h > base.
 func (c *peerChain) at(h int32) chainhash.Hash { return c.hashes[h-c.base-1] }
+
+// workAbove is the chain work of the peer's blocks above height fork
+// (at least base): the sum of each block's work, as its bits claim it.
+func (c *peerChain) workAbove(fork int32) *big.Int {
+	work := new(big.Int)
+	for _, bits := range c.bits[fork-c.base:] {
+		work.Add(work, blockchain.CalcWork(bits))
+	}
+	return work
+}
 
 // attach adds headers, which must form a chain whose first parent is a
 // known block. Blocks the peer's chain held above that parent are
@@ -72,6 +88,7 @@ func (c *peerChain) attach(headers []*wire.BlockHeader) (int32, error) {
 	for _, h := range headers {
 		hash := h.BlockHash()
 		c.hashes = append(c.hashes, hash)
+		c.bits = append(c.bits, h.Bits)
 		c.heights[hash] = c.tip()
 	}
 	return c.tip(), nil
@@ -84,7 +101,7 @@ func (c *peerChain) cut(at int32) {
 	for _, hash := range c.hashes[keep:] {
 		delete(c.heights, hash)
 	}
-	c.hashes = c.hashes[:keep]
+	c.hashes, c.bits = c.hashes[:keep], c.bits[:keep]
 	if at < c.base {
 		c.base = at
 		for hash, h := range c.locator {

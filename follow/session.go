@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"time"
 
+	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
@@ -39,6 +41,11 @@ type session struct {
 	// heights: those a reorganisation disconnects that the block store
 	// does not hold, and those a derived store lacks.
 	unkept map[chainhash.Hash]uint32
+	// own and top say which chain the store follows, as advance last
+	// found it: the blocks up to height own are the store's, those above
+	// it up to top the peer's. Unless the peer's chain is ahead of the
+	// store's, that is the store's chain to its tip.
+	own, top int32
 }
 
 // maxTxAsked bounds the set of transactions asked for; it is cleared when
@@ -389,11 +396,19 @@ func (s *session) advance(ctx context.Context) error {
 		if err != nil {
 			return fatal(err)
 		}
-		s.f.setHeights(s.chain.tip(), tip)
 		fork, err := s.forkPoint(ctx, tip)
 		if err != nil {
 			return fatal(err)
 		}
+		ahead, err := s.ahead(ctx, tip, fork)
+		if err != nil {
+			return fatal(err)
+		}
+		s.own, s.top = s.chain.base, s.chain.tip()
+		if !ahead {
+			s.own, s.top = tip, tip
+		}
+		s.f.setHeights(s.top, tip)
 		next, err := s.f.cfg.Path.Next(ctx)
 		if err != nil {
 			return fatal(err)
@@ -401,14 +416,14 @@ func (s *session) advance(ctx context.Context) error {
 		height := int32(next)
 		// Derived stores that lack blocks below the fork point get them
 		// first: the branch goes on from there.
-		if fork < tip && height > fork {
+		if ahead && fork < tip && height > fork {
 			moved, err := s.reorg(ctx, tip, fork)
 			if err != nil || !moved {
 				return err
 			}
 			continue
 		}
-		if height > tip && tip >= s.chain.tip() {
+		if height > tip && tip >= s.top {
 			return s.reachedTip(ctx)
 		}
 		hash, err := s.hashAt(ctx, height)
@@ -429,10 +444,10 @@ func (s *session) advance(ctx context.Context) error {
 	return nil
 }
 
-// hashAt is the hash of the block at height on the peer's chain: up to the
-// chain's base that is the store's block, which the peer's chain shares.
+// hashAt is the hash of the block at height on the chain the store
+// follows: up to own that is the store's block, above it the peer's.
 func (s *session) hashAt(ctx context.Context, height int32) (chainhash.Hash, error) {
-	if height > s.chain.base {
+	if height > s.own {
 		return s.chain.at(height), nil
 	}
 	info, ok, err := s.f.store.BlockAt(ctx, uint32(height))
@@ -440,7 +455,7 @@ func (s *session) hashAt(ctx context.Context, height int32) (chainhash.Hash, err
 		return chainhash.Hash{}, err
 	}
 	if !ok {
-		return chainhash.Hash{}, fmt.Errorf("the store has no block at height %d, below the peer chain's base at %d", height, s.chain.base)
+		return chainhash.Hash{}, fmt.Errorf("the store has no block at height %d, which its chain holds up to %d", height, s.own)
 	}
 	if _, asked := s.requested[info.Hash]; !asked && !s.isReceived(info.Hash) {
 		s.unkept[info.Hash] = uint32(height)
@@ -464,11 +479,37 @@ func (s *session) forkPoint(ctx context.Context, tip int32) (int32, error) {
 	return h, nil
 }
 
-// request asks for the blocks of the peer's chain from height from, as many
-// as InFlight allows.
+// ahead reports whether the peer's chain is ahead of the store's, which
+// it leaves at height fork: whether it goes on from the store's tip, or
+// its branch above fork has more chain work than the store's blocks above
+// it. A branch with no more work (a peer behind the store on its chain,
+// whose branch is empty, or a shorter or lighter branch) is no reason to
+// disconnect anything: a node would not reorganise onto it either. The
+// store's work is summed from its tip down, only until it reaches the
+// branch's.
+func (s *session) ahead(ctx context.Context, tip, fork int32) (bool, error) {
+	if fork == tip {
+		return true, nil
+	}
+	branch, ours := s.chain.workAbove(fork), new(big.Int)
+	for h := tip; h > fork && ours.Cmp(branch) < 0; h-- {
+		info, ok, err := s.f.store.BlockAt(ctx, uint32(h))
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return false, fmt.Errorf("the store has no block at height %d, below its tip at %d", h, tip)
+		}
+		ours.Add(ours, blockchain.CalcWork(info.Bits))
+	}
+	return branch.Cmp(ours) > 0, nil
+}
+
+// request asks for the blocks of the chain the store follows from height
+// from, as many as InFlight allows.
 func (s *session) request(ctx context.Context, from int32) error {
 	getData := wire.NewMsgGetData()
-	for h := from; h <= s.chain.tip() && len(s.requested) < s.f.cfg.InFlight; h++ {
+	for h := from; h <= s.top && len(s.requested) < s.f.cfg.InFlight; h++ {
 		hash, err := s.hashAt(ctx, h)
 		if err != nil {
 			return err
@@ -514,7 +555,8 @@ func (s *session) connect(ctx context.Context, height int32, b blockMsg) error {
 }
 
 // reorg moves the store from its tip to the peer's branch that forks at
-// height fork, in one Path.Reorg call, once the branch's blocks up to one
+// height fork, which has more work than the store's blocks above it
+// (ahead), in one Path.Reorg call, once the branch's blocks up to one
 // past the store's tip (or the peer's tip, if lower) are here. It reports
 // whether the store moved.
 func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {
