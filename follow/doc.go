@@ -75,7 +75,7 @@
 // deeper than the window is refused with a message that says so.
 //
 // Data from the node is checked before it reaches the store: headers that
-// do not form a chain, a block that does not parse, fails the block checks
+// do not form a chain or lack their proof of work, a block that does not parse, fails the block checks
 // or that the store refuses (a spend of a missing or spent output), a
 // message that does not decode, whose checksum is wrong, whose command is
 // malformed, or whose header claims more bytes than the network allows its

@@ -6,6 +6,8 @@ import (
 	"math/big"
 
 	"github.com/btcsuite/btcd/blockchain"
+	"github.com/btcsuite/btcd/btcutil"
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 )
@@ -19,25 +21,35 @@ var errUnknownParent = errors.New("header does not connect to a known block")
 // errBrokenHeaders is a headers message whose headers do not form a chain.
 var errBrokenHeaders = errors.New("headers do not connect to each other")
 
+// errNoProofOfWork is a header whose hash does not meet its target, or
+// whose target is past the network's proof-of-work limit: headers cost
+// nothing to make without their work, so a peer could send them faster
+// than any node mines, and take the follower's memory.
+var errNoProofOfWork = errors.New("a header without its proof of work")
+
 // peerChain is the peer's best chain as its headers tell it: the blocks at
 // heights up to base are the store's (at the time of the locator the peer
 // answered), hashes are the peer's blocks above base. heights indexes the
 // peer's hashes, locator the store's blocks the locator named. bits are
 // the difficulty bits of the peer's blocks, by the same index as hashes:
-// what a branch's work is summed from.
+// what a branch's work is summed from. powLimit is the network's
+// proof-of-work limit, which every header meets.
 type peerChain struct {
-	base    int32
-	hashes  []chainhash.Hash
-	bits    []uint32
-	heights map[chainhash.Hash]int32
-	locator map[chainhash.Hash]int32
+	powLimit *big.Int
+	base     int32
+	hashes   []chainhash.Hash
+	bits     []uint32
+	heights  map[chainhash.Hash]int32
+	locator  map[chainhash.Hash]int32
 }
 
 // newPeerChain starts from the store's chain: its tip at height tip (-1 for
-// an empty store) and the locator built from it. An empty store knows only
-// the network's genesis block, which the peer's chain starts with too.
-func newPeerChain(tip int32, locator []chainhash.Hash, locatorHeights []int32, genesis chainhash.Hash) *peerChain {
-	c := &peerChain{base: tip, heights: map[chainhash.Hash]int32{}, locator: map[chainhash.Hash]int32{}}
+// an empty store) and the locator built from it, on the network of
+// params. An empty store knows only the network's genesis block, which the
+// peer's chain starts with too.
+func newPeerChain(tip int32, locator []chainhash.Hash, locatorHeights []int32, params *chaincfg.Params) *peerChain {
+	genesis := *params.GenesisHash
+	c := &peerChain{powLimit: params.PowLimit, base: tip, heights: map[chainhash.Hash]int32{}, locator: map[chainhash.Hash]int32{}}
 	for i, h := range locator {
 		c.locator[h] = locatorHeights[i]
 	}
@@ -66,7 +78,7 @@ func (c *peerChain) workAbove(fork int32) *big.Int {
 }
 
 // attach adds headers, which must form a chain whose first parent is a
-// known block. Blocks the peer's chain held above that parent are
+// known block, each with its proof of work. Blocks the peer's chain held above that parent are
 // replaced: the peer has reorganised (or, at the base, forks from the
 // store). It returns the height of the last header.
 func (c *peerChain) attach(headers []*wire.BlockHeader) (int32, error) {
@@ -82,6 +94,12 @@ func (c *peerChain) attach(headers []*wire.BlockHeader) (int32, error) {
 		if headers[i].PrevBlock != headers[i-1].BlockHash() {
 			return 0, fmt.Errorf("%w: header %d (%s) names parent %s, not header %d (%s)",
 				errBrokenHeaders, i, headers[i].BlockHash(), headers[i].PrevBlock, i-1, headers[i-1].BlockHash())
+		}
+	}
+	for _, h := range headers {
+		// btcd's check reads the header alone, as the block checks call it.
+		if err := blockchain.CheckProofOfWork(btcutil.NewBlock(&wire.MsgBlock{Header: *h}), c.powLimit); err != nil {
+			return 0, fmt.Errorf("%w: %s: %v", errNoProofOfWork, h.BlockHash(), err)
 		}
 	}
 	c.cut(at)

@@ -125,8 +125,9 @@ func followerOver(t *testing.T, addr string, cfg Config, store *utxo.DB, blocks 
 	return f
 }
 
-// TestInvalidDataFromThePeer: headers that do not form a chain, a block
-// spending an output that
+// TestInvalidDataFromThePeer: headers that do not form a chain, a header
+// without its proof of work (which the follower used to keep, so a peer
+// could send millions of them a second), a block spending an output that
 // does not exist, a block that fails the block checks (chain.BlockRules),
 // and a transaction that does not decode each end the connection and ban
 // the peer, with the invalid data as the ban's reason; Run (with
@@ -143,6 +144,9 @@ func TestInvalidDataFromThePeer(t *testing.T) {
 		after   []byte
 	}{
 		{"headers that do not form a chain", brokenHeaders, "headers do not connect to each other", nil},
+		{"a header without its proof of work", func() []*wire.BlockHeader {
+			return []*wire.BlockHeader{wire.NewBlockHeader(1, &genesis, &chainhash.Hash{1}, 0x1d00ffff, 0)}
+		}, "a header without its proof of work", nil},
 		{"a block spending a missing output", func() []*wire.BlockHeader {
 			return []*wire.BlockHeader{&bad.Header}
 		}, "block " + bad.BlockHash().String() + " at height 1", nil},

@@ -178,7 +178,7 @@ func (s *session) start(ctx context.Context) error {
 	if err != nil {
 		return fatal(err)
 	}
-	s.chain = newPeerChain(tip, locator, heights, *s.f.cfg.Network.Params.GenesisHash)
+	s.chain = newPeerChain(tip, locator, heights, s.f.cfg.Network.Params)
 	s.locatorOrder = locator
 	if s.c.pver >= wire.SendHeadersVersion {
 		if err := s.send(wire.NewMsgSendHeaders()); err != nil {
