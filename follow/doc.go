@@ -1,6 +1,8 @@
 // Package follow keeps a store at a node's tip over the P2P
 // protocol: a version handshake, headers-first catch-up (getheaders, then
-// getdata for several blocks at once, connected in order), the node's
+// getdata for several blocks at once, connected in order; the headers
+// kept run at most 8,000 blocks past the store's tip, and the rest of the
+// node's chain is asked for as blocks connect), the node's
 // announcements at the tip (inv and headers), reorganisations in one
 // blockpath.Path.Reorg call from the fork point its headers show (onto a
 // branch with more chain work than the store's blocks above the fork

@@ -90,6 +90,9 @@ type Follower struct {
 	outbox atomic.Pointer[chan *chain.Tx]
 	// ban is the peer's ban; nil when it has none.
 	ban atomic.Pointer[Ban]
+	// headersAhead is how far the peer's headers kept run past the
+	// store's tip: maxHeadersAhead, less in tests of a long chain.
+	headersAhead int32
 }
 
 // ErrRetentionBelowWindow is New's refusal of a block store that would
@@ -120,7 +123,7 @@ func New(cfg Config) (*Follower, error) {
 	if keep := blocks.Retention(); keep != 0 && keep < cfg.RollbackWindow {
 		return nil, fmt.Errorf("%w: it keeps the newest %d blocks, a reorganisation may disconnect %d", ErrRetentionBelowWindow, keep, cfg.RollbackWindow)
 	}
-	f := &Follower{cfg: cfg, store: cfg.Path.Store(), log: cfg.Logger, proto: newProtocol(cfg.Network, cfg.Path.Rules())}
+	f := &Follower{cfg: cfg, store: cfg.Path.Store(), log: cfg.Logger, proto: newProtocol(cfg.Network, cfg.Path.Rules()), headersAhead: maxHeadersAhead}
 	if f.log == nil {
 		f.log = slog.Default()
 	}

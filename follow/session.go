@@ -30,8 +30,13 @@ type session struct {
 	// unconnected counts headers messages in a row whose parent was
 	// unknown; a peer that keeps sending them is dropped.
 	unconnected int
-	requested   map[chainhash.Hash]time.Time // blocks asked for
-	received    map[chainhash.Hash]blockMsg
+	// moreHeaders says that the peer's chain goes on past the headers
+	// kept: its last answer was full, or ran past maxHeadersAhead.
+	moreHeaders bool
+	// headersAskedAt is when getheaders was sent, zero once headers came.
+	headersAskedAt time.Time
+	requested      map[chainhash.Hash]time.Time // blocks asked for
+	received       map[chainhash.Hash]blockMsg
 	// progressAt is when the peer last sent a block, or was asked for one
 	// while none was outstanding: the stall clock.
 	progressAt time.Time
@@ -51,6 +56,13 @@ type session struct {
 // maxTxAsked bounds the set of transactions asked for; it is cleared when
 // full (a transaction asked for twice is stored once).
 const maxTxAsked = 100_000
+
+// maxHeadersAhead bounds how far the peer's headers kept run past the
+// store's tip (Follower.headersAhead): the rest of its chain is asked for
+// as blocks connect. Four answers to getheaders keep far more blocks ahead
+// than are asked for at once, and a peer's chain of any length, real or
+// not, costs the follower no more memory than they do.
+const maxHeadersAhead = 4 * wire.MaxBlockHeadersPerMsg
 
 // session connects, follows the peer until the connection ends, and says
 // whether the handshake got through.
@@ -245,7 +257,18 @@ func (s *session) askHeaders() error {
 			break
 		}
 	}
+	s.headersAskedAt = time.Now()
 	return s.send(msg)
+}
+
+// askMoreHeaders asks for the rest of the peer's chain once the headers
+// kept run no more than half the bound past the store's tip, and none are
+// awaited.
+func (s *session) askMoreHeaders(tip int32) error {
+	if !s.moreHeaders || !s.headersAskedAt.IsZero() || s.chain.tip()-tip > s.f.headersAhead/2 {
+		return nil
+	}
+	return s.askHeaders()
 }
 
 func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
@@ -253,6 +276,8 @@ func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
 		return nil // before the handshake: nothing asked yet
 	}
 	s.answered = true
+	s.headersAskedAt = time.Time{}
+	s.moreHeaders = len(m.Headers) == wire.MaxBlockHeadersPerMsg
 	if len(m.Headers) == 0 {
 		return s.advance(ctx)
 	}
@@ -271,14 +296,17 @@ func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
 		return s.askHeaders()
 	}
 	s.unconnected = 0
+	tip, err := s.f.storeTip(ctx)
+	if err != nil {
+		return fatal(err)
+	}
+	if limit := max(tip, s.chain.base) + s.f.headersAhead; s.chain.tip() > limit {
+		s.chain.cut(limit)
+		s.moreHeaders = true
+	}
 	if split := s.f.cfg.Network.Split; split != nil && split.Height > s.chain.base && split.Height <= s.chain.tip() {
 		if err := s.f.proto.splitCheck(s.f.cfg.Peer, split.Height, s.chain.at(split.Height)); err != nil {
 			return fatal(err)
-		}
-	}
-	if len(m.Headers) == wire.MaxBlockHeadersPerMsg {
-		if err := s.askHeaders(); err != nil { // the rest of the peer's chain
-			return err
 		}
 	}
 	return s.advance(ctx)
@@ -396,6 +424,9 @@ func (s *session) advance(ctx context.Context) error {
 		if err != nil {
 			return fatal(err)
 		}
+		if err := s.askMoreHeaders(tip); err != nil {
+			return err
+		}
 		fork, err := s.forkPoint(ctx, tip)
 		if err != nil {
 			return fatal(err)
@@ -424,6 +455,9 @@ func (s *session) advance(ctx context.Context) error {
 			continue
 		}
 		if height > tip && tip >= s.top {
+			if s.moreHeaders {
+				return nil // at the last header kept: more are asked for
+			}
 			return s.reachedTip(ctx)
 		}
 		hash, err := s.hashAt(ctx, height)
