@@ -87,6 +87,9 @@
 // connection to it until the ban runs out, a log line naming the data,
 // Banned and a metric saying until when. Headers that keep failing to
 // connect to a known block end the connection without a ban, since a
-// reorganising peer announces such headers too. A connection that fails
-// or ends otherwise is made again with backoff.
+// reorganising peer announces such headers too. A peer that goes quiet
+// for Config.StallTimeout (it is pinged every half of it) is dropped: one
+// that sends nothing at all, leaves getheaders unanswered, or sends no
+// block while blocks are asked of it. A connection that fails or ends
+// otherwise is made again with backoff.
 package follow

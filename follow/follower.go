@@ -44,9 +44,11 @@ type Config struct {
 	// MaxBackoff caps the wait between reconnections, which doubles from
 	// one second after each failed connection.
 	MaxBackoff time.Duration
-	// StallTimeout drops a peer that sends no block, nor any byte of a
-	// large one, this long while blocks are asked of it: a gigabyte block
-	// on a slow link takes long, and is no stall while it keeps coming.
+	// StallTimeout drops a peer that sends nothing at all this long (it is
+	// pinged every half of it), that leaves getheaders unanswered this
+	// long, or that sends no block, nor any byte of a large one, this long
+	// while blocks are asked of it: a gigabyte block on a slow link takes
+	// long, and is no stall while it keeps coming.
 	StallTimeout time.Duration
 	// BanDuration is how long a peer that sent invalid data is banned: no
 	// connection to it meanwhile (DefaultBanDuration when zero; a negative

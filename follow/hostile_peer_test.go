@@ -2,7 +2,9 @@ package follow
 
 import (
 	"context"
+	"log/slog"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -77,5 +79,69 @@ func TestAChainLongerThanTheHeadersKeptIsFollowedToItsTip(t *testing.T) {
 	}
 	if tip, _, _ := store.Tip(context.Background()); tip.Hash != bs[12].BlockHash() {
 		t.Fatalf("the store's tip is %s at %d, want the peer's %s at 12", tip.Hash, tip.Height, bs[12].BlockHash())
+	}
+}
+
+// TestAQuietPeerIsDropped: a peer that goes quiet after the handshake is
+// dropped after the stall timeout and connected again: one that sends
+// nothing at all, not even the answer to a ping (a connection that died
+// without a word, as one a NAT forgets), and one that answers pings but
+// never getheaders. The follower used to wait for either forever: with no
+// block asked for, the stall clock never ran, and it neither pinged nor
+// set a read deadline.
+func TestAQuietPeerIsDropped(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		pongs  bool
+		reason string
+	}{
+		{"silent", false, "nor answered a ping"},
+		{"answering pings, not getheaders", true, "left getheaders unanswered"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var accepted atomic.Int32
+			addr := peertest.ServeLoopback(t, &accepted, func(conn net.Conn) {
+				defer conn.Close()
+				send := func(msg wire.Message) { _ = wire.WriteMessage(conn, msg, wire.ProtocolVersion, simnet.Net) }
+				for {
+					msg, _, err := wire.ReadMessage(conn, wire.ProtocolVersion, simnet.Net)
+					if err != nil {
+						return
+					}
+					switch m := msg.(type) {
+					case *wire.MsgVersion:
+						me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, wire.SFNodeNetwork)
+						send(wire.NewMsgVersion(me, &m.AddrMe, 1, 0))
+						send(wire.NewMsgVerAck())
+					case *wire.MsgPing:
+						if c.pongs {
+							send(wire.NewMsgPong(m.Nonce))
+						}
+					}
+				}
+			})
+			logged := make(chan string, 100)
+			f, _ := newFollower(t, addr, Config{StallTimeout: 200 * time.Millisecond, MaxBackoff: 10 * time.Millisecond, Logger: slog.New(lineHandler{logged})})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- f.Run(ctx) }()
+			defer func() { // before the peer's cleanup, which waits for the connection to end
+				cancel()
+				if err := <-done; err != nil {
+					t.Error(err)
+				}
+			}()
+			deadline := time.After(10 * time.Second)
+			var lines []string
+			for dropped := false; !dropped; {
+				select {
+				case line := <-logged:
+					lines = append(lines, line)
+					dropped = strings.Contains(line, c.reason) && strings.Contains(line, "reconnecting")
+				case <-deadline:
+					t.Fatalf("the peer was not dropped for %q within 10s (50 stall timeouts); the log:\n%s", c.reason, strings.Join(lines, "\n"))
+				}
+			}
+		})
 	}
 }

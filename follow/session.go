@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"math/rand/v2"
 	"time"
 
 	"github.com/btcsuite/btcd/blockchain"
@@ -35,8 +36,10 @@ type session struct {
 	moreHeaders bool
 	// headersAskedAt is when getheaders was sent, zero once headers came.
 	headersAskedAt time.Time
-	requested      map[chainhash.Hash]time.Time // blocks asked for
-	received       map[chainhash.Hash]blockMsg
+	// pingedAt is when the peer was last pinged.
+	pingedAt  time.Time
+	requested map[chainhash.Hash]time.Time // blocks asked for
+	received  map[chainhash.Hash]blockMsg
 	// progressAt is when the peer last sent a block, or was asked for one
 	// while none was outstanding: the stall clock.
 	progressAt time.Time
@@ -138,7 +141,13 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 				return true, err
 			}
 		case now := <-stall.C:
+			if len(events) > 0 {
+				continue // what the peer sent is handled first: no stall
+			}
 			if err := s.stalled(now); err != nil {
+				return true, err
+			}
+			if err := s.ping(now); err != nil {
 				return true, err
 			}
 		}
@@ -349,10 +358,22 @@ func (s *session) onInv(m *wire.MsgInv) error {
 	return nil
 }
 
-// stalled is the error that drops a peer that has sent no block, nor any
-// byte of one, for StallTimeout while blocks are asked of it: a large
-// block that keeps arriving, however long it takes, is no stall.
+// stalled is the error that drops a peer that has gone quiet: one that
+// sent nothing at all for StallTimeout, not even the answer to a ping sent
+// over half of it ago (a connection dead without a word, which no read
+// ever reports); one that left getheaders unanswered for StallTimeout;
+// or one that has sent no block, nor any byte of one, for StallTimeout
+// while blocks are asked of it: a large block that keeps arriving,
+// however long it takes, is no stall.
 func (s *session) stalled(now time.Time) error {
+	timeout := s.f.cfg.StallTimeout
+	heard := time.Unix(0, max(s.c.heardAt.Load(), s.c.blockBytesAt.Load()))
+	if heard.Before(s.pingedAt) && now.Sub(s.pingedAt) > timeout/2 && now.Sub(heard) > timeout {
+		return fmt.Errorf("the peer sent nothing for %s, nor answered a ping sent %s ago", now.Sub(heard).Round(time.Millisecond), now.Sub(s.pingedAt).Round(time.Millisecond))
+	}
+	if !s.headersAskedAt.IsZero() && now.Sub(s.headersAskedAt) > timeout {
+		return fmt.Errorf("the peer left getheaders unanswered for %s", now.Sub(s.headersAskedAt).Round(time.Millisecond))
+	}
 	if len(s.requested) == 0 {
 		return nil
 	}
@@ -360,7 +381,7 @@ func (s *session) stalled(now time.Time) error {
 	if at := s.c.blockBytesAt.Load(); at != 0 && time.Unix(0, at).After(last) {
 		last = time.Unix(0, at)
 	}
-	if now.Sub(last) <= s.f.cfg.StallTimeout {
+	if now.Sub(last) <= timeout {
 		return nil
 	}
 	var oldest chainhash.Hash
@@ -370,7 +391,17 @@ func (s *session) stalled(now time.Time) error {
 			oldest, oldestAt = hash, asked
 		}
 	}
-	return fmt.Errorf("the peer sent no block for %s while blocks were asked of it (block %s, asked %s ago)", s.f.cfg.StallTimeout, oldest, now.Sub(oldestAt).Round(time.Millisecond))
+	return fmt.Errorf("the peer sent no block for %s while blocks were asked of it (block %s, asked %s ago)", timeout, oldest, now.Sub(oldestAt).Round(time.Millisecond))
+}
+
+// ping pings the peer every half StallTimeout, so that a live peer with
+// nothing to send answers, and a dead connection shows (stalled).
+func (s *session) ping(now time.Time) error {
+	if now.Sub(s.pingedAt) < s.f.cfg.StallTimeout/2 {
+		return nil
+	}
+	s.pingedAt = now
+	return s.send(wire.NewMsgPing(rand.Uint64()))
 }
 
 // ask records a block asked for, starting the stall clock when none was
