@@ -82,7 +82,7 @@ type Follower struct {
 	store *utxo.DB // the path's
 	log   *slog.Logger
 	// peerHeight and storeHeight are the heights as last seen; -2 until
-	// the peer has answered the first getheaders.
+	// the peer has answered the session's first getheaders.
 	peerHeight, storeHeight atomic.Int32
 	caughtUp                atomic.Bool
 	// proto is the network's family's part of the protocol.
@@ -129,8 +129,7 @@ func New(cfg Config) (*Follower, error) {
 	if f.log == nil {
 		f.log = slog.Default()
 	}
-	f.peerHeight.Store(-2)
-	f.storeHeight.Store(-2)
+	f.forgetHeights()
 	if err := f.loadBan(); err != nil {
 		return nil, err
 	}
@@ -138,7 +137,8 @@ func New(cfg Config) (*Follower, error) {
 }
 
 // Behind returns how many blocks the store is behind the peer; known is
-// false until the peer has told its best chain.
+// false until the peer has told its best chain, and again from the end of
+// a connection until the next one's peer tells it.
 func (f *Follower) Behind() (blocks uint32, known bool) {
 	p, s := f.peerHeight.Load(), f.storeHeight.Load()
 	if p == -2 || s == -2 {
@@ -150,6 +150,14 @@ func (f *Follower) Behind() (blocks uint32, known bool) {
 // CaughtUp reports whether the store has reached the peer's tip at least
 // once since Run started.
 func (f *Follower) CaughtUp() bool { return f.caughtUp.Load() }
+
+// forgetHeights makes the heights unknown: a peer no longer connected
+// tells nothing of how far behind the store is (its chain moves on), and
+// the daemon's readiness must not go on reporting what it last told.
+func (f *Follower) forgetHeights() {
+	f.peerHeight.Store(-2)
+	f.storeHeight.Store(-2)
+}
 
 func (f *Follower) setHeights(peer, store int32) {
 	f.peerHeight.Store(peer)

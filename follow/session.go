@@ -95,6 +95,7 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 	go func() { c.readLoop(deliver); close(gone) }()
 	s := &session{f: f, c: c, requested: map[chainhash.Hash]time.Time{}, received: map[chainhash.Hash]blockMsg{}, txAsked: map[chainhash.Hash]bool{}, unkept: map[chainhash.Hash]uint32{}}
 	defer func() {
+		f.forgetHeights()
 		close(done)
 		c.close()
 		<-gone
