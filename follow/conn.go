@@ -72,6 +72,9 @@ type conn struct {
 	// arrived (Unix nanoseconds), 0 between such messages: a large block
 	// takes long to arrive, and is no stall while it keeps coming.
 	blockBytesAt atomic.Int64
+	// heardAt is when the last message arrived (Unix nanoseconds), or the
+	// handshake ended.
+	heardAt atomic.Int64
 }
 
 // Messages the connection delivers besides wire's: a block, in memory or
@@ -135,6 +138,7 @@ func dial(ctx context.Context, addr string, proto *protocol, blocks *blockstore.
 		nc.Close()
 		return nil, err
 	}
+	c.heardAt.Store(time.Now().UnixNano())
 	return c, nil
 }
 
@@ -376,6 +380,7 @@ func (c *conn) readLoop(deliver func(any) bool) {
 			deliver(err)
 			return
 		}
+		c.heardAt.Store(time.Now().UnixNano())
 		switch m := msg.(type) {
 		case nil:
 		case *wire.MsgPing:

@@ -1,8 +1,13 @@
 // Package follow keeps a store at a node's tip over the P2P
 // protocol: a version handshake, headers-first catch-up (getheaders, then
-// getdata for several blocks at once, connected in order), the node's
+// getdata for several blocks at once, connected in order; the headers
+// kept run at most 8,000 blocks past the store's tip, and the rest of the
+// node's chain is asked for as blocks connect), the node's
 // announcements at the tip (inv and headers), reorganisations in one
-// blockpath.Path.Reorg call from the fork point its headers show, and the
+// blockpath.Path.Reorg call from the fork point its headers show (onto a
+// branch with more chain work than the store's blocks above the fork
+// only: a node behind the store, or on a lighter branch, is not ahead of
+// it, and the store stays where it is), and the
 // node's unconfirmed transactions, applied as unmined (Spend, then Create:
 // a validator's order). Blocks go through the block path (package
 // blockpath), which keeps them, connects them and indexes them; when the
@@ -72,7 +77,7 @@
 // deeper than the window is refused with a message that says so.
 //
 // Data from the node is checked before it reaches the store: headers that
-// do not form a chain, a block that does not parse, fails the block checks
+// do not form a chain or lack their proof of work, a block that does not parse, fails the block checks
 // or that the store refuses (a spend of a missing or spent output), a
 // message that does not decode, whose checksum is wrong, whose command is
 // malformed, or whose header claims more bytes than the network allows its
@@ -82,6 +87,9 @@
 // connection to it until the ban runs out, a log line naming the data,
 // Banned and a metric saying until when. Headers that keep failing to
 // connect to a known block end the connection without a ban, since a
-// reorganising peer announces such headers too. A connection that fails
-// or ends otherwise is made again with backoff.
+// reorganising peer announces such headers too. A peer that goes quiet
+// for Config.StallTimeout (it is pinged every half of it) is dropped: one
+// that sends nothing at all, leaves getheaders unanswered, or sends no
+// block while blocks are asked of it. A connection that fails or ends
+// otherwise is made again with backoff.
 package follow

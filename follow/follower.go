@@ -44,9 +44,11 @@ type Config struct {
 	// MaxBackoff caps the wait between reconnections, which doubles from
 	// one second after each failed connection.
 	MaxBackoff time.Duration
-	// StallTimeout drops a peer that sends no block, nor any byte of a
-	// large one, this long while blocks are asked of it: a gigabyte block
-	// on a slow link takes long, and is no stall while it keeps coming.
+	// StallTimeout drops a peer that sends nothing at all this long (it is
+	// pinged every half of it), that leaves getheaders unanswered this
+	// long, or that sends no block, nor any byte of a large one, this long
+	// while blocks are asked of it: a gigabyte block on a slow link takes
+	// long, and is no stall while it keeps coming.
 	StallTimeout time.Duration
 	// BanDuration is how long a peer that sent invalid data is banned: no
 	// connection to it meanwhile (DefaultBanDuration when zero; a negative
@@ -80,7 +82,7 @@ type Follower struct {
 	store *utxo.DB // the path's
 	log   *slog.Logger
 	// peerHeight and storeHeight are the heights as last seen; -2 until
-	// the peer has answered the first getheaders.
+	// the peer has answered the session's first getheaders.
 	peerHeight, storeHeight atomic.Int32
 	caughtUp                atomic.Bool
 	// proto is the network's family's part of the protocol.
@@ -90,6 +92,9 @@ type Follower struct {
 	outbox atomic.Pointer[chan *chain.Tx]
 	// ban is the peer's ban; nil when it has none.
 	ban atomic.Pointer[Ban]
+	// headersAhead is how far the peer's headers kept run past the
+	// store's tip: maxHeadersAhead, less in tests of a long chain.
+	headersAhead int32
 }
 
 // ErrRetentionBelowWindow is New's refusal of a block store that would
@@ -120,12 +125,11 @@ func New(cfg Config) (*Follower, error) {
 	if keep := blocks.Retention(); keep != 0 && keep < cfg.RollbackWindow {
 		return nil, fmt.Errorf("%w: it keeps the newest %d blocks, a reorganisation may disconnect %d", ErrRetentionBelowWindow, keep, cfg.RollbackWindow)
 	}
-	f := &Follower{cfg: cfg, store: cfg.Path.Store(), log: cfg.Logger, proto: newProtocol(cfg.Network, cfg.Path.Rules())}
+	f := &Follower{cfg: cfg, store: cfg.Path.Store(), log: cfg.Logger, proto: newProtocol(cfg.Network, cfg.Path.Rules()), headersAhead: maxHeadersAhead}
 	if f.log == nil {
 		f.log = slog.Default()
 	}
-	f.peerHeight.Store(-2)
-	f.storeHeight.Store(-2)
+	f.forgetHeights()
 	if err := f.loadBan(); err != nil {
 		return nil, err
 	}
@@ -133,7 +137,8 @@ func New(cfg Config) (*Follower, error) {
 }
 
 // Behind returns how many blocks the store is behind the peer; known is
-// false until the peer has told its best chain.
+// false until the peer has told its best chain, and again from the end of
+// a connection until the next one's peer tells it.
 func (f *Follower) Behind() (blocks uint32, known bool) {
 	p, s := f.peerHeight.Load(), f.storeHeight.Load()
 	if p == -2 || s == -2 {
@@ -145,6 +150,14 @@ func (f *Follower) Behind() (blocks uint32, known bool) {
 // CaughtUp reports whether the store has reached the peer's tip at least
 // once since Run started.
 func (f *Follower) CaughtUp() bool { return f.caughtUp.Load() }
+
+// forgetHeights makes the heights unknown: a peer no longer connected
+// tells nothing of how far behind the store is (its chain moves on), and
+// the daemon's readiness must not go on reporting what it last told.
+func (f *Follower) forgetHeights() {
+	f.peerHeight.Store(-2)
+	f.storeHeight.Store(-2)
+}
 
 func (f *Follower) setHeights(peer, store int32) {
 	f.peerHeight.Store(peer)

@@ -29,7 +29,7 @@ func branch(parent chainhash.Hash, n int, seed byte) []*wire.BlockHeader {
 func TestPeerChainAttach(t *testing.T) {
 	// The store holds heights 0..5; its locator names 5, 4 and 0.
 	store := []chainhash.Hash{{0}, {1}, {2}, {3}, {4}, {5}}
-	c := newPeerChain(5, []chainhash.Hash{store[5], store[4], store[0]}, []int32{5, 4, 0}, *simnet.GenesisHash)
+	c := newPeerChain(5, []chainhash.Hash{store[5], store[4], store[0]}, []int32{5, 4, 0}, simnet)
 
 	ahead := branch(store[5], 3, 1)
 	if top, err := c.attach(ahead); err != nil || top != 8 || c.base != 5 || c.at(8) != ahead[2].BlockHash() {
@@ -64,7 +64,7 @@ func TestPeerChainAttach(t *testing.T) {
 
 func TestPeerChainEmptyStore(t *testing.T) {
 	genesis := *simnet.GenesisHash
-	c := newPeerChain(-1, []chainhash.Hash{genesis}, []int32{0}, genesis)
+	c := newPeerChain(-1, []chainhash.Hash{genesis}, []int32{0}, simnet)
 	if c.tip() != 0 || c.at(0) != genesis {
 		t.Fatalf("an empty store's peer chain: tip %d", c.tip())
 	}

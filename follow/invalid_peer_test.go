@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,8 +127,9 @@ func followerOver(t *testing.T, addr string, cfg Config, store *utxo.DB, blocks 
 	return f
 }
 
-// TestInvalidDataFromThePeer: headers that do not form a chain, a block
-// spending an output that
+// TestInvalidDataFromThePeer: headers that do not form a chain, a header
+// without its proof of work (which the follower used to keep, so a peer
+// could send millions of them a second), a block spending an output that
 // does not exist, a block that fails the block checks (chain.BlockRules),
 // and a transaction that does not decode each end the connection and ban
 // the peer, with the invalid data as the ban's reason; Run (with
@@ -143,6 +146,9 @@ func TestInvalidDataFromThePeer(t *testing.T) {
 		after   []byte
 	}{
 		{"headers that do not form a chain", brokenHeaders, "headers do not connect to each other", nil},
+		{"a header without its proof of work", func() []*wire.BlockHeader {
+			return []*wire.BlockHeader{wire.NewBlockHeader(1, &genesis, &chainhash.Hash{1}, 0x1d00ffff, 0)}
+		}, "a header without its proof of work", nil},
 		{"a block spending a missing output", func() []*wire.BlockHeader {
 			return []*wire.BlockHeader{&bad.Header}
 		}, "block " + bad.BlockHash().String() + " at height 1", nil},
@@ -320,6 +326,61 @@ func TestBehind(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBehindIsUnknownOnceTheConnectionEnds: once the connection to a peer
+// that told its chain ends, Behind no longer knows how far behind the store
+// is, until a peer tells it again. It used to go on reporting what the
+// last peer told, and the daemon stayed ready while following no one.
+func TestBehindIsUnknownOnceTheConnectionEnds(t *testing.T) {
+	var accepted atomic.Int32
+	addr := peertest.ServeLoopback(t, &accepted, func(conn net.Conn) {
+		defer conn.Close()
+		if accepted.Load() > 1 {
+			return // the peer is gone
+		}
+		send := func(msg wire.Message) { _ = wire.WriteMessage(conn, msg, wire.ProtocolVersion, simnet.Net) }
+		for {
+			msg, _, err := wire.ReadMessage(conn, wire.ProtocolVersion, simnet.Net)
+			if err != nil {
+				return
+			}
+			switch m := msg.(type) {
+			case *wire.MsgVersion:
+				me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, wire.SFNodeNetwork)
+				send(wire.NewMsgVersion(me, &m.AddrMe, 1, 0))
+				send(wire.NewMsgVerAck())
+			case *wire.MsgGetHeaders:
+				reply := wire.NewMsgHeaders()
+				_ = reply.AddBlockHeader(header(*simnet.GenesisHash, chainhash.Hash{1}))
+				send(reply)
+				return // the connection ends once the peer has told its chain
+			}
+		}
+	})
+	logged := make(chan string, 100)
+	f, _ := newFollower(t, addr, Config{Logger: slog.New(lineHandler{logged})})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	deadline := time.After(60 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case line := <-logged:
+			ended = strings.Contains(line, "reconnecting")
+		case <-deadline:
+			t.Fatal("the connection did not end within 60s")
+		}
+	}
+	if behind, known := f.Behind(); known {
+		t.Fatalf("with the connection ended Behind reports %d blocks, known", behind)
 	}
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
+	"math/rand/v2"
 	"time"
 
+	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
@@ -28,8 +31,15 @@ type session struct {
 	// unconnected counts headers messages in a row whose parent was
 	// unknown; a peer that keeps sending them is dropped.
 	unconnected int
-	requested   map[chainhash.Hash]time.Time // blocks asked for
-	received    map[chainhash.Hash]blockMsg
+	// moreHeaders says that the peer's chain goes on past the headers
+	// kept: its last answer was full, or ran past maxHeadersAhead.
+	moreHeaders bool
+	// headersAskedAt is when getheaders was sent, zero once headers came.
+	headersAskedAt time.Time
+	// pingedAt is when the peer was last pinged.
+	pingedAt  time.Time
+	requested map[chainhash.Hash]time.Time // blocks asked for
+	received  map[chainhash.Hash]blockMsg
 	// progressAt is when the peer last sent a block, or was asked for one
 	// while none was outstanding: the stall clock.
 	progressAt time.Time
@@ -39,11 +49,23 @@ type session struct {
 	// heights: those a reorganisation disconnects that the block store
 	// does not hold, and those a derived store lacks.
 	unkept map[chainhash.Hash]uint32
+	// own and top say which chain the store follows, as advance last
+	// found it: the blocks up to height own are the store's, those above
+	// it up to top the peer's. Unless the peer's chain is ahead of the
+	// store's, that is the store's chain to its tip.
+	own, top int32
 }
 
 // maxTxAsked bounds the set of transactions asked for; it is cleared when
 // full (a transaction asked for twice is stored once).
 const maxTxAsked = 100_000
+
+// maxHeadersAhead bounds how far the peer's headers kept run past the
+// store's tip (Follower.headersAhead): the rest of its chain is asked for
+// as blocks connect. Four answers to getheaders keep far more blocks ahead
+// than are asked for at once, and a peer's chain of any length, real or
+// not, costs the follower no more memory than they do.
+const maxHeadersAhead = 4 * wire.MaxBlockHeadersPerMsg
 
 // session connects, follows the peer until the connection ends, and says
 // whether the handshake got through.
@@ -73,6 +95,7 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 	go func() { c.readLoop(deliver); close(gone) }()
 	s := &session{f: f, c: c, requested: map[chainhash.Hash]time.Time{}, received: map[chainhash.Hash]blockMsg{}, txAsked: map[chainhash.Hash]bool{}, unkept: map[chainhash.Hash]uint32{}}
 	defer func() {
+		f.forgetHeights()
 		close(done)
 		c.close()
 		<-gone
@@ -119,7 +142,13 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 				return true, err
 			}
 		case now := <-stall.C:
+			if len(events) > 0 {
+				continue // what the peer sent is handled first: no stall
+			}
 			if err := s.stalled(now); err != nil {
+				return true, err
+			}
+			if err := s.ping(now); err != nil {
 				return true, err
 			}
 		}
@@ -171,7 +200,7 @@ func (s *session) start(ctx context.Context) error {
 	if err != nil {
 		return fatal(err)
 	}
-	s.chain = newPeerChain(tip, locator, heights, *s.f.cfg.Network.Params.GenesisHash)
+	s.chain = newPeerChain(tip, locator, heights, s.f.cfg.Network.Params)
 	s.locatorOrder = locator
 	if s.c.pver >= wire.SendHeadersVersion {
 		if err := s.send(wire.NewMsgSendHeaders()); err != nil {
@@ -238,7 +267,18 @@ func (s *session) askHeaders() error {
 			break
 		}
 	}
+	s.headersAskedAt = time.Now()
 	return s.send(msg)
+}
+
+// askMoreHeaders asks for the rest of the peer's chain once the headers
+// kept run no more than half the bound past the store's tip, and none are
+// awaited.
+func (s *session) askMoreHeaders(tip int32) error {
+	if !s.moreHeaders || !s.headersAskedAt.IsZero() || s.chain.tip()-tip > s.f.headersAhead/2 {
+		return nil
+	}
+	return s.askHeaders()
 }
 
 func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
@@ -246,6 +286,8 @@ func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
 		return nil // before the handshake: nothing asked yet
 	}
 	s.answered = true
+	s.headersAskedAt = time.Time{}
+	s.moreHeaders = len(m.Headers) == wire.MaxBlockHeadersPerMsg
 	if len(m.Headers) == 0 {
 		return s.advance(ctx)
 	}
@@ -264,14 +306,17 @@ func (s *session) onHeaders(ctx context.Context, m *wire.MsgHeaders) error {
 		return s.askHeaders()
 	}
 	s.unconnected = 0
+	tip, err := s.f.storeTip(ctx)
+	if err != nil {
+		return fatal(err)
+	}
+	if limit := max(tip, s.chain.base) + s.f.headersAhead; s.chain.tip() > limit {
+		s.chain.cut(limit)
+		s.moreHeaders = true
+	}
 	if split := s.f.cfg.Network.Split; split != nil && split.Height > s.chain.base && split.Height <= s.chain.tip() {
 		if err := s.f.proto.splitCheck(s.f.cfg.Peer, split.Height, s.chain.at(split.Height)); err != nil {
 			return fatal(err)
-		}
-	}
-	if len(m.Headers) == wire.MaxBlockHeadersPerMsg {
-		if err := s.askHeaders(); err != nil { // the rest of the peer's chain
-			return err
 		}
 	}
 	return s.advance(ctx)
@@ -314,10 +359,22 @@ func (s *session) onInv(m *wire.MsgInv) error {
 	return nil
 }
 
-// stalled is the error that drops a peer that has sent no block, nor any
-// byte of one, for StallTimeout while blocks are asked of it: a large
-// block that keeps arriving, however long it takes, is no stall.
+// stalled is the error that drops a peer that has gone quiet: one that
+// sent nothing at all for StallTimeout, not even the answer to a ping sent
+// over half of it ago (a connection dead without a word, which no read
+// ever reports); one that left getheaders unanswered for StallTimeout;
+// or one that has sent no block, nor any byte of one, for StallTimeout
+// while blocks are asked of it: a large block that keeps arriving,
+// however long it takes, is no stall.
 func (s *session) stalled(now time.Time) error {
+	timeout := s.f.cfg.StallTimeout
+	heard := time.Unix(0, max(s.c.heardAt.Load(), s.c.blockBytesAt.Load()))
+	if heard.Before(s.pingedAt) && now.Sub(s.pingedAt) > timeout/2 && now.Sub(heard) > timeout {
+		return fmt.Errorf("the peer sent nothing for %s, nor answered a ping sent %s ago", now.Sub(heard).Round(time.Millisecond), now.Sub(s.pingedAt).Round(time.Millisecond))
+	}
+	if !s.headersAskedAt.IsZero() && now.Sub(s.headersAskedAt) > timeout {
+		return fmt.Errorf("the peer left getheaders unanswered for %s", now.Sub(s.headersAskedAt).Round(time.Millisecond))
+	}
 	if len(s.requested) == 0 {
 		return nil
 	}
@@ -325,7 +382,7 @@ func (s *session) stalled(now time.Time) error {
 	if at := s.c.blockBytesAt.Load(); at != 0 && time.Unix(0, at).After(last) {
 		last = time.Unix(0, at)
 	}
-	if now.Sub(last) <= s.f.cfg.StallTimeout {
+	if now.Sub(last) <= timeout {
 		return nil
 	}
 	var oldest chainhash.Hash
@@ -335,7 +392,17 @@ func (s *session) stalled(now time.Time) error {
 			oldest, oldestAt = hash, asked
 		}
 	}
-	return fmt.Errorf("the peer sent no block for %s while blocks were asked of it (block %s, asked %s ago)", s.f.cfg.StallTimeout, oldest, now.Sub(oldestAt).Round(time.Millisecond))
+	return fmt.Errorf("the peer sent no block for %s while blocks were asked of it (block %s, asked %s ago)", timeout, oldest, now.Sub(oldestAt).Round(time.Millisecond))
+}
+
+// ping pings the peer every half StallTimeout, so that a live peer with
+// nothing to send answers, and a dead connection shows (stalled).
+func (s *session) ping(now time.Time) error {
+	if now.Sub(s.pingedAt) < s.f.cfg.StallTimeout/2 {
+		return nil
+	}
+	s.pingedAt = now
+	return s.send(wire.NewMsgPing(rand.Uint64()))
 }
 
 // ask records a block asked for, starting the stall clock when none was
@@ -389,11 +456,22 @@ func (s *session) advance(ctx context.Context) error {
 		if err != nil {
 			return fatal(err)
 		}
-		s.f.setHeights(s.chain.tip(), tip)
+		if err := s.askMoreHeaders(tip); err != nil {
+			return err
+		}
 		fork, err := s.forkPoint(ctx, tip)
 		if err != nil {
 			return fatal(err)
 		}
+		ahead, err := s.ahead(ctx, tip, fork)
+		if err != nil {
+			return fatal(err)
+		}
+		s.own, s.top = s.chain.base, s.chain.tip()
+		if !ahead {
+			s.own, s.top = tip, tip
+		}
+		s.f.setHeights(s.top, tip)
 		next, err := s.f.cfg.Path.Next(ctx)
 		if err != nil {
 			return fatal(err)
@@ -401,14 +479,17 @@ func (s *session) advance(ctx context.Context) error {
 		height := int32(next)
 		// Derived stores that lack blocks below the fork point get them
 		// first: the branch goes on from there.
-		if fork < tip && height > fork {
+		if ahead && fork < tip && height > fork {
 			moved, err := s.reorg(ctx, tip, fork)
 			if err != nil || !moved {
 				return err
 			}
 			continue
 		}
-		if height > tip && tip >= s.chain.tip() {
+		if height > tip && tip >= s.top {
+			if s.moreHeaders {
+				return nil // at the last header kept: more are asked for
+			}
 			return s.reachedTip(ctx)
 		}
 		hash, err := s.hashAt(ctx, height)
@@ -429,10 +510,10 @@ func (s *session) advance(ctx context.Context) error {
 	return nil
 }
 
-// hashAt is the hash of the block at height on the peer's chain: up to the
-// chain's base that is the store's block, which the peer's chain shares.
+// hashAt is the hash of the block at height on the chain the store
+// follows: up to own that is the store's block, above it the peer's.
 func (s *session) hashAt(ctx context.Context, height int32) (chainhash.Hash, error) {
-	if height > s.chain.base {
+	if height > s.own {
 		return s.chain.at(height), nil
 	}
 	info, ok, err := s.f.store.BlockAt(ctx, uint32(height))
@@ -440,7 +521,7 @@ func (s *session) hashAt(ctx context.Context, height int32) (chainhash.Hash, err
 		return chainhash.Hash{}, err
 	}
 	if !ok {
-		return chainhash.Hash{}, fmt.Errorf("the store has no block at height %d, below the peer chain's base at %d", height, s.chain.base)
+		return chainhash.Hash{}, fmt.Errorf("the store has no block at height %d, which its chain holds up to %d", height, s.own)
 	}
 	if _, asked := s.requested[info.Hash]; !asked && !s.isReceived(info.Hash) {
 		s.unkept[info.Hash] = uint32(height)
@@ -464,11 +545,37 @@ func (s *session) forkPoint(ctx context.Context, tip int32) (int32, error) {
 	return h, nil
 }
 
-// request asks for the blocks of the peer's chain from height from, as many
-// as InFlight allows.
+// ahead reports whether the peer's chain is ahead of the store's, which
+// it leaves at height fork: whether it goes on from the store's tip, or
+// its branch above fork has more chain work than the store's blocks above
+// it. A branch with no more work (a peer behind the store on its chain,
+// whose branch is empty, or a shorter or lighter branch) is no reason to
+// disconnect anything: a node would not reorganise onto it either. The
+// store's work is summed from its tip down, only until it reaches the
+// branch's.
+func (s *session) ahead(ctx context.Context, tip, fork int32) (bool, error) {
+	if fork == tip {
+		return true, nil
+	}
+	branch, ours := s.chain.workAbove(fork), new(big.Int)
+	for h := tip; h > fork && ours.Cmp(branch) < 0; h-- {
+		info, ok, err := s.f.store.BlockAt(ctx, uint32(h))
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return false, fmt.Errorf("the store has no block at height %d, below its tip at %d", h, tip)
+		}
+		ours.Add(ours, blockchain.CalcWork(info.Bits))
+	}
+	return branch.Cmp(ours) > 0, nil
+}
+
+// request asks for the blocks of the chain the store follows from height
+// from, as many as InFlight allows.
 func (s *session) request(ctx context.Context, from int32) error {
 	getData := wire.NewMsgGetData()
-	for h := from; h <= s.chain.tip() && len(s.requested) < s.f.cfg.InFlight; h++ {
+	for h := from; h <= s.top && len(s.requested) < s.f.cfg.InFlight; h++ {
 		hash, err := s.hashAt(ctx, h)
 		if err != nil {
 			return err
@@ -514,7 +621,8 @@ func (s *session) connect(ctx context.Context, height int32, b blockMsg) error {
 }
 
 // reorg moves the store from its tip to the peer's branch that forks at
-// height fork, in one Path.Reorg call, once the branch's blocks up to one
+// height fork, which has more work than the store's blocks above it
+// (ahead), in one Path.Reorg call, once the branch's blocks up to one
 // past the store's tip (or the peer's tip, if lower) are here. It reports
 // whether the store moved.
 func (s *session) reorg(ctx context.Context, tip, fork int32) (bool, error) {

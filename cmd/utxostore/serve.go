@@ -72,8 +72,9 @@ On SIGTERM or Ctrl-C it stops accepting, lets in-flight requests finish
 With --peer it follows a Bitcoin node over the P2P protocol as 'utxostore
 sync' does (the followed blocks go to the block store, which the API
 serves them from with --index), /health/ready (gRPC Health) fails while
-the store is more than --ready-max-behind blocks behind it or while the
-node is banned for invalid data (the reason is in the answer), and
+the store is more than --ready-max-behind blocks behind it, while the
+follower is not connected to it, or while the node is banned for invalid
+data (the reason is in the answer), and
 /api/v2/sendtx/{hex} (gRPC SendTx) stores a transaction as unmined
 (refusing a double spend) and relays it to the node. Unmined transactions, the node's and the ones
 created over gRPC, are removed --unmined-retention blocks after they came

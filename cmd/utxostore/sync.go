@@ -299,7 +299,7 @@ func (b followingBackend) Health(ctx context.Context) error {
 	}
 	behind, known := b.d.fol.Behind()
 	if !known {
-		return fmt.Errorf("the peer %s has not told its chain yet", b.d.peer)
+		return fmt.Errorf("not connected to the peer %s, or it has not told its chain yet", b.d.peer)
 	}
 	if behind > b.d.maxBehind {
 		return fmt.Errorf("%d blocks behind the peer %s (more than --ready-max-behind %d)", behind, b.d.peer, b.d.maxBehind)

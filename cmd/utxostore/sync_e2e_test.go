@@ -227,7 +227,8 @@ func TestServeFollowsPeer(t *testing.T) {
 
 // TestSyncRestartOffThePeersChain syncs a store from node A, then points
 // sync at node B, whose chain forked from A's five blocks below A's tip and
-// is shorter: the store is reorganised back to the fork point and onto B's
+// has more chain work (seven blocks at the same difficulty): the store is
+// reorganised back to the fork point and onto B's
 // chain (digest of a fresh import of B's chain). A store forked from the
 // peer deeper than --rollback-window is refused, with a message that says
 // so, and left as it was.
@@ -241,7 +242,7 @@ func TestSyncRestartOffThePeersChain(t *testing.T) {
 	waitSameTip(t, a, b)
 	b.Disconnect(t, a)
 	mineWithTxs(t, a, w, 5)
-	b.Generate(t, 3)
+	b.Generate(t, 7)
 
 	data := t.TempDir()
 	onA := parseSummary(t, lastLine(t, "sync", "--quiet", "--stop-at-tip", "--network", "simnet", "--data", data, "--peer", a.P2P))

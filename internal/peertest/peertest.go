@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -100,8 +101,15 @@ func (p *Peer) serve(conn net.Conn) {
 	}
 }
 
-// Header is a header on top of prev (no proof of work: a follower leaves
-// that to the block checks), told apart by its merkle root.
+// Header is a header on top of prev, told apart by its merkle root, with
+// its proof of work at simnet's limit (a follower refuses a header
+// without it): its nonce is searched until its hash meets the target,
+// which takes two tries on average.
 func Header(prev, merkle chainhash.Hash) *wire.BlockHeader {
-	return wire.NewBlockHeader(1, &prev, &merkle, chaincfg.SimNetParams.PowLimitBits, 0)
+	h := wire.NewBlockHeader(1, &prev, &merkle, chaincfg.SimNetParams.PowLimitBits, 0)
+	target := blockchain.CompactToBig(h.Bits)
+	for hash := h.BlockHash(); blockchain.HashToBig(&hash).Cmp(target) > 0; hash = h.BlockHash() {
+		h.Nonce++
+	}
+	return h
 }
