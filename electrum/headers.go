@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -170,21 +171,25 @@ func (s *Server) checkpointProof(ctx context.Context, height, cp uint32) (proof,
 // proofs; a block connected at a height drops the hashes from there up.
 // The block's announcement may come well after the store took it (the
 // daemon announces from a queue of its own), so upTo also checks the
-// last hash it hands out against the store.
+// highest kept hash it hands out against the store: a block names its
+// parent, so when that one is the store's, so are those below it.
 type hashCache struct {
 	mu     sync.Mutex
 	hashes []chainhash.Hash
 }
 
+// upTo is the hashes of the blocks 0 to height, a copy: the cache's own
+// are cut and appended to by later calls.
 func (c *hashCache) upTo(ctx context.Context, s *Server, height uint32) ([]chainhash.Hash, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if int(height) < len(c.hashes) {
-		info, ok, err := s.reads.BlockAt(ctx, height)
+	if n := len(c.hashes); n > 0 {
+		at := min(height, uint32(n-1))
+		info, ok, err := s.reads.BlockAt(ctx, at)
 		if err != nil {
 			return nil, err
 		}
-		if !ok || info.Hash != c.hashes[height] {
+		if !ok || info.Hash != c.hashes[at] {
 			c.hashes = nil // a reorganisation not yet announced
 		}
 	}
@@ -203,7 +208,7 @@ func (c *hashCache) upTo(ctx context.Context, s *Server, height uint32) ([]chain
 		}
 		c.hashes = append(c.hashes, info.Hash)
 	}
-	return c.hashes[:height+1], nil
+	return slices.Clone(c.hashes[:height+1]), nil
 }
 
 // dropFrom forgets the hashes from height up: a block was connected

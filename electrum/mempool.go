@@ -68,6 +68,11 @@ type mempoolCache struct {
 	mu      sync.Mutex
 	changes uint64
 	view    *mempoolView
+	// read are the transactions read for a view not yet built, whose
+	// read failed or ran out of time: the next read takes them, so a
+	// mempool that grew by more than one request can read still gets
+	// read, a request at a time.
+	read map[chainhash.Hash]*mempoolTx
 }
 
 // mempool is the current view of the unmined transactions: each one read
@@ -92,7 +97,11 @@ func (s *Server) mempool(ctx context.Context) (*mempoolView, error) {
 	for _, u := range mempool {
 		t := old.txs[u.TxID]
 		if t == nil {
+			t = c.read[u.TxID]
+		}
+		if t == nil {
 			if t, err = s.readMempoolTx(ctx, u); err != nil {
+				c.read = v.txs
 				return nil, err
 			}
 			if t == nil {
@@ -101,6 +110,7 @@ func (s *Server) mempool(ctx context.Context) (*mempoolView, error) {
 		}
 		v.txs[u.TxID] = t
 	}
+	c.read = nil
 	for _, t := range v.txs {
 		t.unconfirmedParent = false
 		for _, sp := range t.spends {

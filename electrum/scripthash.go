@@ -274,11 +274,21 @@ func (s *Server) getHistory(ctx context.Context, p params, protocol string) (any
 			return nil, err
 		}
 		out = append(out, items(unconfirmed(v, sh), true)...)
-		if len(out) > s.opts.MaxHistory {
-			return nil, badRequest("the history holds %d transactions, over the limit of %d one answer holds (--electrum-max-history)", len(out), s.opts.MaxHistory)
+		if err := s.historyFits(len(out)); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// historyFits refuses an answer of n history entries over
+// --electrum-max-history: the mined part is refused as the index reads
+// it, the unmined part once gathered, as the mempool holds it already.
+func (s *Server) historyFits(n int) error {
+	if n > s.opts.MaxHistory {
+		return badRequest("the history holds %d transactions, over the limit of %d one answer holds (--electrum-max-history)", n, s.opts.MaxHistory)
+	}
+	return nil
 }
 
 func (s *Server) getMempool(ctx context.Context, p params) (any, error) {
@@ -290,7 +300,11 @@ func (s *Server) getMempool(ctx context.Context, p params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return items(unconfirmed(v, sh), true), nil
+	entries := unconfirmed(v, sh)
+	if err := s.historyFits(len(entries)); err != nil {
+		return nil, err
+	}
+	return items(entries, true), nil
 }
 
 // unspent is one unspent output of a script hash.

@@ -96,6 +96,13 @@ func indexedDaemon(t *testing.T, n int, opts server.Options) (*server.Server, []
 // the block store, as the daemon keeps with --index.
 func indexedPath(t *testing.T) *blockpath.Path {
 	t.Helper()
+	return indexedPathOf(t, false)
+}
+
+// indexedPathOf is indexedPath, which checks no block's proof of work
+// when trustProof is set, for a test's own mainnet blocks.
+func indexedPathOf(t *testing.T, trustProof bool) *blockpath.Path {
+	t.Helper()
 	dir := t.TempDir()
 	idx, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "Bitcoin", NoSync: true})
 	if err != nil {
@@ -107,7 +114,7 @@ func indexedPath(t *testing.T) *blockpath.Path {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { blocks.Close() })
-	rules, err := chain.NetworkRules("mainnet", false)
+	rules, err := chain.NetworkRules("mainnet", trustProof)
 	if err != nil {
 		t.Fatal(err)
 	}
