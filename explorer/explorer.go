@@ -221,8 +221,27 @@ func (e *Explorer) handleBlock(w http.ResponseWriter, r *http.Request) {
 		e.fail(w, code, id, err)
 		return
 	}
-	e.render(w, http.StatusOK, "block", fmt.Sprintf("Block %d", b.Height), id, b)
+	p := blockPage{Block: b}
+	if b.PreviousBlockHash != "" {
+		p.Previous = blockLink(b.Height - 1)
+	}
+	if b.NextBlockHash != "" {
+		p.Next = blockLink(b.Height + 1)
+	}
+	e.render(w, http.StatusOK, "block", fmt.Sprintf("Block %d", b.Height), id, p)
 }
+
+// blockPage is a block's page data.
+type blockPage struct {
+	*blockbook.Block
+	// Previous and Next are the neighbouring blocks' links, "" at the ends.
+	Previous, Next string
+}
+
+// blockLink is a block's page by its height. The pages link blocks by
+// height, never by hash: without the block store (serve without --index)
+// a block is found by its height only.
+func blockLink(height uint32) string { return "/block/" + strconv.FormatUint(uint64(height), 10) }
 
 func (e *Explorer) handleTx(w http.ResponseWriter, r *http.Request) {
 	id, err := param(r.PathValue("txid"), "txid")
