@@ -3,6 +3,7 @@ package electrum
 import (
 	"bufio"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,6 +36,32 @@ func TestMerkleBranch(t *testing.T) {
 			}
 			if h != want {
 				t.Fatalf("%d leaves: the branch of leaf %d leads to %s, not the root", n, i, h)
+			}
+		}
+	}
+}
+
+// A checkpoint proof built from its leaf's segment and the kept roots of
+// every segment is the branch and root of the whole tree, for every leaf
+// of trees of 1 to 70 leaves in segments of 4 and 8 (the segment at the
+// end full, partial, or a single leaf), asked in an order that makes the
+// kept roots change with the checkpoint.
+func TestCheckpointBranchIsTheWholeTreesBranch(t *testing.T) {
+	all := make([]chainhash.Hash, 70)
+	for i := range all {
+		all[i] = chainhash.DoubleHashH([]byte{byte(i), 'c', 'p'})
+	}
+	for _, depth := range []int{2, 3} {
+		var trees checkpointTrees
+		for _, n := range []int{70, 1, 5, 8, 9, 33, 17, 16, 64, 65, 40, 41, 40} {
+			leaves := all[:n]
+			for i := range leaves {
+				wantBranch, wantRoot := merkleBranch(leaves, i)
+				branch, root := trees.branch(leaves, i, depth)
+				if root != wantRoot || !slices.Equal(branch, wantBranch) {
+					t.Fatalf("segments of %d, %d leaves, leaf %d: branch %v root %s; the whole tree's %v %s",
+						1<<depth, n, i, branch, root, wantBranch, wantRoot)
+				}
 			}
 		}
 	}
@@ -97,4 +124,25 @@ func TestReadLine(t *testing.T) {
 	if _, err := readLine(r, 50); !errors.Is(err, errLineTooLong) {
 		t.Fatalf("a 101-byte line under a limit of 50: %v", err)
 	}
+}
+
+// BenchmarkCheckpointProof proves a header below a checkpoint of mainnet's
+// size, over the whole tree and from the kept segments' roots.
+func BenchmarkCheckpointProof(b *testing.B) {
+	leaves := make([]chainhash.Hash, 870_000)
+	for i := range leaves {
+		leaves[i] = chainhash.DoubleHashH([]byte{byte(i), byte(i >> 8), byte(i >> 16)})
+	}
+	b.Run("whole-tree", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			merkleBranch(leaves, i*7919%len(leaves))
+		}
+	})
+	b.Run("segments", func(b *testing.B) {
+		var trees checkpointTrees
+		trees.branch(leaves, 0, checkpointDepth) // the roots, kept once
+		for i := 0; b.Loop(); i++ {
+			trees.branch(leaves, i*7919%len(leaves), checkpointDepth)
+		}
+	})
 }

@@ -163,8 +163,66 @@ func (s *Server) checkpointProof(ctx context.Context, height, cp uint32) (proof,
 	if err != nil {
 		return proof{}, err
 	}
-	branch, root := merkleBranch(hashes, int(height))
+	branch, root := s.checkpoints.branch(hashes, int(height), checkpointDepth)
 	return proof{root: root.String(), branch: hashStrings(branch)}, nil
+}
+
+// checkpointDepth is the levels of a checkpoint's tree a proof computes
+// from the block hashes: the branch's lower part, from the 2,048 leaves of
+// the proved header's segment. The segments' roots, above, are computed
+// once for a checkpoint and kept, so a proof near mainnet's tip hashes
+// about 2,000 pairs rather than the 800,000 of the whole tree; a wallet
+// asks for one with each chunk of headers below its checkpoint.
+const checkpointDepth = 11
+
+// checkpointTrees keeps the segments' roots of the last checkpoint
+// proved, known by its height and block hash.
+type checkpointTrees struct {
+	mu    sync.Mutex
+	cp    int
+	hash  chainhash.Hash
+	roots []chainhash.Hash
+}
+
+// branch is merkleBranch(leaves, i) for a checkpoint's block hashes,
+// computed from the segment of leaf i (2^depth leaves) and the kept roots
+// of every segment.
+func (t *checkpointTrees) branch(leaves []chainhash.Hash, i, depth int) ([]chainhash.Hash, chainhash.Hash) {
+	segment := 1 << depth
+	if len(leaves) <= segment {
+		return merkleBranch(leaves, i)
+	}
+	t.mu.Lock()
+	if t.cp != len(leaves)-1 || t.hash != leaves[len(leaves)-1] || t.roots == nil {
+		t.roots = t.roots[:0]
+		for start := 0; start < len(leaves); start += segment {
+			_, root := segmentBranch(leaves[start:min(start+segment, len(leaves))], 0, depth)
+			t.roots = append(t.roots, root)
+		}
+		t.cp, t.hash = len(leaves)-1, leaves[len(leaves)-1]
+	}
+	upper, root := merkleBranch(t.roots, i/segment)
+	t.mu.Unlock()
+	start := i / segment * segment
+	lower, _ := segmentBranch(leaves[start:min(start+segment, len(leaves))], i-start, depth)
+	return append(lower, upper...), root
+}
+
+// segmentBranch is the lower depth levels of a tree of more leaves than
+// these, which begin at a multiple of 2^depth: the branch from leaf i and
+// the node above them all. Every level pairs an odd last node with itself,
+// a lone one too, as the whole tree's level, whose other nodes are even
+// in number, does.
+func segmentBranch(leaves []chainhash.Hash, i, depth int) (branch []chainhash.Hash, root chainhash.Hash) {
+	level := append([]chainhash.Hash(nil), leaves...)
+	for range depth {
+		if len(level)%2 == 1 {
+			level = append(level, level[len(level)-1])
+		}
+		branch = append(branch, level[i^1])
+		level, i = pairUp(level), i/2
+	}
+	return branch, level[0]
 }
 
 // hashCache holds the chain's block hashes by height, for checkpoint
@@ -231,16 +289,21 @@ func merkleBranch(leaves []chainhash.Hash, i int) (branch []chainhash.Hash, root
 			level = append(level, level[len(level)-1])
 		}
 		branch = append(branch, level[i^1])
-		next := make([]chainhash.Hash, len(level)/2)
-		for k := range next {
-			var pair [64]byte
-			copy(pair[:32], level[2*k][:])
-			copy(pair[32:], level[2*k+1][:])
-			next[k] = chainhash.DoubleHashH(pair[:])
-		}
-		level, i = next, i/2
+		level, i = pairUp(level), i/2
 	}
 	return branch, level[0]
+}
+
+// pairUp is the level above level, of even length: each pair's hash.
+func pairUp(level []chainhash.Hash) []chainhash.Hash {
+	next := make([]chainhash.Hash, len(level)/2)
+	for k := range next {
+		var pair [64]byte
+		copy(pair[:32], level[2*k][:])
+		copy(pair[32:], level[2*k+1][:])
+		next[k] = chainhash.DoubleHashH(pair[:])
+	}
+	return next
 }
 
 // hashStrings are hashes as the protocol prints them: reversed hex, as

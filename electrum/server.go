@@ -163,10 +163,12 @@ type Server struct {
 	// genesis is the network's genesis block hash.
 	genesis chainhash.Hash
 
-	pool    mempoolCache
-	blocks  blockCache
-	hashes  hashCache
-	metrics *metrics
+	pool   mempoolCache
+	blocks blockCache
+	hashes hashCache
+	// checkpoints keeps what checkpoint proofs share (headers.go).
+	checkpoints checkpointTrees
+	metrics     *metrics
 
 	mu        sync.Mutex
 	conns     map[*conn]struct{}
