@@ -1,7 +1,6 @@
 package blockbook
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"net/http"
@@ -314,43 +313,13 @@ type pendingOutput struct {
 }
 
 // mempoolOf finds the store's unmined transactions that pay to or spend
-// from addrDesc, oldest first. It reads every unmined transaction: the
-// store keeps no address index of them.
+// from addrDesc, oldest first, from the mempool's view.
 func (a *API) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, error) {
-	list, err := utxo.Mempool(ctx, a.reads)
+	v, err := a.mempool(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []pendingTx
-	seen := map[chainhash.Hash]bool{}
-	for _, u := range list {
-		seen[u.TxID] = true
-		meta, err := a.reads.Get(ctx, u.TxID, utxo.FieldTx)
-		if err != nil || meta.Tx == nil {
-			continue // mined or deleted since the scan
-		}
-		tx := meta.Tx.Msg
-		p := pendingTx{txid: u.TxID, lockTime: tx.LockTime}
-		for i, o := range tx.TxOut {
-			if bytes.Equal(index.AddrDesc(o.PkScript), addrDesc) {
-				p.outputs = append(p.outputs, pendingOutput{vout: uint32(i), value: uint64(o.Value)})
-				p.delta += o.Value
-			}
-		}
-		prevs, err := a.prevOutputs(ctx, tx)
-		if err != nil {
-			return nil, err
-		}
-		for i, prev := range prevs {
-			if prev != nil && bytes.Equal(prev.addrDesc, addrDesc) {
-				p.spends = append(p.spends, tx.TxIn[i].PreviousOutPoint)
-				p.delta -= int64(prev.value)
-			}
-		}
-		if len(p.outputs) > 0 || len(p.spends) > 0 {
-			out = append(out, p)
-		}
-	}
+	out := append([]pendingTx(nil), v.byAddr[string(addrDesc)]...)
 	// A spend the store took without the spending transaction (Spend
 	// alone) shows only on the spent outputs.
 	byRecord, err := a.spentUnconfirmed(ctx, addrDesc)
@@ -358,7 +327,7 @@ func (a *API) mempoolOf(ctx context.Context, addrDesc []byte) ([]pendingTx, erro
 		return nil, err
 	}
 	for _, p := range byRecord {
-		if !seen[p.txid] {
+		if _, seen := v.touched[p.txid]; !seen {
 			out = append(out, p)
 		}
 	}

@@ -121,6 +121,8 @@ type API struct {
 	node   Node // nil when none is plugged in (SetNode)
 	hub    wsHub
 	pusher *mempoolPusher
+	// pool keeps the view of the store's unmined transactions.
+	pool mempoolCache
 }
 
 // New builds the API over reads.

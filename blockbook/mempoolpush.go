@@ -41,7 +41,7 @@ func (a *API) pushMempool() {
 	defer close(a.pusher.stopped)
 	tick := time.NewTicker(mempoolPollEvery)
 	defer tick.Stop()
-	var seen map[chainhash.Hash]int64 // nil while nobody subscribes
+	var seen map[chainhash.Hash]map[string]pendingTx // nil while nobody subscribes
 	var lastChanges uint64
 	for {
 		select {
@@ -58,41 +58,21 @@ func (a *API) pushMempool() {
 		if seen != nil && changes == lastChanges {
 			continue
 		}
-		now, err := a.unminedIDs()
+		ctx, cancel := context.WithTimeout(context.Background(), a.opts.RequestTimeout)
+		v, err := a.mempool(ctx)
+		cancel()
 		if err != nil {
 			continue // looked for again at the next tick
 		}
 		lastChanges = changes
-		for id, createdAt := range now {
-			if _, old := seen[id]; old || seen == nil && createdAt < since.UnixMilli() {
+		for i, id := range v.ids {
+			if _, old := seen[id]; old || seen == nil && v.createdAt[i] < since.UnixMilli() {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), a.opts.RequestTimeout)
 			a.NotifyTx(ctx, id)
 			cancel()
 		}
-		seen = now
-	}
-}
-
-// unminedIDs lists the ids of the store's unmined transactions, with when
-// the store took each (Unix milliseconds).
-func (a *API) unminedIDs() (map[chainhash.Hash]int64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), a.opts.RequestTimeout)
-	defer cancel()
-	it, err := a.reads.GetUnminedTxIterator(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ids := map[chainhash.Hash]int64{}
-	for {
-		u, err := it.Next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if u == nil {
-			return ids, nil
-		}
-		ids[u.TxID] = u.CreatedAt
+		seen = v.touched
 	}
 }

@@ -224,3 +224,72 @@ func TestAnUnminedTransactionIsPushedToItsAddressSubscribers(t *testing.T) {
 		t.Fatalf("pushed %+v, want transaction %s to %s", push, spend.TxHash(), address)
 	}
 }
+
+// TestAnAddressPageReadsEachUnminedTransactionOnce: the unconfirmed part
+// of an address's page comes from a view of the store's unmined
+// transactions, each read once when it first shows up, so a second page
+// over an unchanged mempool reads none of them again, and a transaction
+// added since is the only one read. Every page used to read every unmined
+// transaction of the store, whatever the address.
+func TestAnAddressPageReadsEachUnminedTransactionOnce(t *testing.T) {
+	ctx := context.Background()
+	path := indexedPath(t)
+	chainBlocks := server.MainnetChainBlocks(t, 2)
+	for height, b := range chainBlocks {
+		if err := path.Connect(ctx, b, uint32(height)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet"})
+	base := "http://" + srv.HTTPAddr()
+	const address = "1BoatSLRHtKNngkdXEeobR76b53LETtpyT"
+	addr, err := btcutil.DecodeAddress(address, &chaincfg.MainNetParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := txscript.PayToAddrScript(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pay := func(vout uint32) {
+		t.Helper()
+		tx := wire.NewMsgTx(1)
+		tx.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainBlocks[1].Txs[0].ID, Index: vout}, []byte{0x51}, nil))
+		tx.AddTxOut(wire.NewTxOut(1000, script))
+		if _, err := path.Store().Create(ctx, chain.NewTx(tx), 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := func(want int) {
+		t.Helper()
+		resp, err := http.Get(base + "/api/v2/address/" + address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var a struct {
+			UnconfirmedTxs int `json:"unconfirmedTxs"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("address page: HTTP %d, %v", resp.StatusCode, err)
+		}
+		if a.UnconfirmedTxs != want {
+			t.Fatalf("the page shows %d unconfirmed transactions, want %d", a.UnconfirmedTxs, want)
+		}
+	}
+	for vout := range uint32(3) {
+		pay(vout)
+	}
+	page(3)
+	before := operations(t, base, "Get")
+	page(3)
+	if n := operations(t, base, "Get") - before; n != 0 {
+		t.Fatalf("a second page over the same mempool read %d transactions", n)
+	}
+	pay(3)
+	before = operations(t, base, "Get")
+	page(4)
+	if n := operations(t, base, "Get") - before; n != 1 {
+		t.Fatalf("a page after one more transaction read %d transactions, want 1", n)
+	}
+}
