@@ -102,12 +102,23 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 	if !keepsDataInDir(d.engine) { // the engines that copy themselves
 		return res, &engine.CannotCopyError{Engine: d.engine}
 	}
-	// A copy inside the data directory would be copied into itself.
+	// A copy inside the data directory would be copied into itself. The
+	// paths are compared with their links resolved, so that neither a
+	// link to the data directory nor one to DIR's parent hides it; DIR
+	// itself may not exist yet, its parent does (server.CheckBackupDir).
 	data, err := filepath.Abs(d.data)
 	if err != nil {
 		return res, err
 	}
-	if rel, err := filepath.Rel(data, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	realData, err := filepath.EvalSymlinks(data)
+	if err != nil {
+		return res, err
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(dir))
+	if err != nil {
+		return res, fmt.Errorf("backup: %w", err)
+	}
+	if rel, err := filepath.Rel(realData, filepath.Join(parent, filepath.Base(dir))); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return res, &server.BackupDirError{Dir: dir, Reason: "is inside the daemon's data directory " + data}
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
