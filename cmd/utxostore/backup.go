@@ -161,14 +161,17 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 			return err
 		}
 		if d.st.index != nil {
-			if err := d.st.index.CopyTo(filepath.Join(tmp, "index")); err != nil {
-				return err
-			}
+			err = d.st.index.CopyTo(filepath.Join(tmp, "index"))
+		} else {
+			err = d.copyUnopened("index", tmp)
+		}
+		if err != nil {
+			return err
 		}
 		if d.st.blocks != nil {
 			return d.st.blocks.CopyTo(filepath.Join(tmp, "blocks"))
 		}
-		return nil
+		return d.copyUnopened("blocks", tmp)
 	})
 	if err != nil {
 		return res, fmt.Errorf("backup: %w", err)
@@ -188,6 +191,19 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 		return res, fmt.Errorf("backup: %w", err)
 	}
 	return res, fsutil.SyncDir(filepath.Dir(dir))
+}
+
+// copyUnopened copies DATA/name, a store kept beside the UTXO store that
+// this daemon has not opened (one served without --index), into tmp as it
+// lies: nothing writes it while the daemon holds the directory, and the
+// copy is the whole data directory, so that the copy's index is no further
+// behind than the data directory's own.
+func (d *daemonSnapshots) copyUnopened(name, tmp string) error {
+	src := filepath.Join(d.data, name)
+	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return fsutil.CopyTree(src, filepath.Join(tmp, name), nil)
 }
 
 // SpoolDir implements server.Snapshots: the data directory (the system's
