@@ -102,12 +102,23 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 	if !keepsDataInDir(d.engine) { // the engines that copy themselves
 		return res, &engine.CannotCopyError{Engine: d.engine}
 	}
-	// A copy inside the data directory would be copied into itself.
+	// A copy inside the data directory would be copied into itself. The
+	// paths are compared with their links resolved, so that neither a
+	// link to the data directory nor one to DIR's parent hides it; DIR
+	// itself may not exist yet, its parent does (server.CheckBackupDir).
 	data, err := filepath.Abs(d.data)
 	if err != nil {
 		return res, err
 	}
-	if rel, err := filepath.Rel(data, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	realData, err := filepath.EvalSymlinks(data)
+	if err != nil {
+		return res, err
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(dir))
+	if err != nil {
+		return res, fmt.Errorf("backup: %w", err)
+	}
+	if rel, err := filepath.Rel(realData, filepath.Join(parent, filepath.Base(dir))); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return res, &server.BackupDirError{Dir: dir, Reason: "is inside the daemon's data directory " + data}
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
@@ -150,14 +161,17 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 			return err
 		}
 		if d.st.index != nil {
-			if err := d.st.index.CopyTo(filepath.Join(tmp, "index")); err != nil {
-				return err
-			}
+			err = d.st.index.CopyTo(filepath.Join(tmp, "index"))
+		} else {
+			err = d.copyUnopened("index", tmp)
+		}
+		if err != nil {
+			return err
 		}
 		if d.st.blocks != nil {
 			return d.st.blocks.CopyTo(filepath.Join(tmp, "blocks"))
 		}
-		return nil
+		return d.copyUnopened("blocks", tmp)
 	})
 	if err != nil {
 		return res, fmt.Errorf("backup: %w", err)
@@ -177,6 +191,19 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 		return res, fmt.Errorf("backup: %w", err)
 	}
 	return res, fsutil.SyncDir(filepath.Dir(dir))
+}
+
+// copyUnopened copies DATA/name, a store kept beside the UTXO store that
+// this daemon has not opened (one served without --index), into tmp as it
+// lies: nothing writes it while the daemon holds the directory, and the
+// copy is the whole data directory, so that the copy's index is no further
+// behind than the data directory's own.
+func (d *daemonSnapshots) copyUnopened(name, tmp string) error {
+	src := filepath.Join(d.data, name)
+	if _, err := os.Stat(src); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return fsutil.CopyTree(src, filepath.Join(tmp, name), nil)
 }
 
 // SpoolDir implements server.Snapshots: the data directory (the system's

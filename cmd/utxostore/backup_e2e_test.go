@@ -164,7 +164,9 @@ func sameFiles(t *testing.T, a, b string) {
 }
 
 // TestBackupRefusals: a backup with no daemon, into a directory that holds
-// files or lies inside the data directory, of a store that holds no block
+// files or lies inside the data directory (named as it is, or through a
+// link, which the check once took for another place, so that the copy was
+// written inside the data directory), of a store that holds no block
 // or of an engine that keeps no files gives a clear error and writes nothing: the target is as it was
 // and no temporary directory is left beside it.
 func TestBackupRefusals(t *testing.T) {
@@ -180,6 +182,12 @@ func TestBackupRefusals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(full, "keep"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A link to the data directory leads a target inside it while its
+	// path names another place.
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, server, target, want string
 	}{
@@ -188,6 +196,7 @@ func TestBackupRefusals(t *testing.T) {
 		{"an empty store", sozu.grpc, filepath.Join(dir, "new"), "holds no block"},
 		{"the memory engine", memory.grpc, filepath.Join(dir, "new"), "engine memory cannot copy its store"},
 		{"a directory inside the data directory", sozu.grpc, filepath.Join(data, "sozu", "backup"), "is inside the daemon's data directory"},
+		{"a directory inside the data directory through a link", sozu.grpc, filepath.Join(link, "backup"), "is inside the daemon's data directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := dirstate.Of(t, dir)
@@ -198,6 +207,7 @@ func TestBackupRefusals(t *testing.T) {
 			mustContain(t, "backup's error", stderr, c.want)
 			dirstate.MustBeUnchanged(t, dir, before)
 			noLeftovers(t, filepath.Join(data, "sozu"), "backup")
+			noLeftovers(t, data, "backup")
 		})
 	}
 	if strings.Contains(sozu.log(), "level=ERROR") {
