@@ -16,14 +16,11 @@ import (
 
 // mempoolTx is what the protocol needs of one unmined transaction.
 type mempoolTx struct {
-	txid  chainhash.Hash
-	fee   uint64
-	vsize uint64
-	// unconfirmedParent: it spends an output of another unmined
-	// transaction (its history height is then -1, else 0).
-	unconfirmedParent bool
-	outs              []mempoolOut
-	spends            []mempoolSpend
+	txid   chainhash.Hash
+	fee    uint64
+	vsize  uint64
+	outs   []mempoolOut
+	spends []mempoolSpend
 }
 
 type mempoolOut struct {
@@ -56,10 +53,24 @@ func (t *mempoolTx) touches() []index.ScriptHash {
 }
 
 // mempoolView is the store's unmined transactions as read at one moment.
+// A transaction read once is shared by the views after it, which requests
+// may still be reading: nothing of it changes once read, and what depends
+// on the other transactions (an unmined parent) is the view's to say.
 type mempoolView struct {
 	txs      map[chainhash.Hash]*mempoolTx
 	byScript map[index.ScriptHash][]*mempoolTx
 	spent    map[wire.OutPoint]bool // outputs an unmined transaction spends
+}
+
+// unconfirmedParent says whether t spends an output of another unmined
+// transaction of v (its history height is then -1, else 0).
+func (v *mempoolView) unconfirmedParent(t *mempoolTx) bool {
+	for _, sp := range t.spends {
+		if v.txs[sp.op.Hash] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // mempoolCache holds the last view; it is read again when the store has
@@ -112,12 +123,8 @@ func (s *Server) mempool(ctx context.Context) (*mempoolView, error) {
 	}
 	c.read = nil
 	for _, t := range v.txs {
-		t.unconfirmedParent = false
 		for _, sp := range t.spends {
 			v.spent[sp.op] = true
-			if v.txs[sp.op.Hash] != nil {
-				t.unconfirmedParent = true
-			}
 		}
 		seen := map[index.ScriptHash]bool{}
 		for _, sh := range t.touches() {

@@ -163,7 +163,7 @@ func unconfirmed(v *mempoolView, sh index.ScriptHash) []histEntry {
 	var out []histEntry
 	for _, t := range v.byScript[sh] {
 		e := histEntry{txid: t.txid, fee: t.fee}
-		if t.unconfirmedParent {
+		if v.unconfirmedParent(t) {
 			e.height = -1
 		}
 		out = append(out, e)

@@ -63,3 +63,65 @@ func TestElectrumBoundsAScriptsMempool(t *testing.T) {
 		}
 	}
 }
+
+// TestElectrumGivesAChildOfAnUnminedParentHeightMinusOne: in a script's
+// mempool history a transaction whose parent is mined has height 0 and
+// one spending an unmined transaction's output -1, in each view of the
+// mempool: once the parent's child is added, and again once the parent is
+// gone from the mempool (deleted here) and the child's parent is no
+// longer unmined.
+func TestElectrumGivesAChildOfAnUnminedParentHeightMinusOne(t *testing.T) {
+	ctx := context.Background()
+	path := indexedPath(t)
+	chainBlocks := server.MainnetChainBlocks(t, 2)
+	for height, b := range chainBlocks {
+		if err := path.Connect(ctx, b, uint32(height)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet", ElectrumAddr: "127.0.0.1:0"})
+	pay := []byte{0x51}
+	parent := wire.NewMsgTx(1)
+	parent.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainBlocks[1].Txs[0].ID}, []byte{0x51}, nil))
+	parent.AddTxOut(wire.NewTxOut(49e8, pay))
+	child := wire.NewMsgTx(1)
+	child.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: parent.TxHash()}, []byte{0x51}, nil))
+	child.AddTxOut(wire.NewTxOut(48e8, pay))
+	sum := sha256.Sum256(pay)
+	slices.Reverse(sum[:])
+	sh := hex.EncodeToString(sum[:])
+
+	c, r := dialElectrum(t, srv, 30*time.Second)
+	mempool := func() string {
+		t.Helper()
+		if _, err := fmt.Fprintf(c, `{"jsonrpc":"2.0","id":1,"method":"blockchain.scripthash.get_mempool","params":[%q]}`+"\n", sh); err != nil {
+			t.Fatal(err)
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return line
+	}
+	entry := func(tx *wire.MsgTx, height int) string {
+		return fmt.Sprintf(`{"tx_hash":"%s","height":%d`, tx.TxHash(), height)
+	}
+	if _, err := path.Store().Create(ctx, chain.NewTx(parent), 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := mempool(); !strings.Contains(got, entry(parent, 0)) {
+		t.Fatalf("the parent alone: %s", got)
+	}
+	if _, err := path.Store().Create(ctx, chain.NewTx(child), 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := mempool(); !strings.Contains(got, entry(parent, 0)) || !strings.Contains(got, entry(child, -1)) {
+		t.Fatalf("the parent and its child: %s", got)
+	}
+	if err := path.Store().Delete(ctx, parent.TxHash()); err != nil {
+		t.Fatal(err)
+	}
+	if got := mempool(); strings.Contains(got, parent.TxHash().String()) || !strings.Contains(got, entry(child, 0)) {
+		t.Fatalf("the child once its parent is gone: %s", got)
+	}
+}
