@@ -29,8 +29,9 @@ files are copied.
 
 DIR must not exist or be an empty directory; a relative DIR is taken from
 this command's working directory. The copy is written to a temporary
-directory beside DIR, synced, and renamed to DIR once whole, so a backup
-that fails leaves no DIR. Engines sozu and pebble: a store in memory or in
+directory beside DIR, DIR.tmp-<digits>, synced, and renamed to DIR once
+whole, so a backup that fails leaves no DIR; the next backup into DIR
+removes what a backup killed with the daemon left. Engines sozu and pebble: a store in memory or in
 Redis is refused.
 
 'utxostore serve --data DIR' serves the copy, and 'utxostore info --data
@@ -121,7 +122,10 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 	if rel, err := filepath.Rel(realData, filepath.Join(parent, filepath.Base(dir))); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return res, &server.BackupDirError{Dir: dir, Reason: "is inside the daemon's data directory " + data}
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
+	if err := removeKilledBackups(dir); err != nil {
+		return res, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), backupPrefix(dir))
 	if err != nil {
 		return res, fmt.Errorf("backup: %w", err)
 	}
@@ -191,6 +195,23 @@ func (d *daemonSnapshots) Backup(ctx context.Context, dir string) (res server.Ba
 		return res, fmt.Errorf("backup: %w", err)
 	}
 	return res, fsutil.SyncDir(filepath.Dir(dir))
+}
+
+// backupPrefix starts the name of the temporary directory a backup into
+// dir copies the stores to, beside dir; os.MkdirTemp ends it with digits.
+func backupPrefix(dir string) string { return filepath.Base(dir) + ".tmp-" }
+
+// removeKilledBackups removes the temporary directories that backups into
+// dir left when the daemon was killed or crashed during the copy: a backup
+// removes its own when it fails, so one still there is a dead backup's, a
+// part copy nothing will use that holds up to a whole store's disk. Only
+// names of dir's own pattern go; two backups into one dir at once are not
+// supported, as only one could rename its copy there.
+func removeKilledBackups(dir string) error {
+	if err := fsutil.RemoveTemps(filepath.Dir(dir), backupPrefix(dir)); err != nil {
+		return fmt.Errorf("backup: removing what a backup into %s that did not end left: %w", dir, err)
+	}
+	return nil
 }
 
 // copyUnopened copies DATA/name, a store kept beside the UTXO store that

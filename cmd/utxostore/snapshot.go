@@ -119,7 +119,10 @@ Teranode's <tip hash>.utxo-set and <tip hash>.utxo-headers, each with its
 .sha256 sidecar. The headers need every block's header from the genesis
 block on, which a store loaded from a snapshot lacks.
 
-Nothing is left behind by a dump that fails. The last line on stdout is
+Each file is written under a temporary name beside it, .NAME.partial-<digits>,
+and renamed into place once whole (a Teranode set file last): nothing is
+left behind by a dump that fails, and what a killed dump left is removed
+by the next dump to the same file. The last line on stdout is
 one JSON object: format, path, base_hash, base_height, txouts,
 total_amount, hash_serialized_3 and muhash.
 
@@ -372,15 +375,15 @@ func dumpCore(out, network string, tip utxo.Tip, sorter *snapshot.Sorter, kept *
 	if _, err := os.Lstat(out); err == nil {
 		return coinstats.Summary{}, usagef("%s exists: a dump writes a new file", out)
 	}
-	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".partial-*")
+	if err := removeKilledDumps(out); err != nil {
+		return coinstats.Summary{}, err
+	}
+	f, err := fsutil.CreatePartial(out)
 	if err != nil {
 		return coinstats.Summary{}, err
 	}
 	defer os.Remove(f.Name()) // once renamed, there is nothing to remove
 	defer f.Close()
-	if err := f.Chmod(0o644); err != nil { // CreateTemp's is 0600
-		return coinstats.Summary{}, err
-	}
 	w, err := core.NewWriter(f, core.Header{Network: magic, BaseHash: tip.Hash, Coins: sorter.Count()})
 	if err != nil {
 		return coinstats.Summary{}, err
@@ -392,26 +395,45 @@ func dumpCore(out, network string, tip utxo.Tip, sorter *snapshot.Sorter, kept *
 	if err := w.Close(); err != nil {
 		return coinstats.Summary{}, err
 	}
-	if err := f.Sync(); err != nil {
-		return coinstats.Summary{}, err
-	}
-	if err := f.Close(); err != nil {
-		return coinstats.Summary{}, err
-	}
 	sum := walk.Finalize()
 	if err := matchesKept(sum, kept); err != nil {
 		return sum, err
 	}
-	if err := os.Rename(f.Name(), out); err != nil {
-		return coinstats.Summary{}, err
-	}
-	return sum, fsutil.SyncDir(filepath.Dir(out))
+	return sum, fsutil.PlacePartial(f, out)
 }
 
-// dumpTeranode writes the headers file and the set file in dir, and
-// removes them again when the set does not match kept (matchesKept).
+// removeKilledDumps removes the temporary files that dumps to the files
+// paths left when killed or crashed (fsutil.PartialPrefix): a dump removes
+// its own when it fails, so one still there is a dead dump's, part of a
+// file nothing will read. Only names of paths' own pattern go; two dumps
+// to one file at once are not supported, as only one could rename its
+// file there.
+func removeKilledDumps(paths ...string) error {
+	for _, path := range paths {
+		if err := fsutil.RemoveTemps(filepath.Dir(path), fsutil.PartialPrefix(path)); err != nil {
+			return fmt.Errorf("removing what a dump to %s that did not end left: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// dumpTeranode writes the headers file and the set file in dir, each under
+// a temporary name until both are whole and the set matches kept
+// (matchesKept). The set file is renamed into place last: a headers file
+// without the set file of its block is what a dump killed between the two
+// renames left, and is replaced.
 func dumpTeranode(dir string, tip utxo.Tip, headers []teranode.BlockIndex, sorter *snapshot.Sorter, kept *coinstats.Summary) (sum coinstats.Summary, err error) {
 	base := filepath.Join(dir, tip.Hash.String())
+	if err := removeKilledDumps(base+teranode.ExtHeaders, base+teranode.ExtSet); err != nil {
+		return sum, err
+	}
+	if _, err := os.Lstat(base + teranode.ExtSet); errors.Is(err, os.ErrNotExist) {
+		for _, name := range []string{base + teranode.ExtHeaders, base + teranode.ExtHeaders + teranode.ExtSidecar} {
+			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return sum, err
+			}
+		}
+	}
 	hf, err := teranode.Create(base + teranode.ExtHeaders)
 	if err != nil {
 		return sum, err
@@ -438,9 +460,6 @@ func dumpTeranode(dir string, tip utxo.Tip, headers []teranode.BlockIndex, sorte
 			return sum, err
 		}
 	}
-	if err := hf.Close(); err != nil {
-		return sum, err
-	}
 	setHeader := teranode.SetHeader{BlockHash: tip.Hash, Height: tip.Height}
 	if tip.Height > 0 {
 		setHeader.PrevHash = headers[tip.Height].Header.PrevBlock
@@ -460,10 +479,10 @@ func dumpTeranode(dir string, tip utxo.Tip, headers []teranode.BlockIndex, sorte
 	if err := matchesKept(sum, kept); err != nil {
 		return sum, err
 	}
-	if err := sf.Close(); err != nil {
+	if err := hf.Close(); err != nil {
 		return sum, err
 	}
-	return sum, fsutil.SyncDir(dir)
+	return sum, sf.Close()
 }
 
 // chainHeaders returns the blocks of the store's chain from the genesis
@@ -607,19 +626,8 @@ func loadingPrefix(final string) string { return "." + filepath.Base(final) + ".
 // directory at once are not supported, as only one could move its store
 // there.
 func removeKilledLoads(final string) error {
-	parent, prefix := filepath.Dir(final), loadingPrefix(final)
-	entries, err := os.ReadDir(parent)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		suffix, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || !e.IsDir() || suffix == "" || strings.Trim(suffix, "0123456789") != "" {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Join(parent, e.Name())); err != nil {
-			return fmt.Errorf("removing %s, left by a load into %s that did not end: %w", e.Name(), final, err)
-		}
+	if err := fsutil.RemoveTemps(filepath.Dir(final), loadingPrefix(final)); err != nil {
+		return fmt.Errorf("removing what a load into %s that did not end left: %w", final, err)
 	}
 	return nil
 }

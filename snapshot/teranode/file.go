@@ -36,18 +36,25 @@ const (
 	ExtSidecar = ".sha256"
 )
 
-// File is a file being written, hashed as it goes; Close writes its
-// sidecar.
+// File is a file being written, hashed as it goes, under a temporary name
+// beside its path (fsutil.CreatePartial); Close renames it to its path and
+// writes its sidecar.
 type File struct {
-	f    *os.File
-	w    *bufio.Writer
-	sum  hash.Hash
-	path string
+	f      *os.File
+	w      *bufio.Writer
+	sum    hash.Hash
+	path   string
+	placed bool
 }
 
-// Create creates path (which must not exist) for writing.
+// Create starts the file path, which must not exist, under a temporary
+// name beside it: a write killed before Close leaves nothing under path
+// (only the temporary file, named by fsutil.PartialPrefix(path)).
 func Create(path string) (*File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if _, err := os.Lstat(path); err == nil {
+		return nil, &os.PathError{Op: "create", Path: path, Err: os.ErrExist}
+	}
+	f, err := fsutil.CreatePartial(path)
 	if err != nil {
 		return nil, err
 	}
@@ -57,27 +64,31 @@ func Create(path string) (*File, error) {
 
 func (f *File) Write(p []byte) (int, error) { return f.w.Write(p) }
 
-// Close makes the file durable and writes its sidecar, PATH.sha256, as
-// Teranode's file store does: "<hex SHA-256>  <file name>\n".
+// Close makes the file durable, renames it to its path and writes its
+// sidecar, PATH.sha256, as Teranode's file store does:
+// "<hex SHA-256>  <file name>\n".
 func (f *File) Close() error {
-	err := f.w.Flush()
-	if err == nil {
-		err = f.f.Sync()
-	}
-	if cerr := f.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := f.w.Flush(); err != nil {
+		f.f.Close()
 		return err
 	}
+	if err := fsutil.PlacePartial(f.f, f.path); err != nil {
+		return err
+	}
+	f.placed = true
 	line := fmt.Sprintf("%x  %s\n", f.sum.Sum(nil), filepath.Base(f.path))
 	return fsutil.WriteFileAtomic(f.path+ExtSidecar, []byte(line))
 }
 
-// Abort closes and removes the file, for a write that failed.
+// Abort closes and removes the file, under its temporary name or, once
+// Close placed it, its path, for a write that failed.
 func (f *File) Abort() {
 	f.f.Close()
-	os.Remove(f.path)
+	if f.placed {
+		os.Remove(f.path)
+		return
+	}
+	os.Remove(f.f.Name())
 }
 
 // CheckSidecar compares sum, the SHA-256 of the file at path, with the one
