@@ -87,9 +87,9 @@ type Follower struct {
 	caughtUp                atomic.Bool
 	// proto is the network's family's part of the protocol.
 	proto *protocol
-	// outbox carries Relay's transactions to the connected session; nil
-	// while none is.
-	outbox atomic.Pointer[chan *chain.Tx]
+	// relays is the connected session's way in for Relay's transactions;
+	// nil while none is.
+	relays atomic.Pointer[relays]
 	// ban is the peer's ban; nil when it has none.
 	ban atomic.Pointer[Ban]
 	// headersAhead is how far the peer's headers kept run past the

@@ -114,9 +114,9 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 		}
 	}()
 
-	outbox := make(chan *chain.Tx, 16)
-	f.outbox.Store(&outbox)
-	defer f.outbox.Store(nil)
+	in := &relays{txs: make(chan relay), ended: make(chan struct{})}
+	f.relays.Store(in)
+	defer func() { f.relays.Store(nil); close(in.ended) }()
 	f.log.Info(fmt.Sprintf("connected to peer %s (%s, height %d)", f.cfg.Peer, c.peer.UserAgent, c.peer.LastBlock))
 	if err := s.start(ctx); err != nil {
 		return true, err
@@ -137,8 +137,13 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 			if err := s.handle(ctx, ev); err != nil {
 				return true, err
 			}
-		case tx := <-outbox:
-			if err := c.sendRaw(wire.CmdTx, tx.Raw); err != nil {
+		case r := <-in.txs:
+			err := c.sendRaw(wire.CmdTx, r.tx.Raw)
+			if err != nil {
+				err = fmt.Errorf("sending transaction %s to the peer: %w", r.tx.ID, err)
+			}
+			r.sent <- err
+			if err != nil {
 				return true, err
 			}
 		case now := <-stall.C:
