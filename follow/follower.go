@@ -46,9 +46,10 @@ type Config struct {
 	MaxBackoff time.Duration
 	// StallTimeout drops a peer that sends nothing at all this long (it is
 	// pinged every half of it), that leaves getheaders unanswered this
-	// long, or that sends no block, nor any byte of a large one, this long
-	// while blocks are asked of it: a gigabyte block on a slow link takes
-	// long, and is no stall while it keeps coming.
+	// long, or that sends no block, nor any byte of a large one asked for,
+	// this long while blocks are asked of it: a gigabyte block on a slow
+	// link takes long, and is no stall while it keeps coming; the bytes
+	// of a block nobody asked for are none.
 	StallTimeout time.Duration
 	// BanDuration is how long a peer that sent invalid data is banned: no
 	// connection to it meanwhile (DefaultBanDuration when zero; a negative
