@@ -68,10 +68,10 @@ type conn struct {
 	// peer is the peer's version message.
 	peer *wire.MsgVersion
 	wmu  sync.Mutex
-	// blockBytesAt is when bytes of a block message being staged last
-	// arrived (Unix nanoseconds), 0 between such messages: a large block
-	// takes long to arrive, and is no stall while it keeps coming.
-	blockBytesAt atomic.Int64
+	// staging is the block message being staged, nil between such
+	// messages: a large block takes long to arrive, and is no stall while
+	// it keeps coming (if it was asked for: the session judges).
+	staging atomic.Pointer[stagingBlock]
 	// heardAt is when the last message arrived (Unix nanoseconds), or the
 	// handshake ended.
 	heardAt atomic.Int64
@@ -337,9 +337,11 @@ func (c *conn) stageBlock(h msgHeader) (any, error) {
 		return nil, err
 	}
 	blockHash := chainhash.DoubleHashH(head)
+	staging := &stagingBlock{hash: blockHash}
+	c.staging.Store(staging)
+	defer c.staging.Store(nil)
 	var sum hash.Hash
-	src := io.Reader(&progress{r: c.r, at: &c.blockBytesAt})
-	defer c.blockBytesAt.Store(0)
+	src := io.Reader(&progress{r: c.r, at: &staging.bytesAt})
 	if !h.extended {
 		sum = sha256.New()
 		src = io.TeeReader(src, sum)
@@ -354,6 +356,13 @@ func (c *conn) stageBlock(h msgHeader) (any, error) {
 		}
 	}
 	return blockMsg{staged: st}, nil
+}
+
+// stagingBlock is a block message being staged: its block's hash, and
+// when its bytes last arrived (Unix nanoseconds, 0 before any).
+type stagingBlock struct {
+	hash    chainhash.Hash
+	bytesAt atomic.Int64
 }
 
 // progress records when its reader last yielded bytes.

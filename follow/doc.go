@@ -13,7 +13,8 @@
 // blockpath), which keeps them, connects them and indexes them; when the
 // path names a block a derived store lacks (Path.Next below the store's
 // tip), the follower asks the node for the store's own block again.
-// Relay sends a transaction the other way.
+// Relay sends a transaction the other way, and reports it sent only once
+// the session has written it to the connection.
 //
 // # The family's protocols
 //

@@ -46,9 +46,10 @@ type Config struct {
 	MaxBackoff time.Duration
 	// StallTimeout drops a peer that sends nothing at all this long (it is
 	// pinged every half of it), that leaves getheaders unanswered this
-	// long, or that sends no block, nor any byte of a large one, this long
-	// while blocks are asked of it: a gigabyte block on a slow link takes
-	// long, and is no stall while it keeps coming.
+	// long, or that sends no block, nor any byte of a large one asked for,
+	// this long while blocks are asked of it: a gigabyte block on a slow
+	// link takes long, and is no stall while it keeps coming; the bytes
+	// of a block nobody asked for are none.
 	StallTimeout time.Duration
 	// BanDuration is how long a peer that sent invalid data is banned: no
 	// connection to it meanwhile (DefaultBanDuration when zero; a negative
@@ -87,9 +88,9 @@ type Follower struct {
 	caughtUp                atomic.Bool
 	// proto is the network's family's part of the protocol.
 	proto *protocol
-	// outbox carries Relay's transactions to the connected session; nil
-	// while none is.
-	outbox atomic.Pointer[chan *chain.Tx]
+	// relays is the connected session's way in for Relay's transactions;
+	// nil while none is.
+	relays atomic.Pointer[relays]
 	// ban is the peer's ban; nil when it has none.
 	ban atomic.Pointer[Ban]
 	// headersAhead is how far the peer's headers kept run past the

@@ -3,6 +3,7 @@ package follow
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/utxo"
@@ -29,22 +30,50 @@ func (f *Follower) applyUnmined(ctx context.Context, tx *chain.Tx) error {
 	return nil
 }
 
-// ErrNotConnected is Relay's answer while no connection to the peer is up.
+// ErrNotConnected is Relay's answer while no connection to the peer is up,
+// or when the connection ends before the transaction is written to it.
 var ErrNotConnected = errors.New("not connected to the peer: the transaction was not relayed")
+
+// relays is a session's way in for Relay's transactions: the session
+// takes each from txs (unbuffered, so one it never takes is never
+// reported sent) and answers on its relay's sent once it has written it to
+// the connection, or failed to; ended is closed when the session ends.
+type relays struct {
+	txs   chan relay
+	ended chan struct{}
+}
+
+type relay struct {
+	tx   *chain.Tx
+	sent chan error // buffered: the session never waits on Relay
+}
 
 // Relay stores a transaction as unmined, as it does the peer's (a double
 // spend is refused, and not relayed), then sends it to the peer, which
-// relays it on if it accepts it.
+// relays it on if it accepts it. It returns nil only once the transaction
+// is written to the connection; ErrNotConnected when there is none, or
+// the connection ends before the transaction is written to it.
 func (f *Follower) Relay(ctx context.Context, tx *chain.Tx) error {
-	outbox := f.outbox.Load()
-	if outbox == nil {
+	in := f.relays.Load()
+	if in == nil {
 		return ErrNotConnected
 	}
 	if err := f.applyUnmined(ctx, tx); err != nil && !errors.Is(err, model.ErrTxExists) {
 		return err
 	}
+	r := relay{tx: tx, sent: make(chan error, 1)}
 	select {
-	case *outbox <- tx:
+	case in.txs <- r:
+	case <-in.ended:
+		return ErrNotConnected
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-r.sent:
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNotConnected, err)
+		}
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

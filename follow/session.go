@@ -114,9 +114,9 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 		}
 	}()
 
-	outbox := make(chan *chain.Tx, 16)
-	f.outbox.Store(&outbox)
-	defer f.outbox.Store(nil)
+	in := &relays{txs: make(chan relay), ended: make(chan struct{})}
+	f.relays.Store(in)
+	defer func() { f.relays.Store(nil); close(in.ended) }()
 	f.log.Info(fmt.Sprintf("connected to peer %s (%s, height %d)", f.cfg.Peer, c.peer.UserAgent, c.peer.LastBlock))
 	if err := s.start(ctx); err != nil {
 		return true, err
@@ -137,8 +137,13 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 			if err := s.handle(ctx, ev); err != nil {
 				return true, err
 			}
-		case tx := <-outbox:
-			if err := c.sendRaw(wire.CmdTx, tx.Raw); err != nil {
+		case r := <-in.txs:
+			err := c.sendRaw(wire.CmdTx, r.tx.Raw)
+			if err != nil {
+				err = fmt.Errorf("sending transaction %s to the peer: %w", r.tx.ID, err)
+			}
+			r.sent <- err
+			if err != nil {
 				return true, err
 			}
 		case now := <-stall.C:
@@ -365,10 +370,13 @@ func (s *session) onInv(m *wire.MsgInv) error {
 // ever reports); one that left getheaders unanswered for StallTimeout;
 // or one that has sent no block, nor any byte of one, for StallTimeout
 // while blocks are asked of it: a large block that keeps arriving,
-// however long it takes, is no stall.
+// however long it takes, is no stall. Only the bytes of a block asked for
+// count: a peer trickling one nobody asked for would otherwise hold the
+// session forever.
 func (s *session) stalled(now time.Time) error {
 	timeout := s.f.cfg.StallTimeout
-	heard := time.Unix(0, max(s.c.heardAt.Load(), s.c.blockBytesAt.Load()))
+	blockBytesAt := s.askedBlockBytesAt()
+	heard := time.Unix(0, max(s.c.heardAt.Load(), blockBytesAt))
 	if heard.Before(s.pingedAt) && now.Sub(s.pingedAt) > timeout/2 && now.Sub(heard) > timeout {
 		return fmt.Errorf("the peer sent nothing for %s, nor answered a ping sent %s ago", now.Sub(heard).Round(time.Millisecond), now.Sub(s.pingedAt).Round(time.Millisecond))
 	}
@@ -379,8 +387,8 @@ func (s *session) stalled(now time.Time) error {
 		return nil
 	}
 	last := s.progressAt
-	if at := s.c.blockBytesAt.Load(); at != 0 && time.Unix(0, at).After(last) {
-		last = time.Unix(0, at)
+	if blockBytesAt != 0 && time.Unix(0, blockBytesAt).After(last) {
+		last = time.Unix(0, blockBytesAt)
 	}
 	if now.Sub(last) <= timeout {
 		return nil
@@ -393,6 +401,19 @@ func (s *session) stalled(now time.Time) error {
 		}
 	}
 	return fmt.Errorf("the peer sent no block for %s while blocks were asked of it (block %s, asked %s ago)", timeout, oldest, now.Sub(oldestAt).Round(time.Millisecond))
+}
+
+// askedBlockBytesAt is when bytes of the block message being staged last
+// arrived (Unix nanoseconds), if its block was asked for; 0 otherwise.
+func (s *session) askedBlockBytesAt() int64 {
+	b := s.c.staging.Load()
+	if b == nil {
+		return 0
+	}
+	if _, asked := s.requested[b.hash]; !asked {
+		return 0
+	}
+	return b.bytesAt.Load()
 }
 
 // ping pings the peer every half StallTimeout, so that a live peer with

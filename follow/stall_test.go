@@ -2,6 +2,8 @@ package follow
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +86,42 @@ func TestStallIsSilenceNotSlowness(t *testing.T) {
 	}
 	if n := testutil.ToFloat64(f.cfg.Metrics.reconnects); n < 1 || withheld.Connections() < 2 {
 		t.Fatalf("a peer withholding the block: %v reconnections, %d connections", n, withheld.Connections())
+	}
+}
+
+// TestAPeerTricklingABlockNobodyAskedForIsDropped: a peer that, asked for
+// blocks, trickles a large block nobody asked for instead (64 KiB every
+// 100ms, 8 seconds for the block) is dropped at the stall timeout. The
+// bytes of any block being staged used to count as progress, so such a
+// peer held the session as long as it kept trickling.
+func TestAPeerTricklingABlockNobodyAskedForIsDropped(t *testing.T) {
+	c := svpeer.Build(t, t.TempDir(), 5<<20, 25_000)
+	_, height := c.Tip()
+	const timeout = 300 * time.Millisecond
+	trickling := &svpeer.Peer{Chain: c, Unasked: height, Pace: 100 * time.Millisecond}
+	logged := make(chan string, 100)
+	f, _ := svFollower(t, trickling.Listen(t), Config{StallTimeout: timeout, MaxBackoff: 10 * time.Millisecond})
+	f.log = slog.New(lineHandler{logged})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() { // before the peer's cleanup, which waits for the connection to end
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	deadline := time.After(10 * timeout)
+	var lines []string
+	for {
+		select {
+		case line := <-logged:
+			lines = append(lines, line)
+			if strings.Contains(line, "reconnecting") {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the peer trickling an unasked block was not dropped within %s (ten stall timeouts); the log:\n%s", 10*timeout, strings.Join(lines, "\n"))
+		}
 	}
 }

@@ -6,6 +6,9 @@
 package peertest
 
 import (
+	"bytes"
+	"encoding/binary"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -24,14 +27,60 @@ type Peer struct {
 	Blocks  map[chainhash.Hash]*wire.MsgBlock
 	// After, when set, is sent raw after the headers.
 	After []byte
+	// Txs, when set, hears of every transaction the peer receives.
+	Txs chan<- *wire.MsgTx
+	// StopAtTx, when set, hears of the header of the first transaction
+	// sent to the peer, which then reads nothing more until Drop: the
+	// sender's write of the transaction goes no further than the
+	// connection's buffers.
+	StopAtTx chan<- struct{}
 
 	connections atomic.Int32
+	mu          sync.Mutex
+	open        map[net.Conn]bool
+	dropped     bool
+	drop        chan struct{}
 }
 
 // Listen serves connections on a free loopback port until the test ends,
 // and returns the address.
 func (p *Peer) Listen(t testing.TB) string {
-	return ServeLoopback(t, &p.connections, p.serve)
+	p.drop = make(chan struct{})
+	addr := ServeLoopback(t, &p.connections, p.serve)
+	t.Cleanup(p.Drop) // before the listener's cleanup, which waits for every connection
+	return addr
+}
+
+// Drop closes the peer's connections, and every later one as soon as it
+// is accepted: the peer is gone.
+func (p *Peer) Drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.dropped {
+		p.dropped = true
+		close(p.drop)
+	}
+	for conn := range p.open {
+		conn.Close()
+	}
+}
+
+// track records an open connection, and reports false once the peer is
+// dropped.
+func (p *Peer) track(conn net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.open == nil {
+		p.open = map[net.Conn]bool{}
+	}
+	p.open[conn] = true
+	return !p.dropped
+}
+
+func (p *Peer) untrack(conn net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.open, conn)
 }
 
 // ServeLoopback calls serve, each in its own goroutine, with every
@@ -66,14 +115,37 @@ func (p *Peer) Connections() int { return int(p.connections.Load()) }
 // serve answers one connection until the other side drops it.
 func (p *Peer) serve(conn net.Conn) {
 	defer conn.Close()
+	if !p.track(conn) {
+		return
+	}
+	defer p.untrack(conn)
 	magic := chaincfg.SimNetParams.Net
 	send := func(msg wire.Message) { _ = wire.WriteMessage(conn, msg, wire.ProtocolVersion, magic) }
 	for {
-		msg, _, err := wire.ReadMessage(conn, wire.ProtocolVersion, magic)
+		// The header first, so that the peer can stop reading at a
+		// transaction's.
+		var header [wire.MessageHeaderSize]byte
+		if _, err := io.ReadFull(conn, header[:]); err != nil {
+			return
+		}
+		if p.StopAtTx != nil && string(bytes.TrimRight(header[4:16], "\x00")) == wire.CmdTx {
+			p.StopAtTx <- struct{}{}
+			<-p.drop
+			return
+		}
+		payload := make([]byte, binary.LittleEndian.Uint32(header[16:20]))
+		if _, err := io.ReadFull(conn, payload); err != nil {
+			return
+		}
+		msg, _, err := wire.ReadMessage(io.MultiReader(bytes.NewReader(header[:]), bytes.NewReader(payload)), wire.ProtocolVersion, magic)
 		if err != nil {
 			return
 		}
 		switch msg := msg.(type) {
+		case *wire.MsgTx:
+			if p.Txs != nil {
+				p.Txs <- msg
+			}
 		case *wire.MsgVersion:
 			me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, wire.SFNodeNetwork)
 			version := wire.NewMsgVersion(me, &msg.AddrMe, 1, 0)

@@ -51,6 +51,10 @@ type Peer struct {
 	// Pace, when set, sends a block streamed from its file in writes of
 	// 64 KiB this far apart: a slow link.
 	Pace time.Duration
+	// Unasked, when set, is a height whose block the peer leaves out of
+	// its headers and sends, unasked, after its first answer to
+	// getheaders, at Pace: a block nobody asked for, trickled.
+	Unasked int32
 
 	connections atomic.Int32
 }
@@ -82,6 +86,7 @@ func (p *Peer) serve(t testing.TB, conn net.Conn) {
 		return w.Flush() == nil
 	}
 	r := bufio.NewReader(conn)
+	unasked := p.Unasked != 0
 	for {
 		msg, _, err := bsvwire.ReadMessage(r, bsvwire.ProtocolVersion, magic)
 		if err != nil {
@@ -104,6 +109,12 @@ func (p *Peer) serve(t testing.TB, conn net.Conn) {
 		case *bsvwire.MsgGetHeaders:
 			if !send(p.headers(msg)) {
 				return
+			}
+			if unasked {
+				unasked = false
+				if !p.sendBlock(t, w, p.Chain.Blocks[p.Unasked].Hash) {
+					return
+				}
 			}
 		case *bsvwire.MsgGetData:
 			for _, iv := range msg.InvList {
@@ -145,7 +156,7 @@ func (p *Peer) headers(get *bsvwire.MsgGetHeaders) *bsvwire.MsgHeaders {
 			break
 		}
 	}
-	for h := from; h < len(p.Chain.Blocks) && len(reply.Headers) < bsvwire.MaxBlockHeadersPerMsg; h++ {
+	for h := from; h < len(p.Chain.Blocks) && (p.Unasked == 0 || h < int(p.Unasked)) && len(reply.Headers) < bsvwire.MaxBlockHeadersPerMsg; h++ {
 		b := p.Chain.Blocks[h]
 		prev, root := bsvhash.Hash(b.Header.PrevBlock), bsvhash.Hash(b.Header.MerkleRoot)
 		hdr := bsvwire.NewBlockHeader(b.Header.Version, &prev, &root, b.Header.Bits, b.Header.Nonce)
