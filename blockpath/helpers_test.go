@@ -87,6 +87,20 @@ func block(t testing.TB, prev chainhash.Hash, height uint32, txs ...*wire.MsgTx)
 	return b
 }
 
+// genesis is regtest's genesis block.
+func genesis(t testing.TB) *chain.Block {
+	t.Helper()
+	var raw bytes.Buffer
+	if err := regtest.GenesisBlock.Serialize(&raw); err != nil {
+		t.Fatal(err)
+	}
+	b, err := chain.ParseBlock(raw.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func merkleRoot(ids []*chainhash.Hash) chainhash.Hash {
 	level := ids
 	for len(level) > 1 {
@@ -124,9 +138,11 @@ func (c *testChains) aboveFork() []*chain.Block {
 
 func newTestChains(t testing.TB) *testChains {
 	const trunk, fork, lenA, lenB = 101, 103, 106, 107
-	var base []*chain.Block
-	prev := chainhash.Hash{}
-	for h := uint32(0); h <= fork; h++ {
+	// The chain starts at regtest's genesis block, the only block 0 a
+	// regtest store takes.
+	base := []*chain.Block{genesis(t)}
+	prev := base[0].Hash
+	for h := uint32(1); h <= fork; h++ {
 		txs := []*wire.MsgTx{coinbase(h, byte(h%7))}
 		if h > trunk {
 			src := base[h-trunk-1].Txs[0]

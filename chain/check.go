@@ -22,6 +22,11 @@ const (
 	// CheckProofOfWork: the header's bits are within the network's limit
 	// and its hash meets the target they encode.
 	CheckProofOfWork Check = "proof of work"
+	// CheckGenesis: the block at height 0 is the network's genesis block,
+	// so that another network's blocks, whose proof of work may well meet
+	// this network's limit, are not taken for this network's chain. Like
+	// the proof of work, it is not checked with [BlockRules.TrustProof].
+	CheckGenesis Check = "genesis block"
 	// CheckCoinbase: the block has transactions, the first is a coinbase
 	// and no other is.
 	CheckCoinbase Check = "coinbase"
@@ -66,8 +71,9 @@ type BlockRules struct {
 	// accepts any size.
 	MaxBlockSize uint64
 	// TrustProof skips the proof-of-work and merkle root checks, the costly
-	// ones, for blocks the caller has validated already. The structure
-	// checks still run.
+	// ones, for blocks the caller has validated already, and the genesis
+	// check: the caller vouches for the blocks, their network included. The
+	// structure checks still run.
 	TrustProof bool
 }
 
@@ -153,6 +159,10 @@ func (r BlockRules) begin(info *BlockInfo, height uint32) (*blockCheck, error) {
 		header := btcutil.NewBlock(&wire.MsgBlock{Header: info.Header})
 		if err := blockchain.CheckProofOfWork(header, r.Params.PowLimit); err != nil {
 			return nil, c.refuse(CheckProofOfWork, "%v (network %s)", err, r.Params.Name)
+		}
+		if height == 0 && info.Hash != *r.Params.GenesisHash {
+			return nil, c.refuse(CheckGenesis, "the block at height 0 is %s, network %s's genesis block is %s; "+
+				"if the blocks are of another network, pass that network with --network", info.Hash, r.Params.Name, r.Params.GenesisHash)
 		}
 	}
 	if r.MaxBlockSize > 0 && uint64(info.Size) > r.MaxBlockSize {

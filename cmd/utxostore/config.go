@@ -123,7 +123,7 @@ func newServeConfig(name, help string) *serveConfig {
 	fs.StringVar(&c.configFile, "config", "", `JSON file of settings, {"flag-name": value, ...}`)
 	c.logFormat = "text"
 	fs.Var(&c.logFormat, "log-format", "`format` of the log records on stderr: \"text\" (key=value lines) or \"json\" (one JSON object a line)")
-	fs.BoolVar(&c.trustBlocks, "trust-blocks", false, "skip ConnectBlock's proof-of-work and merkle root checks (the structure checks still run): for a caller that validated its blocks already; command line only")
+	fs.BoolVar(&c.trustBlocks, "trust-blocks", false, "skip ConnectBlock's proof-of-work, genesis block and merkle root checks (the structure checks still run): for a caller that validated its blocks already; command line only")
 	fs.BoolVar(&c.create, "create", false, "create the store when the data directory holds none (without it, serve refuses a missing or empty data directory)")
 	c.follow.register(fs)
 	fs.UintVar(&c.readyMaxBehind, "ready-max-behind", 2, "with --peer, /health/ready fails while the store is more than this many blocks behind the peer")

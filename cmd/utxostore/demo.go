@@ -51,10 +51,10 @@ func runDemo(ctx context.Context, args []string) error {
 		defer os.RemoveAll(dir)
 		cfg.store.data = dir
 	}
-	// The synthetic blocks are mined at regtest's difficulty, which a
-	// store of another network's rules (--network) would refuse: there
-	// their proof of work is not checked, the rest of the block checks
-	// are.
+	// The synthetic chain starts at regtest's genesis block and is mined
+	// at regtest's difficulty, which a store of another network's rules
+	// (--network) would refuse: there its genesis block and proof of work
+	// are not checked, the rest of the block checks are.
 	st, err := cfg.store.openStores(ctx, createStore, pathSettings{trustBlocks: cfg.store.network != "regtest", logger: cfg.log})
 	if err != nil {
 		return err

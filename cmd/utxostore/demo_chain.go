@@ -25,10 +25,11 @@ type demoCoin struct {
 	coinbase bool
 }
 
-// demoChain builds a deterministic synthetic chain: every block has a
-// coinbase, and from the height where coinbases mature each block also
-// holds a few transactions spending earlier outputs (mature coinbases and
-// ordinary outputs) into two new ones. The same seed gives the same chain.
+// demoChain builds a deterministic synthetic chain on regtest's genesis
+// block: every block above it has a coinbase, and from the height where
+// coinbases mature each block also holds a few transactions spending
+// earlier outputs (mature coinbases and ordinary outputs) into two new
+// ones. The same seed gives the same chain.
 type demoChain struct {
 	rng    *rand.Rand
 	pool   []demoCoin
@@ -65,6 +66,13 @@ func (c *demoChain) build(blocks int) []*chain.Block {
 }
 
 func (c *demoChain) block(height uint32) *chain.Block {
+	if height == 0 {
+		// A regtest store takes no other block 0. Its coinbase joins no
+		// pool: a genesis coinbase is never spent.
+		b := regtestGenesis()
+		c.prev = b.Hash
+		return b
+	}
 	coinbase := wire.NewMsgTx(1)
 	coinbase.AddTxIn(&wire.TxIn{
 		PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex},
@@ -78,6 +86,17 @@ func (c *demoChain) block(height uint32) *chain.Block {
 	c.pool = append(c.pool, demoCoin{out: wire.OutPoint{Hash: txs[0].ID}, value: 50e8, height: height, coinbase: true})
 	b := c.seal(height, c.prev, txs)
 	c.prev = b.Hash
+	return b
+}
+
+// regtestGenesis is regtest's genesis block.
+func regtestGenesis() *chain.Block {
+	var raw bytes.Buffer
+	_ = chaincfg.RegressionNetParams.GenesisBlock.Serialize(&raw) // a bytes.Buffer does not fail
+	b, err := chain.ParseBlock(raw.Bytes())
+	if err != nil {
+		panic(fmt.Sprintf("demo: regtest's genesis block does not parse: %v", err))
+	}
 	return b
 }
 

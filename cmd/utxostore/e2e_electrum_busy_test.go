@@ -15,9 +15,9 @@ import (
 )
 
 // busyChain writes a regtest chain in which one script is paid by txs
-// transactions, perBlock to a block, after 101 blocks of coinbases: each
-// transaction spends the previous one's change and pays the script 1,000
-// satoshis. It returns the blk file, the script, and its history in
+// transactions, perBlock to a block, after regtest's genesis block and
+// 101 blocks of coinbases: each transaction spends the previous one's
+// change and pays the script 1,000 satoshis. It returns the blk file, the script, and its history in
 // order (txid and height).
 func busyChain(t *testing.T, txs, perBlock int) (path string, script []byte, history []histItem) {
 	t.Helper()
@@ -48,12 +48,19 @@ func busyChain(t *testing.T, txs, perBlock int) (path string, script []byte, his
 		file.Write(binary.LittleEndian.AppendUint32(nil, uint32(raw.Len())))
 		file.Write(raw.Bytes())
 		prev = msg.Header.BlockHash()
-		if height == 0 {
+		if height == 1 {
 			coin = wire.OutPoint{Hash: ids[0]}
 		}
 	}
-	height := uint32(0)
-	for ; height <= 100; height++ {
+	// The chain starts at regtest's genesis block, the only block 0 a
+	// regtest store takes; the coin spent is block 1's coinbase.
+	genesis := regtestGenesis()
+	file.Write(binary.LittleEndian.AppendUint32(nil, uint32(wire.TestNet)))
+	file.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(genesis.Raw))))
+	file.Write(genesis.Raw)
+	prev = genesis.Hash
+	height := uint32(1)
+	for ; height <= 101; height++ {
 		write(height, nil)
 	}
 	for done := 0; done < txs; height++ {

@@ -37,13 +37,16 @@ block). The genesis coinbase is imported like any other transaction, so its
 50 BTC output is counted (Bitcoin Core leaves it out of its UTXO set).
 
 Every block is checked before anything of it is applied: its proof of work
-against the network's limit, its merkle root (refusing the repeated subtree
-of CVE-2012-2459), one coinbase and first, no txid twice, and from the
+against the network's limit, at height 0 that it is the network's genesis
+block (a raw block file carries no magic, so another network's chain is
+refused here), its merkle root (refusing the repeated subtree of
+CVE-2012-2459), one coinbase and first, no txid twice, and from the
 network's BIP34 height the height in the coinbase. A block that fails is
 refused with its hash, height, file offset and the check it failed; the
 import stops there with a non-zero exit, the store holding the blocks
-before it. --trust-blocks skips the proof-of-work and merkle checks, for
-blocks validated already; it is taken from the command line only.
+before it. --trust-blocks skips the proof-of-work, genesis and merkle
+checks, for blocks validated already, their network included; it is taken
+from the command line only.
 
 An interrupted import resumes: blocks the store already holds are skipped,
 after checking that the store's tip is the block at that height in FILE.
@@ -77,7 +80,7 @@ func runImport(ctx context.Context, args []string) error {
 	every := fs.Int("progress-blocks", 0, "print a progress line every N blocks (instead of a bar on a terminal, or a line every 2 seconds)")
 	server := fs.String("server", "", "send the blocks to a running daemon at this gRPC address instead of opening a store")
 	token := fs.String("token", "", "with --server, the daemon's bearer token")
-	trustBlocks := fs.Bool("trust-blocks", false, "skip the proof-of-work and merkle root checks of every block (the structure checks still run): for blocks validated already")
+	trustBlocks := fs.Bool("trust-blocks", false, "skip the proof-of-work, genesis block and merkle root checks of every block (the structure checks still run): for blocks validated already")
 	var tlsFlags clientTLS
 	tlsFlags.register(fs)
 	if err := parseWithArgs(fs, args, "no block files given"); err != nil {

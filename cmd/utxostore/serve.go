@@ -38,7 +38,7 @@ to be fed by 'utxostore client import' or any gRPC client.
 ConnectBlock checks every block it is sent before applying any of it, as
 import does (see 'utxostore import -h'), and refuses one that fails with
 InvalidArgument naming the check. --trust-blocks, taken from the command
-line only, skips the proof-of-work and merkle root checks.
+line only, skips the proof-of-work, genesis block and merkle root checks.
 
 It listens on loopback by default. On any other address it refuses to start
 without --token, and without TLS (--tls-cert/--tls-key) unless

@@ -26,7 +26,8 @@ type stores struct {
 // pathSettings are what a command asks of the block path beyond the
 // store flags.
 type pathSettings struct {
-	// trustBlocks skips the proof-of-work and merkle root checks.
+	// trustBlocks skips the proof-of-work, genesis block and merkle root
+	// checks.
 	trustBlocks bool
 	// followWindow, for a follower, keeps the raw blocks of its rollback
 	// window even without --index: a reorganisation reads them.
