@@ -3,7 +3,6 @@ package follow
 import (
 	"context"
 	"log/slog"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,31 +23,19 @@ import (
 // that many blocks behind.
 func TestHeadersKeptRunABoundedWayAhead(t *testing.T) {
 	var accepted, asked atomic.Int32
-	addr := peertest.ServeLoopback(t, &accepted, func(conn net.Conn) {
-		defer conn.Close()
-		send := func(msg wire.Message) { _ = wire.WriteMessage(conn, msg, wire.ProtocolVersion, simnet.Net) }
-		for {
-			msg, _, err := wire.ReadMessage(conn, wire.ProtocolVersion, simnet.Net)
-			if err != nil {
-				return
+	addr := peertest.ServeHandshaking(t, &accepted, func(msg wire.Message, send func(wire.Message)) bool {
+		if m, ok := msg.(*wire.MsgGetHeaders); ok {
+			n := asked.Add(1)
+			reply := wire.NewMsgHeaders()
+			parent := *m.BlockLocatorHashes[0]
+			for i := range wire.MaxBlockHeadersPerMsg {
+				h := header(parent, chainhash.Hash{byte(i), byte(i >> 8), byte(n), byte(n >> 8)})
+				_ = reply.AddBlockHeader(h)
+				parent = h.BlockHash()
 			}
-			switch m := msg.(type) {
-			case *wire.MsgVersion:
-				me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, wire.SFNodeNetwork)
-				send(wire.NewMsgVersion(me, &m.AddrMe, 1, 0))
-				send(wire.NewMsgVerAck())
-			case *wire.MsgGetHeaders:
-				n := asked.Add(1)
-				reply := wire.NewMsgHeaders()
-				parent := *m.BlockLocatorHashes[0]
-				for i := range wire.MaxBlockHeadersPerMsg {
-					h := header(parent, chainhash.Hash{byte(i), byte(i >> 8), byte(n), byte(n >> 8)})
-					_ = reply.AddBlockHeader(h)
-					parent = h.BlockHash()
-				}
-				send(reply)
-			}
+			send(reply)
 		}
+		return true
 	})
 	f, _ := newFollower(t, addr, Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -100,48 +87,47 @@ func TestAQuietPeerIsDropped(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var accepted atomic.Int32
-			addr := peertest.ServeLoopback(t, &accepted, func(conn net.Conn) {
-				defer conn.Close()
-				send := func(msg wire.Message) { _ = wire.WriteMessage(conn, msg, wire.ProtocolVersion, simnet.Net) }
-				for {
-					msg, _, err := wire.ReadMessage(conn, wire.ProtocolVersion, simnet.Net)
-					if err != nil {
-						return
-					}
-					switch m := msg.(type) {
-					case *wire.MsgVersion:
-						me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, wire.SFNodeNetwork)
-						send(wire.NewMsgVersion(me, &m.AddrMe, 1, 0))
-						send(wire.NewMsgVerAck())
-					case *wire.MsgPing:
-						if c.pongs {
-							send(wire.NewMsgPong(m.Nonce))
-						}
-					}
+			addr := peertest.ServeHandshaking(t, &accepted, func(msg wire.Message, send func(wire.Message)) bool {
+				if m, ok := msg.(*wire.MsgPing); ok && c.pongs {
+					send(wire.NewMsgPong(m.Nonce))
 				}
+				return true
 			})
 			logged := make(chan string, 100)
 			f, _ := newFollower(t, addr, Config{StallTimeout: 200 * time.Millisecond, MaxBackoff: 10 * time.Millisecond, Logger: slog.New(lineHandler{logged})})
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- f.Run(ctx) }()
-			defer func() { // before the peer's cleanup, which waits for the connection to end
-				cancel()
-				if err := <-done; err != nil {
-					t.Error(err)
-				}
-			}()
-			deadline := time.After(10 * time.Second)
-			var lines []string
-			for dropped := false; !dropped; {
-				select {
-				case line := <-logged:
-					lines = append(lines, line)
-					dropped = strings.Contains(line, c.reason) && strings.Contains(line, "reconnecting")
-				case <-deadline:
-					t.Fatalf("the peer was not dropped for %q within 10s (50 stall timeouts); the log:\n%s", c.reason, strings.Join(lines, "\n"))
-				}
-			}
+			waitForLogLine(t, f, logged, 10*time.Second, "the peer was not dropped for "+c.reason, func(line string) bool {
+				return strings.Contains(line, c.reason) && strings.Contains(line, "reconnecting")
+			})
 		})
+	}
+}
+
+// waitForLogLine runs f until one of its log lines (logged, which its
+// logger writes) is what want looks for, failing the test with the log
+// after within. f stops when the test ends, before the peer's cleanup,
+// which waits for the connection to end.
+func waitForLogLine(t *testing.T, f *Follower, logged <-chan string, within time.Duration, what string, want func(line string) bool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	deadline := time.After(within)
+	var lines []string
+	for {
+		select {
+		case line := <-logged:
+			lines = append(lines, line)
+			if want(line) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("%s within %s; the log:\n%s", what, within, strings.Join(lines, "\n"))
+		}
 	}
 }

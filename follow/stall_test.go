@@ -102,26 +102,7 @@ func TestAPeerTricklingABlockNobodyAskedForIsDropped(t *testing.T) {
 	logged := make(chan string, 100)
 	f, _ := svFollower(t, trickling.Listen(t), Config{StallTimeout: timeout, MaxBackoff: 10 * time.Millisecond})
 	f.log = slog.New(lineHandler{logged})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
-	defer func() { // before the peer's cleanup, which waits for the connection to end
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	deadline := time.After(10 * timeout)
-	var lines []string
-	for {
-		select {
-		case line := <-logged:
-			lines = append(lines, line)
-			if strings.Contains(line, "reconnecting") {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("the peer trickling an unasked block was not dropped within %s (ten stall timeouts); the log:\n%s", 10*timeout, strings.Join(lines, "\n"))
-		}
-	}
+	waitForLogLine(t, f, logged, 10*timeout, "the peer trickling an unasked block was not dropped (ten stall timeouts)", func(line string) bool {
+		return strings.Contains(line, "reconnecting")
+	})
 }

@@ -59,13 +59,7 @@ func (r stallingReads) TxAddresses(txid chainhash.Hash) (index.TxAddresses, bool
 // so one client's subscription held every block back.
 func TestASlowSubscriberDoesNotHoldBlocksBack(t *testing.T) {
 	ctx := context.Background()
-	path := indexedPath(t)
-	chainBlocks := server.MainnetChainBlocks(t, 4)
-	for height, b := range chainBlocks[:2] {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, chainBlocks := indexedPathAt(t, 4, 2)
 	backend := &stallingIndex{Backend: server.NewBackend(path), stalled: make(chan struct{}), released: make(chan struct{})}
 	srv, _ := serveBackendForTest(t, backend, server.Options{Network: "mainnet"})
 	path.OnConnect(srv.NotifyBlock)

@@ -168,13 +168,7 @@ func TestAnAddressPageReadsEachBlockOnce(t *testing.T) {
 // only mined ones.
 func TestAnUnminedTransactionIsPushedToItsAddressSubscribers(t *testing.T) {
 	ctx := context.Background()
-	path := indexedPath(t)
-	chainBlocks := server.MainnetChainBlocks(t, 2)
-	for height, b := range chainBlocks {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, chainBlocks := indexedPathAt(t, 2, 2)
 	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet"})
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+srv.HTTPAddr()+"/websocket", nil)
 	if err != nil {
@@ -233,13 +227,7 @@ func TestAnUnminedTransactionIsPushedToItsAddressSubscribers(t *testing.T) {
 // transaction of the store, whatever the address.
 func TestAnAddressPageReadsEachUnminedTransactionOnce(t *testing.T) {
 	ctx := context.Background()
-	path := indexedPath(t)
-	chainBlocks := server.MainnetChainBlocks(t, 2)
-	for height, b := range chainBlocks {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, chainBlocks := indexedPathAt(t, 2, 2)
 	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet"})
 	base := "http://" + srv.HTTPAddr()
 	const address = "1BoatSLRHtKNngkdXEeobR76b53LETtpyT"

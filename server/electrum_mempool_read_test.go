@@ -44,13 +44,7 @@ func (b *everyOtherGetFails) Get(ctx context.Context, txid chainhash.Hash, field
 // subscription failed, and no subscriber heard of a change.
 func TestElectrumReadsAMempoolNoOneRequestCanRead(t *testing.T) {
 	ctx := context.Background()
-	path := indexedPath(t)
-	chainBlocks := server.MainnetChainBlocks(t, 4)
-	for height, b := range chainBlocks {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, chainBlocks := indexedPathAt(t, 4, 4)
 	backend := &everyOtherGetFails{Backend: server.NewBackend(path)}
 	srv, _ := serveBackendForTest(t, backend, server.Options{Network: "mainnet", ElectrumAddr: "127.0.0.1:0"})
 

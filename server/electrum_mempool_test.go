@@ -24,13 +24,7 @@ import (
 // every one of them, however many the mempool held.
 func TestElectrumBoundsAScriptsMempool(t *testing.T) {
 	ctx := context.Background()
-	path := indexedPath(t)
-	chainBlocks := server.MainnetChainBlocks(t, 3)
-	for height, b := range chainBlocks {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, chainBlocks := indexedPathAt(t, 3, 3)
 	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet", ElectrumAddr: "127.0.0.1:0",
 		Electrum: electrum.Limits{MaxHistory: 1}})
 
@@ -72,13 +66,7 @@ func TestElectrumBoundsAScriptsMempool(t *testing.T) {
 // longer unmined.
 func TestElectrumGivesAChildOfAnUnminedParentHeightMinusOne(t *testing.T) {
 	ctx := context.Background()
-	path := indexedPath(t)
-	chainBlocks := server.MainnetChainBlocks(t, 2)
-	for height, b := range chainBlocks {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, chainBlocks := indexedPathAt(t, 2, 2)
 	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet", ElectrumAddr: "127.0.0.1:0"})
 	pay := []byte{0x51}
 	parent := wire.NewMsgTx(1)

@@ -131,13 +131,7 @@ func (i failingIndex) History(ctx context.Context, addrDesc []byte, page, pageSi
 // reconnected.
 func TestElectrumNotifiesAStatusItFailedToRead(t *testing.T) {
 	ctx := context.Background()
-	path := indexedPath(t)
-	chainBlocks := server.MainnetChainBlocks(t, 3)
-	for height, b := range chainBlocks[:2] {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, chainBlocks := indexedPathAt(t, 3, 2)
 	backend := &failingHistory{Backend: server.NewBackend(path)}
 	srv, _ := serveBackendForTest(t, backend, server.Options{Network: "mainnet", ElectrumAddr: "127.0.0.1:0"})
 	path.OnConnect(srv.NotifyBlock)

@@ -80,16 +80,24 @@ func operations(t *testing.T, base, op string) int {
 // and the block store, Electrum listening too, with opts.
 func indexedDaemon(t *testing.T, n int, opts server.Options) (*server.Server, []*chain.Block) {
 	t.Helper()
+	path, chainBlocks := indexedPathAt(t, n, n)
+	opts.Network, opts.ElectrumAddr = "mainnet", "127.0.0.1:0"
+	srv, _ := servePathForTest(t, path, opts)
+	return srv, chainBlocks
+}
+
+// indexedPathAt is indexedPath holding the first connected of the real
+// chain's first n blocks, which it returns.
+func indexedPathAt(t *testing.T, n, connected int) (*blockpath.Path, []*chain.Block) {
+	t.Helper()
 	path := indexedPath(t)
 	chainBlocks := server.MainnetChainBlocks(t, n)
-	for height, b := range chainBlocks {
+	for height, b := range chainBlocks[:connected] {
 		if err := path.Connect(context.Background(), b, uint32(height)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	opts.Network, opts.ElectrumAddr = "mainnet", "127.0.0.1:0"
-	srv, _ := servePathForTest(t, path, opts)
-	return srv, chainBlocks
+	return path, chainBlocks
 }
 
 // indexedPath is an empty mainnet block path with the address index and

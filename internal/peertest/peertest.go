@@ -109,6 +109,32 @@ func ServeLoopback(t testing.TB, accepted *atomic.Int32, serve func(net.Conn)) s
 	return ln.Addr().String()
 }
 
+// ServeHandshaking is ServeLoopback for a peer on simnet that completes the
+// handshake and hands every later message to on, with a way to answer;
+// the peer drops the connection when on returns false.
+func ServeHandshaking(t testing.TB, accepted *atomic.Int32, on func(msg wire.Message, send func(wire.Message)) bool) string {
+	return ServeLoopback(t, accepted, func(conn net.Conn) {
+		defer conn.Close()
+		magic := chaincfg.SimNetParams.Net
+		send := func(msg wire.Message) { _ = wire.WriteMessage(conn, msg, wire.ProtocolVersion, magic) }
+		for {
+			msg, _, err := wire.ReadMessage(conn, wire.ProtocolVersion, magic)
+			if err != nil {
+				return
+			}
+			if v, ok := msg.(*wire.MsgVersion); ok {
+				me := wire.NewNetAddressIPPort(net.IPv4(127, 0, 0, 1), 0, wire.SFNodeNetwork)
+				send(wire.NewMsgVersion(me, &v.AddrMe, 1, 0))
+				send(wire.NewMsgVerAck())
+				continue
+			}
+			if !on(msg, send) {
+				return
+			}
+		}
+	})
+}
+
 // Connections is how many connections the peer has accepted.
 func (p *Peer) Connections() int { return int(p.connections.Load()) }
 
