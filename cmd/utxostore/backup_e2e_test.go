@@ -120,16 +120,7 @@ func backUpALiveDaemon(t *testing.T, engine, file string) {
 		t.Fatalf("the copy's block store ends at height %d (holding blocks: %v), the backup's block is at %d", tip, ok, b.Height)
 	}
 
-	cp := startDaemon(t, append([]string{"serve", "--index", "--data", copyDir}, listen...)...)
-	checkLevel(t, cp, true)
-	var block struct {
-		Hash   string `json:"hash"`
-		Height uint32 `json:"height"`
-	}
-	getJSON(t, "http://"+cp.http+"/api/v2/block/"+b.Hash, &block)
-	if block.Hash != b.Hash || block.Height != b.Height {
-		t.Fatalf("the copy's daemon serves block %s as %+v", b.Hash, block)
-	}
+	cp := serveCopy(t, copyDir, b, listen)
 	out := t.TempDir()
 	fromServer := map[string]snapshotLine{}
 	for _, format := range []string{formatCore, formatTeranode} {
@@ -145,6 +136,23 @@ func backUpALiveDaemon(t *testing.T, engine, file string) {
 		}
 		sameFiles(t, filepath.Join(out, "server-"+format), filepath.Join(out, "data-"+format))
 	}
+}
+
+// serveCopy serves a backup's copy with the index, and checks that every
+// store stands at the backup's block and that the daemon serves it.
+func serveCopy(t *testing.T, copyDir string, b backupLine, listen []string) *daemon {
+	t.Helper()
+	cp := startDaemon(t, append([]string{"serve", "--index", "--data", copyDir}, listen...)...)
+	checkLevel(t, cp, true)
+	var block struct {
+		Hash   string `json:"hash"`
+		Height uint32 `json:"height"`
+	}
+	getJSON(t, "http://"+cp.http+"/api/v2/block/"+b.Hash, &block)
+	if block.Hash != b.Hash || block.Height != b.Height {
+		t.Fatalf("the copy's daemon serves block %s as %+v", b.Hash, block)
+	}
+	return cp
 }
 
 // sameFiles fails unless a and b, files or directories of files, hold the

@@ -34,16 +34,7 @@ func TestBackupOfADaemonServedWithoutTheIndexKeepsTheIndex(t *testing.T) {
 	for _, name := range []string{"index", "blocks"} {
 		sameFiles(t, filepath.Join(data, name), filepath.Join(copyDir, name))
 	}
-	cp := startDaemon(t, append([]string{"serve", "--index", "--data", copyDir}, listen...)...)
-	checkLevel(t, cp, true)
-	var block struct {
-		Hash   string `json:"hash"`
-		Height uint32 `json:"height"`
-	}
-	getJSON(t, "http://"+cp.http+"/api/v2/block/"+b.Hash, &block)
-	if block.Hash != b.Hash || block.Height != b.Height {
-		t.Fatalf("the copy's daemon serves block %s as %+v", b.Hash, block)
-	}
+	serveCopy(t, copyDir, b, listen)
 }
 
 // seedIndexedStore creates a small mainnet store on sozu with its address
