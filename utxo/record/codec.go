@@ -366,22 +366,35 @@ func decodeHeader(b []byte, rec *Record) (rd reader, flags uint64, slots []byte,
 	rec.IsCoinbase = flags&flagCoinbase != 0
 	rec.OutputsOnly = flags&flagOutputsOnly != 0
 
-	h := b[3:headSize]
-	copy(rec.TxID[:], h)
-	h = h[chainhash.HashSize:]
-	u32 := func() uint32 { v := le.Uint32(h); h = h[4:]; return v }
-	u64 := func() uint64 { v := le.Uint64(h); h = h[8:]; return v }
-	rec.Index, rec.FirstVout, rec.Version, rec.LockTime = u32(), u32(), u32(), u32()
-	rec.Fee, rec.SizeInBytes = u64(), u64()
-	rec.SpendingHeight, rec.UnminedSince = u32(), u32()
-	rec.CreatedAt = int64(u64())
-	rec.PreserveUntil, rec.DeleteAtHeight, rec.TotalUtxos, rec.TotalExtraRecs = u32(), u32(), u32(), u32()
-	rec.SpentExtraRecs, rec.RecordUtxos, rec.SpentUtxos = u32(), u32(), u32()
+	h := fixedFields(b[3+chainhash.HashSize : headSize])
+	copy(rec.TxID[:], b[3:])
+	rec.Index, rec.FirstVout, rec.Version, rec.LockTime = h.u32(), h.u32(), h.u32(), h.u32()
+	rec.Fee, rec.SizeInBytes = h.u64(), h.u64()
+	rec.SpendingHeight, rec.UnminedSince = h.u32(), h.u32()
+	rec.CreatedAt = int64(h.u64())
+	rec.PreserveUntil, rec.DeleteAtHeight, rec.TotalUtxos, rec.TotalExtraRecs = h.u32(), h.u32(), h.u32(), h.u32()
+	rec.SpentExtraRecs, rec.RecordUtxos, rec.SpentUtxos = h.u32(), h.u32(), h.u32()
 
 	rd = reader{b: b, off: headSize - 4}
 	n := rd.fixedCount(slotSize)
 	slots = rd.take(n * slotSize)
 	return rd, flags, slots, rd.err
+}
+
+// fixedFields reads the head's little-endian fields in order; the head's
+// length was checked, so it needs no checks.
+type fixedFields []byte
+
+func (f *fixedFields) u32() uint32 {
+	v := binary.LittleEndian.Uint32(*f)
+	*f = (*f)[4:]
+	return v
+}
+
+func (f *fixedFields) u64() uint64 {
+	v := binary.LittleEndian.Uint64(*f)
+	*f = (*f)[8:]
+	return v
 }
 
 // slotCounts are what the slots hold, for Validate's counters.
