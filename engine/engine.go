@@ -98,9 +98,10 @@ const (
 	// value, which keeps its length, and stores Mutation.Terms: a spend
 	// changes a slot and a counter of a record of hundreds of bytes. It
 	// applies to an existing record only; an UpdateFunc that was lent nil
-	// must not return it. An engine honours it as best it can (in place,
-	// as a patch record in its log, or as a read-modify-write of the whole
-	// value); the outcome is the same as a Put of the patched value.
+	// must not return it (that update fails with ErrNothingToPatch). An
+	// engine honours it as best it can (in place, as a patch record in its
+	// log, or as a read-modify-write of the whole value); the outcome is
+	// the same as a Put of the patched value.
 	Patch
 )
 
@@ -307,6 +308,10 @@ var (
 	// CreateOnly, Delete, PutMeta, Checkpoint, SetHeight) of an engine
 	// opened read-only.
 	ErrReadOnly = errors.New("engine: opened read-only")
+	// ErrNothingToPatch is an update's error when its UpdateFunc returned
+	// a Patch for a record that does not exist (it was lent nil): there
+	// are no bytes for the edits to overwrite, and no record is created.
+	ErrNothingToPatch = errors.New("engine: patch of a record that does not exist")
 )
 
 // CorruptionError reports data that failed its checksum or could not be
