@@ -87,12 +87,7 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 	if err != nil {
 		return engine.Mutation{}, err
 	}
-	var next []byte
-	if o.arena != nil {
-		next = o.arena.encode(r)
-	} else {
-		next = r.Encode()
-	}
+	next := o.arena.encode(r)
 	r.Unshare()
 	o.signal, o.after = sig, r
 	if bytes.Equal(next, current) {
@@ -117,13 +112,23 @@ func (o *recordOp) updateView(current []byte) (engine.Mutation, error) {
 	if err != nil {
 		return engine.Mutation{}, err
 	}
-	var next []byte
-	if o.arena != nil {
-		next = o.arena.encode(v)
-	} else {
-		next = v.AppendEncode(nil)
-	}
 	o.signal, o.after = sig, v.Head()
+	// A spend changes a few fixed-width fields and slots: the engine is
+	// handed those, not the record.
+	var edits []engine.Edit
+	patched := false
+	o.arena.carve(func(dst []byte) []byte {
+		dst, edits, patched = v.AppendPatch(dst)
+		return dst
+	})
+	if patched {
+		if len(edits) == 0 {
+			return engine.Mutation{Action: engine.Keep}, nil
+		}
+		o.changed = true
+		return engine.Mutation{Action: engine.Patch, Edits: edits, Terms: o.after.Terms()}, nil
+	}
+	next := o.arena.encode(v)
 	if bytes.Equal(next, current) {
 		return engine.Mutation{Action: engine.Keep}, nil
 	}

@@ -363,3 +363,184 @@ func TestUpdateOfAPurgeableRecordIsLoggedWhole(t *testing.T) {
 		}
 	}
 }
+
+// logPatch logs an engine.Patch with the update's own edits when they come
+// in order, each as (keep the gap, delete its length, insert its bytes);
+// in another order by the diff logUpdate makes; and whole where logUpdate
+// would log it whole.
+func TestLogPatchLogsTheUpdatesEdits(t *testing.T) {
+	old := bytes.Repeat([]byte("record "), 90)
+	e := entry{key: enginetest.K(1), terms: engine.Terms{ProducedAt: 7, Consumed: true}}
+	counter := engine.Edit{Offset: 3, Bytes: []byte{1, 2, 3, 4}}
+	slot := engine.Edit{Offset: 400, Bytes: bytes.Repeat([]byte{0xAB}, 37)}
+	end := engine.Edit{Offset: len(old) - 2, Bytes: []byte("!!")}
+	direct := appendEdit(appendEdit(appendEdit(nil, 3, 4, counter.Bytes), 400-7, 37, slot.Bytes), len(old)-2-437, 2, end.Bytes)
+	for _, tc := range []struct {
+		name  string
+		old   []byte
+		edits []engine.Edit
+		want  byte
+		// wantEdits, when set, are the record's edits.
+		wantEdits []byte
+	}{
+		{"in order", old, []engine.Edit{counter, slot, end}, walPatch, direct},
+		{"in order, an empty edit among them", old, []engine.Edit{counter, {Offset: 100}, slot, {Offset: 0}, end}, walPatch, direct},
+		{"adjacent", old, []engine.Edit{{Offset: 10, Bytes: []byte("ab")}, {Offset: 12, Bytes: []byte("cd")}}, walPatch,
+			appendEdit(appendEdit(nil, 10, 2, []byte("ab")), 0, 2, []byte("cd"))},
+		{"no edits: the terms alone", old, nil, walPatch, []byte{}},
+		{"out of order", old, []engine.Edit{slot, counter}, walPatch, nil},
+		{"overlapping", old, []engine.Edit{slot, {Offset: 410, Bytes: []byte("xyz")}}, walPatch, nil},
+		{"no base", nil, []engine.Edit{counter}, walPut, nil},
+		{"most of the value", old, []engine.Edit{{Offset: 0, Bytes: bytes.Repeat([]byte("R"), 400)}}, walPut, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := tc.old
+			if base == nil {
+				base = old // the value the update patched, which a replay cannot count on
+			}
+			value, err := engine.ApplyEdits(nil, base, tc.edits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := logRecords{shard: 3}
+			w.logPatch(&e, tc.old, value, tc.edits)
+			body := w.buf[walHeaderSize:]
+			if n := int(binary.LittleEndian.Uint32(w.buf)); n != len(body) {
+				t.Fatalf("one record of %d bytes, its header says %d", len(body), n)
+			}
+			if body[0] != tc.want || body[1] != 3 {
+				t.Fatalf("record of kind %d for shard %d, want kind %d for shard 3", body[0], body[1], tc.want)
+			}
+			if tc.want == walPut {
+				got, rest, err := decodeEntryFields(body[2:])
+				if err != nil || got.key != e.key || got.terms != e.terms || !bytes.Equal(rest, value) {
+					t.Fatalf("put record: %+v, %d bytes (%v)", got, len(rest), err)
+				}
+				return
+			}
+			got, pb, edits, err := decodePatch(body[2:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.key != e.key || got.terms != e.terms || pb.length != uint64(len(tc.old)) || pb.sum != checksum(tc.old) {
+				t.Fatalf("decoded %+v with base %+v", got, pb)
+			}
+			if tc.wantEdits != nil && !bytes.Equal(edits, tc.wantEdits) {
+				t.Fatalf("the record's edits are %x, want the update's own %x", edits, tc.wantEdits)
+			}
+			if made, err := applyEdits(nil, tc.old, edits); err != nil || !bytes.Equal(made, value) {
+				t.Fatalf("the record's edits make %q (%v), not the patched value", made, err)
+			}
+		})
+	}
+}
+
+// spendPatch is round's engine.Patch of key i's value (spentValue): a
+// counter near the start and a 37-byte slot that moves with the round,
+// listed in reverse order every third round.
+func spendPatch(i, round, size int) []engine.Edit {
+	edits := []engine.Edit{
+		{Offset: 1, Bytes: binary.BigEndian.AppendUint32(nil, uint32(round))},
+		{Offset: 20 + (round*41)%(size-60), Bytes: bytes.Repeat([]byte{byte(i + round)}, 37)},
+	}
+	if round%3 == 0 {
+		slices.Reverse(edits)
+	}
+	return edits
+}
+
+// spentValue is key i's value after rounds of spendPatch: small values
+// stay inline, large ones (over tinyOptions' InlineMax) go out of line.
+func spentValue(i, rounds int) []byte {
+	size := 90
+	if i%2 == 1 {
+		size = 700
+	}
+	v := make([]byte, size)
+	for j := range v {
+		v[j] = byte(i*7 + j*13)
+	}
+	for r := 1; r <= rounds; r++ {
+		for _, ed := range spendPatch(i, r, size) {
+			copy(v[ed.Offset:], ed.Bytes)
+		}
+	}
+	return v
+}
+
+// Updates that return an engine.Patch are logged as patch records of the
+// update's edits, and a replay after a crash, read-only or not, and after
+// a page checkpoint, rebuilds exactly the values they made.
+func TestEnginePatchesReplay(t *testing.T) {
+	dir := t.TempDir()
+	const n = 40
+	write := func(e *Engine, from, to int) {
+		t.Helper()
+		for round := from; round < to; round++ {
+			batch := make([]engine.Update, n)
+			for i := range batch {
+				batch[i] = engine.Update{Key: enginetest.K(uint64(i)), Fn: func(current []byte) (engine.Mutation, error) {
+					if round == 0 {
+						return engine.Mutation{Action: engine.Put, Value: spentValue(i, 0)}, nil
+					}
+					if !bytes.Equal(current, spentValue(i, round-1)) {
+						return engine.Mutation{}, errors.New("the update was handed another value than the last one stored")
+					}
+					return engine.Mutation{Action: engine.Patch, Edits: spendPatch(i, round, len(current)), Terms: engine.Terms{ProducedAt: uint32(round)}}, nil
+				}}
+			}
+			errs, err := e.Update(context.Background(), batch)
+			if err == nil {
+				err = errors.Join(errs...)
+			}
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	check := func(e *Engine, round int) {
+		t.Helper()
+		got, err := e.Get(context.Background(), firstKeys(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range got {
+			if !bytes.Equal(v, spentValue(i, round)) {
+				t.Fatalf("key %d holds %d bytes that are not the %d of round %d", i, len(v), len(spentValue(i, round)), round)
+			}
+		}
+	}
+	const rounds = 8
+	e := openFor(t, dir, tinyOptions())
+	write(e, 0, rounds)
+	check(e, rounds-1)
+	gen := e.gen
+	e.abandon()
+	kinds := logKinds(t, dir, gen)
+	t.Logf("log records by kind: %v", kinds)
+	// The small values' patches take more than half of them: logged whole.
+	if kinds[walPatch] < n/2*(rounds-1) {
+		t.Fatalf("%d patch records for %d patches of large values", kinds[walPatch], n/2*(rounds-1))
+	}
+
+	o := tinyOptions()
+	o.ReadOnly = true
+	ro := openFor(t, dir, o)
+	check(ro, rounds-1)
+	if err := ro.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e = openFor(t, dir, tinyOptions())
+	if rep := stats(t, e).Recovery; rep.DroppedBytes != 0 {
+		t.Fatalf("recovery dropped %d bytes: %s", rep.DroppedBytes, rep.Detail)
+	}
+	check(e, rounds-1)
+	write(e, rounds, rounds+2)
+	pageCheckpoint(t, e)
+	write(e, rounds+2, rounds+4)
+	e.abandon()
+	e = openFor(t, dir, tinyOptions())
+	defer e.Close()
+	check(e, rounds+3)
+}

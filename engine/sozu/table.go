@@ -53,8 +53,9 @@ type table struct {
 	bucketVisits uint64
 	// descent[n] counts key lookups that visited n buckets.
 	descent []uint64
-	// patched is the value a replay last made of a patch record, its
-	// memory kept for the next (put copies it).
+	// patched is the value a replay last made of a patch record, or an
+	// update of an engine.Patch, its memory kept for the next (put copies
+	// it).
 	patched []byte
 }
 
