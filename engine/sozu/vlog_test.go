@@ -178,6 +178,10 @@ func TestPatchOfABufferedValueAppendsNothing(t *testing.T) {
 	e.abandon()
 	e = openFor(t, dir, o)
 	check(e, 3)
+	// The replay appends the puts and rewrites them in place as well.
+	if got := valueLog(e); got != put {
+		t.Fatalf("value log after the replay: %+v, want %+v", got, put)
+	}
 	ro := o
 	ro.ReadOnly = true
 	r := openFor(t, dir, ro)
@@ -203,4 +207,9 @@ func TestPatchOfABufferedValueAppendsNothing(t *testing.T) {
 	e = openFor(t, dir, o)
 	defer e.Close()
 	check(e, 5)
+	// The replay patched the checkpoint's values by appending, leaving
+	// the file's records (the patch records' base) as they were.
+	if got := valueLog(e); got != appended {
+		t.Fatalf("value log after the replay: %+v, want %+v", got, appended)
+	}
 }
