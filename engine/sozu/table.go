@@ -241,13 +241,26 @@ func (t *table) lendValue(e *entry) ([]byte, error) {
 // put stores e with value, over the entry at loc when found (the update
 // lands where the key lives, so unicity holds without a second copy) or
 // into layer 0 when the key is proven absent.
+//
+// An out-of-line value of the old one's length is rewritten in place
+// when the value log still holds it only in memory (valueLog.overwrite):
+// a spend then appends nothing.
 func (t *table) put(loc location, found bool, e entry, value []byte) error {
+	inPlace := false
 	if len(value) > t.opts.InlineMax {
-		p, err := t.values.append(e.key, value)
-		if err != nil {
-			return err
+		if found && loc.b.entries[loc.pos].outOfLine {
+			old := loc.b.entries[loc.pos].ptr
+			if inPlace = t.values.overwrite(e.key, old, value); inPlace {
+				e.outOfLine, e.ptr = true, old
+			}
 		}
-		e.outOfLine, e.ptr = true, p
+		if !inPlace {
+			p, err := t.values.append(e.key, value)
+			if err != nil {
+				return err
+			}
+			e.outOfLine, e.ptr = true, p
+		}
 	} else {
 		e.value = append(make([]byte, 0, len(value)), value...)
 	}
@@ -259,7 +272,7 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 		t.filter.add(&e.key)
 	} else {
 		old := &loc.b.entries[loc.pos]
-		if old.outOfLine {
+		if old.outOfLine && !inPlace {
 			t.values.forget(old.ptr)
 		}
 		was = old.terms
