@@ -94,68 +94,13 @@ const (
 	Put
 	// Remove deletes the record.
 	Remove
-	// Patch overwrites the byte ranges Mutation.Edits name in the current
-	// value, which keeps its length, and stores Mutation.Terms: a spend
-	// changes a slot and a counter of a record of hundreds of bytes. It
-	// applies to an existing record only; an UpdateFunc that was lent nil
-	// must not return it (that update fails with ErrNothingToPatch). An
-	// engine honours it as best it can (in place, as a patch record in its
-	// log, or as a read-modify-write of the whole value); the outcome is
-	// the same as a Put of the patched value.
-	Patch
 )
-
-// Edit is one range of a Patch: Bytes overwrite the value from Offset.
-type Edit struct {
-	Offset int
-	Bytes  []byte
-}
 
 // Mutation is the outcome of an UpdateFunc.
 type Mutation struct {
 	Action Action
 	Value  []byte
-	// Edits are a Patch's ranges, applied in order. Each lies within the
-	// current value (an update whose edits do not fails with an
-	// *EditError and changes nothing), and their Bytes never share the
-	// current value's memory.
-	Edits []Edit
-	Terms Terms
-}
-
-// EditError refuses a Patch whose edit runs past the value it patches.
-type EditError struct {
-	Offset, Len, ValueLen int
-}
-
-func (e *EditError) Error() string {
-	return fmt.Sprintf("engine: a patch of %d bytes at offset %d runs past the value's %d bytes", e.Len, e.Offset, e.ValueLen)
-}
-
-// CheckEdits returns an *EditError for the first of edits that does not lie
-// within a value of valueLen bytes.
-func CheckEdits(valueLen int, edits []Edit) error {
-	for _, ed := range edits {
-		if ed.Offset < 0 || ed.Offset > valueLen || len(ed.Bytes) > valueLen-ed.Offset {
-			return &EditError{Offset: ed.Offset, Len: len(ed.Bytes), ValueLen: valueLen}
-		}
-	}
-	return nil
-}
-
-// ApplyEdits appends to dst the value that edits make of current, for an
-// engine that honours a Patch as a read-modify-write; edits that do not
-// lie within current are an *EditError.
-func ApplyEdits(dst, current []byte, edits []Edit) ([]byte, error) {
-	if err := CheckEdits(len(current), edits); err != nil {
-		return nil, err
-	}
-	start := len(dst)
-	dst = append(dst, current...)
-	for _, ed := range edits {
-		copy(dst[start+ed.Offset:], ed.Bytes)
-	}
-	return dst, nil
+	Terms  Terms
 }
 
 // UpdateFunc computes the next state of one record from its current bytes
@@ -308,10 +253,6 @@ var (
 	// CreateOnly, Delete, PutMeta, Checkpoint, SetHeight) of an engine
 	// opened read-only.
 	ErrReadOnly = errors.New("engine: opened read-only")
-	// ErrNothingToPatch is an update's error when its UpdateFunc returned
-	// a Patch for a record that does not exist (it was lent nil): there
-	// are no bytes for the edits to overwrite, and no record is created.
-	ErrNothingToPatch = errors.New("engine: patch of a record that does not exist")
 )
 
 // CorruptionError reports data that failed its checksum or could not be

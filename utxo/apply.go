@@ -87,7 +87,12 @@ func (o *recordOp) update(current []byte) (engine.Mutation, error) {
 	if err != nil {
 		return engine.Mutation{}, err
 	}
-	next := o.arena.encode(r)
+	var next []byte
+	if o.arena != nil {
+		next = o.arena.encode(r)
+	} else {
+		next = r.Encode()
+	}
 	r.Unshare()
 	o.signal, o.after = sig, r
 	if bytes.Equal(next, current) {
@@ -112,23 +117,13 @@ func (o *recordOp) updateView(current []byte) (engine.Mutation, error) {
 	if err != nil {
 		return engine.Mutation{}, err
 	}
-	o.signal, o.after = sig, v.Head()
-	// A spend changes a few fixed-width fields and slots: the engine is
-	// handed those, not the record.
-	var edits []engine.Edit
-	patched := false
-	o.arena.carve(func(dst []byte) []byte {
-		dst, edits, patched = v.AppendPatch(dst)
-		return dst
-	})
-	if patched {
-		if len(edits) == 0 {
-			return engine.Mutation{Action: engine.Keep}, nil
-		}
-		o.changed = true
-		return engine.Mutation{Action: engine.Patch, Edits: edits, Terms: o.after.Terms()}, nil
+	var next []byte
+	if o.arena != nil {
+		next = o.arena.encode(v)
+	} else {
+		next = v.AppendEncode(nil)
 	}
-	next := o.arena.encode(v)
+	o.signal, o.after = sig, v.Head()
 	if bytes.Equal(next, current) {
 		return engine.Mutation{Action: engine.Keep}, nil
 	}

@@ -29,18 +29,9 @@ type encoder interface {
 	AppendEncode(dst []byte) []byte
 }
 
-// encode returns r's encoding, carved from the arena (see carve).
+// encode returns r's encoding, carved from the arena's current chunk; a
+// record too large for what is left gets its own allocation.
 func (a *encodeArena) encode(r encoder) []byte {
-	return a.carve(r.AppendEncode)
-}
-
-// carve returns what appendTo appends to a buffer carved from the arena's
-// current chunk; what is too large for what is left gets its own
-// allocation. A nil arena allocates.
-func (a *encodeArena) carve(appendTo func(dst []byte) []byte) []byte {
-	if a == nil {
-		return appendTo(nil)
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.chunks) == 0 {
@@ -48,7 +39,7 @@ func (a *encodeArena) carve(appendTo func(dst []byte) []byte) []byte {
 	}
 	cur := a.chunks[len(a.chunks)-1]
 	start := len(*cur)
-	out := appendTo((*cur)[start:start])
+	out := r.AppendEncode((*cur)[start:start])
 	if len(out) > cap(*cur)-start {
 		// It did not fit and append moved it; let the next record
 		// start a new chunk.

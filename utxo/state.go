@@ -11,7 +11,7 @@ import (
 
 // FormatVersion is the version of the record and metadata layout. A store
 // written with another version is refused rather than misread.
-const FormatVersion = 5
+const FormatVersion = 4
 
 // The states of the dbState field, as Blockbook names them.
 const (

@@ -22,11 +22,3 @@ func BenchmarkCreateSpendMix(b *testing.B) {
 	h.Open = func(*testing.B, string, engine.SyncMode) *memory.Engine { return memory.New() }
 	enginetest.BenchCreateSpendMix(b, h)
 }
-
-// BenchmarkSpendPatchVsPut runs the Patch-or-Put spend on the map engine,
-// which patches its own buffer in place:
-//
-//	go test -run '^$' -bench SpendPatchVsPut -benchtime 1000000x ./engine/enginetest
-func BenchmarkSpendPatchVsPut(b *testing.B) {
-	enginetest.BenchSpendPatchVsPut(b, flags.BenchLive(100_000), func(*testing.B) engine.Engine { return memory.New() })
-}

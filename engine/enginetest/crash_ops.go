@@ -32,10 +32,6 @@ const (
 	verbPutIfPresent                  // store a new value, refuse when absent
 	verbRemove
 	verbKeep
-	// verbPatch rewrites, as an engine.Patch, the header fields, a stretch
-	// of the padding and the checksum of the current value, which keeps
-	// its length and the rest of its padding; refused when absent.
-	verbPatch
 )
 
 type crashUpdate struct {
@@ -75,10 +71,8 @@ func genCrashOp(seed int64, n uint64, keySpace int) crashOp {
 		for i := range op.updates {
 			u := crashUpdate{key: key(), pad: crashPad(rng)}
 			switch v := rng.IntN(100); {
-			case v < 45:
+			case v < 55:
 				u.verb = verbPut
-			case v < 60:
-				u.verb = verbPatch
 			case v < 70:
 				u.verb = verbPutIfPresent
 			case v < 88:
@@ -155,15 +149,12 @@ func (u crashUpdate) fn(n uint64, slot int) engine.UpdateFunc {
 			return engine.Mutation{Action: engine.Remove}, nil
 		case verbKeep:
 			return engine.Mutation{Action: engine.Keep}, nil
-		case verbPutIfPresent, verbPatch:
+		case verbPutIfPresent:
 			if current == nil {
 				return engine.Mutation{}, errCrashRefused
 			}
 		}
 		v := crashValue{op: n, slot: uint16(slot), key: u.key, terms: u.terms, prev: prev}
-		if u.verb == verbPatch {
-			return engine.Mutation{Action: engine.Patch, Edits: v.patch(current), Terms: u.terms}, nil
-		}
 		return engine.Mutation{Action: engine.Put, Value: v.encode(u.pad), Terms: u.terms}, nil
 	}
 }
@@ -227,8 +218,15 @@ func (op crashOp) predict(model map[engine.Key][]byte) []engine.Key {
 		touched := make([]engine.Key, len(op.updates))
 		for i, u := range op.updates {
 			touched[i] = u.key
-			if m, err := u.fn(op.n, i)(model[u.key]); err == nil {
-				applyMutation(model, u.key, m)
+			m, err := u.fn(op.n, i)(model[u.key])
+			if err != nil {
+				continue
+			}
+			switch m.Action {
+			case engine.Put:
+				model[u.key] = m.Value
+			case engine.Remove:
+				delete(model, u.key)
 			}
 		}
 		return touched
@@ -246,24 +244,5 @@ func (op crashOp) predict(model map[engine.Key][]byte) []engine.Key {
 	default:
 		model[crashMetaKey] = op.metaValue()
 		return []engine.Key{crashMetaKey}
-	}
-}
-
-// applyMutation makes in model what m, an update function's successful
-// outcome for k, does to k by the engine contract.
-func applyMutation(model map[engine.Key][]byte, k engine.Key, m engine.Mutation) {
-	switch m.Action {
-	case engine.Put:
-		model[k] = m.Value
-	case engine.Patch:
-		// A patch of nothing, or out of range, changes nothing (the
-		// stream makes neither: it patches present values, within them).
-		if current := model[k]; current != nil {
-			if v, err := engine.ApplyEdits(nil, current, m.Edits); err == nil {
-				model[k] = v
-			}
-		}
-	case engine.Remove:
-		delete(model, k)
 	}
 }

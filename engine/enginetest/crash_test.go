@@ -97,8 +97,10 @@ func TestCrashJudgeFlagsAHalfAppliedOp(t *testing.T) {
 			half := maps.Clone(model)
 			for i := 0; i <= first; i++ {
 				u := op.updates[i]
-				if m, err := u.fn(n, i)(half[u.key]); err == nil {
-					applyMutation(half, u.key, m)
+				if m, err := u.fn(n, i)(half[u.key]); err == nil && m.Action == engine.Put {
+					half[u.key] = m.Value
+				} else if err == nil && m.Action == engine.Remove {
+					delete(half, u.key)
 				}
 			}
 			c := judge(half, start, hist, keys, n-1, 400)

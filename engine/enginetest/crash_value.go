@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"slices"
 
 	"github.com/utxostore/utxostore/engine"
 )
@@ -89,34 +88,4 @@ func decodeCrashValue(b []byte) (crashValue, error) {
 	}
 	v.prev = binary.BigEndian.Uint64(p[17:])
 	return v, nil
-}
-
-// patch returns the edits that make of current, a crash value, the value v
-// describes without changing current's length or most of its padding: its
-// op, slot, terms and prev, 37 bytes of padding (as a spend rewrites an
-// output's slot) and the checksum. The result is a crash value like any
-// other, tied to v's op as encode's is, so the verifier needs no notion of
-// a patch. The edits come in ascending order, or for one op in two in the
-// reverse order, which an engine that logs them must take as well.
-func (v crashValue) patch(current []byte) []engine.Edit {
-	full := v.encode(0) // header and checksum of an unpadded value
-	edits := []engine.Edit{
-		{Offset: 4, Bytes: full[4 : 4+8+2]}, // op, slot
-		{Offset: 4 + 8 + 2 + engine.KeySize, Bytes: full[4+8+2+engine.KeySize : crashHeaderSize]}, // terms, consumed, prev
-	}
-	if pad := len(current) - crashMinSize; pad > 0 {
-		at := int(v.op*31+uint64(v.slot)) % pad
-		slot := make([]byte, min(37, pad-at))
-		for i := range slot {
-			slot[i] = byte(v.op) ^ byte(i*7)
-		}
-		edits = append(edits, engine.Edit{Offset: crashHeaderSize + at, Bytes: slot})
-	}
-	body, _ := engine.ApplyEdits(nil, current[:len(current)-4], edits) // within: current is a crash value
-	sum := binary.BigEndian.AppendUint32(nil, crc32.Checksum(body, castagnoli))
-	edits = append(edits, engine.Edit{Offset: len(current) - 4, Bytes: sum})
-	if v.op%2 == 1 {
-		slices.Reverse(edits)
-	}
-	return edits
 }

@@ -112,8 +112,6 @@ func randomBatch(rng *rand.Rand, key func() engine.Key, op int) []engine.Update 
 				}
 				return engine.Mutation{Action: engine.Put, Value: append(cur[:len(cur):len(cur)], 'x'), Terms: terms}, nil
 			}
-		case 3:
-			fn = randomPatch(rng, terms)
 		default:
 			size := 1 + rng.Intn(200)
 			if rng.Intn(200) == 0 {
@@ -131,40 +129,6 @@ func randomBatch(rng *rand.Rand, key func() engine.Key, op int) []engine.Update 
 		batch[i] = engine.Update{Key: key(), Fn: fn}
 	}
 	return batch
-}
-
-// randomPatch returns an update function that patches up to three ranges
-// of the current value, drawn now and placed by the value's length when it
-// runs: mostly within it, in any order, overlapping at times, and now and
-// then past its end (an *engine.EditError, the record unchanged). It
-// patches a missing record too, which must fail the same way on both
-// engines and create nothing.
-func randomPatch(rng *rand.Rand, terms engine.Terms) engine.UpdateFunc {
-	type draw struct {
-		at, n   int
-		seed    byte
-		outside bool
-	}
-	draws := make([]draw, rng.Intn(4))
-	for i := range draws {
-		draws[i] = draw{at: rng.Intn(1 << 16), n: rng.Intn(40), seed: byte(rng.Intn(256)), outside: rng.Intn(20) == 0}
-	}
-	return func(cur []byte) (engine.Mutation, error) {
-		edits := make([]engine.Edit, len(draws))
-		for i, d := range draws {
-			n := min(d.n, len(cur))
-			at := d.at % (len(cur) - n + 1)
-			if d.outside {
-				at = len(cur) - n + 1
-			}
-			b := make([]byte, n)
-			for j := range b {
-				b[j] = d.seed + byte(j)
-			}
-			edits[i] = engine.Edit{Offset: at, Bytes: b}
-		}
-		return engine.Mutation{Action: engine.Patch, Edits: edits, Terms: terms}, nil
-	}
 }
 
 func randomTerm(rng *rand.Rand) uint32 {

@@ -17,7 +17,7 @@ import (
 type entry struct {
 	// value is never nil for a stored record: an empty value is a record.
 	// Its buffer is the engine's own and is rewritten in place by a later
-	// Put or Patch of the key, which is safe because Get hands out copies and
+	// Put of the key, which is safe because Get hands out copies and
 	// Update and ForEach only lend it for the duration of a call.
 	value   []byte
 	terms   engine.Terms
@@ -120,8 +120,6 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 			e.insert(u.Key, m.Value, m.Terms, 0)
 		case m.Action == engine.Remove && existed:
 			e.removeSlot(u.Key, slot)
-		case m.Action == engine.Patch:
-			errs[i] = e.patch(u.Key, slot, current, m)
 		}
 	}
 	return errs, nil
@@ -291,29 +289,6 @@ func (e *Engine) overwrite(k engine.Key, slot uint32, value []byte, terms engine
 	e.indexed.Set(k, r.terms, terms)
 	r.value = append(r.value[:0], value...)
 	r.terms, r.expires = terms, expires
-}
-
-// patch overwrites the ranges m.Edits name in the live record current,
-// the value of k's slot, in its own buffer: the record keeps its length,
-// so nothing is copied but the edits. current is nil when k holds no live
-// record. The record ends as overwrite would leave it with the patched
-// value (terms, and no time to live, as after a Put).
-func (e *Engine) patch(k engine.Key, slot uint32, current []byte, m engine.Mutation) error {
-	if current == nil {
-		return engine.ErrNothingToPatch
-	}
-	// Checked whole before any byte changes: an edit out of range leaves
-	// the record as it was.
-	if err := engine.CheckEdits(len(current), m.Edits); err != nil {
-		return err
-	}
-	r := &e.entries[slot]
-	for _, ed := range m.Edits {
-		copy(r.value[ed.Offset:], ed.Bytes)
-	}
-	e.indexed.Set(k, r.terms, m.Terms)
-	r.terms, r.expires = m.Terms, 0
-	return nil
 }
 
 // removeSlot drops the record in k's slot and frees the slot.

@@ -31,11 +31,6 @@ func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, 
 			current = clone(old.value)
 		}
 		m, err := x.call(u.Fn, current)
-		if err == nil && m.Action == engine.Patch {
-			// A read-modify-write: the patched value is written whole, as
-			// a Put of it would be.
-			m, err = patched(current, m)
-		}
 		if err != nil {
 			errs[i] = err
 			m.Action = engine.Keep
@@ -52,19 +47,6 @@ func (e *Engine) Update(ctx context.Context, updates []engine.Update) ([]error, 
 		}
 	}
 	return errs, x.commit()
-}
-
-// patched turns m, a Patch of current (nil when the record does not
-// exist), into the Put of the value its edits make of current.
-func patched(current []byte, m engine.Mutation) (engine.Mutation, error) {
-	if current == nil {
-		return engine.Mutation{}, engine.ErrNothingToPatch
-	}
-	value, err := engine.ApplyEdits(nil, current, m.Edits)
-	if err != nil {
-		return engine.Mutation{}, err
-	}
-	return engine.Mutation{Action: engine.Put, Value: value, Terms: m.Terms}, nil
 }
 
 // CreateOnly implements engine.Engine. An expired record counts as absent

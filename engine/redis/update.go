@@ -133,21 +133,6 @@ func apply(updates []engine.Update, g *group, cur stored, errs []error) *casWrit
 		switch m.Action {
 		case engine.Put:
 			value, present, terms, changed = m.Value, true, m.Terms, true
-		case engine.Patch:
-			// Applied here, on the value read, and written whole as a Put:
-			// the CAS checks the record's stamp, not its bytes. Into a new
-			// buffer: value is the read's, lent to the functions, or a
-			// function's Put value.
-			if !present {
-				errs[i] = engine.ErrNothingToPatch
-				continue
-			}
-			patched, err := engine.ApplyEdits(nil, value, m.Edits)
-			if err != nil {
-				errs[i] = err
-				continue
-			}
-			value, terms, changed = patched, m.Terms, true
 		case engine.Remove:
 			value, present, changed = nil, false, true
 		}

@@ -209,19 +209,3 @@ func spendBytes(round int) engine.UpdateFunc {
 		return engine.Mutation{Action: engine.Put, Value: v, Terms: engine.Terms{ProducedAt: 1}}, nil
 	}
 }
-
-// BenchmarkSpendPatchVsPut compares a spend returned as an engine.Patch
-// (logged as a patch record of its own edits) with the same spend
-// returned as a Put of the whole value (diffed against the old one), in
-// one run, under SyncBlock so that the update path is what is timed:
-//
-//	UTXOSTORE_BENCH_LIVE=100000 go test -run '^$' -bench SpendPatchVsPut -benchtime 200000x ./engine/sozu
-func BenchmarkSpendPatchVsPut(b *testing.B) {
-	enginetest.BenchSpendPatchVsPut(b, flags.BenchLive(100_000), func(b *testing.B) engine.Engine {
-		e, err := Open(b.TempDir(), benchOptions(b, engine.SyncBlock))
-		if err != nil {
-			b.Fatal(err)
-		}
-		return e
-	})
-}

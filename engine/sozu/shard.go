@@ -298,25 +298,6 @@ func (s *shard) update(updates []engine.Update, positions []int, errs []error) e
 			if err := s.table.put(loc, found, e, m.Value); err != nil {
 				return s.fail(err)
 			}
-		case engine.Patch:
-			if current == nil {
-				errs[i] = engine.ErrNothingToPatch
-				continue
-			}
-			// The table keeps a copy of what put is handed, and the lent
-			// value may lie in a page or the value log, so the new value
-			// is built apart, in the table's scratch buffer.
-			patched, perr := engine.ApplyEdits(s.table.patched[:0], current, m.Edits)
-			if perr != nil {
-				errs[i] = perr
-				continue
-			}
-			s.table.patched = patched
-			e := entry{key: u.Key, terms: m.Terms}
-			s.records.logPatch(&e, base, patched, m.Edits)
-			if err := s.table.put(loc, found, e, patched); err != nil {
-				return s.fail(err)
-			}
 		case engine.Remove:
 			if found {
 				s.records.logRemove(u.Key)

@@ -53,9 +53,8 @@ type table struct {
 	bucketVisits uint64
 	// descent[n] counts key lookups that visited n buckets.
 	descent []uint64
-	// patched is the value a replay last made of a patch record, or an
-	// update of an engine.Patch, its memory kept for the next (put copies
-	// it).
+	// patched is the value a replay last made of a patch record, its
+	// memory kept for the next (put copies it).
 	patched []byte
 }
 
@@ -241,26 +240,13 @@ func (t *table) lendValue(e *entry) ([]byte, error) {
 // put stores e with value, over the entry at loc when found (the update
 // lands where the key lives, so unicity holds without a second copy) or
 // into layer 0 when the key is proven absent.
-//
-// An out-of-line value of the old one's length is rewritten in place
-// when the value log still holds it only in memory (valueLog.overwrite):
-// a spend then appends nothing.
 func (t *table) put(loc location, found bool, e entry, value []byte) error {
-	inPlace := false
 	if len(value) > t.opts.InlineMax {
-		if found && loc.b.entries[loc.pos].outOfLine {
-			old := loc.b.entries[loc.pos].ptr
-			if inPlace = t.values.overwrite(e.key, old, value); inPlace {
-				e.outOfLine, e.ptr = true, old
-			}
+		p, err := t.values.append(e.key, value)
+		if err != nil {
+			return err
 		}
-		if !inPlace {
-			p, err := t.values.append(e.key, value)
-			if err != nil {
-				return err
-			}
-			e.outOfLine, e.ptr = true, p
-		}
+		e.outOfLine, e.ptr = true, p
 	} else {
 		e.value = append(make([]byte, 0, len(value)), value...)
 	}
@@ -272,7 +258,7 @@ func (t *table) put(loc location, found bool, e entry, value []byte) error {
 		t.filter.add(&e.key)
 	} else {
 		old := &loc.b.entries[loc.pos]
-		if old.outOfLine && !inPlace {
+		if old.outOfLine {
 			t.values.forget(old.ptr)
 		}
 		was = old.terms

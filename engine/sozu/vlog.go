@@ -32,22 +32,6 @@ import (
 // shard's time); the next full buffer, a flush and close wait for it, so
 // its failure stops the store before a checkpoint can count on the file.
 //
-// An update that keeps a value's length (a spend: engine.Patch) rewrites
-// its record in place, with no append and no garbage, when the record lies
-// past inFile: in tail, which no file write has taken yet (overwrite).
-// The file need not have such a record, for the reason above, so neither
-// need it have the value the record held before: a replay rebuilds the
-// value the update replaced from the log's earlier records, never from the
-// value log (which recovery truncates to the checkpoint's length, before
-// the record), and the update's own record then rebuilds the new value.
-// A record before inFile is appended anew instead. Up to the length the
-// last page checkpoint knew, the file holds the values a replay patches:
-// it must keep the one a patch record was made against. Past that length
-// the replay rebuilds the file's records too, but rewriting one would
-// cost a write system call per update (what the buffering saves), wait
-// for prev's background write, and dirty again a page the kernel may have
-// written already.
-//
 // A value log opened read-only is not truncated: the records the replay
 // appends past the checkpoint's length stay in memory (tail grows without
 // reaching the file), and the file's own bytes past that length are never
@@ -139,25 +123,6 @@ func (v *valueLog) append(k engine.Key, value []byte) (valuePointer, error) {
 		v.tailStart = v.size
 	}
 	return p, nil
-}
-
-// overwrite writes value, of the length of the value p points at, over
-// that value in place when its record is not yet in the file (see
-// valueLog), and reports whether it did: if not, the caller appends
-// value. value may share memory with the value it replaces (a lent value,
-// returned unchanged).
-func (v *valueLog) overwrite(k engine.Key, p valuePointer, value []byte) bool {
-	at, n := int64(p.offset), int64(vlogHeaderSize+len(value))
-	if len(value) != int(p.length) || at < v.inFile || at+n > v.size {
-		return false
-	}
-	rec := v.tail[at-v.tailStart : at-v.tailStart+n]
-	if [engine.KeySize]byte(rec[8:vlogHeaderSize]) != k {
-		return false // not the key's record: leave it to the reads to report
-	}
-	copy(rec[vlogHeaderSize:], value)
-	binary.LittleEndian.PutUint32(rec, checksum(rec[4:]))
-	return true
 }
 
 // write writes b at offset at of the file.

@@ -141,74 +141,19 @@ func (w *logRecords) logUpdate(e *entry, old, value []byte) {
 		w.logPut(e, value)
 		return
 	}
-	start, patch := w.beginPatch(e, old)
-	w.buf = appendEdits(w.buf, old, value)
-	w.endPatch(start, patch, e, old, value)
-}
-
-// logPatch logs e's new value, which edits (an engine.Patch) made of old,
-// as logUpdate would, but with the update's own edits as the record's:
-// each overwrites as many bytes as it inserts, so it is (keep the gap
-// since the last one, delete len, insert its bytes), and the update costs
-// no diff of the two values. Edits the record cannot say in one pass
-// (out of order or overlapping) are diffed as logUpdate does. old and
-// value do not share memory.
-func (w *logRecords) logPatch(e *entry, old, value []byte, edits []engine.Edit) {
-	if old == nil || !ascending(edits) {
-		w.logUpdate(e, old, value)
-		return
-	}
-	start, patch := w.beginPatch(e, old)
-	at := 0
-	for _, ed := range edits {
-		if len(ed.Bytes) == 0 {
-			continue // overwrites nothing; its offset need not be said
-		}
-		w.buf = appendEdit(w.buf, ed.Offset-at, len(ed.Bytes), ed.Bytes)
-		at = ed.Offset + len(ed.Bytes)
-	}
-	w.endPatch(start, patch, e, old, value)
-}
-
-// ascending reports whether each of edits that writes a byte starts at or
-// after the end of the one before.
-func ascending(edits []engine.Edit) bool {
-	end := 0
-	for _, ed := range edits {
-		if len(ed.Bytes) == 0 {
-			continue
-		}
-		if ed.Offset < end {
-			return false
-		}
-		end = ed.Offset + len(ed.Bytes)
-	}
-	return true
-}
-
-// beginPatch starts a patch record of e against old, up to its edits: it
-// returns where the record's body starts and where the patch (old's length,
-// checksum and the edits) does, which endPatch weighs.
-func (w *logRecords) beginPatch(e *entry, old []byte) (start, patch int) {
-	start = w.begin(walPatch)
+	start := w.begin(walPatch)
 	w.appendEntryFields(e)
-	patch = len(w.buf)
+	patch := len(w.buf)
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(old)))
+	sum := len(w.buf)
 	w.buf = append(w.buf, 0, 0, 0, 0) // the old value's checksum, once the patch is worth it
-	return start, patch
-}
-
-// endPatch ends the patch record that beginPatch started and whose edits
-// follow it, or, when they take more than half the new value, replaces it
-// with a put of value.
-func (w *logRecords) endPatch(start, patch int, e *entry, old, value []byte) {
+	w.buf = appendEdits(w.buf, old, value)
 	if 2*(len(w.buf)-patch) > len(value) {
 		w.buf = w.buf[:start-walHeaderSize]
 		w.logPut(e, value)
 		return
 	}
-	_, n := binary.Uvarint(w.buf[patch:])
-	binary.LittleEndian.PutUint32(w.buf[patch+n:], checksum(old))
+	binary.LittleEndian.PutUint32(w.buf[sum:], checksum(old))
 	w.end(start)
 }
 

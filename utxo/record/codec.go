@@ -1,7 +1,6 @@
 package record
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -13,9 +12,9 @@ import (
 // FormatVersion is the first byte of every encoded record. Decode refuses
 // any other value with CodeUnsupportedVersion, so a store written by a newer
 // build is never misread by an older one.
-const FormatVersion = 2
+const FormatVersion = 1
 
-// Record flags (a little-endian uint16).
+// Record flags (one uvarint).
 const (
 	flagFrozen uint64 = 1 << iota
 	flagLocked
@@ -29,60 +28,49 @@ const (
 	flagsKnown = flagOutputsOnly<<1 - 1
 )
 
-// The fixed-width layout: the head, then one slot per output.
+// Entry tags in the encoded utxos array.
 const (
-	// headSize is the fixed head's size, from the format version to the
-	// slot count.
-	headSize = 1 + 2 + chainhash.HashSize + 4*4 + 2*8 + 2*4 + 8 + 7*4 + 4
-	// slotSize is one output's slot: the UTXO hash, the spending data
-	// (zero until spent) and the slot's state, last, so that a spend
-	// writes one range of SpendingDataSize+1 bytes.
-	slotSize = UtxoHashSize + SpendingDataSize + 1
+	tagNotStored = 0 // nil entry, no bytes follow
+	tagUnspent   = 1 // 32-byte hash follows
+	tagSpent     = 2 // 68 bytes follow (hash ‖ spending data)
+	tagFrozen    = 3 // 32-byte hash follows; the 0xFF marker is implied
+	tagInvalid   = 0xff
 )
 
-// Slot states, the last byte of a slot.
-const (
-	slotNotStored = 0 // every byte of the slot is zero
-	slotUnspent   = 1 // the hash, then zero spending data
-	slotSpent     = 2 // the hash and the spending data: a spender's, or the freeze marker
-	slotInvalid   = 0xff
-)
-
-// Encode serializes the record in format version 2: a fixed-width head and
-// one fixed-width slot per output, so that a spend patches a slot and a
-// counter in place (View.AppendPatch), then a tail of the variable-length
-// fields. Fixed fields are little-endian; tail integers are unsigned LEB128
-// varints (SubtreeIdxs zig-zag):
+// Encode serializes the record in format version 1. All integers are
+// unsigned LEB128 varints (CreatedAt and SubtreeIdxs zig-zag) unless noted:
 //
-//	u8      FormatVersion (2)
-//	u16     flags: frozen|locked<<1|creating<<2|conflicting<<3|external<<4|coinbase<<5|hasTx<<6|
+//	u8      FormatVersion (1)
+//	uvarint flags: frozen|locked<<1|creating<<2|conflicting<<3|external<<4|coinbase<<5|hasTx<<6|
 //	        hasDeletedChildren<<7|outputsOnly<<8
 //	[32]    TxID
-//	u32     Index, FirstVout, Version, LockTime
-//	u64     Fee, SizeInBytes
-//	u32     SpendingHeight, UnminedSince
-//	i64     CreatedAt
-//	u32     PreserveUntil, DeleteAtHeight, TotalUtxos, TotalExtraRecs, SpentExtraRecs,
-//	        RecordUtxos, SpentUtxos
-//	u32     n, then n × slot: [32] utxoHash, [36] spending data, u8 state
-//	        (not stored 0, unspent 1, spent or frozen 2)
-//	tail:   n, n × BlockID;  n, n × BlockHeight;  n, n × SubtreeIdx (zig-zag)
+//	        Index, FirstVout, Version, LockTime, Fee, SizeInBytes, SpendingHeight,
+//	        UnminedSince, CreatedAt (zig-zag), PreserveUntil, DeleteAtHeight,
+//	        TotalUtxos, TotalExtraRecs, SpentExtraRecs, RecordUtxos, SpentUtxos
+//	        n, n × BlockID;  n, n × BlockHeight;  n, n × SubtreeIdx (zig-zag)
 //	        n, n × [32] ConflictingChildren
 //	        n, n × [32] DeletedChildren           (only when hasDeletedChildren)
 //	        n, n × (offset, height) UtxoSpendableIn, ascending offset
 //	        n, n × (offset, [32] utxoHash, [32] newUtxoHash, blockHeight) Reassignments
 //	        len, Tx bytes                        (only when hasTx)
 //	        len, TxInpoints (go-subtree layout)  (len 0 when empty)
+//	        n, n × entry: tag byte, then 0 / 32 / 68 / 32 bytes for
+//	        not stored / unspent / spent / frozen
 //
-// The record should satisfy Validate; an entry of an illegal size is
-// written with a state Decode rejects, never silently dropped.
+// The utxos array goes last so a reader interested only in the metadata
+// can stop early. The record should satisfy Validate; an entry of an
+// illegal size is written with a tag Decode rejects, never silently dropped.
 func (r *Record) Encode() []byte {
 	return r.AppendEncode(nil)
 }
 
 func (r *Record) encodedSizeHint() int {
-	return headSize + slotSize*len(r.Utxos) + 40 + len(r.Tx) + len(r.keptInpoints) + 36*len(r.ConflictingChildren) + 32*len(r.DeletedChildren) + 12*len(r.BlockIDs) +
+	n := 160 + len(r.Tx) + len(r.keptInpoints) + 36*len(r.ConflictingChildren) + 32*len(r.DeletedChildren) + 12*len(r.BlockIDs) +
 		10*len(r.UtxoSpendableIn) + 76*len(r.Reassignments) + txInpointsSize(r.TxInpoints) + 10
+	for _, e := range r.Utxos {
+		n += 1 + len(e)
+	}
+	return n
 }
 
 // AppendEncode appends the encoding of r to dst (see Encode), growing dst
@@ -90,37 +78,9 @@ func (r *Record) encodedSizeHint() int {
 // every growth.
 func (r *Record) AppendEncode(dst []byte) []byte {
 	dst = slices.Grow(dst, r.encodedSizeHint())
-	dst = r.appendHead(dst, r.flags(r.Tx != nil), len(r.Utxos))
-	for _, e := range r.Utxos {
-		dst = appendSlot(dst, e)
-	}
-	dst = r.appendBlockLists(dst)
-	return r.appendRest(dst)
-}
-
-// appendSlot appends e's slot.
-func appendSlot(dst []byte, e Entry) []byte {
-	start := len(dst)
-	dst = append(dst, make([]byte, slotSize)...)
-	slot := dst[start:]
-	switch {
-	case len(e) == 0:
-	case len(e) == UtxoHashSize:
-		copy(slot, e)
-		slot[slotSize-1] = slotUnspent
-	case len(e) == FullEntrySize:
-		copy(slot, e)
-		slot[slotSize-1] = slotSpent
-	default:
-		slot[slotSize-1] = slotInvalid
-	}
-	return dst
-}
-
-// appendRest appends the tail after the block lists: the lists that only
-// the decoded record's operations change, the transaction and its inpoints.
-func (r *Record) appendRest(dst []byte) []byte {
 	u := binary.AppendUvarint
+	dst = r.appendHead(dst, r.flags(r.Tx != nil))
+
 	dst = u(dst, uint64(len(r.ConflictingChildren)))
 	for _, h := range r.ConflictingChildren {
 		dst = append(dst, h[:]...)
@@ -168,6 +128,25 @@ func (r *Record) appendRest(dst []byte) []byte {
 		dst = u(dst, uint64(txInpointsSize(r.TxInpoints)))
 		dst = appendTxInpoints(dst, r.TxInpoints)
 	}
+
+	dst = u(dst, uint64(len(r.Utxos)))
+	for _, e := range r.Utxos {
+		switch {
+		case len(e) == 0:
+			dst = append(dst, tagNotStored)
+		case len(e) == UtxoHashSize:
+			dst = append(dst, tagUnspent)
+			dst = append(dst, e...)
+		case e.IsFrozen():
+			dst = append(dst, tagFrozen)
+			dst = append(dst, e[:UtxoHashSize]...)
+		case len(e) == FullEntrySize:
+			dst = append(dst, tagSpent)
+			dst = append(dst, e...)
+		default:
+			dst = append(dst, tagInvalid)
+		}
+	}
 	return dst
 }
 
@@ -192,35 +171,28 @@ func (r *Record) flags(hasTx bool) uint64 {
 	return flags
 }
 
-// appendHead appends the record's fixed head (headSize bytes): the format
-// version, the flags, the fixed fields and the count of slots that follow.
-// AppendEncode and View share it.
-func (r *Record) appendHead(dst []byte, flags uint64, slots int) []byte {
-	le := binary.LittleEndian
+// appendHead appends the record's head: the format version, flags, the
+// fixed fields and the block lists, everything before ConflictingChildren.
+// AppendEncode and View.AppendEncode share it.
+func (r *Record) appendHead(dst []byte, flags uint64) []byte {
+	u := binary.AppendUvarint
 	dst = append(dst, FormatVersion)
-	dst = le.AppendUint16(dst, uint16(flags))
+	dst = u(dst, flags)
 	dst = append(dst, r.TxID[:]...)
-	for _, v := range []uint32{r.Index, r.FirstVout, r.Version, r.LockTime} {
-		dst = le.AppendUint32(dst, v)
+	for _, v := range []uint64{
+		uint64(r.Index), uint64(r.FirstVout), uint64(r.Version), uint64(r.LockTime),
+		r.Fee, r.SizeInBytes, uint64(r.SpendingHeight), uint64(r.UnminedSince),
+	} {
+		dst = u(dst, v)
 	}
-	dst = le.AppendUint64(dst, r.Fee)
-	dst = le.AppendUint64(dst, r.SizeInBytes)
-	dst = le.AppendUint32(dst, r.SpendingHeight)
-	dst = le.AppendUint32(dst, r.UnminedSince)
-	dst = le.AppendUint64(dst, uint64(r.CreatedAt))
+	dst = binary.AppendVarint(dst, r.CreatedAt)
 	for _, v := range []uint32{
 		r.PreserveUntil, r.DeleteAtHeight, r.TotalUtxos, r.TotalExtraRecs,
-		r.SpentExtraRecs, r.RecordUtxos, r.SpentUtxos, uint32(slots),
+		r.SpentExtraRecs, r.RecordUtxos, r.SpentUtxos,
 	} {
-		dst = le.AppendUint32(dst, v)
+		dst = u(dst, uint64(v))
 	}
-	return dst
-}
 
-// appendBlockLists appends BlockIDs, BlockHeights and SubtreeIdxs, the
-// tail's first fields and the only ones set-mined changes.
-func (r *Record) appendBlockLists(dst []byte) []byte {
-	u := binary.AppendUvarint
 	dst = u(dst, uint64(len(r.BlockIDs)))
 	for _, v := range r.BlockIDs {
 		dst = u(dst, uint64(v))
@@ -281,7 +253,7 @@ func (r *Record) Unshare() {
 
 func decode(b []byte, mode decodeMode) (*Record, error) {
 	rec := &Record{}
-	rd, flags, slots, err := decodeHeader(b, rec)
+	rd, flags, err := decodeHeader(b, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -320,43 +292,33 @@ func decode(b []byte, mode decodeMode) (*Record, error) {
 			rec.TxInpoints = t
 		}
 	}
+	rec.Utxos = rd.entries(shared)
 	if rd.err == nil && rd.remaining() != 0 {
 		rd.fail("%d trailing bytes", rd.remaining())
 	}
 	if rd.err != nil {
 		return nil, rd.err
 	}
-	if _, err := countSlots(slots); err != nil {
-		return nil, err
-	}
-	if !shared {
-		slots = bytes.Clone(slots)
-	}
-	rec.Utxos = slotEntries(slots)
 	if err := rec.Validate(); err != nil {
 		return nil, err
 	}
 	return rec, nil
 }
 
-// decodeHeader reads the fixed head of an encoded record into rec, and
-// returns the flags, the slots' bytes (their states unchecked; see
-// countSlots) and the reader positioned at the tail. Decode and Inspect
-// share it.
-func decodeHeader(b []byte, rec *Record) (rd reader, flags uint64, slots []byte, err *model.Error) {
+// decodeHeader reads the format version, the flags and the fixed fields
+// (TxID to SpentUtxos) of an encoded record into rec, and returns the
+// reader positioned at the block lists. Decode and Inspect share it.
+func decodeHeader(b []byte, rec *Record) (reader, uint64, *model.Error) {
 	if len(b) == 0 {
-		return reader{}, 0, nil, malformed("empty record")
+		return reader{}, 0, malformed("empty record")
 	}
 	if b[0] != FormatVersion {
-		return reader{}, 0, nil, &model.Error{Code: model.CodeUnsupportedVersion, Msg: fmt.Sprintf("record format version %d is not supported (want %d)", b[0], FormatVersion)}
+		return reader{}, 0, &model.Error{Code: model.CodeUnsupportedVersion, Msg: fmt.Sprintf("record format version %d is not supported (want %d)", b[0], FormatVersion)}
 	}
-	if len(b) < headSize {
-		return reader{}, 0, nil, malformed("record of %d bytes is shorter than its %d-byte head", len(b), headSize)
-	}
-	le := binary.LittleEndian
-	flags = uint64(le.Uint16(b[1:]))
+	rd := reader{b: b, off: 1}
+	flags := rd.uvarint()
 	if flags&^flagsKnown != 0 {
-		return reader{}, 0, nil, malformed("unknown flags %#x", flags&^flagsKnown)
+		rd.fail("unknown flags %#x", flags&^flagsKnown)
 	}
 	rec.Frozen = flags&flagFrozen != 0
 	rec.Locked = flags&flagLocked != 0
@@ -366,103 +328,24 @@ func decodeHeader(b []byte, rec *Record) (rd reader, flags uint64, slots []byte,
 	rec.IsCoinbase = flags&flagCoinbase != 0
 	rec.OutputsOnly = flags&flagOutputsOnly != 0
 
-	h := fixedFields(b[3+chainhash.HashSize : headSize])
-	copy(rec.TxID[:], b[3:])
-	rec.Index, rec.FirstVout, rec.Version, rec.LockTime = h.u32(), h.u32(), h.u32(), h.u32()
-	rec.Fee, rec.SizeInBytes = h.u64(), h.u64()
-	rec.SpendingHeight, rec.UnminedSince = h.u32(), h.u32()
-	rec.CreatedAt = int64(h.u64())
-	rec.PreserveUntil, rec.DeleteAtHeight, rec.TotalUtxos, rec.TotalExtraRecs = h.u32(), h.u32(), h.u32(), h.u32()
-	rec.SpentExtraRecs, rec.RecordUtxos, rec.SpentUtxos = h.u32(), h.u32(), h.u32()
-
-	rd = reader{b: b, off: headSize - 4}
-	n := rd.fixedCount(slotSize)
-	slots = rd.take(n * slotSize)
-	return rd, flags, slots, rd.err
-}
-
-// fixedFields reads the head's little-endian fields in order; the head's
-// length was checked, so it needs no checks.
-type fixedFields []byte
-
-func (f *fixedFields) u32() uint32 {
-	v := binary.LittleEndian.Uint32(*f)
-	*f = (*f)[4:]
-	return v
-}
-
-func (f *fixedFields) u64() uint64 {
-	v := binary.LittleEndian.Uint64(*f)
-	*f = (*f)[8:]
-	return v
-}
-
-// slotCounts are what the slots hold, for Validate's counters.
-type slotCounts struct {
-	stored, spent uint32
-	frozen        bool
-}
-
-// zeroSlot is a slot that holds nothing; its spending data is that of a
-// slot no one spent.
-var (
-	zeroSlot     [slotSize]byte
-	zeroSpending = zeroSlot[:SpendingDataSize]
-)
-
-// countSlots checks every slot's state and padding, and counts what they
-// hold: a slot has exactly one encoding.
-func countSlots(slots []byte) (slotCounts, *model.Error) {
-	var c slotCounts
-	for at := 0; at < len(slots); at += slotSize {
-		slot := slots[at : at+slotSize]
-		spending := slot[UtxoHashSize : slotSize-1]
-		switch slot[slotSize-1] {
-		case slotNotStored:
-			if !bytes.Equal(slot, zeroSlot[:]) {
-				return c, malformed("slot %d is not stored but holds bytes", at/slotSize)
-			}
-		case slotUnspent:
-			if !bytes.Equal(spending, zeroSpending) {
-				return c, malformed("slot %d is unspent but holds spending data", at/slotSize)
-			}
-			c.stored++
-		case slotSpent:
-			c.stored++
-			if Entry(slot[:FullEntrySize]).IsFrozen() {
-				c.frozen = true
-			} else {
-				c.spent++
-			}
-		default:
-			return c, malformed("slot %d has unknown state %d", at/slotSize, slot[slotSize-1])
-		}
-	}
-	return c, nil
-}
-
-// slotEntries returns the entries of checked slots, sharing their bytes.
-func slotEntries(slots []byte) []Entry {
-	n := len(slots) / slotSize
-	if n == 0 {
-		return nil
-	}
-	out := make([]Entry, n)
-	for i := range out {
-		out[i] = slotEntry(slots[i*slotSize : (i+1)*slotSize])
-	}
-	return out
-}
-
-// slotEntry is the entry a checked slot holds, sharing its bytes.
-func slotEntry(slot []byte) Entry {
-	switch slot[slotSize-1] {
-	case slotUnspent:
-		return Entry(slot[:UtxoHashSize:UtxoHashSize])
-	case slotSpent:
-		return Entry(slot[:FullEntrySize:FullEntrySize])
-	}
-	return nil
+	rec.TxID = rd.hash()
+	rec.Index = rd.u32()
+	rec.FirstVout = rd.u32()
+	rec.Version = rd.u32()
+	rec.LockTime = rd.u32()
+	rec.Fee = rd.uvarint()
+	rec.SizeInBytes = rd.uvarint()
+	rec.SpendingHeight = rd.u32()
+	rec.UnminedSince = rd.u32()
+	rec.CreatedAt = rd.varint()
+	rec.PreserveUntil = rd.u32()
+	rec.DeleteAtHeight = rd.u32()
+	rec.TotalUtxos = rd.u32()
+	rec.TotalExtraRecs = rd.u32()
+	rec.SpentExtraRecs = rd.u32()
+	rec.RecordUtxos = rd.u32()
+	rec.SpentUtxos = rd.u32()
+	return rd, flags, rd.err
 }
 
 // decodeBlockLists reads BlockIDs, BlockHeights and SubtreeIdxs into rec.
@@ -541,6 +424,98 @@ func decodeSpendRules(rd *reader, flags uint64, rec *Record) {
 		}
 	}
 }
+
+// entries decodes the utxos array. Copying, it runs two passes: the first
+// validates tags and sums the sizes, the second copies every entry into one
+// allocation, so a 20,000-output record costs two allocations, not 20,000.
+// Shared, one pass does: the unspent and spent entries point into the
+// reader's bytes and only frozen ones, whose marker is not stored, are
+// copied.
+func (rd *reader) entries(shared bool) []Entry {
+	n := rd.count(1)
+	if rd.err != nil || n == 0 {
+		return nil
+	}
+	if shared {
+		return rd.sharedEntries(n)
+	}
+	start := rd.off
+	total := 0
+	for range n {
+		switch tag := rd.byte(); tag {
+		case tagNotStored:
+		case tagUnspent:
+			rd.take(UtxoHashSize)
+			total += UtxoHashSize
+		case tagFrozen:
+			rd.take(UtxoHashSize)
+			total += FullEntrySize
+		case tagSpent:
+			rd.take(FullEntrySize)
+			total += FullEntrySize
+		default:
+			rd.fail("unknown utxo entry tag %d", tag)
+		}
+		if rd.err != nil {
+			return nil
+		}
+	}
+	out := make([]Entry, n)
+	src := rd.b[start:rd.off] // validated by the first pass
+	buf := make([]byte, total)
+	pos := 0
+	for i := range out {
+		tag := src[0]
+		src = src[1:]
+		switch tag {
+		case tagUnspent:
+			copy(buf[pos:], src[:UtxoHashSize])
+			src = src[UtxoHashSize:]
+			out[i] = Entry(buf[pos : pos+UtxoHashSize : pos+UtxoHashSize])
+			pos += UtxoHashSize
+		case tagSpent:
+			copy(buf[pos:], src[:FullEntrySize])
+			src = src[FullEntrySize:]
+			out[i] = Entry(buf[pos : pos+FullEntrySize : pos+FullEntrySize])
+			pos += FullEntrySize
+		case tagFrozen:
+			copy(buf[pos:], src[:UtxoHashSize])
+			src = src[UtxoHashSize:]
+			copy(buf[pos+UtxoHashSize:pos+FullEntrySize], frozenMarkerBytes[:])
+			out[i] = Entry(buf[pos : pos+FullEntrySize : pos+FullEntrySize])
+			pos += FullEntrySize
+		}
+	}
+	return out
+}
+
+// sharedEntries reads n entries that point into the reader's bytes (n was
+// checked against the bytes left, so out is bounded by the input).
+func (rd *reader) sharedEntries(n int) []Entry {
+	out := make([]Entry, n)
+	for i := range out {
+		switch tag := rd.byte(); tag {
+		case tagNotStored:
+		case tagUnspent:
+			out[i] = Entry(rd.take(UtxoHashSize))
+		case tagSpent:
+			out[i] = Entry(rd.take(FullEntrySize))
+		case tagFrozen:
+			if h := rd.take(UtxoHashSize); h != nil {
+				out[i] = NewFrozenEntry(chainhash.Hash(h))
+			}
+		default:
+			rd.fail("unknown utxo entry tag %d", tag)
+		}
+		if rd.err != nil {
+			return nil
+		}
+	}
+	return out
+}
+
+// frozenMarkerBytes is the 36-byte freeze marker.
+var frozenMarkerBytes = appendSpendingData(nil, frozenSpendingData)
 
 // Validate checks the invariants every stored record keeps. Decode calls
 // it; tests and Build use it to catch a broken record before it is written.

@@ -13,19 +13,12 @@
 // external blob store) and a typed *model.Error. A failed operation leaves the
 // record exactly as it was, so the caller can simply keep the old bytes.
 //
-// A record is laid out for in-place spends (Encode): a fixed-width head of
-// flags and counters, then one fixed-width slot per output with its 36
-// bytes of spending data reserved at creation, then the variable-length
-// fields. The model's view of an output stays the reference's 32-byte
-// unspent and 68-byte spent Entry; a slot holds either.
-//
 // Where an operation reads or changes little of a record, Inspect reads it
 // into a View instead: the head (fixed fields and block lists) decoded, the
-// slots and the transaction left in the encoding. The same rules then run
-// on it (View.SpendMulti, View.SetMined). A spend is then a patch
-// (View.AppendPatch): the head's changed fields and the spent slots, which
-// an engine writes in place (engine.Patch); View.AppendEncode writes the
-// whole record.
+// outputs and the transaction left in the encoding. The same rules then
+// run on it (View.SpendMulti, View.SetMined), and View.AppendEncode
+// re-encodes the head, writes the outputs a spend changed and copies the
+// rest.
 //
 // One transaction is stored as one master record (Index 0) holding the first
 // batch of outputs plus all transaction metadata, and, when it has more than

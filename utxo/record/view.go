@@ -1,23 +1,21 @@
 package record
 
 import (
-	"bytes"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // View is a look at an encoded record that decodes its head (the fixed
 // fields and block lists) and the few lists the spend rule consults, and
-// leaves the rest where it is in the encoding: the outputs' slots, the
-// conflicting children, the transaction and its inpoints. Reading one
-// output reads its slot. The two operations of every transaction, spend
+// leaves the rest where it is in the encoding: the conflicting children,
+// the transaction, its inpoints and the outputs. Reading one output costs
+// no decode of the others. The two operations of every transaction, spend
 // and set-mined, run on a View: set-mined changes only the head, and a
-// spend the head's counters and a few slots, so AppendPatch describes a
-// spend as a patch of those bytes, and AppendEncode writes the head again
-// and copies the rest. A View shares the bytes it was made from.
+// spend the head and a few outputs, so encoding the View again re-encodes
+// the head, writes the spent outputs and copies the rest as it is. A View
+// shares the bytes it was made from.
 type View struct {
 	// head holds the fixed fields, BlockIDs, BlockHeights, SubtreeIdxs,
 	// DeletedChildren, UtxoSpendableIn and Reassignments; its other lists
@@ -25,9 +23,14 @@ type View struct {
 	head Record
 	// hasTx is the record's hasTx flag: the transaction is in the tail.
 	hasTx bool
-	// encoded is the head as it was encoded; slots the outputs' slots;
-	// lists the block lists as encoded; rest the tail after them.
-	encoded, slots, lists, rest []byte
+	// tail is the encoding from ConflictingChildren to the end.
+	tail []byte
+	// entries is the utxos array after its count: nEntries tagged entries.
+	entries  []byte
+	nEntries int
+	// starts holds where each entry starts in entries; it is built at the
+	// first lookup of an output, so that reading many costs one walk.
+	starts []uint32
 	// spent holds the entries SpendMulti put in place of encoded ones,
 	// and spentAt, by offset, 1 + the index of an offset's entry in spent
 	// (0 where it spent nothing); nil until it spends. Offsets index
@@ -51,14 +54,13 @@ func (v *View) spentEntry(offset uint32) Entry {
 // version CodeUnsupportedVersion, and it never panics.
 func Inspect(b []byte) (View, error) {
 	var v View
-	rd, flags, slots, err := decodeHeader(b, &v.head)
+	rd, flags, err := decodeHeader(b, &v.head)
 	if err != nil {
 		return View{}, err
 	}
 	v.hasTx = flags&flagHasTx != 0
-	listsStart := rd.off
 	decodeBlockLists(&rd, &v.head)
-	listsEnd := rd.off
+	tailStart := rd.off
 	rd.take(rd.count(chainhash.HashSize) * chainhash.HashSize) // ConflictingChildren
 	decodeSpendRules(&rd, flags, &v.head)
 	decodeReassignments(&rd, &v.head)
@@ -70,20 +72,35 @@ func Inspect(b []byte) (View, error) {
 			rd.err = err
 		}
 	}
+	v.nEntries = rd.count(1)
+	start := rd.off
+	var stored, spent uint32
+	frozen := false
+	for range v.nEntries {
+		tag := rd.byte()
+		e := rd.take(entrySize(tag, &rd))
+		switch {
+		case rd.err != nil:
+		case tag == tagFrozen || tag == tagSpent && Entry(e).IsFrozen():
+			stored++
+			frozen = true
+		case tag == tagSpent:
+			stored++
+			spent++
+		case tag == tagUnspent:
+			stored++
+		}
+	}
 	if rd.err == nil && rd.remaining() != 0 {
 		rd.fail("%d trailing bytes", rd.remaining())
 	}
 	if rd.err != nil {
 		return View{}, rd.err
 	}
-	c, merr := countSlots(slots)
-	if merr != nil {
-		return View{}, merr
-	}
-	if err := v.head.validate(len(slots)/slotSize, c.stored, c.spent, c.frozen); err != nil {
+	if err := v.head.validate(v.nEntries, stored, spent, frozen); err != nil {
 		return View{}, err
 	}
-	v.encoded, v.slots, v.lists, v.rest = b[:headSize], slots, b[listsStart:listsEnd], b[listsEnd:]
+	v.tail, v.entries = b[tailStart:], b[start:]
 	return v, nil
 }
 
@@ -92,7 +109,7 @@ func Inspect(b []byte) (View, error) {
 // with b, leaving its outputs unread: for a reader of the transaction's
 // outputs and the blocks that mined it, not of its spend states.
 func InspectTx(b []byte) (head Record, tx []byte, err error) {
-	rd, flags, _, derr := decodeHeader(b, &head)
+	rd, flags, derr := decodeHeader(b, &head)
 	if derr != nil {
 		return Record{}, nil, derr
 	}
@@ -107,6 +124,23 @@ func InspectTx(b []byte) (head Record, tx []byte, err error) {
 		return Record{}, nil, rd.err
 	}
 	return head, tx, nil
+}
+
+// entrySize is the number of bytes that follow an entry's tag; an unknown
+// tag fails rd (when there is one).
+func entrySize(tag byte, rd *reader) int {
+	switch tag {
+	case tagNotStored:
+		return 0
+	case tagUnspent, tagFrozen:
+		return UtxoHashSize
+	case tagSpent:
+		return FullEntrySize
+	}
+	if rd != nil {
+		rd.fail("unknown utxo entry tag %d", tag)
+	}
+	return 0
 }
 
 // TxID is the transaction the record belongs to.
@@ -129,92 +163,67 @@ func (v *View) SetMined(info model.MinedBlockInfo, currentHeight, retention uint
 // AppendEncode appends the encoding of the record as it is now, its head
 // and outputs, to dst: Record.AppendEncode's bytes for the decoded record.
 func (v *View) AppendEncode(dst []byte) []byte {
-	// Grown once: a record of thousands of outputs would otherwise be
-	// copied at every growth.
-	dst = slices.Grow(dst, headSize+len(v.slots)+len(v.lists)+8+len(v.rest))
-	dst = v.head.appendHead(dst, v.head.flags(v.hasTx), v.Outputs())
-	slots := len(dst)
-	dst = append(dst, v.slots...)
-	for offset, at := range v.spentAt {
-		if at != 0 {
-			slot := dst[slots+offset*slotSize:]
-			copy(slot, v.spent[at-1])
-			slot[slotSize-1] = slotSpent
-		}
+	dst = v.head.appendHead(dst, v.head.flags(v.hasTx))
+	// Grown once: the rest is appended piece by piece, and a record of
+	// thousands of outputs would otherwise be copied at every growth.
+	dst = slices.Grow(dst, len(v.tail)+len(v.spent)*(FullEntrySize-UtxoHashSize))
+	if v.spentAt == nil {
+		return append(dst, v.tail...)
 	}
-	dst = v.head.appendBlockLists(dst)
-	return append(dst, v.rest...)
-}
-
-// AppendPatch describes the record as it is now as edits of the bytes the
-// View was made from: the head's fields that changed and the slots
-// SpendMulti spent. It appends the edits' bytes to dst and returns the
-// edits, which share the returned buffer. ok is false when the change is
-// more than a patch can say (set-mined changed the block lists): then
-// AppendEncode writes the record.
-func (v *View) AppendPatch(dst []byte) (buf []byte, edits []engine.Edit, ok bool) {
-	start := len(dst)
-	dst = v.head.appendBlockLists(dst)
-	if !bytes.Equal(dst[start:], v.lists) {
-		return dst[:start], nil, false
-	}
-	dst = v.head.appendHead(dst[:start], v.head.flags(v.hasTx), v.Outputs())
-	head := dst[start:]
-	lo := commonPrefix(head, v.encoded)
-	var from []int // where in dst each edit's bytes start
-	if lo < headSize {
-		hi := headSize
-		for head[hi-1] == v.encoded[hi-1] {
-			hi--
-		}
-		dst = append(dst[:start], head[lo:hi]...)
-		edits = append(edits, engine.Edit{Offset: lo, Bytes: make([]byte, hi-lo)})
-		from = append(from, start)
-	} else {
-		dst = dst[:start]
-	}
+	// The encoding up to the outputs, then each spent output in place of
+	// its encoded entry, with the entries between them copied whole.
+	dst = append(dst, v.tail[:len(v.tail)-len(v.entries)]...)
+	from := uint32(0) // the first entry byte not yet copied
 	for offset, at := range v.spentAt {
 		if at == 0 {
 			continue
 		}
-		from = append(from, len(dst))
-		dst = append(dst, v.spent[at-1][UtxoHashSize:]...)
-		dst = append(dst, slotSpent)
-		edits = append(edits, engine.Edit{Offset: headSize + offset*slotSize + UtxoHashSize, Bytes: make([]byte, slotSize-UtxoHashSize)})
+		e := v.spent[at-1]
+		start := v.start(uint32(offset))
+		dst = append(dst, v.entries[from:start]...)
+		dst = append(append(dst, tagSpent), e...)
+		from = start + 1 + uint32(entrySize(v.entries[start], nil))
 	}
-	// The bytes are placed once dst stops growing.
-	for i := range edits {
-		n := len(edits[i].Bytes)
-		edits[i].Bytes = dst[from[i] : from[i]+n : from[i]+n]
-	}
-	return dst, edits, true
+	return append(dst, v.entries[from:]...)
 }
 
-// commonPrefix is how many bytes a and b share at their start.
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	i := 0
-	for i < n && a[i] == b[i] {
-		i++
+// start is where the entry at offset (< nEntries) starts in entries.
+func (v *View) start(offset uint32) uint32 {
+	if v.starts == nil {
+		// Inspect checked every tag and size, so the walk needs no checks.
+		v.starts = make([]uint32, v.nEntries)
+		pos := uint32(0)
+		for i := range v.starts {
+			v.starts[i] = pos
+			pos += 1 + uint32(entrySize(v.entries[pos], nil))
+		}
 	}
-	return i
+	return v.starts[offset]
 }
 
 // Outputs is the number of outputs the record holds (Record.Utxos).
-func (v *View) Outputs() int { return len(v.slots) / slotSize }
+func (v *View) Outputs() int { return v.nEntries }
 
 // Entry returns the output at offset as Record.Utxos[offset] holds it: nil
 // when it is not stored, or when offset is beyond the record's outputs.
-// It shares the View's bytes.
+// Unspent and spent entries share the View's bytes; a frozen one is built.
 func (v *View) Entry(offset uint32) Entry {
-	if uint64(offset) >= uint64(v.Outputs()) {
+	if uint64(offset) >= uint64(v.nEntries) {
 		return nil
 	}
 	if e := v.spentEntry(offset); e != nil {
 		return e
 	}
-	at := int(offset) * slotSize
-	return slotEntry(v.slots[at : at+slotSize])
+	b := v.entries[v.start(offset):]
+	switch b[0] {
+	case tagUnspent:
+		return Entry(b[1 : 1+UtxoHashSize : 1+UtxoHashSize])
+	case tagSpent:
+		return Entry(b[1 : 1+FullEntrySize : 1+FullEntrySize])
+	case tagFrozen:
+		return NewFrozenEntry(chainhash.Hash(b[1 : 1+UtxoHashSize]))
+	}
+	return nil
 }
 
 // SpendMulti is Record.SpendMulti on the record the View shows: the same
@@ -229,11 +238,11 @@ func (v *View) SpendMulti(items []SpendItem, opts SpendOptions) (sig Signal, ite
 type viewOutputs struct{ v *View }
 
 func (o viewOutputs) at(offset uint32) Entry { return o.v.Entry(offset) }
-func (o viewOutputs) count() int             { return o.v.Outputs() }
+func (o viewOutputs) count() int             { return o.v.nEntries }
 func (o viewOutputs) spend(offset uint32, e Entry) {
 	v := o.v
 	if v.spentAt == nil {
-		v.spentAt = make([]uint32, v.Outputs())
+		v.spentAt = make([]uint32, v.nEntries)
 	}
 	if at := v.spentAt[offset]; at != 0 {
 		v.spent[at-1] = e
