@@ -60,6 +60,12 @@ type mempoolView struct {
 	txs      map[chainhash.Hash]*mempoolTx
 	byScript map[index.ScriptHash][]*mempoolTx
 	spent    map[wire.OutPoint]bool // outputs an unmined transaction spends
+
+	// histogram is the view's fee histogram, made at the first request
+	// for it: making it sorts the whole mempool, which a client asking
+	// again and again must not make the server do each time.
+	histogramOnce sync.Once
+	histogram     [][2]float64
 }
 
 // unconfirmedParent says whether t spends an output of another unmined
@@ -179,20 +185,28 @@ func (s *Server) readMempoolTx(ctx context.Context, u *utxo.UnminedTransaction) 
 	return t, nil
 }
 
-// feeHistogram is mempool.get_fee_histogram: [rate in sat/vB, vsize]
-// pairs, highest rate first (feerate.Histogram).
+// feeHistogram is mempool.get_fee_histogram of the current view.
 func (s *Server) feeHistogram(ctx context.Context) (any, error) {
 	v, err := s.mempool(ctx)
 	if err != nil {
 		return nil, err
 	}
-	txs := make([]feerate.Tx, 0, len(v.txs))
-	for _, t := range v.txs {
-		txs = append(txs, feerate.Tx{Fee: t.fee, VSize: t.vsize})
-	}
-	out := [][2]float64{}
-	for _, b := range feerate.Histogram(txs) {
-		out = append(out, [2]float64{float64(b.Rate) / 1000, float64(b.VSize)})
-	}
-	return out, nil
+	return v.feeHistogram(), nil
+}
+
+// feeHistogram is the view's [rate in sat/vB, vsize] pairs, highest rate
+// first (feerate.Histogram), made at the first call and shared by the
+// calls after it.
+func (v *mempoolView) feeHistogram() [][2]float64 {
+	v.histogramOnce.Do(func() {
+		txs := make([]feerate.Tx, 0, len(v.txs))
+		for _, t := range v.txs {
+			txs = append(txs, feerate.Tx{Fee: t.fee, VSize: t.vsize})
+		}
+		v.histogram = [][2]float64{}
+		for _, b := range feerate.Histogram(txs) {
+			v.histogram = append(v.histogram, [2]float64{float64(b.Rate) / 1000, float64(b.VSize)})
+		}
+	})
+	return v.histogram
 }
