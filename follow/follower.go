@@ -158,6 +158,7 @@ func (f *Follower) CaughtUp() bool { return f.caughtUp.Load() }
 func (f *Follower) forgetHeights() {
 	f.peerHeight.Store(-2)
 	f.storeHeight.Store(-2)
+	f.cfg.Metrics.peerUnknown()
 }
 
 func (f *Follower) setHeights(peer, store int32) {

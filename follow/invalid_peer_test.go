@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"math"
 	"net"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/blockstore"
@@ -381,6 +383,12 @@ func TestBehindIsUnknownOnceTheConnectionEnds(t *testing.T) {
 	}
 	if behind, known := f.Behind(); known {
 		t.Fatalf("with the connection ended Behind reports %d blocks, known", behind)
+	}
+	// Nor do the metrics: a dashboard showed the last peer's height and 0
+	// blocks behind while the follower followed no one.
+	m := f.cfg.Metrics
+	if connected, peer, behind := testutil.ToFloat64(m.peerConnected), testutil.ToFloat64(m.peerHeight), testutil.ToFloat64(m.behind); connected != 0 || !math.IsNaN(peer) || !math.IsNaN(behind) {
+		t.Fatalf("with the connection ended the metrics say connected %v, peer height %v, %v blocks behind", connected, peer, behind)
 	}
 }
 

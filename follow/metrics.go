@@ -2,6 +2,7 @@ package follow
 
 import (
 	"errors"
+	"math"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/utxostore/utxostore/utxo/model"
@@ -10,6 +11,7 @@ import (
 // Metrics are the follower's Prometheus metrics; register them (they are
 // a prometheus.Collector) where they are to be served.
 type Metrics struct {
+	peerConnected  prometheus.Gauge       // utxostore_follow_peer_connected
 	peerHeight     prometheus.Gauge       // utxostore_follow_peer_height
 	storeHeight    prometheus.Gauge       // utxostore_follow_store_height
 	behind         prometheus.Gauge       // utxostore_follow_blocks_behind
@@ -25,9 +27,10 @@ type Metrics struct {
 // NewMetrics makes the follower's metrics.
 func NewMetrics() *Metrics {
 	m := &Metrics{
-		peerHeight:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_peer_height", Help: "Height of the peer's best block, as its headers tell it."}),
-		storeHeight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_store_height", Help: "Height of the store's tip."}),
-		behind:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_blocks_behind", Help: "Blocks the store is behind the peer's best block."}),
+		peerConnected: prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_peer_connected", Help: "1 while the follower is connected to a peer that has told its best chain, else 0 (the peer height and blocks behind are then NaN: unknown)."}),
+		peerHeight:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_peer_height", Help: "Height of the peer's best block, as its headers tell it; NaN while no connected peer has told it."}),
+		storeHeight:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_store_height", Help: "Height of the store's tip."}),
+		behind:        prometheus.NewGauge(prometheus.GaugeOpts{Name: "utxostore_follow_blocks_behind", Help: "Blocks the store is behind the peer's best block; NaN while no connected peer has told it."}),
 		mempool: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "utxostore_follow_mempool_txs_total",
 			Help: "Unconfirmed transactions from the peer: outcome accepted (stored unmined), known (already stored), or the store's error code of a refusal.",
@@ -46,7 +49,7 @@ func NewMetrics() *Metrics {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.peerHeight, m.storeHeight, m.behind, m.mempool, m.unmined, m.reorgs, m.lastReorgDepth, m.reconnects, m.bans, m.bannedUntil}
+	return []prometheus.Collector{m.peerConnected, m.peerHeight, m.storeHeight, m.behind, m.mempool, m.unmined, m.reorgs, m.lastReorgDepth, m.reconnects, m.bans, m.bannedUntil}
 }
 
 // Describe implements prometheus.Collector.
@@ -64,9 +67,19 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) heights(peer, store int32) {
+	m.peerConnected.Set(1)
 	m.peerHeight.Set(float64(peer))
 	m.storeHeight.Set(float64(store))
 	m.behind.Set(float64(max(peer-store, 0)))
+}
+
+// peerUnknown says no connected peer has told its chain: the last peer's
+// height, and how far behind it the store was, no longer hold, and a
+// dashboard must not go on showing them (the store's height still does).
+func (m *Metrics) peerUnknown() {
+	m.peerConnected.Set(0)
+	m.peerHeight.Set(math.NaN())
+	m.behind.Set(math.NaN())
 }
 
 func (m *Metrics) reorg(depth int) {
