@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -140,18 +141,19 @@ func New(reads Reads, opts Options) *API {
 // (its server/public.go) under /api/v2/ and /api/, the status page, and
 // the websocket.
 func (a *API) Routes(mux *http.ServeMux) {
+	handle := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, refusePrivateKeys(h)) }
 	for _, prefix := range []string{"/api/v2/", "/api/"} {
-		mux.HandleFunc("GET "+prefix+"block-index/{height}", a.handleBlockIndex)
-		mux.HandleFunc("GET "+prefix+"tx/{txid}", a.handleTx)
-		mux.HandleFunc("GET "+prefix+"tx-specific/{txid}", a.handleTxSpecific)
-		mux.HandleFunc("GET "+prefix+"block/{height}", a.handleBlock)
-		mux.HandleFunc("GET "+prefix+"address/{address}", a.handleAddress)
-		mux.HandleFunc("GET "+prefix+"xpub/{xpub}", a.handleXpub)
-		mux.HandleFunc("GET "+prefix+"utxo/{address}", a.handleUtxo)
-		mux.HandleFunc("GET "+prefix+"balancehistory/{address}", a.handleBalanceHistory)
-		mux.HandleFunc("GET "+prefix+"estimatefee/{blocks}", a.handleEstimateFee)
-		mux.HandleFunc("GET "+prefix+"sendtx/{hex}", a.handleSendTx)
-		mux.HandleFunc("POST "+prefix+"sendtx/", a.handleSendTx)
+		handle("GET "+prefix+"block-index/{height}", a.handleBlockIndex)
+		handle("GET "+prefix+"tx/{txid}", a.handleTx)
+		handle("GET "+prefix+"tx-specific/{txid}", a.handleTxSpecific)
+		handle("GET "+prefix+"block/{height}", a.handleBlock)
+		handle("GET "+prefix+"address/{address}", a.handleAddress)
+		handle("GET "+prefix+"xpub/{xpub}", a.handleXpub)
+		handle("GET "+prefix+"utxo/{address}", a.handleUtxo)
+		handle("GET "+prefix+"balancehistory/{address}", a.handleBalanceHistory)
+		handle("GET "+prefix+"estimatefee/{blocks}", a.handleEstimateFee)
+		handle("GET "+prefix+"sendtx/{hex}", a.handleSendTx)
+		handle("POST "+prefix+"sendtx/", a.handleSendTx)
 	}
 	mux.HandleFunc("GET /api/v2", a.handleStatus)
 	mux.HandleFunc("GET /api/v2/{$}", a.handleStatus)
@@ -159,6 +161,43 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api", a.handleStatus) // Blockbook's own path for the status page
 	mux.HandleFunc("GET /api/{$}", a.handleStatus)
 	mux.HandleFunc("GET "+WebsocketPath, a.handleWebsocket)
+}
+
+// refusePrivateKeys answers 400 with PrivateKeyRefusal, and nothing of
+// the request, to a request whose path or query holds an extended private
+// key, before next reads it: no route takes one, and each would quote it
+// back in its error.
+func refusePrivateKeys(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if HasPrivateKey(r.URL.Path) || queryHasPrivateKey(r.URL.RawQuery) {
+			httpreply.Error(w, http.StatusBadRequest, "%s", PrivateKeyRefusal)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// queryHasPrivateKey reports whether a raw query, its names and values
+// decoded, holds an extended private key.
+func queryHasPrivateKey(raw string) bool {
+	if raw == "" {
+		return false
+	}
+	if HasPrivateKey(raw) {
+		return true
+	}
+	q, _ := url.ParseQuery(raw) // what parses of a malformed query
+	for name, values := range q {
+		if HasPrivateKey(name) {
+			return true
+		}
+		for _, v := range values {
+			if HasPrivateKey(v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writeOutcome answers with what a Blockbook call returned: its error with

@@ -13,8 +13,12 @@ const maxEcho = 80
 
 // echoed quotes a value the client sent for an error message, cut to its
 // first maxEcho bytes: enough to recognise it, and a huge bogus value does
-// not come back whole.
+// not come back whole. A value holding an extended private key is never
+// quoted, not even in part.
 func echoed(s string) string {
+	if HasPrivateKey(s) {
+		return "(an extended private key, not shown)"
+	}
 	if len(s) <= maxEcho {
 		return strconv.Quote(s)
 	}

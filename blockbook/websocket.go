@@ -361,10 +361,19 @@ func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		Blocks     []int          `json:"blocks"`
 		Specific   map[string]any `json:"specific"`
 	}
+	// No method takes an extended private key, and each would quote it
+	// back in its error: a request holding one is refused unread.
+	if HasPrivateKey(req.Method) || HasPrivateKey(string(req.Params)) {
+		return wsFail("%s", PrivateKeyRefusal)
+	}
 	if len(req.Params) > 0 && string(req.Params) != "null" {
 		if err := json.Unmarshal(req.Params, &p); err != nil {
 			return wsFail("params of %s: %v", req.Method, err)
 		}
+	}
+	// The decoded parameters too: JSON's escapes can spell a key.
+	if wsParamsHavePrivateKey(p.Descriptor, p.Txid, p.Addresses) {
+		return wsFail("%s", PrivateKeyRefusal)
 	}
 	ok := func(v any, _ int, err error) any {
 		if err != nil {
@@ -455,6 +464,20 @@ func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		return struct{}{}
 	}
 	return wsFail("unknown method %s", echoed(req.Method))
+}
+
+// wsParamsHavePrivateKey reports whether a websocket request's decoded
+// parameters (JSON escapes undone) hold an extended private key.
+func wsParamsHavePrivateKey(descriptor, txid string, addresses []string) bool {
+	if HasPrivateKey(descriptor) || HasPrivateKey(txid) {
+		return true
+	}
+	for _, a := range addresses {
+		if HasPrivateKey(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // wsInfoJSON is Blockbook's websocket getInfo answer.

@@ -86,6 +86,7 @@ func (e *Explorer) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /xpub/{xpub}", e.handleXpub)
 	mux.HandleFunc("GET /mempool", e.handleMempool)
 	mux.HandleFunc("GET /search", e.handleSearch)
+	mux.HandleFunc("POST /search", e.handleSearch)
 	mux.Handle("GET /static/", e.static)
 }
 
@@ -158,8 +159,13 @@ func (e *Explorer) needsIndex(w http.ResponseWriter, query string) {
 }
 
 // param is a path or query value within maxParam, or an error that names
-// its length rather than echoing it.
+// its length rather than echoing it. A value holding an extended private
+// key is refused (blockbook.ErrPrivateKey) and never shown: its page, its
+// search box and its title would each show it again.
 func param(v, what string) (string, error) {
+	if blockbook.HasPrivateKey(v) {
+		return "", blockbook.ErrPrivateKey
+	}
 	if len(v) > maxParam {
 		return "", fmt.Errorf("a %s of %d characters is none: the longest this explorer takes has %d", what, len(v), maxParam)
 	}
@@ -325,12 +331,15 @@ func (e *Explorer) handleMempool(w http.ResponseWriter, r *http.Request) {
 	e.render(w, http.StatusOK, "mempool", "Mempool", "", mempool{Size: len(txs), Txs: txs[:min(len(txs), mempoolListed)]})
 }
 
-// handleSearch sends ?q= to the page of what it names: a height to its
+// handleSearch sends q to the page of what it names: a height to its
 // block, 64 hex digits to the block of that hash when the block store
 // holds one and to the transaction otherwise, an xpub to its page, and
-// anything else to the address page, which says when it is none.
+// anything else to the address page, which says when it is none. The
+// search box posts q, so that what was typed stays out of the browser's
+// history and the daemon's URLs until it is found to be no private key;
+// GET /search?q= works as Blockbook's does.
 func (e *Explorer) handleSearch(w http.ResponseWriter, r *http.Request) {
-	q, err := param(strings.TrimSpace(r.URL.Query().Get("q")), "search")
+	q, err := param(strings.TrimSpace(r.FormValue("q")), "search")
 	if err != nil {
 		e.fail(w, http.StatusBadRequest, "", err)
 		return

@@ -153,7 +153,11 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/health/") && !tokenOK(r.Header.Get("Authorization"), s.opts.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="utxostore"`)
-			httpreply.Error(w, http.StatusUnauthorized, "%s needs an \"Authorization: Bearer <token>\" header (the server's --token; --http-public serves the API and the explorer without it)", r.URL.Path)
+			path := r.URL.Path
+			if blockbook.HasPrivateKey(path) {
+				path = "this path (it holds an extended private key, not shown: never paste one anywhere)"
+			}
+			httpreply.Error(w, http.StatusUnauthorized, "%s needs an \"Authorization: Bearer <token>\" header (the server's --token; --http-public serves the API and the explorer without it)", path)
 			return
 		}
 		next.ServeHTTP(w, r)

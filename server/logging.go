@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/utxostore/utxostore/blockbook"
 	"github.com/utxostore/utxostore/internal/httpreply"
 )
 
@@ -64,11 +65,18 @@ func (s *Server) logHTTPFaults(next http.Handler) http.Handler {
 		if route == "" {
 			route = r.URL.Path
 		}
+		if blockbook.HasPrivateKey(route) {
+			route = "(a path holding an extended private key, not shown)"
+		}
 		level := slog.LevelError
 		if httpreply.Configured(r) {
 			level = slog.LevelDebug
 		}
-		s.log.Log(r.Context(), level, "answered a server error", "method", r.Method, "route", route, "status", rec.code, "error", rec.message())
+		msg := rec.message()
+		if blockbook.HasPrivateKey(msg) {
+			msg = "(an answer holding an extended private key, not shown)"
+		}
+		s.log.Log(r.Context(), level, "answered a server error", "method", r.Method, "route", route, "status", rec.code, "error", msg)
 	})
 }
 
