@@ -204,3 +204,15 @@ func tree(t *testing.T, dir string) []string {
 	slices.Sort(names)
 	return names
 }
+
+// TestServeCreateRefusedLeavesNoStore: serve --create refused after it
+// opened its new store (--electrum without --index) leaves no data
+// directory behind, as import does.
+func TestServeCreateRefusedLeavesNoStore(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "new")
+	mustRefuse(t, []string{"serve", "--create", "--data", filepath.Join(parent, "data"), "--electrum", "127.0.0.1:0",
+		"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, "--electrum needs --index")
+	if _, err := os.Stat(parent); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused serve --create left %s behind (%v): %v", parent, err, tree(t, parent))
+	}
+}
