@@ -64,7 +64,7 @@ func runDemo(ctx context.Context, args []string) error {
 	start := time.Now()
 	reorged, err := connectDemoChain(ctx, st.path, gen)
 	if err != nil {
-		return errors.Join(err, st.close())
+		return st.fail(ctx, err)
 	}
 	txs := 0
 	for _, b := range gen.blocks {

@@ -105,7 +105,12 @@ func runImport(ctx context.Context, args []string) error {
 	if err == nil {
 		err = writeSummary(ctx, st.store, os.Stdout)
 	}
-	return errors.Join(err, st.close())
+	if err != nil {
+		// Refused before its first block, an import into a new data
+		// directory leaves nothing there.
+		return st.fail(ctx, err)
+	}
+	return st.close()
 }
 
 // flushEvery is how many blocks an import's address index holds in memory

@@ -117,11 +117,12 @@ func runServe(ctx context.Context, args []string) error {
 	if st.store.UncleanShutdown {
 		cfg.log.Warn("the previous run did not close the store; the engine recovered its log")
 	}
+	// Refused here, serve --create leaves no new store behind.
 	if err := checkElectrum(cfg, st.path); err != nil {
-		return errors.Join(err, st.close())
+		return st.fail(ctx, err)
 	}
 	if err := reportLag(ctx, cfg.log, st.path); err != nil {
-		return errors.Join(err, st.close())
+		return st.fail(ctx, err)
 	}
 	return serveStores(ctx, cfg, st, nil)
 }

@@ -21,6 +21,9 @@ type stores struct {
 	index  *index.Index      // nil without --index
 	blocks *blockstore.Store // nil when no raw block is kept
 	path   *blockpath.Path
+	// created is set when the command may create the store (createStore)
+	// and the data directory held none: fail puts it back.
+	created *newStoreDir
 }
 
 // pathSettings are what a command asks of the block path beyond the
@@ -59,11 +62,14 @@ func (f *storeFlags) openStores(ctx context.Context, mode openMode, ps pathSetti
 		rules.MaxBlockSize = ps.maxBlockSize
 	}
 	s := &stores{}
+	if mode == createStore {
+		s.created = noteNewStoreDir(f.data)
+	}
 	if s.store, err = f.open(ctx, mode); err != nil {
 		return nil, err
 	}
 	if err := s.openDerived(ctx, f, rules, ps); err != nil {
-		return nil, errors.Join(err, s.close())
+		return nil, s.fail(ctx, err)
 	}
 	return s, nil
 }

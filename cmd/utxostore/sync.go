@@ -180,7 +180,13 @@ func runSync(ctx context.Context, args []string) error {
 	if err == nil && *stopAtTip {
 		err = writeSummary(ctx, st.store, os.Stdout)
 	}
-	return errors.Join(err, st.close())
+	if err != nil {
+		// Refused before its first block (a peer of another network, one
+		// that cannot be reached), a sync into a new data directory
+		// leaves nothing there.
+		return st.fail(ctx, err)
+	}
+	return st.close()
 }
 
 // serveMetrics serves the metrics, with the Go and process collectors, on
