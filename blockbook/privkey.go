@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/base58"
 )
 
@@ -11,7 +12,7 @@ import (
 // extended private key: a wallet's user who pastes one by mistake (for
 // its xpub) must not see it again on a page, in an error, a URL, a
 // redirect or a log line, so nothing the request sent is repeated.
-const PrivateKeyRefusal = "this is an extended private key; never paste it anywhere — search with its extended public key"
+const PrivateKeyRefusal = "this is a private key; never paste it anywhere — search with its extended public key or an address"
 
 // ErrPrivateKey is the refusal of a request that holds an extended
 // private key.
@@ -40,16 +41,25 @@ const (
 	maxExtendedKey58 = 120
 )
 
-// HasPrivateKey reports whether s holds an extended private key: a run of
-// Base58 digits (anything else, a slash, a space or a colon, separates
-// them, so a path or a pasted "label: key" is searched too) that decodes
-// to a BIP32 serialisation whose version is one of a private key's, or
-// whose key data is a private key's (its first byte 0x00, as
-// hdkeychain reads it, whatever the version). The checksum is not
-// required to match: a private key with a typing error is still nearly
-// all of the key.
+// HasPrivateKey reports whether s holds a private key. s is searched as
+// runs of Base58 digits (anything else, a slash, a space or a colon,
+// separates them, so a path or a pasted "label: key" is searched too),
+// and a run is a private key when
+//   - it decodes to a BIP32 serialisation whose version is one of a
+//     private key's, or whose key data is a private key's (its first byte
+//     0x00, as hdkeychain reads it, whatever the version). The checksum
+//     is not required to match: a private key with a typing error is
+//     still nearly all of the key;
+//   - or it is a private key in Wallet Import Format (51 or 52 digits,
+//     any network, its checksum matching: a shorter run than an extended
+//     key's, which chance must not match).
 func HasPrivateKey(s string) bool {
 	for _, run := range strings.FieldsFunc(s, func(r rune) bool { return !isBase58(r) }) {
+		if len(run) == 51 || len(run) == 52 {
+			if _, err := btcutil.DecodeWIF(run); err == nil {
+				return true
+			}
+		}
 		if len(run) < minExtendedKey58 || len(run) > maxExtendedKey58 {
 			continue
 		}

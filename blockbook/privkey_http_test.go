@@ -18,15 +18,21 @@ import (
 )
 
 // TestTheAPIRefusesAnExtendedPrivateKeyWithoutEchoingIt: a wallet's user
-// who sends an xprv or zprv where the API takes an xpub or an address (or
+// who sends an xprv or zprv, or a private key as WIF, where the API takes an xpub or an address (or
 // anything else) is answered 400 with the refusal, and neither the answer
 // nor the daemon's log shows the key, or its private key in another form.
 // The routes used to answer "Invalid xpub "xprv…"" and "Invalid address,
 // "zprv…" is neither…", quoting the key's first 80 digits.
 func TestTheAPIRefusesAnExtendedPrivateKeyWithoutEchoingIt(t *testing.T) {
 	base, log := privkeytest.Daemon(t, server.Options{})
-	for _, version := range [][]byte{nil, privkeytest.ZprvVersion} {
-		key, secrets := privkeytest.Key(t, version)
+	xprv, xprvSecrets := privkeytest.Key(t, nil)
+	zprv, zprvSecrets := privkeytest.Key(t, privkeytest.ZprvVersion)
+	wif, wifSecrets := privkeytest.WIF(t)
+	for _, k := range []struct {
+		key     string
+		secrets []string
+	}{{xprv, xprvSecrets}, {zprv, zprvSecrets}, {wif, wifSecrets}} {
+		key, secrets := k.key, k.secrets
 		for _, path := range []string{
 			"/api/v2/xpub/" + key,
 			"/api/xpub/" + key,

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 	"github.com/btcsuite/btcd/chaincfg"
 )
@@ -40,6 +41,25 @@ func TestHasPrivateKey(t *testing.T) {
 	for _, want := range []string{"xprv", "tprv", "yprv", "zprv", "Yprv", "Zprv", "uprv", "vprv", "Uprv", "Vprv"} {
 		if prefixes[want] == "" {
 			t.Errorf("no version makes a %s key: %v", want, prefixes)
+		}
+	}
+	// The account's private key in Wallet Import Format, of each network
+	// and both forms.
+	priv, err := acct.ECPrivKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, params := range []*chaincfg.Params{&chaincfg.MainNetParams, &chaincfg.TestNet3Params} {
+		for _, compressed := range []bool{true, false} {
+			wif, err := btcutil.NewWIF(priv, params, compressed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range []string{wif.String(), "/api/v2/address/" + wif.String(), "key: " + wif.String() + " "} {
+				if !HasPrivateKey(in) {
+					t.Errorf("a WIF private key (%s, compressed %v) is no private key in %q", params.Name, compressed, strings.Replace(in, wif.String(), "<key>", 1))
+				}
+			}
 		}
 	}
 	// Private key data under a public key's version.

@@ -145,6 +145,21 @@ func Key(t *testing.T, version []byte) (key string, secrets []string) {
 	return key, secrets
 }
 
+// WIF is Key's private key in Wallet Import Format (compressed), and what
+// of it must never be shown: Key's secrets and any 12 digits of the WIF in
+// a row.
+func WIF(t *testing.T) (key string, secrets []string) {
+	t.Helper()
+	_, secrets = Key(t, nil)
+	// Key lists the hex, upper-case hex and base64 forms, then the
+	// compressed WIF.
+	key = secrets[3]
+	for i := 0; i+12 <= len(key); i++ {
+		secrets = append(secrets, key[i:i+12])
+	}
+	return key, secrets
+}
+
 // Leaked is the first of secrets that s shows, or "".
 func Leaked(s string, secrets []string) string {
 	for _, x := range secrets {
