@@ -178,7 +178,7 @@ func refusePrivateKeys(next http.Handler) http.Handler {
 }
 
 // queryHasPrivateKey reports whether a raw query, its names and values
-// decoded, holds an extended private key.
+// decoded, holds a private key.
 func queryHasPrivateKey(raw string) bool {
 	if raw == "" {
 		return false

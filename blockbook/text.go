@@ -13,11 +13,11 @@ const maxEcho = 80
 
 // echoed quotes a value the client sent for an error message, cut to its
 // first maxEcho bytes: enough to recognise it, and a huge bogus value does
-// not come back whole. A value holding an extended private key is never
+// not come back whole. A value holding a private key is never
 // quoted, not even in part.
 func echoed(s string) string {
 	if HasPrivateKey(s) {
-		return "(an extended private key, not shown)"
+		return "(a private key, not shown)"
 	}
 	if len(s) <= maxEcho {
 		return strconv.Quote(s)

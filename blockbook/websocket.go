@@ -361,7 +361,7 @@ func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		Blocks     []int          `json:"blocks"`
 		Specific   map[string]any `json:"specific"`
 	}
-	// No method takes an extended private key, and each would quote it
+	// No method takes a private key, and each would quote it
 	// back in its error: a request holding one is refused unread.
 	if HasPrivateKey(req.Method) || HasPrivateKey(string(req.Params)) {
 		return wsFail("%s", PrivateKeyRefusal)
@@ -467,7 +467,7 @@ func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 }
 
 // wsParamsHavePrivateKey reports whether a websocket request's decoded
-// parameters (JSON escapes undone) hold an extended private key.
+// parameters (JSON escapes undone) hold a private key.
 func wsParamsHavePrivateKey(descriptor, txid string, addresses []string) bool {
 	if HasPrivateKey(descriptor) || HasPrivateKey(txid) {
 		return true

@@ -155,7 +155,7 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="utxostore"`)
 			path := r.URL.Path
 			if blockbook.HasPrivateKey(path) {
-				path = "this path (it holds an extended private key, not shown: never paste one anywhere)"
+				path = "this path (it holds a private key, not shown: never paste one anywhere)"
 			}
 			httpreply.Error(w, http.StatusUnauthorized, "%s needs an \"Authorization: Bearer <token>\" header (the server's --token; --http-public serves the API and the explorer without it)", path)
 			return

@@ -66,7 +66,7 @@ func (s *Server) logHTTPFaults(next http.Handler) http.Handler {
 			route = r.URL.Path
 		}
 		if blockbook.HasPrivateKey(route) {
-			route = "(a path holding an extended private key, not shown)"
+			route = "(a path holding a private key, not shown)"
 		}
 		level := slog.LevelError
 		if httpreply.Configured(r) {
@@ -74,7 +74,7 @@ func (s *Server) logHTTPFaults(next http.Handler) http.Handler {
 		}
 		msg := rec.message()
 		if blockbook.HasPrivateKey(msg) {
-			msg = "(an answer holding an extended private key, not shown)"
+			msg = "(an answer holding a private key, not shown)"
 		}
 		s.log.Log(r.Context(), level, "answered a server error", "method", r.Method, "route", route, "status", rec.code, "error", msg)
 	})

@@ -1,5 +1,5 @@
 // Package privkeytest holds what the tests of the daemon's refusal of
-// extended private keys share: a key made here and the forms of it that
+// private keys share: a key made here and the forms of it that
 // must never be shown, and a daemon whose log the tests read.
 package privkeytest
 
