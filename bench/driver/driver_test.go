@@ -3,6 +3,13 @@ package driver_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
+	"github.com/utxostore/utxostore/chain"
 	"path/filepath"
 	"testing"
 
@@ -318,5 +325,102 @@ func TestMeasuredBlocksStartWithTheWarmUpsStatistics(t *testing.T) {
 	}
 	if atMeasure != 1 || calls != 2 {
 		t.Fatalf("SetStats was called %d times before the measured blocks and %d in all, want once and twice", atMeasure, calls)
+	}
+}
+
+// parentHeld is the store, except that Create of one transaction, parent,
+// does not return until the transactions that do not descend from it
+// (release of them) are all created.
+type parentHeld struct {
+	driver.Store
+	parent      chainhash.Hash
+	independent map[chainhash.Hash]bool
+	mu          sync.Mutex
+	left        int
+	released    chan struct{}
+}
+
+func (p *parentHeld) Create(ctx context.Context, tx *chain.Tx, height uint32) error {
+	if tx.ID == p.parent {
+		select {
+		case <-p.released:
+		case <-ctx.Done():
+			return fmt.Errorf("the parent's creation waited for the others: %w", ctx.Err())
+		}
+	}
+	if err := p.Store.Create(ctx, tx, height); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.independent[tx.ID] {
+		if p.left--; p.left == 0 {
+			close(p.released)
+		}
+	}
+	return nil
+}
+
+// TestAPendingParentHoldsNoClient submits a block's transactions from two
+// clients while one transaction's creation stays pending until every
+// transaction not descending from it is created: only a driver that hands
+// out the ready transactions, and never a child of a pending one, lets the
+// other client create them all. A driver whose client waited for the
+// parent would never finish.
+func TestAPendingParentHoldsNoClient(t *testing.T) {
+	cfg := workload.Config{Seed: 5, Blocks: 2, TargetUTXOs: 2000, TxsPerBlock: workload.Count{Min: 100, Mean: 200, Max: 300}, ReorgRate: -1}
+	data := stream(t, cfg)
+	// The first block's submissions, and in them the first transaction
+	// with a child submitted after it.
+	r := workload.NewReader(bytes.NewReader(data))
+	var batch []*chain.Tx
+	for {
+		op, err := r.Next()
+		if err != nil {
+			t.Fatalf("no submitted block in the stream: %v", err)
+		}
+		if op.Kind == workload.Submit {
+			batch = append(batch, op.Tx)
+		} else if len(batch) > 0 {
+			break
+		}
+	}
+	inBatch := map[chainhash.Hash]bool{}
+	held := &parentHeld{independent: map[chainhash.Hash]bool{}, released: make(chan struct{})}
+	for _, tx := range batch {
+		for _, in := range tx.Msg.TxIn {
+			if inBatch[in.PreviousOutPoint.Hash] && held.parent == (chainhash.Hash{}) {
+				held.parent = in.PreviousOutPoint.Hash
+			}
+		}
+		inBatch[tx.ID] = true
+	}
+	descends := map[chainhash.Hash]bool{}
+	for _, tx := range batch {
+		for _, in := range tx.Msg.TxIn {
+			if in.PreviousOutPoint.Hash == held.parent || descends[in.PreviousOutPoint.Hash] {
+				descends[tx.ID] = true
+			}
+		}
+	}
+	for _, tx := range batch {
+		if !descends[tx.ID] && tx.ID != held.parent {
+			held.independent[tx.ID] = true
+		}
+	}
+	held.left = len(held.independent)
+	if held.parent == (chainhash.Hash{}) || held.left == 0 || len(descends) == 0 {
+		t.Fatalf("the block of %d transactions has no parent with both a child and an unrelated transaction", len(batch))
+	}
+	db, err := utxo.Open(context.Background(), memory.New(), utxo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	held.Store = driver.Store{DB: db}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := driver.Run(ctx, held, workload.NewReader(bytes.NewReader(data)), driver.Options{Clients: 2}); err != nil {
+		t.Fatalf("with %s pending, %d descendants and %d other transactions: %v", held.parent, len(descends), len(held.independent), err)
 	}
 }

@@ -182,58 +182,75 @@ type statsKeeper interface {
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // submitConcurrently submits the pending transactions from opts.Clients
-// goroutines, taking them in stream order. A transaction spending an
-// output of a pending one waits until that one is created, as a validator
-// waits for a parent, so every spend finds its output and the final state
-// is the sequential one. The calls' latencies are recorded as usual; the
-// spend and create classes are charged the phase's wall time, shared by
-// their summed latencies, so their rates are what the concurrent callers
-// achieved together.
+// goroutines, as a validator's workers do. A transaction spending an output
+// of a pending one is handed to a client only once that one is created, as
+// a validator validates a block's transactions level by level, parents
+// first: no client sits idle waiting for a parent while others are ready,
+// every spend finds its output and the final state is the sequential one.
+// Ready transactions go out in stream order. The calls' latencies are
+// recorded as usual; the spend and create classes are charged the phase's
+// wall time, shared by their summed latencies, so their rates are what the
+// concurrent callers achieved together.
 func (d *run) submitConcurrently(ctx context.Context) error {
 	if len(d.submits) == 0 {
 		return nil
 	}
 	ops := d.submits
 	d.submits = nil
-	created := make(map[chainhash.Hash]chan struct{}, len(ops))
-	for _, op := range ops {
-		created[op.Tx.ID] = make(chan struct{})
+	// waiting[i] counts the pending parents of ops[i]; children lists the
+	// ops each pending op's creation releases.
+	position := make(map[chainhash.Hash]int, len(ops))
+	waiting := make([]int, len(ops))
+	children := make([][]int, len(ops))
+	ready := make(chan int, len(ops)) // never blocks: each op is sent once
+	for i, op := range ops {
+		seen := map[int]bool{}
+		for _, in := range op.Tx.Msg.TxIn {
+			if p, ok := position[in.PreviousOutPoint.Hash]; ok && !seen[p] {
+				seen[p] = true
+				waiting[i]++
+				children[p] = append(children[p], i)
+			}
+		}
+		position[op.Tx.ID] = i
+		if waiting[i] == 0 {
+			ready <- i
+		}
 	}
 	before := map[report.Class]time.Duration{report.Spend: d.hists[report.Spend].Total(), report.Create: d.hists[report.Create].Total()}
 	start := time.Now()
-	next := make(chan *workload.Op)
+	var mu sync.Mutex // guards waiting and left
+	left := len(ops)
 	g, gctx := errgroup.WithContext(ctx)
 	for range d.opts.Clients {
 		g.Go(func() error {
-			for op := range next {
-				for _, in := range op.Tx.Msg.TxIn {
-					if parent, ok := created[in.PreviousOutPoint.Hash]; ok {
-						select {
-						case <-parent:
-						case <-gctx.Done():
-							return gctx.Err()
-						}
-					}
+			for {
+				var i int
+				var open bool
+				select {
+				case i, open = <-ready:
+				case <-gctx.Done():
+					return gctx.Err()
 				}
-				if err := d.apply(gctx, op); err != nil {
+				if !open {
+					return nil
+				}
+				if err := d.apply(gctx, ops[i]); err != nil {
 					return err
 				}
-				close(created[op.Tx.ID])
+				mu.Lock()
+				for _, c := range children[i] {
+					if waiting[c]--; waiting[c] == 0 {
+						ready <- c
+					}
+				}
+				if left--; left == 0 {
+					close(ready)
+				}
+				mu.Unlock()
 			}
-			return nil
 		})
 	}
-	g.Go(func() error {
-		defer close(next)
-		for _, op := range ops {
-			select {
-			case next <- op:
-			case <-gctx.Done():
-				return gctx.Err()
-			}
-		}
-		return nil
-	})
 	if err := g.Wait(); err != nil {
 		return err
 	}
