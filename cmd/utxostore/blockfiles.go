@@ -24,7 +24,7 @@ func forEachBlock(ctx context.Context, paths []string, start uint32, network str
 		if magic, framed := blocks.Magic(); framed {
 			if err := magic.CheckNetwork(network); err != nil {
 				blocks.Close()
-				return fmt.Errorf("%s: %w; the store holds %s blocks: give it %s block files, or import this file into a store of its own network (another --data directory, with --network)", path, err, network, network)
+				return fmt.Errorf("%s: %w; this store is for %s: give it %s block files, or import this file with --network %s into a data directory that holds no store or a %s one", path, err, network, network, magic.Network(), magic.Network())
 			}
 		}
 		for {

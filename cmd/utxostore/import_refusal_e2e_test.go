@@ -103,13 +103,15 @@ func TestImportRefusedIntoANewDataDirLeavesNone(t *testing.T) {
 
 // TestImportIntoADataDirAfterARefusal: after an import of the real
 // mainnet file refused as another network's (--network testnet3) into a
-// new data directory, the right import (mainnet) into the same directory
-// succeeds, and the store is mainnet's.
+// new data directory, whose refusal names the file's network, the import
+// it suggests (--network mainnet) into the same directory succeeds, and
+// the store is mainnet's.
 func TestImportIntoADataDirAfterARefusal(t *testing.T) {
 	blocks := chainPrefix(t, 10)
 	data := filepath.Join(t.TempDir(), "data")
-	mustFail(t, slices.Concat(importFlags("sozu", data), []string{"--network", "testnet3", blocks}), "block file of another network")
-	got := lastLine(t, slices.Concat(importFlags("sozu", data), []string{blocks})...)
+	mustFail(t, slices.Concat(importFlags("sozu", data), []string{"--network", "testnet3", blocks}), "block file of another network",
+		"import this file with --network mainnet into a data directory that holds no store")
+	got := lastLine(t, slices.Concat(importFlags("sozu", data), []string{"--network", "mainnet", blocks})...)
 	mustContain(t, "the import after the refusal", got, `"blocks":10,`, `"height":9,`)
 	if info := lastLine(t, "info", "--data", data, "--network", "mainnet"); info != got {
 		t.Errorf("info after the import: %s, want %s", info, got)
