@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,5 +217,22 @@ func TestServeCreateRefusedLeavesNoStore(t *testing.T) {
 		"--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}, "--electrum needs --index")
 	if _, err := os.Stat(parent); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused serve --create left %s behind (%v): %v", parent, err, tree(t, parent))
+	}
+}
+
+// TestServeCreateThatCannotListenLeavesNoStore: serve --create whose
+// address is taken fails after it created its store, and leaves no data
+// directory behind: the retry on a free address creates it afresh.
+func TestServeCreateThatCannotListenLeavesNoStore(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	parent := filepath.Join(t.TempDir(), "new")
+	mustFail(t, []string{"serve", "--create", "--data", filepath.Join(parent, "data"),
+		"--grpc", taken.Addr().String(), "--http", "127.0.0.1:0"}, "address already in use")
+	if _, err := os.Stat(parent); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("serve --create that could not listen left %s behind (%v): %v", parent, err, tree(t, parent))
 	}
 }

@@ -128,9 +128,19 @@ func runServe(ctx context.Context, args []string) error {
 }
 
 // serveStores serves open stores until ctx ends, then shuts down and
-// closes them. ready, when set, runs once both listeners are bound.
+// closes them. ready, when set, runs once both listeners are bound. A
+// daemon that fails before it listens (its address taken, say) closes
+// them as a refused command does (stores.fail): serve --create leaves no
+// new store behind.
 func serveStores(ctx context.Context, cfg *serveConfig, st *stores, ready func(grpcAddr, httpAddr string)) (err error) {
-	defer func() { err = errors.Join(err, st.close()) }()
+	bound := false
+	defer func() {
+		if bound {
+			err = errors.Join(err, st.close())
+		} else {
+			err = st.fail(ctx, err)
+		}
+	}()
 	opts := cfg.serverOptions()
 	opts.ExternalAbove = st.store.Options().MaxTxSizeInStore
 	opts.Snapshots = newDaemonSnapshots(st, &cfg.store)
@@ -147,6 +157,7 @@ func serveStores(ctx context.Context, cfg *serveConfig, st *stores, ready func(g
 	if err := srv.Start(); err != nil {
 		return err
 	}
+	bound = true
 	following.start(ctx, srv)
 	listening := []any{"grpc", srv.GRPCAddr(), "http", srv.HTTPAddr()}
 	if srv.ElectrumAddr() != "" {
