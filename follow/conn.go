@@ -134,7 +134,15 @@ func dial(ctx context.Context, addr string, proto *protocol, blocks *blockstore.
 		return nil, err
 	}
 	c := &conn{nc: nc, r: bufio.NewReaderSize(nc, 1<<16), proto: proto, magic: proto.network.P2PMagic(), addr: addr, blocks: blocks, pver: ourVersion}
-	if err := c.handshake(tip); err != nil {
+	// A stop ends a handshake the peer is slow to answer at once, rather
+	// than at its timeout.
+	stopHandshake := context.AfterFunc(ctx, func() { nc.Close() })
+	err = c.handshake(tip)
+	if !stopHandshake() {
+		nc.Close()
+		return nil, ctx.Err()
+	}
+	if err != nil {
 		nc.Close()
 		return nil, err
 	}

@@ -2,7 +2,9 @@ package follow
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -129,5 +131,33 @@ func waitForLogLine(t *testing.T, f *Follower, logged <-chan string, within time
 		case <-deadline:
 			t.Fatalf("%s within %s; the log:\n%s", what, within, strings.Join(lines, "\n"))
 		}
+	}
+}
+
+// TestAStopEndsAHandshakeTheNodeDoesNotAnswer: a follower stopped while
+// the peer has accepted the connection and said nothing returns at once,
+// not when the handshake's timeout (handshakeTimeout) runs out: a sync
+// interrupted there used to go on for another half minute.
+func TestAStopEndsAHandshakeTheNodeDoesNotAnswer(t *testing.T) {
+	var accepted atomic.Int32
+	connected := make(chan struct{}, 1)
+	addr := peertest.ServeLoopback(t, &accepted, func(conn net.Conn) {
+		defer conn.Close()
+		connected <- struct{}{}
+		_, _ = io.Copy(io.Discard, conn) // never answers, until the follower hangs up
+	})
+	f, _ := newFollower(t, addr, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	<-connected
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run stopped during the handshake: %v, want nil", err)
+		}
+	case <-time.After(handshakeTimeout / 2):
+		t.Fatalf("Run still in the handshake %s after the stop", handshakeTimeout/2)
 	}
 }

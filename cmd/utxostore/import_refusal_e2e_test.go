@@ -3,15 +3,19 @@ package main
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 
+	"github.com/utxostore/utxostore/internal/peertest"
 	"github.com/utxostore/utxostore/internal/testdata"
 )
 
@@ -234,5 +238,36 @@ func TestServeCreateThatCannotListenLeavesNoStore(t *testing.T) {
 		"--grpc", taken.Addr().String(), "--http", "127.0.0.1:0"}, "address already in use")
 	if _, err := os.Stat(parent); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("serve --create that could not listen left %s behind (%v): %v", parent, err, tree(t, parent))
+	}
+}
+
+// TestSyncStoppedBeforeItsFirstBlockLeavesNoStore: a sync into a new data
+// directory stopped with SIGTERM while its peer has not even answered the
+// handshake stops at once (the follower's handshake does not run to its
+// timeout) and leaves no store behind, so the next sync may name another
+// --network.
+func TestSyncStoppedBeforeItsFirstBlockLeavesNoStore(t *testing.T) {
+	var accepted atomic.Int32
+	connected := make(chan struct{}, 1)
+	addr := peertest.ServeLoopback(t, &accepted, func(conn net.Conn) {
+		defer conn.Close()
+		connected <- struct{}{}
+		_, _ = io.Copy(io.Discard, conn) // never answers, until the sync hangs up
+	})
+	parent := filepath.Join(t.TempDir(), "new")
+	cmd, _ := startSync(t, "sync", "--quiet", "--network", "simnet", "--data", filepath.Join(parent, "data"), "--peer", addr)
+	<-connected
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(stopped) }() // its exit status is not the point
+	select {
+	case <-stopped:
+	case <-time.After(15 * time.Second): // half the handshake's timeout
+		t.Fatal("the sync was still running 15 s after SIGTERM")
+	}
+	if _, err := os.Stat(parent); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the sync stopped before its first block left %s behind (%v): %v", parent, err, tree(t, parent))
 	}
 }

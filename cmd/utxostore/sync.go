@@ -180,10 +180,10 @@ func runSync(ctx context.Context, args []string) error {
 	if err == nil && *stopAtTip {
 		err = writeSummary(ctx, st.store, os.Stdout)
 	}
-	if err != nil {
-		// Refused before its first block (a peer of another network, one
-		// that cannot be reached), a sync into a new data directory
-		// leaves nothing there.
+	if err != nil || ctx.Err() != nil {
+		// Refused or stopped before its first block (a peer of another
+		// network, one that cannot be reached or does not answer), a sync
+		// into a new data directory leaves nothing there.
 		return st.fail(ctx, err)
 	}
 	return st.close()
