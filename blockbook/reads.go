@@ -66,6 +66,7 @@ type AddressIndexReads interface {
 	Balance(addrDesc []byte) (index.Balance, error)
 	UTXOs(addrDesc []byte) ([]index.Utxo, error)
 	History(ctx context.Context, addrDesc []byte, page, pageSize int, fromHeight, toHeight uint32) (*index.History, error)
+	WalkHistory(ctx context.Context, addrDesc []byte, fromHeight, toHeight uint32, fn func(index.HistoryTx) (stop bool, err error)) error
 	TxAddresses(txid chainhash.Hash) (index.TxAddresses, bool, error)
 	BestBlock() (index.BlockInfo, bool, error)
 	BlockInfo(height uint32) (index.BlockInfo, bool, error)

@@ -396,43 +396,45 @@ func (a *API) addressIndexTx(txid string) (index.TxAddresses, bool, error) {
 
 // findSpender finds the transaction that spends output n of ft, as
 // Blockbook does: among the inputs of the output's address in blocks from
-// ft's on, the one whose previous output is this one.
+// ft's on, the one whose previous output is this one. The walk goes
+// oldest first, where a spender usually is, and reads the block only of
+// an input that spends the output's value: the index knows each input's
+// value, and a block is megabytes to read and parse.
 func (a *API) findSpender(ctx context.Context, ft *foundTx, n int, v *voutJSON) error {
 	idx := a.reads.AddressIndex()
 	if idx == nil || a.reads.BlockStore() == nil || ft.Height < 0 {
 		return nil
 	}
-	desc := index.AddrDesc(ft.Msg.TxOut[n].PkScript)
-	for page := 1; ; page++ {
-		hist, err := idx.History(ctx, desc, page, index.DefaultPageSize, uint32(ft.Height), 0)
-		if err != nil {
-			return err
-		}
-		for _, h := range hist.Txs {
-			for _, i := range h.Indexes {
-				if i >= 0 {
+	out := ft.Msg.TxOut[n]
+	return idx.WalkHistory(ctx, index.AddrDesc(out.PkScript), uint32(ft.Height), 0, func(h index.HistoryTx) (bool, error) {
+		for _, i := range h.Indexes {
+			if i >= 0 {
+				continue
+			}
+			ta, ok, err := idx.TxAddresses(h.TxID)
+			if err != nil {
+				return false, err
+			}
+			if ok && int(^i) < len(ta.Inputs) && ta.Inputs[^i].Value != uint64(out.Value) {
+				continue
+			}
+			mb, err := a.blockAt(ctx, h.Height)
+			if err != nil || mb == nil {
+				return mb == nil, err
+			}
+			for _, tx := range mb.Txs {
+				if tx.ID != h.TxID || int(^i) >= len(tx.Msg.TxIn) {
 					continue
 				}
-				mb, err := a.blockAt(ctx, h.Height)
-				if err != nil || mb == nil {
-					return err
-				}
-				for _, tx := range mb.Txs {
-					if tx.ID != h.TxID || int(^i) >= len(tx.Msg.TxIn) {
-						continue
-					}
-					prev := tx.Msg.TxIn[^i].PreviousOutPoint
-					if prev.Hash == ft.ID && int(prev.Index) == n {
-						v.SpentTxID, v.SpentIndex, v.SpentHeight = h.TxID.String(), uint32(^i), h.Height
-						return nil
-					}
+				prev := tx.Msg.TxIn[^i].PreviousOutPoint
+				if prev.Hash == ft.ID && int(prev.Index) == n {
+					v.SpentTxID, v.SpentIndex, v.SpentHeight = h.TxID.String(), uint32(^i), h.Height
+					return true, nil
 				}
 			}
 		}
-		if page >= hist.TotalPages {
-			return ctx.Err()
-		}
-	}
+		return false, nil
+	})
 }
 
 // recordState is the store record's lifecycle, under "utxostore".

@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/gorilla/websocket"
@@ -18,6 +22,7 @@ import (
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // TestEstimateFeeReadsEachBlockOnce: the fee estimator keeps each recent
@@ -280,4 +285,150 @@ func TestAnAddressPageReadsEachUnminedTransactionOnce(t *testing.T) {
 	if n := operations(t, base, "Get") - before; n != 1 {
 		t.Fatalf("a page after one more transaction read %d transactions, want 1", n)
 	}
+}
+
+// TestASpenderIsLookedUpInTheBlocksOfInputsOfItsValue: ?spending=true on
+// a transaction whose record the store has pruned finds the spender of
+// each output in the address index, as Blockbook does: among the inputs
+// of the output's address since the transaction, reading only the blocks
+// of those that spend as much as the output holds. Block 9's coinbase
+// paid 12cbQLTFMXRnSzktFkuoG3eHoMeFtpTu3S, which spent coins in several
+// later blocks; its output was spent by block 170's first transaction.
+// The lookup used to read and parse every one of those blocks.
+func TestASpenderIsLookedUpInTheBlocksOfInputsOfItsValue(t *testing.T) {
+	const coinbase9 = "0437cd7f8525ceed2324359c2d0ba26006d92d856a9c20fa0241106ee5a597c9"
+	srv, _ := indexedDaemon(t, 1000, server.Options{})
+	base := "http://" + srv.HTTPAddr()
+	var record struct{ Utxostore *struct{} }
+	getJSON(t, base+"/api/v2/tx/"+coinbase9, &record)
+	if record.Utxostore != nil {
+		t.Fatalf("the store still holds %s: its spender is read from the record, not looked up", coinbase9)
+	}
+	before := operations(t, base, "blockstore.Block")
+	var tx struct {
+		Vout []struct {
+			SpentTxID   string `json:"spentTxId"`
+			SpentIndex  int    `json:"spentIndex"`
+			SpentHeight int    `json:"spentHeight"`
+		}
+	}
+	getJSON(t, base+"/api/v2/tx/"+coinbase9+"?spending=true", &tx)
+	if len(tx.Vout) != 1 || tx.Vout[0].SpentTxID != "f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16" ||
+		tx.Vout[0].SpentIndex != 0 || tx.Vout[0].SpentHeight != 170 {
+		t.Fatalf("outputs %+v, want the one spent by block 170's f4184fc5…:0", tx.Vout)
+	}
+	if reads := operations(t, base, "blockstore.Block") - before; reads != 2 {
+		t.Errorf("?spending=true read %d blocks, want 2: the transaction's and its spender's", reads)
+	}
+}
+
+// getJSON decodes the JSON answer of a GET of url into v, failing the
+// test on any status but 200.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: HTTP %d", url, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+// TestASpenderLookupSkipsTheBlocksOfInputsOfOtherValues: the test's own
+// chain pays an address A 7 BTC at block 102 (in T, whose record the store
+// then prunes) and 20 BTC in U; block 103 spends U's coin of A and block
+// 105 T's. Walking A's inputs from block 102, ?spending=true on T reads
+// block 105, and not block 103, whose input of A spends another value.
+func TestASpenderLookupSkipsTheBlocksOfInputsOfOtherValues(t *testing.T) {
+	ctx := context.Background()
+	scriptA := append(append([]byte{0x76, 0xa9, 0x14}, bytes.Repeat([]byte{0xaa}, 20)...), 0x88, 0xac)
+	scriptB := append(append([]byte{0x76, 0xa9, 0x14}, bytes.Repeat([]byte{0xbb}, 20)...), 0x88, 0xac)
+	spend := func(outs []*wire.TxOut, ins ...wire.OutPoint) *wire.MsgTx {
+		tx := wire.NewMsgTx(1)
+		for _, in := range ins {
+			tx.AddTxIn(wire.NewTxIn(&in, nil, nil))
+		}
+		for _, o := range outs {
+			tx.AddTxOut(o)
+		}
+		return tx
+	}
+	path := indexedPathOf(t, true)
+	var blocks []*chain.Block
+	prev := chainhash.Hash{}
+	add := func(txs ...*wire.MsgTx) {
+		b := ownBlockOf(t, prev, uint32(len(blocks)), scriptB, txs...)
+		if err := path.Connect(ctx, b, uint32(len(blocks))); err != nil {
+			t.Fatalf("block %d: %v", len(blocks), err)
+		}
+		blocks, prev = append(blocks, b), b.Hash
+	}
+	for len(blocks) < 102 {
+		add()
+	}
+	coinbase := func(height int) wire.OutPoint { return wire.OutPoint{Hash: blocks[height].Txs[0].ID} }
+	T := spend([]*wire.TxOut{wire.NewTxOut(7e8, scriptA), wire.NewTxOut(43e8, scriptB)}, coinbase(1))
+	U := spend([]*wire.TxOut{wire.NewTxOut(20e8, scriptA), wire.NewTxOut(30e8, scriptB)}, coinbase(2))
+	add(T, U)                                                                                // 102
+	add(spend([]*wire.TxOut{wire.NewTxOut(20e8, scriptB)}, wire.OutPoint{Hash: U.TxHash()})) // 103
+	add()                                                                                    // 104
+	S := spend([]*wire.TxOut{wire.NewTxOut(50e8, scriptB)}, wire.OutPoint{Hash: T.TxHash()}, wire.OutPoint{Hash: T.TxHash(), Index: 1})
+	add(S) // 105
+	for len(blocks) < 105+utxo.DefaultBlockHeightRetention+2 {
+		add()
+	}
+	if _, err := path.Store().Get(ctx, T.TxHash()); !errors.Is(err, model.ErrTxNotFound) {
+		t.Fatalf("T's record: %v, want it pruned", err)
+	}
+	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet"})
+	base := "http://" + srv.HTTPAddr()
+	before := operations(t, base, "blockstore.Block")
+	var tx struct {
+		Vout []struct {
+			SpentTxID   string `json:"spentTxId"`
+			SpentIndex  int    `json:"spentIndex"`
+			SpentHeight int    `json:"spentHeight"`
+		}
+	}
+	getJSON(t, base+"/api/v2/tx/"+T.TxHash().String()+"?spending=true", &tx)
+	for i, v := range tx.Vout {
+		if v.SpentTxID != S.TxHash().String() || v.SpentIndex != i || v.SpentHeight != 105 {
+			t.Errorf("output %d: %+v, want spent by %s:%d at 105", i, v, S.TxHash(), i)
+		}
+	}
+	if reads := operations(t, base, "blockstore.Block") - before; reads != 2 {
+		t.Errorf("?spending=true read %d blocks, want 2: T's and S's", reads)
+	}
+}
+
+// ownBlockOf is a block of the test's own at height, after prev, whose
+// coinbase pays 50 BTC to script, with txs after it.
+func ownBlockOf(t *testing.T, prev chainhash.Hash, height uint32, script []byte, txs ...*wire.MsgTx) *chain.Block {
+	t.Helper()
+	coinbase := wire.NewMsgTx(1)
+	coinbase.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex},
+		SignatureScript: binary.LittleEndian.AppendUint32([]byte{0x04, 0xff}, height), Sequence: wire.MaxTxInSequenceNum})
+	coinbase.AddTxOut(wire.NewTxOut(50e8, script))
+	all := append([]*wire.MsgTx{coinbase}, txs...)
+	var tree chain.MerkleTree
+	for _, tx := range all {
+		tree.Add(tx.TxHash())
+	}
+	root, _ := tree.Root()
+	msg := wire.MsgBlock{Header: wire.BlockHeader{Version: 1, PrevBlock: prev, MerkleRoot: root,
+		Bits: 0x1d00ffff, Timestamp: time.Unix(1_300_000_000+int64(height), 0)}, Transactions: all}
+	var raw bytes.Buffer
+	if err := msg.Serialize(&raw); err != nil {
+		t.Fatal(err)
+	}
+	b, err := chain.ParseBlock(raw.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -273,6 +273,11 @@ func (x instrumentedIndex) History(ctx context.Context, addrDesc []byte, page, p
 	return x.next.History(ctx, addrDesc, page, pageSize, fromHeight, toHeight)
 }
 
+func (x instrumentedIndex) WalkHistory(ctx context.Context, addrDesc []byte, fromHeight, toHeight uint32, fn func(index.HistoryTx) (bool, error)) (err error) {
+	defer func(start time.Time) { x.m.observe("index.WalkHistory", start, err) }(time.Now())
+	return x.next.WalkHistory(ctx, addrDesc, fromHeight, toHeight, fn)
+}
+
 func (x instrumentedIndex) TxAddresses(txid chainhash.Hash) (ta index.TxAddresses, ok bool, err error) {
 	defer func(start time.Time) { x.m.observe("index.TxAddresses", start, err) }(time.Now())
 	return x.next.TxAddresses(txid)
