@@ -2,9 +2,7 @@ package follow
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -139,13 +137,7 @@ func waitForLogLine(t *testing.T, f *Follower, logged <-chan string, within time
 // not when the handshake's timeout (handshakeTimeout) runs out: a sync
 // interrupted there used to go on for another half minute.
 func TestAStopEndsAHandshakeTheNodeDoesNotAnswer(t *testing.T) {
-	var accepted atomic.Int32
-	connected := make(chan struct{}, 1)
-	addr := peertest.ServeLoopback(t, &accepted, func(conn net.Conn) {
-		defer conn.Close()
-		connected <- struct{}{}
-		_, _ = io.Copy(io.Discard, conn) // never answers, until the follower hangs up
-	})
+	addr, connected := peertest.ServeSilent(t)
 	f, _ := newFollower(t, addr, Config{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

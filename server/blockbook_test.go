@@ -3,7 +3,6 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -305,13 +304,7 @@ func TestASpenderIsLookedUpInTheBlocksOfInputsOfItsValue(t *testing.T) {
 		t.Fatalf("the store still holds %s: its spender is read from the record, not looked up", coinbase9)
 	}
 	before := operations(t, base, "blockstore.Block")
-	var tx struct {
-		Vout []struct {
-			SpentTxID   string `json:"spentTxId"`
-			SpentIndex  int    `json:"spentIndex"`
-			SpentHeight int    `json:"spentHeight"`
-		}
-	}
+	var tx spendingTx
 	getJSON(t, base+"/api/v2/tx/"+coinbase9+"?spending=true", &tx)
 	if len(tx.Vout) != 1 || tx.Vout[0].SpentTxID != "f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16" ||
 		tx.Vout[0].SpentIndex != 0 || tx.Vout[0].SpentHeight != 170 {
@@ -319,6 +312,15 @@ func TestASpenderIsLookedUpInTheBlocksOfInputsOfItsValue(t *testing.T) {
 	}
 	if reads := operations(t, base, "blockstore.Block") - before; reads != 2 {
 		t.Errorf("?spending=true read %d blocks, want 2: the transaction's and its spender's", reads)
+	}
+}
+
+// spendingTx is what the spending tests read of a transaction.
+type spendingTx struct {
+	Vout []struct {
+		SpentTxID   string `json:"spentTxId"`
+		SpentIndex  int    `json:"spentIndex"`
+		SpentHeight int    `json:"spentHeight"`
 	}
 }
 
@@ -388,13 +390,7 @@ func TestASpenderLookupSkipsTheBlocksOfInputsOfOtherValues(t *testing.T) {
 	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet"})
 	base := "http://" + srv.HTTPAddr()
 	before := operations(t, base, "blockstore.Block")
-	var tx struct {
-		Vout []struct {
-			SpentTxID   string `json:"spentTxId"`
-			SpentIndex  int    `json:"spentIndex"`
-			SpentHeight int    `json:"spentHeight"`
-		}
-	}
+	var tx spendingTx
 	getJSON(t, base+"/api/v2/tx/"+T.TxHash().String()+"?spending=true", &tx)
 	for i, v := range tx.Vout {
 		if v.SpentTxID != S.TxHash().String() || v.SpentIndex != i || v.SpentHeight != 105 {
@@ -404,31 +400,4 @@ func TestASpenderLookupSkipsTheBlocksOfInputsOfOtherValues(t *testing.T) {
 	if reads := operations(t, base, "blockstore.Block") - before; reads != 2 {
 		t.Errorf("?spending=true read %d blocks, want 2: T's and S's", reads)
 	}
-}
-
-// ownBlockOf is a block of the test's own at height, after prev, whose
-// coinbase pays 50 BTC to script, with txs after it.
-func ownBlockOf(t *testing.T, prev chainhash.Hash, height uint32, script []byte, txs ...*wire.MsgTx) *chain.Block {
-	t.Helper()
-	coinbase := wire.NewMsgTx(1)
-	coinbase.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex},
-		SignatureScript: binary.LittleEndian.AppendUint32([]byte{0x04, 0xff}, height), Sequence: wire.MaxTxInSequenceNum})
-	coinbase.AddTxOut(wire.NewTxOut(50e8, script))
-	all := append([]*wire.MsgTx{coinbase}, txs...)
-	var tree chain.MerkleTree
-	for _, tx := range all {
-		tree.Add(tx.TxHash())
-	}
-	root, _ := tree.Root()
-	msg := wire.MsgBlock{Header: wire.BlockHeader{Version: 1, PrevBlock: prev, MerkleRoot: root,
-		Bits: 0x1d00ffff, Timestamp: time.Unix(1_300_000_000+int64(height), 0)}, Transactions: all}
-	var raw bytes.Buffer
-	if err := msg.Serialize(&raw); err != nil {
-		t.Fatal(err)
-	}
-	b, err := chain.ParseBlock(raw.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -101,13 +101,25 @@ func TestElectrumProvesAHeaderAfterAReorganisationNotYetAnnounced(t *testing.T) 
 // ownBlock is a mainnet block of one coinbase on top of prev, of no proof
 // of work (the path's rules trust it).
 func ownBlock(t *testing.T, prev chainhash.Hash, height uint32) *chain.Block {
+	return ownBlockOf(t, prev, height, []byte{0x51})
+}
+
+// ownBlockOf is a mainnet block at height on top of prev, of no proof of
+// work, whose coinbase pays 50 BTC to script, with txs after it.
+func ownBlockOf(t *testing.T, prev chainhash.Hash, height uint32, script []byte, txs ...*wire.MsgTx) *chain.Block {
 	t.Helper()
 	coinbase := wire.NewMsgTx(1)
 	coinbase.AddTxIn(&wire.TxIn{PreviousOutPoint: wire.OutPoint{Index: wire.MaxPrevOutIndex},
 		SignatureScript: binary.LittleEndian.AppendUint32([]byte{0x04, 0xff}, height), Sequence: wire.MaxTxInSequenceNum})
-	coinbase.AddTxOut(wire.NewTxOut(50e8, []byte{0x51}))
-	msg := wire.MsgBlock{Header: wire.BlockHeader{Version: 1, PrevBlock: prev, MerkleRoot: coinbase.TxHash(),
-		Bits: 0x1d00ffff, Timestamp: time.Unix(1_300_000_000+int64(height), 0)}, Transactions: []*wire.MsgTx{coinbase}}
+	coinbase.AddTxOut(wire.NewTxOut(50e8, script))
+	all := append([]*wire.MsgTx{coinbase}, txs...)
+	var tree chain.MerkleTree
+	for _, tx := range all {
+		tree.Add(tx.TxHash())
+	}
+	root, _ := tree.Root()
+	msg := wire.MsgBlock{Header: wire.BlockHeader{Version: 1, PrevBlock: prev, MerkleRoot: root,
+		Bits: 0x1d00ffff, Timestamp: time.Unix(1_300_000_000+int64(height), 0)}, Transactions: all}
 	var raw bytes.Buffer
 	if err := msg.Serialize(&raw); err != nil {
 		t.Fatal(err)

@@ -37,18 +37,8 @@ type statusReply struct {
 // getStatus fetches url, expects HTTP 200 and decodes the status.
 func getStatus(t *testing.T, url string) statusReply {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: HTTP %d", url, resp.StatusCode)
-	}
 	var st statusReply
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
+	getJSON(t, url, &st)
 	return st
 }
 

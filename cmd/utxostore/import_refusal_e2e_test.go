@@ -3,12 +3,10 @@ package main
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -247,13 +245,7 @@ func TestServeCreateThatCannotListenLeavesNoStore(t *testing.T) {
 // timeout) and leaves no store behind, so the next sync may name another
 // --network.
 func TestSyncStoppedBeforeItsFirstBlockLeavesNoStore(t *testing.T) {
-	var accepted atomic.Int32
-	connected := make(chan struct{}, 1)
-	addr := peertest.ServeLoopback(t, &accepted, func(conn net.Conn) {
-		defer conn.Close()
-		connected <- struct{}{}
-		_, _ = io.Copy(io.Discard, conn) // never answers, until the sync hangs up
-	})
+	addr, connected := peertest.ServeSilent(t)
 	parent := filepath.Join(t.TempDir(), "new")
 	cmd, _ := startSync(t, "sync", "--quiet", "--network", "simnet", "--data", filepath.Join(parent, "data"), "--peer", addr)
 	<-connected

@@ -109,6 +109,23 @@ func ServeLoopback(t testing.TB, accepted *atomic.Int32, serve func(net.Conn)) s
 	return ln.Addr().String()
 }
 
+// ServeSilent serves a peer that accepts connections and never says a
+// word, not even its side of the handshake; connected hears of each
+// connection as it is accepted.
+func ServeSilent(t testing.TB) (addr string, connected <-chan struct{}) {
+	var accepted atomic.Int32
+	c := make(chan struct{}, 16)
+	addr = ServeLoopback(t, &accepted, func(conn net.Conn) {
+		defer conn.Close()
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+		_, _ = io.Copy(io.Discard, conn) // until the other side hangs up
+	})
+	return addr, c
+}
+
 // ServeHandshaking is ServeLoopback for a peer on simnet that completes the
 // handshake and hands every later message to on, with a way to answer;
 // the peer drops the connection when on returns false.
