@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/utxostore/utxostore/engine/redis"
 )
 
 // newStoreDir is what a command that may create a store (createStore)
@@ -19,7 +22,9 @@ import (
 // created for it; one that existed, holding no store, loses only the
 // entries the command added (the engine's directory, storeFile, the index,
 // the block store), so a user's directory stays. A directory that held a
-// store is never touched.
+// store is never touched. On engine redis, a namespace the command made
+// (redis.Engine.MadeNamespace) is dropped too; one that held keys before
+// stays as it is.
 type newStoreDir struct {
 	// remove is the topmost directory the command creates: the data
 	// directory, or its highest missing parent; "" when it exists.
@@ -28,6 +33,8 @@ type newStoreDir struct {
 	// before the names of its entries then.
 	dir    string
 	before map[string]bool
+	// namespace is the Redis namespace the command made, nil if none.
+	namespace *redis.Options
 }
 
 // noteNewStoreDir reads the data directory path before a command that may
@@ -68,31 +75,40 @@ func noteNewStoreDir(path string) *newStoreDir {
 	return n
 }
 
-// undo removes what the command created in or for the data directory.
-func (n *newStoreDir) undo() error {
+// undo removes what the command created in or for the data directory,
+// and the Redis namespace it made.
+func (n *newStoreDir) undo(ctx context.Context) error {
 	if n == nil {
 		return nil
 	}
+	var errs []error
+	if n.namespace != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := redis.Drop(ctx, *n.namespace); err != nil {
+			errs = append(errs, fmt.Errorf("removing the Redis namespace %q this command made: %w", n.namespace.Namespace, err))
+		}
+	}
 	if n.remove != "" {
 		if err := os.RemoveAll(n.remove); err != nil {
-			return fmt.Errorf("removing the data directory %s this command created: %w", n.remove, err)
+			errs = append(errs, fmt.Errorf("removing the data directory %s this command created: %w", n.remove, err))
 		}
-		return nil
+		return errors.Join(errs...)
 	}
 	entries, err := os.ReadDir(n.dir)
 	if err != nil {
-		return fmt.Errorf("removing what this command created in the data directory %s: %w", n.dir, err)
+		return errors.Join(append(errs, fmt.Errorf("removing what this command created in the data directory %s: %w", n.dir, err))...)
 	}
-	var errs []error
+	var removed []error
 	for _, e := range entries {
 		if !n.before[e.Name()] {
-			errs = append(errs, os.RemoveAll(filepath.Join(n.dir, e.Name())))
+			removed = append(removed, os.RemoveAll(filepath.Join(n.dir, e.Name())))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("removing what this command created in the data directory %s: %w", n.dir, err)
+	if err := errors.Join(removed...); err != nil {
+		errs = append(errs, fmt.Errorf("removing what this command created in the data directory %s: %w", n.dir, err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // fail closes the stores of a command that failed with err. When the
@@ -108,7 +124,7 @@ func (s *stores) fail(ctx context.Context, err error) error {
 	}
 	closeErr := s.close()
 	if undo && closeErr == nil {
-		return errors.Join(err, s.created.undo())
+		return errors.Join(err, s.created.undo(ctx))
 	}
 	return errors.Join(err, closeErr)
 }

@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/utxostore/utxostore/internal/peertest"
 	"github.com/utxostore/utxostore/internal/testdata"
@@ -261,5 +265,44 @@ func TestSyncStoppedBeforeItsFirstBlockLeavesNoStore(t *testing.T) {
 	}
 	if _, err := os.Stat(parent); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the sync stopped before its first block left %s behind (%v): %v", parent, err, tree(t, parent))
+	}
+}
+
+// TestImportRefusedIntoANewRedisNamespaceLeavesItEmpty: on engine redis,
+// an import refused before its first block leaves no key in the namespace
+// it created, as it leaves no data directory, so the right import follows
+// there; a namespace that held a store before the refused command keeps
+// every key.
+func TestImportRefusedIntoANewRedisNamespaceLeavesItEmpty(t *testing.T) {
+	addrs := os.Getenv("UTXOSTORE_REDIS_ADDRS")
+	if addrs == "" {
+		t.Skip("UTXOSTORE_REDIS_ADDRS is not set: no Redis Cluster to import into (scripts/test.sh sets it)")
+	}
+	client := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
+	t.Cleanup(func() { client.Close() })
+	namespace := "refusal-test-" + strings.ReplaceAll(t.TempDir(), "/", "-")
+	t.Cleanup(func() {
+		for key := range namespaceKeys(t, client, namespace) {
+			client.Del(context.Background(), key)
+		}
+	})
+	blocks := chainPrefix(t, 3)
+	store := func(data string) []string {
+		return []string{"import", "--engine", "redis", "--redis", addrs, "--redis-namespace", namespace, "--data", data}
+	}
+	mustFail(t, slices.Concat(store(filepath.Join(t.TempDir(), "data")), []string{"--network", "testnet3", blocks}), "block file of another network")
+	if keys := namespaceKeys(t, client, namespace); len(keys) > 0 {
+		t.Fatalf("the refused import left %d keys in the namespace it created: %v", len(keys), slices.Collect(maps.Keys(keys)))
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	got := lastLine(t, slices.Concat(store(data), []string{"--network", "mainnet", blocks})...)
+	mustContain(t, "the import after the refusal", got, `"blocks":3,`)
+
+	// The namespace holds a store now: a refusal in another new data
+	// directory on it changes none of its keys.
+	before := namespaceKeys(t, client, namespace)
+	mustFail(t, slices.Concat(store(filepath.Join(t.TempDir(), "other")), []string{"--network", "testnet3", blocks}))
+	if after := namespaceKeys(t, client, namespace); !maps.Equal(before, after) {
+		t.Fatalf("a refusal on a namespace holding a store changed its keys: %d before, %d after", len(before), len(after))
 	}
 }

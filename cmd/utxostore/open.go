@@ -41,7 +41,9 @@ type storeFlags struct {
 	redis     string
 	namespace string
 	redisWait int
-	verbose   bool
+	// madeNamespace is set once engine redis opened a namespace it made.
+	madeNamespace bool
+	verbose       bool
 	// logger is the command's logger (log): serve's and demo's in
 	// --log-format, text lines on stderr for the others.
 	logger *slog.Logger
@@ -197,13 +199,22 @@ var engines = map[string]opener{
 		return openSozu(filepath.Join(f.data, "sozu"), o)
 	},
 	"redis": func(ctx context.Context, f *storeFlags, sync engine.SyncMode, readOnly bool) (engine.Engine, error) {
-		e, err := redis.Open(ctx, redis.Options{Addrs: strings.Split(f.redis, ","), Namespace: f.namespace, Sync: sync, Wait: f.redisWait, ReadOnly: readOnly})
+		e, err := redis.Open(ctx, f.redisOptions(sync, readOnly))
 		var none *redis.NoNamespaceError
 		if errors.As(err, &none) {
 			return nil, &noRedisStoreError{Namespace: f.namespace}
 		}
-		return e, err
+		if err != nil {
+			return nil, err
+		}
+		f.madeNamespace = e.MadeNamespace()
+		return e, nil
 	},
+}
+
+// redisOptions are the Redis engine's options the flags ask for.
+func (f *storeFlags) redisOptions(sync engine.SyncMode, readOnly bool) redis.Options {
+	return redis.Options{Addrs: strings.Split(f.redis, ","), Namespace: f.namespace, Sync: sync, Wait: f.redisWait, ReadOnly: readOnly}
 }
 
 // sozuOptions are the Sozu options --sozu-tuning and --discard-corrupt-log

@@ -9,6 +9,7 @@ import (
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/internal/setting"
 	"github.com/utxostore/utxostore/utxo"
@@ -67,6 +68,10 @@ func (f *storeFlags) openStores(ctx context.Context, mode openMode, ps pathSetti
 	}
 	if s.store, err = f.open(ctx, mode); err != nil {
 		return nil, err
+	}
+	if s.created != nil && f.madeNamespace {
+		opts := f.redisOptions(engine.SyncAlways, false)
+		s.created.namespace = &opts
 	}
 	if err := s.openDerived(ctx, f, rules, ps); err != nil {
 		return nil, s.fail(ctx, err)

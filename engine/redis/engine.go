@@ -27,6 +27,8 @@ type Engine struct {
 	lay     *layout
 	recent  *recent
 	closed  atomic.Bool
+	// made is set when this Open made the namespace (see MadeNamespace).
+	made bool
 
 	askMu      sync.Mutex
 	askClients map[string]*redis.Client // by address: the nodes ASK replies named

@@ -30,9 +30,11 @@ func (e *Engine) openLayout(ctx context.Context) error {
 		want = defaultBuckets
 	}
 	if !e.opt.ReadOnly {
-		if err := e.client.SetNX(ctx, key, fmt.Sprintf("v1 buckets=%d", want), 0).Err(); err != nil {
+		made, err := e.client.SetNX(ctx, key, fmt.Sprintf("v1 buckets=%d", want), 0).Result()
+		if err != nil {
 			return fmt.Errorf("redis: namespace %q: %w", e.opt.Namespace, err)
 		}
+		e.made = made
 	}
 	s, err := e.client.Get(ctx, key).Result()
 	if errors.Is(err, redis.Nil) && e.opt.ReadOnly {
@@ -51,6 +53,11 @@ func (e *Engine) openLayout(ctx context.Context) error {
 	e.lay = newLayout(e.opt.Namespace, got)
 	return nil
 }
+
+// MadeNamespace reports whether this Open made the namespace, which held
+// no key of a store before: a command that fails before it wrote anything
+// of its own may Drop it again.
+func (e *Engine) MadeNamespace() bool { return e.made }
 
 // Drop removes every key of the namespace opt.Namespace from the servers
 // opt.Addrs name: its records, index sets, markers, metadata and layout.
