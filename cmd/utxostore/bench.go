@@ -157,7 +157,7 @@ func parseBench(args []string) (*benchConfig, error) {
 	fs.StringVar(&cfg.jsonPath, "json", "", "write the full results as JSON to this file")
 	fs.StringVar(&cfg.chartPath, "chart", "", "write an SVG chart of throughput vs live UTXOs to this file: the measured blocks, and dashed the warm-up that grows the set from 0")
 	fs.StringVar(&cfg.dir, "dir", "", "parent directory of the temporary data directories (default: the system's)")
-	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator does (the map reference submits one at a time)")
+	fs.IntVar(&cfg.clients, "clients", 1, "goroutines submitting transactions concurrently to each engine, as a validator's workers do: each takes the next transaction whose parents in its block are created (the map reference submits one at a time)")
 	fs.StringVar(&cfg.profile, "profile", "", "write each engine's CPU profile of the measured blocks (ENGINE.cpu.pprof) and allocation profiles of the warm-up and the whole replay (ENGINE.allocs-warmup.pprof, ENGINE.allocs.pprof) to this directory")
 	fs.BoolVar(&cfg.sf.index, "index", false, "feed every engine's blocks along the block path into a block store and Blockbook's address index, as import --index does, and report the index's figures")
 	cfg.sf.registerIndexCache(fs)
