@@ -81,34 +81,45 @@ func (n *newStoreDir) undo(ctx context.Context) error {
 	if n == nil {
 		return nil
 	}
-	var errs []error
-	if n.namespace != nil {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		if err := redis.Drop(ctx, *n.namespace); err != nil {
-			errs = append(errs, fmt.Errorf("removing the Redis namespace %q this command made: %w", n.namespace.Namespace, err))
-		}
+	return errors.Join(n.dropNamespace(ctx), n.removeFiles())
+}
+
+// dropNamespace removes the Redis namespace the command made, if any.
+func (n *newStoreDir) dropNamespace(ctx context.Context) error {
+	if n.namespace == nil {
+		return nil
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := redis.Drop(ctx, *n.namespace); err != nil {
+		return fmt.Errorf("removing the Redis namespace %q this command made: %w", n.namespace.Namespace, err)
+	}
+	return nil
+}
+
+// removeFiles removes the data directory the command created, or the
+// entries it added to one that existed.
+func (n *newStoreDir) removeFiles() error {
 	if n.remove != "" {
 		if err := os.RemoveAll(n.remove); err != nil {
-			errs = append(errs, fmt.Errorf("removing the data directory %s this command created: %w", n.remove, err))
+			return fmt.Errorf("removing the data directory %s this command created: %w", n.remove, err)
 		}
-		return errors.Join(errs...)
+		return nil
 	}
 	entries, err := os.ReadDir(n.dir)
 	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("removing what this command created in the data directory %s: %w", n.dir, err))...)
+		return fmt.Errorf("removing what this command created in the data directory %s: %w", n.dir, err)
 	}
-	var removed []error
+	var errs []error
 	for _, e := range entries {
 		if !n.before[e.Name()] {
-			removed = append(removed, os.RemoveAll(filepath.Join(n.dir, e.Name())))
+			errs = append(errs, os.RemoveAll(filepath.Join(n.dir, e.Name())))
 		}
 	}
-	if err := errors.Join(removed...); err != nil {
-		errs = append(errs, fmt.Errorf("removing what this command created in the data directory %s: %w", n.dir, err))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("removing what this command created in the data directory %s: %w", n.dir, err)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // fail closes the stores of a command that failed with err. When the

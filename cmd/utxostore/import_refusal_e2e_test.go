@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"maps"
@@ -9,13 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
-	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/utxostore/utxostore/internal/peertest"
 	"github.com/utxostore/utxostore/internal/testdata"
@@ -274,18 +271,7 @@ func TestSyncStoppedBeforeItsFirstBlockLeavesNoStore(t *testing.T) {
 // there; a namespace that held a store before the refused command keeps
 // every key.
 func TestImportRefusedIntoANewRedisNamespaceLeavesItEmpty(t *testing.T) {
-	addrs := os.Getenv("UTXOSTORE_REDIS_ADDRS")
-	if addrs == "" {
-		t.Skip("UTXOSTORE_REDIS_ADDRS is not set: no Redis Cluster to import into (scripts/test.sh sets it)")
-	}
-	client := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
-	t.Cleanup(func() { client.Close() })
-	namespace := "refusal-test-" + strings.ReplaceAll(t.TempDir(), "/", "-")
-	t.Cleanup(func() {
-		for key := range namespaceKeys(t, client, namespace) {
-			client.Del(context.Background(), key)
-		}
-	})
+	addrs, client, namespace := redisNamespace(t, "refusal-test-")
 	blocks := chainPrefix(t, 3)
 	store := func(data string) []string {
 		return []string{"import", "--engine", "redis", "--redis", addrs, "--redis-namespace", namespace, "--data", data}

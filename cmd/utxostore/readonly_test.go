@@ -121,18 +121,7 @@ func mustHaveALogToReplay(t *testing.T, data, engineName string) {
 // refused, saying so, and leave no key in it; on a namespace that holds
 // one, they change none of its keys.
 func TestReadingCommandsChangeNothingInRedis(t *testing.T) {
-	addrs := os.Getenv("UTXOSTORE_REDIS_ADDRS")
-	if addrs == "" {
-		t.Skip("UTXOSTORE_REDIS_ADDRS is not set: no Redis Cluster to read (scripts/test.sh sets it)")
-	}
-	client := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
-	t.Cleanup(func() { client.Close() })
-	namespace := "readonly-test-" + strings.ReplaceAll(t.TempDir(), "/", "-")
-	t.Cleanup(func() {
-		for key := range namespaceKeys(t, client, namespace) {
-			client.Del(context.Background(), key)
-		}
-	})
+	addrs, client, namespace := redisNamespace(t, "readonly-test-")
 	store := []string{"--engine", "redis", "--redis", addrs, "--redis-namespace", namespace, "--network", "regtest", "--data", t.TempDir()}
 	commands := [][]string{
 		slices.Concat([]string{"info"}, store),
@@ -176,6 +165,26 @@ func TestReadingCommandsChangeNothingInRedis(t *testing.T) {
 			t.Errorf("%q appeared", key)
 		}
 	}
+}
+
+// redisNamespace is the Redis Cluster of UTXOSTORE_REDIS_ADDRS (the test
+// is skipped without one), a client of it, and a namespace of the test's
+// own, whose keys are deleted when the test ends.
+func redisNamespace(t *testing.T, prefix string) (addrs string, client *goredis.ClusterClient, namespace string) {
+	t.Helper()
+	addrs = os.Getenv("UTXOSTORE_REDIS_ADDRS")
+	if addrs == "" {
+		t.Skip("UTXOSTORE_REDIS_ADDRS is not set: no Redis Cluster (scripts/test.sh sets it)")
+	}
+	client = goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
+	t.Cleanup(func() { client.Close() })
+	namespace = prefix + strings.ReplaceAll(t.TempDir(), "/", "-")
+	t.Cleanup(func() {
+		for key := range namespaceKeys(t, client, namespace) {
+			client.Del(context.Background(), key)
+		}
+	})
+	return addrs, client, namespace
 }
 
 // namespaceKeys is every key of the namespace with its serialized value
