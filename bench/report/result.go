@@ -74,6 +74,11 @@ type EngineResult struct {
 	// otherwise run beside the first measured blocks and count in their
 	// store time.
 	WarmupStatsWaitSeconds float64 `json:"warmup_stats_wait_seconds,omitempty"`
+	// LogFsyncs and LogFsyncSeconds count the fsyncs of Sozu's log over
+	// the measured blocks, and the time they took: under --sync always
+	// the floor of a durable call's latency. Zero for other engines.
+	LogFsyncs       uint64  `json:"log_fsyncs,omitempty"`
+	LogFsyncSeconds float64 `json:"log_fsync_seconds,omitempty"`
 	// SkippedSpends counts inputs naming outputs the workload never
 	// created (block files not starting at genesis).
 	SkippedSpends uint64 `json:"skipped_spends"`

@@ -26,6 +26,7 @@ import (
 	"github.com/utxostore/utxostore/bench/report"
 	"github.com/utxostore/utxostore/bench/workload"
 	"github.com/utxostore/utxostore/engine/redis"
+	"github.com/utxostore/utxostore/engine/sozu"
 	"github.com/utxostore/utxostore/internal/sysstat"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -364,8 +365,12 @@ func runBenchConfig(ctx context.Context, cfg *benchConfig, log *slog.Logger) (*b
 		if res.Err != "" {
 			log.Error("bench: engine failed", "engine", name, "seconds", res.WallSeconds, "err", res.Err)
 		} else {
-			log.Info("bench: engine done", "engine", name, "seconds", res.WallSeconds, "store_seconds", res.StoreSeconds,
-				"stats_wait_seconds", res.StatsWaitSeconds, "warmup_stats_wait_seconds", res.WarmupStatsWaitSeconds)
+			attrs := []any{"engine", name, "seconds", res.WallSeconds, "store_seconds", res.StoreSeconds,
+				"stats_wait_seconds", res.StatsWaitSeconds, "warmup_stats_wait_seconds", res.WarmupStatsWaitSeconds}
+			if res.LogFsyncs > 0 {
+				attrs = append(attrs, "log_fsyncs", res.LogFsyncs, "log_fsync_seconds", res.LogFsyncSeconds)
+			}
+			log.Info("bench: engine done", attrs...)
 		}
 		out.Results = append(out.Results, res)
 	}
@@ -603,7 +608,11 @@ func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream s
 			return nil, err
 		}
 	}
+	opts, fsyncs := countLogFsyncs(ctx, store, opts)
 	res, err := replayStream(ctx, driver.Store{DB: store}, stream, opts)
+	if err == nil {
+		res.LogFsyncs, res.LogFsyncSeconds = fsyncs()
+	}
 	if closeErr := store.Close(); err == nil && closeErr != nil {
 		err = fmt.Errorf("closing: %w", closeErr)
 	}
@@ -614,6 +623,32 @@ func replayEngine(ctx context.Context, name string, sf storeFlags, dir, stream s
 		res.Recovery = recovery
 	}
 	return res, err
+}
+
+// countLogFsyncs, on engine sozu, has the replay count the log's fsyncs
+// over the measured blocks: the returned options note the counters when
+// the measured blocks begin, and fsyncs returns how many there were since
+// and the seconds they took (zero on other engines).
+func countLogFsyncs(ctx context.Context, store *utxo.DB, opts driver.Options) (driver.Options, func() (uint64, float64)) {
+	eng, ok := sozuEngine(store)
+	if !ok {
+		return opts, func() (uint64, float64) { return 0, 0 }
+	}
+	var start sozu.Stats
+	onMeasure := opts.OnMeasure
+	opts.OnMeasure = func() {
+		if onMeasure != nil {
+			onMeasure()
+		}
+		start, _ = eng.Stats(ctx) // a failed read leaves zero: the count then includes the warm-up's
+	}
+	return opts, func() (uint64, float64) {
+		end, err := eng.Stats(ctx)
+		if err != nil {
+			return 0, 0
+		}
+		return end.LogSyncs - start.LogSyncs, (end.LogSyncTime - start.LogSyncTime).Seconds()
+	}
 }
 
 // replayPath replays the stream with its blocks going along the block

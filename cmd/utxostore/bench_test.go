@@ -83,6 +83,11 @@ func TestBenchSmallAllEngines(t *testing.T) {
 		if r.PeakRSSBytes == 0 || r.ReplayPeakRSSBytes == 0 || r.ReplayPeakRSSBytes > r.PeakRSSBytes || len(r.Series) == 0 {
 			t.Errorf("%s: peak RSS %d (replay %d), %d series points", r.Engine, r.PeakRSSBytes, r.ReplayPeakRSSBytes, len(r.Series))
 		}
+		// Sozu's log is fsynced at each measured block's boundary; the
+		// other engines report no log.
+		if measured := r.Classes[report.SetMined].Calls; (r.Engine == "sozu") != (r.LogFsyncs > 0) || r.Engine == "sozu" && (r.LogFsyncs < measured || r.LogFsyncSeconds <= 0) {
+			t.Errorf("%s: %d fsyncs of the log (%.3f s) over %d measured blocks", r.Engine, r.LogFsyncs, r.LogFsyncSeconds, measured)
+		}
 		if r.Engine == "pebble" && (r.DiskBytes == 0 || r.VsPebble["store_time"] != 1) {
 			t.Errorf("pebble: disk %d bytes, ratio to itself %v", r.DiskBytes, r.VsPebble)
 		}

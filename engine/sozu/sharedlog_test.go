@@ -241,3 +241,36 @@ func TestPageCheckpointLeavesNoShardBusy(t *testing.T) {
 		t.Fatalf("after a page checkpoint the new log counts %d busy shards", busy)
 	}
 }
+
+// When the fsync fails, every caller waiting on it returns the failure:
+// none waits for an fsync that will not come, and none is told its
+// records are durable.
+func TestAFailedFsyncFailsEveryCallerWaitingOnIt(t *testing.T) {
+	w, err := createLog(filepath.Join(t.TempDir(), "wal.0"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends []int64
+	for shard := range byte(8) {
+		r := logRecords{shard: shard}
+		r.logHeight(uint32(shard))
+		end, err := w.append(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, end)
+	}
+	w.f.Close() // the next write or fsync fails
+	errs := make(chan error, len(ends))
+	for _, end := range ends {
+		go func() { errs <- w.syncTo(end) }()
+	}
+	for range ends {
+		if err := <-errs; err == nil {
+			t.Fatal("syncTo returned nil after the log's fsync failed")
+		}
+	}
+	if w.synced.Load() >= ends[0] {
+		t.Fatalf("the log counts %d bytes durable after a failed fsync", w.synced.Load())
+	}
+}

@@ -58,7 +58,11 @@ type writeAheadLog struct {
 	busy int
 	idle sync.Cond
 
-	syncMu sync.Mutex // one fsync at a time
+	// syncMu guards syncing, syncs and syncTime; syncDone, on it, is
+	// signalled when an fsync ends.
+	syncMu   sync.Mutex
+	syncing  bool // an fsync is running (syncOnce): one at a time
+	syncDone sync.Cond
 	// synced is the size at the last fsync: what a crash cannot take.
 	// Written under syncMu; atomic because a write's marks read it under
 	// mu, which the fsync must not wait for.
@@ -78,6 +82,7 @@ func newLog(f *os.File, path string, gen uint64, size int64) *writeAheadLog {
 	w.synced.Store(size)
 	w.length.Store(size)
 	w.idle.L = &w.mu
+	w.syncDone.L = &w.syncMu
 	return w
 }
 
@@ -272,40 +277,63 @@ func logGrowStep(o Options) int64 {
 }
 
 // syncTo makes the log durable up to end at least; it costs nothing when
-// it already is. Before its fsync it waits for the shards still applying a
-// group (they append without blocking), so one fsync covers a whole
-// batch. It must not be called from inside a group: that shard would wait
-// for itself.
+// it already is. One caller at a time runs an fsync (syncOnce); callers
+// that arrive during it wait for it to end, all woken at once, and return
+// if it covered them, or one of them runs the next fsync for the rest
+// (group commit). It must not be called from inside a group: syncOnce
+// waits for the shards' groups, that shard's too.
 func (w *writeAheadLog) syncTo(end int64) error {
 	w.syncMu.Lock()
 	defer w.syncMu.Unlock()
-	if w.synced.Load() >= end {
-		return nil
+	for w.synced.Load() < end {
+		if w.syncing {
+			w.syncDone.Wait()
+			continue
+		}
+		w.syncing = true
+		w.syncMu.Unlock()
+		target, took, err := w.syncOnce()
+		w.syncMu.Lock()
+		w.syncing = false
+		if err == nil {
+			w.synced.Store(target)
+			w.syncs++
+			w.syncTime += took
+		}
+		w.syncDone.Broadcast()
+		if err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// syncOnce writes the pending records and fsyncs the log; it returns the
+// size the fsync made durable and the time it took. Before the fsync it
+// waits for the shards still applying a group (they append without
+// blocking), so one fsync covers a whole batch.
+func (w *writeAheadLog) syncOnce() (target int64, took time.Duration, err error) {
 	w.mu.Lock()
 	for w.busy > 0 {
 		w.idle.Wait()
 	}
-	err := w.failed
+	err = w.failed
 	if err == nil {
 		err = w.writePending()
 	}
-	target := w.size
+	target = w.size
 	w.mu.Unlock()
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	start := time.Now()
 	if err := syncData(w.f); err != nil {
 		w.mu.Lock()
 		w.failed = fmt.Errorf("sozu: fsync log %s: %w", w.path, err)
 		w.mu.Unlock()
-		return w.failed
+		return 0, 0, w.failed
 	}
-	w.synced.Store(target)
-	w.syncs++
-	w.syncTime += time.Since(start)
-	return nil
+	return target, time.Since(start), nil
 }
 
 // sync makes everything written so far durable.
