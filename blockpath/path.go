@@ -407,12 +407,19 @@ func (p *Path) Reorg(ctx context.Context, disconnect, connect []*chain.Block) er
 	// to its tip by hash alone and undoes the transactions it is given,
 	// so a peer's block with the tip's header and other transactions
 	// would undo the wrong ones.
+	// They must also be the store's, from its tip down: a stale list
+	// would otherwise be refused part way.
 	old := make([]*pathBlock, len(disconnect))
+	tips := make([]utxo.Tip, len(disconnect))
 	for i, b := range disconnect {
 		old[i] = &pathBlock{Block: b, height: tip.Height - uint32(i)}
+		tips[i] = utxo.Tip{Height: old[i].height, Hash: b.Hash}
 		if err := timed(&p.times.Check, func() error { return p.rules.Check(b, old[i].height) }); err != nil {
 			return err
 		}
+	}
+	if err := p.store.CanDisconnect(ctx, tips); err != nil {
+		return fmt.Errorf("reorganisation: %w", err)
 	}
 	branch := make([]*pathBlock, len(connect))
 	for i, b := range connect {

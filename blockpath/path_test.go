@@ -244,6 +244,26 @@ func TestABranchFailingTheChecksChangesNothing(t *testing.T) {
 	level(t, p, tip, c.A[tip])
 }
 
+// TestADisconnectListOffTheStoresChainChangesNothing: a reorganisation
+// whose blocks to disconnect are not the store's, below its tip (a
+// feeder's stale idea of the chain), is refused before the first block
+// is disconnected, with every store still at the tip.
+func TestADisconnectListOffTheStoresChainChangesNothing(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, len(c.A))
+	tip := uint32(len(c.A) - 1)
+	disconnect := c.aboveFork()
+	disconnect[1] = c.B[tip-1] // branch B's block at that height, not the store's
+	err := p.Reorg(context.Background(), disconnect, c.B[c.Fork+1:])
+	if !errors.Is(err, utxo.ErrNotTip) {
+		t.Fatalf("a reorganisation disconnecting a block the store does not hold: %v, want ErrNotTip", err)
+	}
+	level(t, p, tip, c.A[tip])
+}
+
 // TestADisconnectedBlockFailingTheChecksChangesNothing: a block to
 // disconnect with the tip's header but not its transactions (the tip's
 // spend left out), what a peer may answer when the block store lacks the

@@ -674,8 +674,17 @@ func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connected
 
 // Reorg moves the store from its tip to a competing branch in one call:
 // disconnect (tip first) down to the fork point, then connect (fork point
-// first). A failure while connecting returns to the old branch.
+// first). Blocks it could not disconnect are refused before anything
+// changes (CanDisconnect); a failure while connecting returns to the old
+// branch.
 func (db *DB) Reorg(ctx context.Context, disconnect, connect []Block) error {
+	tips := make([]Tip, len(disconnect))
+	for i, b := range disconnect {
+		tips[i] = Tip{Height: b.Height, Hash: b.Hash}
+	}
+	if err := db.CanDisconnect(ctx, tips); err != nil {
+		return fmt.Errorf("reorg: %w", err)
+	}
 	for _, b := range disconnect {
 		if err := db.DisconnectBlock(ctx, b); err != nil {
 			return fmt.Errorf("reorg: disconnecting %s: %w", b.Hash, err)
@@ -685,6 +694,33 @@ func (db *DB) Reorg(ctx context.Context, disconnect, connect []Block) error {
 		if err := db.ConnectBlock(ctx, b); err != nil {
 			back := db.undoReorg(ctx, disconnect, connect[:i])
 			return errors.Join(fmt.Errorf("reorg: connecting %s: %w", b.Hash, err), back)
+		}
+	}
+	return nil
+}
+
+// CanDisconnect refuses, before anything changes, blocks that Reorg could
+// not disconnect in turn: each must be the chain's, the tip first and
+// each one the block below the one before it (else ErrNotTip), and none
+// may be a snapshot's block the store was loaded from, nor lie below it.
+func (db *DB) CanDisconnect(ctx context.Context, blocks []Tip) error {
+	chainSum, err := db.ChainSummary(ctx)
+	if err != nil {
+		return err
+	}
+	for i, b := range blocks {
+		want := int64(chainSum.Tip.Height) - int64(i)
+		held, ok, err := db.BlockAt(ctx, b.Height)
+		if err != nil {
+			return err
+		}
+		if !chainSum.HasTip || int64(b.Height) != want || !ok || held.Hash != b.Hash {
+			return fmt.Errorf("%w: cannot disconnect block %s at height %d: the blocks to disconnect must be the chain's from its tip (%s at height %d) down",
+				ErrNotTip, b.Hash, b.Height, chainSum.Tip.Hash, chainSum.Tip.Height)
+		}
+		if b.Height < chainSum.First {
+			return fmt.Errorf("%w: cannot disconnect block %s at height %d: the store was loaded from a snapshot of the set after it, and holds no block below %d",
+				errNoBlock, b.Hash, b.Height, chainSum.First)
 		}
 	}
 	return nil

@@ -160,6 +160,29 @@ func testReorgToCompetingBranchesAndBack(t *testing.T, open engineOpener) {
 	}
 }
 
+// TestAReorgOfBlocksOffTheChainChangesNothing: a reorganisation whose
+// blocks to disconnect are the chain's tip and then another chain's block
+// is refused before the tip is disconnected.
+func TestAReorgOfBlocksOffTheChainChangesNothing(t *testing.T) {
+	all := chainBlocks(t, btcChain)[:1000]
+	spender := latestSpendingBlock(all)
+	fork := spender - 1
+	main := all[fork+1 : fork+4]
+	branch := competingBranch(t, all[fork], 3, all[spender].Txs[1])
+	db := newStoreOn(t, onMemory, Options{})
+	connectAll(t, db, all[:fork+4])
+	want := summary(t, db)
+	disconnect := reversed(main)
+	disconnect[1] = branch[1] // the same height, another chain
+	if err := db.Reorg(ctx, disconnect, branch); !errors.Is(err, ErrNotTip) {
+		t.Fatalf("a reorganisation disconnecting another chain's block: %v, want ErrNotTip", err)
+	}
+	if got := summary(t, db); got != want {
+		t.Fatalf("after the refused reorganisation: %+v\nwant %+v", got, want)
+	}
+	mustVerify(t, db)
+}
+
 // TestBlockMakesUnminedDoubleSpenderConflicting: an unmined transaction and
 // its child spend an output; a block then spends the same output. The unmined
 // pair becomes conflicting and the block wins; disconnecting the block

@@ -66,7 +66,7 @@ func loadSnapshot(t *testing.T, opts Options, base SnapshotBase, txs [][]coinsta
 // that wide transactions take child records), carries on: blocks 12001 to
 // 14131, which spend loaded coins, connect on it, and the two stores end
 // with the same set, digest included. The loaded block itself cannot be
-// disconnected.
+// disconnected, nor reorganised away.
 func TestSnapshotThenFollowTheChain(t *testing.T) {
 	blocks := chainBlocks(t, btcChain)
 	const base = 12000
@@ -116,6 +116,17 @@ func TestSnapshotThenFollowTheChain(t *testing.T) {
 	}
 	if after := summary(t, loaded); after != before {
 		t.Fatalf("the refused disconnection changed the store:\n%+v\nwas\n%+v", after, before)
+	}
+
+	// A reorganisation down through it is refused before the blocks above
+	// it are disconnected.
+	connectAll(t, loaded, blocks[base+1:base+4])
+	before = summary(t, loaded)
+	if err := loaded.Reorg(ctx, reversed(blocks[base:base+4]), nil); !errors.Is(err, errNoBlock) {
+		t.Fatalf("a reorganisation below the snapshot's block: %v", err)
+	}
+	if after := summary(t, loaded); after != before {
+		t.Fatalf("the refused reorganisation left the store at\n%+v\nwas\n%+v", after, before)
 	}
 }
 
