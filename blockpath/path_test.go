@@ -38,14 +38,23 @@ func level(t *testing.T, p *Path, h uint32, b *chain.Block) {
 	}
 }
 
+// onBranchA opens a data directory on sozu under --sync always, with the
+// index and the block store, connects the test chains' branch A along its
+// path, and closes it when the test ends.
+func onBranchA(t *testing.T) (*testChains, *Path) {
+	t.Helper()
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
+	t.Cleanup(func() { s.close(t) })
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, len(c.A))
+	return c, p
+}
+
 // TestConnectFeedsEveryStore: each block reaches the block store, the
 // store and the index; a block the store holds again changes nothing.
 func TestConnectFeedsEveryStore(t *testing.T) {
-	c := newTestChains(t)
-	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
-	defer s.close(t)
-	p := s.path(t)
-	connectAll(t, p, c.A, 0, len(c.A))
+	c, p := onBranchA(t)
 	tip := uint32(len(c.A) - 1)
 	level(t, p, tip, c.A[tip])
 	if err := p.Connect(context.Background(), c.A[5], 5); err != nil {
@@ -60,11 +69,7 @@ func TestConnectFeedsEveryStore(t *testing.T) {
 // TestABlockOfAnotherChainAtAHeldHeightIsRefused: a block at a height the
 // store holds must be the store's.
 func TestABlockOfAnotherChainAtAHeldHeightIsRefused(t *testing.T) {
-	c := newTestChains(t)
-	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
-	defer s.close(t)
-	p := s.path(t)
-	connectAll(t, p, c.A, 0, len(c.A))
+	c, p := onBranchA(t)
 	at := c.Fork + 1
 	if err := p.Connect(context.Background(), c.B[at], at); !errors.Is(err, ErrOtherChain) {
 		t.Fatalf("branch B's block at %d over branch A: %v, want ErrOtherChain", at, err)
@@ -189,11 +194,7 @@ func TestDerivedStoresOffTheChainAreRolledBack(t *testing.T) {
 // moves the store, the index and the block store to B's tip, and Kept
 // serves B's blocks.
 func TestReorgMovesEveryStore(t *testing.T) {
-	c := newTestChains(t)
-	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
-	defer s.close(t)
-	p := s.path(t)
-	connectAll(t, p, c.A, 0, len(c.A))
+	c, p := onBranchA(t)
 	if err := follow(context.Background(), p, c.B, byHash(c.A, c.B)); err != nil {
 		t.Fatal(err)
 	}
@@ -209,11 +210,7 @@ func TestReorgMovesEveryStore(t *testing.T) {
 // TestAFailedReorgReturnsToTheOldBranch: a branch whose second block the
 // store refuses leaves every store on the old branch's tip.
 func TestAFailedReorgReturnsToTheOldBranch(t *testing.T) {
-	c := newTestChains(t)
-	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
-	defer s.close(t)
-	p := s.path(t)
-	connectAll(t, p, c.A, 0, len(c.A))
+	c, p := onBranchA(t)
 	first := c.B[c.Fork+1]
 	bad := block(t, first.Hash, c.Fork+2, coinbase(c.Fork+2, 9), spend(wire.OutPoint{Hash: first.Txs[0].ID, Index: 3}, 50e8, 9))
 	tip := uint32(len(c.A) - 1)
@@ -228,11 +225,7 @@ func TestAFailedReorgReturnsToTheOldBranch(t *testing.T) {
 // TestABranchFailingTheChecksChangesNothing: every block of a branch is
 // checked before anything is disconnected.
 func TestABranchFailingTheChecksChangesNothing(t *testing.T) {
-	c := newTestChains(t)
-	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
-	defer s.close(t)
-	p := s.path(t)
-	connectAll(t, p, c.A, 0, len(c.A))
+	c, p := onBranchA(t)
 	broken := *c.B[c.Fork+2]
 	broken.Header.MerkleRoot[0] ^= 1
 	tip := uint32(len(c.A) - 1)
@@ -249,11 +242,7 @@ func TestABranchFailingTheChecksChangesNothing(t *testing.T) {
 // feeder's stale idea of the chain), is refused before the first block
 // is disconnected, with every store still at the tip.
 func TestADisconnectListOffTheStoresChainChangesNothing(t *testing.T) {
-	c := newTestChains(t)
-	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
-	defer s.close(t)
-	p := s.path(t)
-	connectAll(t, p, c.A, 0, len(c.A))
+	c, p := onBranchA(t)
 	tip := uint32(len(c.A) - 1)
 	disconnect := c.aboveFork()
 	disconnect[1] = c.B[tip-1] // branch B's block at that height, not the store's
@@ -393,11 +382,7 @@ func TestABlockTheStoreHoldsDespiteItsErrorIsKept(t *testing.T) {
 // counts the blocks and transactions the index took, a reorganisation's
 // included.
 func TestStepTimesCountEveryStoresShare(t *testing.T) {
-	c := newTestChains(t)
-	s := openDir(t, t.TempDir(), "sozu", engine.SyncAlways, true, true)
-	defer s.close(t)
-	p := s.path(t)
-	connectAll(t, p, c.A, 0, len(c.A))
+	c, p := onBranchA(t)
 	if err := follow(context.Background(), p, c.B, byHash(c.A, c.B)); err != nil {
 		t.Fatal(err)
 	}
