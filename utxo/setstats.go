@@ -264,16 +264,21 @@ func (db *DB) statsOf(ctx context.Context, b Block, undo bool) (coinstats.Stats,
 func hashCoins(added, removed []coinstats.Coin, workers int) coinstats.Stats {
 	workers = max(1, min(workers, (len(added)+len(removed))/minCoinsPerWorker))
 	parts := make([]coinstats.Stats, workers)
+	hashPart := func(w int) {
+		for i := w; i < len(added); i += workers {
+			parts[w].Add(&added[i])
+		}
+		for i := w; i < len(removed); i += workers {
+			parts[w].Remove(&removed[i])
+		}
+	}
+	if workers == 1 {
+		hashPart(0) // no goroutine to start, nor another processor to wake
+		return parts[0]
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(added); i += workers {
-				parts[w].Add(&added[i])
-			}
-			for i := w; i < len(removed); i += workers {
-				parts[w].Remove(&removed[i])
-			}
-		})
+		wg.Go(func() { hashPart(w) })
 	}
 	wg.Wait()
 	for w := 1; w < workers; w++ {
