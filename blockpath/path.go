@@ -406,9 +406,8 @@ func (p *Path) Reorg(ctx context.Context, disconnect, connect []*chain.Block) er
 	// The blocks to disconnect are checked too: the store matches a block
 	// to its tip by hash alone and undoes the transactions it is given,
 	// so a peer's block with the tip's header and other transactions
-	// would undo the wrong ones.
-	// They must also be the store's, from its tip down: a stale list
-	// would otherwise be refused part way.
+	// would undo the wrong ones. They must also be the store's blocks,
+	// from its tip down: the store would refuse a stale list part way.
 	old := make([]*pathBlock, len(disconnect))
 	tips := make([]utxo.Tip, len(disconnect))
 	for i, b := range disconnect {
