@@ -52,10 +52,11 @@ type Path struct {
 	// ConnectStaged, Reorg) for its whole run, and by Hold; mu, taken
 	// after it, guards the path's state, which the reads of where the
 	// stores stand (Lag, Levels) take alone, so a Hold does not stop them.
-	still    sync.Mutex
-	mu       sync.Mutex
-	times    StepTimes // guarded by mu
-	announce atomic.Pointer[func(context.Context, utxo.Block)]
+	still      sync.Mutex
+	mu         sync.Mutex
+	times      StepTimes // guarded by mu
+	announce   atomic.Pointer[func(context.Context, utxo.Block)]
+	unannounce atomic.Pointer[func(context.Context, utxo.Block)]
 }
 
 // StepTimes are what the path's blocks have cost each store since Open:
@@ -204,6 +205,12 @@ func (p *Path) Blocks() *blockstore.Store {
 // those of a reorganisation), once every store has it: the daemon pushes
 // them to its websocket subscribers.
 func (p *Path) OnConnect(fn func(context.Context, utxo.Block)) { p.announce.Store(&fn) }
+
+// OnDisconnect makes fn hear of every block a reorganisation disconnects
+// from now on, tip first, once no store has it, and before OnConnect's
+// fn hears of the blocks it connects. A reorganisation that fails, and
+// returns to the old branch, is heard of by neither.
+func (p *Path) OnDisconnect(fn func(context.Context, utxo.Block)) { p.unannounce.Store(&fn) }
 
 // Next is the first height whose block the path needs: the store's tip
 // plus one when every derived store is level with the store, or the first
@@ -447,6 +454,11 @@ func (p *Path) Reorg(ctx context.Context, disconnect, connect []*chain.Block) er
 			}
 			back := p.undoReorg(ctx, old, connected)
 			return errors.Join(fmt.Errorf("reorganisation: connecting block %s at height %d: %w", b.Hash, b.height, err), back)
+		}
+	}
+	if fn := p.unannounce.Load(); fn != nil {
+		for _, b := range old {
+			(*fn)(ctx, b.utxo())
 		}
 	}
 	for _, b := range branch {

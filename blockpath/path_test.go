@@ -3,6 +3,8 @@ package blockpath
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,6 +206,37 @@ func TestReorgMovesEveryStore(t *testing.T) {
 		if b, ok, err := p.Kept(context.Background(), h); err != nil || !ok || b.Hash != c.B[h].Hash {
 			t.Fatalf("Kept(%d) after the reorganisation: %v %v", h, ok, err)
 		}
+	}
+}
+
+// TestAReorgIsHeardOfInOrder: the blocks a reorganisation disconnects
+// are heard of tip first, then those it connects; a reorganisation that
+// fails, and returns to the old branch, is heard of by neither.
+func TestAReorgIsHeardOfInOrder(t *testing.T) {
+	c, p := onBranchA(t)
+	var heard []string
+	p.OnConnect(func(_ context.Context, b utxo.Block) { heard = append(heard, fmt.Sprintf("+%d", b.Height)) })
+	p.OnDisconnect(func(_ context.Context, b utxo.Block) { heard = append(heard, fmt.Sprintf("-%d", b.Height)) })
+	first := c.B[c.Fork+1]
+	bad := block(t, first.Hash, c.Fork+2, coinbase(c.Fork+2, 9), spend(wire.OutPoint{Hash: first.Txs[0].ID, Index: 3}, 50e8, 9))
+	if err := p.Reorg(context.Background(), c.aboveFork(), []*chain.Block{first, bad}); err == nil {
+		t.Fatal("a branch with a block spending a missing output was taken")
+	}
+	if len(heard) != 0 {
+		t.Fatalf("a failed reorganisation was heard of: %v", heard)
+	}
+	if err := p.Reorg(context.Background(), c.aboveFork(), c.B[c.Fork+1:]); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for h := len(c.A) - 1; h > int(c.Fork); h-- {
+		want = append(want, fmt.Sprintf("-%d", h))
+	}
+	for h := int(c.Fork) + 1; h < len(c.B); h++ {
+		want = append(want, fmt.Sprintf("+%d", h))
+	}
+	if !slices.Equal(heard, want) {
+		t.Fatalf("heard %v, want %v", heard, want)
 	}
 }
 

@@ -7,6 +7,9 @@ import "github.com/prometheus/client_golang/prometheus"
 type metrics struct {
 	requests *prometheus.CounterVec
 	conns    prometheus.Gauge
+	// statusReads counts the statuses the notifier read to find those a
+	// block or the mempool changed.
+	statusReads prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -19,12 +22,16 @@ func newMetrics() *metrics {
 			Name: "utxostore_electrum_connections",
 			Help: "Open Electrum protocol connections.",
 		}),
+		statusReads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "utxostore_electrum_notify_status_reads_total",
+			Help: "Subscribed script hashes' statuses the notifier read again, after blocks or a change of the mempool, to find those that changed.",
+		}),
 	}
 }
 
 // Collectors are the server's metrics, for the daemon's registry.
 func (s *Server) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.metrics.requests, s.metrics.conns}
+	return []prometheus.Collector{s.metrics.requests, s.metrics.conns, s.metrics.statusReads}
 }
 
 // count records one request's outcome.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/index"
 	"github.com/utxostore/utxostore/utxo"
@@ -15,14 +17,30 @@ import (
 // status the block changed. The daemon has the block path call it
 // (blockpath.Path.OnConnect), once the index holds the block.
 func (s *Server) NotifyBlock(ctx context.Context, b utxo.Block) {
+	s.tipMoved(ctx, b, b.PrevHash, b.Hash)
+}
+
+// NotifyDisconnect tells the server of a block disconnected (by a
+// reorganisation): its subscribers hear of the statuses the block had
+// changed, and the blocks connected next go on from the one below it.
+// The daemon has the block path call it (blockpath.Path.OnDisconnect),
+// once the index no longer holds the block.
+func (s *Server) NotifyDisconnect(ctx context.Context, b utxo.Block) {
+	s.tipMoved(ctx, b, b.Hash, b.PrevHash)
+}
+
+// tipMoved notes that block b moved the chain's tip from the block from
+// to the block to, one way or the other. When from is the last tip the
+// server heard of, the statuses b touches are read again; otherwise it
+// missed a block, and every subscribed status is.
+func (s *Server) tipMoved(ctx context.Context, b utxo.Block, from, to chainhash.Hash) {
 	s.hashes.dropFrom(b.Height)
 	s.mu.Lock()
-	extends := s.lastBlock != nil && *s.lastBlock == b.PrevHash
-	hash := b.Hash
-	s.lastBlock = &hash
+	follows := s.lastBlock != nil && *s.lastBlock == from
+	s.lastBlock = &to
 	s.mu.Unlock()
-	t := &blockTouch{all: !extends}
-	if extends && s.subsTotal.Load() > 0 {
+	t := &blockTouch{all: !follows}
+	if follows && s.subsTotal.Load() > 0 {
 		t = s.touchedBy(ctx, b)
 	}
 	s.mu.Lock()
@@ -31,10 +49,10 @@ func (s *Server) NotifyBlock(ctx context.Context, b utxo.Block) {
 	s.poke()
 }
 
-// blockTouch is what connected blocks changed: the scripts their outputs
-// pay (by hash) and the address descriptors their inputs spend from; all
-// when that is unknown (a reorganisation, whose disconnected blocks the
-// server does not see, or a block it could not read).
+// blockTouch is what connected or disconnected blocks changed: the
+// scripts their outputs pay (by hash) and the address descriptors their
+// inputs spend from; all when that is unknown (a block the server did not
+// hear of, or could not read).
 type blockTouch struct {
 	all  bool
 	sh   map[index.ScriptHash]bool
@@ -67,12 +85,16 @@ func (t *blockTouch) touches(sh index.ScriptHash, desc []byte) bool {
 }
 
 // touchedBy reads what a block touches: its outputs' scripts, and the
-// address descriptors of the outputs its inputs spend, from the index.
+// address descriptors of the outputs its inputs spend, from the index. An
+// output of the block itself is among its outputs already, and is not
+// looked up (a disconnected block's are no longer in the index).
 func (s *Server) touchedBy(ctx context.Context, b utxo.Block) *blockTouch {
 	t := &blockTouch{sh: map[index.ScriptHash]bool{}, desc: map[string]bool{}}
 	idx := s.reads.AddressIndex()
+	inBlock := map[chainhash.Hash]bool{}
 	err := b.EachChunk(func(txs []*chain.Tx) error {
 		for _, tx := range txs {
+			inBlock[tx.ID] = true
 			for _, o := range tx.Msg.TxOut {
 				t.sh[index.HashScript(o.PkScript)] = true
 			}
@@ -80,6 +102,9 @@ func (s *Server) touchedBy(ctx context.Context, b utxo.Block) *blockTouch {
 				continue
 			}
 			for _, in := range tx.Msg.TxIn {
+				if inBlock[in.PreviousOutPoint.Hash] {
+					continue
+				}
 				if idx == nil {
 					return errNoIndex
 				}
@@ -247,6 +272,7 @@ func (s *Server) notify(touch *blockTouch, prev *mempoolView) (*mempoolView, *bl
 				ctx, cancel := s.bounded()
 				got, err := s.statusOf(ctx, sh)
 				cancel()
+				s.metrics.statusReads.Inc()
 				if transient(err) {
 					retry.sh[sh], failed = true, true
 					continue

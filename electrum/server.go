@@ -177,11 +177,12 @@ type Server struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
-	// pending is what the blocks connected since the notifier last ran
-	// touched (nil: none); lastBlock the last of them.
+	// pending is what the blocks connected or disconnected since the
+	// notifier last ran touched (nil: none); lastBlock is the tip they
+	// left.
 	pending   *blockTouch
 	lastBlock *chainhash.Hash
-	// changed wakes the notifier: a block was connected.
+	// changed wakes the notifier: a block was connected or disconnected.
 	changed chan struct{}
 }
 

@@ -16,12 +16,12 @@ const (
 	maxAnnounceBytes  = 64 << 20
 )
 
-// announcer hands connected blocks to the subscribers' notifiers
-// (Blockbook's websocket, Electrum) from a goroutine of its own, in the
-// order they were connected. The block path calls it with its lock held,
-// and a notifier reads the store and the index for every transaction a
-// subscriber may care about: run there, one client's subscription would
-// hold every block back.
+// announcer hands connected and disconnected blocks to the subscribers'
+// notifiers (Blockbook's websocket, Electrum) from a goroutine of its
+// own, in the order the block path passed them. The block path calls it
+// with its lock held, and a notifier reads the store and the index for
+// every transaction a subscriber may care about: run there, one client's
+// subscription would hold every block back.
 //
 // When the notifiers fall behind by more than the bounds above (an
 // initial sync with subscribers connected), the oldest waiting blocks are
@@ -30,14 +30,14 @@ const (
 // pushes no transaction of a dropped block, as Blockbook pushes none
 // while it syncs.
 type announcer struct {
-	notify func(context.Context, utxo.Block)
+	notify func(ctx context.Context, b utxo.Block, disconnected bool)
 	log    *slog.Logger
 	// timeout bounds one block's announcement, so a read that hangs
 	// delays the blocks after it rather than stopping them.
 	timeout time.Duration
 
 	mu      sync.Mutex
-	waiting []utxo.Block
+	waiting []announcement
 	bytes   int64
 	dropped int
 
@@ -47,21 +47,27 @@ type announcer struct {
 	cancel  context.CancelFunc
 }
 
-func newAnnouncer(log *slog.Logger, timeout time.Duration, notify func(context.Context, utxo.Block)) *announcer {
+// announcement is a block connected, or disconnected.
+type announcement struct {
+	block        utxo.Block
+	disconnected bool
+}
+
+func newAnnouncer(log *slog.Logger, timeout time.Duration, notify func(ctx context.Context, b utxo.Block, disconnected bool)) *announcer {
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &announcer{notify: notify, log: log, timeout: timeout, wake: make(chan struct{}, 1), stopped: make(chan struct{}), ctx: ctx, cancel: cancel}
 	go a.run()
 	return a
 }
 
-// add queues a block connected; it never waits.
-func (a *announcer) add(b utxo.Block) {
+// add queues a block connected or disconnected; it never waits.
+func (a *announcer) add(b utxo.Block, disconnected bool) {
 	a.mu.Lock()
-	a.waiting = append(a.waiting, b)
+	a.waiting = append(a.waiting, announcement{b, disconnected})
 	a.bytes += int64(b.Size)
 	for len(a.waiting) > 1 && (len(a.waiting) > maxAnnounceBlocks || a.bytes > maxAnnounceBytes) {
-		a.bytes -= int64(a.waiting[0].Size)
-		a.waiting[0] = utxo.Block{}
+		a.bytes -= int64(a.waiting[0].block.Size)
+		a.waiting[0] = announcement{}
 		a.waiting = a.waiting[1:]
 		a.dropped++
 	}
@@ -86,19 +92,19 @@ func (a *announcer) run() {
 				a.mu.Unlock()
 				break
 			}
-			b := a.waiting[0]
-			a.waiting[0] = utxo.Block{}
+			next := a.waiting[0]
+			a.waiting[0] = announcement{}
 			a.waiting = a.waiting[1:]
-			a.bytes -= int64(b.Size)
+			a.bytes -= int64(next.block.Size)
 			dropped := a.dropped
 			a.dropped = 0
 			a.mu.Unlock()
 			if dropped > 0 {
 				a.log.Warn("the subscribers' notifications fell behind the blocks; the oldest were not announced",
-					"blocks_dropped", dropped, "next_height", b.Height)
+					"blocks_dropped", dropped, "next_height", next.block.Height)
 			}
 			ctx, cancel := context.WithTimeout(a.ctx, a.timeout)
-			a.notify(ctx, b)
+			a.notify(ctx, next.block, next.disconnected)
 			cancel()
 			if a.ctx.Err() != nil {
 				return

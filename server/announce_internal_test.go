@@ -19,7 +19,7 @@ func heardWhileHeld(t *testing.T, sizes []int) []uint32 {
 	holding := make(chan struct{})
 	release := make(chan struct{})
 	heard := make(chan uint32, len(sizes)+1)
-	a := newAnnouncer(slog.New(slog.NewTextHandler(io.Discard, nil)), time.Minute, func(_ context.Context, b utxo.Block) {
+	a := newAnnouncer(slog.New(slog.NewTextHandler(io.Discard, nil)), time.Minute, func(_ context.Context, b utxo.Block, _ bool) {
 		if b.Height == 0 {
 			close(holding)
 			<-release
@@ -27,10 +27,10 @@ func heardWhileHeld(t *testing.T, sizes []int) []uint32 {
 		heard <- b.Height
 	})
 	defer a.stop()
-	a.add(utxo.Block{Height: 0})
+	a.add(utxo.Block{Height: 0}, false)
 	<-holding
 	for i, size := range sizes {
-		a.add(utxo.Block{Height: uint32(i + 1), Size: int64(size)})
+		a.add(utxo.Block{Height: uint32(i + 1), Size: int64(size)}, false)
 	}
 	close(release)
 	var got []uint32
@@ -77,15 +77,15 @@ func TestAnnouncerDropsTheOldestWhenBehind(t *testing.T) {
 // announced.
 func TestAnAnnouncementThatHangsIsCutOff(t *testing.T) {
 	heard := make(chan uint32, 2)
-	a := newAnnouncer(slog.New(slog.NewTextHandler(io.Discard, nil)), 10*time.Millisecond, func(ctx context.Context, b utxo.Block) {
+	a := newAnnouncer(slog.New(slog.NewTextHandler(io.Discard, nil)), 10*time.Millisecond, func(ctx context.Context, b utxo.Block, _ bool) {
 		if b.Height == 0 {
 			<-ctx.Done() // a read that returns only when cancelled
 		}
 		heard <- b.Height
 	})
 	defer a.stop()
-	a.add(utxo.Block{Height: 0})
-	a.add(utxo.Block{Height: 1})
+	a.add(utxo.Block{Height: 0}, false)
+	a.add(utxo.Block{Height: 1}, false)
 	for want := uint32(0); want <= 1; want++ {
 		select {
 		case h := <-heard:

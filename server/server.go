@@ -90,10 +90,15 @@ func New(backend Backend, opts Options) (*Server, error) {
 			MaxStatusTxs: s.bb.Limits().MaxRequestTxs, RequestTimeout: opts.HTTPWriteTimeout, Network: opts.Network, Logger: opts.Logger})
 		s.metrics.Registry.MustRegister(s.el.Collectors()...)
 	}
-	s.announce = newAnnouncer(s.log, opts.HTTPWriteTimeout, func(ctx context.Context, b utxo.Block) {
-		s.bb.NotifyBlock(ctx, b)
-		if s.el != nil {
-			s.el.NotifyBlock(ctx, b)
+	s.announce = newAnnouncer(s.log, opts.HTTPWriteTimeout, func(ctx context.Context, b utxo.Block, disconnected bool) {
+		switch {
+		case disconnected && s.el != nil:
+			s.el.NotifyDisconnect(ctx, b)
+		case !disconnected:
+			s.bb.NotifyBlock(ctx, b) // Blockbook's websocket pushes new blocks only
+			if s.el != nil {
+				s.el.NotifyBlock(ctx, b)
+			}
 		}
 	})
 	s.http = s.httpServer(s.routes())
@@ -125,7 +130,13 @@ func (s *Server) Electrum() *electrum.Server { return s.el }
 // Electrum of a block connected; the caller has the block path call it
 // (blockpath.Path.OnConnect). It returns at once: the notifications go
 // out from a goroutine of the daemon's (see announcer).
-func (s *Server) NotifyBlock(_ context.Context, b utxo.Block) { s.announce.add(b) }
+func (s *Server) NotifyBlock(_ context.Context, b utxo.Block) { s.announce.add(b, false) }
+
+// NotifyDisconnect tells Electrum's subscribers of a block a
+// reorganisation disconnected, so that only the statuses it touched are
+// read again; the caller has the block path call it
+// (blockpath.Path.OnDisconnect). It returns at once, as NotifyBlock.
+func (s *Server) NotifyDisconnect(_ context.Context, b utxo.Block) { s.announce.add(b, true) }
 
 // Start binds the listeners and serves in the background. Each holds at
 // most --max-conns connections; more wait in the kernel's backlog until

@@ -154,6 +154,7 @@ func serveStores(ctx context.Context, cfg *serveConfig, st *stores, ready func(g
 		return usagef("%v", err)
 	}
 	st.path.OnConnect(srv.NotifyBlock)
+	st.path.OnDisconnect(srv.NotifyDisconnect)
 	if err := srv.Start(); err != nil {
 		return err
 	}
