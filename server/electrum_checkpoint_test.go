@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/server"
 )
@@ -26,13 +27,7 @@ import (
 // proved headers against a root of neither chain.
 func TestElectrumProvesAHeaderAfterAReorganisationNotYetAnnounced(t *testing.T) {
 	ctx := context.Background()
-	path := indexedPathOf(t, true)
-	chainBlocks := server.MainnetChainBlocks(t, 5)
-	for height, b := range chainBlocks {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, chainBlocks := trustingPathOfFive(t)
 	srv, _ := servePathForTest(t, path, server.Options{Network: "mainnet", ElectrumAddr: "127.0.0.1:0"})
 	c, r := dialElectrum(t, srv, 30*time.Second)
 	proof := func(height, cp uint32) (header []byte, branch []string, root string) {
@@ -96,6 +91,20 @@ func TestElectrumProvesAHeaderAfterAReorganisationNotYetAnnounced(t *testing.T) 
 	if h.String() != root {
 		t.Fatalf("the branch of header 2 leads to %s, not to the root %s", h, root)
 	}
+}
+
+// trustingPathOfFive is indexedPathOf(t, true), which takes the test's
+// own blocks, holding mainnet blocks 0 to 4.
+func trustingPathOfFive(t *testing.T) (*blockpath.Path, []*chain.Block) {
+	t.Helper()
+	path := indexedPathOf(t, true)
+	chainBlocks := server.MainnetChainBlocks(t, 5)
+	for height, b := range chainBlocks {
+		if err := path.Connect(context.Background(), b, uint32(height)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path, chainBlocks
 }
 
 // ownBlock is a mainnet block of one coinbase on top of prev, of no proof

@@ -25,13 +25,7 @@ import (
 // reorganisation.
 func TestElectrumReadsAgainOnlyWhatAReorganisationTouched(t *testing.T) {
 	ctx := context.Background()
-	path := indexedPathOf(t, true)
-	chainBlocks := server.MainnetChainBlocks(t, 5)
-	for height, b := range chainBlocks {
-		if err := path.Connect(ctx, b, uint32(height)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, chainBlocks := trustingPathOfFive(t)
 	paid, other, spare := []byte{0x51}, []byte{0x52}, []byte{0x53}
 	five := ownBlockOf(t, chainBlocks[4].Hash, 5, paid)
 	if err := path.Connect(ctx, five, 5); err != nil {

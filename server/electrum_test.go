@@ -3,13 +3,10 @@ package server_test
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -137,9 +134,7 @@ func TestElectrumNotifiesAStatusItFailedToRead(t *testing.T) {
 	path.OnConnect(srv.NotifyBlock)
 
 	// Block 2's coinbase pays a script of its own.
-	sum := sha256.Sum256(chainBlocks[2].Txs[0].Msg.TxOut[0].PkScript)
-	slices.Reverse(sum[:])
-	sh := hex.EncodeToString(sum[:])
+	sh := scriptHashHex(chainBlocks[2].Txs[0].Msg.TxOut[0].PkScript)
 	c, r := dialElectrum(t, srv, 30*time.Second)
 	if _, err := fmt.Fprintf(c, `{"jsonrpc":"2.0","id":1,"method":"blockchain.scripthash.subscribe","params":[%q]}`+"\n", sh); err != nil {
 		t.Fatal(err)
