@@ -704,23 +704,22 @@ func (db *DB) Reorg(ctx context.Context, disconnect, connect []Block) error {
 // each one the block below the one before it (else ErrNotTip), and none
 // may be a snapshot's block the store was loaded from, nor lie below it.
 func (db *DB) CanDisconnect(ctx context.Context, blocks []Tip) error {
-	chainSum, err := db.ChainSummary(ctx)
+	cs, err := db.loadChainState(ctx) // once: BlockAt would read it again for each block
 	if err != nil {
 		return err
 	}
 	for i, b := range blocks {
-		want := int64(chainSum.Tip.Height) - int64(i)
-		held, ok, err := db.BlockAt(ctx, b.Height)
-		if err != nil {
+		held, err := db.blockOf(ctx, cs, b.Height)
+		if err != nil && !errors.Is(err, errNoBlock) {
 			return err
 		}
-		if !chainSum.HasTip || int64(b.Height) != want || !ok || held.Hash != b.Hash {
+		if !cs.HasTip || int64(b.Height) != int64(cs.TipHeight)-int64(i) || err != nil || held.Hash != b.Hash {
 			return fmt.Errorf("%w: cannot disconnect block %s at height %d: the blocks to disconnect must be the chain's from its tip (%s at height %d) down",
-				ErrNotTip, b.Hash, b.Height, chainSum.Tip.Hash, chainSum.Tip.Height)
+				ErrNotTip, b.Hash, b.Height, cs.TipHash, cs.TipHeight)
 		}
-		if b.Height < chainSum.First {
+		if b.Height < cs.First {
 			return fmt.Errorf("%w: cannot disconnect block %s at height %d: the store was loaded from a snapshot of the set after it, and holds no block below %d",
-				errNoBlock, b.Hash, b.Height, chainSum.First)
+				errNoBlock, b.Hash, b.Height, cs.First)
 		}
 	}
 	return nil
