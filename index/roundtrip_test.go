@@ -262,9 +262,9 @@ func TestBulkForgetsOnlyTheExcess(t *testing.T) {
 	}
 }
 
-// A bulk import flushes when its batch passes its byte bound, however few
-// blocks it holds (a Pebble batch cannot pass 4 GiB: it panics), and still
-// leaves the bytes of block-by-block connect.
+// A bulk import flushes when the changes it holds pass its byte bound,
+// however few blocks they come from, and still leaves the bytes of
+// block-by-block connect.
 func TestBulkFlushesAtItsByteBound(t *testing.T) {
 	const bound = 4 << 10
 	chain := genChain(11, 60)
@@ -281,19 +281,19 @@ func TestBulkFlushesAtItsByteBound(t *testing.T) {
 	bk.flushBytes = bound
 	flushes := 0
 	for _, b := range chain {
-		before := bk.wb.Len()
+		before := bk.held.Len()
 		if err := bk.Connect(b); err != nil {
 			t.Fatal(err)
 		}
 		if bk.pending != 0 {
-			if bk.wb.Len() >= bound {
-				t.Fatalf("after block %d the batch holds %d bytes, past the bound of %d, unflushed", b.Height, bk.wb.Len(), bound)
+			if bk.held.Len() >= bound {
+				t.Fatalf("after block %d the import holds %d bytes, past the bound of %d, unflushed", b.Height, bk.held.Len(), bound)
 			}
 			continue
 		}
 		flushes++
 		if tip, ok, err := bx.BestBlock(); err != nil || !ok || tip.Height != b.Height {
-			t.Fatalf("after the flush at block %d (a batch of %d bytes before it) the index's tip is %+v (%v, %v)", b.Height, before, tip, ok, err)
+			t.Fatalf("after the flush at block %d (%d bytes held before it) the index's tip is %+v (%v, %v)", b.Height, before, tip, ok, err)
 		}
 	}
 	if flushes < 2 {
