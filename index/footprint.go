@@ -61,8 +61,8 @@ func (ix *Index) Footprint() (Footprint, error) {
 	}
 	fp.Digest = hex.EncodeToString(h.Sum(nil))
 	m := ix.db.Metrics()
-	total := m.Total() // its flushes count the log's bytes
+	total := m.Total() // its flushes count the log's bytes and the tables taken in
 	fp.CommittedBytes = m.WAL.BytesIn + ix.ingestedBytes
-	fp.WrittenBytes = total.BytesFlushed + total.BytesCompacted + total.BytesIngested
+	fp.WrittenBytes = total.BytesFlushed + total.BytesCompacted
 	return fp, nil
 }
