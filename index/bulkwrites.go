@@ -3,9 +3,11 @@ package index
 import (
 	"bytes"
 	"cmp"
+	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,15 +29,19 @@ type writes interface {
 // to Pebble as one sorted table (ingest), not as a batch. A batch of
 // hundreds of megabytes is written to Pebble's log, sorted by Pebble with
 // a comparison that decodes both keys from the batch, and then written
-// again as a table when its memtable is flushed; the table is written once,
-// after a sort of fixed-size entries that mostly compares 8-byte
-// prefixes. On the 1M benchmark with --index that takes a quarter off the
-// index's time and halves its disk (BENCHMARKS.md).
+// again as a table when its memtable is flushed. The table is written
+// once, from runs of fixed-size entries each sorted on its own, mostly by
+// 8-byte prefixes, and merged. Nothing held is ever copied to grow: keys
+// and values go into chunks, entries into runs, each allocated once.
 type bulkWrites struct {
 	// chunks hold the keys and values, each change's key then value in
-	// one chunk: appending never copies what is already held.
+	// one chunk.
 	chunks [][]byte
-	ops    []bulkOp
+	// runs hold the changes in order, runLen (zero: opsPerRun) in each
+	// but the last; tests shorten them.
+	runs   [][]bulkOp
+	runLen int
+	n      int // changes
 	bytes  int // the keys' and values' bytes
 }
 
@@ -54,6 +60,10 @@ type bulkOp struct {
 // own).
 const bulkChunkSize = 4 << 20
 
+// opsPerRun is the length of a run: 2 MiB of entries, which sort in the
+// processor's cache.
+const opsPerRun = 1 << 16
+
 // ingestFile is the name, in the index's directory, of the table a bulk
 // flush writes before Pebble takes it in (and removes it). A crash can
 // leave it behind; Open removes it.
@@ -67,11 +77,16 @@ func (w *bulkWrites) add(key, value []byte, del bool) {
 	c := &w.chunks[len(w.chunks)-1]
 	off := len(*c)
 	*c = append(append(*c, key...), value...)
+	if len(w.runs) == 0 || len(w.runs[len(w.runs)-1]) == cap(w.runs[len(w.runs)-1]) {
+		w.runs = append(w.runs, make([]bulkOp, 0, cmp.Or(w.runLen, opsPerRun)))
+	}
 	var prefix [8]byte
 	copy(prefix[:], key)
-	w.ops = append(w.ops, bulkOp{prefix: binary.BigEndian.Uint64(prefix[:]),
+	r := &w.runs[len(w.runs)-1]
+	*r = append(*r, bulkOp{prefix: binary.BigEndian.Uint64(prefix[:]),
 		chunk: uint32(len(w.chunks) - 1), off: uint32(off), keyLen: uint32(len(key)), valLen: uint32(len(value)),
-		seq: uint32(len(w.ops)), delete: del})
+		seq: uint32(w.n), delete: del})
+	w.n++
 	w.bytes += n
 }
 
@@ -100,14 +115,14 @@ func (w *bulkWrites) value(o *bulkOp) []byte {
 }
 
 // reset forgets every change.
-func (w *bulkWrites) reset() { *w = bulkWrites{} }
+func (w *bulkWrites) reset() { *w = bulkWrites{runLen: w.runLen} }
 
 // ingest writes the changes into one table (writeTable) and has Pebble
 // take it in: atomically, and durable when it returns, whatever
 // Options.NoSync says. Reads made before it returns do not see the
 // changes, as they would not see an uncommitted batch.
 func (w *bulkWrites) ingest(ix *Index) error {
-	if len(w.ops) == 0 {
+	if w.n == 0 {
 		return nil
 	}
 	path := filepath.Join(ix.dir, ingestFile)
@@ -124,37 +139,86 @@ func (w *bulkWrites) ingest(ix *Index) error {
 // writeTable sorts the changes and writes them, each key's last alone,
 // into a new table at path, synced.
 func (w *bulkWrites) writeTable(ix *Index, path string) error {
-	slices.SortFunc(w.ops, func(a, b bulkOp) int {
-		if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
-			return c
-		}
-		if c := bytes.Compare(w.key(&a), w.key(&b)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
 	f, err := vfs.Default.Create(path)
 	if err != nil {
 		return err
 	}
 	opts := ix.pebbleOpts.MakeWriterOptions(0, ix.db.FormatMajorVersion().MaxTableFormat())
 	t := sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts)
-	for i := range w.ops {
-		o := &w.ops[i]
-		key := w.key(o)
-		if i+1 < len(w.ops) && bytes.Equal(key, w.key(&w.ops[i+1])) {
-			continue // a later change of the key follows
-		}
+	write := func(o *bulkOp) error {
 		if o.delete {
-			err = t.Delete(key)
-		} else {
-			err = t.Set(key, w.value(o))
+			return t.Delete(w.key(o))
 		}
-		if err != nil {
-			return errors.Join(err, t.Close())
+		return t.Set(w.key(o), w.value(o))
+	}
+	// The merge gives a key's changes oldest first: each is written
+	// once the next key shows it was the key's last.
+	var last *bulkOp
+	for o := range w.sorted() {
+		if last != nil && !bytes.Equal(w.key(last), w.key(o)) {
+			if err := write(last); err != nil {
+				return errors.Join(err, t.Close())
+			}
 		}
+		last = o
+	}
+	if err := write(last); err != nil {
+		return errors.Join(err, t.Close())
 	}
 	return t.Close()
+}
+
+// compare orders changes by key, and a key's changes oldest first.
+func (w *bulkWrites) compare(a, b *bulkOp) int {
+	if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(w.key(a), w.key(b)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.seq, b.seq)
+}
+
+// sorted sorts each run and yields every change in compare's order, a
+// merge of the runs.
+func (w *bulkWrites) sorted() iter.Seq[*bulkOp] {
+	return func(yield func(*bulkOp) bool) {
+		h := &runHeap{w: w}
+		for _, r := range w.runs {
+			slices.SortFunc(r, func(a, b bulkOp) int { return w.compare(&a, &b) })
+			if len(r) > 0 {
+				h.runs = append(h.runs, r)
+			}
+		}
+		heap.Init(h)
+		for len(h.runs) > 0 {
+			first := &h.runs[0]
+			if !yield(&(*first)[0]) {
+				return
+			}
+			if *first = (*first)[1:]; len(*first) == 0 {
+				heap.Pop(h)
+			} else {
+				heap.Fix(h, 0)
+			}
+		}
+	}
+}
+
+// runHeap orders sorted runs by their first change (container/heap).
+type runHeap struct {
+	w    *bulkWrites
+	runs [][]bulkOp
+}
+
+func (h *runHeap) Len() int           { return len(h.runs) }
+func (h *runHeap) Less(i, j int) bool { return h.w.compare(&h.runs[i][0], &h.runs[j][0]) < 0 }
+func (h *runHeap) Swap(i, j int)      { h.runs[i], h.runs[j] = h.runs[j], h.runs[i] }
+func (h *runHeap) Push(x any)         { h.runs = append(h.runs, x.([]bulkOp)) }
+func (h *runHeap) Pop() any {
+	last := h.runs[len(h.runs)-1]
+	h.runs = h.runs[:len(h.runs)-1]
+	return last
 }
 
 // removeIfPresent removes path, which may not exist.

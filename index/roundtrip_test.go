@@ -90,7 +90,8 @@ func TestConnectDisconnectChecks(t *testing.T) {
 }
 
 // Bulk import leaves exactly the bytes of block-by-block connect,
-// whatever the flush interval and window.
+// whatever the flush interval and window, and however many sorted runs a
+// flush merges (a run of 5 changes: a key's changes in different runs).
 func TestBulkMatchesConnect(t *testing.T) {
 	chain := genChain(4, 120)
 	for _, keep := range []int{7, 1000} {
@@ -99,32 +100,42 @@ func TestBulkMatchesConnect(t *testing.T) {
 		want := dumpAll(t, ix)
 		ix.Close()
 		for _, every := range []int{1, 13, 1000} {
-			bx := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
-			bk, err := bx.BeginBulk(every)
-			if err != nil {
-				t.Fatal(err)
+			for _, runLen := range []int{opsPerRun, 5} {
+				bulkMatchesConnect(t, chain, want, keep, every, runLen)
 			}
-			if err := bx.ConnectBlock(chain[0]); !errors.Is(err, ErrBulkActive) {
-				t.Fatalf("ConnectBlock during bulk: %v", err)
-			}
-			for _, b := range chain {
-				if err := bk.Connect(b); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := bk.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if d := diffColumns(want, dumpAll(t, bx)); d != "" {
-				t.Fatalf("keep %d flush %d: bulk differs:\n%s", keep, every, d)
-			}
-			// The index works normally afterwards.
-			last := chain[len(chain)-1]
-			if err := bx.DisconnectBlock(last.Height, last.Hash); err != nil {
-				t.Fatal(err)
-			}
-			bx.Close()
 		}
+	}
+}
+
+// bulkMatchesConnect imports chain in bulk, flushing every few blocks
+// from runs of runLen changes, and compares the index with want.
+func bulkMatchesConnect(t *testing.T, chain []*Block, want map[column]snapshot, keep, every, runLen int) {
+	t.Helper()
+	bx := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
+	defer bx.Close()
+	bk, err := bx.BeginBulk(every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bk.held.runLen = runLen
+	if err := bx.ConnectBlock(chain[0]); !errors.Is(err, ErrBulkActive) {
+		t.Fatalf("ConnectBlock during bulk: %v", err)
+	}
+	for _, b := range chain {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+		t.Fatalf("keep %d flush %d runs of %d: bulk differs:\n%s", keep, every, runLen, d)
+	}
+	// The index works normally afterwards.
+	last := chain[len(chain)-1]
+	if err := bx.DisconnectBlock(last.Height, last.Hash); err != nil {
+		t.Fatal(err)
 	}
 }
 
