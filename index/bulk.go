@@ -19,8 +19,8 @@ const maxHeldBytes = 256 << 20
 
 // Bulk is an initial import that keeps addressBalance and txAddresses
 // values in memory across blocks and writes them, with the blocks'
-// other columns, as one table Pebble takes in (bulkWrites) every
-// FlushEvery blocks, or sooner when the changes held pass maxHeldBytes.
+// other columns, in one atomic write (bulkWrites) every FlushEvery
+// blocks, or sooner when the changes held pass maxHeldBytes.
 // The bytes it leaves
 // are exactly those of connecting the same blocks one by one. An import
 // into an index that holds no such values yet (an initial import) knows
@@ -30,7 +30,7 @@ const maxHeldBytes = 256 << 20
 // While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock
 // (the Bulk has its own Disconnect); queries see the index as of the last
 // flush. A crash loses the blocks since the last flush and nothing else:
-// each flush is taken in atomically. If Connect fails the in-memory values
+// each flush is one atomic write. If Connect fails the in-memory values
 // may be half-updated, so the Bulk is poisoned: it refuses further work
 // and Close discards the blocks since the last flush.
 type Bulk struct {
@@ -65,7 +65,7 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 	if ws.allBal, err = ix.columnEmpty(cfAddressBalance); err != nil {
 		return nil, err
 	}
-	bk := &Bulk{ix: ix, ws: ws, held: &bulkWrites{}, flushEvery: flushEvery, flushBytes: maxHeldBytes, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
+	bk := &Bulk{ix: ix, ws: ws, held: newBulkWrites(ix), flushEvery: flushEvery, flushBytes: maxHeldBytes, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
 	ix.bulk = bk
 	return bk, nil
 }
@@ -154,7 +154,7 @@ func (bk *Bulk) flush() error {
 	}
 	err := bk.ws.flush(bk.held)
 	if err == nil {
-		err = bk.held.ingest(bk.ix)
+		err = bk.held.commit(bk.ix)
 	}
 	bk.held.reset()
 	if err != nil {
@@ -182,7 +182,7 @@ func (bk *Bulk) finish() error {
 	if err == nil {
 		err = bk.flush()
 	}
-	bk.held.reset()
+	bk.held.close()
 	bk.ix.bulk = nil
 	if bk.err == nil {
 		bk.err = ErrClosed

@@ -25,15 +25,25 @@ type writes interface {
 	Delete(key []byte, _ *pebble.WriteOptions) error
 }
 
-// bulkWrites gathers the changes of a bulk import's blocks and hands them
-// to Pebble as one sorted table (ingest), not as a batch. A batch of
-// hundreds of megabytes is written to Pebble's log, sorted by Pebble with
-// a comparison that decodes both keys from the batch, and then written
-// again as a table when its memtable is flushed. The table is written
-// once, from runs of fixed-size entries each sorted on its own, mostly by
-// 8-byte prefixes, and merged. Nothing held is ever copied to grow: keys
-// and values go into chunks, entries into runs, each allocated once.
+// bulkWrites gathers the changes of a bulk import's blocks and writes
+// them in one piece (commit). Small changes are a Pebble batch, which the
+// memtable absorbs, so that a small import's flushes cost one log write
+// each and are compacted together. Once they reach half a memtable, the
+// size from which Pebble itself would write a batch as a table of its
+// own, they move out of the batch and go in as a sorted table that Pebble
+// takes in (ingest): a batch of hundreds of megabytes is written to
+// Pebble's log, sorted by Pebble with a comparison that decodes both keys
+// from the batch, and then written again as a table when its memtable is
+// flushed. The table is written once, from runs of fixed-size entries
+// each sorted on its own, mostly by 8-byte prefixes, and merged. Nothing
+// held there is ever copied to grow: keys and values go into chunks,
+// entries into runs, each allocated once.
 type bulkWrites struct {
+	db *pebble.DB
+	// small holds the changes until they reach tableBytes (zero: never);
+	// it is nil once they have moved to chunks and runs.
+	small      *pebble.Batch
+	tableBytes int
 	// chunks hold the keys and values, each change's key then value in
 	// one chunk.
 	chunks [][]byte
@@ -56,13 +66,29 @@ type bulkOp struct {
 	delete         bool
 }
 
-// bulkChunkSize is the size of a chunk (a larger change gets one of its
-// own).
-const bulkChunkSize = 4 << 20
+// A flush's first chunk holds minChunkSize bytes, and each next one twice
+// the last, up to maxChunkSize (a larger change gets one of its own): a
+// small import's flushes, one every thousand blocks, allocate little.
+const (
+	minChunkSize = 64 << 10
+	maxChunkSize = 4 << 20
+)
 
-// opsPerRun is the length of a run: 2 MiB of entries, which sort in the
-// processor's cache.
-const opsPerRun = 1 << 16
+// Runs grow as chunks do, from minRunLen changes to opsPerRun, 2 MiB of
+// entries, which sort in the processor's cache.
+const (
+	minRunLen = 1 << 10
+	opsPerRun = 1 << 16
+)
+
+// nextSize is the capacity of the slice to append to have: twice the
+// last's, from least up to most.
+func nextSize[E any](have [][]E, least, most int) int {
+	if len(have) == 0 {
+		return least
+	}
+	return min(most, max(least, 2*cap(have[len(have)-1])))
+}
 
 // ingestFile is the name, in the index's directory, of the table a bulk
 // flush writes before Pebble takes it in (and removes it). A crash can
@@ -72,13 +98,14 @@ const ingestFile = "bulk-flush.sst"
 func (w *bulkWrites) add(key, value []byte, del bool) {
 	n := len(key) + len(value)
 	if len(w.chunks) == 0 || cap(w.chunks[len(w.chunks)-1])-len(w.chunks[len(w.chunks)-1]) < n {
-		w.chunks = append(w.chunks, make([]byte, 0, max(bulkChunkSize, n)))
+		w.chunks = append(w.chunks, make([]byte, 0, max(nextSize(w.chunks, minChunkSize, maxChunkSize), n)))
 	}
 	c := &w.chunks[len(w.chunks)-1]
 	off := len(*c)
 	*c = append(append(*c, key...), value...)
 	if len(w.runs) == 0 || len(w.runs[len(w.runs)-1]) == cap(w.runs[len(w.runs)-1]) {
-		w.runs = append(w.runs, make([]bulkOp, 0, cmp.Or(w.runLen, opsPerRun)))
+		runLen := cmp.Or(w.runLen, opsPerRun)
+		w.runs = append(w.runs, make([]bulkOp, 0, nextSize(w.runs, min(runLen, minRunLen), runLen)))
 	}
 	var prefix [8]byte
 	copy(prefix[:], key)
@@ -92,18 +119,64 @@ func (w *bulkWrites) add(key, value []byte, del bool) {
 
 // Set records that key holds value.
 func (w *bulkWrites) Set(key, value []byte, _ *pebble.WriteOptions) error {
-	w.add(key, value, false)
-	return nil
+	if w.small == nil {
+		w.add(key, value, false)
+		return nil
+	}
+	if err := w.small.Set(key, value, nil); err != nil {
+		return err
+	}
+	return w.moveIfLarge()
 }
 
 // Delete records that key is deleted.
 func (w *bulkWrites) Delete(key []byte, _ *pebble.WriteOptions) error {
-	w.add(key, nil, true)
-	return nil
+	if w.small == nil {
+		w.add(key, nil, true)
+		return nil
+	}
+	if err := w.small.Delete(key, nil); err != nil {
+		return err
+	}
+	return w.moveIfLarge()
 }
 
-// Len is the bytes of the keys and values recorded.
-func (w *bulkWrites) Len() int { return w.bytes }
+// moveIfLarge moves the changes out of the batch once they reach
+// tableBytes.
+func (w *bulkWrites) moveIfLarge() error {
+	if w.tableBytes == 0 || w.small.Len() < w.tableBytes {
+		return nil
+	}
+	r := w.small.Reader()
+	for {
+		kind, key, value, ok, err := r.Next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		switch kind {
+		case pebble.InternalKeyKindSet:
+			w.add(key, value, false)
+		case pebble.InternalKeyKindDelete:
+			w.add(key, nil, true)
+		default:
+			return fmt.Errorf("index: a bulk import's batch holds a change of kind %v", kind)
+		}
+	}
+	err := w.small.Close()
+	w.small = nil
+	return err
+}
+
+// Len is the bytes of the changes recorded.
+func (w *bulkWrites) Len() int {
+	if w.small != nil {
+		return w.small.Len()
+	}
+	return w.bytes
+}
 
 func (w *bulkWrites) key(o *bulkOp) []byte {
 	return w.chunks[o.chunk][o.off : o.off+o.keyLen]
@@ -114,17 +187,40 @@ func (w *bulkWrites) value(o *bulkOp) []byte {
 	return w.chunks[o.chunk][start : start+o.valLen]
 }
 
+// newBulkWrites holds changes for ix, in a batch up to half a memtable.
+func newBulkWrites(ix *Index) *bulkWrites {
+	return &bulkWrites{db: ix.db, small: ix.db.NewBatch(), tableBytes: int(ix.pebbleOpts.MemTableSize / 2)}
+}
+
 // reset forgets every change.
-func (w *bulkWrites) reset() { *w = bulkWrites{runLen: w.runLen} }
+func (w *bulkWrites) reset() {
+	db, tableBytes, runLen := w.db, w.tableBytes, w.runLen
+	w.close()
+	*w = bulkWrites{db: db, small: db.NewBatch(), tableBytes: tableBytes, runLen: runLen}
+}
+
+// close forgets every change and gives the batch back.
+func (w *bulkWrites) close() {
+	if w.small != nil {
+		w.small.Close()
+	}
+	*w = bulkWrites{}
+}
+
+// commit writes the changes into the index atomically: the batch, or the
+// table the changes moved to. Reads made before it returns do not see
+// them.
+func (w *bulkWrites) commit(ix *Index) error {
+	if w.small != nil {
+		return w.small.Commit(ix.wo)
+	}
+	return w.ingest(ix)
+}
 
 // ingest writes the changes into one table (writeTable) and has Pebble
 // take it in: atomically, and durable when it returns, whatever
-// Options.NoSync says. Reads made before it returns do not see the
-// changes, as they would not see an uncommitted batch.
+// Options.NoSync says.
 func (w *bulkWrites) ingest(ix *Index) error {
-	if w.n == 0 {
-		return nil
-	}
 	path := filepath.Join(ix.dir, ingestFile)
 	if err := w.writeTable(ix, path); err != nil {
 		return errors.Join(err, removeIfPresent(path))

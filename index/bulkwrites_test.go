@@ -7,15 +7,28 @@ import (
 	"testing"
 )
 
-// A bulk flush hands Pebble its table and keeps no file of its own. A
+// A large bulk flush hands Pebble its table and keeps no file of its own. A
 // table a flush wrote when the process stopped before Pebble took it in is
 // removed by Open, and the index is that of the flushes before it.
 func TestABulkFlushLeavesNoTableBehind(t *testing.T) {
 	chain := genChain(5, 40)
 	dir := t.TempDir()
 	ix := openTest(t, dir, Options{NoSync: true})
-	if err := connectBulk(t, ix, 10, chain[:30]).Close(); err != nil {
+	bk, err := ix.BeginBulk(10)
+	if err != nil {
 		t.Fatal(err)
+	}
+	bk.held.tableBytes = 1 // every flush a table
+	for _, b := range chain[:30] {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ix.ingestedBytes == 0 {
+		t.Fatal("the bulk import's flushes wrote no table")
 	}
 	table := filepath.Join(dir, ingestFile)
 	if _, err := os.Stat(table); !errors.Is(err, os.ErrNotExist) {

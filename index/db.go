@@ -33,9 +33,9 @@ type Options struct {
 	// Zero means DefaultRollbackBlocks.
 	RollbackBlocks int
 	// NoSync commits block batches without waiting for fsync. A crash may
-	// then lose the last blocks, but never leaves a partial block. A bulk
-	// flush's table is synced either way: Pebble takes in only synced
-	// tables.
+	// then lose the last blocks, but never leaves a partial block. A table
+	// of a large bulk flush is synced either way: Pebble takes in only
+	// synced tables.
 	NoSync bool
 	// RefuseUnclean makes Open refuse an index whose dbState was left open.
 	RefuseUnclean bool

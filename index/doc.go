@@ -60,10 +60,10 @@
 // connected, except the blockTxs entry the connect pruned, which is gone;
 // that is why rollback is limited to the window.
 //
-// Every ConnectBlock, DisconnectBlock and bulk disconnection
-// (Bulk.Disconnect) is one atomic Pebble batch, and every bulk flush one
-// table Pebble takes in atomically, so after a crash the index is always
-// at a block boundary. Open therefore treats a dbState left "open" as Blockbook does, as an unclean
+// Every ConnectBlock, DisconnectBlock, bulk flush and bulk disconnection
+// (Bulk.Disconnect) is one atomic Pebble batch, or, for a large bulk
+// flush, one table Pebble takes in atomically, so after a crash the index
+// is always at a block boundary. Open therefore treats a dbState left "open" as Blockbook does, as an unclean
 // shutdown that is reported (Index.UncleanShutdown) but not refused, unless
 // Options.RefuseUnclean is set. A wrong coin, a data format version other
 // than 5 or the state "inconsistent" are refused with a *StateError that

@@ -90,8 +90,10 @@ func TestConnectDisconnectChecks(t *testing.T) {
 }
 
 // Bulk import leaves exactly the bytes of block-by-block connect,
-// whatever the flush interval and window, and however many sorted runs a
-// flush merges (a run of 5 changes: a key's changes in different runs).
+// whatever the flush interval and window, whether its flushes are batches
+// (these blocks' flushes are small) or tables, from the first change or
+// after 4 KiB in a batch, and however many sorted runs a table merges (a
+// run of 5 changes: a key's changes in different runs).
 func TestBulkMatchesConnect(t *testing.T) {
 	chain := genChain(4, 120)
 	for _, keep := range []int{7, 1000} {
@@ -100,16 +102,16 @@ func TestBulkMatchesConnect(t *testing.T) {
 		want := dumpAll(t, ix)
 		ix.Close()
 		for _, every := range []int{1, 13, 1000} {
-			for _, runLen := range []int{opsPerRun, 5} {
-				bulkMatchesConnect(t, chain, want, keep, every, runLen)
+			for _, held := range []bulkWrites{{}, {tableBytes: 1}, {tableBytes: 1, runLen: 5}, {tableBytes: 4 << 10, runLen: 5}} {
+				bulkMatchesConnect(t, chain, want, keep, every, held)
 			}
 		}
 	}
 }
 
 // bulkMatchesConnect imports chain in bulk, flushing every few blocks
-// from runs of runLen changes, and compares the index with want.
-func bulkMatchesConnect(t *testing.T, chain []*Block, want map[column]snapshot, keep, every, runLen int) {
+// with held's settings, and compares the index with want.
+func bulkMatchesConnect(t *testing.T, chain []*Block, want map[column]snapshot, keep, every int, held bulkWrites) {
 	t.Helper()
 	bx := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
 	defer bx.Close()
@@ -117,7 +119,10 @@ func bulkMatchesConnect(t *testing.T, chain []*Block, want map[column]snapshot, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	bk.held.runLen = runLen
+	if held.tableBytes == 0 && bk.held.tableBytes == 0 {
+		t.Fatal("a bulk import writes no table however large its flushes")
+	}
+	bk.held.tableBytes, bk.held.runLen = held.tableBytes, held.runLen
 	if err := bx.ConnectBlock(chain[0]); !errors.Is(err, ErrBulkActive) {
 		t.Fatalf("ConnectBlock during bulk: %v", err)
 	}
@@ -130,7 +135,7 @@ func bulkMatchesConnect(t *testing.T, chain []*Block, want map[column]snapshot, 
 		t.Fatal(err)
 	}
 	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
-		t.Fatalf("keep %d flush %d runs of %d: bulk differs:\n%s", keep, every, runLen, d)
+		t.Fatalf("keep %d flush %d tables from %d bytes (0: none), runs of %d: bulk differs:\n%s", keep, every, held.tableBytes, held.runLen, d)
 	}
 	// The index works normally afterwards.
 	last := chain[len(chain)-1]
