@@ -66,29 +66,12 @@ type bulkOp struct {
 	delete         bool
 }
 
-// A flush's first chunk holds minChunkSize bytes, and each next one twice
-// the last, up to maxChunkSize (a larger change gets one of its own): a
-// small import's flushes, one every thousand blocks, allocate little.
-const (
-	minChunkSize = 64 << 10
-	maxChunkSize = 4 << 20
-)
+// chunkSize is the size of a chunk (a larger change gets one of its own).
+const chunkSize = 4 << 20
 
-// Runs grow as chunks do, from minRunLen changes to opsPerRun, 2 MiB of
-// entries, which sort in the processor's cache.
-const (
-	minRunLen = 1 << 10
-	opsPerRun = 1 << 16
-)
-
-// nextSize is the capacity of the slice to append to have: twice the
-// last's, from least up to most.
-func nextSize[E any](have [][]E, least, most int) int {
-	if len(have) == 0 {
-		return least
-	}
-	return min(most, max(least, 2*cap(have[len(have)-1])))
-}
+// opsPerRun is the length of a run: 2 MiB of entries, which sort in the
+// processor's cache.
+const opsPerRun = 1 << 16
 
 // ingestFile is the name, in the index's directory, of the table a bulk
 // flush writes before Pebble takes it in (and removes it). A crash can
@@ -98,14 +81,13 @@ const ingestFile = "bulk-flush.sst"
 func (w *bulkWrites) add(key, value []byte, del bool) {
 	n := len(key) + len(value)
 	if len(w.chunks) == 0 || cap(w.chunks[len(w.chunks)-1])-len(w.chunks[len(w.chunks)-1]) < n {
-		w.chunks = append(w.chunks, make([]byte, 0, max(nextSize(w.chunks, minChunkSize, maxChunkSize), n)))
+		w.chunks = append(w.chunks, make([]byte, 0, max(chunkSize, n)))
 	}
 	c := &w.chunks[len(w.chunks)-1]
 	off := len(*c)
 	*c = append(append(*c, key...), value...)
 	if len(w.runs) == 0 || len(w.runs[len(w.runs)-1]) == cap(w.runs[len(w.runs)-1]) {
-		runLen := cmp.Or(w.runLen, opsPerRun)
-		w.runs = append(w.runs, make([]bulkOp, 0, nextSize(w.runs, min(runLen, minRunLen), runLen)))
+		w.runs = append(w.runs, make([]bulkOp, 0, cmp.Or(w.runLen, opsPerRun)))
 	}
 	var prefix [8]byte
 	copy(prefix[:], key)
