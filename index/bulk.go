@@ -11,16 +11,17 @@ import (
 // between flushes when the caller does not say.
 const DefaultFlushEvery = 1000
 
-// maxBatchBytes flushes a bulk import before its batch passes it, however
-// few blocks it holds: a Pebble batch cannot pass 4 GiB (it panics), and
-// the batch is memory the import holds. Blocks of 10,000 transactions of
-// twenty outputs each (the bench's warm-up) reach it in about ten blocks.
-const maxBatchBytes = 256 << 20
+// maxHeldBytes flushes a bulk import before the changes it holds pass it,
+// however few blocks they come from: they are memory the import holds.
+// Blocks of 10,000 transactions of twenty outputs each (the bench's
+// warm-up) reach it in about ten blocks.
+const maxHeldBytes = 256 << 20
 
 // Bulk is an initial import that keeps addressBalance and txAddresses
 // values in memory across blocks and writes them, with the blocks'
-// other columns, in one batch every FlushEvery blocks, or sooner when the
-// batch passes maxBatchBytes. The bytes it leaves
+// other columns, in one atomic write (bulkWrites) every FlushEvery
+// blocks, or sooner when the changes held pass maxHeldBytes.
+// The bytes it leaves
 // are exactly those of connecting the same blocks one by one. An import
 // into an index that holds no such values yet (an initial import) knows
 // every value there is while it keeps them all, so it reads none from the
@@ -29,15 +30,15 @@ const maxBatchBytes = 256 << 20
 // While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock
 // (the Bulk has its own Disconnect); queries see the index as of the last
 // flush. A crash loses the blocks since the last flush and nothing else:
-// each flush is one atomic batch. If Connect fails the in-memory values
+// each flush is one atomic write. If Connect fails the in-memory values
 // may be half-updated, so the Bulk is poisoned: it refuses further work
 // and Close discards the blocks since the last flush.
 type Bulk struct {
 	ix         *Index
 	ws         *workset
-	wb         *pebble.Batch
+	held       *bulkWrites
 	flushEvery int
-	// flushBytes is maxBatchBytes (tests lower it).
+	// flushBytes is maxHeldBytes (tests lower it).
 	flushBytes int
 	pending    int
 	tip        uint32
@@ -64,7 +65,7 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 	if ws.allBal, err = ix.columnEmpty(cfAddressBalance); err != nil {
 		return nil, err
 	}
-	bk := &Bulk{ix: ix, ws: ws, wb: ix.db.NewBatch(), flushEvery: flushEvery, flushBytes: maxBatchBytes, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
+	bk := &Bulk{ix: ix, ws: ws, held: newBulkWrites(ix), flushEvery: flushEvery, flushBytes: maxHeldBytes, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
 	ix.bulk = bk
 	return bk, nil
 }
@@ -94,13 +95,13 @@ func (bk *Bulk) Connect(b *Block) error {
 	if bk.hasTip && b.Height != bk.tip+1 {
 		return fmt.Errorf("%w: tip is %d, block is %d", ErrNotNext, bk.tip, b.Height)
 	}
-	if err := ix.connect(bk.ws, bk.wb, &bk.win, b); err != nil {
+	if err := ix.connect(bk.ws, bk.held, &bk.win, b); err != nil {
 		bk.err = fmt.Errorf("index: bulk import stopped at block %d: %w", b.Height, err)
 		return bk.err
 	}
 	bk.hasTip, bk.tip = true, b.Height
 	bk.pending++
-	if bk.pending >= bk.flushEvery || bk.wb.Len() >= bk.flushBytes {
+	if bk.pending >= bk.flushEvery || bk.held.Len() >= bk.flushBytes {
 		return bk.flush()
 	}
 	return nil
@@ -151,12 +152,11 @@ func (bk *Bulk) flush() error {
 	if bk.pending == 0 {
 		return nil
 	}
-	err := bk.ws.flush(bk.wb)
+	err := bk.ws.flush(bk.held)
 	if err == nil {
-		err = bk.wb.Commit(bk.ix.wo)
+		err = bk.held.commit(bk.ix)
 	}
-	bk.wb.Close()
-	bk.wb = bk.ix.db.NewBatch()
+	bk.held.reset()
 	if err != nil {
 		bk.err = fmt.Errorf("index: bulk flush: %w", err)
 		return bk.err
@@ -182,7 +182,7 @@ func (bk *Bulk) finish() error {
 	if err == nil {
 		err = bk.flush()
 	}
-	bk.wb.Close()
+	bk.held.close()
 	bk.ix.bulk = nil
 	if bk.err == nil {
 		bk.err = ErrClosed

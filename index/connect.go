@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/cockroachdb/pebble"
 )
 
 // ConnectBlock indexes b, which must be the block after the tip (any
@@ -75,7 +74,7 @@ func (ba blockAddresses) add(addrDesc []byte, txid *chainhash.Hash, index int32)
 // addresses, blockTxs) into wb. Outputs of every transaction are
 // processed before any input, so inputs can spend outputs of the same
 // block; that order also fixes the order of the addresses values.
-func (ix *Index) connect(ws *workset, wb *pebble.Batch, win *window, b *Block) error {
+func (ix *Index) connect(ws *workset, wb writes, win *window, b *Block) error {
 	addrs := make(blockAddresses)
 	tas := make([]*txAddresses, len(b.Txs))
 	for ti := range b.Txs {
@@ -127,7 +126,7 @@ func (ix *Index) connect(ws *workset, wb *pebble.Batch, win *window, b *Block) e
 	return ix.storeBlockTxs(wb, win, b)
 }
 
-func (ix *Index) connectInputs(ws *workset, wb *pebble.Batch, addrs blockAddresses, b *Block, tx *Tx, ta *txAddresses) error {
+func (ix *Index) connectInputs(ws *workset, wb writes, addrs blockAddresses, b *Block, tx *Tx, ta *txAddresses) error {
 	ta.inputs = make([]txInput, len(tx.Inputs))
 	for i := range tx.Inputs {
 		in := &tx.Inputs[i]
@@ -176,7 +175,7 @@ func (ix *Index) connectInputs(ws *workset, wb *pebble.Batch, addrs blockAddress
 // so pruning is point deletes of known keys: no reads (a bulk batch is not
 // readable) and no range tombstones (which Pebble would consult on every
 // later read until compaction).
-func (ix *Index) storeBlockTxs(wb *pebble.Batch, win *window, b *Block) error {
+func (ix *Index) storeBlockTxs(wb writes, win *window, b *Block) error {
 	txs := make([]blockTx, len(b.Txs))
 	for ti := range b.Txs {
 		tx := &b.Txs[ti]

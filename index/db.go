@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/cockroachdb/pebble"
@@ -32,7 +33,9 @@ type Options struct {
 	// Zero means DefaultRollbackBlocks.
 	RollbackBlocks int
 	// NoSync commits block batches without waiting for fsync. A crash may
-	// then lose the last blocks, but never leaves a partial block.
+	// then lose the last blocks, but never leaves a partial block. A table
+	// of a large bulk flush is synced either way: Pebble takes in only
+	// synced tables.
 	NoSync bool
 	// RefuseUnclean makes Open refuse an index whose dbState was left open.
 	RefuseUnclean bool
@@ -49,13 +52,19 @@ type Options struct {
 // Index is an open address index. Its methods are safe for concurrent use:
 // queries share, writes are exclusive.
 type Index struct {
-	mu      sync.RWMutex
-	dir     string
-	db      *pebble.DB
-	opts    Options
-	wo      *pebble.WriteOptions
-	state   *internalState
-	unclean bool
+	mu  sync.RWMutex
+	dir string
+	db  *pebble.DB
+	// pebbleOpts are the options db was opened with, Pebble's defaults
+	// filled in: a bulk flush writes its tables with them.
+	pebbleOpts *pebble.Options
+	// ingestedBytes are the keys and values bulk flushes handed to Pebble
+	// as tables since Open (Footprint).
+	ingestedBytes uint64
+	opts          Options
+	wo            *pebble.WriteOptions
+	state         *internalState
+	unclean       bool
 
 	hasTip bool
 	tip    uint32
@@ -87,7 +96,12 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	ix := &Index{dir: dir, db: db, opts: opts, wo: pebble.Sync}
+	// A table a bulk flush left when the process stopped before Pebble
+	// took it in holds no block the index has.
+	if err := removeIfPresent(filepath.Join(dir, ingestFile)); err != nil {
+		return nil, errors.Join(fmt.Errorf("index: removing a bulk flush's unused table: %w", err), db.Close())
+	}
+	ix := &Index{dir: dir, db: db, pebbleOpts: po.Clone().EnsureDefaults(), opts: opts, wo: pebble.Sync}
 	if opts.NoSync {
 		ix.wo = pebble.NoSync
 	}
@@ -173,7 +187,7 @@ func (ix *Index) storeState() error {
 
 // UncleanShutdown reports whether Open found the index not closed, as
 // Blockbook warns "database was left in open state". The data is still at
-// a block boundary because every write is one atomic batch.
+// a block boundary because every write is atomic.
 func (ix *Index) UncleanShutdown() bool { return ix.unclean }
 
 // MarkInconsistent records dbState inconsistent, for a caller that knows
@@ -228,7 +242,7 @@ func (ix *Index) get(c column, key []byte) ([]byte, error) {
 // here: most reads are point lookups of keys that often do not exist yet
 // (a new address, a new txid), which a bloom filter answers without
 // reading table blocks, so every level gets one (10 bits per key, as
-// Blockbook). The index is written in large batches (a bulk import's,
+// Blockbook). The index is written in large pieces (a bulk import's table,
 // every thousand blocks), so level 0 may hold twice Pebble's default of
 // files before it is compacted, and level 1 512 MiB: fewer, larger
 // compactions, which write less (write-amp 2.9, not 3.2, on the 1M

@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/cockroachdb/pebble"
 )
 
 // DisconnectBlock removes the tip block, which must have the given height
@@ -129,7 +128,7 @@ func (u *undo) touch(addrDesc []byte, txid *chainhash.Hash) {
 
 // disconnect applies the undo of the block at height to ws and writes the
 // removal of its own entries into wb; ws.flush writes the rest.
-func (ix *Index) disconnect(ws *workset, wb *pebble.Batch, height uint32, btxs []blockTx) error {
+func (ix *Index) disconnect(ws *workset, wb writes, height uint32, btxs []blockTx) error {
 	u := &undo{ix: ix, ws: ws, height: height,
 		inBlk: make(map[chainhash.Hash]*txAddresses, len(btxs)),
 		pairs: make(map[string]map[chainhash.Hash]struct{}),
@@ -244,7 +243,7 @@ func (u *undo) outputs(bt *blockTx, ta *txAddresses) error {
 // write counts the block's transactions out of the balances and removes
 // the block's own entries; the changed balances and earlier transactions
 // stay in the workset for its flush.
-func (u *undo) write(wb *pebble.Batch, btxs []blockTx) error {
+func (u *undo) write(wb writes, btxs []blockTx) error {
 	for addrDesc, txs := range u.pairs {
 		ab, err := u.balance([]byte(addrDesc))
 		if err != nil {

@@ -61,7 +61,8 @@
 // that is why rollback is limited to the window.
 //
 // Every ConnectBlock, DisconnectBlock, bulk flush and bulk disconnection
-// (Bulk.Disconnect) is one atomic Pebble batch, so after a crash the index
+// (Bulk.Disconnect) is one atomic Pebble batch, or, for a large bulk
+// flush, one table Pebble takes in atomically, so after a crash the index
 // is always at a block boundary. Open therefore treats a dbState left "open" as Blockbook does, as an unclean
 // shutdown that is reported (Index.UncleanShutdown) but not refused, unless
 // Options.RefuseUnclean is set. A wrong coin, a data format version other

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/cockroachdb/pebble"
 )
 
 // The Electrum protocol names an output script by its hash and indexes
@@ -117,7 +116,7 @@ func IsP2PKHShape(addrDesc []byte) bool {
 
 // electrumOutput records an indexed output's script, and marks it when it
 // is a pay-to-pubkey script (its addrDesc differs from it).
-func electrumOutput(wb *pebble.Batch, txid *chainhash.Hash, vout int, script, addrDesc []byte) error {
+func electrumOutput(wb writes, txid *chainhash.Hash, vout int, script, addrDesc []byte) error {
 	h := HashScript(script)
 	if err := wb.Set(cfScripts.key(h[:]), script, nil); err != nil {
 		return err
@@ -131,7 +130,7 @@ func electrumOutput(wb *pebble.Batch, txid *chainhash.Hash, vout int, script, ad
 // electrumInput marks input in of tx when the output it spends, whose
 // addrDesc is spentDesc, is a pay-to-pubkey script: known in memory for an
 // output of the blocks being connected (spentP2PK), else from the column.
-func (ix *Index) electrumInput(wb *pebble.Batch, tx *Tx, in int, spentDesc []byte, spentP2PK bool) error {
+func (ix *Index) electrumInput(wb writes, tx *Tx, in int, spentDesc []byte, spentP2PK bool) error {
 	if !IsP2PKHShape(spentDesc) {
 		return nil
 	}

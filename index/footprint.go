@@ -23,9 +23,10 @@ type Footprint struct {
 	// two indexes of the same blocks have the same digest.
 	Digest string
 	// CommittedBytes are the bytes of the batches the index committed since
-	// Open (Pebble's WAL bytes in: keys, values and their framing), and
+	// Open (Pebble's WAL bytes in: keys, values and their framing) and the
+	// keys and values its bulk flushes handed over as tables, and
 	// WrittenBytes what Pebble wrote to disk for them: the log, the flushed
-	// memtables and the compactions' output.
+	// memtables, the tables taken in and the compactions' output.
 	CommittedBytes, WrittenBytes uint64
 }
 
@@ -60,7 +61,8 @@ func (ix *Index) Footprint() (Footprint, error) {
 	}
 	fp.Digest = hex.EncodeToString(h.Sum(nil))
 	m := ix.db.Metrics()
-	total := m.Total() // its flushes count the log's bytes
-	fp.CommittedBytes, fp.WrittenBytes = m.WAL.BytesIn, total.BytesFlushed+total.BytesCompacted
+	total := m.Total() // its flushes count the log's bytes and the tables taken in
+	fp.CommittedBytes = m.WAL.BytesIn + ix.ingestedBytes
+	fp.WrittenBytes = total.BytesFlushed + total.BytesCompacted
 	return fp, nil
 }

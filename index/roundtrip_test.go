@@ -90,7 +90,10 @@ func TestConnectDisconnectChecks(t *testing.T) {
 }
 
 // Bulk import leaves exactly the bytes of block-by-block connect,
-// whatever the flush interval and window.
+// whatever the flush interval and window, whether its flushes are batches
+// (these blocks' flushes are small) or tables, from the first change or
+// after 4 KiB in a batch, and however many sorted runs a table merges (a
+// run of 5 changes: a key's changes in different runs).
 func TestBulkMatchesConnect(t *testing.T) {
 	chain := genChain(4, 120)
 	for _, keep := range []int{7, 1000} {
@@ -99,32 +102,45 @@ func TestBulkMatchesConnect(t *testing.T) {
 		want := dumpAll(t, ix)
 		ix.Close()
 		for _, every := range []int{1, 13, 1000} {
-			bx := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
-			bk, err := bx.BeginBulk(every)
-			if err != nil {
-				t.Fatal(err)
+			for _, held := range []bulkWrites{{}, {tableBytes: 1}, {tableBytes: 1, runLen: 5}, {tableBytes: 4 << 10, runLen: 5}} {
+				bulkMatchesConnect(t, chain, want, keep, every, held)
 			}
-			if err := bx.ConnectBlock(chain[0]); !errors.Is(err, ErrBulkActive) {
-				t.Fatalf("ConnectBlock during bulk: %v", err)
-			}
-			for _, b := range chain {
-				if err := bk.Connect(b); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := bk.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if d := diffColumns(want, dumpAll(t, bx)); d != "" {
-				t.Fatalf("keep %d flush %d: bulk differs:\n%s", keep, every, d)
-			}
-			// The index works normally afterwards.
-			last := chain[len(chain)-1]
-			if err := bx.DisconnectBlock(last.Height, last.Hash); err != nil {
-				t.Fatal(err)
-			}
-			bx.Close()
 		}
+	}
+}
+
+// bulkMatchesConnect imports chain in bulk, flushing every few blocks
+// with held's settings, and compares the index with want.
+func bulkMatchesConnect(t *testing.T, chain []*Block, want map[column]snapshot, keep, every int, held bulkWrites) {
+	t.Helper()
+	bx := openTest(t, t.TempDir(), Options{RollbackBlocks: keep, NoSync: true})
+	defer bx.Close()
+	bk, err := bx.BeginBulk(every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held.tableBytes == 0 && bk.held.tableBytes == 0 {
+		t.Fatal("a bulk import writes no table however large its flushes")
+	}
+	bk.held.tableBytes, bk.held.runLen = held.tableBytes, held.runLen
+	if err := bx.ConnectBlock(chain[0]); !errors.Is(err, ErrBulkActive) {
+		t.Fatalf("ConnectBlock during bulk: %v", err)
+	}
+	for _, b := range chain {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+		t.Fatalf("keep %d flush %d tables from %d bytes (0: none), runs of %d: bulk differs:\n%s", keep, every, held.tableBytes, held.runLen, d)
+	}
+	// The index works normally afterwards.
+	last := chain[len(chain)-1]
+	if err := bx.DisconnectBlock(last.Height, last.Hash); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -262,9 +278,9 @@ func TestBulkForgetsOnlyTheExcess(t *testing.T) {
 	}
 }
 
-// A bulk import flushes when its batch passes its byte bound, however few
-// blocks it holds (a Pebble batch cannot pass 4 GiB: it panics), and still
-// leaves the bytes of block-by-block connect.
+// A bulk import flushes when the changes it holds pass its byte bound,
+// however few blocks they come from, and still leaves the bytes of
+// block-by-block connect.
 func TestBulkFlushesAtItsByteBound(t *testing.T) {
 	const bound = 4 << 10
 	chain := genChain(11, 60)
@@ -281,19 +297,19 @@ func TestBulkFlushesAtItsByteBound(t *testing.T) {
 	bk.flushBytes = bound
 	flushes := 0
 	for _, b := range chain {
-		before := bk.wb.Len()
+		before := bk.held.Len()
 		if err := bk.Connect(b); err != nil {
 			t.Fatal(err)
 		}
 		if bk.pending != 0 {
-			if bk.wb.Len() >= bound {
-				t.Fatalf("after block %d the batch holds %d bytes, past the bound of %d, unflushed", b.Height, bk.wb.Len(), bound)
+			if bk.held.Len() >= bound {
+				t.Fatalf("after block %d the import holds %d bytes, past the bound of %d, unflushed", b.Height, bk.held.Len(), bound)
 			}
 			continue
 		}
 		flushes++
 		if tip, ok, err := bx.BestBlock(); err != nil || !ok || tip.Height != b.Height {
-			t.Fatalf("after the flush at block %d (a batch of %d bytes before it) the index's tip is %+v (%v, %v)", b.Height, before, tip, ok, err)
+			t.Fatalf("after the flush at block %d (%d bytes held before it) the index's tip is %+v (%v, %v)", b.Height, before, tip, ok, err)
 		}
 	}
 	if flushes < 2 {

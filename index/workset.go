@@ -2,7 +2,6 @@ package index
 
 import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
-	"github.com/cockroachdb/pebble"
 )
 
 // workset holds the txAddresses and addressBalance values that connecting
@@ -149,7 +148,7 @@ func (w *workset) dropTxAddresses(txid *chainhash.Hash) {
 
 // flush writes every changed value into wb. An address left with no
 // transactions is deleted, as Blockbook does on disconnect.
-func (w *workset) flush(wb *pebble.Batch) error {
+func (w *workset) flush(wb writes) error {
 	for _, c := range w.changedTxa {
 		if !c.ta.changed {
 			continue // dropped
