@@ -118,6 +118,12 @@ func (f *Follower) session(ctx context.Context) (handshook bool, err error) {
 	f.relays.Store(in)
 	defer func() { f.relays.Store(nil); close(in.ended) }()
 	f.log.Info(fmt.Sprintf("connected to peer %s (%s, height %d)", f.cfg.Peer, c.peer.UserAgent, c.peer.LastBlock))
+	// The first ping goes before anything is asked, so that a peer
+	// silent from the start has left a ping unanswered at least as long
+	// as anything else (stalled reports the ping first).
+	if err := s.ping(time.Now()); err != nil {
+		return true, err
+	}
 	if err := s.start(ctx); err != nil {
 		return true, err
 	}
@@ -416,11 +422,15 @@ func (s *session) askedBlockBytesAt() int64 {
 	return b.bytesAt.Load()
 }
 
-// ping pings the peer every half StallTimeout, so that a live peer with
-// nothing to send answers, and a dead connection shows (stalled).
+// ping pings the peer every half StallTimeout while it answers, so that
+// a live peer with nothing to send answers, and a dead connection shows
+// (stalled).
 func (s *session) ping(now time.Time) error {
 	if now.Sub(s.pingedAt) < s.f.cfg.StallTimeout/2 {
 		return nil
+	}
+	if !s.pingedAt.IsZero() && s.c.heardAt.Load() < s.pingedAt.UnixNano() {
+		return nil // the last ping is unanswered: its age is what stalled reads
 	}
 	s.pingedAt = now
 	return s.send(wire.NewMsgPing(rand.Uint64()))
