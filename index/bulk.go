@@ -18,13 +18,12 @@ const DefaultFlushEvery = 1000
 const maxHeldBytes = 256 << 20
 
 // Bulk is an initial import that keeps addressBalance and txAddresses
-// values in memory across blocks and writes them, with the blocks'
-// other columns, in one atomic write (bulkWrites) every FlushEvery
-// blocks, or sooner when the changes held pass maxHeldBytes.
-// The bytes it leaves
-// are exactly those of connecting the same blocks one by one. An import
-// into an index that holds no such values yet (an initial import) knows
-// every value there is while it keeps them all, so it reads none from the
+// values in memory across blocks and writes them, with the blocks' other
+// columns, in one atomic write (bulkWrites) every FlushEvery blocks, or
+// sooner when the changes held pass maxHeldBytes. The bytes it leaves are
+// exactly those of connecting the same blocks one by one. An import into
+// an index that holds no such values yet (an initial import) knows every
+// value there is while it keeps them all, so it reads none from the
 // database until its kept values first pass their bound (maxCached).
 //
 // While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock
