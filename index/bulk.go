@@ -153,7 +153,7 @@ func (bk *Bulk) flush() error {
 	}
 	err := bk.ws.flush(bk.held)
 	if err == nil {
-		err = bk.held.commit(bk.ix)
+		err = bk.held.commit()
 	}
 	bk.held.reset()
 	if err != nil {

@@ -39,7 +39,7 @@ type writes interface {
 // held there is ever copied to grow: keys and values go into chunks,
 // entries into runs, each allocated once.
 type bulkWrites struct {
-	db *pebble.DB
+	ix *Index
 	// small holds the changes until they reach tableBytes (zero: never);
 	// it is nil once they have moved to chunks and runs.
 	small      *pebble.Batch
@@ -171,14 +171,14 @@ func (w *bulkWrites) value(o *bulkOp) []byte {
 
 // newBulkWrites holds changes for ix, in a batch up to half a memtable.
 func newBulkWrites(ix *Index) *bulkWrites {
-	return &bulkWrites{db: ix.db, small: ix.db.NewBatch(), tableBytes: int(ix.pebbleOpts.MemTableSize / 2)}
+	return &bulkWrites{ix: ix, small: ix.db.NewBatch(), tableBytes: int(ix.pebbleOpts.MemTableSize / 2)}
 }
 
 // reset forgets every change.
 func (w *bulkWrites) reset() {
-	db, tableBytes, runLen := w.db, w.tableBytes, w.runLen
+	ix, tableBytes, runLen := w.ix, w.tableBytes, w.runLen
 	w.close()
-	*w = bulkWrites{db: db, small: db.NewBatch(), tableBytes: tableBytes, runLen: runLen}
+	*w = bulkWrites{ix: ix, small: ix.db.NewBatch(), tableBytes: tableBytes, runLen: runLen}
 }
 
 // close forgets every change and gives the batch back.
@@ -192,19 +192,20 @@ func (w *bulkWrites) close() {
 // commit writes the changes into the index atomically: the batch, or the
 // table the changes moved to. Reads made before it returns do not see
 // them.
-func (w *bulkWrites) commit(ix *Index) error {
+func (w *bulkWrites) commit() error {
 	if w.small != nil {
-		return w.small.Commit(ix.wo)
+		return w.small.Commit(w.ix.wo)
 	}
-	return w.ingest(ix)
+	return w.ingest()
 }
 
 // ingest writes the changes into one table (writeTable) and has Pebble
 // take it in: atomically, and durable when it returns, whatever
 // Options.NoSync says.
-func (w *bulkWrites) ingest(ix *Index) error {
+func (w *bulkWrites) ingest() error {
+	ix := w.ix
 	path := filepath.Join(ix.dir, ingestFile)
-	if err := w.writeTable(ix, path); err != nil {
+	if err := w.writeTable(path); err != nil {
 		return errors.Join(err, removeIfPresent(path))
 	}
 	if err := ix.db.Ingest([]string{path}); err != nil {
@@ -216,12 +217,12 @@ func (w *bulkWrites) ingest(ix *Index) error {
 
 // writeTable sorts the changes and writes them, each key's last alone,
 // into a new table at path, synced.
-func (w *bulkWrites) writeTable(ix *Index, path string) error {
+func (w *bulkWrites) writeTable(path string) error {
 	f, err := vfs.Default.Create(path)
 	if err != nil {
 		return err
 	}
-	opts := ix.pebbleOpts.MakeWriterOptions(0, ix.db.FormatMajorVersion().MaxTableFormat())
+	opts := w.ix.pebbleOpts.MakeWriterOptions(0, w.ix.db.FormatMajorVersion().MaxTableFormat())
 	t := sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts)
 	write := func(o *bulkOp) error {
 		if o.delete {
@@ -240,8 +241,10 @@ func (w *bulkWrites) writeTable(ix *Index, path string) error {
 		}
 		last = o
 	}
-	if err := write(last); err != nil {
-		return errors.Join(err, t.Close())
+	if last != nil {
+		if err := write(last); err != nil {
+			return errors.Join(err, t.Close())
+		}
 	}
 	return t.Close()
 }

@@ -37,14 +37,14 @@ func TestABulkFlushLeavesNoTableBehind(t *testing.T) {
 	want := dumpAll(t, ix)
 
 	// The next blocks' table, written and never taken in.
-	held := &bulkWrites{}
+	held := &bulkWrites{ix: ix}
 	win := ix.win
 	for _, b := range chain[30:] {
 		if err := ix.connect(newWorkset(ix), held, &win, b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := held.writeTable(ix, table); err != nil {
+	if err := held.writeTable(table); err != nil {
 		t.Fatal(err)
 	}
 	if err := ix.Close(); err != nil {
