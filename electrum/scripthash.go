@@ -344,16 +344,24 @@ func (s *Server) confirmedUTXOs(sh index.ScriptHash) ([]unspent, error) {
 	return out, nil
 }
 
-func (s *Server) getBalance(ctx context.Context, p params) (any, error) {
+// unspentAndUnmined is what getBalance and listUnspent start from: the
+// script hash p names, its mined unspent outputs and the unmined
+// transactions.
+func (s *Server) unspentAndUnmined(ctx context.Context, p params) (index.ScriptHash, []unspent, *mempoolView, error) {
 	sh, err := scriptHashParam(p)
 	if err != nil {
-		return nil, err
+		return sh, nil, nil, err
 	}
 	conf, err := s.confirmedUTXOs(sh)
 	if err != nil {
-		return nil, err
+		return sh, nil, nil, err
 	}
 	v, err := s.mempool(ctx)
+	return sh, conf, v, err
+}
+
+func (s *Server) getBalance(ctx context.Context, p params) (any, error) {
+	sh, conf, v, err := s.unspentAndUnmined(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -382,15 +390,7 @@ func (s *Server) getBalance(ctx context.Context, p params) (any, error) {
 // listUnspent is the script's unspent outputs: the mined ones no unmined
 // transaction spends, then the unmined ones (height 0).
 func (s *Server) listUnspent(ctx context.Context, p params) (any, error) {
-	sh, err := scriptHashParam(p)
-	if err != nil {
-		return nil, err
-	}
-	conf, err := s.confirmedUTXOs(sh)
-	if err != nil {
-		return nil, err
-	}
-	v, err := s.mempool(ctx)
+	sh, conf, v, err := s.unspentAndUnmined(ctx, p)
 	if err != nil {
 		return nil, err
 	}

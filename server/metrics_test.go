@@ -5,15 +5,13 @@ import (
 	"context"
 	"encoding/hex"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/utxostore/utxostore/blockpath"
-	"github.com/utxostore/utxostore/blockstore"
 	"github.com/utxostore/utxostore/chain"
-	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/internal/pathtest"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -111,24 +109,5 @@ func indexedPath(t *testing.T) *blockpath.Path {
 // when trustProof is set, for a test's own mainnet blocks.
 func indexedPathOf(t *testing.T, trustProof bool) *blockpath.Path {
 	t.Helper()
-	dir := t.TempDir()
-	idx, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "Bitcoin", NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { idx.Close() })
-	blocks, err := blockstore.Open(filepath.Join(dir, "blocks"), blockstore.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { blocks.Close() })
-	rules, err := chain.NetworkRules("mainnet", trustProof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := blockpath.Open(context.Background(), blockpath.Config{Store: newStore(t, utxo.Options{}), Rules: rules, Blocks: blocks, Index: idx})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return pathtest.Indexed(t, newStore(t, utxo.Options{}), trustProof)
 }

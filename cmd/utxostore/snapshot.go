@@ -685,6 +685,28 @@ func (l *loader) start(ctx context.Context, format string, base utxo.SnapshotBas
 	return err
 }
 
+// loadCoins loads into the store every coin next reads, until io.EOF,
+// handing each to each first (the hash of the set as it is read).
+func (l *loader) loadCoins(ctx context.Context, next func() ([]coinstats.Coin, error), each func(*coinstats.Coin) error) error {
+	for {
+		coins, err := next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for i := range coins {
+			if err := each(&coins[i]); err != nil {
+				return err
+			}
+		}
+		if err := l.load.Add(ctx, coins); err != nil {
+			return err
+		}
+	}
+}
+
 func (l *loader) loadCore(ctx context.Context, f io.Reader) error {
 	r, err := core.NewReader(f, l.network)
 	if err != nil {
@@ -696,22 +718,14 @@ func (l *loader) loadCore(ctx context.Context, f io.Reader) error {
 	// Core writes its coins in outpoint order: hash_serialized_3 is taken
 	// as they come, beside the statistics the loader keeps for the store.
 	var serialized coinstats.Serialized
-	for {
-		coins, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	err = l.loadCoins(ctx, r.Next, func(c *coinstats.Coin) error {
+		if err := serialized.Add(c); err != nil {
+			return fmt.Errorf("%s: %w", l.file, err)
 		}
-		if err != nil {
-			return err
-		}
-		for i := range coins {
-			if err := serialized.Add(&coins[i]); err != nil {
-				return fmt.Errorf("%s: %w", l.file, err)
-			}
-		}
-		if err := l.load.Add(ctx, coins); err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	l.result.Summary = l.load.Summary()
 	l.result.HashSerialized3 = serialized.Sum()
@@ -738,22 +752,8 @@ func (l *loader) loadTeranode(ctx context.Context, f io.Reader) error {
 	// hash_serialized_3 as they are loaded.
 	sorter := snapshot.NewSorter(filepath.Dir(l.file), snapshot.DefaultSortMemory)
 	defer sorter.Close()
-	for {
-		coins, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		for i := range coins {
-			if err := sorter.Add(&coins[i]); err != nil {
-				return err
-			}
-		}
-		if err := l.load.Add(ctx, coins); err != nil {
-			return err
-		}
+	if err := l.loadCoins(ctx, r.Next, sorter.Add); err != nil {
+		return err
 	}
 	if _, err := teranode.CheckSidecar(l.file, r.Sum()); err != nil {
 		return err

@@ -20,11 +20,8 @@ import (
 	"github.com/btcsuite/btcd/chaincfg"
 
 	"github.com/utxostore/utxostore/blob"
-	"github.com/utxostore/utxostore/blockpath"
-	"github.com/utxostore/utxostore/blockstore"
-	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine/memory"
-	"github.com/utxostore/utxostore/index"
+	"github.com/utxostore/utxostore/internal/pathtest"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
 )
@@ -37,18 +34,7 @@ var ZprvVersion = []byte{0x04, 0xb2, 0x43, 0x0c}
 // with opts; its log, at every level, is written to the returned buffer.
 func Daemon(t *testing.T, opts server.Options) (base string, log *SyncBuffer) {
 	t.Helper()
-	dir := t.TempDir()
-	idx, err := index.Open(filepath.Join(dir, "index"), index.Options{Coin: "Bitcoin", NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { idx.Close() })
-	blocks, err := blockstore.Open(filepath.Join(dir, "blocks"), blockstore.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { blocks.Close() })
-	blobs, err := blob.NewFileStore(filepath.Join(dir, "blobs"))
+	blobs, err := blob.NewFileStore(filepath.Join(t.TempDir(), "blobs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,14 +43,7 @@ func Daemon(t *testing.T, opts server.Options) (base string, log *SyncBuffer) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	rules, err := chain.NetworkRules("mainnet", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, err := blockpath.Open(context.Background(), blockpath.Config{Store: db, Rules: rules, Blocks: blocks, Index: idx})
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := pathtest.Indexed(t, db, false)
 	log = &SyncBuffer{}
 	opts.Network, opts.Engine = "mainnet", "memory"
 	opts.GRPCAddr, opts.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
