@@ -311,7 +311,8 @@ and where each value came from. Precedence: command-line flag, then the
 environment (UTXOSTORE_<FLAG>, e.g. UTXOSTORE_MAX_BATCH), then the --config
 JSON file ({"grpc": "127.0.0.1:8335", "max-batch": 5000}), then the default.
 Its last line is the Go memory limit serve runs under: a sozu store's memory
-budget (--sozu-tuning memory=BYTES), unless GOMEMLIMIT is lower.
+budget (--sozu-tuning memory=BYTES), plus 2 GiB for the address index with
+--index, unless GOMEMLIMIT is lower.
 The engine and network, when none of these gives them, are those of the
 store in the data directory (the defaults for a new store); config reads the
 data directory and changes nothing.

@@ -9,14 +9,17 @@ import (
 	"strconv"
 
 	"github.com/utxostore/utxostore/engine/sozu"
+	"github.com/utxostore/utxostore/index"
 )
 
 // The Go runtime's soft memory limit (debug.SetMemoryLimit, what
 // GOMEMLIMIT sets) belongs to the process, so the command sets it, not
 // the engine: a process holding a sozu store runs under the engine's
 // memory budget (--sozu-tuning memory=BYTES), so that the garbage
-// collector works harder rather than let the heap double past it. A lower
-// limit (GOMEMLIMIT) stays; other engines leave the runtime's as it is.
+// collector works harder rather than let the heap double past it. With
+// --index the budget is the process's, so it grows by the address index's
+// index.HeapAllowance (sozuOptions). A lower limit (GOMEMLIMIT) stays;
+// other engines leave the runtime's as it is.
 
 // memoryLimit is the limit a process holding a sozu store of options o
 // runs under, and where it comes from.
@@ -55,6 +58,9 @@ func (f *storeFlags) printMemoryLimit(w io.Writer) error {
 			return err
 		}
 		limit, source = memoryLimit(o)
+		if f.index {
+			source += ", with the address index's " + strconv.FormatInt(index.HeapAllowance, 10) + " (--index)"
+		}
 	} else {
 		source = runtimeLimitSource(limit) + " (only a sozu store sets one)"
 	}

@@ -227,6 +227,10 @@ func (f *storeFlags) sozuOptions(readOnly bool) (sozu.Options, error) {
 	}
 	o.DiscardCorruptLog = f.discardCorruptLog
 	o.ReadOnly = readOnly
+	if f.index {
+		// The process's budget holds the address index too.
+		o.MemoryBytes = o.MemoryBudget() + index.HeapAllowance
+	}
 	return o, nil
 }
 
