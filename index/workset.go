@@ -13,11 +13,18 @@ import (
 //
 // A bulk import also keeps values across flushes (up to maxCached of each
 // kind), so only the values changed since the last flush are written and
-// a value read again is not read from the database.
+// a value read again is not read from the database. A transaction's value
+// is kept as the bytes the flush wrote (keptTxa), a single allocation
+// with no pointers: as a txAddresses it would be a struct, a slice of its
+// outputs, and the block's transaction bytes its addresses point into,
+// about three times the memory for the garbage collector to mark.
 type workset struct {
-	ix  *Index
-	txa map[chainhash.Hash]*txAddresses
-	bal map[string]*addrBalance
+	ix *Index
+	// txa holds the transactions' values read or changed since the last
+	// flush, keptTxa those kept from before it.
+	txa     map[chainhash.Hash]*txAddresses
+	keptTxa map[chainhash.Hash][]byte
+	bal     map[string]*addrBalance
 	// changedTxa and changedBal list the values changed since the last
 	// flush, each once (its changed flag is set), with their keys: a flush
 	// writes them without looking them up again.
@@ -51,7 +58,7 @@ const maxCached = 1 << 20
 
 func newWorkset(ix *Index) *workset {
 	return &workset{ix: ix,
-		txa: make(map[chainhash.Hash]*txAddresses), bal: make(map[string]*addrBalance),
+		txa: make(map[chainhash.Hash]*txAddresses), keptTxa: make(map[chainhash.Hash][]byte), bal: make(map[string]*addrBalance),
 		keep: maxCached,
 	}
 }
@@ -83,14 +90,19 @@ func (w *workset) txAddresses(txid *chainhash.Hash) (*txAddresses, error) {
 		w.changeTx(txid, ta)
 		return ta, nil
 	}
-	if w.allTxa {
-		return nil, nil
-	}
-	w.reads++
 	key := packedHash(txid)
-	val, err := w.ix.get(cfTxAddresses, key)
-	if err != nil || val == nil {
-		return nil, err
+	val, kept := w.keptTxa[*txid]
+	if kept {
+		delete(w.keptTxa, *txid)
+	} else {
+		if w.allTxa {
+			return nil, nil
+		}
+		w.reads++
+		var err error
+		if val, err = w.ix.get(cfTxAddresses, key); err != nil || val == nil {
+			return nil, err
+		}
 	}
 	ta, err := unpackTxAddresses(key, val)
 	if err != nil {
@@ -144,6 +156,7 @@ func (w *workset) dropTxAddresses(txid *chainhash.Hash) {
 		ta.changed = false // not to be written
 		delete(w.txa, *txid)
 	}
+	delete(w.keptTxa, *txid)
 }
 
 // flush writes every changed value into wb. An address left with no
@@ -154,9 +167,11 @@ func (w *workset) flush(wb writes) error {
 			continue // dropped
 		}
 		c.ta.changed = false
-		if err := wb.Set(cfTxAddresses.key(packedHash(&c.txid)), packTxAddresses(c.ta), nil); err != nil {
+		packed := packTxAddresses(c.ta)
+		if err := wb.Set(cfTxAddresses.key(packedHash(&c.txid)), packed, nil); err != nil {
 			return err
 		}
+		w.keptTxa[c.txid] = packed
 	}
 	for _, c := range w.changedBal {
 		ab := c.ab
@@ -175,7 +190,10 @@ func (w *workset) flush(wb writes) error {
 		}
 	}
 	w.changedTxa, w.changedBal = nil, nil
-	if forgetBeyond(w.txa, w.keep) {
+	// Every value in txa was changed (reading one changes it), so it is
+	// written and kept now.
+	clear(w.txa)
+	if forgetBeyond(w.keptTxa, w.keep) {
 		w.allTxa = false
 	}
 	if forgetBeyond(w.bal, w.keep) {
