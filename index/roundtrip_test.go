@@ -354,3 +354,57 @@ func TestBulkReadsOnlyWhatItMayNotHold(t *testing.T) {
 		t.Fatalf("bulk differs:\n%s", d)
 	}
 }
+
+// A transaction's value, and an address's balance, that a bulk import
+// keeps across a flush, and a disconnection then deletes, are gone: a
+// later block that spends the transaction's output, or pays the address,
+// meets what connecting block by block meets, not the kept copies.
+func TestBulkForgetsKeptValuesADisconnectionDeletes(t *testing.T) {
+	payee, other := []byte{0x76, 0xa9, 0x42}, []byte{0x76, 0xa9, 0x43}
+	coinbase := []Outpoint{{Coinbase: true}}
+	block := func(height uint32, id byte, txs ...Tx) *Block {
+		return &Block{Height: height, Hash: hashOf(id), Time: 1231006505 + 600*height, Size: 300, Txs: txs}
+	}
+	b0 := block(0, 1, Tx{ID: hashOf(2), Inputs: coinbase, Outputs: []Output{{Script: other, Value: 50}}})
+	paid := Tx{ID: hashOf(4), Inputs: coinbase, Outputs: []Output{{Script: payee, Value: 50}}}
+	b1 := block(1, 3, paid)
+	b1b := block(1, 5, Tx{ID: hashOf(6), Inputs: coinbase, Outputs: []Output{{Script: payee, Value: 7}}})
+	// b2 spends the output of the disconnected transaction, which the
+	// index no longer knows (it keeps an empty input, as Blockbook does).
+	b2 := block(2, 7, Tx{ID: hashOf(8), Inputs: coinbase, Outputs: []Output{{Script: other, Value: 50}}},
+		Tx{ID: hashOf(9), Inputs: []Outpoint{{TxID: paid.ID}}, Outputs: []Output{{Script: other, Value: 40}}})
+
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	connectAll(t, ix, []*Block{b0, b1b, b2})
+	want := dumpAll(t, ix)
+	ix.Close()
+
+	bx := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer bx.Close()
+	bk, err := bx.BeginBulk(2) // flushes after b1, so b1's values are kept
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*Block{b0, b1} {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, kept := bk.ws.keptTxa[paid.ID]; !kept {
+		t.Fatal("the paying transaction's value is not kept after the flush")
+	}
+	if err := bk.Disconnect(1, b1.Hash); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*Block{b1b, b2} {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+		t.Fatalf("bulk differs:\n%s", d)
+	}
+}
