@@ -21,8 +21,8 @@ const maxHeldBytes = 256 << 20
 // its store's memory budget. A bulk import holds up to maxHeldBytes of
 // changes, their sort entries while it writes them, and up to maxCached
 // balances and txAddresses values each. In the bench's ten-million-UTXO
-// chain they are about 1.7 GB of live heap at their largest (its store
-// alone: 0.5 GB); a process limited to the store's budget runs its
+// chain they bring the process's live heap to 2.3 GB at its largest (its
+// store alone: 0.5 GB); a process limited to the store's budget runs its
 // garbage collector without pause instead.
 const HeapAllowance = 2 << 30
 
