@@ -22,6 +22,7 @@ require (
 )
 
 require (
+	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/bsv-blockchain/go-bt/v2 v2.6.8
 	github.com/bsv-blockchain/go-wire v1.2.11
 	github.com/chromedp/chromedp v0.23.0
@@ -31,6 +32,7 @@ require (
 )
 
 require (
+	github.com/bits-and-blooms/bitset v1.24.2 // indirect
 	github.com/bsv-blockchain/go-sdk v1.2.24 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/dchest/siphash v1.2.3 // indirect

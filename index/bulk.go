@@ -19,11 +19,12 @@ const maxHeldBytes = 256 << 20
 
 // HeapAllowance is the Go heap a process gives the address index beside
 // its store's memory budget. A bulk import holds up to maxHeldBytes of
-// changes, their sort entries while it writes them, and up to maxCached
-// balances and txAddresses values each. In the bench's ten-million-UTXO
-// chain they bring the process's live heap to 2.3 GB at its largest (its
-// store alone: 0.5 GB); a process limited to the store's budget runs its
-// garbage collector without pause instead.
+// changes, their sort entries while it writes them, up to maxCached
+// balances and txAddresses values each, and, into a new index, the filter
+// of the addresses it has paid (addressFilter, at most 306 MiB). In the
+// bench's ten-million-UTXO chain they bring the process's live heap to
+// 2.3 GB at its largest (its store alone: 0.5 GB); a process limited to
+// the store's budget runs its garbage collector without pause instead.
 const HeapAllowance = 2 << 30
 
 // Bulk is an initial import that keeps addressBalance and txAddresses
@@ -33,7 +34,9 @@ const HeapAllowance = 2 << 30
 // exactly those of connecting the same blocks one by one. An import into
 // an index that holds no such values yet (an initial import) knows every
 // value there is while it keeps them all, so it reads none from the
-// database until its kept values first pass their bound (maxCached).
+// database until its kept values first pass their bound (maxCached);
+// after that, its addressFilter still spares it looking for addresses
+// it never paid.
 //
 // While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock
 // (the Bulk has its own Disconnect); queries see the index as of the last
@@ -72,6 +75,9 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 	}
 	if ws.allBal, err = ix.columnEmpty(cfAddressBalance); err != nil {
 		return nil, err
+	}
+	if ws.allBal {
+		ws.created = newAddressFilter()
 	}
 	bk := &Bulk{ix: ix, ws: ws, held: newBulkWrites(ix), flushEvery: flushEvery, flushBytes: maxHeldBytes, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
 	ix.bulk = bk

@@ -408,3 +408,97 @@ func TestBulkForgetsKeptValuesADisconnectionDeletes(t *testing.T) {
 		t.Fatalf("bulk differs:\n%s", d)
 	}
 }
+
+// A bulk import into an empty index that has forgotten balances looks in
+// the database for none of the addresses it never gave one (its filter
+// proves them new), looks for those it did, and leaves the bytes of
+// block-by-block connect.
+func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
+	const addresses = 100
+	script := func(n int) []byte { return []byte{0x76, 0xa9, 0x01, byte(n)} }
+	block := func(height int, pays ...int) *Block {
+		tx := Tx{ID: hashOf(byte(height)), Inputs: []Outpoint{{Coinbase: true}}}
+		for _, n := range pays {
+			tx.Outputs = append(tx.Outputs, Output{Script: script(n), Value: 1000})
+		}
+		return &Block{Height: uint32(height), Hash: hashOf(byte(100 + height)), Time: 1231006505 + 600*uint32(height), Size: 300, Txs: []Tx{tx}}
+	}
+	// Blocks 0-9 each pay ten addresses no block paid before; block 10
+	// pays all of them again.
+	var chain []*Block
+	for h := range 10 {
+		var pays []int
+		for n := h * 10; n < h*10+10; n++ {
+			pays = append(pays, n)
+		}
+		chain = append(chain, block(h, pays...))
+	}
+	var all []int
+	for n := range addresses {
+		all = append(all, n)
+	}
+	chain = append(chain, block(10, all...))
+
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	connectAll(t, ix, chain)
+	want := dumpAll(t, ix)
+	ix.Close()
+
+	bx := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer bx.Close()
+	bk, err := bx.BeginBulk(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bk.ws.keep = 5
+	for _, b := range chain[:10] {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if bk.ws.allBal {
+		t.Fatal("the import kept every balance; the test needs it to forget some")
+	}
+	if bk.ws.reads != 0 {
+		t.Fatalf("a bulk import paying only new addresses looked for %d values in the database", bk.ws.reads)
+	}
+	if err := bk.Connect(chain[10]); err != nil {
+		t.Fatal(err)
+	}
+	if bk.ws.reads == 0 {
+		t.Fatal("a bulk import paying addresses whose balances it forgot looked for none in the database")
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+		t.Fatalf("bulk differs:\n%s", d)
+	}
+
+	// A filter that fills is dropped; the import then looks for new
+	// addresses too, and leaves the same bytes.
+	small := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer small.Close()
+	if bk, err = small.BeginBulk(2); err != nil {
+		t.Fatal(err)
+	}
+	bk.ws.keep = 5
+	bk.ws.created = &addressFilter{first: 4, most: 1}
+	for _, b := range chain[:10] {
+		if err := bk.Connect(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if bk.ws.created != nil || bk.ws.reads == 0 {
+		t.Fatalf("a bulk import whose filter filled still trusts it (%v), or looked for no value (%d)", bk.ws.created != nil, bk.ws.reads)
+	}
+	if err := bk.Connect(chain[10]); err != nil {
+		t.Fatal(err)
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, small)); d != "" {
+		t.Fatalf("bulk with a full filter differs:\n%s", d)
+	}
+}

@@ -38,6 +38,11 @@ type workset struct {
 	// not looked for: a bulk import into an index that held none (an
 	// initial import) until a flush first forgets values of that kind.
 	allTxa, allBal bool
+	// created, in a bulk import into an index that held no balances when
+	// it began, holds every address the import gave a balance: one it
+	// does not hold has none, in the workset or the database. It is nil
+	// elsewhere, and once full.
+	created *addressFilter
 	// reads counts the values looked for in the database.
 	reads int
 }
@@ -120,6 +125,9 @@ func (w *workset) balance(addrDesc []byte) (*addrBalance, error) {
 		return ab, err
 	}
 	ab = &addrBalance{}
+	if w.created != nil && !w.created.add(addrDesc) {
+		w.created = nil
+	}
 	key := string(addrDesc)
 	w.bal[key] = ab
 	w.changeBalance(key, ab)
@@ -135,7 +143,7 @@ func (w *workset) existingBalance(addrDesc []byte) (*addrBalance, error) {
 		}
 		return ab, nil
 	}
-	if w.allBal {
+	if w.allBal || (w.created != nil && !w.created.mayHold(addrDesc)) {
 		return nil, nil
 	}
 	w.reads++

@@ -1,0 +1,33 @@
+package index
+
+import "testing"
+
+// The filter holds every address added, tells most others apart, and
+// reports full, rather than hold more, once its last filter has no room.
+func TestAddressFilter(t *testing.T) {
+	addr := func(n int) []byte { return []byte{0x76, 0xa9, 0x14, byte(n), byte(n >> 8)} }
+	f := &addressFilter{first: 100, most: 3} // room for 100 + 200 + 400
+	for n := range 700 {
+		if !f.add(addr(n)) {
+			t.Fatalf("the filter refused address %d of the 700 it has room for", n)
+		}
+	}
+	if f.add(addr(700)) {
+		t.Fatal("a full filter took one more address")
+	}
+	for n := range 700 {
+		if !f.mayHold(addr(n)) {
+			t.Fatalf("the filter denies address %d, which it holds", n)
+		}
+	}
+	// 1% false positives in each of three filters: about 3% of others.
+	falsePositives := 0
+	for n := 1000; n < 11000; n++ {
+		if f.mayHold(addr(n)) {
+			falsePositives++
+		}
+	}
+	if falsePositives > 500 {
+		t.Fatalf("the filter may hold %d of 10,000 addresses never added", falsePositives)
+	}
+}
