@@ -152,6 +152,16 @@ func connectAll(t testing.TB, ix *Index, chain []*Block) {
 	}
 }
 
+// blockByBlockColumns is every column of a new index after chain is
+// connected block by block: what a bulk import of chain must leave.
+func blockByBlockColumns(t testing.TB, chain []*Block) map[column]snapshot {
+	t.Helper()
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer ix.Close()
+	connectAll(t, ix, chain)
+	return dumpAll(t, ix)
+}
+
 // connectBulk begins a bulk import on ix that flushes every flushEvery
 // blocks and connects chain through it, leaving it to the caller to close.
 func connectBulk(t testing.TB, ix *Index, flushEvery int, chain []*Block) *Bulk {
@@ -160,10 +170,16 @@ func connectBulk(t testing.TB, ix *Index, flushEvery int, chain []*Block) *Bulk 
 	if err != nil {
 		t.Fatal(err)
 	}
+	connectThrough(t, bk, chain)
+	return bk
+}
+
+// connectThrough connects chain through the open bulk import bk.
+func connectThrough(t testing.TB, bk *Bulk, chain []*Block) {
+	t.Helper()
 	for _, b := range chain {
 		if err := bk.Connect(b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return bk
 }

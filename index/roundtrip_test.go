@@ -247,10 +247,7 @@ func TestBulkDisconnectRefusesAnotherBlock(t *testing.T) {
 func TestBulkForgetsOnlyTheExcess(t *testing.T) {
 	const keep = 20
 	chain := genChain(9, 60)
-	ix := openTest(t, t.TempDir(), Options{NoSync: true})
-	connectAll(t, ix, chain)
-	want := dumpAll(t, ix)
-	ix.Close()
+	want := blockByBlockColumns(t, chain)
 	bx := openTest(t, t.TempDir(), Options{NoSync: true})
 	defer bx.Close()
 	bk, err := bx.BeginBulk(10)
@@ -284,10 +281,7 @@ func TestBulkForgetsOnlyTheExcess(t *testing.T) {
 func TestBulkFlushesAtItsByteBound(t *testing.T) {
 	const bound = 4 << 10
 	chain := genChain(11, 60)
-	ix := openTest(t, t.TempDir(), Options{NoSync: true})
-	connectAll(t, ix, chain)
-	want := dumpAll(t, ix)
-	ix.Close()
+	want := blockByBlockColumns(t, chain)
 	bx := openTest(t, t.TempDir(), Options{NoSync: true})
 	defer bx.Close()
 	bk, err := bx.BeginBulk(len(chain) + 1)
@@ -329,10 +323,7 @@ func TestBulkFlushesAtItsByteBound(t *testing.T) {
 // block-by-block connect.
 func TestBulkReadsOnlyWhatItMayNotHold(t *testing.T) {
 	chain := genChain(10, 60)
-	ix := openTest(t, t.TempDir(), Options{NoSync: true})
-	connectAll(t, ix, chain)
-	want := dumpAll(t, ix)
-	ix.Close()
+	want := blockByBlockColumns(t, chain)
 
 	bx := openTest(t, t.TempDir(), Options{NoSync: true})
 	defer bx.Close()
@@ -374,10 +365,7 @@ func TestBulkForgetsKeptValuesADisconnectionDeletes(t *testing.T) {
 	b2 := block(2, 7, Tx{ID: hashOf(8), Inputs: coinbase, Outputs: []Output{{Script: other, Value: 50}}},
 		Tx{ID: hashOf(9), Inputs: []Outpoint{{TxID: paid.ID}}, Outputs: []Output{{Script: other, Value: 40}}})
 
-	ix := openTest(t, t.TempDir(), Options{NoSync: true})
-	connectAll(t, ix, []*Block{b0, b1b, b2})
-	want := dumpAll(t, ix)
-	ix.Close()
+	want := blockByBlockColumns(t, []*Block{b0, b1b, b2})
 
 	bx := openTest(t, t.TempDir(), Options{NoSync: true})
 	defer bx.Close()
@@ -439,10 +427,7 @@ func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
 	}
 	chain = append(chain, block(10, all...))
 
-	ix := openTest(t, t.TempDir(), Options{NoSync: true})
-	connectAll(t, ix, chain)
-	want := dumpAll(t, ix)
-	ix.Close()
+	want := blockByBlockColumns(t, chain)
 
 	bx := openTest(t, t.TempDir(), Options{NoSync: true})
 	defer bx.Close()
@@ -451,20 +436,14 @@ func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	bk.ws.keep = 5
-	for _, b := range chain[:10] {
-		if err := bk.Connect(b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	connectThrough(t, bk, chain[:10])
 	if bk.ws.allBal {
 		t.Fatal("the import kept every balance; the test needs it to forget some")
 	}
 	if bk.ws.reads != 0 {
 		t.Fatalf("a bulk import paying only new addresses looked for %d values in the database", bk.ws.reads)
 	}
-	if err := bk.Connect(chain[10]); err != nil {
-		t.Fatal(err)
-	}
+	connectThrough(t, bk, chain[10:])
 	if bk.ws.reads == 0 {
 		t.Fatal("a bulk import paying addresses whose balances it forgot looked for none in the database")
 	}
@@ -484,17 +463,11 @@ func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
 	}
 	bk.ws.keep = 5
 	bk.ws.created = &addressFilter{first: 4, most: 1}
-	for _, b := range chain[:10] {
-		if err := bk.Connect(b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	connectThrough(t, bk, chain[:10])
 	if bk.ws.created != nil || bk.ws.reads == 0 {
 		t.Fatalf("a bulk import whose filter filled still trusts it (%v), or looked for no value (%d)", bk.ws.created != nil, bk.ws.reads)
 	}
-	if err := bk.Connect(chain[10]); err != nil {
-		t.Fatal(err)
-	}
+	connectThrough(t, bk, chain[10:])
 	if err := bk.Close(); err != nil {
 		t.Fatal(err)
 	}
