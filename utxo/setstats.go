@@ -130,8 +130,11 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 	inBlock := make(map[chainhash.Hash]*chain.Tx, len(txs))
 	var keys []engine.Key
 	var ids []chainhash.Hash
+	var inputs, outputs int
 	for _, tx := range txs {
 		inBlock[tx.ID] = tx
+		inputs += len(tx.Msg.TxIn)
+		outputs += len(tx.Msg.TxOut)
 	}
 	asked := map[chainhash.Hash]bool{}
 	for _, tx := range txs {
@@ -212,7 +215,9 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 			}
 		}
 	}
-	var added, removed []coinstats.Coin
+	// Sized for every output and input: grown by appending, the lists
+	// were the largest allocation of a replay's blocks.
+	added, removed := make([]coinstats.Coin, 0, outputs), make([]coinstats.Coin, 0, inputs)
 	for _, tx := range txs {
 		if !tx.IsCoinbase() {
 			for _, in := range tx.Msg.TxIn {
