@@ -20,8 +20,9 @@ const maxHeldBytes = 256 << 20
 // HeapAllowance is the Go heap a process gives the address index beside
 // its store's memory budget. A bulk import holds up to maxHeldBytes of
 // changes, their sort entries while it writes them, up to maxCached
-// balances and txAddresses values each, and, into a new index, the filter
-// of the addresses it has paid (addressFilter, at most 306 MiB). In the
+// balances and txAddresses values each, the unspent pay-to-pubkey outputs
+// it connected, and, into a new index, the filter of the addresses it has
+// paid (addressFilter, at most 306 MiB). In the
 // bench's ten-million-UTXO chain they bring the process's live heap to
 // 2.3 GB at its largest (its store alone: 0.5 GB); a process limited to
 // the store's budget runs its garbage collector without pause instead.
@@ -36,7 +37,10 @@ const HeapAllowance = 2 << 30
 // value there is while it keeps them all, so it reads none from the
 // database until its kept values first pass their bound (maxCached);
 // after that, its addressFilter still spares it looking for addresses
-// it never paid.
+// it never paid. It knows, too, every pay-to-pubkey output it connected
+// and has not seen spent, so an import into an index with no such
+// outputs marks the inputs that spend them without reading the p2pk
+// column (see workset.p2pk).
 //
 // While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock
 // (the Bulk has its own Disconnect); queries see the index as of the last
@@ -78,6 +82,9 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 	}
 	if ws.allBal {
 		ws.created = newAddressFilter()
+	}
+	if ws.allP2PK, err = ix.columnEmpty(cfP2PK); err != nil {
+		return nil, err
 	}
 	bk := &Bulk{ix: ix, ws: ws, held: newBulkWrites(ix), flushEvery: flushEvery, flushBytes: maxHeldBytes, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
 	ix.bulk = bk

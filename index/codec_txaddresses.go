@@ -13,9 +13,6 @@ type txOutput struct {
 	addrDesc []byte
 	value    uint64
 	spent    bool
-	// p2pk, never stored here, is true for an output connected in this
-	// run that pays a pay-to-pubkey script (the p2pk column holds it).
-	p2pk bool
 }
 
 // txAddresses is one value of the txAddresses column.

@@ -96,7 +96,9 @@ func (ix *Index) connect(ws *workset, wb writes, win *window, b *Block) error {
 			if err := electrumOutput(wb, &tx.ID, i, out.Script, addrDesc); err != nil {
 				return err
 			}
-			ta.outputs[i].p2pk = len(out.Script) != len(addrDesc)
+			if len(out.Script) != len(addrDesc) {
+				ws.paysP2PK(&tx.ID, i)
+			}
 			ab, err := ws.balance(addrDesc)
 			if err != nil {
 				return err
@@ -151,7 +153,7 @@ func (ix *Index) connectInputs(ws *workset, wb writes, addrs blockAddresses, b *
 		if !indexable(spent.addrDesc) {
 			continue
 		}
-		if err := ix.electrumInput(wb, tx, i, spent.addrDesc, spent.p2pk); err != nil {
+		if err := electrumInput(ws, wb, tx, i, spent.addrDesc); err != nil {
 			return err
 		}
 		ab, err := ws.balance(spent.addrDesc)

@@ -189,6 +189,9 @@ func (u *undo) inputs(bt *blockTx, ta *txAddresses) error {
 			}
 			pta.outputs[po.vout].spent = false
 			prevHeight = pta.height
+			if err := u.restoreP2PK(bt, i, in.addrDesc); err != nil {
+				return err
+			}
 		}
 		if !indexable(in.addrDesc) {
 			continue
@@ -213,6 +216,23 @@ func (u *undo) inputs(bt *blockTx, ta *txAddresses) error {
 	return nil
 }
 
+// restoreP2PK gives the workset back the output that input i of bt,
+// undone, spent, if it pays a pay-to-pubkey script (the input's mark in
+// the p2pk column says so), when the workset must know every such output.
+func (u *undo) restoreP2PK(bt *blockTx, i int, spentDesc []byte) error {
+	if !u.ws.allP2PK || !IsP2PKHShape(spentDesc) {
+		return nil
+	}
+	val, err := u.ix.get(cfP2PK, p2pkKey(&bt.txid, uint32(i), true)[1:])
+	if err != nil {
+		return fmt.Errorf("index: reading the p2pk column: %w", err)
+	}
+	if val != nil {
+		u.ws.paysP2PK(&bt.inputs[i].txid, int(bt.inputs[i].vout))
+	}
+	return nil
+}
+
 // prevTx returns an earlier transaction, to be changed; nil when it is
 // not indexed.
 func (u *undo) prevTx(txid *chainhash.Hash) (*txAddresses, error) {
@@ -221,6 +241,7 @@ func (u *undo) prevTx(txid *chainhash.Hash) (*txAddresses, error) {
 
 func (u *undo) outputs(bt *blockTx, ta *txAddresses) error {
 	for i := range ta.outputs {
+		delete(u.ws.p2pk, outpointKey{bt.txid, int32(i)}) // gone with its block
 		out := &ta.outputs[i]
 		if !indexable(out.addrDesc) {
 			continue

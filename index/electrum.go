@@ -3,7 +3,6 @@ package index
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
@@ -128,22 +127,16 @@ func electrumOutput(wb writes, txid *chainhash.Hash, vout int, script, addrDesc 
 }
 
 // electrumInput marks input in of tx when the output it spends, whose
-// addrDesc is spentDesc, is a pay-to-pubkey script: known in memory for an
-// output of the blocks being connected (spentP2PK), else from the column.
-func (ix *Index) electrumInput(wb writes, tx *Tx, in int, spentDesc []byte, spentP2PK bool) error {
+// addrDesc is spentDesc, pays a pay-to-pubkey script (which only a
+// pay-to-pubkey-hash addrDesc may stand for).
+func electrumInput(ws *workset, wb writes, tx *Tx, in int, spentDesc []byte) error {
 	if !IsP2PKHShape(spentDesc) {
 		return nil
 	}
 	prev := &tx.Inputs[in]
-	if !spentP2PK {
-		val, err := ix.get(cfP2PK, p2pkKey(&prev.TxID, prev.Vout, false)[1:])
-		if err != nil {
-			return fmt.Errorf("index: reading the p2pk column: %w", err)
-		}
-		spentP2PK = val != nil
+	p2pk, err := ws.spendsP2PK(&prev.TxID, prev.Vout)
+	if err != nil || !p2pk {
+		return err
 	}
-	if spentP2PK {
-		return wb.Set(p2pkKey(&tx.ID, uint32(in), true), nil, nil)
-	}
-	return nil
+	return wb.Set(p2pkKey(&tx.ID, uint32(in), true), nil, nil)
 }

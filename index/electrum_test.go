@@ -98,3 +98,61 @@ func TestElectrumColumnsMissing(t *testing.T) {
 		}
 	}
 }
+
+// A bulk import into an index with no pay-to-pubkey marks knows every
+// pay-to-pubkey output it connects, so it marks the inputs that spend
+// them, across flushes and a disconnection, without reading the p2pk
+// column; an import into an index that holds marks reads it for outputs
+// from before it.
+func TestBulkMarksP2PKInputsWithoutReading(t *testing.T) {
+	chain, _, p2pkh := electrumChain()
+	// A branch that replaces block 1 spends block 0's pay-to-pubkey
+	// output from another transaction.
+	respend := Tx{ID: hashOf(6), Inputs: []Outpoint{{TxID: hashOf(1), Vout: 0}}, Outputs: []Output{{Script: []byte{0x51}, Value: 50}}}
+	b1b := &Block{Height: 1, Hash: hashOf(14), Txs: []Tx{{ID: hashOf(5), Inputs: []Outpoint{{Coinbase: true}}, Outputs: []Output{{Script: p2pkh, Value: 5}}}, respend}}
+	want := blockByBlockColumns(t, []*Block{chain[0], b1b, chain[2]})
+
+	bx := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer bx.Close()
+	bk := connectBulk(t, bx, 1, chain[:2]) // a flush after each block
+	if err := bk.Disconnect(1, chain[1].Hash); err != nil {
+		t.Fatal(err)
+	}
+	connectThrough(t, bk, []*Block{b1b, chain[2]})
+	if bk.ws.reads != 0 {
+		t.Fatalf("a bulk import into an empty index looked for %d values in the database", bk.ws.reads)
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+		t.Fatalf("bulk differs:\n%s", d)
+	}
+	for _, in := range []struct {
+		tx   byte
+		n    uint32
+		want bool
+	}{{6, 0, true}, {3, 1, true}, {3, 2, true}, {3, 0, false}} {
+		if got, err := bx.PaysP2PK(hashOf(in.tx), in.n, true); err != nil || got != in.want {
+			t.Errorf("PaysP2PK(tx %d, input %d) = %v %v, want %v", in.tx, in.n, got, err, in.want)
+		}
+	}
+
+	// Into an index that holds marks, the import reads the column for an
+	// output connected before it.
+	later := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer later.Close()
+	if err := connectBulk(t, later, 1, chain[:1]).Close(); err != nil {
+		t.Fatal(err)
+	}
+	bk = connectBulk(t, later, 1, chain[1:2])
+	if bk.ws.reads == 0 {
+		t.Fatal("a bulk import into an index holding pay-to-pubkey marks read none")
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := later.PaysP2PK(hashOf(3), 1, true); err != nil || !got {
+		t.Fatalf("the input spending a pay-to-pubkey output from before the import is not marked (%v, %v)", got, err)
+	}
+}

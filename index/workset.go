@@ -1,6 +1,8 @@
 package index
 
 import (
+	"fmt"
+
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
@@ -43,6 +45,15 @@ type workset struct {
 	// does not hold has none, in the workset or the database. It is nil
 	// elsewhere, and once full.
 	created *addressFilter
+	// p2pk holds the unspent outputs connected through this workset that
+	// pay a pay-to-pubkey script, whose mark (the p2pk column) an input
+	// that spends one copies: Blockbook's txAddresses value, kept or read
+	// back, does not say it. allP2PK says that p2pk holds every such
+	// output the index has, so one it lacks pays none and the column is
+	// not looked in: a bulk import into an index whose p2pk column was
+	// empty when it began (an initial import).
+	p2pk    map[outpointKey]struct{}
+	allP2PK bool
 	// reads counts the values looked for in the database.
 	reads int
 }
@@ -64,8 +75,34 @@ const maxCached = 1 << 20
 func newWorkset(ix *Index) *workset {
 	return &workset{ix: ix,
 		txa: make(map[chainhash.Hash]*txAddresses), keptTxa: make(map[chainhash.Hash][]byte), bal: make(map[string]*addrBalance),
-		keep: maxCached,
+		p2pk: make(map[outpointKey]struct{}), keep: maxCached,
 	}
+}
+
+// paysP2PK records that output vout of txid, just connected, pays a
+// pay-to-pubkey script.
+func (w *workset) paysP2PK(txid *chainhash.Hash, vout int) {
+	w.p2pk[outpointKey{*txid, int32(vout)}] = struct{}{}
+}
+
+// spendsP2PK reports whether output vout of txid, which an input is
+// spending, pays a pay-to-pubkey script, reading the p2pk column when
+// the workset cannot tell, and forgets the output.
+func (w *workset) spendsP2PK(txid *chainhash.Hash, vout uint32) (bool, error) {
+	key := outpointKey{*txid, int32(vout)}
+	if _, ok := w.p2pk[key]; ok {
+		delete(w.p2pk, key)
+		return true, nil
+	}
+	if w.allP2PK {
+		return false, nil
+	}
+	w.reads++
+	val, err := w.ix.get(cfP2PK, p2pkKey(txid, vout, false)[1:])
+	if err != nil {
+		return false, fmt.Errorf("index: reading the p2pk column: %w", err)
+	}
+	return val != nil, nil
 }
 
 // putTxAddresses adds the value of a newly connected transaction.
