@@ -215,8 +215,8 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 			}
 		}
 	}
-	// Sized for every output and input: grown by appending, the lists
-	// were the largest allocation of a replay's blocks.
+	// Sized for every output and input, so that appending never copies
+	// them: for a large block they are a replay's largest allocation.
 	added, removed := make([]coinstats.Coin, 0, outputs), make([]coinstats.Coin, 0, inputs)
 	for _, tx := range txs {
 		if !tx.IsCoinbase() {
