@@ -22,10 +22,10 @@ const maxHeldBytes = 256 << 20
 // changes, their sort entries while it writes them, up to maxCached
 // balances and txAddresses values each, the unspent pay-to-pubkey outputs
 // it connected, and, into a new index, the filter of the addresses it has
-// paid (addressFilter, at most 306 MiB). In the
-// bench's ten-million-UTXO chain they bring the process's live heap to
-// 2.3 GB at its largest (its store alone: 0.5 GB); a process limited to
-// the store's budget runs its garbage collector without pause instead.
+// paid (addressFilter, at most 306 MiB). In the bench's ten-million-UTXO
+// chain they bring the process's live heap to 2.3 GB at its largest (its
+// store alone: 0.5 GB); a process limited to the store's budget runs its
+// garbage collector without pause instead.
 const HeapAllowance = 2 << 30
 
 // Bulk is an initial import that keeps addressBalance and txAddresses

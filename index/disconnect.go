@@ -223,14 +223,11 @@ func (u *undo) restoreP2PK(bt *blockTx, i int, spentDesc []byte) error {
 	if !u.ws.allP2PK || !IsP2PKHShape(spentDesc) {
 		return nil
 	}
-	val, err := u.ix.get(cfP2PK, p2pkKey(&bt.txid, uint32(i), true)[1:])
-	if err != nil {
-		return fmt.Errorf("index: reading the p2pk column: %w", err)
-	}
-	if val != nil {
+	p2pk, err := u.ix.p2pkMark(&bt.txid, uint32(i), true)
+	if p2pk {
 		u.ws.paysP2PK(&bt.inputs[i].txid, int(bt.inputs[i].vout))
 	}
-	return nil
+	return err
 }
 
 // prevTx returns an earlier transaction, to be changed; nil when it is

@@ -3,6 +3,7 @@ package index
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
@@ -91,8 +92,16 @@ func (ix *Index) PaysP2PK(txid chainhash.Hash, vout uint32, input bool) (bool, e
 	if ix.db == nil {
 		return false, ErrClosed
 	}
-	val, err := ix.get(cfP2PK, p2pkKey(&txid, vout, input)[1:])
-	return val != nil, err
+	return ix.p2pkMark(&txid, vout, input)
+}
+
+// p2pkMark is PaysP2PK for a caller that holds the index's lock.
+func (ix *Index) p2pkMark(txid *chainhash.Hash, n uint32, input bool) (bool, error) {
+	val, err := ix.get(cfP2PK, p2pkKey(txid, n, input)[1:])
+	if err != nil {
+		return false, fmt.Errorf("index: reading the p2pk column: %w", err)
+	}
+	return val != nil, nil
 }
 
 func p2pkKey(txid *chainhash.Hash, n uint32, input bool) []byte {

@@ -1,8 +1,6 @@
 package index
 
 import (
-	"fmt"
-
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 )
 
@@ -98,11 +96,7 @@ func (w *workset) spendsP2PK(txid *chainhash.Hash, vout uint32) (bool, error) {
 		return false, nil
 	}
 	w.reads++
-	val, err := w.ix.get(cfP2PK, p2pkKey(txid, vout, false)[1:])
-	if err != nil {
-		return false, fmt.Errorf("index: reading the p2pk column: %w", err)
-	}
-	return val != nil, nil
+	return w.ix.p2pkMark(txid, vout, false)
 }
 
 // putTxAddresses adds the value of a newly connected transaction.
