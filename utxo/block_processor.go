@@ -672,37 +672,11 @@ func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connected
 	return db.forgetBlockLosers(ctx, b.Hash, connected.Conflicting)
 }
 
-// Reorg moves the store from its tip to a competing branch in one call:
-// disconnect (tip first) down to the fork point, then connect (fork point
-// first). Blocks it could not disconnect are refused before anything
-// changes (CanDisconnect); a failure while connecting returns to the old
-// branch.
-func (db *DB) Reorg(ctx context.Context, disconnect, connect []Block) error {
-	tips := make([]Tip, len(disconnect))
-	for i, b := range disconnect {
-		tips[i] = Tip{Height: b.Height, Hash: b.Hash}
-	}
-	if err := db.CanDisconnect(ctx, tips); err != nil {
-		return fmt.Errorf("reorg: %w", err)
-	}
-	for _, b := range disconnect {
-		if err := db.DisconnectBlock(ctx, b); err != nil {
-			return fmt.Errorf("reorg: disconnecting %s: %w", b.Hash, err)
-		}
-	}
-	for i, b := range connect {
-		if err := db.ConnectBlock(ctx, b); err != nil {
-			back := db.undoReorg(ctx, disconnect, connect[:i])
-			return errors.Join(fmt.Errorf("reorg: connecting %s: %w", b.Hash, err), back)
-		}
-	}
-	return nil
-}
-
-// CanDisconnect refuses, before anything changes, blocks that Reorg could
-// not disconnect in turn: each must be the chain's, the tip first and
-// each one the block below the one before it (else ErrNotTip), and none
-// may be a snapshot's block the store was loaded from, nor lie below it.
+// CanDisconnect refuses, before anything changes, blocks that could not
+// be disconnected in turn, as a reorganisation (blockpath.Path.Reorg)
+// disconnects them: each must be the chain's, the tip first and each one
+// the block below the one before it (else ErrNotTip), and none may be a
+// snapshot's block the store was loaded from, nor lie below it.
 func (db *DB) CanDisconnect(ctx context.Context, blocks []Tip) error {
 	cs, err := db.loadChainState(ctx) // once: BlockAt would read it again for each block
 	if err != nil {
@@ -720,20 +694,6 @@ func (db *DB) CanDisconnect(ctx context.Context, blocks []Tip) error {
 		if b.Height < cs.First {
 			return fmt.Errorf("%w: cannot disconnect block %s at height %d: the store was loaded from a snapshot of the set after it, and holds no block below %d",
 				errNoBlock, b.Hash, b.Height, cs.First)
-		}
-	}
-	return nil
-}
-
-func (db *DB) undoReorg(ctx context.Context, disconnected, connected []Block) error {
-	for i := len(connected) - 1; i >= 0; i-- {
-		if err := db.DisconnectBlock(ctx, connected[i]); err != nil {
-			return fmt.Errorf("reorg: returning to the old branch: %w", err)
-		}
-	}
-	for i := len(disconnected) - 1; i >= 0; i-- {
-		if err := db.ConnectBlock(ctx, disconnected[i]); err != nil {
-			return fmt.Errorf("reorg: returning to the old branch: %w", err)
 		}
 	}
 	return nil

@@ -142,13 +142,13 @@ func testReorgToCompetingBranchesAndBack(t *testing.T, open engineOpener) {
 			wantBranch := freshSummary(t, open, append(append([]Block(nil), base...), branch...))
 
 			for round := 0; round < 2; round++ {
-				if err := db.Reorg(ctx, reversed(main), branch); err != nil {
+				if err := reorg(db, reversed(main), branch); err != nil {
 					t.Fatalf("round %d, to the branch: %v", round, err)
 				}
 				if got := summary(t, db); got != wantBranch {
 					t.Fatalf("round %d on the branch: %+v\nfresh import of the branch: %+v", round, got, wantBranch)
 				}
-				if err := db.Reorg(ctx, reversed(branch), main); err != nil {
+				if err := reorg(db, reversed(branch), main); err != nil {
 					t.Fatalf("round %d, back to main: %v", round, err)
 				}
 				mustVerify(t, db)
@@ -158,6 +158,29 @@ func testReorgToCompetingBranchesAndBack(t *testing.T, open engineOpener) {
 			}
 		})
 	}
+}
+
+// reorg moves db from its tip to another branch as blockpath.Path.Reorg
+// does: checked, then disconnected tip first, then connected.
+func reorg(db *DB, disconnect, connect []Block) error {
+	tips := make([]Tip, len(disconnect))
+	for i, b := range disconnect {
+		tips[i] = Tip{Height: b.Height, Hash: b.Hash}
+	}
+	if err := db.CanDisconnect(ctx, tips); err != nil {
+		return err
+	}
+	for _, b := range disconnect {
+		if err := db.DisconnectBlock(ctx, b); err != nil {
+			return err
+		}
+	}
+	for _, b := range connect {
+		if err := db.ConnectBlock(ctx, b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TestAReorgOfBlocksOffTheChainChangesNothing: a reorganisation whose
@@ -174,7 +197,7 @@ func TestAReorgOfBlocksOffTheChainChangesNothing(t *testing.T) {
 	want := summary(t, db)
 	disconnect := reversed(main)
 	disconnect[1] = branch[1] // the same height, another chain
-	if err := db.Reorg(ctx, disconnect, branch); !errors.Is(err, ErrNotTip) {
+	if err := reorg(db, disconnect, branch); !errors.Is(err, ErrNotTip) {
 		t.Fatalf("a reorganisation disconnecting another chain's block: %v, want ErrNotTip", err)
 	}
 	if got := summary(t, db); got != want {

@@ -122,7 +122,7 @@ func TestSnapshotThenFollowTheChain(t *testing.T) {
 	// it are disconnected.
 	connectAll(t, loaded, blocks[base+1:base+4])
 	before = summary(t, loaded)
-	if err := loaded.Reorg(ctx, reversed(blocks[base:base+4]), nil); !errors.Is(err, errNoBlock) {
+	if err := reorg(loaded, reversed(blocks[base:base+4]), nil); !errors.Is(err, errNoBlock) {
 		t.Fatalf("a reorganisation below the snapshot's block: %v", err)
 	}
 	if after := summary(t, loaded); after != before {
