@@ -10,7 +10,9 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/objstorage/objstorageprovider"
@@ -34,10 +36,12 @@ type writes interface {
 // takes in (ingest): a batch of hundreds of megabytes is written to
 // Pebble's log, sorted by Pebble with a comparison that decodes both keys
 // from the batch, and then written again as a table when its memtable is
-// flushed. The table is written once, from runs of fixed-size entries
-// each sorted on its own, mostly by 8-byte prefixes, and merged. Nothing
-// held there is ever copied to grow: keys and values go into chunks,
-// entries into runs, each allocated once.
+// flushed. The changes are written once, from runs of fixed-size entries
+// each sorted on its own, mostly by 8-byte prefixes, and merged into
+// tables: one for each processor, each a range of keys, written
+// concurrently and taken in by Pebble together. Nothing held there is
+// ever copied to grow: keys and values go into chunks, entries into runs,
+// each allocated once.
 type bulkWrites struct {
 	ix *Index
 	// small holds the changes until they reach tableBytes (zero: never);
@@ -51,6 +55,10 @@ type bulkWrites struct {
 	// but the last; tests shorten them.
 	runs   [][]bulkOp
 	runLen int
+	// tables is how many tables, one range of keys each, a flush writes
+	// at most (zero: one for each processor, runtime.GOMAXPROCS, and
+	// none under minTableBytes); tests set it.
+	tables int
 	n      int // changes
 	bytes  int // the keys' and values' bytes
 }
@@ -73,10 +81,18 @@ const chunkSize = 4 << 20
 // processor's cache.
 const opsPerRun = 1 << 16
 
-// ingestFile is the name, in the index's directory, of the table a bulk
-// flush writes before Pebble takes it in (and removes it). A crash can
-// leave it behind; Open removes it.
-const ingestFile = "bulk-flush.sst"
+// minTableBytes is the least a flush writes into each of its tables:
+// below it, Pebble would take in and compact many small files.
+const minTableBytes = 16 << 20
+
+// ingestFilePattern names, in the index's directory, the tables a bulk
+// flush writes before Pebble takes them in (and removes them), one for
+// each range of keys. A crash can leave them behind; Open removes them
+// (ingestFileGlob).
+const (
+	ingestFilePattern = "bulk-flush-%d.sst"
+	ingestFileGlob    = "bulk-flush-*.sst"
+)
 
 func (w *bulkWrites) add(key, value []byte, del bool) {
 	n := len(key) + len(value)
@@ -176,9 +192,9 @@ func newBulkWrites(ix *Index) *bulkWrites {
 
 // reset forgets every change.
 func (w *bulkWrites) reset() {
-	ix, tableBytes, runLen := w.ix, w.tableBytes, w.runLen
+	ix, tableBytes, runLen, tables := w.ix, w.tableBytes, w.runLen, w.tables
 	w.close()
-	*w = bulkWrites{ix: ix, small: ix.db.NewBatch(), tableBytes: tableBytes, runLen: runLen}
+	*w = bulkWrites{ix: ix, small: ix.db.NewBatch(), tableBytes: tableBytes, runLen: runLen, tables: tables}
 }
 
 // close forgets every change and gives the batch back.
@@ -199,25 +215,53 @@ func (w *bulkWrites) commit() error {
 	return w.ingest()
 }
 
-// ingest writes the changes into one table (writeTable) and has Pebble
-// take it in: atomically, and durable when it returns, whatever
-// Options.NoSync says.
+// ingest writes the changes into tables (writeTables) and has Pebble
+// take them in, all in one step: atomically, and durable when it returns,
+// whatever Options.NoSync says.
 func (w *bulkWrites) ingest() error {
 	ix := w.ix
-	path := filepath.Join(ix.dir, ingestFile)
-	if err := w.writeTable(path); err != nil {
-		return errors.Join(err, removeIfPresent(path))
+	paths, err := w.writeTables(ix.dir)
+	if err != nil {
+		return errors.Join(err, removeTables(paths))
 	}
-	if err := ix.db.Ingest([]string{path}); err != nil {
-		return errors.Join(fmt.Errorf("taking in the bulk flush's table: %w", err), removeIfPresent(path))
+	if err := ix.db.Ingest(paths); err != nil {
+		return errors.Join(fmt.Errorf("taking in the bulk flush's tables: %w", err), removeTables(paths))
 	}
 	ix.ingestedBytes += uint64(w.bytes)
 	return nil
 }
 
-// writeTable sorts the changes and writes them, each key's last alone,
-// into a new table at path, synced.
-func (w *bulkWrites) writeTable(path string) error {
+// writeTables sorts the changes and writes them, each key's last alone,
+// into tables in dir, one range of keys each, written concurrently: a
+// large flush is otherwise one processor's work while the blocks wait.
+// It returns the tables' paths, empty ranges left out, and on failure the
+// paths it may have written.
+func (w *bulkWrites) writeTables(dir string) ([]string, error) {
+	w.sortRuns()
+	var paths []string
+	var ranges [][][]bulkOp
+	n := w.tables
+	if n == 0 {
+		n = max(1, min(runtime.GOMAXPROCS(0), w.bytes/minTableBytes))
+	}
+	for i, runs := range w.split(n) {
+		if slices.ContainsFunc(runs, func(r []bulkOp) bool { return len(r) > 0 }) {
+			paths = append(paths, filepath.Join(dir, fmt.Sprintf(ingestFilePattern, i)))
+			ranges = append(ranges, runs)
+		}
+	}
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	for i := range paths {
+		wg.Go(func() { errs[i] = w.writeTable(paths[i], ranges[i]) })
+	}
+	wg.Wait()
+	return paths, errors.Join(errs...)
+}
+
+// writeTable writes the changes of runs, each sorted, into a new table at
+// path, synced: merged, each key's last alone.
+func (w *bulkWrites) writeTable(path string, runs [][]bulkOp) error {
 	f, err := vfs.Default.Create(path)
 	if err != nil {
 		return err
@@ -233,7 +277,7 @@ func (w *bulkWrites) writeTable(path string) error {
 	// The merge gives a key's changes oldest first: each is written
 	// once the next key shows it was the key's last.
 	var last *bulkOp
-	for o := range w.sorted() {
+	for o := range w.merged(runs) {
 		if last != nil && !bytes.Equal(w.key(last), w.key(o)) {
 			if err := write(last); err != nil {
 				return errors.Join(err, t.Close())
@@ -251,22 +295,74 @@ func (w *bulkWrites) writeTable(path string) error {
 
 // compare orders changes by key, and a key's changes oldest first.
 func (w *bulkWrites) compare(a, b *bulkOp) int {
-	if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
-		return c
-	}
-	if c := bytes.Compare(w.key(a), w.key(b)); c != 0 {
+	if c := w.compareKeys(a, b); c != 0 {
 		return c
 	}
 	return cmp.Compare(a.seq, b.seq)
 }
 
-// sorted sorts each run and yields every change in compare's order, a
-// merge of the runs.
-func (w *bulkWrites) sorted() iter.Seq[*bulkOp] {
+// compareKeys orders changes by key alone.
+func (w *bulkWrites) compareKeys(a, b *bulkOp) int {
+	if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
+		return c
+	}
+	return bytes.Compare(w.key(a), w.key(b))
+}
+
+// sortRuns sorts each run, concurrently.
+func (w *bulkWrites) sortRuns() {
+	next := make(chan []bulkOp, len(w.runs))
+	for _, r := range w.runs {
+		next <- r
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(w.runs)) {
+		wg.Go(func() {
+			for r := range next {
+				slices.SortFunc(r, func(a, b bulkOp) int { return w.compare(&a, &b) })
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// split cuts the sorted runs into n ranges of keys, about equal, between
+// keys sampled from the runs: range i holds, of every run, the changes
+// from the i-th boundary up to the next, so every change of a key falls
+// in one range.
+func (w *bulkWrites) split(n int) [][][]bulkOp {
+	var samples []*bulkOp
+	for _, r := range w.runs {
+		for i := 1; i < n; i++ {
+			if j := len(r) * i / n; j < len(r) {
+				samples = append(samples, &r[j])
+			}
+		}
+	}
+	slices.SortFunc(samples, w.compareKeys)
+	var bounds []*bulkOp
+	for i := 1; i < n && len(samples) > 0; i++ {
+		bounds = append(bounds, samples[len(samples)*i/n])
+	}
+	ranges := make([][][]bulkOp, len(bounds)+1)
+	for _, r := range w.runs {
+		from := 0
+		for i, b := range bounds {
+			to, _ := slices.BinarySearchFunc(r, b, func(o bulkOp, b *bulkOp) int { return w.compareKeys(&o, b) })
+			ranges[i] = append(ranges[i], r[from:to])
+			from = to
+		}
+		ranges[len(bounds)] = append(ranges[len(bounds)], r[from:])
+	}
+	return ranges
+}
+
+// merged yields every change of runs, each sorted, in compare's order.
+func (w *bulkWrites) merged(runs [][]bulkOp) iter.Seq[*bulkOp] {
 	return func(yield func(*bulkOp) bool) {
 		h := &runHeap{w: w}
-		for _, r := range w.runs {
-			slices.SortFunc(r, func(a, b bulkOp) int { return w.compare(&a, &b) })
+		for _, r := range runs {
 			if len(r) > 0 {
 				h.runs = append(h.runs, r)
 			}
@@ -300,6 +396,15 @@ func (h *runHeap) Pop() any {
 	last := h.runs[len(h.runs)-1]
 	h.runs = h.runs[:len(h.runs)-1]
 	return last
+}
+
+// removeTables removes the tables at paths, which may not exist.
+func removeTables(paths []string) error {
+	var errs []error
+	for _, p := range paths {
+		errs = append(errs, removeIfPresent(p))
+	}
+	return errors.Join(errs...)
 }
 
 // removeIfPresent removes path, which may not exist.

@@ -1,15 +1,14 @@
 package index
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
-// A large bulk flush hands Pebble its table and keeps no file of its own. A
-// table a flush wrote when the process stopped before Pebble took it in is
-// removed by Open, and the index is that of the flushes before it.
+// A large bulk flush hands Pebble its tables and keeps no file of its own.
+// Tables a flush wrote when the process stopped before Pebble took them in
+// are removed by Open, and the index is that of the flushes before it.
 func TestABulkFlushLeavesNoTableBehind(t *testing.T) {
 	chain := genChain(5, 40)
 	dir := t.TempDir()
@@ -30,30 +29,33 @@ func TestABulkFlushLeavesNoTableBehind(t *testing.T) {
 	if ix.ingestedBytes == 0 {
 		t.Fatal("the bulk import's flushes wrote no table")
 	}
-	table := filepath.Join(dir, ingestFile)
-	if _, err := os.Stat(table); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("after the bulk import's flushes %s is there (%v)", ingestFile, err)
+	if left := flushTables(t, dir); len(left) != 0 {
+		t.Fatalf("after the bulk import's flushes %v are there", left)
 	}
 	want := dumpAll(t, ix)
 
-	// The next blocks' table, written and never taken in.
-	held := &bulkWrites{ix: ix}
+	// The next blocks' tables, written and never taken in.
+	held := &bulkWrites{ix: ix, tables: 3}
 	win := ix.win
 	for _, b := range chain[30:] {
 		if err := ix.connect(newWorkset(ix), held, &win, b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := held.writeTable(table); err != nil {
+	tables, err := held.writeTables(dir)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if left := flushTables(t, dir); len(tables) < 2 || !slices.Equal(left, tables) {
+		t.Fatalf("the flush wrote %v, and %v are there; want several tables", tables, left)
 	}
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}
 	ix = openTest(t, dir, Options{NoSync: true})
 	defer ix.Close()
-	if _, err := os.Stat(table); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("Open left the unused %s (%v)", ingestFile, err)
+	if left := flushTables(t, dir); len(left) != 0 {
+		t.Fatalf("Open left the unused %v", left)
 	}
 	if d := diffColumns(want, dumpAll(t, ix)); d != "" {
 		t.Fatalf("the index changed:\n%s", d)
@@ -61,4 +63,14 @@ func TestABulkFlushLeavesNoTableBehind(t *testing.T) {
 	if tip, ok, err := ix.BestBlock(); err != nil || !ok || tip.Height != chain[29].Height {
 		t.Fatalf("tip %+v (%v, %v), want block %d", tip, ok, err, chain[29].Height)
 	}
+}
+
+// flushTables lists the bulk flush tables in dir.
+func flushTables(t *testing.T, dir string) []string {
+	t.Helper()
+	left, err := filepath.Glob(filepath.Join(dir, ingestFileGlob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return left
 }

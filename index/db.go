@@ -96,10 +96,14 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	// A table a bulk flush left when the process stopped before Pebble
-	// took it in holds no block the index has.
-	if err := removeIfPresent(filepath.Join(dir, ingestFile)); err != nil {
-		return nil, errors.Join(fmt.Errorf("index: removing a bulk flush's unused table: %w", err), db.Close())
+	// Tables a bulk flush left when the process stopped before Pebble
+	// took them in hold no block the index has.
+	left, err := filepath.Glob(filepath.Join(dir, ingestFileGlob))
+	if err == nil {
+		err = removeTables(left)
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("index: removing a bulk flush's unused tables: %w", err), db.Close())
 	}
 	ix := &Index{dir: dir, db: db, pebbleOpts: po.Clone().EnsureDefaults(), opts: opts, wo: pebble.Sync}
 	if opts.NoSync {

@@ -92,8 +92,9 @@ func TestConnectDisconnectChecks(t *testing.T) {
 // Bulk import leaves exactly the bytes of block-by-block connect,
 // whatever the flush interval and window, whether its flushes are batches
 // (these blocks' flushes are small) or tables, from the first change or
-// after 4 KiB in a batch, and however many sorted runs a table merges (a
-// run of 5 changes: a key's changes in different runs).
+// after 4 KiB in a batch, however many sorted runs a table merges (a run
+// of 5 changes: a key's changes in different runs), and however many
+// tables, one range of keys each, a flush writes.
 func TestBulkMatchesConnect(t *testing.T) {
 	chain := genChain(4, 120)
 	for _, keep := range []int{7, 1000} {
@@ -102,7 +103,7 @@ func TestBulkMatchesConnect(t *testing.T) {
 		want := dumpAll(t, ix)
 		ix.Close()
 		for _, every := range []int{1, 13, 1000} {
-			for _, held := range []bulkWrites{{}, {tableBytes: 1}, {tableBytes: 1, runLen: 5}, {tableBytes: 4 << 10, runLen: 5}} {
+			for _, held := range []bulkWrites{{}, {tableBytes: 1}, {tableBytes: 1, runLen: 5}, {tableBytes: 1, runLen: 5, tables: 1}, {tableBytes: 1, runLen: 5, tables: 7}, {tableBytes: 4 << 10, runLen: 5, tables: 3}} {
 				bulkMatchesConnect(t, chain, want, keep, every, held)
 			}
 		}
@@ -122,7 +123,7 @@ func bulkMatchesConnect(t *testing.T, chain []*Block, want map[column]snapshot, 
 	if held.tableBytes == 0 && bk.held.tableBytes == 0 {
 		t.Fatal("a bulk import writes no table however large its flushes")
 	}
-	bk.held.tableBytes, bk.held.runLen = held.tableBytes, held.runLen
+	bk.held.tableBytes, bk.held.runLen, bk.held.tables = held.tableBytes, held.runLen, held.tables
 	if err := bx.ConnectBlock(chain[0]); !errors.Is(err, ErrBulkActive) {
 		t.Fatalf("ConnectBlock during bulk: %v", err)
 	}
@@ -135,7 +136,7 @@ func bulkMatchesConnect(t *testing.T, chain []*Block, want map[column]snapshot, 
 		t.Fatal(err)
 	}
 	if d := diffColumns(want, dumpAll(t, bx)); d != "" {
-		t.Fatalf("keep %d flush %d tables from %d bytes (0: none), runs of %d: bulk differs:\n%s", keep, every, held.tableBytes, held.runLen, d)
+		t.Fatalf("keep %d flush %d tables from %d bytes (0: none), runs of %d, at most %d tables: bulk differs:\n%s", keep, every, held.tableBytes, held.runLen, held.tables, d)
 	}
 	// The index works normally afterwards.
 	last := chain[len(chain)-1]
