@@ -56,8 +56,8 @@ type bulkWrites struct {
 	runs   [][]bulkOp
 	runLen int
 	// tables is how many tables, one range of keys each, a flush writes
-	// at most (zero: one for each processor, runtime.GOMAXPROCS, and
-	// none under minTableBytes); tests set it.
+	// at most (zero: one for each processor, runtime.GOMAXPROCS, each of
+	// at least minTableBytes); tests set it.
 	tables int
 	n      int // changes
 	bytes  int // the keys' and values' bytes
