@@ -476,9 +476,12 @@ func benchChild(ctx context.Context, name string, cfg *benchConfig, dir, stream 
 		"--series-every=" + strconv.Itoa(seriesEvery), "--sync=" + cfg.sf.sync, "--network=" + cfg.sf.network,
 		"--redis=" + cfg.sf.redis, "--redis-namespace=" + cfg.redisNamespace(),
 		"--redis-wait=" + strconv.Itoa(cfg.sf.redisWait), "--sozu-tuning=" + cfg.sf.sozu, "--profile=" + cfg.profile,
-		"--clients=" + strconv.Itoa(cfg.clients), "--batch-wait=" + cfg.sf.batchWait.String(), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps),
+		"--clients=" + strconv.Itoa(cfg.clients), "--batch-ops=" + strconv.Itoa(cfg.sf.batchOps),
 		"--index=" + strconv.FormatBool(cfg.sf.index), "--index-cache=" + strconv.FormatInt(cfg.sf.indexCache, 10),
 		"--set-stats-digest=" + strconv.FormatBool(cfg.setStats), "--growth-step=" + strconv.FormatUint(cfg.growthStep(), 10)}
+	if cfg.sf.batchWait.set { // else each engine's default
+		args = append(args, "--batch-wait="+cfg.sf.batchWait.String())
+	}
 	if cfg.crash && name != mapEngine {
 		return crashedChild(ctx, name, args, exe, resultPath+".crash", resultPath)
 	}

@@ -52,7 +52,7 @@ type storeFlags struct {
 	indexCache int64
 	blocks     blockFlags
 	sozu       string
-	batchWait  time.Duration
+	batchWait  batchWaitFlag
 	batchOps   int
 	// unminedRetention is --unmined-retention (sync and serve); 0 leaves
 	// the store's default.
@@ -166,7 +166,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.redisWait, "redis-wait", 0, "replicas that must acknowledge writes (Redis WAIT) before they count as durable; 0 relies on the masters' AOF (engine redis)")
 	fs.BoolVar(&f.discardCorruptLog, "discard-corrupt-log", false, "engine sozu: open a store whose log is damaged before its end (Open refuses it otherwise) by dropping the log from the damaged write on; the writes logged from there are lost. A torn end is always dropped, and reported")
 	fs.StringVar(&f.sozu, "sozu-tuning", "", "tuning of engine sozu, comma-separated name=value settings over the measured defaults (e.g. alpha=0.75,changes=134217728): "+sozu.TuningHelp)
-	fs.DurationVar(&f.batchWait, "batch-wait", utxo.DefaultBatchWait, "with --sync always, merge the writes of concurrent callers into one engine batch (one fsync, one Redis round trip per master); while another batch is being written, a batch closes this long after it opens or at --batch-ops updates; 0 turns merging off")
+	fs.Var(&f.batchWait, "batch-wait", "with --sync always, merge the writes of concurrent callers into one engine batch (one commit, one Redis round trip per master); while another batch is being written, a batch closes this `duration` after it opens, or at --batch-ops updates; 0 turns merging off (default: "+utxo.DefaultBatchWait.String()+" on engines pebble and redis, 0 on sozu, whose log shares one fsync among concurrent callers by itself, and memory)")
 	fs.IntVar(&f.batchOps, "batch-ops", utxo.DefaultBatchOps, "updates at which a merged batch closes early (see --batch-wait)")
 	fs.StringVar(&f.namespace, "redis-namespace", "utxostore", "key prefix of the store in Redis, so several stores can share a cluster (engine redis)")
 }
@@ -210,6 +210,48 @@ var engines = map[string]opener{
 		f.madeNamespace = e.MadeNamespace()
 		return e, nil
 	},
+}
+
+// batchWaitFlag is --batch-wait: the wait given, or else the engine's
+// default (orDefault).
+type batchWaitFlag struct {
+	wait time.Duration
+	set  bool
+}
+
+func (b *batchWaitFlag) String() string {
+	if !b.set {
+		return ""
+	}
+	return b.wait.String()
+}
+
+func (b *batchWaitFlag) Set(s string) error {
+	wait, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("not a duration (e.g. 200us, 1ms, 0)")
+	}
+	if wait < 0 {
+		return errors.New("a wait cannot be negative (0 turns merging off)")
+	}
+	b.wait, b.set = wait, true
+	return nil
+}
+
+// orDefault is the wait given, or else engineName's: merging concurrent
+// callers' writes pays where each engine batch costs a commit or a round
+// trip (pebble, redis), and only delays the callers on Sozu, whose log
+// already makes the records of every caller it holds durable with one
+// fsync, and on memory, which has no fsync to share (BENCHMARKS.md,
+// "Durability's cost").
+func (b *batchWaitFlag) orDefault(engineName string) time.Duration {
+	if b.set {
+		return b.wait
+	}
+	if engineName == "pebble" || engineName == "redis" {
+		return utxo.DefaultBatchWait
+	}
+	return 0
 }
 
 // redisOptions are the Redis engine's options the flags ask for.
@@ -367,7 +409,7 @@ func (f *storeFlags) open(ctx context.Context, mode openMode) (*utxo.DB, error) 
 	if sync == engine.SyncAlways && !readOnly {
 		// Under SyncBlock there is no fsync to share: merging would
 		// only add its wait.
-		opts.BatchWait = f.batchWait
+		opts.BatchWait = f.batchWait.orDefault(f.engine)
 	}
 	store, err := utxo.Open(ctx, eng, opts)
 	if err != nil {
