@@ -344,5 +344,8 @@ func (c *serveConfig) resolveStore() error {
 			c.sources[name] = "data directory " + c.store.data
 		}
 	}
+	if !c.store.batchWait.set {
+		c.sources["batch-wait"] = fmt.Sprintf("default on engine %s: %v", c.store.engine, c.store.batchWait.orDefault(c.store.engine))
+	}
 	return nil
 }

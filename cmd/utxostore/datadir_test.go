@@ -141,8 +141,8 @@ func TestReadingCommandsCreateNothing(t *testing.T) {
 }
 
 // Without --engine every command opens the data directory's store on its
-// own engine, whichever the default is; nothing of another engine appears
-// beside it.
+// own engine, whichever the default is, with that engine's defaults
+// (--batch-wait); nothing of another engine appears beside it.
 func TestDataDirectoryNamesItsEngine(t *testing.T) {
 	for _, engineName := range []string{"sozu", "pebble"} {
 		t.Run(engineName, func(t *testing.T) {
@@ -163,7 +163,8 @@ func TestDataDirectoryNamesItsEngine(t *testing.T) {
 				t.Errorf("inspect without a txid on the pebble store: %v\n%s", err, stderr)
 			}
 			config := output(t, "config", "--data", data)
-			mustContain(t, "config", config, engineName, "data directory "+data)
+			mustContain(t, "config", config, engineName, "data directory "+data,
+				"batch-wait", map[string]string{"sozu": "default on engine sozu: 0s", "pebble": "default on engine pebble: 200µs"}[engineName])
 
 			d := startDaemon(t, "serve", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
 			_, status := httpGet(t, "http://"+d.http+"/api/status")
