@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -280,18 +281,33 @@ func logGrowStep(o Options) int64 {
 // it already is. One caller at a time runs an fsync (syncOnce); callers
 // that arrive during it wait for it to end, all woken at once, and return
 // if it covered them, or one of them runs the next fsync for the rest
-// (group commit). It must not be called from inside a group: syncOnce
+// (group commit). A caller that finds the log idle yields to the
+// goroutines ready to run before it syncs, so that callers on their way
+// share its fsync. It must not be called from inside a group: syncOnce
 // waits for the shards' groups, that shard's too.
 func (w *writeAheadLog) syncTo(end int64) error {
 	w.syncMu.Lock()
 	defer w.syncMu.Unlock()
+	waited := false
 	for w.synced.Load() < end {
 		if w.syncing {
 			w.syncDone.Wait()
+			waited = true
 			continue
 		}
 		w.syncing = true
 		w.syncMu.Unlock()
+		if !waited {
+			// This fsync's caller found the log idle: most often the
+			// first back of the callers the last fsync woke, the others
+			// still on their way to append. Letting the goroutines that
+			// are ready to run go first lets them append in time to
+			// share this fsync instead of queueing for the next one
+			// (under 64 callers, 30% fewer fsyncs: BENCHMARKS.md,
+			// "Durability's cost"). A caller that waited starts at once:
+			// the records it waited with are already appended.
+			runtime.Gosched()
+		}
 		target, took, err := w.syncOnce()
 		w.syncMu.Lock()
 		w.syncing = false
