@@ -248,7 +248,7 @@ func (b *batchWaitFlag) orDefault(engineName string) time.Duration {
 	if b.set {
 		return b.wait
 	}
-	if engineName == "pebble" || engineName == "redis" {
+	if engineName == pebble.Name || engineName == redis.Name {
 		return utxo.DefaultBatchWait
 	}
 	return 0
