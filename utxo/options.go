@@ -65,9 +65,10 @@ type Options struct {
 	// soon as it holds BatchOps updates (default DefaultBatchOps), or at
 	// once when no other batch is at the engine (a lone caller never
 	// waits), and goes to the engine as one batch, so under
-	// engine.SyncAlways its callers share one fsync. Zero gives every call its own engine batch,
-	// which suits one caller, engine.SyncBlock, and an engine that already
-	// makes concurrent callers' writes durable together (Sozu's log).
+	// engine.SyncAlways its callers share one fsync. Zero gives every
+	// call its own engine batch, which suits one caller, engine.SyncBlock,
+	// and an engine that already makes concurrent callers' writes durable
+	// together (Sozu's log).
 	// DefaultBatchWait is the measured setting for concurrent callers of
 	// an engine whose batches cost a commit or a round trip each (Pebble,
 	// Redis).
