@@ -26,10 +26,6 @@ type scriptTotals struct{ received, sent uint64 }
 
 func chainScriptTotals(t *testing.T, path string) map[string]*scriptTotals {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	type coin struct {
 		script string
 		value  uint64
@@ -42,13 +38,8 @@ func chainScriptTotals(t *testing.T, path string) map[string]*scriptTotals {
 		}
 		return totals[s]
 	}
-	for len(data) >= 8 && binary.LittleEndian.Uint32(data) != 0 {
-		n := binary.LittleEndian.Uint32(data[4:])
-		var blk wire.MsgBlock
-		if err := blk.Deserialize(bytesReader(data[8 : 8+n])); err != nil {
-			t.Fatal(err)
-		}
-		data = data[8+n:]
+	blocks, _ := fileBlocks(t, path)
+	for _, blk := range blocks {
 		for i, tx := range blk.Transactions {
 			if i > 0 {
 				for _, in := range tx.TxIn {
@@ -66,19 +57,6 @@ func chainScriptTotals(t *testing.T, path string) map[string]*scriptTotals {
 	}
 	return totals
 }
-
-type sliceReader struct{ b []byte }
-
-func (r *sliceReader) Read(p []byte) (int, error) {
-	if len(r.b) == 0 {
-		return 0, fmt.Errorf("EOF")
-	}
-	n := copy(p, r.b)
-	r.b = r.b[n:]
-	return n, nil
-}
-
-func bytesReader(b []byte) *sliceReader { return &sliceReader{b} }
 
 // TestAddressIndexImportAndServe: an `import --index` killed mid-way and
 // rerun leaves an index whose every address balance matches the chain; the
@@ -320,7 +298,8 @@ func TestImportIndexInTwoRuns(t *testing.T) {
 		}
 		defer idx.Close()
 		var out []bool
-		for _, blk := range readBlocks(t, chainRange(t, split, end)) {
+		blocks, _ := fileBlocks(t, chainRange(t, split, end))
+		for _, blk := range blocks {
 			for _, tx := range blk.Transactions[1:] {
 				for i := range tx.TxIn {
 					p2pk, err := idx.PaysP2PK(tx.TxHash(), uint32(i), true)
@@ -340,24 +319,4 @@ func TestImportIndexInTwoRuns(t *testing.T) {
 	if !strings.Contains(want, "true") {
 		t.Fatal("no input of the second import spends a pay-to-pubkey output: the test checks nothing")
 	}
-}
-
-// readBlocks reads the blocks of a blk file (magic and length framing).
-func readBlocks(t *testing.T, path string) []*wire.MsgBlock {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var blocks []*wire.MsgBlock
-	for len(data) >= 8 && binary.LittleEndian.Uint32(data) != 0 {
-		n := binary.LittleEndian.Uint32(data[4:])
-		var blk wire.MsgBlock
-		if err := blk.Deserialize(bytesReader(data[8 : 8+n])); err != nil {
-			t.Fatal(err)
-		}
-		blocks = append(blocks, &blk)
-		data = data[8+n:]
-	}
-	return blocks
 }
