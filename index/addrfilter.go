@@ -2,13 +2,14 @@ package index
 
 import "github.com/bits-and-blooms/bloom/v3"
 
-// addressFilter holds every address a bulk import gave a balance, so that
-// an import into an index that had no balances when it began can tell an
-// address that has none without looking in the database. Without it, once
-// the import keeps fewer balances than there are (maxCached), every output
-// that pays a new address costs a lookup, which the tables' bloom filters
-// answer only after finding the tables of each level and reading their
-// filters (BENCHMARKS.md, "With the address index").
+// addressFilter holds every address with a balance during a bulk import
+// (those the index had when it began and those the import gave one), so
+// that the import can tell an address that has none without looking in
+// the database. Without it, every output that pays a new address costs a
+// lookup once the import keeps fewer balances than there are (maxCached),
+// or from the start when the index had some, which the tables' bloom
+// filters answer only after finding the tables of each level and reading
+// their filters (BENCHMARKS.md, "With the address index").
 //
 // It is a stack of bloom filters (bits-and-blooms/bloom), each for twice
 // the addresses of the one before, at 1% false positives each; a false

@@ -1,7 +1,9 @@
 package index
 
 import (
+	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/cockroachdb/pebble"
@@ -20,12 +22,12 @@ const maxHeldBytes = 256 << 20
 // HeapAllowance is the Go heap a process gives the address index beside
 // its store's memory budget. A bulk import holds up to maxHeldBytes of
 // changes, their sort entries while it writes them, up to maxCached
-// balances and txAddresses values each, the unspent pay-to-pubkey outputs
-// it connected, and, into a new index, the filter of the addresses it has
-// paid (addressFilter, at most 306 MiB). In the bench's ten-million-UTXO
-// chain they bring the process's live heap to 2.3 GB at its largest (its
-// store alone: 0.5 GB); a process limited to the store's budget runs its
-// garbage collector without pause instead.
+// balances and txAddresses values each, the pay-to-pubkey outputs it
+// connected or loaded (maxLoadedP2PK), and the filter of the addresses
+// with a balance (addressFilter, at most 306 MiB). In the bench's
+// ten-million-UTXO chain they bring the process's live heap to 2.3 GB at
+// its largest (its store alone: 0.5 GB); a process limited to the store's
+// budget runs its garbage collector without pause instead.
 const HeapAllowance = 2 << 30
 
 // Bulk is an initial import that keeps addressBalance and txAddresses
@@ -38,9 +40,13 @@ const HeapAllowance = 2 << 30
 // database until its kept values first pass their bound (maxCached);
 // after that, its addressFilter still spares it looking for addresses
 // it never paid. It knows, too, every pay-to-pubkey output it connected
-// and has not seen spent, so an import into an index with no such
-// outputs marks the inputs that spend them without reading the p2pk
-// column (see workset.p2pk).
+// and has not seen spent, so it marks the inputs that spend them without
+// reading the p2pk column (see workset.p2pk). An import into an index
+// that has balances and marks already (the next block files, or a rerun
+// after an interruption) starts with the filter of the addresses that
+// have a balance and the pay-to-pubkey outputs the column marks, where
+// they fit (fillAddressFilter, loadP2PKOutputs), and is spared the same
+// reads.
 //
 // While a Bulk is open, the Index refuses ConnectBlock and DisconnectBlock
 // (the Bulk has its own Disconnect); queries see the index as of the last
@@ -64,6 +70,16 @@ type Bulk struct {
 
 // BeginBulk starts a bulk import. flushEvery <= 0 means DefaultFlushEvery.
 func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
+	return ix.beginBulk(flushEvery, newAddressFilter(), maxLoadedP2PK)
+}
+
+// maxLoadedP2PK bounds the pay-to-pubkey outputs an import into an index
+// that has some loads (loadP2PKOutputs): about 60 MB of memory at most.
+const maxLoadedP2PK = 1 << 20
+
+// beginBulk is BeginBulk with the import's address filter, empty, and the
+// most pay-to-pubkey outputs it loads (tests make both small).
+func (ix *Index) beginBulk(flushEvery int, filter *addressFilter, p2pkLimit int) (*Bulk, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if err := ix.writable(); err != nil {
@@ -80,10 +96,15 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 	if ws.allBal, err = ix.columnEmpty(cfAddressBalance); err != nil {
 		return nil, err
 	}
-	if ws.allBal {
-		ws.created = newAddressFilter()
+	// An import that follows another (the next block files, or a rerun
+	// after an interruption) finds the balances and marks its predecessor
+	// wrote. Loading what proves an absence lets it, too, spare the
+	// lookups of addresses it never paid and of the marks of inputs that
+	// spend no pay-to-pubkey output.
+	if ws.created, err = ix.fillAddressFilter(filter); err != nil {
+		return nil, err
 	}
-	if ws.allP2PK, err = ix.columnEmpty(cfP2PK); err != nil {
+	if ws.allP2PK, err = ix.loadP2PKOutputs(ws.p2pk, p2pkLimit); err != nil {
 		return nil, err
 	}
 	bk := &Bulk{ix: ix, ws: ws, held: newBulkWrites(ix), flushEvery: flushEvery, flushBytes: maxHeldBytes, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
@@ -91,18 +112,86 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 	return bk, nil
 }
 
-// columnEmpty reports whether column c holds no entry.
-func (ix *Index) columnEmpty(c column) (bool, error) {
+// fillAddressFilter adds to f every address the index has a balance for
+// and returns it, or nil when they are more than f holds. Reading them
+// takes about a second for every three million here; an index that once
+// had more than a filter holds says so in its state (AddressesPastFilter),
+// and is not read again for nothing.
+func (ix *Index) fillAddressFilter(f *addressFilter) (*addressFilter, error) {
+	if ix.state.AddressesPastFilter {
+		return nil, nil
+	}
+	full := false
+	err := ix.eachKey(cfAddressBalance, func(addrDesc []byte) bool {
+		full = !f.add(addrDesc)
+		return !full
+	})
+	if err != nil {
+		return nil, err
+	}
+	if full {
+		return nil, ix.addressesPastFilter()
+	}
+	return f, nil
+}
+
+// addressesPastFilter records that the index has more addresses than an
+// addressFilter holds.
+func (ix *Index) addressesPastFilter() error {
+	ix.state.AddressesPastFilter = true
+	return ix.storeState()
+}
+
+// loadP2PKOutputs adds to outputs every output the p2pk column marks as
+// paying a pay-to-pubkey script, and reports whether it could: false, with
+// outputs left empty, when there are more than limit. The column keeps an
+// output's mark once it is spent, so outputs then holds spent ones too,
+// which no input looks for again.
+func (ix *Index) loadP2PKOutputs(outputs map[outpointKey]struct{}, limit int) (bool, error) {
+	var damaged error
+	err := ix.eachKey(cfP2PK, func(k []byte) bool {
+		if len(k) != p2pkKeySize {
+			damaged = corrupt(cfP2PK, slices.Clone(k), "a key of %d bytes", len(k))
+			return false
+		}
+		if k[32] == 0 { // an output's mark, not an input's
+			var txid chainhash.Hash
+			copy(txid[:], k[:32])
+			outputs[outpointKey{txid, int32(binary.BigEndian.Uint32(k[33:]))}] = struct{}{}
+		}
+		return len(outputs) <= limit
+	})
+	if err == nil {
+		err = damaged
+	}
+	if err != nil || len(outputs) > limit {
+		clear(outputs)
+		return false, err
+	}
+	return true, nil
+}
+
+// eachKey calls fn with every key of column c, without its prefix, in
+// order, until fn returns false. The key is valid only during the call.
+func (ix *Index) eachKey(c column, fn func(k []byte) bool) error {
 	lo, hi := c.bounds()
 	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
-		return false, err
+		return err
 	}
-	empty := !it.First()
-	if err := it.Close(); err != nil {
-		return false, err
+	for ok := it.First(); ok && fn(it.Key()[1:]); ok = it.Next() {
 	}
-	return empty, nil
+	return it.Close()
+}
+
+// columnEmpty reports whether column c holds no entry.
+func (ix *Index) columnEmpty(c column) (bool, error) {
+	empty := true
+	err := ix.eachKey(c, func([]byte) bool {
+		empty = false
+		return false
+	})
+	return empty, err
 }
 
 // Connect adds the next block.

@@ -22,8 +22,13 @@ const (
 var columnNames = [...]string{"default", "height", "addresses", "blockTxs", "transactions", "fiatRates", "addressBalance", "txAddresses"}
 
 func (c column) String() string {
-	if int(c) < len(columnNames) {
+	switch {
+	case int(c) < len(columnNames):
 		return columnNames[c]
+	case c == cfScripts:
+		return "scripts"
+	case c == cfP2PK:
+		return "p2pk"
 	}
 	return "unknown"
 }

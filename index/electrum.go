@@ -104,8 +104,11 @@ func (ix *Index) p2pkMark(txid *chainhash.Hash, n uint32, input bool) (bool, err
 	return val != nil, nil
 }
 
+// p2pkKeySize is the size of a p2pk column's key after its prefix.
+const p2pkKeySize = 32 + 1 + 4
+
 func p2pkKey(txid *chainhash.Hash, n uint32, input bool) []byte {
-	var k [1 + 32 + 1 + 4]byte
+	var k [1 + p2pkKeySize]byte
 	k[0] = byte(cfP2PK)
 	copy(k[1:33], txid[:])
 	if input {

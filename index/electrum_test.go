@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil"
@@ -102,8 +103,9 @@ func TestElectrumColumnsMissing(t *testing.T) {
 // A bulk import into an index with no pay-to-pubkey marks knows every
 // pay-to-pubkey output it connects, so it marks the inputs that spend
 // them, across flushes and a disconnection, without reading the p2pk
-// column; an import into an index that holds marks reads it for outputs
-// from before it.
+// column; an import into an index that holds marks loads them, or, when
+// they are more than it loads, reads the column for outputs from before
+// it.
 func TestBulkMarksP2PKInputsWithoutReading(t *testing.T) {
 	chain, _, p2pkh := electrumChain()
 	// A branch that replaces block 1 spends block 0's pay-to-pubkey
@@ -119,8 +121,8 @@ func TestBulkMarksP2PKInputsWithoutReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	connectThrough(t, bk, []*Block{b1b, chain[2]})
-	if bk.ws.reads != 0 {
-		t.Fatalf("a bulk import into an empty index looked for %d values in the database", bk.ws.reads)
+	if bk.ws.reads.total() != 0 {
+		t.Fatalf("a bulk import into an empty index looked for %d values in the database", bk.ws.reads.total())
 	}
 	if err := bk.Close(); err != nil {
 		t.Fatal(err)
@@ -138,21 +140,53 @@ func TestBulkMarksP2PKInputsWithoutReading(t *testing.T) {
 		}
 	}
 
-	// Into an index that holds marks, the import reads the column for an
-	// output connected before it.
-	later := openTest(t, t.TempDir(), Options{NoSync: true})
-	defer later.Close()
-	if err := connectBulk(t, later, 1, chain[:1]).Close(); err != nil {
+	// Into an index that holds marks, the import loads the marked outputs
+	// when they fit its bound, and otherwise reads the column for an
+	// output connected before it; either marks the input.
+	for _, limit := range []int{maxLoadedP2PK, 0} {
+		later := openTest(t, t.TempDir(), Options{NoSync: true})
+		defer later.Close()
+		if err := connectBulk(t, later, 1, chain[:1]).Close(); err != nil {
+			t.Fatal(err)
+		}
+		bk, err := later.beginBulk(1, newAddressFilter(), limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bk.ws.allP2PK != (limit > 0) {
+			t.Fatalf("limit %d: the import holds every marked output: %v", limit, bk.ws.allP2PK)
+		}
+		connectThrough(t, bk, chain[1:2])
+		if marks := bk.ws.reads.marks; (marks == 0) != (limit > 0) {
+			t.Fatalf("limit %d: the import read %d marks of the p2pk column", limit, marks)
+		}
+		if err := bk.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := later.PaysP2PK(hashOf(3), 1, true); err != nil || !got {
+			t.Fatalf("limit %d: the input spending a pay-to-pubkey output from before the import is not marked (%v, %v)", limit, got, err)
+		}
+		if d := diffColumns(blockByBlockColumns(t, chain[:2]), dumpAll(t, later)); d != "" {
+			t.Fatalf("limit %d: two imports differ from block-by-block connect:\n%s", limit, d)
+		}
+	}
+}
+
+// A bulk import into an index whose p2pk column holds a key that is no
+// mark is refused with a CorruptError naming the column, and the index
+// goes on taking blocks one by one.
+func TestBulkRefusesADamagedP2PKColumn(t *testing.T) {
+	chain, _, _ := electrumChain()
+	ix := openTest(t, t.TempDir(), Options{NoSync: true})
+	defer ix.Close()
+	connectAll(t, ix, chain[:1])
+	if err := ix.db.Set(cfP2PK.key([]byte{1, 2, 3}), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	bk = connectBulk(t, later, 1, chain[1:2])
-	if bk.ws.reads == 0 {
-		t.Fatal("a bulk import into an index holding pay-to-pubkey marks read none")
+	_, err := ix.BeginBulk(1)
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Column != "p2pk" {
+		t.Fatalf("BeginBulk over a damaged p2pk column: %v", err)
 	}
-	if err := bk.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := later.PaysP2PK(hashOf(3), 1, true); err != nil || !got {
-		t.Fatalf("the input spending a pay-to-pubkey output from before the import is not marked (%v, %v)", got, err)
-	}
+	connectAll(t, ix, chain[1:2])
 }

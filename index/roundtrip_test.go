@@ -265,7 +265,7 @@ func TestBulkForgetsOnlyTheExcess(t *testing.T) {
 				b.Height, len(bk.ws.txa)+len(bk.ws.keptTxa), len(bk.ws.bal), keep, keep)
 		}
 	}
-	if bk.ws.reads == 0 {
+	if bk.ws.reads.total() == 0 {
 		t.Fatal("a bulk import that forgot values read none from the database")
 	}
 	if err := bk.Close(); err != nil {
@@ -329,14 +329,14 @@ func TestBulkReadsOnlyWhatItMayNotHold(t *testing.T) {
 	bx := openTest(t, t.TempDir(), Options{NoSync: true})
 	defer bx.Close()
 	bk := connectBulk(t, bx, 7, chain[:30])
-	if bk.ws.reads != 0 {
-		t.Fatalf("a bulk import into an empty index read %d values from the database", bk.ws.reads)
+	if bk.ws.reads.total() != 0 {
+		t.Fatalf("a bulk import into an empty index read %d values from the database", bk.ws.reads.total())
 	}
 	if err := bk.Close(); err != nil {
 		t.Fatal(err)
 	}
 	bk = connectBulk(t, bx, 7, chain[30:])
-	if bk.ws.reads == 0 {
+	if bk.ws.reads.total() == 0 {
 		t.Fatal("a bulk import into an index holding values read none from the database")
 	}
 	if err := bk.Close(); err != nil {
@@ -398,12 +398,9 @@ func TestBulkForgetsKeptValuesADisconnectionDeletes(t *testing.T) {
 	}
 }
 
-// A bulk import into an empty index that has forgotten balances looks in
-// the database for none of the addresses it never gave one (its filter
-// proves them new), looks for those it did, and leaves the bytes of
-// block-by-block connect.
-func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
-	const addresses = 100
+// newAddressesChain is eleven blocks: blocks 0-9 each pay ten addresses
+// no block paid before, and block 10 pays all hundred again.
+func newAddressesChain() []*Block {
 	script := func(n int) []byte { return []byte{0x76, 0xa9, 0x01, byte(n)} }
 	block := func(height int, pays ...int) *Block {
 		tx := Tx{ID: hashOf(byte(height)), Inputs: []Outpoint{{Coinbase: true}}}
@@ -412,8 +409,6 @@ func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
 		}
 		return &Block{Height: uint32(height), Hash: hashOf(byte(100 + height)), Time: 1231006505 + 600*uint32(height), Size: 300, Txs: []Tx{tx}}
 	}
-	// Blocks 0-9 each pay ten addresses no block paid before; block 10
-	// pays all of them again.
 	var chain []*Block
 	for h := range 10 {
 		var pays []int
@@ -423,11 +418,18 @@ func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
 		chain = append(chain, block(h, pays...))
 	}
 	var all []int
-	for n := range addresses {
+	for n := range 100 {
 		all = append(all, n)
 	}
-	chain = append(chain, block(10, all...))
+	return append(chain, block(10, all...))
+}
 
+// A bulk import into an empty index that has forgotten balances looks in
+// the database for none of the addresses it never gave one (its filter
+// proves them new), looks for those it did, and leaves the bytes of
+// block-by-block connect.
+func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
+	chain := newAddressesChain()
 	want := blockByBlockColumns(t, chain)
 
 	bx := openTest(t, t.TempDir(), Options{NoSync: true})
@@ -441,11 +443,11 @@ func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
 	if bk.ws.allBal {
 		t.Fatal("the import kept every balance; the test needs it to forget some")
 	}
-	if bk.ws.reads != 0 {
-		t.Fatalf("a bulk import paying only new addresses looked for %d values in the database", bk.ws.reads)
+	if bk.ws.reads.total() != 0 {
+		t.Fatalf("a bulk import paying only new addresses looked for %d values in the database", bk.ws.reads.total())
 	}
 	connectThrough(t, bk, chain[10:])
-	if bk.ws.reads == 0 {
+	if bk.ws.reads.total() == 0 {
 		t.Fatal("a bulk import paying addresses whose balances it forgot looked for none in the database")
 	}
 	if err := bk.Close(); err != nil {
@@ -465,8 +467,11 @@ func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
 	bk.ws.keep = 5
 	bk.ws.created = &addressFilter{first: 4, most: 1}
 	connectThrough(t, bk, chain[:10])
-	if bk.ws.created != nil || bk.ws.reads == 0 {
-		t.Fatalf("a bulk import whose filter filled still trusts it (%v), or looked for no value (%d)", bk.ws.created != nil, bk.ws.reads)
+	if bk.ws.created != nil || bk.ws.reads.total() == 0 {
+		t.Fatalf("a bulk import whose filter filled still trusts it (%v), or looked for no value (%d)", bk.ws.created != nil, bk.ws.reads.total())
+	}
+	if !small.state.AddressesPastFilter {
+		t.Fatal("a bulk import whose filter filled did not record it in the index's state")
 	}
 	connectThrough(t, bk, chain[10:])
 	if err := bk.Close(); err != nil {
@@ -474,5 +479,83 @@ func TestBulkLooksUpNoAddressItNeverPaid(t *testing.T) {
 	}
 	if d := diffColumns(want, dumpAll(t, small)); d != "" {
 		t.Fatalf("bulk with a full filter differs:\n%s", d)
+	}
+}
+
+// A bulk import into an index that has balances already (the next block
+// files, or a rerun) starts with a filter of their addresses, so it looks
+// in the database for none of the addresses it pays first, and for those
+// the index had; when they are more than its filter holds, it looks for
+// every address it pays. Each leaves the bytes of block-by-block connect.
+func TestBulkIntoAnIndexWithBalancesLooksUpOnlyTheirs(t *testing.T) {
+	chain := newAddressesChain()
+	want := blockByBlockColumns(t, chain)
+	for _, fits := range []bool{true, false} {
+		filter := newAddressFilter()
+		if !fits {
+			filter = &addressFilter{first: 4, most: 1} // the index has 50 addresses
+		}
+		bx := openTest(t, t.TempDir(), Options{NoSync: true})
+		defer bx.Close()
+		if err := connectBulk(t, bx, 2, chain[:5]).Close(); err != nil {
+			t.Fatal(err)
+		}
+		bk, err := bx.beginBulk(2, filter, maxLoadedP2PK)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bk.ws.allBal || (bk.ws.created != nil) != fits {
+			t.Fatalf("filter fits %v: the import holds every balance (%v) or a filter (%v)", fits, bk.ws.allBal, bk.ws.created != nil)
+		}
+		connectThrough(t, bk, chain[5:10])
+		if got := bk.ws.reads.balances; (got == 0) != fits {
+			t.Fatalf("filter fits %v: paying only new addresses, the import looked for %d balances", fits, got)
+		}
+		before := bk.ws.reads.balances
+		connectThrough(t, bk, chain[10:])
+		if bk.ws.reads.balances == before {
+			t.Fatalf("filter fits %v: paying the index's addresses again, the import looked for none", fits)
+		}
+		if err := bk.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if d := diffColumns(want, dumpAll(t, bx)); d != "" {
+			t.Fatalf("filter fits %v: two bulk imports differ from block-by-block connect:\n%s", fits, d)
+		}
+	}
+}
+
+// An index whose addresses once overflowed an import's filter records it,
+// and a later import, with room or not, does not read them into one.
+func TestBulkRemembersAddressesPastTheFilter(t *testing.T) {
+	chain := newAddressesChain()
+	dir := t.TempDir()
+	ix := openTest(t, dir, Options{NoSync: true})
+	if err := connectBulk(t, ix, 2, chain[:5]).Close(); err != nil {
+		t.Fatal(err)
+	}
+	bk, err := ix.beginBulk(2, &addressFilter{first: 4, most: 1}, maxLoadedP2PK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bk.ws.created != nil {
+		t.Fatal("a filter of four addresses took the index's fifty")
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix = openTest(t, dir, Options{NoSync: true})
+	defer ix.Close()
+	if bk, err = ix.BeginBulk(2); err != nil {
+		t.Fatal(err)
+	}
+	if bk.ws.created != nil {
+		t.Fatal("after reopening, an import read into a filter the addresses that overflowed one")
+	}
+	if err := bk.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -33,6 +33,10 @@ type internalState struct {
 	// without it keyed them by the raw script and answers their addresses
 	// wrongly, so it is refused.
 	P2PKAsP2PKH bool `json:"p2pkAsP2pkh,omitempty"`
+	// AddressesPastFilter is utxostore's too: the index has had more
+	// addresses than a bulk import's addressFilter holds, so an import
+	// does not read them into one (Index.fillAddressFilter).
+	AddressesPastFilter bool `json:"addressesPastFilter,omitempty"`
 }
 
 type columnState struct {

@@ -38,10 +38,10 @@ type workset struct {
 	// not looked for: a bulk import into an index that held none (an
 	// initial import) until a flush first forgets values of that kind.
 	allTxa, allBal bool
-	// created, in a bulk import into an index that held no balances when
-	// it began, holds every address the import gave a balance: one it
-	// does not hold has none, in the workset or the database. It is nil
-	// elsewhere, and once full.
+	// created, in a bulk import, holds every address with a balance: the
+	// database's when the import began (Index.fillAddressFilter) and those
+	// the import gave one. One it does not hold has none, in the workset
+	// or the database. It is nil elsewhere, and once full.
 	created *addressFilter
 	// p2pk holds the unspent outputs connected through this workset that
 	// pay a pay-to-pubkey script, whose mark (the p2pk column) an input
@@ -49,12 +49,18 @@ type workset struct {
 	// back, does not say it. allP2PK says that p2pk holds every such
 	// output the index has, so one it lacks pays none and the column is
 	// not looked in: a bulk import into an index whose p2pk column was
-	// empty when it began (an initial import).
+	// empty when it began (an initial import), or whose marked outputs it
+	// loaded (Index.loadP2PKOutputs), spent ones included.
 	p2pk    map[outpointKey]struct{}
 	allP2PK bool
 	// reads counts the values looked for in the database.
-	reads int
+	reads lookups
 }
+
+// lookups counts a workset's reads of the database, by column.
+type lookups struct{ txAddresses, balances, marks int }
+
+func (l lookups) total() int { return l.txAddresses + l.balances + l.marks }
 
 type changedTx struct {
 	txid chainhash.Hash
@@ -95,7 +101,7 @@ func (w *workset) spendsP2PK(txid *chainhash.Hash, vout uint32) (bool, error) {
 	if w.allP2PK {
 		return false, nil
 	}
-	w.reads++
+	w.reads.marks++
 	return w.ix.p2pkMark(txid, vout, false)
 }
 
@@ -134,7 +140,7 @@ func (w *workset) txAddresses(txid *chainhash.Hash) (*txAddresses, error) {
 		if w.allTxa {
 			return nil, nil
 		}
-		w.reads++
+		w.reads.txAddresses++
 		var err error
 		if val, err = w.ix.get(cfTxAddresses, key); err != nil || val == nil {
 			return nil, err
@@ -158,6 +164,9 @@ func (w *workset) balance(addrDesc []byte) (*addrBalance, error) {
 	ab = &addrBalance{}
 	if w.created != nil && !w.created.add(addrDesc) {
 		w.created = nil
+		if err := w.ix.addressesPastFilter(); err != nil {
+			return nil, err
+		}
 	}
 	key := string(addrDesc)
 	w.bal[key] = ab
@@ -177,7 +186,7 @@ func (w *workset) existingBalance(addrDesc []byte) (*addrBalance, error) {
 	if w.allBal || (w.created != nil && !w.created.mayHold(addrDesc)) {
 		return nil, nil
 	}
-	w.reads++
+	w.reads.balances++
 	ab, err := w.ix.loadBalance(addrDesc)
 	if err != nil || ab == nil {
 		return nil, err
