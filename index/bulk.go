@@ -74,7 +74,7 @@ func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
 }
 
 // maxLoadedP2PK bounds the pay-to-pubkey outputs an import into an index
-// that has some loads (loadP2PKOutputs): about 60 MB of memory at most.
+// that has some loads (loadP2PKOutputs): about 100 MB of memory at most.
 const maxLoadedP2PK = 1 << 20
 
 // beginBulk is BeginBulk with the import's address filter, empty, and the
