@@ -154,11 +154,31 @@ func Open(ctx context.Context, cfg Config) (*Path, error) {
 		return nil, err
 	}
 	if cfg.IndexBulk > 0 && p.index != nil {
-		if err := p.index.beginBulk(cfg.IndexBulk); err != nil {
+		if err := p.beginBulkIndex(cfg.IndexBulk); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// beginBulkIndex starts the address index's bulk import. Into an index
+// that has blocks, the import first reads the index's addresses and the
+// outputs it marks as pay-to-pubkey (index.Bulk), a pause before the
+// first block that can last a minute at mainnet size: the log says so.
+func (p *Path) beginBulkIndex(every int) error {
+	_, resumed := p.index.tip()
+	if resumed {
+		p.log.Info("the address index has blocks: reading its addresses and pay-to-pubkey outputs, so that the import looks up only those")
+	}
+	start := time.Now()
+	if err := p.index.beginBulk(every); err != nil {
+		return err
+	}
+	if resumed {
+		loaded := p.index.bulk.Loaded()
+		p.log.Info("the address index's import starts", "addresses", loaded.Addresses, "p2pk_outputs", loaded.P2PKOutputs, "seconds", time.Since(start).Seconds())
+	}
+	return nil
 }
 
 // Close writes what a bulk index holds. The stores stay open: their

@@ -66,7 +66,17 @@ type Bulk struct {
 	hasTip     bool
 	win        window
 	err        error
+	loaded     Loaded
 }
+
+// Loaded is what a bulk import began with from an index that had
+// balances: the addresses its filter took and the outputs the p2pk column
+// marks that it loaded, each 0 when there were none or more than it
+// takes.
+type Loaded struct{ Addresses, P2PKOutputs int }
+
+// Loaded says what the import began with.
+func (bk *Bulk) Loaded() Loaded { return bk.loaded }
 
 // BeginBulk starts a bulk import. flushEvery <= 0 means DefaultFlushEvery.
 func (ix *Index) BeginBulk(flushEvery int) (*Bulk, error) {
@@ -101,38 +111,41 @@ func (ix *Index) beginBulk(flushEvery int, filter *addressFilter, p2pkLimit int)
 	// wrote. Loading what proves an absence lets it, too, spare the
 	// lookups of addresses it never paid and of the marks of inputs that
 	// spend no pay-to-pubkey output.
-	if ws.created, err = ix.fillAddressFilter(filter); err != nil {
+	var loaded Loaded
+	if ws.created, loaded.Addresses, err = ix.fillAddressFilter(filter); err != nil {
 		return nil, err
 	}
 	if ws.allP2PK, err = ix.loadP2PKOutputs(ws.p2pk, p2pkLimit); err != nil {
 		return nil, err
 	}
-	bk := &Bulk{ix: ix, ws: ws, held: newBulkWrites(ix), flushEvery: flushEvery, flushBytes: maxHeldBytes, tip: ix.tip, hasTip: ix.hasTip, win: ix.win}
+	loaded.P2PKOutputs = len(ws.p2pk)
+	bk := &Bulk{ix: ix, ws: ws, held: newBulkWrites(ix), flushEvery: flushEvery, flushBytes: maxHeldBytes, tip: ix.tip, hasTip: ix.hasTip, win: ix.win, loaded: loaded}
 	ix.bulk = bk
 	return bk, nil
 }
 
 // fillAddressFilter adds to f every address the index has a balance for
-// and returns it, or nil when they are more than f holds. Reading them
-// takes about a second for every three million here; an index that once
-// had more than a filter holds says so in its state (AddressesPastFilter),
-// and is not read again for nothing.
-func (ix *Index) fillAddressFilter(f *addressFilter) (*addressFilter, error) {
+// and returns it and their number, or nil when they are more than f
+// holds. Reading them takes about a second for every three million here;
+// an index that once had more than a filter holds says so in its state
+// (AddressesPastFilter), and is not read again for nothing.
+func (ix *Index) fillAddressFilter(f *addressFilter) (*addressFilter, int, error) {
 	if ix.state.AddressesPastFilter {
-		return nil, nil
+		return nil, 0, nil
 	}
-	full := false
+	n, full := 0, false
 	err := ix.eachKey(cfAddressBalance, func(addrDesc []byte) bool {
 		full = !f.add(addrDesc)
+		n++
 		return !full
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if full {
-		return nil, ix.addressesPastFilter()
+		return nil, 0, ix.addressesPastFilter()
 	}
-	return f, nil
+	return f, n, nil
 }
 
 // addressesPastFilter records that the index has more addresses than an
