@@ -183,3 +183,6 @@ func connectThrough(t testing.TB, bk *Bulk, chain []*Block) {
 		}
 	}
 }
+
+// total is every read a workset counted.
+func (l lookups) total() int { return l.txAddresses + l.balances + l.marks }

@@ -60,8 +60,6 @@ type workset struct {
 // lookups counts a workset's reads of the database, by column.
 type lookups struct{ txAddresses, balances, marks int }
 
-func (l lookups) total() int { return l.txAddresses + l.balances + l.marks }
-
 type changedTx struct {
 	txid chainhash.Hash
 	ta   *txAddresses
