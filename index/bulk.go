@@ -187,12 +187,20 @@ func (ix *Index) loadP2PKOutputs(outputs map[outpointKey]struct{}, limit int) (b
 // eachKey calls fn with every key of column c, without its prefix, in
 // order, until fn returns false. The key is valid only during the call.
 func (ix *Index) eachKey(c column, fn func(k []byte) bool) error {
-	lo, hi := c.bounds()
+	return ix.eachEntry(c, c, func(k, _ []byte) bool { return fn(k[1:]) })
+}
+
+// eachEntry calls fn with every entry of the columns first through last,
+// prefixed key and value, in key order, until fn returns false. Both are
+// valid only during the call.
+func (ix *Index) eachEntry(first, last column, fn func(k, v []byte) bool) error {
+	lo, _ := first.bounds()
+	_, hi := last.bounds()
 	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return err
 	}
-	for ok := it.First(); ok && fn(it.Key()[1:]); ok = it.Next() {
+	for ok := it.First(); ok && fn(it.Key(), it.Value()); ok = it.Next() {
 	}
 	return it.Close()
 }

@@ -4,17 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-
-	"github.com/cockroachdb/pebble"
 )
 
 // Footprint is what the index holds and what writing it has cost since
 // Open: the benchmark's measure of the index.
 type Footprint struct {
 	// LiveBytes are the keys and values of every entry of Blockbook's
-	// columns: their logical size, the index's minimal live data. Keys are
-	// counted without the prefix byte that stands in for the column family
-	// (see the package doc); the internal state is left out.
+	// columns: their logical size. Keys are counted without the prefix
+	// byte that stands in for the column family (see the package doc);
+	// the internal state is left out.
 	LiveBytes uint64
 	// Entries is the number of those entries.
 	Entries uint64
@@ -22,6 +20,13 @@ type Footprint struct {
 	// prefixed key and its value, both preceded by their length (uvarint):
 	// two indexes of the same blocks have the same digest.
 	Digest string
+	// ElectrumBytes are the keys and values of the Electrum columns
+	// (scripts and p2pk), counted as LiveBytes are. They are outside the
+	// digest: a disconnected block leaves its entries there (see
+	// cfScripts), so an index that saw a reorganisation holds more of
+	// them than one built from the final chain alone. LiveBytes plus
+	// ElectrumBytes is the index's minimal live data.
+	ElectrumBytes uint64
 	// CommittedBytes are the bytes of the batches the index committed since
 	// Open (Pebble's WAL bytes in: keys, values and their framing) and the
 	// keys and values its bulk flushes handed over as tables, and
@@ -39,27 +44,28 @@ func (ix *Index) Footprint() (Footprint, error) {
 		return Footprint{}, ErrClosed
 	}
 	var fp Footprint
-	lo, _ := cfHeight.bounds()
-	_, hi := cfTxAddresses.bounds()
-	it, err := ix.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return fp, err
-	}
 	h := sha256.New()
 	var n [binary.MaxVarintLen64]byte
-	for ok := it.First(); ok; ok = it.Next() {
-		k, v := it.Key(), it.Value()
+	err := ix.eachEntry(cfHeight, cfTxAddresses, func(k, v []byte) bool {
 		fp.Entries++
 		fp.LiveBytes += uint64(len(k) - 1 + len(v))
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(k)))])
 		h.Write(k)
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(v)))])
 		h.Write(v)
-	}
-	if err := it.Close(); err != nil {
+		return true
+	})
+	if err != nil {
 		return fp, err
 	}
 	fp.Digest = hex.EncodeToString(h.Sum(nil))
+	err = ix.eachEntry(cfScripts, cfP2PK, func(k, v []byte) bool {
+		fp.ElectrumBytes += uint64(len(k) - 1 + len(v))
+		return true
+	})
+	if err != nil {
+		return fp, err
+	}
 	m := ix.db.Metrics()
 	total := m.Total() // its flushes count the log's bytes and the tables taken in
 	fp.CommittedBytes = m.WAL.BytesIn + ix.ingestedBytes

@@ -50,6 +50,10 @@ func (ix *IndexResult) derive() {
 	if ix.StoreSeconds > 0 {
 		ix.PerStore = ix.Seconds / ix.StoreSeconds
 	}
-	ix.DiskPerMinimal = benchmetric.DiskPerMinimal(ix.DiskBytes, int64(ix.LiveBytes))
+	ix.DiskPerMinimal = benchmetric.DiskPerMinimal(ix.DiskBytes, int64(ix.MinimalBytes()))
 	ix.WriteAmp = benchmetric.WriteAmp(int64(ix.WrittenBytes), int64(ix.CommittedBytes))
 }
+
+// MinimalBytes is the index's minimal live data: the keys and values of
+// every column it keeps, Blockbook's and the Electrum columns.
+func (ix *IndexResult) MinimalBytes() uint64 { return ix.LiveBytes + ix.ElectrumBytes }

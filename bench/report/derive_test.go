@@ -21,3 +21,13 @@ func TestDeriveLeavesTheMapWithoutStorageMetrics(t *testing.T) {
 		t.Errorf("pebble vs map store time %v, want 0.5", got)
 	}
 }
+
+// The index's disk/minimal counts, beside Blockbook's columns, the
+// Electrum columns its directory holds.
+func TestDeriveCountsTheElectrumColumns(t *testing.T) {
+	r := &EngineResult{Engine: "sozu", Index: &IndexResult{DiskBytes: 3000, LiveBytes: 1000, ElectrumBytes: 500}}
+	Derive([]*EngineResult{r}, "", 0)
+	if got := r.Index.DiskPerMinimal; got != 2 {
+		t.Errorf("index disk/minimal %v, want 2", got)
+	}
+}

@@ -171,13 +171,15 @@ type IndexResult struct {
 	KeepSeconds  float64 `json:"keep_seconds"`
 	CheckSeconds float64 `json:"check_seconds"`
 	// DiskBytes is the size of the index's directory after close;
-	// LiveBytes the keys and values of its live entries, the logical
-	// size of Blockbook's columns (index.Footprint), and Digest their
-	// digest. BlockStoreBytes is the block store's directory. The
-	// engine's DiskBytes leaves both out.
+	// LiveBytes the keys and values of the live entries of Blockbook's
+	// columns, their logical size (index.Footprint), Entries their number
+	// and Digest their digest; ElectrumBytes those of the Electrum
+	// columns, which the directory holds too. BlockStoreBytes is the block
+	// store's directory. The engine's DiskBytes leaves both out.
 	DiskBytes       int64  `json:"disk_bytes"`
 	BlockStoreBytes int64  `json:"block_store_bytes"`
 	LiveBytes       uint64 `json:"live_bytes"`
+	ElectrumBytes   uint64 `json:"electrum_bytes"`
 	Entries         uint64 `json:"entries"`
 	Digest          string `json:"digest"`
 	// CommittedBytes are the bytes of the batches the index committed and

@@ -43,8 +43,9 @@ replay, warm-up included: the index's blocks and transactions per second
 of index time; its seconds beside the store's (the store's block
 connections and disconnections along the path, and the measured
 submissions and reads), and their ratio (goal: at most 1); disk/minimal:
-the index's directory ÷ the keys and values of its live entries
-(Blockbook's columns' logical size); write-amp: what its Pebble database
+the index's directory ÷ the keys and values of its live entries, "live
+MiB" (the logical size of Blockbook's columns and of the Electrum
+columns); write-amp: what its Pebble database
 wrote (log, flushes, compactions) ÷ the bytes of the batches it committed.
 `
 
@@ -71,7 +72,7 @@ func writeIndexTable(b *strings.Builder, results []*EngineResult) {
 		}
 		fmt.Fprintf(b, "| %s | %.0f | %.0f | %.2f | %.2f | %s | %.2f | %.1f | %.1f | %s | %s | %s |\n", r.Engine,
 			ix.BlocksPerSecond, ix.TxsPerSecond, ix.Seconds, ix.StoreSeconds, ratio(ix.PerStore), ix.KeepSeconds,
-			float64(ix.DiskBytes)/(1<<20), float64(ix.LiveBytes)/(1<<20), ratio(ix.DiskPerMinimal), ratio(ix.WriteAmp), d)
+			float64(ix.DiskBytes)/(1<<20), float64(ix.MinimalBytes())/(1<<20), ratio(ix.DiskPerMinimal), ratio(ix.WriteAmp), d)
 	}
 }
 

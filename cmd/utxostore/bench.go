@@ -700,7 +700,7 @@ func indexResult(st *stores, res *report.EngineResult) (*report.IndexResult, err
 	}
 	return &report.IndexResult{Blocks: steps.IndexedBlocks, Txs: steps.IndexedTxs, Seconds: steps.Index.Seconds(),
 		StoreSeconds: steps.Store.Seconds() + calls, KeepSeconds: steps.Keep.Seconds(), CheckSeconds: steps.Check.Seconds(),
-		LiveBytes: fp.LiveBytes, Entries: fp.Entries, Digest: fp.Digest,
+		LiveBytes: fp.LiveBytes, ElectrumBytes: fp.ElectrumBytes, Entries: fp.Entries, Digest: fp.Digest,
 		CommittedBytes: fp.CommittedBytes, WrittenBytes: fp.WrittenBytes}, nil
 }
 
