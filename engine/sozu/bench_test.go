@@ -2,7 +2,10 @@ package sozu
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,5 +210,55 @@ func spendBytes(round int) engine.UpdateFunc {
 			v[j] = byte(round + j)
 		}
 		return engine.Mutation{Action: engine.Put, Value: v, Terms: engine.Terms{ProducedAt: 1}}, nil
+	}
+}
+
+// BenchmarkLoneCommit times one caller's durable writes (SyncAlways, a
+// 600-byte record a call) with none, two or four CPU-bound goroutines
+// beside it, as a daemon's other work or the set statistics' hashing
+// are: a commit should cost its fsync, not their time slices.
+func BenchmarkLoneCommit(b *testing.B) {
+	for _, busy := range []int{0, 2, 4} {
+		b.Run(fmt.Sprintf("busy=%d", busy), func(b *testing.B) {
+			e, err := Open(b.TempDir(), benchOptions(b, engine.SyncAlways))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			stop := make(chan struct{})
+			var spinning sync.WaitGroup
+			for range busy {
+				spinning.Go(func() { spin(stop) })
+			}
+			defer spinning.Wait()
+			defer close(stop)
+			v := make([]byte, 600)
+			var i uint32
+			for b.Loop() {
+				i++
+				if _, err := e.Update(context.Background(), []engine.Update{{Key: benchKey(i), Fn: putFn(v, engine.Terms{ProducedAt: 1})}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// spun keeps spin's arithmetic from being optimised away.
+var spun atomic.Uint64
+
+// spin keeps a processor busy, never blocking, until stop is closed.
+func spin(stop <-chan struct{}) {
+	x := uint64(1)
+	for {
+		select {
+		case <-stop:
+			spun.Add(x)
+			return
+		default:
+		}
+		for range 1000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
 	}
 }

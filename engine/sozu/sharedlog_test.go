@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/enginetest"
 )
@@ -273,4 +275,54 @@ func TestAFailedFsyncFailsEveryCallerWaitingOnIt(t *testing.T) {
 	if w.synced.Load() >= ends[0] {
 		t.Fatalf("the log counts %d bytes durable after a failed fsync", w.synced.Load())
 	}
+}
+
+// A caller that finds the log idle yields to the goroutines ready to run
+// before its fsync only while other callers commit beside it, so that
+// those on their way share the fsync. A lone caller syncs at once: what
+// is ready to run then is other work, which would hold its commit for
+// its time slices.
+func TestOnlyCallersCommittingTogetherYield(t *testing.T) {
+	w, err := createLog(filepath.Join(t.TempDir(), "wal.0"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	commit := func(height uint32) error {
+		r := logRecords{shard: 0}
+		r.logHeight(height)
+		end, err := w.append(&r)
+		if err != nil {
+			return err
+		}
+		return w.syncTo(end)
+	}
+	for i := range 100 {
+		if err := commit(uint32(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := w.syncCount(); n != 100 || w.yields != 0 {
+		t.Fatalf("a lone caller's 100 commits took %d fsyncs and yielded before %d", n, w.yields)
+	}
+
+	var callers errgroup.Group
+	for range 16 {
+		callers.Go(func() error {
+			for i := range 50 {
+				if err := commit(uint32(i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err := callers.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if w.yields == 0 {
+		t.Fatal("16 callers committing together never yielded before an fsync")
+	}
+	n, _ := w.syncCount()
+	t.Logf("16 callers, 800 commits: %d fsyncs, %d of them after a yield", n-100, w.yields)
 }

@@ -59,11 +59,19 @@ type writeAheadLog struct {
 	busy int
 	idle sync.Cond
 
-	// syncMu guards syncing, syncs and syncTime; syncDone, on it, is
-	// signalled when an fsync ends.
+	// syncMu guards syncing, waiting, shared, yields, syncs and syncTime;
+	// syncDone, on it, is signalled when an fsync ends.
 	syncMu   sync.Mutex
 	syncing  bool // an fsync is running (syncOnce): one at a time
 	syncDone sync.Cond
+	// waiting counts the callers waiting for the running fsync to end.
+	// shared holds a bit for each of the last eight fsyncs, set when two
+	// or more waited for it: other callers commit beside this one's (see
+	// syncTo). One waiter proves nothing: a lone caller's commit may meet
+	// the engine's own sync (a page checkpoint's).
+	waiting int
+	shared  uint8
+	yields  uint64 // fsyncs whose caller yielded first
 	// synced is the size at the last fsync: what a crash cannot take.
 	// Written under syncMu; atomic because a write's marks read it under
 	// mu, which the fsync must not wait for.
@@ -281,36 +289,50 @@ func logGrowStep(o Options) int64 {
 // it already is. One caller at a time runs an fsync (syncOnce); callers
 // that arrive during it wait for it to end, all woken at once, and return
 // if it covered them, or one of them runs the next fsync for the rest
-// (group commit). A caller that finds the log idle yields to the
-// goroutines ready to run before it syncs, so that callers on their way
-// share its fsync. It must not be called from inside a group: syncOnce
-// waits for the shards' groups, that shard's too.
+// (group commit). A caller that finds the log idle while other callers
+// commit beside it yields to the goroutines ready to run before it syncs,
+// so that callers on their way share its fsync. It must not be called
+// from inside a group: syncOnce waits for the shards' groups, that
+// shard's too.
 func (w *writeAheadLog) syncTo(end int64) error {
 	w.syncMu.Lock()
 	defer w.syncMu.Unlock()
 	waited := false
 	for w.synced.Load() < end {
 		if w.syncing {
+			w.waiting++
 			w.syncDone.Wait()
+			w.waiting--
 			waited = true
 			continue
 		}
 		w.syncing = true
+		yield := !waited && w.shared != 0
+		if yield {
+			w.yields++
+		}
 		w.syncMu.Unlock()
-		if !waited {
-			// This fsync's caller found the log idle: most often the
-			// first back of the callers the last fsync woke, the others
-			// still on their way to append. Letting the goroutines that
-			// are ready to run go first lets them append in time to
-			// share this fsync instead of queueing for the next one
-			// (under 64 callers, 30% fewer fsyncs: BENCHMARKS.md,
-			// "Durability's cost"). A caller that waited starts at once:
-			// the records it waited with are already appended.
+		if yield {
+			// This fsync's caller found the log idle while others
+			// commit too: most often the first back of the callers the
+			// last fsync woke, the others still on their way to append.
+			// Letting the goroutines that are ready to run go first
+			// lets them append in time to share this fsync instead of
+			// queueing for the next one (under 64 callers, 30% fewer
+			// fsyncs: BENCHMARKS.md, "Durability's cost"). A caller that
+			// waited starts at once: the records it waited with are
+			// already appended. So does a lone caller: no one is on
+			// the way, and the goroutines ready to run may be anyone's
+			// work, which would hold its commit for their time slices.
 			runtime.Gosched()
 		}
 		target, took, err := w.syncOnce()
 		w.syncMu.Lock()
 		w.syncing = false
+		w.shared <<= 1
+		if w.waiting > 1 {
+			w.shared |= 1
+		}
 		if err == nil {
 			w.synced.Store(target)
 			w.syncs++
