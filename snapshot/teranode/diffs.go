@@ -84,23 +84,36 @@ type DiffHeader struct {
 	Height    uint32
 }
 
-// AdditionsReader reads an additions file.
-type AdditionsReader struct {
+// diffReader is what the readers of additions and deletions files share:
+// the hashed file, its header and the count of the entries read.
+type diffReader struct {
 	r      hashingReader
 	header DiffHeader
 	count  uint64
 }
 
-// NewAdditionsReader reads the file's header from r.
-func NewAdditionsReader(r io.Reader) (*AdditionsReader, error) {
-	ar := &AdditionsReader{r: newHashingReader(r)}
-	h, err := readDiffHeader(ar.r, magicAdditions, additionsFormat)
-	ar.header = h
-	return ar, err
+// openDiff reads the header of a diff file of the given magic and format.
+func openDiff(r io.Reader, magic []byte, format string) (diffReader, error) {
+	d := diffReader{r: newHashingReader(r)}
+	h, err := readDiffHeader(d.r, magic, format)
+	d.header = h
+	return d, err
 }
 
 // Header is what the file says of its block.
-func (r *AdditionsReader) Header() DiffHeader { return r.header }
+func (d *diffReader) Header() DiffHeader { return d.header }
+
+// Sum is the SHA-256 of the file, once Next has returned io.EOF.
+func (d *diffReader) Sum() []byte { return d.r.sum.Sum(nil) }
+
+// AdditionsReader reads an additions file.
+type AdditionsReader struct{ diffReader }
+
+// NewAdditionsReader reads the file's header from r.
+func NewAdditionsReader(r io.Reader) (*AdditionsReader, error) {
+	d, err := openDiff(r, magicAdditions, additionsFormat)
+	return &AdditionsReader{d}, err
+}
 
 // Next returns the next transaction's outputs stored as UTXOs (perhaps
 // none) and io.EOF at the end of the file. Their TxID is the
@@ -127,26 +140,14 @@ func (r *AdditionsReader) Next() (chainhash.Hash, []coinstats.Coin, error) {
 	return txid, coins, nil
 }
 
-// Sum is the SHA-256 of the file, once Next has returned io.EOF.
-func (r *AdditionsReader) Sum() []byte { return r.r.sum.Sum(nil) }
-
 // DeletionsReader reads a deletions file.
-type DeletionsReader struct {
-	r      hashingReader
-	header DiffHeader
-	count  uint64
-}
+type DeletionsReader struct{ diffReader }
 
 // NewDeletionsReader reads the file's header from r.
 func NewDeletionsReader(r io.Reader) (*DeletionsReader, error) {
-	dr := &DeletionsReader{r: newHashingReader(r)}
-	h, err := readDiffHeader(dr.r, magicDeletions, deletionsFormat)
-	dr.header = h
-	return dr, err
+	d, err := openDiff(r, magicDeletions, deletionsFormat)
+	return &DeletionsReader{d}, err
 }
-
-// Header is what the file says of its block.
-func (r *DeletionsReader) Header() DiffHeader { return r.header }
 
 // Next returns the next outpoint spent, and io.EOF at the end of the file.
 func (r *DeletionsReader) Next() (coinstats.Outpoint, error) {
@@ -165,9 +166,6 @@ func (r *DeletionsReader) Next() (coinstats.Outpoint, error) {
 	r.count++
 	return o, nil
 }
-
-// Sum is the SHA-256 of the file, once Next has returned io.EOF.
-func (r *DeletionsReader) Sum() []byte { return r.r.sum.Sum(nil) }
 
 func orEOF(err error) error {
 	if err != nil {
