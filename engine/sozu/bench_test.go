@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/enginetest"
@@ -260,5 +263,50 @@ func spin(stop <-chan struct{}) {
 		for range 1000 {
 			x = x*6364136223846793005 + 1442695040888963407
 		}
+	}
+}
+
+// BenchmarkLogCommitters times commits to the log alone, each a record
+// and its fsync, from one to four callers at once: fsyncs/commit is how
+// many commits an fsync covers, as the group commit shares them.
+func BenchmarkLogCommitters(b *testing.B) {
+	for _, callers := range []int{1, 2, 3, 4} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			w, err := createLog(filepath.Join(b.TempDir(), "wal.0"), 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.close()
+			commit := func(height uint32) error {
+				r := logRecords{shard: 0}
+				r.logHeight(height)
+				end, err := w.append(&r)
+				if err != nil {
+					return err
+				}
+				return w.syncTo(end)
+			}
+			const each = 1000
+			for b.Loop() {
+				var g errgroup.Group
+				for range callers {
+					g.Go(func() error {
+						for i := range each {
+							if err := commit(uint32(i)); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+				}
+				if err := g.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			commits := float64(b.N * callers * each)
+			n, _ := w.syncCount()
+			b.ReportMetric(float64(n)/commits, "fsyncs/commit")
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/commits, "µs/commit")
+		})
 	}
 }

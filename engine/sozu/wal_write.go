@@ -65,10 +65,10 @@ type writeAheadLog struct {
 	syncing  bool // an fsync is running (syncOnce): one at a time
 	syncDone sync.Cond
 	// waiting counts the callers waiting for the running fsync to end.
-	// shared holds a bit for each of the last eight fsyncs, set when two
-	// or more waited for it: other callers commit beside this one's (see
-	// syncTo). One waiter proves nothing: a lone caller's commit may meet
-	// the engine's own sync (a page checkpoint's).
+	// shared holds a bit for each of the last eight fsyncs, set when any
+	// caller waited for it: other callers commit beside this one's (see
+	// syncTo). A lone caller's commit meets another sync only when the
+	// engine syncs for itself (a page checkpoint), which is rare.
 	waiting int
 	shared  uint8
 	yields  uint64 // fsyncs whose caller yielded first
@@ -330,7 +330,7 @@ func (w *writeAheadLog) syncTo(end int64) error {
 		w.syncMu.Lock()
 		w.syncing = false
 		w.shared <<= 1
-		if w.waiting > 1 {
+		if w.waiting > 0 {
 			w.shared |= 1
 		}
 		if err == nil {
