@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/enginetest"
 )
@@ -277,29 +275,9 @@ func BenchmarkLogCommitters(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer w.close()
-			commit := func(height uint32) error {
-				r := logRecords{shard: 0}
-				r.logHeight(height)
-				end, err := w.append(&r)
-				if err != nil {
-					return err
-				}
-				return w.syncTo(end)
-			}
 			const each = 1000
 			for b.Loop() {
-				var g errgroup.Group
-				for range callers {
-					g.Go(func() error {
-						for i := range each {
-							if err := commit(uint32(i)); err != nil {
-								return err
-							}
-						}
-						return nil
-					})
-				}
-				if err := g.Wait(); err != nil {
+				if err := commitFrom(w, callers, each); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -288,19 +288,8 @@ func TestOnlyCallersCommittingTogetherYield(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.close()
-	commit := func(height uint32) error {
-		r := logRecords{shard: 0}
-		r.logHeight(height)
-		end, err := w.append(&r)
-		if err != nil {
-			return err
-		}
-		return w.syncTo(end)
-	}
-	for i := range 100 {
-		if err := commit(uint32(i)); err != nil {
-			t.Fatal(err)
-		}
+	if err := commitFrom(w, 1, 100); err != nil {
+		t.Fatal(err)
 	}
 	if n, _ := w.syncCount(); n != 100 || w.yields != 0 {
 		t.Fatalf("a lone caller's 100 commits took %d fsyncs and yielded before %d", n, w.yields)
@@ -308,18 +297,7 @@ func TestOnlyCallersCommittingTogetherYield(t *testing.T) {
 
 	// Two callers are the fewest that share: each one's commit waits for
 	// the other's fsync, then yields so the other appends in time.
-	var callers errgroup.Group
-	for range 2 {
-		callers.Go(func() error {
-			for i := range 200 {
-				if err := commit(uint32(i)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	if err := callers.Wait(); err != nil {
+	if err := commitFrom(w, 2, 200); err != nil {
 		t.Fatal(err)
 	}
 	if w.yields == 0 {
@@ -327,4 +305,27 @@ func TestOnlyCallersCommittingTogetherYield(t *testing.T) {
 	}
 	n, _ := w.syncCount()
 	t.Logf("two callers, 400 commits: %d fsyncs, %d of them after a yield", n-100, w.yields)
+}
+
+// commitFrom has callers goroutines commit each records to w at once,
+// each a record and the fsync that makes it durable.
+func commitFrom(w *writeAheadLog, callers, each int) error {
+	var g errgroup.Group
+	for range callers {
+		g.Go(func() error {
+			for i := range each {
+				r := logRecords{shard: 0}
+				r.logHeight(uint32(i))
+				end, err := w.append(&r)
+				if err == nil {
+					err = w.syncTo(end)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
