@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -237,6 +238,9 @@ func TestSnapshotLoadRefusals(t *testing.T) {
 	bad := bytes.Clone(raw)
 	bad[5+2+4+32+8+32] = 0 // the first transaction's coin count
 	os.WriteFile(corrupt, bad, 0o644)
+	repeated := filepath.Join(dir, "repeated.dat")
+	twice, first := firstTxTwice(t, raw)
+	os.WriteFile(repeated, twice, 0o644)
 
 	for _, tc := range []struct {
 		name string
@@ -247,6 +251,7 @@ func TestSnapshotLoadRefusals(t *testing.T) {
 		{"another hash", []string{"--height", "14131", "--expect-hash", strings.Repeat("ab", 32), dump}, 1, "not the expected " + strings.Repeat("ab", 32)},
 		{"truncated", []string{"--height", "14131", truncated}, 1, "the file ends early"},
 		{"corrupt", []string{"--height", "14131", corrupt}, 1, "corrupt"},
+		{"a transaction twice", []string{"--height", "14131", repeated}, 1, "transaction " + first.String() + " again"},
 		{"another version", []string{"--height", "14131", otherVersion}, 1, "version 3 is not supported"},
 		{"another network", []string{"--height", "14131", "--network", "testnet3", dump}, 1, "the snapshot is mainnet's, not testnet3's"},
 		{"no height", []string{dump}, 2, "give --height"},
@@ -267,6 +272,42 @@ func TestSnapshotLoadRefusals(t *testing.T) {
 	if _, stderr, err := run(t, "snapshot", "load", "--format", "core", "--height", "14131", "--data", store, dump); err == nil || !strings.Contains(stderr, "holds a sozu store already") {
 		t.Errorf("a load into a data directory holding a store: %v\n%s", err, stderr)
 	}
+}
+
+// firstTxTwice is the Core snapshot file with its first transaction
+// written twice, the header counting its coins twice (its bytes are those
+// the writer writes for that transaction alone), and that transaction.
+func firstTxTwice(t *testing.T, file []byte) ([]byte, chainhash.Hash) {
+	t.Helper()
+	r, err := core.NewReader(bytes.NewReader(file), "mainnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	coins, err := r.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Header()
+	h.Coins = uint64(len(coins))
+	var one bytes.Buffer
+	w, err := core.NewWriter(&one, h)
+	if err == nil {
+		err = w.WriteTx(coins)
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	const headerLen = 5 + 2 + 4 + 32 + 8
+	tx := one.Bytes()[headerLen:]
+	if !bytes.Equal(tx, file[headerLen:headerLen+len(tx)]) {
+		t.Fatal("the writer writes the first transaction otherwise than the dump")
+	}
+	twice := bytes.Clone(file[:headerLen])
+	binary.LittleEndian.PutUint64(twice[headerLen-8:], r.Header().Coins+uint64(len(coins)))
+	return append(append(twice, tx...), file[headerLen:]...), coins[0].TxID
 }
 
 // TestSnapshotLoadRemovesWhatAKilledLoadLeft: a load killed with SIGKILL

@@ -161,6 +161,9 @@ type Reader struct {
 	r      *binread.Reader
 	header Header
 	left   uint64
+	// last is the txid read before, once started.
+	last    chainhash.Hash
+	started bool
 }
 
 // NewReader reads the header from r and returns the reader of the coins.
@@ -217,7 +220,8 @@ func (r *Reader) Header() Header { return r.header }
 
 // Next returns the coins of the next transaction, in ascending vout
 // order, and io.EOF once the header's count has been read and the file
-// ends there.
+// ends there. A transaction whose txid is not above the one before it is
+// refused as corrupt, as the writer refuses to write it.
 func (r *Reader) Next() ([]coinstats.Coin, error) {
 	if r.left == 0 {
 		end, err := r.r.AtEnd()
@@ -230,11 +234,21 @@ func (r *Reader) Next() ([]coinstats.Coin, error) {
 		return nil, io.EOF
 	}
 	number := r.header.Coins - r.left // of the transaction's first coin
+	at := r.r.Offset()
 	txid, err := r.r.Hash(fmt.Sprintf("txid of coin %d", number))
 	if err != nil {
 		return nil, err
 	}
-	at := r.r.Offset()
+	// Core's coins database holds each transaction's coins together, in
+	// txid order: a txid again, or a lower one, is a damaged file.
+	switch c := bytes.Compare(r.last[:], txid[:]); {
+	case r.started && c == 0:
+		return nil, r.r.Failf(at, fmt.Sprintf("txid of coin %d", number), "transaction %s again: each transaction's coins come together, in txid order", txid)
+	case r.started && c > 0:
+		return nil, r.r.Failf(at, fmt.Sprintf("txid of coin %d", number), "transaction %s after %s: not in txid order", txid, r.last)
+	}
+	r.started, r.last = true, txid
+	at = r.r.Offset()
 	field := fmt.Sprintf("coin count of transaction %s", txid)
 	n, err := r.r.CompactSize(field, maxCompactSize)
 	if err != nil {

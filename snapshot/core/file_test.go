@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -66,7 +67,7 @@ func TestAmountCompression(t *testing.T) {
 }
 
 // scripts returns one script of each kind the compression tells apart.
-func scripts(t *testing.T) map[string][]byte {
+func scripts(t testing.TB) map[string][]byte {
 	t.Helper()
 	key, _ := btcec.PrivKeyFromBytes(bytes.Repeat([]byte{7}, 32))
 	uncompressed := key.PubKey().SerializeUncompressed()
@@ -118,7 +119,7 @@ func TestScriptCompression(t *testing.T) {
 // testCoins returns coins of several transactions, ascending txid, with
 // every script kind, big and small amounts, coinbases, and vouts on both
 // sides of 16512, where Core's database order departs from numeric order.
-func testCoins(t *testing.T) [][]coinstats.Coin {
+func testCoins(t testing.TB) [][]coinstats.Coin {
 	t.Helper()
 	r := rand.New(rand.NewPCG(5, 6))
 	var kinds [][]byte
@@ -141,7 +142,7 @@ func testCoins(t *testing.T) [][]coinstats.Coin {
 	return txs
 }
 
-func writeTestFile(t *testing.T, txs [][]coinstats.Coin) []byte {
+func writeTestFile(t testing.TB, txs [][]coinstats.Coin) []byte {
 	t.Helper()
 	var count uint64
 	for _, tx := range txs {
@@ -291,6 +292,38 @@ func TestRefusals(t *testing.T) {
 	}
 	if err := readAll(change(firstCount, 0xfc), "mainnet"); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Errorf("more coins in a transaction than the header counts: %v", err)
+	}
+}
+
+// TestTransactionsOutOfOrderAreRefused: a transaction whose txid is not
+// above the one before it, its coins split in two or after a higher
+// txid, is refused where its txid starts, as the writer refuses to write
+// it: Core's coins database holds each transaction once, in txid order.
+func TestTransactionsOutOfOrderAreRefused(t *testing.T) {
+	coin := func(txid byte, vout uint32) []coinstats.Coin {
+		return []coinstats.Coin{{Outpoint: coinstats.Outpoint{TxID: chainhash.Hash{txid}, Vout: vout}, Height: 1, Value: 1, Script: []byte{0x51}}}
+	}
+	const headerLen = 5 + 2 + 4 + 32 + 8
+	// join writes first and second as one file of two transactions, and
+	// gives the offset of the second's txid.
+	join := func(first, second []coinstats.Coin) ([]byte, int64) {
+		file := writeTestFile(t, [][]coinstats.Coin{first})
+		binary.LittleEndian.PutUint64(file[headerLen-8:], 2)
+		return append(file, writeTestFile(t, [][]coinstats.Coin{second})[headerLen:]...), int64(len(file))
+	}
+	if file, _ := join(coin(1, 0), coin(2, 0)); readAll(file, "mainnet") != nil {
+		t.Fatalf("two transactions in order: %v", readAll(file, "mainnet"))
+	}
+	for name, pair := range map[string][2][]coinstats.Coin{
+		"a transaction's coins split in two": {coin(1, 0), coin(1, 1)},
+		"a lower txid after a higher one":    {coin(2, 0), coin(1, 0)},
+	} {
+		file, second := join(pair[0], pair[1])
+		err := readAll(file, "mainnet")
+		var fe *snapshot.FileError
+		if !errors.Is(err, snapshot.ErrCorrupt) || !errors.As(err, &fe) || fe.Offset != second {
+			t.Errorf("%s: %v, want ErrCorrupt at offset %d", name, err, second)
+		}
 	}
 }
 

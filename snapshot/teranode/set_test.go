@@ -37,7 +37,7 @@ func testTxs() [][]coinstats.Coin {
 
 var testSetHeader = SetHeader{BlockHash: chainhash.Hash{1}, Height: 111, PrevHash: chainhash.Hash{2}}
 
-func writeSet(t *testing.T, txs [][]coinstats.Coin) []byte {
+func writeSet(t testing.TB, txs [][]coinstats.Coin) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewSetWriter(&buf, testSetHeader)
