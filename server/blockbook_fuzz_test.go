@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/utxostore/utxostore/server"
 )
 
@@ -63,6 +65,61 @@ func FuzzBlockbookAPI(f *testing.F) {
 		}
 		if resp.StatusCode >= 500 && name != "sendtx" {
 			t.Fatalf("GET %s: HTTP %d: %.300s", u, resp.StatusCode, body)
+		}
+	})
+}
+
+// FuzzBlockbookWebsocket: whatever message a client sends the websocket,
+// each answer is JSON and a ping sent after it is answered: no message
+// can crash the daemon, stall the connection or close it.
+func FuzzBlockbookWebsocket(f *testing.F) {
+	srv, blocks := indexedDaemon(f, 3, server.Options{})
+	txid := blocks[1].Txs[0].ID.String()
+	for _, seed := range []string{
+		`{"id":"1","method":"getInfo"}`,
+		`{"id":"2","method":"getBlockHash","params":{"height":1}}`,
+		`{"id":"3","method":"getAccountInfo","params":{"descriptor":"12c6DSiU4Rq3P4ZxziKxzrGLCmMzh6dK8q","details":"txs","page":1,"pageSize":5}}`,
+		`{"id":"4","method":"getAccountUtxo","params":{"descriptor":"12c6DSiU4Rq3P4ZxziKxzrGLCmMzh6dK8q"}}`,
+		`{"id":"5","method":"getTransaction","params":{"txid":"` + txid + `"}}`,
+		`{"id":"6","method":"getTransactionSpecific","params":{"txid":"` + txid + `"}}`,
+		`{"id":"7","method":"getBalanceHistory","params":{"descriptor":"12c6DSiU4Rq3P4ZxziKxzrGLCmMzh6dK8q","from":0,"to":9999999999,"groupBy":60}}`,
+		`{"id":"8","method":"estimateFee","params":{"blocks":[2,6,1008]}}`,
+		`{"id":"9","method":"sendTransaction","params":{"hex":"0100"}}`,
+		`{"id":"10","method":"subscribeAddresses","params":{"addresses":["12c6DSiU4Rq3P4ZxziKxzrGLCmMzh6dK8q"]}}`,
+		`{"id":"11","method":"subscribeNewBlock"}`,
+		`{"id":"12","method":"unsubscribeAddresses"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		ws, _, err := websocket.DefaultDialer.Dial("ws://"+srv.HTTPAddr()+"/websocket", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		if err := ws.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := ws.WriteMessage(websocket.TextMessage, msg); err != nil {
+			t.Fatal(err)
+		}
+		if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"fuzz-probe","method":"ping"}`)); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, answer, err := ws.ReadMessage()
+			if err != nil {
+				t.Fatalf("after %q, no answer to the ping that followed it: %v", msg, err)
+			}
+			var a struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal(answer, &a); err != nil {
+				t.Fatalf("after %q, an answer that is not JSON: %.300s", msg, answer)
+			}
+			if a.ID == "fuzz-probe" {
+				return
+			}
 		}
 	})
 }
