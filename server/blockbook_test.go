@@ -423,7 +423,7 @@ func TestBlockbookAnswersEmptyArgumentsAndUnknownCallsWithJSON(t *testing.T) {
 		"/api/v2/address/":       http.StatusBadRequest,
 		"/api/v2/estimatefee/":   http.StatusBadRequest,
 		"/api/v2/no-such-call/1": http.StatusNotFound,
-		"/api/tx/a/b":            http.StatusBadRequest,
+		"/api/tx/a/b":            http.StatusNotFound,
 	} {
 		resp, err := http.Get(base + path)
 		if err != nil {
