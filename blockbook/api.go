@@ -141,26 +141,39 @@ func New(reads Reads, opts Options) *API {
 // (its server/public.go) under /api/v2/ and /api/, the status page, and
 // the websocket.
 func (a *API) Routes(mux *http.ServeMux) {
-	handle := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, refusePrivateKeys(h)) }
+	// Blockbook registers each call as a prefix, so its handlers also
+	// take an empty argument (block-index's names the tip): each call is
+	// routed with its argument and without one ({$}, which gives "").
+	call := func(prefix, name, arg string, h http.HandlerFunc) {
+		mux.Handle("GET "+prefix+name+"/{"+arg+"}", refusePrivateKeys(h))
+		mux.Handle("GET "+prefix+name+"/{$}", refusePrivateKeys(h))
+	}
 	for _, prefix := range []string{"/api/v2/", "/api/"} {
-		handle("GET "+prefix+"block-index/{height}", a.handleBlockIndex)
-		handle("GET "+prefix+"tx/{txid}", a.handleTx)
-		handle("GET "+prefix+"tx-specific/{txid}", a.handleTxSpecific)
-		handle("GET "+prefix+"block/{height}", a.handleBlock)
-		handle("GET "+prefix+"address/{address}", a.handleAddress)
-		handle("GET "+prefix+"xpub/{xpub}", a.handleXpub)
-		handle("GET "+prefix+"utxo/{address}", a.handleUtxo)
-		handle("GET "+prefix+"balancehistory/{address}", a.handleBalanceHistory)
-		handle("GET "+prefix+"estimatefee/{blocks}", a.handleEstimateFee)
-		handle("GET "+prefix+"sendtx/{hex}", a.handleSendTx)
-		handle("POST "+prefix+"sendtx/", a.handleSendTx)
+		call(prefix, "block-index", "height", a.handleBlockIndex)
+		call(prefix, "tx", "txid", a.handleTx)
+		call(prefix, "tx-specific", "txid", a.handleTxSpecific)
+		call(prefix, "block", "height", a.handleBlock)
+		call(prefix, "address", "address", a.handleAddress)
+		call(prefix, "xpub", "xpub", a.handleXpub)
+		call(prefix, "utxo", "address", a.handleUtxo)
+		call(prefix, "balancehistory", "address", a.handleBalanceHistory)
+		call(prefix, "estimatefee", "blocks", a.handleEstimateFee)
+		call(prefix, "sendtx", "hex", a.handleSendTx)
+		mux.Handle("POST "+prefix+"sendtx/", refusePrivateKeys(http.HandlerFunc(a.handleSendTx)))
 	}
 	mux.HandleFunc("GET /api/v2", a.handleStatus)
 	mux.HandleFunc("GET /api/v2/{$}", a.handleStatus)
 	mux.HandleFunc("GET /api/status", a.handleStatus)
 	mux.HandleFunc("GET /api", a.handleStatus) // Blockbook's own path for the status page
 	mux.HandleFunc("GET /api/{$}", a.handleStatus)
+	mux.HandleFunc("GET /api/", handleUnknownCall)
 	mux.HandleFunc("GET "+WebsocketPath, a.handleWebsocket)
+}
+
+// handleUnknownCall answers a GET of a path under /api/ that names no
+// call with 404 and a JSON error, as every call answers its errors.
+func handleUnknownCall(w http.ResponseWriter, r *http.Request) {
+	httpreply.Error(w, http.StatusNotFound, "%s names no call of this API (the calls are under /api/v2/: block-index, tx, tx-specific, block, address, xpub, utxo, balancehistory, estimatefee, sendtx)", echoed(r.URL.Path))
 }
 
 // refusePrivateKeys answers 400 with PrivateKeyRefusal, and nothing of

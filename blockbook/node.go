@@ -47,17 +47,6 @@ var ErrNoNode = errors.New("no Bitcoin node is connected to this server (the sto
 // transaction.
 var ErrTxNotParsed = errors.New("the transaction does not parse")
 
-// nodeOrUnavailable returns the connected node, or answers 503 and returns
-// nil when there is none: the operator's choice, not logged as a fault.
-func (a *API) nodeOrUnavailable(w http.ResponseWriter, r *http.Request) Node {
-	node := a.Node()
-	if node == nil {
-		httpreply.MarkConfigured(r)
-		httpreply.Error(w, http.StatusServiceUnavailable, "%v", ErrNoNode)
-	}
-	return node
-}
-
 func (a *API) handleSendTx(w http.ResponseWriter, r *http.Request) {
 	hexTx := r.PathValue("hex")
 	if r.Method == http.MethodPost {
@@ -68,28 +57,38 @@ func (a *API) handleSendTx(w http.ResponseWriter, r *http.Request) {
 		}
 		hexTx = string(body)
 	}
+	out, code, err := a.sendTx(r.Context(), hexTx)
+	if errors.Is(err, ErrNoNode) {
+		// The operator's choice, not logged as a fault.
+		httpreply.MarkConfigured(r)
+	}
+	writeOutcome(w, out, code, err)
+}
+
+// sendTx broadcasts the transaction hexTx holds through the node, as
+// Blockbook's sendtx and websocket sendTransaction do, answering
+// {"result": txid}. Bytes that are no transaction, and a transaction the
+// store refuses, are the client's error (400); no node, or one that
+// fails, is 503.
+func (a *API) sendTx(ctx context.Context, hexTx string) (map[string]string, int, error) {
 	if hexTx == "" {
-		httpreply.Error(w, http.StatusBadRequest, "Missing tx blob")
-		return
+		return nil, http.StatusBadRequest, errorf("Missing tx blob")
 	}
 	raw, err := hex.DecodeString(strings.TrimSpace(hexTx))
 	if err != nil {
-		httpreply.Error(w, http.StatusBadRequest, "the tx blob is not hex: %v", err)
-		return
+		return nil, http.StatusBadRequest, errorf("the tx blob is not hex: %v", err)
 	}
-	node := a.nodeOrUnavailable(w, r)
+	node := a.Node()
 	if node == nil {
-		return
+		return nil, http.StatusServiceUnavailable, ErrNoNode
 	}
-	txid, err := node.SendTx(r.Context(), raw)
+	txid, err := node.SendTx(ctx, raw)
 	if err != nil {
 		var refused *model.Error
 		if errors.As(err, &refused) && !errors.Is(err, model.ErrStorage) || errors.Is(err, ErrTxNotParsed) {
-			httpreply.Error(w, http.StatusBadRequest, "%v", err)
-		} else {
-			httpreply.Error(w, http.StatusServiceUnavailable, "%v", err)
+			return nil, http.StatusBadRequest, err
 		}
-		return
+		return nil, http.StatusServiceUnavailable, err
 	}
-	httpreply.JSON(w, http.StatusOK, map[string]string{"result": txid.String()})
+	return map[string]string{"result": txid.String()}, http.StatusOK, nil
 }

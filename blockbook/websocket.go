@@ -360,6 +360,7 @@ func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		Confirmed  bool           `json:"confirmed"`
 		Blocks     []int          `json:"blocks"`
 		Specific   map[string]any `json:"specific"`
+		Hex        string         `json:"hex"`
 	}
 	// No method takes a private key, and each would quote it
 	// back in its error: a request holding one is refused unread.
@@ -430,7 +431,7 @@ func (a *API) wsCall(ctx context.Context, c *wsConn, req *wsRequest) any {
 		v, err := a.wsEstimateFee(ctx, p.Blocks, p.Specific)
 		return ok(v, 0, err)
 	case "sendTransaction":
-		return wsFail("%v", ErrNoNode)
+		return ok(a.sendTx(ctx, p.Hex))
 	case "subscribeNewBlock":
 		c.mu.Lock()
 		c.newBlockID = req.ID

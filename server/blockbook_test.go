@@ -401,3 +401,41 @@ func TestASpenderLookupSkipsTheBlocksOfInputsOfOtherValues(t *testing.T) {
 		t.Errorf("?spending=true read %d blocks, want 2: T's and S's", reads)
 	}
 }
+
+// TestBlockbookAnswersEmptyArgumentsAndUnknownCallsWithJSON: as
+// Blockbook's handlers do, block-index with no height names the tip, and
+// a call with an empty argument answers its error as JSON; a path under
+// /api/ that names no call is answered 404, also as JSON. They used to be
+// answered with Go's plain-text "404 page not found", which a client
+// parsing the API's JSON cannot read.
+func TestBlockbookAnswersEmptyArgumentsAndUnknownCallsWithJSON(t *testing.T) {
+	srv, blocks := indexedDaemon(t, 3, server.Options{})
+	base := "http://" + srv.HTTPAddr()
+	var index struct {
+		BlockHash string `json:"blockHash"`
+	}
+	getJSON(t, base+"/api/v2/block-index/", &index)
+	if index.BlockHash != blocks[2].Hash.String() {
+		t.Errorf("block-index with no height names %s, want the tip %s", index.BlockHash, blocks[2].Hash)
+	}
+	for path, want := range map[string]int{
+		"/api/v2/tx/":            http.StatusBadRequest,
+		"/api/v2/address/":       http.StatusBadRequest,
+		"/api/v2/estimatefee/":   http.StatusBadRequest,
+		"/api/v2/no-such-call/1": http.StatusNotFound,
+		"/api/tx/a/b":            http.StatusNotFound,
+	} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answer struct {
+			Error string `json:"error"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&answer)
+		resp.Body.Close()
+		if resp.StatusCode != want || err != nil || answer.Error == "" {
+			t.Errorf("GET %s: HTTP %d (want %d), error %q (%v)", path, resp.StatusCode, want, answer.Error, err)
+		}
+	}
+}

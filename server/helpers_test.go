@@ -22,7 +22,7 @@ func mainnetBlocks(t *testing.T, n int) []utxo.Block {
 
 // mainnetChainBlocks reads the first n blocks of the real chain, parsed
 // as the block path takes them.
-func mainnetChainBlocks(t *testing.T, n int) []*chain.Block {
+func mainnetChainBlocks(t testing.TB, n int) []*chain.Block {
 	t.Helper()
 	data, err := os.ReadFile(testdata.Path(t, "btc-mainnet-0-14131.blk"))
 	if err != nil {

@@ -76,7 +76,7 @@ func operations(t *testing.T, base, op string) int {
 
 // indexedDaemon serves the first n mainnet blocks with the address index
 // and the block store, Electrum listening too, with opts.
-func indexedDaemon(t *testing.T, n int, opts server.Options) (*server.Server, []*chain.Block) {
+func indexedDaemon(t testing.TB, n int, opts server.Options) (*server.Server, []*chain.Block) {
 	t.Helper()
 	path, chainBlocks := indexedPathAt(t, n, n)
 	opts.Network, opts.ElectrumAddr = "mainnet", "127.0.0.1:0"
@@ -86,7 +86,7 @@ func indexedDaemon(t *testing.T, n int, opts server.Options) (*server.Server, []
 
 // indexedPathAt is indexedPath holding the first connected of the real
 // chain's first n blocks, which it returns.
-func indexedPathAt(t *testing.T, n, connected int) (*blockpath.Path, []*chain.Block) {
+func indexedPathAt(t testing.TB, n, connected int) (*blockpath.Path, []*chain.Block) {
 	t.Helper()
 	path := indexedPath(t)
 	chainBlocks := server.MainnetChainBlocks(t, n)
@@ -100,14 +100,14 @@ func indexedPathAt(t *testing.T, n, connected int) (*blockpath.Path, []*chain.Bl
 
 // indexedPath is an empty mainnet block path with the address index and
 // the block store, as the daemon keeps with --index.
-func indexedPath(t *testing.T) *blockpath.Path {
+func indexedPath(t testing.TB) *blockpath.Path {
 	t.Helper()
 	return indexedPathOf(t, false)
 }
 
 // indexedPathOf is indexedPath, which checks no block's proof of work
 // when trustProof is set, for a test's own mainnet blocks.
-func indexedPathOf(t *testing.T, trustProof bool) *blockpath.Path {
+func indexedPathOf(t testing.TB, trustProof bool) *blockpath.Path {
 	t.Helper()
 	return pathtest.Indexed(t, newStore(t, utxo.Options{}), trustProof)
 }

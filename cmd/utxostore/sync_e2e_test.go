@@ -136,11 +136,41 @@ func TestSyncFromBtcd(t *testing.T) {
 	}
 }
 
+// wsAnswer is a Blockbook websocket answer to sendTransaction.
+type wsAnswer struct {
+	ID   string `json:"id"`
+	Data struct {
+		Result string `json:"result"`
+		Error  struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"data"`
+}
+
+// wsSendTransaction sends hexTx with Blockbook's websocket
+// sendTransaction and returns its answer, skipping the block pushes.
+func wsSendTransaction(t *testing.T, ws *websocket.Conn, hexTx string) wsAnswer {
+	t.Helper()
+	if err := ws.WriteJSON(map[string]any{"id": "send", "method": "sendTransaction", "params": map[string]string{"hex": hexTx}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var a wsAnswer
+		if err := ws.ReadJSON(&a); err != nil {
+			t.Fatalf("waiting for the answer to sendTransaction: %v", err)
+		}
+		if a.ID == "send" {
+			return a
+		}
+	}
+}
+
 // TestServeFollowsPeer runs the daemon with --peer: it is not ready until
 // the peer has told its chain and the store is within --ready-max-behind
 // of it, then follows the blocks mined at the tip and serves them, with
-// the follower's metrics beside the store's; /api/v2/sendtx and gRPC
-// SendTx relay a transaction to the node and refuse a double spend.
+// the follower's metrics beside the store's; /api/v2/sendtx, gRPC SendTx
+// and the websocket's sendTransaction relay a transaction to the node and
+// refuse a double spend.
 func TestServeFollowsPeer(t *testing.T) {
 	w, node := minedNode(t, "serve", 5)
 
@@ -211,6 +241,18 @@ func TestServeFollowsPeer(t *testing.T) {
 	doubleSpend = w.Pay(t, coins, 3, 10_000)
 	if _, err := c.SendTx(context.Background(), txBytes(t, doubleSpend)); !errors.Is(err, model.ErrSpent) {
 		t.Errorf("gRPC SendTx of a double spend: %v", err)
+	}
+
+	// Blockbook's websocket sendTransaction relays too, as Trezor Suite
+	// broadcasts.
+	wsRelayed := w.Pay(t, w.Take(tip, 1), 2, 10_000)
+	if answer := wsSendTransaction(t, ws, txHex(t, wsRelayed)); answer.Data.Result != wsRelayed.TxHash().String() {
+		t.Fatalf("websocket sendTransaction answers %+v", answer.Data)
+	}
+	waitInMempool(t, node, wsRelayed.TxHash())
+	doubleSpend = w.Pay(t, coins, 4, 10_000)
+	if answer := wsSendTransaction(t, ws, txHex(t, doubleSpend)); !strings.Contains(answer.Data.Error.Message, "SPENT") {
+		t.Errorf("websocket sendTransaction of a double spend answers %+v", answer.Data)
 	}
 
 	_, height := node.Tip(t)
