@@ -50,6 +50,13 @@ type Coin struct {
 	Script []byte
 }
 
+// Equal reports whether c and o are the same coin: outpoint, height,
+// coinbase flag, value and script.
+func (c Coin) Equal(o Coin) bool {
+	return c.Outpoint == o.Outpoint && c.Height == o.Height && c.Coinbase == o.Coinbase &&
+		c.Value == o.Value && bytes.Equal(c.Script, o.Script)
+}
+
 // Unspendable reports whether an output with this script can never be
 // spent: it starts with OP_RETURN or is longer than MaxScriptSize (Core's
 // CScript::IsUnspendable).

@@ -52,9 +52,7 @@ func TestSorterRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.EqualFunc(got, want, func(a, b coinstats.Coin) bool {
-		return a.Outpoint == b.Outpoint && a.Height == b.Height && a.Coinbase == b.Coinbase && a.Value == b.Value && bytes.Equal(a.Script, b.Script)
-	}) {
+	if !slices.EqualFunc(got, want, coinstats.Coin.Equal) {
 		t.Fatalf("%d coins back of %d, or not the same", len(got), len(want))
 	}
 	if err := s.Close(); err != nil {

@@ -76,9 +76,7 @@ func TestSnapshotThenFollowTheChain(t *testing.T) {
 	loaded := loadSnapshot(t, Options{UtxoBatchSize: 2}, SnapshotBase{Hash: blocks[base].Hash, Height: base}, txs)
 
 	if got, want := coinsOf(t, loaded), txs; !slices.EqualFunc(got, want, func(a, b []coinstats.Coin) bool {
-		return slices.EqualFunc(a, b, func(x, y coinstats.Coin) bool {
-			return x.Outpoint == y.Outpoint && x.Height == y.Height && x.Coinbase == y.Coinbase && x.Value == y.Value && bytes.Equal(x.Script, y.Script)
-		})
+		return slices.EqualFunc(a, b, coinstats.Coin.Equal)
 	}) {
 		t.Fatal("the loaded store's coins differ from the snapshot's")
 	}

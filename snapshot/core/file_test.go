@@ -187,10 +187,7 @@ func TestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.EqualFunc(coins, txs[i], func(a, b coinstats.Coin) bool {
-			return a.Outpoint == b.Outpoint && a.Height == b.Height && a.Coinbase == b.Coinbase &&
-				a.Value == b.Value && bytes.Equal(a.Script, b.Script)
-		}) {
+		if !slices.EqualFunc(coins, txs[i], coinstats.Coin.Equal) {
 			t.Fatalf("transaction %d:\n read %+v\nwrote %+v", i, coins, txs[i])
 		}
 	}

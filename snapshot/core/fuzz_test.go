@@ -63,10 +63,7 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("the file written again is refused: %v", err)
 		}
 		if h2 != h || !slices.EqualFunc(txs, txs2, func(a, b []coinstats.Coin) bool {
-			return slices.EqualFunc(a, b, func(x, y coinstats.Coin) bool {
-				return x.Outpoint == y.Outpoint && x.Height == y.Height && x.Coinbase == y.Coinbase &&
-					x.Value == y.Value && bytes.Equal(x.Script, y.Script)
-			})
+			return slices.EqualFunc(a, b, coinstats.Coin.Equal)
 		}) {
 			t.Fatalf("read back differently:\n%+v\n%+v", txs, txs2)
 		}

@@ -106,7 +106,7 @@ func TestSetRoundTrip(t *testing.T) {
 	for i := range txs {
 		for j := range txs[i] {
 			a, b := back[i][j], txs[i][j]
-			if a.Outpoint != b.Outpoint || a.Height != b.Height || a.Coinbase != b.Coinbase || a.Value != b.Value || !bytes.Equal(a.Script, b.Script) {
+			if !a.Equal(b) {
 				t.Fatalf("transaction %d coin %d: %+v, wrote %+v", i, j, a, b)
 			}
 		}
