@@ -327,9 +327,13 @@ func (p *Path) Connect(ctx context.Context, b *chain.Block, height uint32) error
 	return p.extend(ctx, chainSum, blk)
 }
 
-// extend connects a checked block on top of the store's tip, unless a
-// derived store lacks the store's earlier blocks.
+// extend connects a checked block on top of the store's tip, unless it
+// does not extend the tip (before the block store keeps it), or a derived
+// store lacks the store's earlier blocks.
 func (p *Path) extend(ctx context.Context, chainSum utxo.ChainSummary, b *pathBlock) error {
+	if err := chainSum.CheckExtends(b.Hash, b.PrevHash(), b.height); err != nil {
+		return err
+	}
 	if lag := p.lag(chainSum); lag.Derived != "" {
 		return &BehindError{Lag: lag, Height: b.height, Hash: b.Hash}
 	}

@@ -96,6 +96,35 @@ func TestARefusedBlockIsNotKept(t *testing.T) {
 	level(t, p, 11, c.A[11])
 }
 
+// TestABlockNotExtendingTheTipIsRefusedBeforeItIsKept: a block above the
+// tip that is not the next one (a height skipped, or a parent other than
+// the tip) is refused with utxo.ErrNotTip before the block store sees it.
+// The block store's own refusal used to come first, an error a client of
+// the daemon's ConnectBlock was told was the daemon's fault.
+func TestABlockNotExtendingTheTipIsRefusedBeforeItIsKept(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncBlock, true, true)
+	defer s.close(t)
+	p := s.path(t)
+	connectAll(t, p, c.A, 0, 10)
+	otherParent := block(t, c.A[8].Hash, 10, coinbase(10, 9))
+	for name, tc := range map[string]struct {
+		b      *chain.Block
+		height uint32
+	}{
+		"a height skipped":          {c.A[11], 11},
+		"the next block's, too far": {c.A[10], 12},
+		"a parent below the tip":    {otherParent, 10},
+	} {
+		if err := p.Connect(context.Background(), tc.b, tc.height); !errors.Is(err, utxo.ErrNotTip) {
+			t.Errorf("%s: %v, want utxo.ErrNotTip", name, err)
+		}
+		level(t, p, 9, c.A[9])
+	}
+	connectAll(t, p, c.A, 10, 12)
+	level(t, p, 11, c.A[11])
+}
+
 // TestIndexCatchesUpFromTheBlockStore: an index three blocks behind the
 // store (a crash between the store's write and the index's) is brought
 // level by Open from the raw blocks the block store keeps.

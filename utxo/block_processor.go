@@ -91,9 +91,8 @@ func (db *DB) ConnectBlock(ctx context.Context, b Block) error {
 	if err != nil {
 		return err
 	}
-	if cs.HasTip && (b.Height != cs.TipHeight+1 || (b.PrevHash != cs.TipHash && b.PrevHash != chainhash.Hash{})) {
-		return fmt.Errorf("%w: block %s at height %d, parent %s; the tip is %s at height %d",
-			ErrNotTip, b.Hash, b.Height, b.PrevHash, cs.TipHash, cs.TipHeight)
+	if err := cs.summary().CheckExtends(b.Hash, b.PrevHash, b.Height); err != nil {
+		return err
 	}
 	if err := db.connectBlock(engine.DeferSync(ctx), b, &cs); err != nil {
 		return errors.Join(err, db.settleFailed(ctx, cs))

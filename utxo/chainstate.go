@@ -164,7 +164,25 @@ func (db *DB) ChainSummary(ctx context.Context) (ChainSummary, error) {
 	if err != nil {
 		return ChainSummary{}, err
 	}
-	return ChainSummary{Tip: Tip{Height: cs.TipHeight, Hash: cs.TipHash}, HasTip: cs.HasTip, Blocks: cs.Blocks, Txs: cs.Txs, First: cs.First}, nil
+	return cs.summary(), nil
+}
+
+// summary is the chain state's ChainSummary.
+func (cs chainState) summary() ChainSummary {
+	return ChainSummary{Tip: Tip{Height: cs.TipHeight, Hash: cs.TipHash}, HasTip: cs.HasTip, Blocks: cs.Blocks, Txs: cs.Txs, First: cs.First}
+}
+
+// CheckExtends refuses, with ErrNotTip, block hash at height, whose parent
+// is prev, unless it extends the chain s summarises: on a store that holds
+// a block, it is at the next height, and its parent, when it names one, is
+// the tip. ConnectBlock applies it; a caller that keeps the block
+// elsewhere first (blockpath.Path) asks it before.
+func (s ChainSummary) CheckExtends(hash, prev chainhash.Hash, height uint32) error {
+	if s.HasTip && (height != s.Tip.Height+1 || (prev != s.Tip.Hash && prev != chainhash.Hash{})) {
+		return fmt.Errorf("%w: block %s at height %d, parent %s; the tip is %s at height %d",
+			ErrNotTip, hash, height, prev, s.Tip.Hash, s.Tip.Height)
+	}
+	return nil
 }
 
 var errNoBlock = errors.New("no block at that height")
