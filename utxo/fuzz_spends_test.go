@@ -12,6 +12,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/pebble"
 	"github.com/utxostore/utxostore/engine/sozu"
 	"github.com/utxostore/utxostore/utxo/model"
 )
@@ -71,7 +72,7 @@ func (m *spendModel) unspend(tx *chain.Tx) {
 // FuzzSpendsAgreeWithTheirModel: any sequence of creates, spends and
 // unspends of a few transactions that spend each other's outputs (and
 // outputs that do not exist) leaves every output spent by the spender
-// the model says, or unspent, on the memory engine and on Sozu, with
+// the model says, or unspent, on the memory engine, Sozu and Pebble, with
 // transactions of up to three outputs over records of two (so that most
 // span records and the blob store). Every spend is all or nothing, and an
 // output spent by one transaction is refused to every other with SPENT
@@ -95,6 +96,13 @@ func FuzzSpendsAgreeWithTheirModel(f *testing.F) {
 		"memory": newStoreOn(f, onMemory, Options{UtxoBatchSize: 2}),
 		"sozu": newStoreOn(f, func(t testing.TB) engine.Engine {
 			e, err := sozu.Open(filepath.Join(t.TempDir(), "sozu"), sozu.Options{Sync: engine.SyncBlock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		}, Options{UtxoBatchSize: 2}),
+		"pebble": newStoreOn(f, func(t testing.TB) engine.Engine {
+			e, err := pebble.Open(filepath.Join(t.TempDir(), "pebble"), pebble.Options{Sync: engine.SyncBlock})
 			if err != nil {
 				t.Fatal(err)
 			}
