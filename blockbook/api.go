@@ -18,6 +18,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,9 +146,13 @@ func (a *API) Routes(mux *http.ServeMux) {
 	// Blockbook registers each call as a prefix, so its handlers also
 	// take an empty argument (block-index's names the tip): each call is
 	// routed with its argument and without one ({$}, which gives "").
+	var calls []string // for the answer to a path that names none
 	call := func(prefix, name, arg string, h http.HandlerFunc) {
 		mux.Handle("GET "+prefix+name+"/{"+arg+"}", refusePrivateKeys(h))
 		mux.Handle("GET "+prefix+name+"/{$}", refusePrivateKeys(h))
+		if !slices.Contains(calls, name) {
+			calls = append(calls, name)
+		}
 	}
 	for _, prefix := range []string{"/api/v2/", "/api/"} {
 		call(prefix, "block-index", "height", a.handleBlockIndex)
@@ -166,14 +172,12 @@ func (a *API) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/status", a.handleStatus)
 	mux.HandleFunc("GET /api", a.handleStatus) // Blockbook's own path for the status page
 	mux.HandleFunc("GET /api/{$}", a.handleStatus)
-	mux.HandleFunc("GET /api/", handleUnknownCall)
+	// Any other path under /api/ names no call: 404, as JSON like every
+	// call's errors.
+	mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {
+		httpreply.Error(w, http.StatusNotFound, "%s names no call of this API (the calls are under /api/v2/: %s)", echoed(r.URL.Path), strings.Join(calls, ", "))
+	})
 	mux.HandleFunc("GET "+WebsocketPath, a.handleWebsocket)
-}
-
-// handleUnknownCall answers a GET of a path under /api/ that names no
-// call with 404 and a JSON error, as every call answers its errors.
-func handleUnknownCall(w http.ResponseWriter, r *http.Request) {
-	httpreply.Error(w, http.StatusNotFound, "%s names no call of this API (the calls are under /api/v2/: block-index, tx, tx-specific, block, address, xpub, utxo, balancehistory, estimatefee, sendtx)", echoed(r.URL.Path))
 }
 
 // refusePrivateKeys answers 400 with PrivateKeyRefusal, and nothing of

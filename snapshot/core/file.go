@@ -234,22 +234,20 @@ func (r *Reader) Next() ([]coinstats.Coin, error) {
 		return nil, io.EOF
 	}
 	number := r.header.Coins - r.left // of the transaction's first coin
-	at := r.r.Offset()
-	txid, err := r.r.Hash(fmt.Sprintf("txid of coin %d", number))
+	at, field := r.r.Offset(), fmt.Sprintf("txid of coin %d", number)
+	txid, err := r.r.Hash(field)
 	if err != nil {
 		return nil, err
 	}
 	// Core's coins database holds each transaction's coins together, in
 	// txid order: a txid again, or a lower one, is a damaged file.
-	switch c := bytes.Compare(r.last[:], txid[:]); {
-	case r.started && c == 0:
-		return nil, r.r.Failf(at, fmt.Sprintf("txid of coin %d", number), "transaction %s again: each transaction's coins come together, in txid order", txid)
-	case r.started && c > 0:
-		return nil, r.r.Failf(at, fmt.Sprintf("txid of coin %d", number), "transaction %s after %s: not in txid order", txid, r.last)
+	if c := bytes.Compare(r.last[:], txid[:]); r.started && c == 0 {
+		return nil, r.r.Failf(at, field, "transaction %s again: each transaction's coins come together, in txid order", txid)
+	} else if r.started && c > 0 {
+		return nil, r.r.Failf(at, field, "transaction %s after %s: not in txid order", txid, r.last)
 	}
 	r.started, r.last = true, txid
-	at = r.r.Offset()
-	field := fmt.Sprintf("coin count of transaction %s", txid)
+	at, field = r.r.Offset(), fmt.Sprintf("coin count of transaction %s", txid)
 	n, err := r.r.CompactSize(field, maxCompactSize)
 	if err != nil {
 		return nil, err
