@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -482,6 +483,113 @@ func TestABlockMiningAConflictingTransactionMakesItTheWinner(t *testing.T) {
 	if err := db.ConnectBlock(ctx, b2); err != nil {
 		t.Fatalf("a block spending the mined T: %v", err)
 	}
+}
+
+// TestABlockMiningAConflictingTransactionAndItsDescendants: the store
+// holds T as conflicting (it lost the race for P:0 to A) and T's child C
+// too, as a validator stores a loser's descendants; one block mines T, C
+// and G, C's child. T and C win before their outputs are spent: the block
+// connects, A loses, and none of the block's transactions is conflicting.
+// The block used to be refused (C's input: CONFLICTING), every time it was
+// sent, stopping the node at the block before.
+func TestABlockMiningAConflictingTransactionAndItsDescendants(t *testing.T) {
+	testABlockMiningAConflictingTransactionAndItsDescendants(t, onMemory)
+}
+
+func testABlockMiningAConflictingTransactionAndItsDescendants(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
+	p, genesis, a, lost := raceLostToA(t, db)
+	g := spendTx("G", []wire.OutPoint{out(lost[1], 0)}, 1, 2e8)
+	b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), lost[0], lost[1], g}}
+	if err := db.ConnectBlock(ctx, b1); err != nil {
+		t.Fatalf("a block mining a conflicting transaction with its descendants: %v", err)
+	}
+	if !mustGet(t, db, a.ID).Conflicting {
+		t.Fatal("A, which the block's T beat, is not conflicting")
+	}
+	for _, tx := range []*chain.Tx{lost[0], lost[1], g} {
+		if mustGet(t, db, tx.ID).Conflicting {
+			t.Fatalf("%s, mined on the longest chain, is conflicting", tx.ID)
+		}
+	}
+	if dah := mustGet(t, db, g.ID).DeleteAtHeight; dah != 0 {
+		t.Fatalf("G, mined and unspent, is to be deleted at height %d", dah)
+	}
+	for _, s := range [][2]*chain.Tx{{p, lost[0]}, {lost[0], lost[1]}, {lost[1], g}} {
+		if sd := mustGet(t, db, s[0].ID).Outputs[0].SpendingData; sd == nil || sd.TxID != s[1].ID {
+			t.Fatalf("%s:0 is spent by %v, want %s", s[0].ID, sd, s[1].ID)
+		}
+	}
+	mustVerify(t, db)
+	if err := db.DisconnectBlock(ctx, b1); err != nil {
+		t.Fatalf("disconnecting the block: %v", err)
+	}
+	if m := mustGet(t, db, a.ID); m.Conflicting {
+		t.Fatal("A stays conflicting after the block that beat it was disconnected")
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != a.ID {
+		t.Fatalf("P:0 is spent by %v after the disconnection, want A", sd)
+	}
+	mustVerify(t, db)
+}
+
+// TestARefusedBlockLeavesItsWinnersConflicting: the block's first chunk
+// mines T and C, which the store held as conflicting, and its second
+// chunk spends an output that does not exist. The block is refused, and
+// the store is as it was: T and C conflicting again, A holding P:0.
+func TestARefusedBlockLeavesItsWinnersConflicting(t *testing.T) {
+	db := newStore(t, Options{})
+	p, genesis, a, lost := raceLostToA(t, db)
+	before := map[chainhash.Hash]*Meta{}
+	for _, tx := range []*chain.Tx{p, a, lost[0], lost[1]} {
+		before[tx.ID] = mustGet(t, db, tx.ID)
+	}
+	set := summary(t, db)
+	bad := spendTx("bad", []wire.OutPoint{{Hash: chainhash.Hash{0xbd}}}, 1, 1e8)
+	chunks := [][]*chain.Tx{{coinbaseTx("c1", 1, 50e8), lost[0], lost[1]}, {bad}}
+	b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Chunks: func(fn func([]*chain.Tx) error) error {
+		for _, c := range chunks {
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+	if err := db.ConnectBlock(ctx, b1); !errors.Is(err, model.ErrTxNotFound) {
+		t.Fatalf("a block spending an output that does not exist: %v, want TX_NOT_FOUND", err)
+	}
+	for txid, want := range before {
+		got := mustGet(t, db, txid)
+		// A parent's conflicting children keep every spender ever
+		// marked, A too, which the block marked and its undo restored.
+		got.ConflictingChildren, want.ConflictingChildren = nil, nil
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s after the refused block:\n%+v\nwant\n%+v", txid, got, want)
+		}
+	}
+	if got := summary(t, db); got != set {
+		t.Fatalf("the set after the refused block: %+v\nwant %+v", got, set)
+	}
+	mustVerify(t, db)
+}
+
+// raceLostToA stores P, mined at genesis, then A, which spends P:0, and
+// T, which lost the race for P:0 to A, with its child C, both stored as
+// conflicting (lost holds T and C).
+func raceLostToA(t *testing.T, db *DB) (p *chain.Tx, genesis Block, a *chain.Tx, lost [2]*chain.Tx) {
+	t.Helper()
+	p, genesis = minedParentAtGenesis(t, db, 1)
+	a = spendTx("A", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	mustCreate(t, db, a, 0)
+	if _, err := db.Spend(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	lost[0] = spendTx("T", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	lost[1] = spendTx("C", []wire.OutPoint{out(lost[0], 0)}, 1, 3e8)
+	for _, tx := range lost {
+		mustCreate(t, db, tx, 0, WithConflicting())
+	}
+	return p, genesis, a, lost
 }
 
 // TestDisconnectingABlockWhoseLoserLostAnInputSinceCompletes: the block
