@@ -341,19 +341,20 @@ func (db *DB) dropCreated(ctx context.Context, txids []chainhash.Hash) error {
 // output already spent by a transaction that is not mined on the longest
 // chain loses to the block: that transaction and its descendants become
 // conflicting (blockLosers lists them), their spends are undone, and the
-// block's spend is applied. A transaction the store held as conflicting
-// that the block mines (one of stored, its transactions stored before it)
-// wins, and stops being conflicting before its outputs are spent. When a
-// chunk fails, the chunks before it are undone too, the losers restored
-// and the winners conflicting again: the block spends all or nothing.
+// block's spend is applied. So does an output spent by a transaction the
+// store does not hold (spent, and never created): that spend is undone. A
+// transaction the store held as conflicting that the block mines (one of
+// stored, its transactions stored before it) wins, and stops being
+// conflicting before its outputs are spent. When a chunk fails, the
+// chunks before it are undone too, the losers restored, the spends
+// undone applied again and the winners conflicting again: the block
+// spends all or nothing.
 func (db *DB) spendBlockInputs(ctx context.Context, b Block, stored []chainhash.Hash) error {
 	mined := blockMines{stored: stored}
-	var winners []chainhash.Hash
-	spent := 0 // chunks whose spends are applied
+	var done settlement // of every chunk, but its losers (blockLosers)
+	spent := 0          // chunks whose spends are applied
 	err := b.EachChunk(func(txs []*chain.Tx) error {
-		w, err := db.spendChunkInputs(ctx, txs, b, &mined)
-		winners = append(winners, w...)
-		if err != nil {
+		if err := db.spendChunkInputs(ctx, txs, b, &mined, &done); err != nil {
 			return err
 		}
 		spent++
@@ -370,8 +371,11 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block, stored []chainhash.
 		// winner is conflicting again, as it held it before the block.
 		err2 = errors.Join(db.restoreConflicting(ctx, losers), db.forgetBlockLosers(ctx, b.Hash, losers))
 	}
-	if len(winners) > 0 {
-		_, _, err3 := db.SetConflicting(ctx, winners, true)
+	if len(done.released) > 0 {
+		err2 = errors.Join(err2, db.spendAll(ctx, done.released, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}))
+	}
+	if len(done.winners) > 0 {
+		_, _, err3 := db.SetConflicting(ctx, done.winners, true)
 		err2 = errors.Join(err2, err3)
 	}
 	return errors.Join(err, undo, err2)
@@ -395,18 +399,26 @@ func (m *blockMines) has(txid chainhash.Hash) bool {
 	return m.set[txid]
 }
 
+// settlement is what a block did to take the outputs its spends were
+// refused: the losers it made conflicting, the conflicting transactions
+// it mines that it made winners, and the spends it undid of transactions
+// the store does not hold.
+type settlement struct {
+	losers, winners []chainhash.Hash
+	released        []*Spend
+}
+
 // spendChunkInputs spends the inputs of a chunk of block b, all or
-// nothing. A refusal the block settles (an output held by a transaction
-// not mined on the longest chain, which loses, or an output of a
-// conflicting transaction the block mines, which wins) is settled and the
-// chunk spent again, until it is spent or a refusal cannot be settled. It
-// returns the winners it made, also when it fails.
-func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, b Block, mined *blockMines) (winners []chainhash.Hash, err error) {
+// nothing. The refusals the block settles (settleRefusals) are settled
+// and the chunk spent again, until it is spent or a refusal cannot be
+// settled. It adds the winners and the spends undone to done, also when
+// it fails.
+func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, b Block, mined *blockMines, done *settlement) error {
 	var spends []*Spend
 	for _, tx := range txs {
 		s, err := spendsOf(tx, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		spends = append(spends, s...)
 	}
@@ -415,21 +427,27 @@ func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, b Block, mi
 	for {
 		err := db.spendAll(ctx, spends, opts)
 		if err == nil {
-			return winners, nil
+			return nil
 		}
-		losers, won, err := db.settleRefusals(ctx, spends, err, mined, settled)
+		s, err := db.settleRefusals(ctx, spends, err, mined, settled)
 		if err != nil {
-			return winners, err
+			return err
 		}
-		if len(losers) > 0 {
-			if err := db.markConflicting(ctx, losers, b.Hash); err != nil {
-				return winners, err
+		if len(s.released) > 0 {
+			done.released = append(done.released, s.released...)
+			if err := db.unspendAll(ctx, s.released, false); err != nil {
+				return err
 			}
 		}
-		if len(won) > 0 {
-			winners = append(winners, won...)
-			if _, _, err := db.SetConflicting(ctx, won, false); err != nil {
-				return winners, err
+		if len(s.losers) > 0 {
+			if err := db.markConflicting(ctx, s.losers, b.Hash); err != nil {
+				return err
+			}
+		}
+		if len(s.winners) > 0 {
+			done.winners = append(done.winners, s.winners...)
+			if _, _, err := db.SetConflicting(ctx, s.winners, false); err != nil {
+				return err
 			}
 		}
 	}
@@ -460,12 +478,15 @@ func (db *DB) unspendChunks(ctx context.Context, b Block, n int) error {
 }
 
 // settleRefusals sorts the refused spends of a block: an output held by a
-// transaction not mined on the longest chain names a loser, and an output
-// of a conflicting transaction the block mines names a winner, each once
-// (settled remembers them across calls). Any other refusal, or none the
-// block can settle, is returned as the block's error, which is failure
-// when there is no other.
-func (db *DB) settleRefusals(ctx context.Context, spends []*Spend, failure error, mined *blockMines, settled map[chainhash.Hash]bool) (losers, winners []chainhash.Hash, err error) {
+// transaction not mined on the longest chain names a loser, one held by a
+// transaction the store does not hold a spend to undo, and an output of a
+// conflicting transaction the block mines names a winner. Each of those
+// transactions is settled once (settled remembers them across calls). Any
+// other refusal, or none the block can settle, is returned as the block's
+// error, which is failure when there is no other.
+func (db *DB) settleRefusals(ctx context.Context, spends []*Spend, failure error, mined *blockMines, settled map[chainhash.Hash]bool) (settlement, error) {
+	var s settlement
+	now := make(map[chainhash.Hash]bool) // settled by this call
 	for _, sp := range spends {
 		if sp.Err == nil {
 			continue
@@ -476,32 +497,50 @@ func (db *DB) settleRefusals(ctx context.Context, spends []*Spend, failure error
 		switch {
 		case errors.Is(sp.Err, model.ErrConflicting):
 			if !mined.has(sp.TxID) {
-				return nil, nil, refused(" spends an output of a conflicting transaction the block does not mine")
+				return settlement{}, refused(" spends an output of a conflicting transaction the block does not mine")
 			}
-			if !settled[sp.TxID] {
-				settled[sp.TxID] = true
-				winners = append(winners, sp.TxID)
+			if !settled[sp.TxID] && !now[sp.TxID] {
+				now[sp.TxID] = true
+				s.winners = append(s.winners, sp.TxID)
 			}
 		case errors.Is(sp.Err, model.ErrSpent) && sp.ConflictingTxID != nil:
-			holder, err := db.Get(ctx, *sp.ConflictingTxID, FieldOutputs)
-			if err != nil {
-				return nil, nil, fmt.Errorf("input %s:%d of %s is spent by %s, which cannot be read: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, *sp.ConflictingTxID, err)
+			holder := *sp.ConflictingTxID
+			if settled[holder] {
+				continue
 			}
-			if holder.UnminedSince == 0 && len(holder.BlockIDs) > 0 {
-				return nil, nil, refused(" double spends a transaction mined on the longest chain")
-			}
-			if !settled[holder.TxID] {
-				settled[holder.TxID] = true
-				losers = append(losers, holder.TxID)
+			meta, err := db.Get(ctx, holder, FieldOutputs)
+			switch {
+			case errors.Is(err, model.ErrTxNotFound):
+				// Spent, and never created (a validator stopped between
+				// the two): no chain holds it, and nothing descends from
+				// it in the store.
+				held, err := db.GetSpend(ctx, &Spend{TxID: sp.TxID, Vout: sp.Vout})
+				if err != nil {
+					return settlement{}, err
+				}
+				if held.SpendingData != nil && held.SpendingData.TxID == holder {
+					s.released = append(s.released, &Spend{TxID: sp.TxID, Vout: sp.Vout, SpendingData: held.SpendingData})
+				}
+				now[holder] = true
+			case err != nil:
+				return settlement{}, fmt.Errorf("input %s:%d of %s is spent by %s, which cannot be read: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, holder, err)
+			case meta.UnminedSince == 0 && len(meta.BlockIDs) > 0:
+				return settlement{}, refused(" double spends a transaction mined on the longest chain")
+			case !now[holder]:
+				now[holder] = true
+				s.losers = append(s.losers, holder)
 			}
 		default:
-			return nil, nil, refused("")
+			return settlement{}, refused("")
 		}
 	}
-	if len(losers) == 0 && len(winners) == 0 {
-		return nil, nil, failure
+	for txid := range now {
+		settled[txid] = true
 	}
-	return losers, winners, nil
+	if len(s.losers) == 0 && len(s.winners) == 0 && len(s.released) == 0 {
+		return settlement{}, failure
+	}
+	return s, nil
 }
 
 // markConflicting marks the transactions and all their descendants (found

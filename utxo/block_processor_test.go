@@ -573,6 +573,109 @@ func TestARefusedBlockLeavesItsWinnersConflicting(t *testing.T) {
 	mustVerify(t, db)
 }
 
+// TestABlockTakesAnOutputSpentByATransactionNeverCreated: G spent P:0 and
+// P:1 and was never created (a validator stopped between Spend and
+// Create); a block's W spends P:0. The block takes P:0 and leaves G's
+// spend of P:1 as it is; it used to be refused (G "cannot be read"), every
+// time it was sent. A block that is refused after taking P:0 gives it
+// back to G.
+func TestABlockTakesAnOutputSpentByATransactionNeverCreated(t *testing.T) {
+	for _, refused := range []bool{false, true} {
+		t.Run(fmt.Sprint("refused=", refused), func(t *testing.T) {
+			db := newStore(t, Options{})
+			p, genesis := minedParentAtGenesis(t, db, 2)
+			ghost := spendTx("G", []wire.OutPoint{out(p, 0), out(p, 1)}, 1, 9e8)
+			if _, err := db.Spend(ctx, ghost); err != nil {
+				t.Fatal(err)
+			}
+			w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+			chunks := [][]*chain.Tx{{coinbaseTx("c1", 1, 50e8), w}}
+			if refused {
+				chunks = append(chunks, []*chain.Tx{spendTx("bad", []wire.OutPoint{{Hash: chainhash.Hash{0xbd}}}, 1, 1e8)})
+			}
+			b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Chunks: func(fn func([]*chain.Tx) error) error {
+				for _, c := range chunks {
+					if err := fn(c); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}
+			err := db.ConnectBlock(ctx, b1)
+			switch {
+			case refused && !errors.Is(err, model.ErrTxNotFound):
+				t.Fatalf("a block spending an output that does not exist: %v, want TX_NOT_FOUND", err)
+			case !refused && err != nil:
+				t.Fatalf("a block taking an output a transaction never created spent: %v", err)
+			}
+			outs := mustGet(t, db, p.ID).Outputs
+			want := [2]chainhash.Hash{w.ID, ghost.ID}
+			if refused {
+				want[0] = ghost.ID
+			}
+			for vout, o := range outs {
+				if o.SpendingData == nil || o.SpendingData.TxID != want[vout] {
+					t.Fatalf("P:%d is spent by %v, want %s", vout, o.SpendingData, want[vout])
+				}
+			}
+			mustVerify(t, db)
+		})
+	}
+}
+
+// TestUnspendLeavesTheChainsSpends: the block mines W, which spends P:0,
+// and U, unmined, spends P:1. Unspend of W's spend, named with its
+// spending data or without, is refused with SPENT naming W, and so is
+// one that also names U's, which is not undone either. Once the block is
+// disconnected, W's spend can be undone.
+func TestUnspendLeavesTheChainsSpends(t *testing.T) {
+	db := newStore(t, Options{})
+	p, genesis := minedParentAtGenesis(t, db, 2)
+	w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), w}}
+	connectAll(t, db, []Block{b1})
+	u := spendTx("U", []wire.OutPoint{out(p, 1)}, 1, 4e8)
+	mustCreate(t, db, u, 1)
+	if _, err := db.Spend(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	spendsOfTx := func(tx *chain.Tx) []*Spend {
+		s, err := spendsOf(tx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for name, spends := range map[string][]*Spend{
+		"with its spending data": spendsOfTx(w),
+		"without":                {{TxID: p.ID, Vout: 0}},
+		"beside U's":             append(spendsOfTx(u), spendsOfTx(w)...),
+	} {
+		err := db.Unspend(ctx, spends, false)
+		if !errors.Is(err, model.ErrSpent) {
+			t.Fatalf("unspend of the chain's spend %s: %v, want SPENT", name, err)
+		}
+		chainSpend := spends[len(spends)-1]
+		if chainSpend.ConflictingTxID == nil || *chainSpend.ConflictingTxID != w.ID || !errors.Is(chainSpend.Err, model.ErrSpent) {
+			t.Fatalf("unspend of the chain's spend %s: the spend says %v (spent by %v), want SPENT by W", name, chainSpend.Err, chainSpend.ConflictingTxID)
+		}
+		for vout, holder := range []*chain.Tx{w, u} {
+			if sd := mustGet(t, db, p.ID).Outputs[vout].SpendingData; sd == nil || sd.TxID != holder.ID {
+				t.Fatalf("after the refused unspend %s, P:%d is spent by %v, want %s", name, vout, sd, holder.ID)
+			}
+		}
+	}
+	if err := db.DisconnectBlock(ctx, b1); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Unspend(ctx, spendsOfTx(w), false); err != nil {
+		t.Fatalf("unspend of W's spend once its block is disconnected: %v", err)
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd != nil {
+		t.Fatalf("P:0 is spent by %v after W's spend was undone", sd)
+	}
+}
+
 // raceLostToA stores P, mined at genesis, then A, which spends P:0, and
 // T, which lost the race for P:0 to A, with its child C, both stored as
 // conflicting (lost holds T and C).
