@@ -623,6 +623,36 @@ func TestABlockTakesAnOutputSpentByATransactionNeverCreated(t *testing.T) {
 	}
 }
 
+// TestVerifyNamesOutputsSpentByTransactionsNeverCreated: block 1 mines Q;
+// G spends Q:0 and is never created; H spends Q:1 and is created. Verify
+// names Q:0 and G, and nothing else; once G's spend is undone it passes.
+func TestVerifyNamesOutputsSpentByTransactionsNeverCreated(t *testing.T) {
+	db := newStore(t, Options{})
+	p, genesis := minedParentAtGenesis(t, db, 1)
+	q := spendTx("Q", []wire.OutPoint{out(p, 0)}, 2, 2e8)
+	connectAll(t, db, []Block{{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), q}}})
+	ghost := spendTx("G", []wire.OutPoint{out(q, 0)}, 1, 4e8)
+	spends, err := db.Spend(ctx, ghost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := spendTx("H", []wire.OutPoint{out(q, 1)}, 1, 4e8)
+	mustCreate(t, db, h, 1)
+	if _, err := db.Spend(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Verify(ctx)
+	var dangling *DanglingSpendsError
+	want := []DanglingSpend{{Output: out(q, 0), Spender: model.SpendingData{TxID: ghost.ID, Vin: 0}}}
+	if !errors.As(err, &dangling) || !reflect.DeepEqual(dangling.Spends, want) {
+		t.Fatalf("verify: %v, want %+v named", err, want)
+	}
+	if err := db.Unspend(ctx, spends, false); err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, db)
+}
+
 // TestUnspendLeavesTheChainsSpends: the block mines W, which spends P:0,
 // and U, unmined, spends P:1. Unspend of W's spend, named with its
 // spending data or without, is refused with SPENT naming W, and so is
