@@ -63,7 +63,8 @@ var ErrNotTip = errors.New("block does not match the store's tip")
 // block's transactions (a transaction already stored unmined is marked mined,
 // not re-created), spends their inputs, marks them mined on the longest
 // chain and advances the height. An unmined transaction that spent an output
-// this block spends, and all its descendants, become conflicting. The block
+// this block spends, and all its descendants, become conflicting; a
+// conflicting transaction the block mines stops being one. The block
 // is a unit: if one of its spends is refused, everything it changed is
 // undone and the error says which input failed.
 //
@@ -154,7 +155,7 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	if err != nil {
 		return errors.Join(err, db.dropCreated(ctx, created))
 	}
-	if err := db.spendBlockInputs(ctx, b); err != nil {
+	if err := db.spendBlockInputs(ctx, b, toMine); err != nil {
 		return errors.Join(err, db.dropCreated(ctx, created))
 	}
 	conflicting, err := db.blockLosers(ctx, b.Hash)
@@ -340,12 +341,20 @@ func (db *DB) dropCreated(ctx context.Context, txids []chainhash.Hash) error {
 // output already spent by a transaction that is not mined on the longest
 // chain loses to the block: that transaction and its descendants become
 // conflicting (blockLosers lists them), their spends are undone, and the
-// block's spend is applied. When a chunk fails, the chunks before it are
-// undone too, and the losers restored: the block spends all or nothing.
-func (db *DB) spendBlockInputs(ctx context.Context, b Block) error {
-	spent := 0 // chunks whose spends are applied
+// block's spend is applied. So does an output spent by a transaction the
+// store does not hold (spent, and never created): that spend is undone. A
+// transaction the store held as conflicting that the block mines (one of
+// stored, its transactions stored before it) wins, and stops being
+// conflicting before its outputs are spent. When a chunk fails, the
+// chunks before it are undone too, the losers restored, the spends
+// undone applied again and the winners conflicting again: the block
+// spends all or nothing.
+func (db *DB) spendBlockInputs(ctx context.Context, b Block, stored []chainhash.Hash) error {
+	mined := blockMines{stored: stored}
+	var done settlement // of every chunk, but its losers (blockLosers)
+	spent := 0          // chunks whose spends are applied
 	err := b.EachChunk(func(txs []*chain.Tx) error {
-		if err := db.spendChunkInputs(ctx, txs, b); err != nil {
+		if err := db.spendChunkInputs(ctx, txs, b, &mined, &done); err != nil {
 			return err
 		}
 		spent++
@@ -357,13 +366,54 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block) error {
 	undo := db.unspendChunks(ctx, b, spent)
 	losers, err2 := db.blockLosers(ctx, b.Hash)
 	if err2 == nil {
+		// The losers first: one that spent a winner's output (as a
+		// client ignoring the conflict may) takes it back before the
+		// winner is conflicting again, as it held it before the block.
 		err2 = errors.Join(db.restoreConflicting(ctx, losers), db.forgetBlockLosers(ctx, b.Hash, losers))
+	}
+	if len(done.released) > 0 {
+		err2 = errors.Join(err2, db.spendAll(ctx, done.released, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}))
+	}
+	if len(done.winners) > 0 {
+		_, _, err3 := db.SetConflicting(ctx, done.winners, true)
+		err2 = errors.Join(err2, err3)
 	}
 	return errors.Join(err, undo, err2)
 }
 
-// spendChunkInputs spends the inputs of a chunk of block b, all or nothing.
-func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, b Block) error {
+// blockMines answers whether a block mines a transaction the store held
+// before it, from the list connectBlock keeps, made a set on the first
+// question: only a block whose spends meet a conflicting parent asks.
+type blockMines struct {
+	stored []chainhash.Hash
+	set    map[chainhash.Hash]bool
+}
+
+func (m *blockMines) has(txid chainhash.Hash) bool {
+	if m.set == nil {
+		m.set = make(map[chainhash.Hash]bool, len(m.stored))
+		for _, id := range m.stored {
+			m.set[id] = true
+		}
+	}
+	return m.set[txid]
+}
+
+// settlement is what a block did to take the outputs its spends were
+// refused: the losers it made conflicting, the conflicting transactions
+// it mines that it made winners, and the spends it undid of transactions
+// the store does not hold.
+type settlement struct {
+	losers, winners []chainhash.Hash
+	released        []*Spend
+}
+
+// spendChunkInputs spends the inputs of a chunk of block b, all or
+// nothing. The refusals the block settles (settleRefusals) are settled
+// and the chunk spent again, until it is spent or a refusal cannot be
+// settled. It adds the winners and the spends undone to done, also when
+// it fails.
+func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, b Block, mined *blockMines, done *settlement) error {
 	var spends []*Spend
 	for _, tx := range txs {
 		s, err := spendsOf(tx, nil)
@@ -373,18 +423,34 @@ func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, b Block) er
 		spends = append(spends, s...)
 	}
 	opts := SpendOptions{BlockHeight: b.Height, IgnoreLocked: true}
-	err := db.spendAll(ctx, spends, opts)
-	if err == nil {
-		return nil
+	settled := make(map[chainhash.Hash]bool)
+	for {
+		err := db.spendAll(ctx, spends, opts)
+		if err == nil {
+			return nil
+		}
+		s, err := db.settleRefusals(ctx, spends, err, mined, settled)
+		if err != nil {
+			return err
+		}
+		if len(s.released) > 0 {
+			done.released = append(done.released, s.released...)
+			if err := db.unspendAll(ctx, s.released, false); err != nil {
+				return err
+			}
+		}
+		if len(s.losers) > 0 {
+			if err := db.markConflicting(ctx, s.losers, b.Hash); err != nil {
+				return err
+			}
+		}
+		if len(s.winners) > 0 {
+			done.winners = append(done.winners, s.winners...)
+			if _, _, err := db.SetConflicting(ctx, s.winners, false); err != nil {
+				return err
+			}
+		}
 	}
-	losers, err := db.doubleSpenders(ctx, spends, err)
-	if err != nil {
-		return err
-	}
-	if err := db.markConflicting(ctx, losers, b.Hash); err != nil {
-		return err
-	}
-	return db.spendAll(ctx, spends, opts)
 }
 
 // unspendChunks undoes the spends of the block's first n chunks.
@@ -411,30 +477,70 @@ func (db *DB) unspendChunks(ctx context.Context, b Block, n int) error {
 	return err
 }
 
-// doubleSpenders returns the unmined transactions that hold outputs the
-// block spends; any other failure is returned as the block's error.
-func (db *DB) doubleSpenders(ctx context.Context, spends []*Spend, failure error) ([]chainhash.Hash, error) {
-	var losers []chainhash.Hash
+// settleRefusals sorts the refused spends of a block: an output held by a
+// transaction not mined on the longest chain names a loser, one held by a
+// transaction the store does not hold a spend to undo, and an output of a
+// conflicting transaction the block mines names a winner. Each of those
+// transactions is settled once (settled remembers them across calls). Any
+// other refusal, or none the block can settle, is returned as the block's
+// error, which is failure when there is no other.
+func (db *DB) settleRefusals(ctx context.Context, spends []*Spend, failure error, mined *blockMines, settled map[chainhash.Hash]bool) (settlement, error) {
+	var s settlement
+	now := make(map[chainhash.Hash]bool) // settled by this call
 	for _, sp := range spends {
 		if sp.Err == nil {
 			continue
 		}
-		if !errors.Is(sp.Err, model.ErrSpent) || sp.ConflictingTxID == nil {
-			return nil, fmt.Errorf("input %s:%d of %s: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, sp.Err)
+		refused := func(why string) error {
+			return fmt.Errorf("input %s:%d of %s%s: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, why, sp.Err)
 		}
-		holder, err := db.Get(ctx, *sp.ConflictingTxID, FieldOutputs)
-		if err != nil {
-			return nil, fmt.Errorf("input %s:%d of %s is spent by %s, which cannot be read: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, *sp.ConflictingTxID, err)
+		switch {
+		case errors.Is(sp.Err, model.ErrConflicting):
+			if !mined.has(sp.TxID) {
+				return settlement{}, refused(" spends an output of a conflicting transaction the block does not mine")
+			}
+			if !settled[sp.TxID] && !now[sp.TxID] {
+				now[sp.TxID] = true
+				s.winners = append(s.winners, sp.TxID)
+			}
+		case errors.Is(sp.Err, model.ErrSpent) && sp.ConflictingTxID != nil:
+			holder := *sp.ConflictingTxID
+			if settled[holder] {
+				continue
+			}
+			meta, err := db.Get(ctx, holder, FieldOutputs)
+			switch {
+			case errors.Is(err, model.ErrTxNotFound):
+				// Spent, and never created (a validator stopped between
+				// the two): no chain holds it, and nothing descends from
+				// it in the store.
+				held, err := db.GetSpend(ctx, &Spend{TxID: sp.TxID, Vout: sp.Vout})
+				if err != nil {
+					return settlement{}, err
+				}
+				if held.SpendingData != nil && held.SpendingData.TxID == holder {
+					s.released = append(s.released, &Spend{TxID: sp.TxID, Vout: sp.Vout, SpendingData: held.SpendingData})
+				}
+				now[holder] = true
+			case err != nil:
+				return settlement{}, fmt.Errorf("input %s:%d of %s is spent by %s, which cannot be read: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, holder, err)
+			case meta.UnminedSince == 0 && len(meta.BlockIDs) > 0:
+				return settlement{}, refused(" double spends a transaction mined on the longest chain")
+			case !now[holder]:
+				now[holder] = true
+				s.losers = append(s.losers, holder)
+			}
+		default:
+			return settlement{}, refused("")
 		}
-		if holder.UnminedSince == 0 && len(holder.BlockIDs) > 0 {
-			return nil, fmt.Errorf("input %s:%d of %s double spends a transaction mined on the longest chain: %w", sp.TxID, sp.Vout, sp.SpendingData.TxID, sp.Err)
-		}
-		losers = append(losers, holder.TxID)
 	}
-	if len(losers) == 0 {
-		return nil, failure
+	for txid := range now {
+		settled[txid] = true
 	}
-	return losers, nil
+	if len(s.losers) == 0 && len(s.winners) == 0 && len(s.released) == 0 {
+		return settlement{}, failure
+	}
+	return s, nil
 }
 
 // markConflicting marks the transactions and all their descendants (found

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -482,6 +483,246 @@ func TestABlockMiningAConflictingTransactionMakesItTheWinner(t *testing.T) {
 	if err := db.ConnectBlock(ctx, b2); err != nil {
 		t.Fatalf("a block spending the mined T: %v", err)
 	}
+}
+
+// TestABlockMiningAConflictingTransactionAndItsDescendants: the store
+// holds T as conflicting (it lost the race for P:0 to A) and T's child C
+// too, as a validator stores a loser's descendants; one block mines T, C
+// and G, C's child. T and C win before their outputs are spent: the block
+// connects, A loses, and none of the block's transactions is conflicting.
+// The block used to be refused (C's input: CONFLICTING), every time it was
+// sent, stopping the node at the block before.
+func TestABlockMiningAConflictingTransactionAndItsDescendants(t *testing.T) {
+	testABlockMiningAConflictingTransactionAndItsDescendants(t, onMemory)
+}
+
+func testABlockMiningAConflictingTransactionAndItsDescendants(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{})
+	p, genesis, a, lost := raceLostToA(t, db)
+	g := spendTx("G", []wire.OutPoint{out(lost[1], 0)}, 1, 2e8)
+	b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), lost[0], lost[1], g}}
+	if err := db.ConnectBlock(ctx, b1); err != nil {
+		t.Fatalf("a block mining a conflicting transaction with its descendants: %v", err)
+	}
+	if !mustGet(t, db, a.ID).Conflicting {
+		t.Fatal("A, which the block's T beat, is not conflicting")
+	}
+	for _, tx := range []*chain.Tx{lost[0], lost[1], g} {
+		if mustGet(t, db, tx.ID).Conflicting {
+			t.Fatalf("%s, mined on the longest chain, is conflicting", tx.ID)
+		}
+	}
+	if dah := mustGet(t, db, g.ID).DeleteAtHeight; dah != 0 {
+		t.Fatalf("G, mined and unspent, is to be deleted at height %d", dah)
+	}
+	for _, s := range [][2]*chain.Tx{{p, lost[0]}, {lost[0], lost[1]}, {lost[1], g}} {
+		if sd := mustGet(t, db, s[0].ID).Outputs[0].SpendingData; sd == nil || sd.TxID != s[1].ID {
+			t.Fatalf("%s:0 is spent by %v, want %s", s[0].ID, sd, s[1].ID)
+		}
+	}
+	mustVerify(t, db)
+	if err := db.DisconnectBlock(ctx, b1); err != nil {
+		t.Fatalf("disconnecting the block: %v", err)
+	}
+	if m := mustGet(t, db, a.ID); m.Conflicting {
+		t.Fatal("A stays conflicting after the block that beat it was disconnected")
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != a.ID {
+		t.Fatalf("P:0 is spent by %v after the disconnection, want A", sd)
+	}
+	mustVerify(t, db)
+}
+
+// TestARefusedBlockLeavesItsWinnersConflicting: the block's first chunk
+// mines T and C, which the store held as conflicting, and its second
+// chunk spends an output that does not exist. The block is refused, and
+// the store is as it was: T and C conflicting again, A holding P:0.
+func TestARefusedBlockLeavesItsWinnersConflicting(t *testing.T) {
+	db := newStore(t, Options{})
+	p, genesis, a, lost := raceLostToA(t, db)
+	before := map[chainhash.Hash]*Meta{}
+	for _, tx := range []*chain.Tx{p, a, lost[0], lost[1]} {
+		before[tx.ID] = mustGet(t, db, tx.ID)
+	}
+	set := summary(t, db)
+	bad := spendTx("bad", []wire.OutPoint{{Hash: chainhash.Hash{0xbd}}}, 1, 1e8)
+	chunks := [][]*chain.Tx{{coinbaseTx("c1", 1, 50e8), lost[0], lost[1]}, {bad}}
+	b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Chunks: func(fn func([]*chain.Tx) error) error {
+		for _, c := range chunks {
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+	if err := db.ConnectBlock(ctx, b1); !errors.Is(err, model.ErrTxNotFound) {
+		t.Fatalf("a block spending an output that does not exist: %v, want TX_NOT_FOUND", err)
+	}
+	for txid, want := range before {
+		got := mustGet(t, db, txid)
+		// A parent's conflicting children keep every spender ever
+		// marked, A too, which the block marked and its undo restored.
+		got.ConflictingChildren, want.ConflictingChildren = nil, nil
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s after the refused block:\n%+v\nwant\n%+v", txid, got, want)
+		}
+	}
+	if got := summary(t, db); got != set {
+		t.Fatalf("the set after the refused block: %+v\nwant %+v", got, set)
+	}
+	mustVerify(t, db)
+}
+
+// TestABlockTakesAnOutputSpentByATransactionNeverCreated: G spent P:0 and
+// P:1 and was never created (a validator stopped between Spend and
+// Create); a block's W spends P:0. The block takes P:0 and leaves G's
+// spend of P:1 as it is; it used to be refused (G "cannot be read"), every
+// time it was sent. A block that is refused after taking P:0 gives it
+// back to G.
+func TestABlockTakesAnOutputSpentByATransactionNeverCreated(t *testing.T) {
+	for _, refused := range []bool{false, true} {
+		t.Run(fmt.Sprint("refused=", refused), func(t *testing.T) {
+			db := newStore(t, Options{})
+			p, genesis := minedParentAtGenesis(t, db, 2)
+			ghost := spendTx("G", []wire.OutPoint{out(p, 0), out(p, 1)}, 1, 9e8)
+			if _, err := db.Spend(ctx, ghost); err != nil {
+				t.Fatal(err)
+			}
+			w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+			chunks := [][]*chain.Tx{{coinbaseTx("c1", 1, 50e8), w}}
+			if refused {
+				chunks = append(chunks, []*chain.Tx{spendTx("bad", []wire.OutPoint{{Hash: chainhash.Hash{0xbd}}}, 1, 1e8)})
+			}
+			b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Chunks: func(fn func([]*chain.Tx) error) error {
+				for _, c := range chunks {
+					if err := fn(c); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}
+			err := db.ConnectBlock(ctx, b1)
+			switch {
+			case refused && !errors.Is(err, model.ErrTxNotFound):
+				t.Fatalf("a block spending an output that does not exist: %v, want TX_NOT_FOUND", err)
+			case !refused && err != nil:
+				t.Fatalf("a block taking an output a transaction never created spent: %v", err)
+			}
+			outs := mustGet(t, db, p.ID).Outputs
+			want := [2]chainhash.Hash{w.ID, ghost.ID}
+			if refused {
+				want[0] = ghost.ID
+			}
+			for vout, o := range outs {
+				if o.SpendingData == nil || o.SpendingData.TxID != want[vout] {
+					t.Fatalf("P:%d is spent by %v, want %s", vout, o.SpendingData, want[vout])
+				}
+			}
+			mustVerify(t, db)
+		})
+	}
+}
+
+// TestVerifyNamesOutputsSpentByTransactionsNeverCreated: block 1 mines Q;
+// G spends Q:0 and is never created; H spends Q:1 and is created. Verify
+// names Q:0 and G, and nothing else; once G's spend is undone it passes.
+func TestVerifyNamesOutputsSpentByTransactionsNeverCreated(t *testing.T) {
+	db := newStore(t, Options{})
+	p, genesis := minedParentAtGenesis(t, db, 1)
+	q := spendTx("Q", []wire.OutPoint{out(p, 0)}, 2, 2e8)
+	connectAll(t, db, []Block{{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), q}}})
+	ghost := spendTx("G", []wire.OutPoint{out(q, 0)}, 1, 4e8)
+	spends, err := db.Spend(ctx, ghost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := spendTx("H", []wire.OutPoint{out(q, 1)}, 1, 4e8)
+	mustCreate(t, db, h, 1)
+	if _, err := db.Spend(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Verify(ctx)
+	var dangling *DanglingSpendsError
+	want := []DanglingSpend{{Output: out(q, 0), Spender: model.SpendingData{TxID: ghost.ID, Vin: 0}}}
+	if !errors.As(err, &dangling) || !reflect.DeepEqual(dangling.Spends, want) {
+		t.Fatalf("verify: %v, want %+v named", err, want)
+	}
+	if err := db.Unspend(ctx, spends, false); err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, db)
+}
+
+// TestUnspendLeavesTheChainsSpends: the block mines W, which spends P:0,
+// and U, unmined, spends P:1. Unspend of W's spend, named with its
+// spending data or without, is refused with SPENT naming W, and so is
+// one that also names U's, which is not undone either. Once the block is
+// disconnected, W's spend can be undone.
+func TestUnspendLeavesTheChainsSpends(t *testing.T) {
+	db := newStore(t, Options{})
+	p, genesis := minedParentAtGenesis(t, db, 2)
+	w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), w}}
+	connectAll(t, db, []Block{b1})
+	u := spendTx("U", []wire.OutPoint{out(p, 1)}, 1, 4e8)
+	mustCreate(t, db, u, 1)
+	if _, err := db.Spend(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	spendsOfTx := func(tx *chain.Tx) []*Spend {
+		s, err := spendsOf(tx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for name, spends := range map[string][]*Spend{
+		"with its spending data": spendsOfTx(w),
+		"without":                {{TxID: p.ID, Vout: 0}},
+		"beside U's":             append(spendsOfTx(u), spendsOfTx(w)...),
+	} {
+		err := db.Unspend(ctx, spends, false)
+		if !errors.Is(err, model.ErrSpent) {
+			t.Fatalf("unspend of the chain's spend %s: %v, want SPENT", name, err)
+		}
+		chainSpend := spends[len(spends)-1]
+		if chainSpend.ConflictingTxID == nil || *chainSpend.ConflictingTxID != w.ID || !errors.Is(chainSpend.Err, model.ErrSpent) {
+			t.Fatalf("unspend of the chain's spend %s: the spend says %v (spent by %v), want SPENT by W", name, chainSpend.Err, chainSpend.ConflictingTxID)
+		}
+		for vout, holder := range []*chain.Tx{w, u} {
+			if sd := mustGet(t, db, p.ID).Outputs[vout].SpendingData; sd == nil || sd.TxID != holder.ID {
+				t.Fatalf("after the refused unspend %s, P:%d is spent by %v, want %s", name, vout, sd, holder.ID)
+			}
+		}
+	}
+	if err := db.DisconnectBlock(ctx, b1); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Unspend(ctx, spendsOfTx(w), false); err != nil {
+		t.Fatalf("unspend of W's spend once its block is disconnected: %v", err)
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd != nil {
+		t.Fatalf("P:0 is spent by %v after W's spend was undone", sd)
+	}
+}
+
+// raceLostToA stores P, mined at genesis, then A, which spends P:0, and
+// T, which lost the race for P:0 to A, with its child C, both stored as
+// conflicting (lost holds T and C).
+func raceLostToA(t *testing.T, db *DB) (p *chain.Tx, genesis Block, a *chain.Tx, lost [2]*chain.Tx) {
+	t.Helper()
+	p, genesis = minedParentAtGenesis(t, db, 1)
+	a = spendTx("A", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	mustCreate(t, db, a, 0)
+	if _, err := db.Spend(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	lost[0] = spendTx("T", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	lost[1] = spendTx("C", []wire.OutPoint{out(lost[0], 0)}, 1, 3e8)
+	for _, tx := range lost {
+		mustCreate(t, db, tx, 0, WithConflicting())
+	}
+	return p, genesis, a, lost
 }
 
 // TestDisconnectingABlockWhoseLoserLostAnInputSinceCompletes: the block

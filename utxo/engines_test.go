@@ -79,6 +79,7 @@ func TestStoreOnEveryEngine(t *testing.T) {
 		{"AbandonedLockExpires", testAbandonedLockExpires},
 		{"DAHRemovesEveryRecordAndTheBlobOnly", testDAHRemovesEveryRecordAndTheBlobOnly},
 		{"BlockMakesUnminedDoubleSpenderConflicting", testBlockMakesUnminedDoubleSpenderConflicting},
+		{"ABlockMiningAConflictingTransactionAndItsDescendants", testABlockMiningAConflictingTransactionAndItsDescendants},
 		{"ReorgToCompetingBranchesAndBack", testReorgToCompetingBranchesAndBack},
 		{"UnminedLifecycle", testUnminedLifecycle},
 		// Where the store follows the reference (parity_test.go).

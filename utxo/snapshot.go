@@ -248,19 +248,30 @@ func (l *SnapshotLoader) Finish(ctx context.Context) error {
 // OP_RETURN), which nothing can spend but Bitcoin Core's set holds, so that
 // a walk of the set agrees with Core's and with the statistics the block
 // path keeps (SetStats).
+//
+// An output spent by a transaction the store does not hold (a Spend whose
+// transaction was never created) counts as spent: telling such a spender
+// from a chain transaction would take a read of every spender. Verify
+// finds them (DanglingSpendsError).
 func (db *DB) ForEachCoin(ctx context.Context, fn func(*coinstats.Coin) error) error {
-	var c coinstats.Coin
 	unmined, err := db.unminedSpenders(ctx)
 	if err != nil {
 		return err
 	}
+	return db.forEachCoin(ctx, unmined, fn)
+}
+
+// forEachCoin is ForEachCoin, an output spent by one of offChain counting
+// as unspent.
+func (db *DB) forEachCoin(ctx context.Context, offChain map[chainhash.Hash]bool, fn func(*coinstats.Coin) error) error {
+	var c coinstats.Coin
 	return db.walkSet(ctx, func(r *record.Record, st *setTx) error {
 		for offset, e := range r.Utxos {
 			vout := r.FirstVout + uint32(offset)
 			if !e.Stored() && (r.OutputsOnly || int(vout) >= len(st.tx.Msg.TxOut) || StoredAsUTXO(st.tx.Msg.TxOut[vout])) {
 				continue
 			}
-			if sd, spent := e.SpendingData(); spent && !unmined[sd.TxID] {
+			if sd, spent := e.SpendingData(); spent && !offChain[sd.TxID] {
 				continue
 			}
 			if int(vout) >= len(st.tx.Msg.TxOut) {

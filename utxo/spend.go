@@ -3,6 +3,7 @@ package utxo
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -382,9 +383,70 @@ func outputErr(err error, sp *Spend) error {
 	return err
 }
 
-// Unspend implements Store.
+// Unspend implements Store. An output spent by a transaction mined on the
+// longest chain stays spent: the chain spent it, and only disconnecting
+// the block gives it back. Such a spend is refused with SPENT naming the
+// spender and its height, and nothing is undone. A validator rolling back
+// a transaction it failed to store meets it when a block mined the
+// transaction meanwhile; the reference's unspend frees the output all the
+// same (teranode.lua), which loses the chain's spend and lets the output be
+// spent again. Unspend waits for a block being connected or disconnected,
+// so that no block mines a spender between the check and the undo.
 func (db *DB) Unspend(ctx context.Context, spends []*Spend, flagAsLocked bool) error {
+	db.chainMu.Lock()
+	defer db.chainMu.Unlock()
+	if err := db.refuseChainSpends(ctx, spends); err != nil {
+		return err
+	}
 	return db.unspendAll(ctx, spends, flagAsLocked)
+}
+
+// refuseChainSpends returns SPENT for each of spends whose output a
+// transaction mined on the longest chain spends (the one its spending data
+// names, or else the output's spender), setting the spend's Err.
+func (db *DB) refuseChainSpends(ctx context.Context, spends []*Spend) error {
+	spender := make([]*model.SpendingData, len(spends))
+	var items []*UnresolvedMetaData
+	listed := make(map[chainhash.Hash]bool)
+	for i, sp := range spends {
+		spender[i] = sp.SpendingData
+		if spender[i] == nil {
+			held, err := db.GetSpend(ctx, sp)
+			if err != nil {
+				continue // unspendAll reports it
+			}
+			spender[i] = held.SpendingData
+		}
+		if spender[i] != nil && !listed[spender[i].TxID] {
+			listed[spender[i].TxID] = true
+			items = append(items, &UnresolvedMetaData{TxID: spender[i].TxID})
+		}
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	if err := db.BatchDecorate(ctx, items, FieldOutputs); err != nil { // not the transaction bytes
+		return err
+	}
+	onChain := make(map[chainhash.Hash]uint32) // spender: its height
+	for _, it := range items {
+		if it.Err == nil && it.Meta.UnminedSince == 0 && len(it.Meta.BlockIDs) > 0 {
+			onChain[it.TxID] = slices.Max(it.Meta.BlockHeights)
+		}
+	}
+	var errs []error
+	for i, sp := range spends {
+		if spender[i] == nil {
+			continue
+		}
+		if height, ok := onChain[spender[i].TxID]; ok {
+			e := model.NewError(model.CodeSpent, sp.TxID, sp.Vout, "spent by %s, mined on the longest chain at height %d: only disconnecting its block gives the output back", spender[i].TxID, height)
+			e.Spending = spender[i]
+			sp.Err = outputErr(e, sp)
+			errs = append(errs, sp.Err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // unspendAll reverses spends, one read-modify-write per record. A spend

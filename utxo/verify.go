@@ -1,14 +1,21 @@
 package utxo
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
 
@@ -106,24 +113,123 @@ func (db *DB) Verify(ctx context.Context) (VerifyReport, error) {
 }
 
 // verifySetStats walks the UTXO set and checks its statistics against those
-// the chain state keeps block by block (SetStats).
+// the chain state keeps block by block (SetStats). When they differ, it
+// looks for outputs spent by transactions the store does not hold, which
+// the walk leaves out: if counting them unspent explains the difference,
+// it returns them as a *DanglingSpendsError.
 func (db *DB) verifySetStats(ctx context.Context) error {
-	var walked coinstats.Stats
-	if err := db.ForEachCoin(ctx, func(c *coinstats.Coin) error {
-		walked.Add(c)
-		return nil
-	}); err != nil {
-		return err
-	}
-	kept, err := db.SetStats(ctx)
+	unmined, err := db.unminedSpenders(ctx)
 	if err != nil {
 		return err
 	}
-	if got := walked.Finalize(); got != kept {
-		return fmt.Errorf("the set's statistics the chain state keeps (txouts %d, total_amount %d, muhash %s) are not those of a walk of the set (txouts %d, total_amount %d, muhash %s)",
-			kept.TxOuts, kept.TotalAmount, kept.MuHash, got.TxOuts, got.TotalAmount, got.MuHash)
+	walk := func(offChain map[chainhash.Hash]bool) (coinstats.Summary, error) {
+		var walked coinstats.Stats
+		err := db.forEachCoin(ctx, offChain, func(c *coinstats.Coin) error {
+			walked.Add(c)
+			return nil
+		})
+		return walked.Finalize(), err
 	}
-	return nil
+	got, err := walk(unmined)
+	if err != nil {
+		return err
+	}
+	kept, err := db.SetStats(ctx)
+	if err != nil || got == kept {
+		return err
+	}
+	mismatch := fmt.Errorf("the set's statistics the chain state keeps (txouts %d, total_amount %d, muhash %s) are not those of a walk of the set (txouts %d, total_amount %d, muhash %s)",
+		kept.TxOuts, kept.TotalAmount, kept.MuHash, got.TxOuts, got.TotalAmount, got.MuHash)
+	dangling, err := db.danglingSpends(ctx, unmined)
+	if err != nil || len(dangling) == 0 {
+		return errors.Join(mismatch, err)
+	}
+	offChain := maps.Clone(unmined)
+	for _, d := range dangling {
+		offChain[d.Spender.TxID] = true
+	}
+	if got, err = walk(offChain); err != nil || got != kept {
+		return errors.Join(mismatch, err)
+	}
+	return &DanglingSpendsError{Spends: dangling}
+}
+
+// DanglingSpend is an output of the chain's set spent by a transaction
+// the store does not hold.
+type DanglingSpend struct {
+	Output  wire.OutPoint
+	Spender model.SpendingData
+}
+
+// DanglingSpendsError is Verify's finding in a store whose set has outputs
+// spent by transactions it does not hold: a Spend whose transaction was
+// never created (a validator stopped between Spend and Create), or whose
+// undo a crash cut short. The chain state's statistics count those outputs
+// unspent, as Bitcoin Core does; a walk of the set (ForEachCoin: snapshot
+// dump, backup) leaves them out, and so does not match. Unspend naming
+// them frees them; a block spending them takes them.
+type DanglingSpendsError struct {
+	Spends []DanglingSpend
+}
+
+func (e *DanglingSpendsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d outputs of the set are spent by transactions the store does not hold (a Spend whose transaction was never created, or whose undo a crash cut short):", len(e.Spends))
+	for i, d := range e.Spends {
+		if i == 5 {
+			fmt.Fprintf(&b, " and %d more", len(e.Spends)-i)
+			break
+		}
+		fmt.Fprintf(&b, " %s by %s:%d", d.Output, d.Spender.TxID, d.Spender.Vin)
+	}
+	b.WriteString(". The set's statistics count them unspent, as Bitcoin Core does, but a walk of the set (snapshot dump, backup) leaves them out and is refused: Unspend naming them frees them, and a block spending them takes them")
+	return b.String()
+}
+
+// danglingSpends finds the outputs of the set spent by transactions the
+// store does not hold. A spender the walk cannot place (not unmined, not
+// among the record's deleted children) is looked for afterwards, as the
+// walk may not read; only a store that fails verifySetStats pays for it.
+func (db *DB) danglingSpends(ctx context.Context, unmined map[chainhash.Hash]bool) ([]DanglingSpend, error) {
+	spentBy := map[chainhash.Hash][]DanglingSpend{}
+	err := db.walkSet(ctx, func(r *record.Record, _ *setTx) error {
+		for offset, e := range r.Utxos {
+			sd, spent := e.SpendingData()
+			if !spent || unmined[sd.TxID] || slices.Contains(r.DeletedChildren, sd.TxID) {
+				continue
+			}
+			out := wire.OutPoint{Hash: r.TxID, Index: r.FirstVout + uint32(offset)}
+			spentBy[sd.TxID] = append(spentBy[sd.TxID], DanglingSpend{Output: out, Spender: sd})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	spenders := slices.Collect(maps.Keys(spentBy))
+	var dangling []DanglingSpend
+	for batch := range slices.Chunk(spenders, 4096) {
+		keys := make([]engine.Key, len(batch))
+		for i, txid := range batch {
+			keys[i] = engine.Key(record.MasterKey(txid))
+		}
+		values, err := db.eng.Get(ctx, keys)
+		if err != nil {
+			return nil, storageErr("reading the spenders", err)
+		}
+		for i, v := range values {
+			if v == nil {
+				dangling = append(dangling, spentBy[batch[i]]...)
+			}
+		}
+	}
+	slices.SortFunc(dangling, func(a, b DanglingSpend) int {
+		if c := bytes.Compare(a.Output.Hash[:], b.Output.Hash[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Output.Index, b.Output.Index)
+	})
+	return dangling, nil
 }
 
 // PartialBlockError is Verify's finding in a store stopped inside a block:

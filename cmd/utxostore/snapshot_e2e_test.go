@@ -22,6 +22,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/coinstats"
 	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/snapshot/core"
@@ -639,6 +640,61 @@ func storeStoppedInsideABlock(t *testing.T) (string, uint32) {
 		t.Fatal(err)
 	}
 	return data, tip.Height + 1
+}
+
+// TestVerifyNamesOutputsSpentByTransactionsNeverCreated: through a
+// daemon, a validator spends block 1's coinbase and stops before creating
+// the transaction. verify names the output and its spender and how to
+// settle them, where it used to find only that the statistics the store
+// keeps are not a walk's; snapshot dump is refused and points to verify.
+// Unspend of the spend settles it, and verify passes.
+func TestVerifyNamesOutputsSpentByTransactionsNeverCreated(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.CopyFS(data, os.DirFS(importedStore(t))); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	throughADaemon := func(call func(c *client.Client) error) {
+		t.Helper()
+		d := startDaemon(t, "serve", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0")
+		c, err := client.Dial(d.grpc, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = call(c)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.stop(t, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+	}
+	block1Coinbase, _ := chainhash.NewHashFromStr("0e3e2357e806b6cdb1f70b54c3a3a17b6714ee1f0e68bebb44a74b1efd512098")
+	msg := wire.NewMsgTx(1)
+	msg.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: *block1Coinbase}, nil, nil))
+	msg.AddTxOut(wire.NewTxOut(49e8, []byte{0x51}))
+	ghost := chain.NewTx(msg)
+	var spends []*utxo.Spend
+	throughADaemon(func(c *client.Client) (err error) {
+		spends, err = c.Spend(ctx, ghost)
+		return err
+	})
+
+	want := fmt.Sprintf("%s:0 by %s:0", block1Coinbase, ghost.ID)
+	if _, stderr, err := run(t, "verify", "--data", data); err == nil || !strings.Contains(stderr, "1 outputs of the set are spent by transactions the store does not hold") ||
+		!strings.Contains(stderr, want) || !strings.Contains(stderr, "Unspend naming them frees them") {
+		t.Fatalf("verify of a store whose block-1 coinbase is spent by a transaction never created: %v\n%s", err, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, err := run(t, "snapshot", "dump", "--format", "core", "--data", data, out); err == nil || !strings.Contains(stderr, "run utxostore verify") {
+		t.Fatalf("dump of that store: %v\n%s", err, stderr)
+	}
+
+	throughADaemon(func(c *client.Client) error { return c.Unspend(ctx, spends, false) })
+	if _, stderr, err := run(t, "verify", "--data", data); err != nil {
+		t.Fatalf("verify once the spend is undone: %v\n%s", err, stderr)
+	}
 }
 
 // TestSnapshotDumpRefusesPartOfABlock: a store stopped inside a block

@@ -1,0 +1,330 @@
+package utxo
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/sozu"
+	"github.com/utxostore/utxostore/utxo/model"
+)
+
+// chainModel is the chain a sequence of blocks makes: its blocks, and who
+// among their transactions spent what. Only the blocks decide it; what
+// the store holds unmined (spends, conflicting transactions) must not.
+type chainModel struct {
+	blocks  []Block
+	mined   map[chainhash.Hash]int // a chain transaction's outputs
+	spender map[wire.OutPoint]model.SpendingData
+}
+
+// connect adds b, whose spends extendsChain has checked.
+func (c *chainModel) connect(b Block) {
+	c.blocks = append(c.blocks, b)
+	for _, tx := range b.Txs {
+		c.mined[tx.ID] = len(tx.Msg.TxOut)
+		if tx.IsCoinbase() {
+			continue
+		}
+		for vin, in := range tx.Msg.TxIn {
+			c.spender[in.PreviousOutPoint] = model.SpendingData{TxID: tx.ID, Vin: uint32(vin)}
+		}
+	}
+}
+
+// disconnect takes the tip block away.
+func (c *chainModel) disconnect() Block {
+	b := c.blocks[len(c.blocks)-1]
+	c.blocks = c.blocks[:len(c.blocks)-1]
+	for _, tx := range b.Txs {
+		delete(c.mined, tx.ID)
+		if tx.IsCoinbase() {
+			continue
+		}
+		for _, in := range tx.Msg.TxIn {
+			delete(c.spender, in.PreviousOutPoint)
+		}
+	}
+	return b
+}
+
+// spendable reports whether op is an output of the chain, or of one of
+// pending (transactions before it in its block), that neither spends.
+func (c *chainModel) spendable(op wire.OutPoint, pending map[chainhash.Hash]int, taken map[wire.OutPoint]bool) bool {
+	n, ok := c.mined[op.Hash]
+	if !ok {
+		n, ok = pending[op.Hash]
+	}
+	_, spent := c.spender[op]
+	return ok && int(op.Index) < n && !spent && !taken[op]
+}
+
+// FuzzBlocksKeepTheChainsSpends: any sequence of creates (plain or
+// conflicting, as a validator stores a double spend's loser), spends and
+// unspends of unmined transactions, blocks and disconnections leaves the
+// store agreeing with the chain the blocks make, on the memory engine and
+// on Sozu:
+//   - a block whose every input spends an output of the chain (or of a
+//     transaction before it in the block) that no chain transaction
+//     spends connects, whatever the store holds unmined: an unmined
+//     spender of its outputs loses, a conflicting transaction it mines
+//     wins;
+//   - a block that spends an output the chain spent already, or one that
+//     does not exist, is refused and changes nothing;
+//   - every output the chain spends is spent by the chain's spender, and
+//     the chain's transactions are mined and not conflicting;
+//   - an output of the chain that no chain transaction spends is unspent
+//     or spent by a transaction off the chain;
+//   - disconnecting the tip block always succeeds, and Verify passes, or
+//     names outputs spent by transactions never created, truly.
+//
+// Each three bytes of the input are one step: a new transaction (its
+// inputs among the outputs of those before it), its Create, conflicting
+// Create, Spend or Unspend, a block of some of the transactions, or the
+// tip block's disconnection.
+func FuzzBlocksKeepTheChainsSpends(f *testing.F) {
+	// A and T spend root:0, C spends T:0; A is submitted, T and C stored
+	// conflicting; a block mines T and C.
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1, 0, 3, 1, 0, 2, 2, 0, 2, 3, 0, 5, 2, 1})
+	// L and W spend root:0; L is submitted, and a block mines W, which
+	// takes root:0 from L; it is disconnected and connected again, and a
+	// block double spending root:0 is refused.
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 1, 1, 0, 3, 1, 0, 5, 2, 0, 6, 0, 0, 5, 2, 0, 5, 1, 1})
+	engines := map[string]engineOpener{
+		"memory": onMemory,
+		"sozu": func(t testing.TB) engine.Engine {
+			// A tiny layout: opening it is quick, and records move to
+			// deeper layers and the value log within an input.
+			e, err := sozu.Open(filepath.Join(t.TempDir(), "sozu"), sozu.Options{Sync: engine.SyncBlock,
+				Shards: 2, Layer0Buckets: 2, FanoutBits: 1, Layers: 5, Capacity: []int{400, 600}, FlowRatio: []float64{0.5, 0.6},
+				InlineMax: 150, FilterKeys: 64, CheckpointLogBytes: 4 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		},
+	}
+	f.Fuzz(func(t *testing.T, steps []byte) {
+		if len(steps) > 3*32 {
+			steps = steps[:3*32]
+		}
+		for name, open := range engines {
+			checkBlockSteps(t, name, newStoreOn(t, open, Options{UtxoBatchSize: 2}), steps)
+		}
+	})
+}
+
+// checkBlockSteps runs steps on a new store db.
+func checkBlockSteps(t *testing.T, engineName string, db *DB, steps []byte) {
+	// The root's outputs are the chain's first: it is mined at height 0.
+	root := spendTx("root", []wire.OutPoint{{Hash: chainhash.Hash{1}}}, 4, 1000)
+	mustCreate(t, db, root, 0, mined(0))
+	c := &chainModel{mined: map[chainhash.Hash]int{root.ID: 4}, spender: map[wire.OutPoint]model.SpendingData{}}
+	made := 0 // blocks made, for unique coinbases
+	newBlock := func(txs []*chain.Tx) Block {
+		made++
+		b := Block{Hash: chainhash.DoubleHashH(fmt.Appendf(nil, "block %d", made)), Height: uint32(len(c.blocks)),
+			Txs: append([]*chain.Tx{coinbaseTx(fmt.Sprint("coinbase ", made), 1, 50e8)}, txs...)}
+		if len(c.blocks) > 0 {
+			b.PrevHash = c.blocks[len(c.blocks)-1].Hash
+		}
+		return b
+	}
+	genesis := newBlock(nil)
+	if err := db.ConnectBlock(ctx, genesis); err != nil {
+		t.Fatal(err)
+	}
+	c.connect(genesis)
+	txs := []*chain.Tx{root}
+	for i := 0; i+2 < len(steps); i += 3 {
+		kind, a, b := steps[i]%7, int(steps[i+1]), int(steps[i+2])
+		tx := txs[a%len(txs)]
+		var step string
+		switch kind {
+		case 0:
+			from := []wire.OutPoint{{Hash: txs[b%len(txs)].ID, Index: uint32(b/len(txs)) % 4}}
+			if a%2 == 1 {
+				from = append(from, wire.OutPoint{Hash: txs[a/2%len(txs)].ID, Index: uint32(b % 3)})
+			}
+			txs = append(txs, spendTx(fmt.Sprint("tx", len(txs)), from, 1+b%3, 1000))
+			continue
+		case 1:
+			step = "create " + tx.ID.String()
+			_, _ = db.Create(ctx, tx, 0)
+		case 2:
+			step = "create conflicting " + tx.ID.String()
+			_, _ = db.Create(ctx, tx, 0, WithConflicting())
+		case 3:
+			step = "spend " + tx.ID.String()
+			_, _ = db.Spend(ctx, tx)
+		case 4:
+			step = "unspend " + tx.ID.String()
+			spends, err := spendsOf(tx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = db.Unspend(ctx, spends, false)
+		case 5:
+			blockTxs, valid := pickBlock(c, txs, a, b)
+			block := newBlock(blockTxs)
+			step = fmt.Sprintf("block %d of %d transactions (valid %v)", block.Height, len(block.Txs), valid)
+			before, set := storeView(t, db, txs), summary(t, db)
+			err := db.ConnectBlock(ctx, block)
+			switch {
+			case valid && err != nil:
+				t.Fatalf("%s: step %d: %s: %v", engineName, i/3, step, err)
+			case valid:
+				c.connect(block)
+			case err == nil:
+				t.Fatalf("%s: step %d: %s connected", engineName, i/3, step)
+			default:
+				if after := storeView(t, db, txs); !reflect.DeepEqual(after, before) {
+					t.Fatalf("%s: step %d: %s was refused (%v) and changed the store:\n%v\nwant\n%v", engineName, i/3, step, err, after, before)
+				}
+				if got := summary(t, db); got != set {
+					t.Fatalf("%s: step %d: %s was refused (%v) and changed the set:\n%+v\nwant\n%+v", engineName, i/3, step, err, got, set)
+				}
+			}
+		case 6:
+			if len(c.blocks) == 1 {
+				continue
+			}
+			block := c.disconnect()
+			step = fmt.Sprintf("disconnect block %d", block.Height)
+			if err := db.DisconnectBlock(ctx, block); err != nil {
+				t.Fatalf("%s: step %d: %s: %v", engineName, i/3, step, err)
+			}
+		}
+		checkChainSpends(t, fmt.Sprintf("%s: step %d (%s)", engineName, i/3, step), db, c, txs)
+	}
+	_, err := db.Verify(ctx)
+	var dangling *DanglingSpendsError
+	if errors.As(err, &dangling) {
+		// Spends whose transactions were never created: so they are.
+		for _, d := range dangling.Spends {
+			if _, err := db.Get(ctx, d.Spender.TxID); !errors.Is(err, model.ErrTxNotFound) {
+				t.Fatalf("%s: verify names %s as spent by %s, which the store does not hold; reading it: %v", engineName, d.Output, d.Spender.TxID, err)
+			}
+			resp, err := db.GetSpend(ctx, &Spend{TxID: d.Output.Hash, Vout: d.Output.Index})
+			if err != nil || resp.SpendingData == nil || *resp.SpendingData != d.Spender {
+				t.Fatalf("%s: verify names %s as spent by %+v; the store says %+v (%v)", engineName, d.Output, d.Spender, resp, err)
+			}
+		}
+		err = nil
+	}
+	if err != nil {
+		t.Fatalf("%s: verify after the last step: %v", engineName, err)
+	}
+}
+
+// pickBlock picks a block's transactions: from the a-th on, those not on
+// the chain whose inputs the chain (or a transaction picked before) holds
+// unspent, up to 1+b%3. When b is odd and the chain has spent an output,
+// a transaction spending it again ends the block, which is then invalid;
+// so does one spending an output past its transaction's, when a is odd.
+func pickBlock(c *chainModel, txs []*chain.Tx, a, b int) (picked []*chain.Tx, valid bool) {
+	pending := map[chainhash.Hash]int{}
+	taken := map[wire.OutPoint]bool{}
+	for i := range txs {
+		tx := txs[(a+i)%len(txs)]
+		if len(picked) > b%3 {
+			break
+		}
+		if _, onChain := c.mined[tx.ID]; onChain {
+			continue
+		}
+		spends := map[wire.OutPoint]bool{}
+		for _, in := range tx.Msg.TxIn {
+			if c.spendable(in.PreviousOutPoint, pending, taken) && !spends[in.PreviousOutPoint] {
+				spends[in.PreviousOutPoint] = true
+			}
+		}
+		if len(spends) < len(tx.Msg.TxIn) {
+			continue // an input spends what it may not, or what another input does
+		}
+		picked = append(picked, tx)
+		pending[tx.ID] = len(tx.Msg.TxOut)
+		for op := range spends {
+			taken[op] = true
+		}
+	}
+	switch {
+	case b%2 == 1 && len(c.spender) > 0:
+		for op := range c.spender {
+			return append(picked, spendTx(fmt.Sprint("double spend ", a, b), []wire.OutPoint{op}, 1, 1000)), false
+		}
+	case a%2 == 1:
+		past := wire.OutPoint{Hash: txs[0].ID, Index: 9}
+		return append(picked, spendTx(fmt.Sprint("no such output ", a, b), []wire.OutPoint{past}, 1, 1000)), false
+	}
+	return picked, true
+}
+
+// checkChainSpends compares the outputs of txs with the chain.
+func checkChainSpends(t *testing.T, after string, db *DB, c *chainModel, txs []*chain.Tx) {
+	t.Helper()
+	for _, b := range c.blocks {
+		for _, tx := range b.Txs {
+			m, err := db.Get(ctx, tx.ID)
+			if err != nil {
+				t.Fatalf("after %s: %s, of block %d: %v", after, tx.ID, b.Height, err)
+			}
+			if m.Conflicting || m.UnminedSince != 0 || len(m.BlockIDs) == 0 {
+				t.Fatalf("after %s: %s, of block %d: conflicting %v, unmined since %d, blocks %v", after, tx.ID, b.Height, m.Conflicting, m.UnminedSince, m.BlockIDs)
+			}
+		}
+	}
+	for _, tx := range txs {
+		n, onChain := c.mined[tx.ID]
+		if !onChain {
+			continue
+		}
+		for vout := range uint32(n) {
+			op := wire.OutPoint{Hash: tx.ID, Index: vout}
+			resp, err := db.GetSpend(ctx, &Spend{TxID: op.Hash, Vout: op.Index})
+			if err != nil {
+				t.Fatalf("after %s: %s, of the chain: %v", after, op, err)
+			}
+			want, spent := c.spender[op]
+			if spent && (resp.SpendingData == nil || *resp.SpendingData != want) {
+				t.Fatalf("after %s: the chain spends %s by %+v, the store says %+v", after, op, want, resp.SpendingData)
+			}
+			if !spent && resp.SpendingData != nil {
+				if _, mined := c.mined[resp.SpendingData.TxID]; mined {
+					t.Fatalf("after %s: %s, unspent on the chain, is spent by the chain's %s", after, op, resp.SpendingData.TxID)
+				}
+			}
+		}
+	}
+}
+
+// storeView is what the store holds of txs: each one's record, or the
+// error reading it gives, with its spenders. A parent's conflicting
+// children are left out: they keep every spender ever marked.
+func storeView(t *testing.T, db *DB, txs []*chain.Tx) map[chainhash.Hash]string {
+	t.Helper()
+	view := map[chainhash.Hash]string{}
+	for _, tx := range txs {
+		m, err := db.Get(ctx, tx.ID, FieldOutputs)
+		if errors.Is(err, model.ErrTxNotFound) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spenders []string
+		for _, o := range m.Outputs {
+			spenders = append(spenders, fmt.Sprint(o.SpendingData))
+		}
+		view[tx.ID] = fmt.Sprintf("conflicting %v, blocks %v, unmined since %d, delete at %d, spent by %v",
+			m.Conflicting, m.BlockIDs, m.UnminedSince, m.DeleteAtHeight, spenders)
+	}
+	return view
+}
