@@ -548,19 +548,31 @@ func (db *DB) settleRefusals(ctx context.Context, spends []*Spend, failure error
 // spends so the winning spends of block can take the outputs. They are
 // added to the block's losers first, parents before children.
 func (db *DB) markConflicting(ctx context.Context, roots []chainhash.Hash, block chainhash.Hash) error {
-	order, err := db.walk(ctx, roots, map[chainhash.Hash]bool{}, func(meta *Meta, err error) ([]chainhash.Hash, error) {
-		if err != nil {
-			return nil, err
-		}
-		return spendersOf(meta), nil
-	})
+	order, err := db.withDescendants(ctx, roots)
 	if err != nil {
 		return err
 	}
 	if err := db.addBlockLosers(ctx, block, order); err != nil {
 		return err
 	}
-	spends, _, err := db.SetConflicting(ctx, order, true)
+	return db.setConflictingReleasing(ctx, order)
+}
+
+// withDescendants returns roots and every transaction spending their
+// outputs, theirs and so on, parents before children.
+func (db *DB) withDescendants(ctx context.Context, roots []chainhash.Hash) ([]chainhash.Hash, error) {
+	return db.walk(ctx, roots, map[chainhash.Hash]bool{}, func(meta *Meta, err error) ([]chainhash.Hash, error) {
+		if err != nil {
+			return nil, err
+		}
+		return spendersOf(meta), nil
+	})
+}
+
+// setConflictingReleasing marks txids conflicting and undoes their
+// spends: a conflicting transaction holds no output.
+func (db *DB) setConflictingReleasing(ctx context.Context, txids []chainhash.Hash) error {
+	spends, _, err := db.SetConflicting(ctx, txids, true)
 	if err != nil {
 		return err
 	}
@@ -656,10 +668,12 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 	return nil
 }
 
-// DisconnectBlock removes the tip block b: its spends are undone, its
-// transactions lose the block (returning to unmined, except coinbases, which
-// cannot come back and are deleted), the transactions it made conflicting
-// are restored, and the height goes back by one.
+// DisconnectBlock removes the tip block b: its transactions lose the block
+// and return to unmined, holding their inputs as unmined transactions do
+// (its coinbase, which cannot come back, is deleted); the transactions it
+// made conflicting are restored, taking back their inputs, and a
+// transaction of the block that loses one to them becomes conflicting; the
+// height goes back by one.
 func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 	db.chainMu.Lock()
 	defer db.chainMu.Unlock()
@@ -730,23 +744,34 @@ func (db *DB) DisconnectBlock(ctx context.Context, b Block) error {
 
 // disconnectBlock undoes the block's effects on its transactions with
 // ctx; like a connected block, the undo is one unit of durability, ended by
-// finishBlock's chain state write. A chunk's spends are undone last
-// transaction first; a valid block never spends one output twice, so the
-// chunks' order does not matter.
+// finishBlock's chain state write. The block's transactions return to
+// unmined (its coinbase, which cannot come back, is deleted), and keep
+// their spends, as a validator's unmined transactions hold theirs: the
+// set's statistics and walk count an output an unmined transaction spends
+// as unspent. The transactions the block made conflicting (connected's
+// losers) are restored: they take back what they held, so the block's
+// spends are undone first, and the block's transactions then spend again
+// what no loser took back (respendBlock).
 func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connectedBlock) error {
+	losers := connected.Conflicting
 	var txids []chainhash.Hash
 	var coinbase *chainhash.Hash
 	err := b.EachChunk(func(txs []*chain.Tx) error {
-		var spends []*Spend
-		for i := len(txs) - 1; i >= 0; i-- {
-			s, err := spendsOf(txs[i], nil)
-			if err != nil {
+		if len(losers) > 0 {
+			// A chunk's spends are undone last transaction first; a
+			// valid block never spends one output twice, so the
+			// chunks' order does not matter.
+			var spends []*Spend
+			for i := len(txs) - 1; i >= 0; i-- {
+				s, err := spendsOf(txs[i], nil)
+				if err != nil {
+					return err
+				}
+				spends = append(spends, s...)
+			}
+			if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 				return err
 			}
-			spends = append(spends, s...)
-		}
-		if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, model.ErrTxNotFound) {
-			return err
 		}
 		for _, tx := range txs {
 			txids = append(txids, tx.ID)
@@ -771,10 +796,69 @@ func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connected
 			return err
 		}
 	}
-	if err := db.restoreConflicting(ctx, connected.Conflicting); err != nil {
-		return err
+	if len(losers) > 0 {
+		if err := db.restoreConflicting(ctx, losers); err != nil {
+			return err
+		}
+		if err := db.respendBlock(ctx, b); err != nil {
+			return err
+		}
 	}
-	return db.forgetBlockLosers(ctx, b.Hash, connected.Conflicting)
+	return db.forgetBlockLosers(ctx, b.Hash, losers)
+}
+
+// respendBlock has the transactions of a disconnected block, unmined now,
+// spend their inputs again after its losers took back theirs: a chunk in
+// one call, or, when that is refused, a transaction at a time, in block
+// order. One whose spend is refused (a loser holds an input, or its
+// parent is conflicting) lost to a loser: it becomes conflicting, with its
+// descendants.
+func (db *DB) respendBlock(ctx context.Context, b Block) error {
+	opts := SpendOptions{BlockHeight: b.Height, IgnoreLocked: true}
+	return b.EachChunk(func(txs []*chain.Tx) error {
+		var all []*Spend
+		for _, tx := range txs {
+			s, err := spendsOf(tx, nil)
+			if err != nil {
+				return err
+			}
+			all = append(all, s...)
+		}
+		err := db.spendAll(ctx, all, opts)
+		if !isRefusal(err) {
+			return err
+		}
+		for _, tx := range txs {
+			spends, err := spendsOf(tx, nil)
+			if err != nil {
+				return err
+			}
+			if len(spends) == 0 {
+				continue
+			}
+			if err := db.spendAll(ctx, spends, opts); !isRefusal(err) {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			lost, err := db.withDescendants(ctx, []chainhash.Hash{tx.ID})
+			if err != nil {
+				return err
+			}
+			if err := db.setConflictingReleasing(ctx, lost); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// isRefusal reports whether err is the store refusing an operation (a
+// *model.Error other than a storage error), not failing at it.
+func isRefusal(err error) bool {
+	var e *model.Error
+	return errors.As(err, &e) && e.Code != model.CodeStorageError
 }
 
 // CanDisconnect refuses, before anything changes, blocks that could not

@@ -26,6 +26,25 @@ func freshSummary(t *testing.T, open engineOpener, blocks []Block) Summary {
 	return summary(t, db)
 }
 
+// summaryWithUnmined is the summary of a new store that connected blocks
+// and was then sent the transactions of unmined, but their coinbases, as
+// a validator stores them: Spend, then Create. A store that disconnected
+// the blocks of unmined holds them so.
+func summaryWithUnmined(t *testing.T, blocks, unmined []Block) Summary {
+	t.Helper()
+	db := newStore(t, Options{})
+	connectAll(t, db, blocks)
+	for _, b := range unmined {
+		for _, tx := range b.Txs[1:] {
+			if _, err := db.Spend(ctx, tx); err != nil {
+				t.Fatalf("spend %s of block %d: %v", tx.ID, b.Height, err)
+			}
+			mustCreate(t, db, tx, db.GetBlockHeight()+1)
+		}
+	}
+	return summary(t, db)
+}
+
 func TestDisconnectAndReconnectLast100Blocks(t *testing.T) {
 	blocks := chainBlocks(t, btcChain)
 	db := newStore(t, Options{})
@@ -48,8 +67,11 @@ func TestDisconnectAndReconnectLast100Blocks(t *testing.T) {
 		!c.HasTip || c.Tip.Height != uint32(tip-100) || c.Tip.Hash != blocks[tip-100].Hash {
 		t.Fatalf("ChainSummary: %+v %v", c, err)
 	}
-	if got, want := summary(t, db), freshSummary(t, onMemory, blocks[:tip-99]); got != want {
-		t.Fatalf("after disconnecting 100 blocks: %+v\nfresh import of the shorter chain: %+v", got, want)
+	// The disconnected blocks' transactions are unmined now, holding
+	// their inputs: outside the set, and its outputs they spend out of
+	// the digest, though in Bitcoin Core's statistics.
+	if got, want := summary(t, db), summaryWithUnmined(t, blocks[:tip-99], blocks[tip-99:]); got != want {
+		t.Fatalf("after disconnecting 100 blocks: %+v\nfresh import of the shorter chain, sent the rest unmined: %+v", got, want)
 	}
 	mustVerify(t, db)
 	connectAll(t, db, blocks[tip-99:])
@@ -730,7 +752,8 @@ func raceLostToA(t *testing.T, db *DB) (p *chain.Tx, genesis Block, a *chain.Tx,
 // P:1. Disconnecting the block cannot give P:1 back to L: L stays
 // conflicting (it loses to M now), and the disconnection completes, where
 // it used to fail half done, with the block's own spend undone and the tip
-// left on it, every retry failing the same way.
+// left on it, every retry failing the same way. W, unmined now, spends
+// P:0 again, which no loser took back.
 func TestDisconnectingABlockWhoseLoserLostAnInputSinceCompletes(t *testing.T) {
 	db := newStore(t, Options{})
 	p, genesis := minedParentAtGenesis(t, db, 2)
@@ -764,11 +787,66 @@ func TestDisconnectingABlockWhoseLoserLostAnInputSinceCompletes(t *testing.T) {
 		}
 	}
 	outs := mustGet(t, db, p.ID).Outputs
-	if outs[0].SpendingData != nil {
-		t.Fatalf("P:0 is spent by %v after its block was disconnected and its loser stays conflicting", outs[0].SpendingData)
+	if sd := outs[0].SpendingData; sd == nil || sd.TxID != w.ID {
+		t.Fatalf("P:0 is spent by %v after its block was disconnected and its loser stays conflicting, want W", sd)
+	}
+	if w := mustGet(t, db, w.ID); w.Conflicting || w.UnminedSince == 0 {
+		t.Fatalf("W after its block was disconnected: conflicting %v, unmined since %d; want unmined, not conflicting", w.Conflicting, w.UnminedSince)
 	}
 	if sd := outs[1].SpendingData; sd == nil || sd.TxID != m.ID {
 		t.Fatalf("P:1 is spent by %v, want M", sd)
+	}
+}
+
+// TestADisconnectedBlocksTransactionsHoldTheirInputs: a disconnected
+// block's transaction returns to unmined holding its inputs, as an unmined
+// transaction does, so another spend of one is refused. Where the block
+// made a loser, the loser takes its inputs back and the block's
+// transaction, which lost to it now, is conflicting: the unmined
+// transactions listed never spend one output twice. The block's
+// transactions used to hold nothing, both were listed, and any
+// transaction could spend their inputs again.
+func TestADisconnectedBlocksTransactionsHoldTheirInputs(t *testing.T) {
+	for _, withLoser := range []bool{false, true} {
+		t.Run(fmt.Sprint("loser=", withLoser), func(t *testing.T) {
+			db := newStore(t, Options{})
+			p, genesis := minedParentAtGenesis(t, db, 1)
+			loser := spendTx("L", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+			if withLoser {
+				mustCreate(t, db, loser, 1)
+				if _, err := db.Spend(ctx, loser); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+			b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), w}}
+			connectAll(t, db, []Block{b1})
+			if err := db.DisconnectBlock(ctx, b1); err != nil {
+				t.Fatal(err)
+			}
+			holder, lost := w, false
+			if withLoser {
+				holder, lost = loser, true
+			}
+			if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != holder.ID {
+				t.Fatalf("P:0 after the disconnection is spent by %v, want %s", sd, holder.ID)
+			}
+			if m := mustGet(t, db, w.ID); m.Conflicting != lost || m.UnminedSince == 0 {
+				t.Fatalf("W after the disconnection: conflicting %v, unmined since %d; want conflicting %v, unmined", m.Conflicting, m.UnminedSince, lost)
+			}
+			z := spendTx("Z", []wire.OutPoint{out(p, 0)}, 1, 3e8)
+			if spends, err := db.Spend(ctx, z); !errors.Is(err, model.ErrSpent) || *spends[0].ConflictingTxID != holder.ID {
+				t.Fatalf("another spend of P:0: %v, want SPENT by %s", err, holder.ID)
+			}
+			mempool, err := Mempool(ctx, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(mempool) != 1 || mempool[0].TxID != holder.ID {
+				t.Fatalf("the unmined transactions listed: %+v, want %s alone", mempool, holder.ID)
+			}
+			mustVerify(t, db)
+		})
 	}
 }
 

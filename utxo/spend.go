@@ -384,8 +384,8 @@ func outputErr(err error, sp *Spend) error {
 }
 
 // Unspend implements Store. An output spent by a transaction mined on the
-// longest chain stays spent: the chain spent it, and only disconnecting
-// the block gives it back. Such a spend is refused with SPENT naming the
+// longest chain stays spent: the chain spent it, until its block is
+// disconnected. Such a spend is refused with SPENT naming the
 // spender and its height, and nothing is undone. A validator rolling back
 // a transaction it failed to store meets it when a block mined the
 // transaction meanwhile; the reference's unspend frees the output all the
@@ -440,7 +440,7 @@ func (db *DB) refuseChainSpends(ctx context.Context, spends []*Spend) error {
 			continue
 		}
 		if height, ok := onChain[spender[i].TxID]; ok {
-			e := model.NewError(model.CodeSpent, sp.TxID, sp.Vout, "spent by %s, mined on the longest chain at height %d: only disconnecting its block gives the output back", spender[i].TxID, height)
+			e := model.NewError(model.CodeSpent, sp.TxID, sp.Vout, "spent by %s, mined on the longest chain at height %d: the chain's spend stands until its block is disconnected", spender[i].TxID, height)
 			e.Spending = spender[i]
 			sp.Err = outputErr(e, sp)
 			errs = append(errs, sp.Err)

@@ -18,6 +18,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/gorilla/websocket"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/internal/btcdtest"
 	"github.com/utxostore/utxostore/utxo"
@@ -270,10 +271,11 @@ func TestServeFollowsPeer(t *testing.T) {
 // TestSyncRestartOffThePeersChain syncs a store from node A, then points
 // sync at node B, whose chain forked from A's five blocks below A's tip and
 // has more chain work (seven blocks at the same difficulty): the store is
-// reorganised back to the fork point and onto B's
-// chain (digest of a fresh import of B's chain). A store forked from the
-// peer deeper than --rollback-window is refused, with a message that says
-// so, and left as it was.
+// reorganised back to the fork point and onto B's chain, the transactions
+// of A's five blocks returning to unmined, holding their inputs (the
+// summary of a fresh import of B's chain that was then sent them). A store
+// forked from the peer deeper than --rollback-window is refused, with a
+// message that says so, and left as it was.
 func TestSyncRestartOffThePeersChain(t *testing.T) {
 	w := btcdtest.NewWallet(t, "restart off chain")
 	a := btcdtest.Start(t, w.Addr)
@@ -284,6 +286,12 @@ func TestSyncRestartOffThePeersChain(t *testing.T) {
 	waitSameTip(t, a, b)
 	b.Disconnect(t, a)
 	mineWithTxs(t, a, w, 5)
+	var forked []*wire.MsgBlock // A's five blocks that B's chain lacks, in order
+	for hash, _ := a.Tip(t); len(forked) < 5; {
+		block, _ := a.Block(t, &hash)
+		forked = append([]*wire.MsgBlock{block}, forked...)
+		hash = block.Header.PrevBlock
+	}
 	b.Generate(t, 7)
 
 	data := t.TempDir()
@@ -303,8 +311,33 @@ func TestSyncRestartOffThePeersChain(t *testing.T) {
 	}
 
 	onB := parseSummary(t, lastLine(t, "sync", "--quiet", "--stop-at-tip", "--network", "simnet", "--data", data, "--peer", b.P2P))
-	if want := importedSummary(t, b, t.TempDir()); onB != want {
-		t.Fatalf("after sync from B:\n got %+v\nwant %+v (import of B's chain)", onB, want)
+	imported := t.TempDir()
+	lastLine(t, append([]string{"import", "--quiet", "--network", "simnet", "--sync", "block", "--data", imported}, b.WriteChain(t, t.TempDir())...)...)
+	ctx := context.Background()
+	store, err := (&storeFlags{data: imported}).open(ctx, existingStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range forked {
+		for _, msg := range block.Transactions[1:] {
+			tx := chain.NewTx(msg)
+			if _, err := store.Spend(ctx, tx); err != nil {
+				t.Fatalf("sending %s of A's chain to the import of B's: %v", tx.ID, err)
+			}
+			if _, err := store.Create(ctx, tx, store.GetBlockHeight()+1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want, err := store.Summary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if onB != want {
+		t.Fatalf("after sync from B:\n got %+v\nwant %+v (import of B's chain, sent A's transactions unmined)", onB, want)
 	}
 }
 
