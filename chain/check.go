@@ -36,6 +36,9 @@ const (
 	CheckMerkleRoot Check = "merkle root"
 	// CheckDuplicateTx: no txid appears twice in the block.
 	CheckDuplicateTx Check = "duplicate transaction"
+	// CheckDuplicateInput: no transaction spends one output with two of
+	// its inputs ([DuplicateInput]).
+	CheckDuplicateInput Check = "duplicate input"
 	// CheckCoinbaseHeight: from the network's BIP34 height on, the coinbase
 	// script starts with the block's height (the genesis block excepted).
 	CheckCoinbaseHeight Check = "BIP34 coinbase height"
@@ -200,6 +203,9 @@ func (c *blockCheck) tx(tx *Tx) {
 	} else {
 		c.seen[tx.ID] = i
 	}
+	if first, second, found := DuplicateInput(tx.Msg); found && !tx.IsCoinbase() {
+		c.fail(CheckDuplicateInput, "transaction %d, %s: inputs %d and %d both spend %s", i, tx.ID, first, second, tx.Msg.TxIn[second].PreviousOutPoint)
+	}
 	if err := CheckOutputValues(tx); err != nil {
 		c.fail(CheckOutputValue, "%s", strings.TrimPrefix(err.Error(), "chain: "))
 	}
@@ -226,7 +232,7 @@ func (c *blockCheck) end() error {
 			c.fail(CheckMerkleRoot, "the transactions hash to %s, the header says %s", root, c.info.Header.MerkleRoot)
 		}
 	}
-	for _, check := range []Check{CheckCoinbase, CheckMerkleRoot, CheckDuplicateTx, CheckOutputValue, CheckCoinbaseHeight} {
+	for _, check := range []Check{CheckCoinbase, CheckMerkleRoot, CheckDuplicateTx, CheckDuplicateInput, CheckOutputValue, CheckCoinbaseHeight} {
 		if err := c.failed[check]; err != nil {
 			return err
 		}

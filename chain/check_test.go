@@ -3,6 +3,7 @@ package chain_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"github.com/btcsuite/btcd/blockchain"
 	"github.com/btcsuite/btcd/btcutil"
 	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/internal/damage"
@@ -155,6 +158,63 @@ func TestCheckRefusesCVE20122459(t *testing.T) {
 	ce = checkErr(t, mainnetRules(t, true).Check(blk, damagedHeight))
 	if ce.Check != chain.CheckDuplicateTx {
 		t.Errorf("proof trusted: want the duplicate transaction check, got %v", ce)
+	}
+}
+
+// A transaction of the block spends one output with two inputs: the
+// duplicate input check names it and both inputs, also when the proof is
+// trusted (the check needs the block alone).
+func TestCheckRefusesATransactionSpendingAnOutputTwice(t *testing.T) {
+	var msg wire.MsgBlock
+	if err := msg.Deserialize(bytes.NewReader(mainnetBlocks(t)[damagedHeight].Raw)); err != nil {
+		t.Fatal(err)
+	}
+	spender := msg.Transactions[1]
+	spender.AddTxIn(wire.NewTxIn(&spender.TxIn[0].PreviousOutPoint, nil, nil))
+	var raw bytes.Buffer
+	if err := msg.Serialize(&raw); err != nil {
+		t.Fatal(err)
+	}
+	blk, err := chain.ParseBlock(raw.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("transaction 1, %s: inputs 0 and %d both spend %s", spender.TxHash(), len(spender.TxIn)-1, spender.TxIn[0].PreviousOutPoint)
+	if ce := checkErr(t, mainnetRules(t, true).Check(blk, damagedHeight)); ce.Check != chain.CheckDuplicateInput || ce.Reason != want {
+		t.Errorf("want the duplicate input check, %q; got %v", want, ce)
+	}
+}
+
+// DuplicateInput finds the first input spending what one before it does,
+// among a handful of inputs and among many.
+func TestDuplicateInput(t *testing.T) {
+	tx := func(n int, repeat ...[2]int) *wire.MsgTx {
+		msg := wire.NewMsgTx(1)
+		for i := range n {
+			msg.AddTxIn(wire.NewTxIn(&wire.OutPoint{Hash: chainhash.Hash{byte(i), byte(i >> 8)}, Index: uint32(i)}, nil, nil))
+		}
+		for _, r := range repeat {
+			msg.TxIn[r[1]].PreviousOutPoint = msg.TxIn[r[0]].PreviousOutPoint
+		}
+		return msg
+	}
+	for _, c := range []struct {
+		name          string
+		tx            *wire.MsgTx
+		first, second int
+		found         bool
+	}{
+		{"no input", tx(0), 0, 0, false},
+		{"one input", tx(1), 0, 0, false},
+		{"a handful, distinct", tx(16), 0, 0, false},
+		{"a handful, the last repeating the first", tx(16, [2]int{0, 15}), 0, 15, true},
+		{"many, distinct", tx(40), 0, 0, false},
+		{"many, two repeats", tx(40, [2]int{30, 35}, [2]int{2, 20}), 2, 20, true},
+	} {
+		first, second, found := chain.DuplicateInput(c.tx)
+		if first != c.first || second != c.second || found != c.found {
+			t.Errorf("%s: %d, %d, %v; want %d, %d, %v", c.name, first, second, found, c.first, c.second, c.found)
+		}
 	}
 }
 

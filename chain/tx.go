@@ -143,3 +143,33 @@ func TxOutput(raw []byte, vout uint32) (value uint64, script []byte, err error) 
 		}
 	}
 }
+
+// DuplicateInput finds two inputs of tx that spend the same output, which
+// no valid transaction has (Bitcoin Core's CheckTransaction refuses it as
+// bad-txns-inputs-duplicate). It returns the first such pair, by the
+// second input's index.
+func DuplicateInput(tx *wire.MsgTx) (first, second int, found bool) {
+	if len(tx.TxIn) <= duplicateScan {
+		// A handful of inputs: comparing pairs is cheaper than a map.
+		for second, in := range tx.TxIn {
+			for first := range second {
+				if tx.TxIn[first].PreviousOutPoint == in.PreviousOutPoint {
+					return first, second, true
+				}
+			}
+		}
+		return 0, 0, false
+	}
+	firstInput := make(map[wire.OutPoint]int, len(tx.TxIn))
+	for second, in := range tx.TxIn {
+		if first, seen := firstInput[in.PreviousOutPoint]; seen {
+			return first, second, true
+		}
+		firstInput[in.PreviousOutPoint] = second
+	}
+	return 0, 0, false
+}
+
+// duplicateScan is the number of inputs up to which DuplicateInput
+// compares pairs rather than filling a map.
+const duplicateScan = 16

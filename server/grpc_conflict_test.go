@@ -8,7 +8,10 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
@@ -28,50 +31,30 @@ import (
 func TestConnectBlockTakesWhatTheMempoolHolds(t *testing.T) {
 	ctx := context.Background()
 	path := indexedPathOf(t, true)
-	script := []byte{0x51}
-	var prev chainhash.Hash
-	var coinbase, coinbase2 wire.OutPoint
-	for height := uint32(0); height <= 101; height++ {
-		b := ownBlockOf(t, prev, height, script)
-		if err := path.Connect(ctx, b, height); err != nil {
-			t.Fatalf("block %d: %v", height, err)
-		}
-		switch height {
-		case 1:
-			coinbase = wire.OutPoint{Hash: b.Txs[0].ID}
-		case 2:
-			coinbase2 = wire.OutPoint{Hash: b.Txs[0].ID}
-		}
-		prev = b.Hash
-	}
+	prev, coinbases := ownChainOf(t, path, 102)
+	coinbase, coinbase2 := coinbases[1], coinbases[2]
 	_, c := servePathForTest(t, path, server.Options{Network: "mainnet"})
-	spend := func(from wire.OutPoint, value int64) *chain.Tx {
-		msg := wire.NewMsgTx(1)
-		msg.AddTxIn(wire.NewTxIn(&from, nil, nil))
-		msg.AddTxOut(wire.NewTxOut(value, script))
-		return chain.NewTx(msg)
-	}
-	a := spend(coinbase, 49e8)
+	a := ownSpend(49e8, coinbase)
 	if _, err := c.Create(ctx, a, 101); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Spend(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	tx := spend(coinbase, 48e8)
-	child := spend(wire.OutPoint{Hash: tx.ID}, 47e8)
+	tx := ownSpend(48e8, coinbase)
+	child := ownSpend(47e8, wire.OutPoint{Hash: tx.ID})
 	for _, lost := range []*chain.Tx{tx, child} {
 		if _, err := c.Create(ctx, lost, 101, utxo.WithConflicting()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ghost := spend(coinbase2, 49e8)
+	ghost := ownSpend(49e8, coinbase2)
 	if _, err := c.Spend(ctx, ghost); err != nil {
 		t.Fatal(err)
 	}
-	grandchild := spend(wire.OutPoint{Hash: child.ID}, 46e8)
-	w := spend(coinbase2, 48e8)
-	b := ownBlockOf(t, prev, 102, script, tx.Msg, child.Msg, grandchild.Msg, w.Msg)
+	grandchild := ownSpend(46e8, wire.OutPoint{Hash: child.ID})
+	w := ownSpend(48e8, coinbase2)
+	b := ownBlockOf(t, prev, 102, ownScript, tx.Msg, child.Msg, grandchild.Msg, w.Msg)
 	if _, _, err := c.ConnectBlock(ctx, b.Raw, 102); err != nil {
 		t.Fatalf("a block mining a conflicting transaction with its child, and taking an output from a transaction never created: %v", err)
 	}
@@ -102,5 +85,58 @@ func TestConnectBlockTakesWhatTheMempoolHolds(t *testing.T) {
 	}
 	if sp, err := c.GetSpend(ctx, &utxo.Spend{TxID: coinbase.Hash, Vout: 0}); err != nil || sp.SpendingData == nil || sp.SpendingData.TxID != tx.ID {
 		t.Fatalf("after the refused Unspend, the coinbase's output: %+v (%v), want spent by T", sp, err)
+	}
+}
+
+// ownScript is what the blocks and transactions of ownChainOf pay.
+var ownScript = []byte{0x51}
+
+// ownChainOf connects n blocks of one coinbase each along path, and
+// returns the last one's hash and the coinbases' outputs, by height.
+func ownChainOf(t *testing.T, path *blockpath.Path, n int) (chainhash.Hash, []wire.OutPoint) {
+	t.Helper()
+	var prev chainhash.Hash
+	var coinbases []wire.OutPoint
+	for height := range uint32(n) {
+		b := ownBlockOf(t, prev, height, ownScript)
+		if err := path.Connect(context.Background(), b, height); err != nil {
+			t.Fatalf("block %d: %v", height, err)
+		}
+		coinbases = append(coinbases, wire.OutPoint{Hash: b.Txs[0].ID})
+		prev = b.Hash
+	}
+	return prev, coinbases
+}
+
+// ownSpend is a transaction of one output paying ownScript, spending from.
+func ownSpend(value int64, from ...wire.OutPoint) *chain.Tx {
+	msg := wire.NewMsgTx(1)
+	for _, op := range from {
+		msg.AddTxIn(wire.NewTxIn(&op, nil, nil))
+	}
+	msg.AddTxOut(wire.NewTxOut(value, ownScript))
+	return chain.NewTx(msg)
+}
+
+// TestConnectBlockRefusesATransactionSpendingAnOutputTwice: a block whose
+// transaction spends a coinbase's output with two inputs is refused by the
+// daemon's ConnectBlock as InvalidArgument naming the check, before any of
+// it is kept: the tip stays where it was. The store used to refuse it
+// later, saying the transaction double spent "a transaction mined on the
+// longest chain", itself.
+func TestConnectBlockRefusesATransactionSpendingAnOutputTwice(t *testing.T) {
+	ctx := context.Background()
+	path := indexedPathOf(t, true)
+	prev, coinbases := ownChainOf(t, path, 102)
+	_, c := servePathForTest(t, path, server.Options{Network: "mainnet"})
+	twice := ownSpend(49e8, coinbases[1], coinbases[1])
+	b := ownBlockOf(t, prev, 102, ownScript, twice.Msg)
+	_, _, err := c.ConnectBlock(ctx, b.Raw, 102)
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "fails the duplicate input check") ||
+		!strings.Contains(err.Error(), "inputs 0 and 1 both spend "+coinbases[1].String()) {
+		t.Fatalf("a block spending an output twice in one transaction: %v, want InvalidArgument naming the duplicate input check", err)
+	}
+	if tip, _, err := path.Store().Tip(ctx); err != nil || tip.Height != 101 {
+		t.Fatalf("the tip after the refusal: %+v (%v), want height 101", tip, err)
 	}
 }

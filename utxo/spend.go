@@ -21,27 +21,9 @@ func checkSpender(tx *chain.Tx) error {
 	if len(tx.Msg.TxIn) == 0 {
 		return model.NewError(model.CodeInvalidSpend, tx.ID, 0, "transaction has no inputs")
 	}
-	twice := func(first, vin int) error {
+	if first, second, found := chain.DuplicateInput(tx.Msg); found {
 		return model.NewError(model.CodeInvalidSpend, tx.ID, 0,
-			"inputs %d and %d both spend %s", first, vin, tx.Msg.TxIn[vin].PreviousOutPoint)
-	}
-	if len(tx.Msg.TxIn) <= smallGroupScan {
-		// A handful of inputs: comparing pairs is cheaper than a map.
-		for vin, in := range tx.Msg.TxIn {
-			for first := range vin {
-				if tx.Msg.TxIn[first].PreviousOutPoint == in.PreviousOutPoint {
-					return twice(first, vin)
-				}
-			}
-		}
-		return nil
-	}
-	firstInput := make(map[wire.OutPoint]int, len(tx.Msg.TxIn))
-	for vin, in := range tx.Msg.TxIn {
-		if first, seen := firstInput[in.PreviousOutPoint]; seen {
-			return twice(first, vin)
-		}
-		firstInput[in.PreviousOutPoint] = vin
+			"inputs %d and %d both spend %s", first, second, tx.Msg.TxIn[second].PreviousOutPoint)
 	}
 	return nil
 }
