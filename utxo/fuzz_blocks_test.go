@@ -82,8 +82,10 @@ func (c *chainModel) spendable(op wire.OutPoint, pending map[chainhash.Hash]int,
 //     the chain's transactions are mined and not conflicting;
 //   - an output of the chain that no chain transaction spends is unspent
 //     or spent by a transaction off the chain;
-//   - disconnecting the tip block always succeeds, and Verify passes, or
-//     names outputs spent by transactions never created, truly.
+//   - disconnecting the tip block always succeeds, and its transactions,
+//     unmined now, hold their inputs or are conflicting;
+//   - Verify passes, or names outputs spent by transactions never
+//     created, truly.
 //
 // Each three bytes of the input are one step: a new transaction (its
 // inputs among the outputs of those before it), its Create, conflicting
@@ -97,6 +99,9 @@ func FuzzBlocksKeepTheChainsSpends(f *testing.F) {
 	// takes root:0 from L; it is disconnected and connected again, and a
 	// block double spending root:0 is refused.
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 1, 1, 0, 3, 1, 0, 5, 2, 0, 6, 0, 0, 5, 2, 0, 5, 1, 1})
+	// A block mines tx1, which spends root:0, and is disconnected: tx1,
+	// unmined, still holds root:0.
+	f.Add([]byte{0, 0, 0, 5, 1, 0, 6, 0, 0})
 	engines := map[string]engineOpener{
 		"memory": onMemory,
 		"sozu": func(t testing.TB) engine.Engine {
@@ -143,6 +148,9 @@ func checkBlockSteps(t *testing.T, engineName string, db *DB, steps []byte) {
 	}
 	c.connect(genesis)
 	txs := []*chain.Tx{root}
+	// returned holds the transactions of disconnected blocks, but those
+	// the steps unspent since.
+	returned := map[chainhash.Hash]*chain.Tx{}
 	for i := 0; i+2 < len(steps); i += 3 {
 		kind, a, b := steps[i]%7, int(steps[i+1]), int(steps[i+2])
 		tx := txs[a%len(txs)]
@@ -171,6 +179,7 @@ func checkBlockSteps(t *testing.T, engineName string, db *DB, steps []byte) {
 				t.Fatal(err)
 			}
 			_ = db.Unspend(ctx, spends, false)
+			delete(returned, tx.ID)
 		case 5:
 			blockTxs, valid := pickBlock(c, txs, a, b)
 			block := newBlock(blockTxs)
@@ -201,8 +210,13 @@ func checkBlockSteps(t *testing.T, engineName string, db *DB, steps []byte) {
 			if err := db.DisconnectBlock(ctx, block); err != nil {
 				t.Fatalf("%s: step %d: %s: %v", engineName, i/3, step, err)
 			}
+			for _, tx := range block.Txs[1:] {
+				returned[tx.ID] = tx
+			}
 		}
-		checkChainSpends(t, fmt.Sprintf("%s: step %d (%s)", engineName, i/3, step), db, c, txs)
+		after := fmt.Sprintf("%s: step %d (%s)", engineName, i/3, step)
+		checkChainSpends(t, after, db, c, txs)
+		checkReturnedHoldTheirInputs(t, after, db, c, returned)
 	}
 	_, err := db.Verify(ctx)
 	var dangling *DanglingSpendsError
@@ -300,6 +314,35 @@ func checkChainSpends(t *testing.T, after string, db *DB, c *chainModel, txs []*
 				if _, mined := c.mined[resp.SpendingData.TxID]; mined {
 					t.Fatalf("after %s: %s, unspent on the chain, is spent by the chain's %s", after, op, resp.SpendingData.TxID)
 				}
+			}
+		}
+	}
+}
+
+// checkReturnedHoldTheirInputs checks that the transactions of
+// disconnected blocks that are off the chain now hold their inputs, as
+// unmined transactions do, unless they are conflicting (they lost an input
+// to a transaction a block had made conflicting, or to a block since).
+func checkReturnedHoldTheirInputs(t *testing.T, after string, db *DB, c *chainModel, returned map[chainhash.Hash]*chain.Tx) {
+	t.Helper()
+	for _, tx := range returned {
+		if _, onChain := c.mined[tx.ID]; onChain {
+			continue
+		}
+		m, err := db.Get(ctx, tx.ID)
+		if err != nil {
+			t.Fatalf("after %s: %s, of a disconnected block: %v", after, tx.ID, err)
+		}
+		if m.Conflicting {
+			continue
+		}
+		if m.UnminedSince == 0 {
+			t.Fatalf("after %s: %s, of a disconnected block and off the chain, is not unmined", after, tx.ID)
+		}
+		for vin, in := range tx.Msg.TxIn {
+			resp, err := db.GetSpend(ctx, &Spend{TxID: in.PreviousOutPoint.Hash, Vout: in.PreviousOutPoint.Index})
+			if err != nil || resp.SpendingData == nil || *resp.SpendingData != (model.SpendingData{TxID: tx.ID, Vin: uint32(vin)}) {
+				t.Fatalf("after %s: %s, unmined and not conflicting, does not hold its input %d, %s: %+v (%v)", after, tx.ID, vin, in.PreviousOutPoint, resp, err)
 			}
 		}
 	}
