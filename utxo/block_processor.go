@@ -414,13 +414,9 @@ type settlement struct {
 // settled. It adds the winners and the spends undone to done, also when
 // it fails.
 func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, b Block, mined *blockMines, done *settlement) error {
-	var spends []*Spend
-	for _, tx := range txs {
-		s, err := spendsOf(tx, nil)
-		if err != nil {
-			return err
-		}
-		spends = append(spends, s...)
+	spends, err := chunkSpends(txs)
+	if err != nil {
+		return err
 	}
 	opts := SpendOptions{BlockHeight: b.Height, IgnoreLocked: true}
 	settled := make(map[chainhash.Hash]bool)
@@ -453,6 +449,20 @@ func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, b Block, mi
 	}
 }
 
+// chunkSpends lists the outputs the transactions of a chunk spend, in
+// their order.
+func chunkSpends(txs []*chain.Tx) ([]*Spend, error) {
+	var spends []*Spend
+	for _, tx := range txs {
+		s, err := spendsOf(tx, nil)
+		if err != nil {
+			return nil, err
+		}
+		spends = append(spends, s...)
+	}
+	return spends, nil
+}
+
 // unspendChunks undoes the spends of the block's first n chunks.
 func (db *DB) unspendChunks(ctx context.Context, b Block, n int) error {
 	done := 0
@@ -461,13 +471,9 @@ func (db *DB) unspendChunks(ctx context.Context, b Block, n int) error {
 			return errEnough
 		}
 		done++
-		var spends []*Spend
-		for _, tx := range txs {
-			s, err := spendsOf(tx, nil)
-			if err != nil {
-				return err
-			}
-			spends = append(spends, s...)
+		spends, err := chunkSpends(txs)
+		if err != nil {
+			return err
 		}
 		return db.unspendAll(ctx, spends, false)
 	})
@@ -816,16 +822,11 @@ func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connected
 func (db *DB) respendBlock(ctx context.Context, b Block) error {
 	opts := SpendOptions{BlockHeight: b.Height, IgnoreLocked: true}
 	return b.EachChunk(func(txs []*chain.Tx) error {
-		var all []*Spend
-		for _, tx := range txs {
-			s, err := spendsOf(tx, nil)
-			if err != nil {
-				return err
-			}
-			all = append(all, s...)
+		all, err := chunkSpends(txs)
+		if err != nil {
+			return err
 		}
-		err := db.spendAll(ctx, all, opts)
-		if !isRefusal(err) {
+		if err := db.spendAll(ctx, all, opts); !isRefusal(err) {
 			return err
 		}
 		for _, tx := range txs {
@@ -836,11 +837,11 @@ func (db *DB) respendBlock(ctx context.Context, b Block) error {
 			if len(spends) == 0 {
 				continue
 			}
-			if err := db.spendAll(ctx, spends, opts); !isRefusal(err) {
-				if err != nil {
-					return err
-				}
+			switch err := db.spendAll(ctx, spends, opts); {
+			case err == nil:
 				continue
+			case !isRefusal(err):
+				return err
 			}
 			lost, err := db.withDescendants(ctx, []chainhash.Hash{tx.ID})
 			if err != nil {

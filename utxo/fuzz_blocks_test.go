@@ -157,11 +157,7 @@ func checkBlockSteps(t *testing.T, engineName string, db *DB, steps []byte) {
 		var step string
 		switch kind {
 		case 0:
-			from := []wire.OutPoint{{Hash: txs[b%len(txs)].ID, Index: uint32(b/len(txs)) % 4}}
-			if a%2 == 1 {
-				from = append(from, wire.OutPoint{Hash: txs[a/2%len(txs)].ID, Index: uint32(b % 3)})
-			}
-			txs = append(txs, spendTx(fmt.Sprint("tx", len(txs)), from, 1+b%3, 1000))
+			txs = append(txs, fuzzSpender(txs, a, b, fmt.Sprint("tx", len(txs))))
 			continue
 		case 1:
 			step = "create " + tx.ID.String()

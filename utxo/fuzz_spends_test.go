@@ -134,13 +134,7 @@ func checkSpendSteps(t *testing.T, engineName string, db *DB, tag string, steps 
 		var step string
 		switch kind {
 		case 0:
-			// Inputs among the outputs of the transactions so far, one
-			// of them past the last output; a second input when a is odd.
-			from := []wire.OutPoint{{Hash: txs[b%len(txs)].ID, Index: uint32(b/len(txs)) % 4}}
-			if a%2 == 1 {
-				from = append(from, wire.OutPoint{Hash: txs[a/2%len(txs)].ID, Index: uint32(b % 3)})
-			}
-			txs = append(txs, spendTx(fmt.Sprintf("%s tx%d", tag, len(txs)), from, 1+b%3, 1000))
+			txs = append(txs, fuzzSpender(txs, a, b, fmt.Sprintf("%s tx%d", tag, len(txs))))
 			continue
 		case 1:
 			step = "create"
@@ -191,6 +185,17 @@ func checkSpendSteps(t *testing.T, engineName string, db *DB, tag string, steps 
 		}
 	}
 	checkSpenders(t, engineName+": the last step", db, m, all)
+}
+
+// fuzzSpender is a fuzz target's new transaction, tagged tag, of 1+b%3
+// outputs: its inputs are among the outputs of txs, those before it, one
+// of them past the last output; a second input when a is odd.
+func fuzzSpender(txs []*chain.Tx, a, b int, tag string) *chain.Tx {
+	from := []wire.OutPoint{{Hash: txs[b%len(txs)].ID, Index: uint32(b/len(txs)) % 4}}
+	if a%2 == 1 {
+		from = append(from, wire.OutPoint{Hash: txs[a/2%len(txs)].ID, Index: uint32(b % 3)})
+	}
+	return spendTx(tag, from, 1+b%3, 1000)
 }
 
 // checkSpenders compares outputs with the model: those of a created
