@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
@@ -517,6 +518,14 @@ func (db *DB) settleRefusals(ctx context.Context, spends []*Spend, failure error
 			meta, err := db.Get(ctx, holder, FieldOutputs)
 			switch {
 			case errors.Is(err, model.ErrTxNotFound):
+				// Mined and since pruned: the chain's spend.
+				pruned, err := db.prunedSpender(ctx, sp.TxID, sp.Vout, holder)
+				if err != nil {
+					return settlement{}, err
+				}
+				if pruned {
+					return settlement{}, refused(fmt.Sprintf(" double spends %s, mined on the longest chain and since pruned", holder))
+				}
 				// Spent, and never created (a validator stopped between
 				// the two): no chain holds it, and nothing descends from
 				// it in the store.
@@ -547,6 +556,23 @@ func (db *DB) settleRefusals(ctx context.Context, spends []*Spend, failure error
 		return settlement{}, failure
 	}
 	return s, nil
+}
+
+// prunedSpender reports whether txid, which spends output vout of parent
+// and is not stored, is among the deleted children of the record holding
+// that output: mined, fully spent and pruned, its spend is the chain's.
+func (db *DB) prunedSpender(ctx context.Context, parent chainhash.Hash, vout uint32, txid chainhash.Hash) (bool, error) {
+	key := engine.Key(record.RecordKey(parent, record.RecordIndex(vout, db.opts.UtxoBatchSize)))
+	found, err := db.readRecords(ctx, []engine.Key{key})
+	switch {
+	case err != nil:
+		return false, err
+	case errors.Is(found[0].err, errMissing):
+		return false, nil
+	case found[0].err != nil:
+		return false, found[0].err
+	}
+	return slices.Contains(found[0].rec.DeletedChildren, txid), nil
 }
 
 // markConflicting marks the transactions and all their descendants (found

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -671,6 +672,56 @@ func TestVerifyNamesOutputsSpentByTransactionsNeverCreated(t *testing.T) {
 	}
 	if err := db.Unspend(ctx, spends, false); err != nil {
 		t.Fatal(err)
+	}
+	mustVerify(t, db)
+}
+
+// TestASpendByAPrunedChainTransactionStands: block 1 mines C, which
+// spends P:0, and block 2 spends C's output, so C is pruned a few blocks
+// on; P remembers it among its deleted children. A block spending P:0
+// again double spends the chain and is refused, and Unspend of P:0 too:
+// C's spend stands. Taken for a transaction never created, the block
+// would have taken P:0.
+func TestASpendByAPrunedChainTransactionStands(t *testing.T) {
+	db := newStore(t, Options{BlockHeightRetention: 2})
+	p, genesis := minedParentAtGenesis(t, db, 2)
+	c := spendTx("C", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	d := spendTx("D", []wire.OutPoint{out(c, 0)}, 1, 3e8)
+	blocks := []Block{genesis}
+	next := func(txs ...*chain.Tx) Block {
+		h := uint32(len(blocks))
+		return Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: blocks[h-1].Hash, Height: h,
+			Txs: append([]*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}, txs...)}
+	}
+	for _, txs := range [][]*chain.Tx{{c}, {d}} {
+		b := next(txs...)
+		connectAll(t, db, []Block{b})
+		blocks = append(blocks, b)
+	}
+	for len(blocks) < 10 {
+		if _, err := db.Get(ctx, c.ID); errors.Is(err, model.ErrTxNotFound) {
+			break
+		}
+		b := next()
+		connectAll(t, db, []Block{b})
+		blocks = append(blocks, b)
+	}
+	if _, err := db.Get(ctx, c.ID); !errors.Is(err, model.ErrTxNotFound) {
+		t.Fatalf("C after %d blocks: %v, want it pruned", len(blocks), err)
+	}
+	before := summary(t, db)
+	x := spendTx("X", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	if err := db.ConnectBlock(ctx, next(x)); !errors.Is(err, model.ErrSpent) || !strings.Contains(err.Error(), "since pruned") {
+		t.Fatalf("a block spending P:0 again: %v, want SPENT, by C since pruned", err)
+	}
+	if err := db.Unspend(ctx, []*Spend{{TxID: p.ID, Vout: 0}}, false); !errors.Is(err, model.ErrSpent) || !strings.Contains(err.Error(), "since pruned") {
+		t.Fatalf("Unspend of P:0: %v, want SPENT, by C since pruned", err)
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != c.ID {
+		t.Fatalf("P:0 is spent by %v, want C", sd)
+	}
+	if got := summary(t, db); got != before {
+		t.Fatalf("the refusals changed the set:\n%+v\nwant\n%+v", got, before)
 	}
 	mustVerify(t, db)
 }

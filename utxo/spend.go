@@ -385,7 +385,8 @@ func (db *DB) Unspend(ctx context.Context, spends []*Spend, flagAsLocked bool) e
 
 // refuseChainSpends returns SPENT for each of spends whose output a
 // transaction mined on the longest chain spends (the one its spending data
-// names, or else the output's spender), setting the spend's Err.
+// names, or else the output's spender), or spent before it was pruned,
+// setting the spend's Err.
 func (db *DB) refuseChainSpends(ctx context.Context, spends []*Spend) error {
 	spender := make([]*model.SpendingData, len(spends))
 	var items []*UnresolvedMetaData
@@ -411,21 +412,39 @@ func (db *DB) refuseChainSpends(ctx context.Context, spends []*Spend) error {
 		return err
 	}
 	onChain := make(map[chainhash.Hash]uint32) // spender: its height
+	missing := make(map[chainhash.Hash]bool)
 	for _, it := range items {
-		if it.Err == nil && it.Meta.UnminedSince == 0 && len(it.Meta.BlockIDs) > 0 {
+		switch {
+		case errors.Is(it.Err, model.ErrTxNotFound):
+			missing[it.TxID] = true
+		case it.Err == nil && it.Meta.UnminedSince == 0 && len(it.Meta.BlockIDs) > 0:
 			onChain[it.TxID] = slices.Max(it.Meta.BlockHeights)
 		}
 	}
 	var errs []error
+	refuse := func(sp *Spend, spender *model.SpendingData, format string, args ...any) {
+		e := model.NewError(model.CodeSpent, sp.TxID, sp.Vout, format, args...)
+		e.Spending = spender
+		sp.Err = outputErr(e, sp)
+		errs = append(errs, sp.Err)
+	}
 	for i, sp := range spends {
 		if spender[i] == nil {
 			continue
 		}
 		if height, ok := onChain[spender[i].TxID]; ok {
-			e := model.NewError(model.CodeSpent, sp.TxID, sp.Vout, "spent by %s, mined on the longest chain at height %d: the chain's spend stands until its block is disconnected", spender[i].TxID, height)
-			e.Spending = spender[i]
-			sp.Err = outputErr(e, sp)
-			errs = append(errs, sp.Err)
+			refuse(sp, spender[i], "spent by %s, mined on the longest chain at height %d: the chain's spend stands until its block is disconnected", spender[i].TxID, height)
+			continue
+		}
+		if !missing[spender[i].TxID] {
+			continue
+		}
+		pruned, err := db.prunedSpender(ctx, sp.TxID, sp.Vout, spender[i].TxID)
+		if err != nil {
+			return err
+		}
+		if pruned {
+			refuse(sp, spender[i], "spent by %s, mined on the longest chain and since pruned: the chain's spend stands", spender[i].TxID)
 		}
 	}
 	return errors.Join(errs...)
