@@ -669,8 +669,25 @@ func (db *DB) forgetBlockLosers(ctx context.Context, block chainhash.Hash, loser
 // the outputs they spent, parents first. One that cannot, because another
 // transaction took one of its outputs meanwhile (markConflicting released
 // all its inputs, not only the one the block took) or its parent stays
-// conflicting, stays conflicting: it lost to that one now.
+// conflicting, stays conflicting: it lost to that one now. One deleted
+// since, at its delete-at-height, has nothing to restore.
 func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) error {
+	items := make([]*UnresolvedMetaData, len(txids))
+	for i, txid := range txids {
+		items[i] = &UnresolvedMetaData{TxID: txid}
+	}
+	if err := db.BatchDecorate(ctx, items, FieldOutputs); err != nil {
+		return err
+	}
+	txids = nil
+	for _, it := range items {
+		switch {
+		case it.Err == nil:
+			txids = append(txids, it.TxID)
+		case !errors.Is(it.Err, model.ErrTxNotFound):
+			return it.Err
+		}
+	}
 	if len(txids) == 0 {
 		return nil
 	}

@@ -726,6 +726,44 @@ func TestASpendByAPrunedChainTransactionStands(t *testing.T) {
 	mustVerify(t, db)
 }
 
+// TestDisconnectingABlockWhoseLoserWasDeletedCompletes: the block beats L
+// for P:0; L, conflicting, is deleted at its delete-at-height a few blocks
+// on. Disconnecting back below the block completes, with W, unmined, holding
+// P:0; it used to fail on L, TX_NOT_FOUND, every time, so the store could
+// not be reorganised.
+func TestDisconnectingABlockWhoseLoserWasDeletedCompletes(t *testing.T) {
+	db := newStore(t, Options{BlockHeightRetention: 2})
+	p, genesis := minedParentAtGenesis(t, db, 1)
+	loser := spendTx("L", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	mustCreate(t, db, loser, 1)
+	if _, err := db.Spend(ctx, loser); err != nil {
+		t.Fatal(err)
+	}
+	w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	blocks := []Block{genesis}
+	for len(blocks) < 8 {
+		h := uint32(len(blocks))
+		b := Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: blocks[h-1].Hash, Height: h, Txs: []*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}}
+		if h == 1 {
+			b.Txs = append(b.Txs, w)
+		}
+		connectAll(t, db, []Block{b})
+		blocks = append(blocks, b)
+	}
+	if _, err := db.Get(ctx, loser.ID); !errors.Is(err, model.ErrTxNotFound) {
+		t.Fatalf("L after %d blocks: %v, want it deleted", len(blocks), err)
+	}
+	for h := len(blocks) - 1; h >= 1; h-- {
+		if err := db.DisconnectBlock(ctx, blocks[h]); err != nil {
+			t.Fatalf("disconnecting block %d: %v", h, err)
+		}
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != w.ID {
+		t.Fatalf("P:0 is spent by %v, want W", sd)
+	}
+	mustVerify(t, db)
+}
+
 // TestUnspendLeavesTheChainsSpends: the block mines W, which spends P:0,
 // and U, unmined, spends P:1. Unspend of W's spend, named with its
 // spending data or without, is refused with SPENT naming W, and so is
