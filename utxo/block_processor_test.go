@@ -764,6 +764,30 @@ func TestDisconnectingABlockWhoseLoserWasDeletedCompletes(t *testing.T) {
 	mustVerify(t, db)
 }
 
+// TestAnOldUnminedTransactionNamingNoOutputIsCleanedUp: U, created
+// unmined without a Spend, names an output P does not have (Create checks
+// no input). When U is old enough to be cleaned up, releasing that input
+// is refused (UTXO_NOT_FOUND); the blocks still connect and U goes. Every
+// block used to fail there, from then on.
+func TestAnOldUnminedTransactionNamingNoOutputIsCleanedUp(t *testing.T) {
+	db := newStore(t, Options{BlockHeightRetention: 2})
+	p, genesis := minedParentAtGenesis(t, db, 1)
+	u := spendTx("U", []wire.OutPoint{out(p, 7)}, 1, 4e8)
+	mustCreate(t, db, u, 1)
+	prev := genesis
+	for h := uint32(1); h <= 4; h++ {
+		b := Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: prev.Hash, Height: h, Txs: []*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}}
+		if err := db.ConnectBlock(ctx, b); err != nil {
+			t.Fatalf("block %d: %v", h, err)
+		}
+		prev = b
+	}
+	if _, err := db.Get(ctx, u.ID); !errors.Is(err, model.ErrTxNotFound) {
+		t.Fatalf("U after 4 blocks: %v, want it cleaned up", err)
+	}
+	mustVerify(t, db)
+}
+
 // TestUnspendLeavesTheChainsSpends: the block mines W, which spends P:0,
 // and U, unmined, spends P:1. Unspend of W's spend, named with its
 // spending data or without, is refused with SPENT naming W, and so is

@@ -96,6 +96,24 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 	return res, nil
 }
 
+// withoutRefusals is err less the store's refusals it joins (isRefusal):
+// what failed.
+func withoutRefusals(err error) error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var failed []error
+		for _, e := range joined.Unwrap() {
+			if e = withoutRefusals(e); e != nil {
+				failed = append(failed, e)
+			}
+		}
+		return errors.Join(failed...)
+	}
+	if isRefusal(err) {
+		return nil
+	}
+	return err
+}
+
 // deletedChildOps record child, a pruned transaction spending inpoints,
 // in the deletedChildren of every parent record holding one of those
 // outputs (one op per record), as the reference's cleanup service does, so
@@ -156,9 +174,11 @@ func (db *DB) CleanupOldUnmined(ctx context.Context, height uint32) ([]chainhash
 	if err := db.PreserveTransactions(ctx, parents, height+db.opts.ParentPreservation); err != nil {
 		return nil, err
 	}
-	// The outputs they spent become spendable again; a parent already gone
-	// has nothing to release.
-	if err := db.unspendAll(ctx, spends, false); err != nil && !errors.Is(err, model.ErrTxNotFound) {
+	// The outputs they spent become spendable again. A parent already
+	// gone, or an output one does not hold (it never spent it, or names an
+	// output that does not exist: Create checks no input), has nothing to
+	// release; only a failing write stops the block.
+	if err := withoutRefusals(db.unspendAll(ctx, spends, false)); err != nil {
 		return nil, err
 	}
 	var errs []error
