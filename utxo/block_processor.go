@@ -676,14 +676,15 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 	for i, txid := range txids {
 		items[i] = &UnresolvedMetaData{TxID: txid}
 	}
-	if err := db.BatchDecorate(ctx, items, FieldOutputs); err != nil {
+	if err := db.BatchDecorate(ctx, items, FieldTx); err != nil {
 		return err
 	}
 	txids = nil
+	var txs []*chain.Tx // of txids, which the marks below leave as they are
 	for _, it := range items {
 		switch {
 		case it.Err == nil:
-			txids = append(txids, it.TxID)
+			txids, txs = append(txids, it.TxID), append(txs, it.Meta.Tx)
 		case !errors.Is(it.Err, model.ErrTxNotFound):
 			return it.Err
 		}
@@ -694,12 +695,8 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 	if _, _, err := db.SetConflicting(ctx, txids, false); err != nil {
 		return err
 	}
-	for _, txid := range txids {
-		meta, err := db.Get(ctx, txid, FieldTx)
-		if err != nil {
-			return err
-		}
-		spends, err := spendsOf(meta.Tx, nil)
+	for i, txid := range txids {
+		spends, err := spendsOf(txs[i], nil)
 		if err != nil {
 			return err
 		}
