@@ -64,8 +64,8 @@ type BuildParams struct {
 // Version, LockTime, Fee, SizeInBytes, IsCoinbase, SpendingHeight, Locked,
 // Creating, Conflicting). The master also gets TotalUtxos (all outputs,
 // stored or not), TotalExtraRecs, SpentExtraRecs, the block references,
-// UnminedSince (CurrentHeight when no mined block is given, else 0, as the
-// reference does), CreatedAt, External/Tx and TxInpoints.
+// UnminedSince (CurrentHeight when no mined block is given, at least 1, else
+// 0, as the reference does), CreatedAt, External/Tx and TxInpoints.
 //
 // Rules taken from the reference:
 //   - more than one record forces External (and drops Tx): the caller must
@@ -159,7 +159,7 @@ func Build(p BuildParams) ([]*Record, error) {
 		}
 	}
 	if len(m.BlockIDs) == 0 {
-		m.UnminedSince = p.CurrentHeight
+		m.UnminedSince = unminedSinceHeight(p.CurrentHeight)
 	}
 	m.CreatedAt = p.CreatedAt
 	m.External = p.External || (count > 1 && !p.OutputsOnly)

@@ -66,6 +66,14 @@ func TestBuild(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
+	t.Run("unmined at height 0 is unmined since 1", func(t *testing.T) {
+		p := base()
+		p.CurrentHeight = 0
+		recs, _ := Build(p)
+		if recs[0].UnminedSince != 1 {
+			t.Fatalf("unmined since %d: 0 reads as mined", recs[0].UnminedSince)
+		}
+	})
 	t.Run("external", func(t *testing.T) {
 		p := base()
 		p.External = true

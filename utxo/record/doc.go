@@ -76,8 +76,8 @@
 //     conflicting transaction): the DAH rule runs on every new master, so a
 //     mined transaction with no output to spend is scheduled at once, and
 //     child records with no stored output start out counted as spent.
-//   - MarkOnLongestChain(false) at height 0 writes UnminedSince 1, because 0
-//     means "mined" here.
+//   - Build, SetMined and MarkOnLongestChain(false) at height 0 write
+//     UnminedSince 1, because 0 means "mined" here.
 //   - SetConflicting is applied to every record of the transaction
 //     (aerospike/conflicting.go marks the master only), so a spend routed to
 //     a child record meets the flag too.

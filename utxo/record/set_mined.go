@@ -15,8 +15,8 @@ import (
 //
 //   - The block reference is added once per BlockID (or removed).
 //   - With at least one block left and info.OnLongestChain, UnminedSince
-//     becomes 0; with no block left it becomes currentHeight, as
-//     teranode.lua's setMined does. A tx whose only blocks are off the
+//     becomes 0; with no block left it becomes currentHeight (at least 1),
+//     as teranode.lua's setMined does. A tx whose only blocks are off the
 //     longest chain keeps its previous UnminedSince.
 //   - Locked and Creating are cleared: mining completes any unfinished
 //     commit (the third recovery path of the lock record pattern, see
@@ -49,7 +49,7 @@ func (r *Record) SetMined(info model.MinedBlockInfo, currentHeight, retention ui
 			r.UnminedSince = 0
 		}
 	} else {
-		r.UnminedSince = currentHeight
+		r.UnminedSince = unminedSinceHeight(currentHeight)
 	}
 	return r.reevaluateDAH(currentHeight, retention)
 }
