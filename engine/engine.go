@@ -186,7 +186,10 @@ type Engine interface {
 
 // HeightAware is implemented by engines that clean up by themselves (Sozu's
 // purge of records whose delete-at-height has passed). The store tells them
-// the longest chain's height whenever it changes. Checkpoint never deletes.
+// the longest chain's height whenever it changes, after a block only once
+// its own prune has removed what is due at that height: the prune records
+// each removed transaction among its parents' deleted children, which an
+// engine's purge cannot. Checkpoint never deletes.
 type HeightAware interface {
 	SetHeight(ctx context.Context, height uint32) error
 }

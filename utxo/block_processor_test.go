@@ -682,8 +682,19 @@ func TestVerifyNamesOutputsSpentByTransactionsNeverCreated(t *testing.T) {
 // again double spends the chain and is refused, and Unspend of P:0 too:
 // C's spend stands. Taken for a transaction never created, the block
 // would have taken P:0.
+//
+// It runs on an engine that purges by itself as early as the engine
+// contract allows, too (purgingAtOnce): the store tells it a height only
+// once Prune has recorded what is due at it among its parents' deleted
+// children.
 func TestASpendByAPrunedChainTransactionStands(t *testing.T) {
-	db := newStore(t, Options{BlockHeightRetention: 2})
+	for name, open := range map[string]engineOpener{"memory": onMemory, "purging at once": onPurgingAtOnce} {
+		t.Run(name, func(t *testing.T) { testASpendByAPrunedChainTransactionStands(t, open) })
+	}
+}
+
+func testASpendByAPrunedChainTransactionStands(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{BlockHeightRetention: 2})
 	p, genesis := minedParentAtGenesis(t, db, 2)
 	c := spendTx("C", []wire.OutPoint{out(p, 0)}, 1, 4e8)
 	d := spendTx("D", []wire.OutPoint{out(c, 0)}, 1, 3e8)

@@ -29,15 +29,16 @@ import (
 //
 // blockHeight is the height the transaction is stored at: an unmined one
 // is unmined since it, and a delete-at-height counts from it. One below
-// the next block's (a client's stale view, or a gRPC request that leaves
-// it unset) is taken as the next block's: the store knows its chain, and
-// would otherwise take the transaction for older than it is, clean it up
-// at the next block, or delete a conflicting one before its retention.
+// the store's height (a client's stale view, or a gRPC request that leaves
+// it unset, which Teranode's validator also reads as the store's height)
+// is taken as the store's height: the store knows its chain, and would
+// otherwise take the transaction for older than it is, clean it up at the
+// next block, or delete a conflicting one before its retention.
 func (db *DB) Create(ctx context.Context, tx *chain.Tx, blockHeight uint32, opts ...CreateOption) (*Meta, error) {
 	if err := checkValues(tx); err != nil {
 		return nil, err
 	}
-	blockHeight = max(blockHeight, db.GetBlockHeight()+1)
+	blockHeight = max(blockHeight, db.GetBlockHeight())
 	o := NewCreateOptions(opts...)
 	recs, external, err := db.buildRecords(tx, blockHeight, o)
 	if err != nil {

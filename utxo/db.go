@@ -143,13 +143,20 @@ func (db *DB) SetBlockHeight(ctx context.Context, height uint32) error {
 // useHeight passes a height that the chain state holds to the engine and
 // to the operations that read it.
 func (db *DB) useHeight(ctx context.Context, height uint32) error {
-	if db.heightAware != nil {
-		if err := db.heightAware.SetHeight(ctx, height); err != nil {
-			return storageErr("passing the height to the engine", err)
-		}
+	if err := db.passHeight(ctx, height); err != nil {
+		return err
 	}
 	db.height.Store(height)
 	return nil
+}
+
+// passHeight tells an engine that cleans up by itself the longest chain's
+// height, from which on it may purge the records due at it.
+func (db *DB) passHeight(ctx context.Context, height uint32) error {
+	if db.heightAware == nil {
+		return nil
+	}
+	return storageErr("passing the height to the engine", db.heightAware.SetHeight(ctx, height))
 }
 
 // GetBlockHeight implements Store.

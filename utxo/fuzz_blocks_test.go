@@ -395,7 +395,7 @@ func storeView(t *testing.T, db *DB, txs []*chain.Tx) map[chainhash.Hash]string 
 
 // createHeight is the next height, as a validator creates at, or, for an
 // odd b, 0, as a gRPC client that leaves it unset does (the store takes
-// it as the next height).
+// it as its own height).
 func createHeight(db *DB, b int) uint32 {
 	if b%2 == 1 {
 		return 0

@@ -22,6 +22,7 @@ import (
 	"github.com/utxostore/utxostore/engine/memory"
 	"github.com/utxostore/utxostore/internal/testdata"
 	"github.com/utxostore/utxostore/utxo/model"
+	"github.com/utxostore/utxostore/utxo/record"
 )
 
 var ctx = context.Background()
@@ -264,4 +265,31 @@ func mustVerify(t testing.TB, db *DB) VerifyReport {
 		t.Fatalf("verify: %v", err)
 	}
 	return rep
+}
+
+// purgingAtOnce is a memory engine that cleans up by itself as early as
+// engine.HeightAware lets an engine: at SetHeight(h) it hard-deletes every
+// record whose delete-at-height is h or below and that nothing preserves
+// beyond h, where Sozu's purge loop may take them at any write after it.
+type purgingAtOnce struct{ *memory.Engine }
+
+func onPurgingAtOnce(testing.TB) engine.Engine { return purgingAtOnce{memory.New()} }
+
+func (e purgingAtOnce) SetHeight(ctx context.Context, h uint32) error {
+	var updates []engine.Update
+	err := e.Scan(ctx, engine.ByDeleteAtHeight, 1, h, func(k engine.Key, _ uint32) error {
+		updates = append(updates, engine.Update{Key: k, Fn: func(current []byte) (engine.Mutation, error) {
+			r, err := record.Decode(current)
+			if err != nil || r.PreserveUntil > h {
+				return engine.Mutation{Action: engine.Keep}, nil
+			}
+			return engine.Mutation{Action: engine.Remove}, nil
+		}})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	errs, err := e.Update(ctx, updates)
+	return errors.Join(append(errs, err)...)
 }

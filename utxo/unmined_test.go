@@ -2,6 +2,7 @@ package utxo
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -31,29 +32,34 @@ func TestMempoolLeavesOutTransactionsBeingCreated(t *testing.T) {
 	}
 }
 
-// TestACreateBelowTheNextHeightIsStoredAtIt: a gRPC client that leaves
+// TestACreateBelowTheStoresHeightIsStoredAtIt: a gRPC client that leaves
 // Create's height unset, or a validator behind the store, creates at a
-// height below the next block's. The store stores the transaction at the
-// next height: unmined since 0 would read as mined, leaving it out of the
+// height below the store's. The store stores the transaction at its own
+// height: unmined since 0 would read as mined, leaving it out of the
 // mempool and its spends counted as the chain's (verify reports damage),
 // and a conflicting one would be due for deletion already.
-func TestACreateBelowTheNextHeightIsStoredAtIt(t *testing.T) {
+func TestACreateBelowTheStoresHeightIsStoredAtIt(t *testing.T) {
 	const retention = 5
 	db := newStore(t, Options{BlockHeightRetention: retention})
 	p, genesis := minedParentAtGenesis(t, db, 2)
-	connectAll(t, db, []Block{{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8)}}})
+	blocks := []Block{genesis}
+	for h := uint32(1); h <= 3; h++ {
+		b := Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, h)), PrevHash: blocks[h-1].Hash, Height: h, Txs: []*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}}
+		connectAll(t, db, []Block{b})
+		blocks = append(blocks, b)
+	}
 	tx := spendTx("T", []wire.OutPoint{out(p, 0)}, 1, 4e8)
 	if _, err := db.Spend(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, db, tx, 0)
-	if m := mustGet(t, db, tx.ID); m.UnminedSince != 2 {
-		t.Fatalf("unmined since %d, want 2, the next height", m.UnminedSince)
+	if m := mustGet(t, db, tx.ID); m.UnminedSince != 3 {
+		t.Fatalf("unmined since %d, want 3, the store's height", m.UnminedSince)
 	}
 	loser := spendTx("L", []wire.OutPoint{out(p, 1)}, 1, 4e8)
-	mustCreate(t, db, loser, 0, WithConflicting())
-	if m := mustGet(t, db, loser.ID); m.DeleteAtHeight != 2+retention {
-		t.Fatalf("a conflicting transaction created at 0 is deleted at %d, want %d", m.DeleteAtHeight, 2+retention)
+	mustCreate(t, db, loser, 1, WithConflicting())
+	if m := mustGet(t, db, loser.ID); m.DeleteAtHeight != 3+retention {
+		t.Fatalf("a conflicting transaction created at 1 is deleted at %d, want %d", m.DeleteAtHeight, 3+retention)
 	}
 	pool, err := Mempool(ctx, db)
 	if err != nil {
