@@ -100,8 +100,8 @@ func (c *chainModel) spendable(op wire.OutPoint, pending map[chainhash.Hash]int,
 //
 // Each three bytes of the input are one step: a new transaction (its
 // inputs among the outputs of those before it), its Create, conflicting
-// Create, Spend or Unspend, a block of some of the transactions, or the
-// tip block's disconnection.
+// Create or marking (SetConflicting) off the chain, Spend or Unspend, a
+// block of some of the transactions, or the tip block's disconnection.
 func FuzzBlocksKeepTheChainsSpends(f *testing.F) {
 	// A and T spend root:0, C spends T:0; A is submitted, T and C stored
 	// conflicting; a block mines T and C.
@@ -113,6 +113,11 @@ func FuzzBlocksKeepTheChainsSpends(f *testing.F) {
 	// A block mines tx1, which spends root:0, and is disconnected: tx1,
 	// unmined, still holds root:0.
 	f.Add([]byte{0, 0, 0, 5, 1, 0, 6, 0, 0})
+	// Block 1 mines tx1; U, a rival of tx1, is stored unmined; tx2 spends
+	// tx1:2 and U:0, is stored and marked conflicting, its spends in
+	// place, and pruned at block 3, before the cleanup of unmined
+	// transactions would release them (on memory); block 4 spends tx1:2.
+	f.Add([]byte{0, 0, 8, 5, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 2, 3, 3, 0, 1, 3, 0, 2, 3, 3, 5, 0, 0, 5, 0, 0, 0, 0, 9, 5, 4, 0})
 	engines := map[string]engineOpener{
 		"memory": onMemory,
 		"sozu": func(t testing.TB) engine.Engine {
@@ -133,8 +138,14 @@ func FuzzBlocksKeepTheChainsSpends(f *testing.F) {
 		}
 		for name, open := range engines {
 			// A retention of two blocks: a fully spent chain transaction
-			// is pruned two blocks on, within an input.
-			checkBlockSteps(t, name, newStoreOn(t, open, Options{UtxoBatchSize: 2, BlockHeightRetention: 2}), steps)
+			// is pruned two blocks on, within an input. On memory,
+			// unmined transactions outlive conflicting ones, as with a
+			// node's mempool expiry; on Sozu, the other way round.
+			opts := Options{UtxoBatchSize: 2, BlockHeightRetention: 2}
+			if name == "memory" {
+				opts.UnminedRetention = 3
+			}
+			checkBlockSteps(t, name, newStoreOn(t, open, opts), steps)
 		}
 	})
 }
@@ -167,6 +178,13 @@ func checkBlockSteps(t *testing.T, engineName string, db *DB, steps []byte) {
 	for i := 0; i+2 < len(steps); i += 3 {
 		kind, a, b := steps[i]%7, int(steps[i+1]), int(steps[i+2])
 		tx := txs[a%len(txs)]
+		_, onChain := c.mined[tx.ID]
+		if (kind == 1 || kind == 2) && onChain && c.fullySpent(tx) {
+			// Pruned, or soon: Create checks no input, and a validator's
+			// Spend, which comes first, is refused (INVALID_SPEND: its
+			// spender was deleted).
+			continue
+		}
 		var step string
 		switch kind {
 		case 0:
@@ -176,6 +194,12 @@ func checkBlockSteps(t *testing.T, engineName string, db *DB, steps []byte) {
 			step = "create " + tx.ID.String()
 			_, _ = db.Create(ctx, tx, createHeight(db, b))
 		case 2:
+			if b%4 == 3 && !onChain {
+				// A validator's marking, its spends left in place.
+				step = "mark conflicting " + tx.ID.String()
+				_, _, _ = db.SetConflicting(ctx, []chainhash.Hash{tx.ID}, true)
+				break
+			}
 			step = "create conflicting " + tx.ID.String()
 			_, _ = db.Create(ctx, tx, createHeight(db, b), WithConflicting())
 		case 3:
