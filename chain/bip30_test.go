@@ -28,10 +28,10 @@ func TestChecksRepeatsWhereBIP30Applies(t *testing.T) {
 		want   bool
 	}{
 		{mainnet, 0, other, true},
-		{mainnet, 91842, bip30Repeats[91842], false},
-		{mainnet, 91880, bip30Repeats[91880], false},
+		{mainnet, 91842, bip30Repeats[91842].hash, false},
+		{mainnet, 91880, bip30Repeats[91880].hash, false},
 		{mainnet, 91842, other, true},
-		{mainnet, 91880, bip30Repeats[91842], true},
+		{mainnet, 91880, bip30Repeats[91842].hash, true},
 		{mainnet, bip34 - 1, other, true},
 		{mainnet, bip34, other, false},
 		{mainnet, 1_983_701, other, false},

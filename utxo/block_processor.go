@@ -845,7 +845,7 @@ func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connected
 		txids = txids[n:]
 	}
 	if coinbase != nil {
-		if err := db.Delete(ctx, *coinbase); err != nil && !errors.Is(err, model.ErrTxNotFound) {
+		if err := db.deleteCoinbase(ctx, *coinbase); err != nil {
 			return err
 		}
 	}
@@ -858,6 +858,28 @@ func (db *DB) disconnectBlock(ctx context.Context, b Block, connected *connected
 		}
 	}
 	return db.forgetBlockLosers(ctx, b.Hash, losers)
+}
+
+// deleteCoinbase deletes a disconnected block's coinbase, which no
+// transaction off the chain can spend, unless another block mines it too:
+// a coinbase that a later block repeated (BIP30's two exempt blocks) is
+// one record, and its earlier block's outputs come back with it.
+func (db *DB) deleteCoinbase(ctx context.Context, txid chainhash.Hash) error {
+	found, err := db.readRecords(ctx, []engine.Key{engine.Key(record.MasterKey(txid))})
+	switch {
+	case err != nil:
+		return err
+	case errors.Is(found[0].err, errMissing):
+		return nil
+	case found[0].err != nil:
+		return found[0].err
+	case len(found[0].rec.BlockIDs) > 0:
+		return nil
+	}
+	if err := db.Delete(ctx, txid); err != nil && !errors.Is(err, model.ErrTxNotFound) {
+		return err
+	}
+	return nil
 }
 
 // respendBlock has the transactions of a disconnected block, unmined now,

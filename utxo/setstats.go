@@ -237,12 +237,24 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 					Coinbase: p.coinbase, Value: value, Script: script})
 			}
 		}
+		// A coinbase repeating an earlier block's (BIP30's two exempt
+		// blocks) overwrites that one's outputs: they leave the set as
+		// the repeat's enter it, and the set holds each once, at the
+		// repeat's height, as Bitcoin Core's does and the store's walk
+		// finds it (the record's highest block).
+		earlier, repeats := chain.RepeatedCoinbase(height, block)
+		repeats = repeats && tx.IsCoinbase()
 		for vout, out := range tx.Msg.TxOut {
 			if spentHere[wire.OutPoint{Hash: tx.ID, Index: uint32(vout)}] {
 				continue
 			}
-			added = append(added, coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: tx.ID, Vout: uint32(vout)}, Height: height,
-				Coinbase: tx.IsCoinbase(), Value: uint64(out.Value), Script: out.PkScript})
+			coin := coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: tx.ID, Vout: uint32(vout)}, Height: height,
+				Coinbase: tx.IsCoinbase(), Value: uint64(out.Value), Script: out.PkScript}
+			added = append(added, coin)
+			if repeats {
+				coin.Height = earlier
+				removed = append(removed, coin)
+			}
 		}
 	}
 	return hashCoins(added, removed, workers), nil

@@ -1,11 +1,14 @@
 package utxo
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/coinstats"
 )
 
@@ -122,6 +125,52 @@ func TestSetStatsIgnoreMempoolSpends(t *testing.T) {
 	}
 	if walked := walkedStats(t, db); walked != before {
 		t.Fatalf("the walk with an unmined spend: %+v, want the chain's set %+v", walked, before)
+	}
+	mustVerify(t, db)
+}
+
+// TestARepeatedCoinbaseIsInTheSetOnce: mainnet's block 91842 repeats block
+// 91812's coinbase, which overwrote its unspent output (BIP30's exemption).
+// Bitcoin Core's set holds that output once, at 91842, as the store's walk
+// does (the record mined at both heights). The statistics used to add it
+// at both blocks: verify failed on every store past 91842, and snapshot
+// dump and backup, which ask verify, were refused. Disconnecting 91842
+// brings the earlier output back.
+func TestARepeatedCoinbaseIsInTheSetOnce(t *testing.T) {
+	repeatHash, err := chainhash.NewHashFromStr("00000000000a4d0a398161ffc163c503763b1f4360639393e0e4c8e300e0caec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := newStore(t, Options{})
+	repeated := coinbaseTx("the coinbase 91842 repeats", 1, 50e8)
+	var blocks []Block
+	for h := uint32(91812); h <= 91842; h++ {
+		b := Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), Height: h, Txs: []*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}}
+		if h == 91812 || h == 91842 {
+			b.Txs[0] = repeated
+		}
+		if h == 91842 {
+			b.Hash = *repeatHash
+		}
+		if len(blocks) > 0 {
+			b.PrevHash = blocks[len(blocks)-1].Hash
+		}
+		connectAll(t, db, []Block{b})
+		blocks = append(blocks, b)
+		if h == 91841 {
+			mustVerify(t, db)
+		}
+	}
+	mustVerify(t, db)
+	stats, err := db.SetStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(len(blocks) - 1); stats.TxOuts != want {
+		t.Fatalf("%d outputs in the set's statistics, want %d: the repeated coinbase's once", stats.TxOuts, want)
+	}
+	if err := db.DisconnectBlock(ctx, blocks[len(blocks)-1]); err != nil {
+		t.Fatal(err)
 	}
 	mustVerify(t, db)
 }
