@@ -1160,3 +1160,54 @@ func TestAConflictingTransactionsSpendsDoNotOutliveIt(t *testing.T) {
 		})
 	}
 }
+
+// TestAnUnminedSpenderKeepsItsParent: the mempool's C spends all of P,
+// which a block mined, so P is scheduled for deletion a retention on. The
+// store keeps unmined transactions longer than that (its unmined retention
+// above its block height retention, as a node's mempool expiry of two weeks
+// puts it). P used to be deleted while C waited, and the block that mined
+// C was refused for good (its input's transaction not found). P now stays
+// while an unmined transaction spends from it, and goes a retention after
+// C is mined.
+func TestAnUnminedSpenderKeepsItsParent(t *testing.T) {
+	for name, open := range map[string]engineOpener{"memory": onMemory, "purging at once": onPurgingAtOnce} {
+		t.Run(name, func(t *testing.T) {
+			db := newStoreOn(t, open, Options{BlockHeightRetention: 2, UnminedRetention: 10})
+			p, genesis := minedParentAtGenesis(t, db, 1)
+			c := spendTx("C", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+			if _, err := db.Spend(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			mustCreate(t, db, c, 0)
+			blocks := []Block{genesis}
+			next := func(txs ...*chain.Tx) Block {
+				h := uint32(len(blocks))
+				return Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: blocks[h-1].Hash, Height: h,
+					Txs: append([]*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}, txs...)}
+			}
+			connect := func(txs ...*chain.Tx) {
+				t.Helper()
+				b := next(txs...)
+				if err := db.ConnectBlock(ctx, b); err != nil {
+					t.Fatalf("block %d: %v", b.Height, err)
+				}
+				blocks = append(blocks, b)
+			}
+			for len(blocks) < 8 {
+				connect()
+			}
+			mustGet(t, db, p.ID)
+			connect(c)
+			for len(blocks) < 16 {
+				if _, err := db.Get(ctx, p.ID); errors.Is(err, model.ErrTxNotFound) {
+					break
+				}
+				connect()
+			}
+			if _, err := db.Get(ctx, p.ID); !errors.Is(err, model.ErrTxNotFound) {
+				t.Fatalf("P, %d blocks after C was mined: %v, want it pruned", len(blocks)-9, err)
+			}
+			mustVerify(t, db)
+		})
+	}
+}
