@@ -13,7 +13,6 @@ import (
 
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
-	"github.com/utxostore/utxostore/internal/pathtest"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
@@ -139,53 +138,5 @@ func TestConnectBlockRefusesATransactionSpendingAnOutputTwice(t *testing.T) {
 	}
 	if tip, _, err := path.Store().Tip(ctx); err != nil || tip.Height != 101 {
 		t.Fatalf("the tip after the refusal: %+v (%v), want height 101", tip, err)
-	}
-}
-
-// TestConnectBlockTakesAnOutputADeletedConflictingTransactionHeld: a
-// validator spends a coinbase's output for T, then marks T conflicting
-// through the daemon without giving the spend back. The daemon keeps
-// unmined transactions longer than conflicting ones (its unmined retention
-// above its block height retention, as a node's mempool expiry puts it),
-// so T is deleted at its delete-at-height first. The network's block
-// spending that output connects: it used to be refused for good, T taken
-// for a pruned chain transaction.
-func TestConnectBlockTakesAnOutputADeletedConflictingTransactionHeld(t *testing.T) {
-	ctx := context.Background()
-	path := pathtest.Indexed(t, newStore(t, utxo.Options{BlockHeightRetention: 2, UnminedRetention: 10}), true)
-	prev, coinbases := ownChainOf(t, path, 102)
-	_, c := servePathForTest(t, path, server.Options{Network: "mainnet"})
-	tx := ownSpend(49e8, coinbases[1])
-	if _, err := c.Spend(ctx, tx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Create(ctx, tx, 101); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := c.SetConflicting(ctx, []chainhash.Hash{tx.ID}, true); err != nil {
-		t.Fatal(err)
-	}
-	height := uint32(102)
-	for ; height < 110; height++ {
-		if _, err := c.Get(ctx, tx.ID); errors.Is(err, model.ErrTxNotFound) {
-			break
-		}
-		b := ownBlockOf(t, prev, height, ownScript)
-		if _, _, err := c.ConnectBlock(ctx, b.Raw, height); err != nil {
-			t.Fatalf("block %d: %v", height, err)
-		}
-		prev = b.Hash
-	}
-	if _, err := c.Get(ctx, tx.ID); !errors.Is(err, model.ErrTxNotFound) {
-		t.Fatalf("T at height %d: %v, want it deleted", height, err)
-	}
-	w := ownSpend(48e8, coinbases[1])
-	b := ownBlockOf(t, prev, height, ownScript, w.Msg)
-	if _, _, err := c.ConnectBlock(ctx, b.Raw, height); err != nil {
-		t.Fatalf("a block spending an output only a deleted conflicting transaction held: %v", err)
-	}
-	sp, err := c.GetSpend(ctx, &utxo.Spend{TxID: coinbases[1].Hash, Vout: coinbases[1].Index})
-	if err != nil || sp.SpendingData == nil || sp.SpendingData.TxID != w.ID {
-		t.Fatalf("the output: %+v (%v), want spent by the block's W", sp, err)
 	}
 }

@@ -1107,68 +1107,14 @@ func minedParentAtGenesis(t *testing.T, db *DB, n int) (*chain.Tx, Block) {
 	return p, genesis
 }
 
-// TestAConflictingTransactionsSpendsDoNotOutliveIt: T spends P:0 and is
-// then marked conflicting, by SetConflicting or created so, without
-// giving its spend back (a client's Spend, then its Create or marking,
-// cut short or misused). With the unmined retention above the block height
-// retention (a node's mempool expiry of two weeks against 288 blocks), T
-// is deleted at its delete-at-height before the cleanup of old unmined
-// transactions would release its spend. It went among P's deleted
-// children, where only the chain's pruned spenders belong: every block
-// spending P:0 was then refused as a double spend of the chain, and the
-// store could not follow the network past it. T's spend goes with T now,
-// and the block connects.
-func TestAConflictingTransactionsSpendsDoNotOutliveIt(t *testing.T) {
-	for _, how := range []string{"created conflicting", "marked conflicting"} {
-		t.Run(how, func(t *testing.T) {
-			db := newStore(t, Options{BlockHeightRetention: 2, UnminedRetention: 6})
-			p, genesis := minedParentAtGenesis(t, db, 1)
-			tx := spendTx("T", []wire.OutPoint{out(p, 0)}, 1, 4e8)
-			if _, err := db.Spend(ctx, tx); err != nil {
-				t.Fatal(err)
-			}
-			if how == "created conflicting" {
-				mustCreate(t, db, tx, 0, WithConflicting())
-			} else {
-				mustCreate(t, db, tx, 0)
-				if _, _, err := db.SetConflicting(ctx, []chainhash.Hash{tx.ID}, true); err != nil {
-					t.Fatal(err)
-				}
-			}
-			blocks := []Block{genesis}
-			next := func(txs ...*chain.Tx) Block {
-				h := uint32(len(blocks))
-				return Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: blocks[h-1].Hash, Height: h,
-					Txs: append([]*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}, txs...)}
-			}
-			for len(blocks) < 10 {
-				if _, err := db.Get(ctx, tx.ID); errors.Is(err, model.ErrTxNotFound) {
-					break
-				}
-				b := next()
-				connectAll(t, db, []Block{b})
-				blocks = append(blocks, b)
-			}
-			if _, err := db.Get(ctx, tx.ID); !errors.Is(err, model.ErrTxNotFound) {
-				t.Fatalf("T after %d blocks: %v, want it deleted", len(blocks), err)
-			}
-			w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
-			if err := db.ConnectBlock(ctx, next(w)); err != nil {
-				t.Fatalf("a block spending P:0, which only a deleted conflicting transaction held: %v", err)
-			}
-			mustVerify(t, db)
-		})
-	}
-}
-
 // TestAnUnminedSpenderKeepsItsParent: the mempool's C spends all of P,
 // which a block mined, so P is scheduled for deletion a retention on. The
-// store keeps unmined transactions longer than that (its unmined retention
-// above its block height retention, as a node's mempool expiry of two weeks
-// puts it). P used to be deleted while C waited, and the block that mined
-// C was refused for good (its input's transaction not found). P now stays
-// while an unmined transaction spends from it, and goes a retention after
-// C is mined.
+// store is asked to keep unmined transactions longer than that (retentions
+// 2 and 10, as a node's mempool expiry of two weeks is against 288
+// blocks). P used to be deleted while C waited, and the block that mined
+// C was refused for good (its input's transaction not found). The block
+// height retention now covers the unmined one and half of itself: P stays
+// while C may still be mined, and goes after.
 func TestAnUnminedSpenderKeepsItsParent(t *testing.T) {
 	for name, open := range map[string]engineOpener{"memory": onMemory, "purging at once": onPurgingAtOnce} {
 		t.Run(name, func(t *testing.T) {
