@@ -13,6 +13,7 @@ import (
 
 	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/chain"
+	"github.com/utxostore/utxostore/internal/pathtest"
 	"github.com/utxostore/utxostore/server"
 	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
@@ -138,5 +139,42 @@ func TestConnectBlockRefusesATransactionSpendingAnOutputTwice(t *testing.T) {
 	}
 	if tip, _, err := path.Store().Tip(ctx); err != nil || tip.Height != 101 {
 		t.Fatalf("the tip after the refusal: %+v (%v), want height 101", tip, err)
+	}
+}
+
+// TestConnectBlockMinesAMempoolTransactionWhoseParentItSpentInFull: the
+// daemon is asked to keep unmined transactions longer than fully spent
+// ones (retentions 10 and 2, as a node's mempool expiry of two weeks is
+// against 288 blocks). A validator stores C, which spends a coinbase's
+// only output, and the network mines C eight blocks on. The coinbase used
+// to be deleted meanwhile, and the block was refused for good (its
+// input's transaction not found); the block height retention now covers
+// the unmined one.
+func TestConnectBlockMinesAMempoolTransactionWhoseParentItSpentInFull(t *testing.T) {
+	ctx := context.Background()
+	path := pathtest.Indexed(t, newStore(t, utxo.Options{BlockHeightRetention: 2, UnminedRetention: 10}), true)
+	prev, coinbases := ownChainOf(t, path, 102)
+	_, c := servePathForTest(t, path, server.Options{Network: "mainnet"})
+	tx := ownSpend(49e8, coinbases[1])
+	if _, err := c.Spend(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, tx, 101); err != nil {
+		t.Fatal(err)
+	}
+	height := uint32(102)
+	for ; height < 110; height++ {
+		b := ownBlockOf(t, prev, height, ownScript)
+		if _, _, err := c.ConnectBlock(ctx, b.Raw, height); err != nil {
+			t.Fatalf("block %d: %v", height, err)
+		}
+		prev = b.Hash
+	}
+	b := ownBlockOf(t, prev, height, ownScript, tx.Msg)
+	if _, _, err := c.ConnectBlock(ctx, b.Raw, height); err != nil {
+		t.Fatalf("a block mining C, %d blocks after it was stored: %v", height-102, err)
+	}
+	if m, err := c.Get(ctx, tx.ID); err != nil || len(m.BlockIDs) != 1 || m.UnminedSince != 0 {
+		t.Fatalf("C: %+v (%v), want it mined", m, err)
 	}
 }
