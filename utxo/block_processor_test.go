@@ -1107,54 +1107,51 @@ func minedParentAtGenesis(t *testing.T, db *DB, n int) (*chain.Tx, Block) {
 	return p, genesis
 }
 
-// TestAConflictingTransactionsSpendsDoNotOutliveIt: T spends P:0 and is
-// then marked conflicting, by SetConflicting or created so, without
-// giving its spend back (a client's Spend, then its Create or marking,
-// cut short or misused). With the unmined retention above the block height
-// retention (a node's mempool expiry of two weeks against 288 blocks), T
-// is deleted at its delete-at-height before the cleanup of old unmined
-// transactions would release its spend. It went among P's deleted
-// children, where only the chain's pruned spenders belong: every block
-// spending P:0 was then refused as a double spend of the chain, and the
-// store could not follow the network past it. T's spend goes with T now,
-// and the block connects.
-func TestAConflictingTransactionsSpendsDoNotOutliveIt(t *testing.T) {
-	for _, how := range []string{"created conflicting", "marked conflicting"} {
-		t.Run(how, func(t *testing.T) {
-			db := newStore(t, Options{BlockHeightRetention: 2, UnminedRetention: 6})
+// TestAnUnminedSpenderKeepsItsParent: the mempool's C spends all of P,
+// which a block mined, so P is scheduled for deletion a retention on. The
+// store is asked to keep unmined transactions longer than that (retentions
+// 2 and 10, as a node's mempool expiry of two weeks is against 288
+// blocks). P used to be deleted while C waited, and the block that mined
+// C was refused for good (its input's transaction not found). The block
+// height retention now covers the unmined one and half of itself: P stays
+// while C may still be mined, and goes after.
+func TestAnUnminedSpenderKeepsItsParent(t *testing.T) {
+	for name, open := range map[string]engineOpener{"memory": onMemory, "purging at once": onPurgingAtOnce} {
+		t.Run(name, func(t *testing.T) {
+			db := newStoreOn(t, open, Options{BlockHeightRetention: 2, UnminedRetention: 10})
 			p, genesis := minedParentAtGenesis(t, db, 1)
-			tx := spendTx("T", []wire.OutPoint{out(p, 0)}, 1, 4e8)
-			if _, err := db.Spend(ctx, tx); err != nil {
+			c := spendTx("C", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+			if _, err := db.Spend(ctx, c); err != nil {
 				t.Fatal(err)
 			}
-			if how == "created conflicting" {
-				mustCreate(t, db, tx, 0, WithConflicting())
-			} else {
-				mustCreate(t, db, tx, 0)
-				if _, _, err := db.SetConflicting(ctx, []chainhash.Hash{tx.ID}, true); err != nil {
-					t.Fatal(err)
-				}
-			}
+			mustCreate(t, db, c, 0)
 			blocks := []Block{genesis}
 			next := func(txs ...*chain.Tx) Block {
 				h := uint32(len(blocks))
 				return Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: blocks[h-1].Hash, Height: h,
 					Txs: append([]*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}, txs...)}
 			}
-			for len(blocks) < 10 {
-				if _, err := db.Get(ctx, tx.ID); errors.Is(err, model.ErrTxNotFound) {
-					break
+			connect := func(txs ...*chain.Tx) {
+				t.Helper()
+				b := next(txs...)
+				if err := db.ConnectBlock(ctx, b); err != nil {
+					t.Fatalf("block %d: %v", b.Height, err)
 				}
-				b := next()
-				connectAll(t, db, []Block{b})
 				blocks = append(blocks, b)
 			}
-			if _, err := db.Get(ctx, tx.ID); !errors.Is(err, model.ErrTxNotFound) {
-				t.Fatalf("T after %d blocks: %v, want it deleted", len(blocks), err)
+			for len(blocks) < 8 {
+				connect()
 			}
-			w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
-			if err := db.ConnectBlock(ctx, next(w)); err != nil {
-				t.Fatalf("a block spending P:0, which only a deleted conflicting transaction held: %v", err)
+			mustGet(t, db, p.ID)
+			connect(c)
+			for len(blocks) < 16 {
+				if _, err := db.Get(ctx, p.ID); errors.Is(err, model.ErrTxNotFound) {
+					break
+				}
+				connect()
+			}
+			if _, err := db.Get(ctx, p.ID); !errors.Is(err, model.ErrTxNotFound) {
+				t.Fatalf("P, %d blocks after C was mined: %v, want it pruned", len(blocks)-9, err)
 			}
 			mustVerify(t, db)
 		})

@@ -115,8 +115,7 @@ func FuzzBlocksKeepTheChainsSpends(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 5, 1, 0, 6, 0, 0})
 	// Block 1 mines tx1; U, a rival of tx1, is stored unmined; tx2 spends
 	// tx1:2 and U:0, is stored and marked conflicting, its spends in
-	// place, and pruned at block 3, before the cleanup of unmined
-	// transactions would release them (on memory); block 4 spends tx1:2.
+	// place; empty blocks follow, and block 4 spends tx1:2.
 	f.Add([]byte{0, 0, 8, 5, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 2, 3, 3, 0, 1, 3, 0, 2, 3, 3, 5, 0, 0, 5, 0, 0, 0, 0, 9, 5, 4, 0})
 	engines := map[string]engineOpener{
 		"memory": onMemory,
@@ -138,9 +137,10 @@ func FuzzBlocksKeepTheChainsSpends(f *testing.F) {
 		}
 		for name, open := range engines {
 			// A retention of two blocks: a fully spent chain transaction
-			// is pruned two blocks on, within an input. On memory,
-			// unmined transactions outlive conflicting ones, as with a
-			// node's mempool expiry; on Sozu, the other way round.
+			// is pruned two blocks on, within an input. On memory, the
+			// unmined retention asked for is the longer, as with a
+			// node's mempool expiry, and the store raises the block
+			// height retention to cover it (Options).
 			opts := Options{UtxoBatchSize: 2, BlockHeightRetention: 2}
 			if name == "memory" {
 				opts.UnminedRetention = 3

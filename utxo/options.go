@@ -34,7 +34,12 @@ type Options struct {
 	Network string
 	// UtxoBatchSize is the number of outputs one record holds.
 	UtxoBatchSize int
-	// BlockHeightRetention: see DefaultBlockHeightRetention.
+	// BlockHeightRetention: see DefaultBlockHeightRetention. It is at
+	// least UnminedRetention and half of itself (what the defaults give):
+	// a mined transaction fully spent by an unmined one is scheduled for
+	// deletion then, and must outlast it, or the block mining that one is
+	// refused, its input's transaction gone; the half is the depth of
+	// reorganisation its spender, mined late, can be disconnected from.
 	BlockHeightRetention uint32
 	// UnminedRetention is how many blocks an unmined transaction is kept
 	// before QueryOldUnminedTransactions reports it; default half of
@@ -81,6 +86,7 @@ func (o Options) withDefaults() Options {
 	setting.Default(&o.UtxoBatchSize, record.DefaultUtxoBatchSize)
 	setting.Default(&o.BlockHeightRetention, DefaultBlockHeightRetention)
 	setting.Default(&o.UnminedRetention, o.BlockHeightRetention/2)
+	o.BlockHeightRetention = max(o.BlockHeightRetention, o.UnminedRetention+o.BlockHeightRetention/2)
 	setting.Default(&o.ParentPreservation, DefaultParentPreservation)
 	setting.Default(&o.MaxTxSizeInStore, DefaultMaxTxSizeInStore)
 	setting.Default(&o.Now, time.Now)

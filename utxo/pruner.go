@@ -34,15 +34,13 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 	var res PruneResult
 	external := make([]*chainhash.Hash, len(keys))
 	removed := make([]bool, len(keys))
-	// The removed masters' transactions, what they spent, and whether the
-	// chain never mined them.
+	// The removed masters' transactions and what they spent.
 	spender := make([]chainhash.Hash, len(keys))
 	inpoints := make([]model.TxInpoints, len(keys))
-	offChain := make([]bool, len(keys))
 	updates := make([]engine.Update, len(keys))
 	for i, k := range keys {
 		updates[i] = engine.Update{Key: k, Fn: func(current []byte) (engine.Mutation, error) {
-			external[i], removed[i], inpoints[i], offChain[i] = nil, false, model.TxInpoints{}, false
+			external[i], removed[i], inpoints[i] = nil, false, model.TxInpoints{}
 			if current == nil {
 				return engine.Mutation{Action: engine.Keep}, nil
 			}
@@ -58,7 +56,7 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 				external[i] = &txid
 			}
 			if r.IsMaster() {
-				spender[i], inpoints[i], offChain[i] = r.TxID, r.TxInpoints, !r.MinedOnLongestChain()
+				spender[i], inpoints[i] = r.TxID, r.TxInpoints
 			}
 			removed[i] = true
 			return engine.Mutation{Action: engine.Remove}, nil
@@ -75,7 +73,7 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 		}
 		if removed[i] {
 			res.Records++
-			parentOps = append(parentOps, db.deletedChildOps(inpoints[i], spender[i], offChain[i])...)
+			parentOps = append(parentOps, db.deletedChildOps(inpoints[i], spender[i])...)
 		}
 		if external[i] != nil {
 			if err := db.deleteBlobs(ctx, *external[i]); err != nil {
@@ -85,9 +83,6 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 		}
 	}
 	if err := db.applyAll(ctx, parentOps); err != nil {
-		return res, err
-	}
-	if err := db.settle(ctx, parentOps); err != nil {
 		return res, err
 	}
 	if db.opts.Blobs != nil {
@@ -124,57 +119,19 @@ func withoutRefusals(err error) error {
 // outputs (one op per record), as the reference's cleanup service does, so
 // that a later re-spend by the deleted child is refused. Parents already
 // gone are skipped.
-//
-// A child the chain never mined (offChain: conflicting, or unmined and
-// scheduled) first gives back the outputs it still holds, as the cleanup of
-// old unmined transactions does: its spends were never the chain's, and a
-// spender among the deleted children reads as the chain's (prunedSpender),
-// so every block spending such an output would be refused. A conflicting
-// transaction holds nothing once the store marks it, but a client's Spend
-// followed by SetConflicting, or by Create with the conflicting flag,
-// leaves it holding its inputs; with the unmined retention at or above the
-// block height retention, prune comes before the cleanup.
-func (db *DB) deletedChildOps(inpoints model.TxInpoints, child chainhash.Hash, offChain bool) []*recordOp {
-	type parentRecord struct {
-		txid    chainhash.Hash
-		index   uint32
-		offsets []uint32 // of the outputs child spent
-	}
-	var parents []*parentRecord
-	byKey := map[engine.Key]*parentRecord{}
+func (db *DB) deletedChildOps(inpoints model.TxInpoints, child chainhash.Hash) []*recordOp {
+	var ops []*recordOp
+	seen := map[engine.Key]bool{}
 	for _, op := range inpoints.Outpoints() {
-		index, offset := record.Locate(op.Vout, db.opts.UtxoBatchSize)
+		index := record.RecordIndex(op.Vout, db.opts.UtxoBatchSize)
 		key := engine.Key(record.RecordKey(op.TxID, index))
-		p := byKey[key]
-		if p == nil {
-			p = &parentRecord{txid: op.TxID, index: index}
-			byKey[key] = p
-			parents = append(parents, p)
+		if seen[key] {
+			continue
 		}
-		p.offsets = append(p.offsets, offset)
-	}
-	release := record.UnspendOptions{CurrentHeight: db.height.Load(), Retention: db.opts.BlockHeightRetention}
-	ops := make([]*recordOp, 0, len(parents))
-	for _, p := range parents {
-		ops = append(ops, &recordOp{txid: p.txid, index: p.index, missingOK: true, op: func(r *record.Record) (record.Signal, error) {
-			var sig record.Signal
-			for _, offset := range p.offsets {
-				e := entryOf(r, offset)
-				if e == nil || !offChain {
-					continue
-				}
-				if sd, spent := e.SpendingData(); spent && sd.TxID == child {
-					o := release
-					o.Expected = &sd
-					s, err := r.Unspend(offset, e.Hash(), o)
-					if err != nil {
-						return 0, err
-					}
-					sig |= s
-				}
-			}
+		seen[key] = true
+		ops = append(ops, &recordOp{txid: op.TxID, index: index, missingOK: true, op: func(r *record.Record) (record.Signal, error) {
 			r.AddDeletedChild(child)
-			return sig, nil
+			return 0, nil
 		}})
 	}
 	return ops

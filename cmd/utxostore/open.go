@@ -83,7 +83,7 @@ const defaultUnminedRetention = utxo.DefaultBlockHeightRetention / 2
 // store a node's unconfirmed transactions (sync, serve).
 func (f *storeFlags) registerUnminedRetention(fs *flag.FlagSet) {
 	f.unminedRetention = defaultUnminedRetention
-	fs.Var((*blockCount)(&f.unminedRetention), "unmined-retention", "`blocks` an unmined transaction is kept: the block after them removes it and frees the outputs it spent (the store's cleanup of old unmined transactions). Match the node's mempool expiry (bitcoind's 336 hours are about 2016 blocks) so the store forgets what the node evicts")
+	fs.Var((*blockCount)(&f.unminedRetention), "unmined-retention", "`blocks` an unmined transaction is kept: the block after them removes it and frees the outputs it spent (the store's cleanup of old unmined transactions). Match the node's mempool expiry (bitcoind's 336 hours are about 2016 blocks) so the store forgets what the node evicts. Fully spent and conflicting transactions are kept this plus 144 blocks when that is above 288: a transaction an unmined one spends must outlast it")
 }
 
 // blockCount is a flag of a number of blocks, at least one.
