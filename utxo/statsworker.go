@@ -31,14 +31,18 @@ import (
 //
 // A crash loses the worker's unfolded results, not the pending records:
 // Open hands those blocks to the worker again, which reads the blocks'
-// transactions and the outputs they spent back from the store. The
-// worker's queue holds at most statsLagBlocks blocks, and less than half
-// the retention (Options.BlockHeightRetention), and a fold waits for no
-// more blocks than the queue holds: the blocks a crash leaves pending are
-// then at most that twice (those queued, and those worked out but not yet
-// folded), plus the one being connected, so the records of
-// the outputs a pending block spent are still in the store when the
-// reopened store works it out, for any retention of 4 blocks or more.
+// transactions and the outputs they spent back from the store. A block
+// spends outputs whose transactions outlive it by the retention less the
+// unmined retention at least (Options.BlockHeightRetention): a mempool
+// spend, which schedules a fully spent parent, comes at most the unmined
+// retention before the block mining it. The worker's queue holds at most
+// statsLagBlocks blocks, and less than half that lifetime, and a fold
+// waits for no more blocks than the queue holds: the blocks a crash leaves
+// pending are then at most that twice (those queued, and those worked out
+// but not yet folded), plus the one being connected, so the records of the
+// outputs a pending block spent are still in the store when the reopened
+// store works it out, for any retention of the unmined one and 4 blocks or
+// more.
 
 // statsPendingName is the record of a connected block whose change the
 // chain state's Stats does not hold yet: its height (4 bytes, big-endian),
@@ -117,7 +121,7 @@ type statsWorker struct {
 
 func newStatsWorker(db *DB) *statsWorker {
 	w := &statsWorker{db: db, exited: make(chan struct{}),
-		maxBlocks: max(1, min(statsLagBlocks, (int(db.opts.BlockHeightRetention)-2)/2))}
+		maxBlocks: max(1, min(statsLagBlocks, (int(db.opts.BlockHeightRetention)-int(db.opts.UnminedRetention)-1)/2))}
 	w.foldEvery = min(statsFoldBlocks, w.maxBlocks)
 	w.cond = sync.NewCond(&w.mu)
 	go w.run()
