@@ -218,6 +218,12 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 	// Sized for every output and input, so that appending never copies
 	// them: for a large block they are a replay's largest allocation.
 	added, removed := make([]coinstats.Coin, 0, outputs), make([]coinstats.Coin, 0, inputs)
+	// A coinbase repeating an earlier block's (BIP30's two exempt blocks)
+	// overwrites that one's outputs: they leave the set as the repeat's
+	// enter it, and the set holds each once, at the repeat's height, as
+	// Bitcoin Core's does and the store's walk finds it (the record's
+	// highest block).
+	earlier, repeatsCoinbase := chain.RepeatedCoinbase(height, block)
 	for _, tx := range txs {
 		if !tx.IsCoinbase() {
 			for _, in := range tx.Msg.TxIn {
@@ -237,13 +243,7 @@ func (db *DB) txsStats(ctx context.Context, txs []*chain.Tx, height uint32, bloc
 					Coinbase: p.coinbase, Value: value, Script: script})
 			}
 		}
-		// A coinbase repeating an earlier block's (BIP30's two exempt
-		// blocks) overwrites that one's outputs: they leave the set as
-		// the repeat's enter it, and the set holds each once, at the
-		// repeat's height, as Bitcoin Core's does and the store's walk
-		// finds it (the record's highest block).
-		earlier, repeats := chain.RepeatedCoinbase(height, block)
-		repeats = repeats && tx.IsCoinbase()
+		repeats := repeatsCoinbase && tx.IsCoinbase()
 		for vout, out := range tx.Msg.TxOut {
 			if spentHere[wire.OutPoint{Hash: tx.ID, Index: uint32(vout)}] {
 				continue
