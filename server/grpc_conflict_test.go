@@ -178,3 +178,28 @@ func TestConnectBlockMinesAMempoolTransactionWhoseParentItSpentInFull(t *testing
 		t.Fatalf("C: %+v (%v), want it mined", m, err)
 	}
 }
+
+// TestConnectBlockRefusesASpendOfADeletedChainTransactionsInput: a
+// client deletes, through the daemon, a transaction a block mined. The
+// network's next block spending the same output again is refused as a
+// double spend: it used to connect, the deleted spender taken for one
+// never created.
+func TestConnectBlockRefusesASpendOfADeletedChainTransactionsInput(t *testing.T) {
+	ctx := context.Background()
+	path := indexedPathOf(t, true)
+	prev, coinbases := ownChainOf(t, path, 102)
+	_, c := servePathForTest(t, path, server.Options{Network: "mainnet"})
+	tx := ownSpend(49e8, coinbases[1])
+	b := ownBlockOf(t, prev, 102, ownScript, tx.Msg)
+	if _, _, err := c.ConnectBlock(ctx, b.Raw, 102); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, tx.ID); err != nil {
+		t.Fatal(err)
+	}
+	again := ownSpend(48e8, coinbases[1])
+	next := ownBlockOf(t, b.Hash, 103, ownScript, again.Msg)
+	if _, _, err := c.ConnectBlock(ctx, next.Raw, 103); status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "SPENT") {
+		t.Fatalf("a block spending the deleted chain transaction's input again: %v, want FailedPrecondition, SPENT", err)
+	}
+}

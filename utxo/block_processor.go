@@ -338,7 +338,7 @@ func (db *DB) createBlockTxs(ctx context.Context, txs []*chain.Tx, height uint32
 func (db *DB) dropCreated(ctx context.Context, txids []chainhash.Hash) error {
 	var errs []error
 	for _, txid := range txids {
-		if err := db.Delete(ctx, txid); err != nil && !errors.Is(err, model.ErrTxNotFound) {
+		if err := db.deleteTx(ctx, txid, false); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 			errs = append(errs, err)
 		}
 	}

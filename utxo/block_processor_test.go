@@ -1157,3 +1157,41 @@ func TestAnUnminedSpenderKeepsItsParent(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletingAChainTransactionKeepsItsSpends: a client deletes C, which
+// block 1 mined spending P:0. A block spending P:0 again double spends the
+// chain and is refused, as for C pruned: C's spend stands. It used to be
+// taken for a spend of a transaction never created, and the block
+// connected.
+func TestDeletingAChainTransactionKeepsItsSpends(t *testing.T) {
+	db := newStore(t, Options{})
+	p, genesis := minedParentAtGenesis(t, db, 2)
+	c := spendTx("C", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), c}}
+	connectAll(t, db, []Block{b1})
+	if err := db.Delete(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	x := spendTx("X", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	b2 := Block{Hash: chainhash.DoubleHashH([]byte("2")), PrevHash: b1.Hash, Height: 2, Txs: []*chain.Tx{coinbaseTx("c2", 1, 50e8), x}}
+	if err := db.ConnectBlock(ctx, b2); !errors.Is(err, model.ErrSpent) {
+		t.Fatalf("a block spending P:0 again after C's deletion: %v, want SPENT", err)
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != c.ID {
+		t.Fatalf("P:0 is spent by %v, want C", sd)
+	}
+	// An unmined transaction's spends are no chain's: a block takes them.
+	u := spendTx("U", []wire.OutPoint{out(p, 1)}, 1, 4e8)
+	if _, err := db.Spend(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, db, u, 1)
+	if err := db.Delete(ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	w := spendTx("W", []wire.OutPoint{out(p, 1)}, 1, 4e8)
+	b2.Txs[1] = w
+	if err := db.ConnectBlock(ctx, b2); err != nil {
+		t.Fatalf("a block spending P:1, which a deleted unmined transaction held: %v", err)
+	}
+}

@@ -239,14 +239,33 @@ func (db *DB) PreviousOutputsDecorate(ctx context.Context, tx *chain.Tx) ([]*wir
 }
 
 // Delete implements Store: every record, the lock record and the blobs. A
-// missing transaction is not an error, as in both reference stores.
+// missing transaction is not an error, as in both reference stores. A
+// transaction mined on the longest chain goes among its parents' deleted
+// children, as Prune records it: its spends are the chain's, and a block
+// spending those outputs again is refused, not taken for one freeing spends
+// of a transaction never created.
 func (db *DB) Delete(ctx context.Context, txid chainhash.Hash) error {
+	return db.deleteTx(ctx, txid, true)
+}
+
+// deleteTx deletes txid's records and blobs; with chainSpends, a
+// transaction mined on the longest chain is recorded among its parents'
+// deleted children first. A failed block's own transactions, created mined
+// in it, are deleted without: the block's spends are undone.
+func (db *DB) deleteTx(ctx context.Context, txid chainhash.Hash, chainSpends bool) error {
 	master, err := db.readRecord(ctx, txid, 0)
 	if errors.Is(err, model.ErrTxNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if chainSpends && master.MinedOnLongestChain() {
+		// Before the records go: a crash between leaves a transaction
+		// recorded as deleted that a second Delete removes.
+		if err := db.applyAll(ctx, db.deletedChildOps(master.TxInpoints, txid)); err != nil {
+			return err
+		}
 	}
 	keys := []engine.Key{engine.Key(record.MasterKey(txid)), engine.Key(record.LockKey(txid))}
 	for i := uint32(1); i <= master.TotalExtraRecs; i++ {

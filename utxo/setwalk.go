@@ -45,7 +45,7 @@ func (db *DB) walkSet(ctx context.Context, fn func(r *record.Record, st *setTx) 
 			children = append(children, r)
 			return nil
 		}
-		if r.Conflicting || r.UnminedSince != 0 || len(r.BlockIDs) == 0 {
+		if !r.MinedOnLongestChain() {
 			return nil
 		}
 		tx, err := db.txOf(ctx, r)

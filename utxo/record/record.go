@@ -115,6 +115,13 @@ type Record struct {
 	keptInpoints []byte
 }
 
+// MinedOnLongestChain reports whether the record's transaction is the
+// chain's: mined in a block on the longest chain, and not conflicting.
+// Only a master carries what it takes.
+func (r *Record) MinedOnLongestChain() bool {
+	return !r.Conflicting && r.UnminedSince == 0 && len(r.BlockIDs) > 0
+}
+
 // IsMaster reports whether this is the transaction's master record.
 func (r *Record) IsMaster() bool { return r.Index == 0 }
 
