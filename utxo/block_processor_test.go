@@ -699,11 +699,7 @@ func testASpendByAPrunedChainTransactionStands(t *testing.T, open engineOpener) 
 	c := spendTx("C", []wire.OutPoint{out(p, 0)}, 1, 4e8)
 	d := spendTx("D", []wire.OutPoint{out(c, 0)}, 1, 3e8)
 	blocks := []Block{genesis}
-	next := func(txs ...*chain.Tx) Block {
-		h := uint32(len(blocks))
-		return Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: blocks[h-1].Hash, Height: h,
-			Txs: append([]*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}, txs...)}
-	}
+	next := func(txs ...*chain.Tx) Block { return blockAfter(blocks[len(blocks)-1], txs...) }
 	for _, txs := range [][]*chain.Tx{{c}, {d}} {
 		b := next(txs...)
 		connectAll(t, db, []Block{b})
@@ -753,9 +749,8 @@ func TestDisconnectingABlockWhoseLoserWasDeletedCompletes(t *testing.T) {
 	w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
 	blocks := []Block{genesis}
 	for len(blocks) < 8 {
-		h := uint32(len(blocks))
-		b := Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: blocks[h-1].Hash, Height: h, Txs: []*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}}
-		if h == 1 {
+		b := blockAfter(blocks[len(blocks)-1])
+		if b.Height == 1 {
 			b.Txs = append(b.Txs, w)
 		}
 		connectAll(t, db, []Block{b})
@@ -787,7 +782,7 @@ func TestAnOldUnminedTransactionNamingNoOutputIsCleanedUp(t *testing.T) {
 	mustCreate(t, db, u, 1)
 	prev := genesis
 	for h := uint32(1); h <= 4; h++ {
-		b := Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: prev.Hash, Height: h, Txs: []*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}}
+		b := blockAfter(prev)
 		if err := db.ConnectBlock(ctx, b); err != nil {
 			t.Fatalf("block %d: %v", h, err)
 		}
@@ -1107,6 +1102,14 @@ func minedParentAtGenesis(t *testing.T, db *DB, n int) (*chain.Tx, Block) {
 	return p, genesis
 }
 
+// blockAfter is the test block above prev: "block H" at height H, its own
+// coinbase, then txs.
+func blockAfter(prev Block, txs ...*chain.Tx) Block {
+	h := prev.Height + 1
+	return Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: prev.Hash, Height: h,
+		Txs: append([]*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}, txs...)}
+}
+
 // TestAnUnminedSpenderKeepsItsParent: the mempool's C spends all of P,
 // which a block mined, so P is scheduled for deletion a retention on. The
 // store is asked to keep unmined transactions longer than that (retentions
@@ -1126,14 +1129,9 @@ func TestAnUnminedSpenderKeepsItsParent(t *testing.T) {
 			}
 			mustCreate(t, db, c, 0)
 			blocks := []Block{genesis}
-			next := func(txs ...*chain.Tx) Block {
-				h := uint32(len(blocks))
-				return Block{Hash: chainhash.DoubleHashH(fmt.Append(nil, "block ", h)), PrevHash: blocks[h-1].Hash, Height: h,
-					Txs: append([]*chain.Tx{coinbaseTx(fmt.Sprint("c", h), 1, 50e8)}, txs...)}
-			}
 			connect := func(txs ...*chain.Tx) {
 				t.Helper()
-				b := next(txs...)
+				b := blockAfter(blocks[len(blocks)-1], txs...)
 				if err := db.ConnectBlock(ctx, b); err != nil {
 					t.Fatalf("block %d: %v", b.Height, err)
 				}
