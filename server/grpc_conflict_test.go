@@ -203,3 +203,43 @@ func TestConnectBlockRefusesASpendOfADeletedChainTransactionsInput(t *testing.T)
 		t.Fatalf("a block spending the deleted chain transaction's input again: %v, want FailedPrecondition, SPENT", err)
 	}
 }
+
+// TestSetBlockHeightPrunesAClientsSpentTransactions: a client that drives
+// the height itself, as Teranode's block assembly does (Create, Spend,
+// SetMinedMulti, SetBlockHeight over gRPC, no ConnectBlock), gets a fully
+// spent mined transaction deleted once its retention is past, as a
+// connected block would. SetBlockHeight used to set the height alone, and
+// on every engine but Sozu such a store kept every transaction for good.
+func TestSetBlockHeightPrunesAClientsSpentTransactions(t *testing.T) {
+	ctx := context.Background()
+	_, c := serveForTest(t, newStore(t, utxo.Options{BlockHeightRetention: 2}), server.Options{})
+	p := ownSpend(49e8, wire.OutPoint{Hash: chainhash.Hash{0xa1}})
+	if _, err := c.Create(ctx, p, 1, utxo.WithMinedBlockInfo(model.MinedBlockInfo{BlockID: 1, BlockHeight: 1, OnLongestChain: true})); err != nil {
+		t.Fatal(err)
+	}
+	spender := ownSpend(48e8, wire.OutPoint{Hash: p.ID})
+	if _, err := c.Create(ctx, spender, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Spend(ctx, spender); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SetMinedMulti(ctx, []chainhash.Hash{spender.ID}, model.MinedBlockInfo{BlockID: 2, BlockHeight: 2, OnLongestChain: true}); err != nil {
+		t.Fatal(err)
+	}
+	height := uint32(2)
+	for ; height < 10; height++ {
+		if err := c.SetBlockHeight(ctx, height); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Get(ctx, p.ID); errors.Is(err, model.ErrTxNotFound) {
+			break
+		}
+	}
+	if _, err := c.Get(ctx, p.ID); !errors.Is(err, model.ErrTxNotFound) {
+		t.Fatalf("P, spent in full by a transaction mined at 2, at height %d: %v, want it pruned", height, err)
+	}
+	if _, err := c.Get(ctx, spender.ID); err != nil {
+		t.Fatalf("the spender, mined and unspent: %v", err)
+	}
+}

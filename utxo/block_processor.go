@@ -225,19 +225,13 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 	return nil
 }
 
-// finishBlock ends a block: it runs the cleanup that the height makes due
-// (their writes deferred like the block's), passes the height on, then
-// records the new chain state with the height in it. That write is the
-// block's last and its only durable one (one write, so the tip and the
-// height never disagree after a crash, and durable, so every write of the
-// block before it is too). Checkpoint then marks the block boundary, with
-// nothing left to sync.
-//
-// The engine learns the height only after Prune: an engine that purges by
-// itself (engine.HeightAware) may hard-delete a record due at it from then
-// on, at any write, and a mined transaction it took first would be missing
-// from its parents' deleted children, so a block spending its outputs'
-// parents again would be taken for one freeing a spend never created.
+// finishBlock ends a block: it reaches the block's height, running the
+// work that makes due (advanceHeight; its writes deferred like the
+// block's), then records the new chain state with the height in it. That
+// write is the block's last and its only durable one (one write, so the
+// tip and the height never disagree after a crash, and durable, so every
+// write of the block before it is too). Checkpoint then marks the block
+// boundary, with nothing left to sync.
 func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) (err error) {
 	defer func() {
 		if err != nil && db.stats != nil {
@@ -245,17 +239,7 @@ func (db *DB) finishBlock(ctx context.Context, cs chainState, height uint32) (er
 		}
 	}()
 	work := engine.DeferSync(ctx)
-	db.height.Store(height)
-	if err := db.ProcessExpiredPreservations(work, height); err != nil {
-		return err
-	}
-	if _, err := db.CleanupOldUnmined(work, height); err != nil {
-		return err
-	}
-	if _, err := db.Prune(work, height); err != nil {
-		return err
-	}
-	if err := db.passHeight(work, height); err != nil {
+	if err := db.advanceHeight(work, height); err != nil {
 		return err
 	}
 	cs.Height = height

@@ -125,7 +125,12 @@ func (db *DB) Close() error {
 }
 
 // SetBlockHeight implements Store. The height is kept in the chain state,
-// beside the tip that the block processor writes.
+// beside the tip that the block processor writes, and reaching it runs
+// what it makes due, as a connected block's does (advanceHeight): a
+// client that drives the height itself, as Teranode's block assembly
+// does, gets its spent and old unmined transactions deleted on every
+// engine. The set statistics' worker first finishes the blocks it has
+// queued, whose spent outputs the prune may delete.
 func (db *DB) SetBlockHeight(ctx context.Context, height uint32) error {
 	db.chainMu.Lock()
 	defer db.chainMu.Unlock()
@@ -133,21 +138,40 @@ func (db *DB) SetBlockHeight(ctx context.Context, height uint32) error {
 	if err != nil {
 		return err
 	}
-	cs.Height = height
-	if err := db.saveChainState(ctx, cs); err != nil {
+	if db.stats != nil {
+		if err := db.stats.wait(); err != nil {
+			return err
+		}
+	}
+	if err := db.advanceHeight(engine.DeferSync(ctx), height); err != nil {
 		return err
 	}
-	return db.useHeight(ctx, height)
+	cs.Height = height
+	return db.saveChainState(ctx, cs)
 }
 
-// useHeight passes a height that the chain state holds to the engine and
-// to the operations that read it.
-func (db *DB) useHeight(ctx context.Context, height uint32) error {
-	if err := db.passHeight(ctx, height); err != nil {
+// advanceHeight makes height the store's and runs what it makes due: the
+// preservations that expire, the cleanup of old unmined transactions and
+// the prune of records due for deletion. Their writes go with ctx; the
+// caller's next durable write, the chain state with the height, makes
+// them durable. The engine learns the height only after the prune: an
+// engine that purges by itself (engine.HeightAware) may hard-delete a
+// record due at it from then on, at any write, and a mined transaction it
+// took first would be missing from its parents' deleted children, so a
+// block spending its outputs' parents again would be taken for one
+// freeing a spend never created.
+func (db *DB) advanceHeight(ctx context.Context, height uint32) error {
+	db.height.Store(height)
+	if err := db.ProcessExpiredPreservations(ctx, height); err != nil {
 		return err
 	}
-	db.height.Store(height)
-	return nil
+	if _, err := db.CleanupOldUnmined(ctx, height); err != nil {
+		return err
+	}
+	if _, err := db.Prune(ctx, height); err != nil {
+		return err
+	}
+	return db.passHeight(ctx, height)
 }
 
 // passHeight tells an engine that cleans up by itself the longest chain's

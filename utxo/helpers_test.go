@@ -99,7 +99,7 @@ func out(tx *chain.Tx, vout uint32) wire.OutPoint {
 	return wire.OutPoint{Hash: tx.ID, Index: vout}
 }
 
-// mustCreate stores tx as mined at height (block id = height+1).
+// mustCreate stores tx at height with opts (mined: see mined).
 func mustCreate(t testing.TB, db *DB, tx *chain.Tx, height uint32, opts ...CreateOption) {
 	t.Helper()
 	if _, err := db.Create(ctx, tx, height, opts...); err != nil {
@@ -107,6 +107,8 @@ func mustCreate(t testing.TB, db *DB, tx *chain.Tx, height uint32, opts ...Creat
 	}
 }
 
+// mined is the option of a transaction mined at height on the longest
+// chain, in block id height+1.
 func mined(height uint32) CreateOption {
 	return WithMinedBlockInfo(model.MinedBlockInfo{BlockID: height + 1, BlockHeight: height, OnLongestChain: true})
 }

@@ -449,8 +449,8 @@ func testGetSpendLockedAndConflictingTakePrecedence(t *testing.T, open engineOpe
 func TestSetMinedSchedulesDeletionFromTheNextHeight(t *testing.T) {
 	db := newStore(t, Options{BlockHeightRetention: 5})
 	parent := spendTx("unmined parent", []wire.OutPoint{{Hash: chainhash.Hash{0xaa}}}, 1, 1e8)
-	mustCreate(t, db, parent, 10)
-	mustSpend(t, db, spendTx("spender", []wire.OutPoint{out(parent, 0)}, 1, 1), WithBlockHeight(11))
+	mustCreate(t, db, parent, 49) // unmined for less than the unmined retention at 50
+	mustSpend(t, db, spendTx("spender", []wire.OutPoint{out(parent, 0)}, 1, 1), WithBlockHeight(50))
 	mustSetHeight(t, db, 50)
 	if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{parent.ID}, model.MinedBlockInfo{BlockID: 11, BlockHeight: 10, OnLongestChain: true}); err != nil {
 		t.Fatal(err)

@@ -129,7 +129,9 @@ func scenarioFreeze(t *testing.T, db *DB, f scenarioTxs) {
 
 func scenarioReAssign(t *testing.T, db *DB, f scenarioTxs) {
 	mustSetHeight(t, db, 101)
-	mustCreate(t, db, f.tx, 0)
+	// Mined, as the alert system's outputs are: an unmined transaction
+	// would be cleaned up long before the reassignment's 1,000 blocks.
+	mustCreate(t, db, f.tx, 100, mined(100))
 	newOutput := &wire.TxOut{Value: f.tx.Msg.TxOut[0].Value, PkScript: script("scenario new owner")}
 	newHash := chainhash.Hash(chain.UTXOHash(f.tx.ID, 0, newOutput.PkScript, uint64(newOutput.Value)))
 	newOwner := spendTx("scenario new owner's spend", []wire.OutPoint{out(f.tx, 0)}, 1, 4e5)

@@ -230,7 +230,7 @@ func (l *SnapshotLoader) Finish(ctx context.Context) error {
 	}
 	cs := chainState{Height: l.base.Height, HasTip: true, TipHeight: l.base.Height, TipHash: l.base.Hash,
 		NextBlockID: 1, Blocks: uint64(l.base.Height) + 1, Txs: l.base.Txs, First: l.base.Height + 1, TipBlock: &connectedBlock{Hash: l.base.Hash}, Stats: stats}
-	if err := db.useHeight(ctx, cs.Height); err != nil {
+	if err := db.advanceHeight(ctx, cs.Height); err != nil {
 		return err
 	}
 	if err := db.saveChainState(ctx, cs); err != nil {

@@ -103,6 +103,8 @@ type Store interface {
 
 	// SetBlockHeight and GetBlockHeight hold the longest chain's height,
 	// against which maturity, frozen-until and delete-at-height are judged.
+	// Reaching a height runs what it makes due, as a connected block does:
+	// expired preservations, old unmined transactions' cleanup, the prune.
 	SetBlockHeight(ctx context.Context, height uint32) error
 	GetBlockHeight() uint32
 	SetMedianBlockTime(ctx context.Context, t uint32) error

@@ -3,6 +3,7 @@ package utxo
 import (
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,6 +113,70 @@ func testUnminedLifecycle(t *testing.T, open engineOpener) {
 	if sd := mustGet(t, db, parent.ID).Outputs[1].SpendingData; sd != nil {
 		t.Fatalf("the output a removed transaction spent is still spent by %s", sd.TxID)
 	}
+}
+
+// TestSetBlockHeightRunsWhatItMakesDue: a client that drives the height
+// itself, as Teranode's block assembly does (Spend, SetMinedMulti,
+// SetBlockHeight, no ConnectBlock), gets what a connected block gets: a
+// fully spent mined transaction is pruned and recorded among its parents'
+// deleted children, and an old unmined transaction is cleaned up with its
+// spend freed. SetBlockHeight used to pass the height to the engine alone:
+// the memory engine never pruned, and one that purges by itself took C
+// unrecorded, so P:0 read as spent by a transaction never created.
+func TestSetBlockHeightRunsWhatItMakesDue(t *testing.T) {
+	for name, open := range map[string]engineOpener{"memory": onMemory, "purging at once": onPurgingAtOnce} {
+		t.Run(name, func(t *testing.T) { testSetBlockHeightRunsWhatItMakesDue(t, open) })
+	}
+}
+
+func testSetBlockHeightRunsWhatItMakesDue(t *testing.T, open engineOpener) {
+	db := newStoreOn(t, open, Options{BlockHeightRetention: 4, UnminedRetention: 2})
+	setHeight := func(h uint32) {
+		t.Helper()
+		if err := db.SetBlockHeight(ctx, h); err != nil {
+			t.Fatalf("set block height %d: %v", h, err)
+		}
+	}
+	setHeight(1)
+	p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 2, 5e8)
+	mustCreate(t, db, p, 1, mined(1))
+	c := spendTx("C", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	d := spendTx("D", []wire.OutPoint{out(c, 0)}, 1, 3e8)
+	u := spendTx("U", []wire.OutPoint{out(p, 1)}, 1, 4e8)
+	for i, tx := range []*chain.Tx{c, d, u} {
+		mustCreate(t, db, tx, 1)
+		if _, err := db.Spend(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+		if tx == u {
+			break
+		}
+		h := uint32(2 + i)
+		if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{tx.ID}, model.MinedBlockInfo{BlockID: h + 1, BlockHeight: h, OnLongestChain: true}); err != nil {
+			t.Fatal(err)
+		}
+		setHeight(h)
+	}
+	h := db.GetBlockHeight()
+	for ; h < 20; h++ {
+		if _, err := db.Get(ctx, c.ID); errors.Is(err, model.ErrTxNotFound) {
+			break
+		}
+		setHeight(h + 1)
+	}
+	if _, err := db.Get(ctx, c.ID); !errors.Is(err, model.ErrTxNotFound) {
+		t.Fatalf("C at height %d: %v, want it pruned", h, err)
+	}
+	if err := db.Unspend(ctx, []*Spend{{TxID: p.ID, Vout: 0}}, false); !errors.Is(err, model.ErrSpent) || !strings.Contains(err.Error(), "since pruned") {
+		t.Fatalf("Unspend of P:0: %v, want SPENT, by C since pruned", err)
+	}
+	if _, err := db.Get(ctx, u.ID); !errors.Is(err, model.ErrTxNotFound) {
+		t.Fatalf("U, unmined since 1, at height %d: %v, want it cleaned up", h, err)
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[1].SpendingData; sd != nil {
+		t.Fatalf("P:1 is still spent by %s, whom the cleanup removed", sd.TxID)
+	}
+	mustGet(t, db, d.ID) // mined and unspent, it stays
 }
 
 func TestPreservationExpires(t *testing.T) {
