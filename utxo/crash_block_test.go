@@ -194,13 +194,18 @@ func (s *stopAfterWrites) wrote() {
 		return
 	}
 	if s.left--; s.left == 0 {
-		fmt.Println("stopped")
-		// Reading stdin blocks in the kernel, so the runtime sees no
-		// deadlock; the test writes nothing to it and kills the process.
-		var b [1]byte
-		_, err := os.Stdin.Read(b[:])
-		panic(fmt.Sprintf("stdin of a child waiting to be killed returned: %v", err))
+		waitToBeKilled()
 	}
+}
+
+// waitToBeKilled says "stopped" on stdout and waits for the test to kill
+// the process. Reading stdin blocks in the kernel, so the runtime sees no
+// deadlock; the test writes nothing to it.
+func waitToBeKilled() {
+	fmt.Println("stopped")
+	var b [1]byte
+	_, err := os.Stdin.Read(b[:])
+	panic(fmt.Sprintf("stdin of a child waiting to be killed returned: %v", err))
 }
 
 func (s *stopAfterWrites) Update(ctx context.Context, updates []engine.Update) ([]error, error) {

@@ -20,8 +20,12 @@ type PruneResult struct {
 // Prune deletes every record whose delete-at-height has been reached at
 // height (child records carry their master's), with the external blobs of
 // the transactions removed; each removed transaction is recorded in its
-// parents' deletedChildren. Each record is re-checked inside its atomic
-// update, so one whose deletion was cancelled since the scan is kept.
+// parents' deletedChildren first. A crash between the two writes then
+// leaves parents listing a transaction still stored, which no reader
+// consults, rather than a transaction gone that its parents do not list,
+// whose spends would read as never created. Each record is re-checked
+// inside its atomic update, so one whose deletion was cancelled since the
+// scan is kept.
 func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 	var keys []engine.Key
 	err := db.eng.Scan(ctx, engine.ByDeleteAtHeight, 1, height, func(k engine.Key, _ uint32) error {
@@ -31,16 +35,33 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 	if err != nil {
 		return PruneResult{}, storageErr("scanning delete-at-height", err)
 	}
+	due := func(r *record.Record) bool {
+		return r.DeleteAtHeight != 0 && r.DeleteAtHeight <= height && r.PreserveUntil == 0
+	}
+	found, err := db.readRecords(ctx, keys)
+	if err != nil {
+		return PruneResult{}, err
+	}
+	var parentOps []*recordOp
+	for _, f := range found {
+		switch {
+		case errors.Is(f.err, errMissing):
+		case f.err != nil:
+			return PruneResult{}, f.err
+		case f.rec.IsMaster() && due(f.rec):
+			parentOps = append(parentOps, db.deletedChildOps(f.rec.TxInpoints, f.rec.TxID)...)
+		}
+	}
+	if err := db.applyAll(ctx, parentOps); err != nil {
+		return PruneResult{}, err
+	}
 	var res PruneResult
 	external := make([]*chainhash.Hash, len(keys))
 	removed := make([]bool, len(keys))
-	// The removed masters' transactions and what they spent.
-	spender := make([]chainhash.Hash, len(keys))
-	inpoints := make([]model.TxInpoints, len(keys))
 	updates := make([]engine.Update, len(keys))
 	for i, k := range keys {
 		updates[i] = engine.Update{Key: k, Fn: func(current []byte) (engine.Mutation, error) {
-			external[i], removed[i], inpoints[i] = nil, false, model.TxInpoints{}
+			external[i], removed[i] = nil, false
 			if current == nil {
 				return engine.Mutation{Action: engine.Keep}, nil
 			}
@@ -48,15 +69,12 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 			if err != nil {
 				return engine.Mutation{}, err
 			}
-			if r.DeleteAtHeight == 0 || r.DeleteAtHeight > height || r.PreserveUntil != 0 {
+			if !due(r) {
 				return engine.Mutation{Action: engine.Keep}, nil
 			}
 			if r.IsMaster() && r.External {
 				txid := r.TxID
 				external[i] = &txid
-			}
-			if r.IsMaster() {
-				spender[i], inpoints[i] = r.TxID, r.TxInpoints
 			}
 			removed[i] = true
 			return engine.Mutation{Action: engine.Remove}, nil
@@ -66,14 +84,12 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 	if err != nil {
 		return res, storageErr("pruning", err)
 	}
-	var parentOps []*recordOp
 	for i := range keys {
 		if errs[i] != nil {
 			return res, errs[i]
 		}
 		if removed[i] {
 			res.Records++
-			parentOps = append(parentOps, db.deletedChildOps(inpoints[i], spender[i])...)
 		}
 		if external[i] != nil {
 			if err := db.deleteBlobs(ctx, *external[i]); err != nil {
@@ -81,9 +97,6 @@ func (db *DB) Prune(ctx context.Context, height uint32) (PruneResult, error) {
 			}
 			res.Blobs++
 		}
-	}
-	if err := db.applyAll(ctx, parentOps); err != nil {
-		return res, err
 	}
 	if db.opts.Blobs != nil {
 		// Blobs scheduled on their own (their record already gone).
