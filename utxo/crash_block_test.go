@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,27 +101,13 @@ func killInBlocks(t *testing.T, name string, blocks []Block, spending []int) {
 // kills it there with SIGKILL, and returns the last block it acknowledged.
 func killChildInBlock(t *testing.T, name, dir string, blocks, height, writes int) int {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillMidBlockUnderSyncAlways$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %d %d", blockCrashChildEnv, name, dir, blocks, height, writes))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The child waits on its stdin, which stays open until it is killed.
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout := startStoppingChild(t, "TestKillMidBlockUnderSyncAlways", fmt.Sprintf("%s=%s %s %d %d %d", blockCrashChildEnv, name, dir, blocks, height, writes))
 	acked, stopped := -1, false
 	sc := bufio.NewScanner(stdout)
 	for !stopped && sc.Scan() {
 		line := sc.Text()
 		if h, ok := strings.CutPrefix(line, "connected "); ok {
+			var err error
 			if acked, err = strconv.Atoi(h); err != nil {
 				t.Fatalf("the child printed %q", line)
 			}
@@ -196,6 +183,30 @@ func (s *stopAfterWrites) wrote() {
 	if s.left--; s.left == 0 {
 		waitToBeKilled()
 	}
+}
+
+// startStoppingChild starts the test binary as a child running test alone,
+// with env added, and returns it and its stdout. The child's stdin stays
+// open until the test ends: a child that stopped waits on it to be killed
+// (waitToBeKilled).
+func startStoppingChild(t *testing.T, test, env string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), env)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close() })
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdout
 }
 
 // waitToBeKilled says "stopped" on stdout and waits for the test to kill

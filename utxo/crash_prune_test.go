@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,21 +90,7 @@ func pruneCrashChain() (*chain.Tx, []Block) {
 // killPruneChild runs the child until it says it stopped, and kills it.
 func killPruneChild(t *testing.T, name, dir string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillWhilePruningKeepsThePrunedSpends$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s", pruneCrashChildEnv, name, dir))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdin, err := cmd.StdinPipe() // open until the child is killed
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout := startStoppingChild(t, "TestKillWhilePruningKeepsThePrunedSpends", fmt.Sprintf("%s=%s %s", pruneCrashChildEnv, name, dir))
 	stopped := false
 	for sc := bufio.NewScanner(stdout); !stopped && sc.Scan(); {
 		stopped = sc.Text() == "stopped"
