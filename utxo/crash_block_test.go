@@ -171,9 +171,13 @@ func runBlockCrashChild(t *testing.T, spec string) {
 // stopAfterWrites passes every call to its engine; once left writes have
 // returned (left counts down from when it is set; negative: never), it
 // prints "stopped" and waits on stdin for the test to kill the process.
+// With durable set, it first makes those writes durable, deferred ones
+// too, as a power cut may find them: a kill loses a deferred write the
+// engine still buffers.
 type stopAfterWrites struct {
 	engine.Engine
-	left int
+	left    int
+	durable bool
 }
 
 func (s *stopAfterWrites) wrote() {
@@ -181,6 +185,12 @@ func (s *stopAfterWrites) wrote() {
 		return
 	}
 	if s.left--; s.left == 0 {
+		if s.durable {
+			// A durable write makes every write before it durable.
+			if err := s.Engine.PutMeta(context.Background(), "crash test: durable prefix", nil); err != nil {
+				panic(err)
+			}
+		}
 		waitToBeKilled()
 	}
 }
