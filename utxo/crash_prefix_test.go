@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +19,8 @@ import (
 )
 
 // prefixCrashChildEnv makes the test binary the child of
-// TestEveryDurablePrefixOfABlockRecovers: "ENGINE DIR WRITES".
+// TestEveryDurablePrefixOfABlockRecovers: "ENGINE DIR STEP WRITES", STEP
+// connect or disconnect.
 const prefixCrashChildEnv = "UTXOSTORE_PREFIX_CRASH_CHILD"
 
 // prefixCrashOptions: a block height retention of 4 and an unmined
@@ -32,59 +34,75 @@ var prefixCrashOptions = Options{BlockHeightRetention: 4}
 const prefixTarget = 6
 
 // TestEveryDurablePrefixOfABlockRecovers: a block's writes are deferred
-// but the last (finishBlock), and a kill loses the deferred writes an
-// engine still buffers; a power cut may instead keep any prefix of them.
-// For every n, a child process connects a chain on sozu and on pebble
-// under SyncAlways, stops after the n-th write of the target block, makes
-// the writes so far durable, and is killed with SIGKILL. The reopened
-// store connects the rest of the chain and must end as a store that never
-// crashed: the same set and statistics (verify), C's spend of P:0 the
-// chain's though C is pruned, L conflicting, M cleaned up with P:2 free,
-// Q's preservation lifted. The target block mines W (beating the mempool's
-// L to P:1), the mempool's N and X, prunes C, cleans up M and lifts Q's
-// preservation; n runs until the child connects it whole.
+// but the last (finishBlock's chain state), and a kill loses the deferred
+// writes an engine still buffers; a power cut may instead keep any prefix
+// of them. For every n, a child process connects a chain on sozu and on
+// pebble under SyncAlways, stops after the n-th write of the target block,
+// or of its disconnection, makes the writes so far durable, and is killed
+// with SIGKILL. The reopened store connects the block again, or
+// disconnects it again while it is the tip, and must end as a store that
+// never crashed: the same set and statistics (verify), every transaction
+// of the scenario read back alike. The target block mines W (beating the
+// mempool's L to P:1), the mempool's N and X, prunes C, cleans up M and
+// lifts Q's preservation; connected, C's spend of P:0 must stay the
+// chain's. n runs until the child gets through the block whole.
 func TestEveryDurablePrefixOfABlockRecovers(t *testing.T) {
 	if spec := os.Getenv(prefixCrashChildEnv); spec != "" {
 		runPrefixCrashChild(t, spec)
 		return
 	}
 	sc := newPrefixScenario()
-	reference := newStore(t, prefixCrashOptions)
-	for k := range sc.blocks {
-		sc.mempoolBefore(t, reference, k)
-		connectAll(t, reference, sc.blocks[k:k+1])
+	connected := newStore(t, prefixCrashOptions)
+	sc.connect(t, connected, nil, 0)
+	sc.checkConnected(t, connected)
+	disconnected := newStore(t, prefixCrashOptions)
+	sc.connect(t, disconnected, nil, 0)
+	if err := disconnected.DisconnectBlock(ctx, sc.blocks[prefixTarget]); err != nil {
+		t.Fatal(err)
 	}
-	sc.check(t, reference)
-	want := summary(t, reference)
+	mustVerify(t, disconnected)
 	for _, name := range []string{"sozu", "pebble"} {
-		t.Run(name, func(t *testing.T) {
-			for writes := 1; ; writes++ {
-				dir := filepath.Join(t.TempDir(), strconv.Itoa(writes))
-				if !killPrefixChild(t, name, dir, writes) {
-					if writes < 5 {
-						t.Fatalf("the target block took %d writes, fewer than its steps", writes-1)
-					}
-					t.Logf("killed after each of the target block's %d writes", writes-1)
-					return
-				}
-				db, err := Open(ctx, openCrashEngine(t, name, dir), prefixCrashOptions)
-				if err != nil {
-					t.Fatalf("reopening after a kill after write %d of block %d: %v", writes, prefixTarget, err)
-				}
-				tip, _, err := db.Tip(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				connectAll(t, db, sc.blocks[tip.Height+1:])
-				if got := summary(t, db); got != want {
-					t.Fatalf("killed after write %d of block %d:\n%+v\nwant, as without the kill,\n%+v", writes, prefixTarget, got, want)
-				}
-				sc.check(t, db)
-				if err := db.Close(); err != nil {
-					t.Fatal(err)
-				}
+		for _, undo := range []bool{false, true} {
+			want, step := connected, "connect"
+			if undo {
+				want, step = disconnected, "disconnect"
 			}
-		})
+			t.Run(name+"/"+step, func(t *testing.T) {
+				for writes := 1; ; writes++ {
+					dir := filepath.Join(t.TempDir(), strconv.Itoa(writes))
+					if !killPrefixChild(t, name, dir, step, writes) {
+						if writes < 5 {
+							t.Fatalf("the target block's %s took %d writes, fewer than its steps", step, writes-1)
+						}
+						t.Logf("killed after each of the %d writes of the target block's %s", writes-1, step)
+						return
+					}
+					db, err := Open(ctx, openCrashEngine(t, name, dir), prefixCrashOptions)
+					if err != nil {
+						t.Fatalf("reopening after a kill after write %d: %v", writes, err)
+					}
+					tip, _, err := db.Tip(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					switch {
+					case !undo:
+						connectAll(t, db, sc.blocks[tip.Height+1:])
+					case tip.Height == prefixTarget:
+						if err := db.DisconnectBlock(ctx, sc.blocks[prefixTarget]); err != nil {
+							t.Fatalf("disconnecting again after a kill after write %d: %v", writes, err)
+						}
+					}
+					sc.sameAs(t, db, want, fmt.Sprintf("killed after write %d", writes))
+					if !undo {
+						sc.checkConnected(t, db)
+					}
+					if err := db.Close(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -93,6 +111,43 @@ func TestEveryDurablePrefixOfABlockRecovers(t *testing.T) {
 type prefixScenario struct {
 	p, q, l, m, n *chain.Tx
 	blocks        []Block
+}
+
+// txids are the scenario's transactions: P and Q, the mempool's, and the
+// blocks'.
+func (sc prefixScenario) txids() []chainhash.Hash {
+	ids := []chainhash.Hash{sc.p.ID, sc.q.ID, sc.l.ID, sc.m.ID}
+	for _, b := range sc.blocks {
+		for _, tx := range b.Txs {
+			ids = append(ids, tx.ID)
+		}
+	}
+	return ids
+}
+
+// sameAs fails unless db holds what want holds: the set's summary, and
+// each of the scenario's transactions as Get reads it (or its absence),
+// but the wall-clock time it was stored at.
+func (sc prefixScenario) sameAs(t *testing.T, db, want *DB, what string) {
+	t.Helper()
+	mustVerify(t, db)
+	if got, want := summary(t, db), summary(t, want); got != want {
+		t.Fatalf("%s:\n%+v\nwant, as without the kill,\n%+v", what, got, want)
+	}
+	for _, txid := range sc.txids() {
+		got, gotErr := db.Get(ctx, txid)
+		exp, expErr := want.Get(ctx, txid)
+		if gotErr != nil || expErr != nil {
+			if !errors.Is(gotErr, model.ErrTxNotFound) || !errors.Is(expErr, model.ErrTxNotFound) {
+				t.Fatalf("%s: %s reads %v, want %v", what, txid, gotErr, expErr)
+			}
+			continue
+		}
+		got.CreatedAt, exp.CreatedAt = 0, 0
+		if !reflect.DeepEqual(got, exp) {
+			t.Fatalf("%s: %s reads\n%+v\nwant, as without the kill,\n%+v", what, txid, got, exp)
+		}
+	}
 }
 
 func newPrefixScenario() prefixScenario {
@@ -123,6 +178,23 @@ func newPrefixScenario() prefixScenario {
 	return sc
 }
 
+// connect runs the scenario on db: what the mempool does before each
+// block, and the block. With stopper, the target block stops after that
+// many writes; onConnected hears of each block connected.
+func (sc prefixScenario) connect(t *testing.T, db *DB, stopper *stopAfterWrites, writes int, onConnected ...func(int)) {
+	t.Helper()
+	for k := range sc.blocks {
+		sc.mempoolBefore(t, db, k)
+		if k == prefixTarget && stopper != nil {
+			stopper.left = writes
+		}
+		connectAll(t, db, sc.blocks[k:k+1])
+		for _, f := range onConnected {
+			f(k)
+		}
+	}
+}
+
 // mempoolBefore does what the scenario does before block k is connected.
 func (sc prefixScenario) mempoolBefore(t *testing.T, db *DB, k int) {
 	t.Helper()
@@ -148,10 +220,9 @@ func (sc prefixScenario) mempoolBefore(t *testing.T, db *DB, k int) {
 	}
 }
 
-// check asserts what the target block leaves, beyond the set.
-func (sc prefixScenario) check(t *testing.T, db *DB) {
+// checkConnected asserts what the target block leaves.
+func (sc prefixScenario) checkConnected(t *testing.T, db *DB) {
 	t.Helper()
-	mustVerify(t, db)
 	again := spendTx("P:0 again", []wire.OutPoint{out(sc.p, 0)}, 1, 4e8)
 	if err := db.ConnectBlock(ctx, blockAfter(sc.blocks[len(sc.blocks)-1], again)); !errors.Is(err, model.ErrSpent) {
 		t.Errorf("a block spending P:0 again: %v, want SPENT, by C since pruned", err)
@@ -174,42 +245,47 @@ func (sc prefixScenario) check(t *testing.T, db *DB) {
 }
 
 // killPrefixChild runs the child that stops after the given write of the
-// target block and kills it there; it reports false when the child
-// connected the target block whole instead.
-func killPrefixChild(t *testing.T, name, dir string, writes int) bool {
+// target block's step (connect or disconnect) and kills it there; it
+// reports false when the child got through the step whole instead.
+func killPrefixChild(t *testing.T, name, dir, step string, writes int) bool {
 	t.Helper()
-	cmd, stdout := startStoppingChild(t, "TestEveryDurablePrefixOfABlockRecovers", fmt.Sprintf("%s=%s %s %d", prefixCrashChildEnv, name, dir, writes))
-	stopped, connected := false, -1
+	cmd, stdout := startStoppingChild(t, "TestEveryDurablePrefixOfABlockRecovers", fmt.Sprintf("%s=%s %s %s %d", prefixCrashChildEnv, name, dir, step, writes))
+	stopped, last := false, ""
 	for sc := bufio.NewScanner(stdout); !stopped && sc.Scan(); {
-		line := sc.Text()
-		if h, ok := strings.CutPrefix(line, "connected "); ok {
-			connected, _ = strconv.Atoi(h)
+		if line := sc.Text(); line == "stopped" {
+			stopped = true
+		} else if strings.HasPrefix(line, "connected ") || line == "disconnected" {
+			last = line
 		}
-		stopped = line == "stopped"
 	}
 	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
+	before, through := fmt.Sprint("connected ", prefixTarget-1), fmt.Sprint("connected ", prefixTarget)
+	if step == "disconnect" {
+		before, through = through, "disconnected"
+	}
 	switch {
-	case stopped && connected == prefixTarget-1:
+	case stopped && last == before:
 		return true
-	case !stopped && connected >= prefixTarget:
+	case !stopped && last == through:
 		return false
 	}
-	t.Fatalf("the child stopping after write %d of block %d stopped: %v, connected up to %d", writes, prefixTarget, stopped, connected)
+	t.Fatalf("the child stopping after write %d of the target block's %s: stopped %v, last said %q", writes, step, stopped, last)
 	return false
 }
 
 // runPrefixCrashChild is the child: it runs the scenario on a new store
-// and stops after WRITES writes of the target block (stopAfterWrites,
-// durable).
+// and stops after WRITES writes of the target block's STEP
+// (stopAfterWrites, durable).
 func runPrefixCrashChild(t *testing.T, spec string) {
 	fields := strings.Fields(spec)
-	if len(fields) != 3 {
-		t.Fatalf("%s=%q: want ENGINE DIR WRITES", prefixCrashChildEnv, spec)
+	if len(fields) != 4 {
+		t.Fatalf("%s=%q: want ENGINE DIR STEP WRITES", prefixCrashChildEnv, spec)
 	}
-	writes, err := strconv.Atoi(fields[2])
+	step := fields[2]
+	writes, err := strconv.Atoi(fields[3])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,12 +295,16 @@ func runPrefixCrashChild(t *testing.T, spec string) {
 		t.Fatal(err)
 	}
 	sc := newPrefixScenario()
-	for k := range sc.blocks {
-		sc.mempoolBefore(t, db, k)
-		if k == prefixTarget {
-			stopper.left = writes
+	var connectStopper *stopAfterWrites
+	if step == "connect" {
+		connectStopper = stopper
+	}
+	sc.connect(t, db, connectStopper, writes, func(k int) { fmt.Printf("connected %d\n", k) })
+	if step == "disconnect" {
+		stopper.left = writes
+		if err := db.DisconnectBlock(ctx, sc.blocks[prefixTarget]); err != nil {
+			t.Fatal(err)
 		}
-		connectAll(t, db, sc.blocks[k:k+1])
-		fmt.Printf("connected %d\n", k)
+		fmt.Println("disconnected")
 	}
 }
