@@ -27,6 +27,13 @@ const (
 	ReassignmentDelay = 1000
 )
 
+// MinBlockHeightRetention is the least block height retention: the set
+// statistics' worker may leave a block's change unworked for up to three
+// blocks, and after a crash it reads the outputs that block spent back
+// from the store (see the stats worker), so they must outlive it by that
+// much.
+const MinBlockHeightRetention = 4
+
 // Options configure a store. The zero value gives the defaults.
 type Options struct {
 	// Network names the chain ("mainnet", "testnet", ...). A store refuses
@@ -35,7 +42,8 @@ type Options struct {
 	// UtxoBatchSize is the number of outputs one record holds.
 	UtxoBatchSize int
 	// BlockHeightRetention: see DefaultBlockHeightRetention. It is at
-	// least UnminedRetention and half of itself (what the defaults give):
+	// least MinBlockHeightRetention, and at least UnminedRetention and
+	// half of itself (what the defaults give):
 	// a mined transaction fully spent by an unmined one is scheduled for
 	// deletion then, and must outlast it, or the block mining that one is
 	// refused, its input's transaction gone; the half is the depth of
@@ -86,7 +94,7 @@ func (o Options) withDefaults() Options {
 	setting.Default(&o.UtxoBatchSize, record.DefaultUtxoBatchSize)
 	setting.Default(&o.BlockHeightRetention, DefaultBlockHeightRetention)
 	setting.Default(&o.UnminedRetention, o.BlockHeightRetention/2)
-	o.BlockHeightRetention = max(o.BlockHeightRetention, o.UnminedRetention+o.BlockHeightRetention/2)
+	o.BlockHeightRetention = max(o.BlockHeightRetention, o.UnminedRetention+o.BlockHeightRetention/2, MinBlockHeightRetention)
 	setting.Default(&o.ParentPreservation, DefaultParentPreservation)
 	setting.Default(&o.MaxTxSizeInStore, DefaultMaxTxSizeInStore)
 	setting.Default(&o.Now, time.Now)

@@ -41,8 +41,8 @@ import (
 // pending are then at most that twice (those queued, and those worked out
 // but not yet folded), plus the one being connected, so the records of the
 // outputs a pending block spent are still in the store when the reopened
-// store works it out, for any retention of the unmined one and 4 blocks or
-// more.
+// store works it out, for any unmined retention and a block height
+// retention of MinBlockHeightRetention or more.
 
 // statsPendingName is the record of a connected block whose change the
 // chain state's Stats does not hold yet: its height (4 bytes, big-endian),

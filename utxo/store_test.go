@@ -179,6 +179,18 @@ func testSetBlockHeightRunsWhatItMakesDue(t *testing.T, open engineOpener) {
 	mustGet(t, db, d.ID) // mined and unspent, it stays
 }
 
+// TestOptionsKeepTheLeastRetention: a block height retention under
+// MinBlockHeightRetention is raised to it. With 2, a store killed inside
+// the block that pruned an output a block two below had spent could not
+// reopen: the statistics of that block, left pending, read the output back.
+func TestOptionsKeepTheLeastRetention(t *testing.T) {
+	for asked, want := range map[uint32]uint32{1: 4, 2: 4, 3: 4, 4: 4, 10: 10} {
+		if got := (Options{BlockHeightRetention: asked}).withDefaults().BlockHeightRetention; got != want {
+			t.Errorf("a block height retention of %d is %d, want %d", asked, got, want)
+		}
+	}
+}
+
 func TestPreservationExpires(t *testing.T) {
 	db := newStore(t, Options{BlockHeightRetention: 5})
 	parent, _ := parentAndSpender(t, db)
