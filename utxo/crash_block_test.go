@@ -13,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/engine/sozu"
 )
 
 // blockCrashChildEnv makes the test binary the child of
@@ -251,4 +255,70 @@ func (s *stopAfterWrites) PutMeta(ctx context.Context, name string, value []byte
 	err := s.Engine.PutMeta(ctx, name, value)
 	s.wrote()
 	return err
+}
+
+// heightBoundaryChildEnv makes the test binary the child of
+// TestSetBlockHeightIsABlockBoundary: "DIR".
+const heightBoundaryChildEnv = "UTXOSTORE_HEIGHT_BOUNDARY_CHILD"
+
+// TestSetBlockHeightIsABlockBoundary: under SyncBlock, writes are durable
+// at block boundaries, and for a client that drives the height itself
+// (Create, Spend, SetBlockHeight; no ConnectBlock) SetBlockHeight is that
+// boundary. A child on sozu under SyncBlock stores P, creates and spends
+// C, sets the height to 2 and is killed with SIGKILL; the reopened store
+// must hold all of it. SetBlockHeight used to leave them in the engine's
+// log buffer, which the kill lost: the reopened store was empty.
+func TestSetBlockHeightIsABlockBoundary(t *testing.T) {
+	p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 1, 5e8)
+	c := spendTx("C", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	open := func(t *testing.T, dir string) *DB {
+		e, err := sozu.Open(dir, sozu.Options{Sync: engine.SyncBlock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(ctx, e, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	if dir := os.Getenv(heightBoundaryChildEnv); dir != "" {
+		db := open(t, dir)
+		for _, step := range []func() error{
+			func() error { return db.SetBlockHeight(ctx, 1) },
+			func() error { _, err := db.Create(ctx, p, 1, mined(1)); return err },
+			func() error { _, err := db.Create(ctx, c, 1); return err },
+			func() error { _, err := db.Spend(ctx, c); return err },
+			func() error { return db.SetBlockHeight(ctx, 2) },
+		} {
+			if err := step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitToBeKilled()
+	}
+	dir := filepath.Join(t.TempDir(), "sozu")
+	cmd, stdout := startStoppingChild(t, "TestSetBlockHeightIsABlockBoundary", heightBoundaryChildEnv+"="+dir)
+	stopped := false
+	for sc := bufio.NewScanner(stdout); !stopped && sc.Scan(); {
+		stopped = sc.Text() == "stopped"
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if !stopped {
+		t.Fatal("the child ended before setting the height")
+	}
+	db := open(t, dir)
+	defer db.Close()
+	if h := db.GetBlockHeight(); h != 2 {
+		t.Errorf("the reopened store's height is %d, want 2", h)
+	}
+	if _, err := db.Get(ctx, c.ID); err != nil {
+		t.Fatalf("C after the kill: %v", err)
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != c.ID {
+		t.Errorf("P:0 after the kill is spent by %v, want C", sd)
+	}
 }

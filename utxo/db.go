@@ -130,7 +130,9 @@ func (db *DB) Close() error {
 // client that drives the height itself, as Teranode's block assembly
 // does, gets its spent and old unmined transactions deleted on every
 // engine. The set statistics' worker first finishes the blocks it has
-// queued, whose spent outputs the prune may delete.
+// queued, whose spent outputs the prune may delete. Like a connected
+// block's end, it is a block boundary (Checkpoint): under SyncBlock, such
+// a client's writes are durable when it returns.
 func (db *DB) SetBlockHeight(ctx context.Context, height uint32) error {
 	db.chainMu.Lock()
 	defer db.chainMu.Unlock()
@@ -147,7 +149,10 @@ func (db *DB) SetBlockHeight(ctx context.Context, height uint32) error {
 		return err
 	}
 	cs.Height = height
-	return db.saveChainState(ctx, cs)
+	if err := db.saveChainState(ctx, cs); err != nil {
+		return err
+	}
+	return storageErr("checkpoint", db.eng.Checkpoint(ctx, height))
 }
 
 // advanceHeight makes height the store's and runs what it makes due: the
