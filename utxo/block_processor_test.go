@@ -1165,14 +1165,13 @@ func TestDeletingAChainTransactionKeepsItsSpends(t *testing.T) {
 	db := newStore(t, Options{})
 	p, genesis := minedParentAtGenesis(t, db, 2)
 	c := spendTx("C", []wire.OutPoint{out(p, 0)}, 1, 4e8)
-	b1 := Block{Hash: chainhash.DoubleHashH([]byte("1")), PrevHash: genesis.Hash, Height: 1, Txs: []*chain.Tx{coinbaseTx("c1", 1, 50e8), c}}
+	b1 := blockAfter(genesis, c)
 	connectAll(t, db, []Block{b1})
 	if err := db.Delete(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
 	x := spendTx("X", []wire.OutPoint{out(p, 0)}, 1, 4e8)
-	b2 := Block{Hash: chainhash.DoubleHashH([]byte("2")), PrevHash: b1.Hash, Height: 2, Txs: []*chain.Tx{coinbaseTx("c2", 1, 50e8), x}}
-	if err := db.ConnectBlock(ctx, b2); !errors.Is(err, model.ErrSpent) {
+	if err := db.ConnectBlock(ctx, blockAfter(b1, x)); !errors.Is(err, model.ErrSpent) {
 		t.Fatalf("a block spending P:0 again after C's deletion: %v, want SPENT", err)
 	}
 	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != c.ID {
@@ -1188,8 +1187,7 @@ func TestDeletingAChainTransactionKeepsItsSpends(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := spendTx("W", []wire.OutPoint{out(p, 1)}, 1, 4e8)
-	b2.Txs[1] = w
-	if err := db.ConnectBlock(ctx, b2); err != nil {
+	if err := db.ConnectBlock(ctx, blockAfter(b1, w)); err != nil {
 		t.Fatalf("a block spending P:1, which a deleted unmined transaction held: %v", err)
 	}
 }
