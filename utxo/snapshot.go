@@ -258,20 +258,17 @@ func (db *DB) ForEachCoin(ctx context.Context, fn func(*coinstats.Coin) error) e
 	if err != nil {
 		return err
 	}
-	return db.forEachCoin(ctx, unmined, fn)
+	return db.forEachCoin(ctx, func(_ *record.Record, _ *coinstats.Coin, sd model.SpendingData) bool { return unmined[sd.TxID] }, fn)
 }
 
-// forEachCoin is ForEachCoin, an output spent by one of offChain counting
-// as unspent.
-func (db *DB) forEachCoin(ctx context.Context, offChain map[chainhash.Hash]bool, fn func(*coinstats.Coin) error) error {
+// forEachCoin is ForEachCoin, with a spent output c of r counting as
+// unspent where undone says so.
+func (db *DB) forEachCoin(ctx context.Context, undone func(r *record.Record, c *coinstats.Coin, sd model.SpendingData) bool, fn func(*coinstats.Coin) error) error {
 	var c coinstats.Coin
 	return db.walkSet(ctx, func(r *record.Record, st *setTx) error {
 		for offset, e := range r.Utxos {
 			vout := r.FirstVout + uint32(offset)
 			if !e.Stored() && (r.OutputsOnly || int(vout) >= len(st.tx.Msg.TxOut) || StoredAsUTXO(st.tx.Msg.TxOut[vout])) {
-				continue
-			}
-			if sd, spent := e.SpendingData(); spent && !offChain[sd.TxID] {
 				continue
 			}
 			if int(vout) >= len(st.tx.Msg.TxOut) {
@@ -280,6 +277,9 @@ func (db *DB) forEachCoin(ctx context.Context, offChain map[chainhash.Hash]bool,
 			out := st.tx.Msg.TxOut[vout]
 			c = coinstats.Coin{Outpoint: coinstats.Outpoint{TxID: r.TxID, Vout: vout}, Height: st.height,
 				Coinbase: st.coinbase, Value: uint64(out.Value), Script: out.PkScript}
+			if sd, spent := e.SpendingData(); spent && !undone(r, &c, sd) {
+				continue
+			}
 			if err := fn(&c); err != nil {
 				return err
 			}

@@ -33,7 +33,9 @@ type VerifyReport struct {
 // indexes hold exactly the terms the records carry, and the set's
 // statistics in the chain state (SetStats) are those of a walk of the set.
 // It returns the first inconsistency found; a store stopped inside a block
-// is a *PartialBlockError.
+// is a *PartialBlockError, outputs spent by transactions never created a
+// *DanglingSpendsError, and outputs spent by transactions of the chain
+// gone unlisted an *UnlistedChainSpendsError.
 func (db *DB) Verify(ctx context.Context) (VerifyReport, error) {
 	var rep VerifyReport
 	tip, hasTip, err := db.Tip(ctx)
@@ -109,49 +111,74 @@ func (db *DB) Verify(ctx context.Context) (VerifyReport, error) {
 			rep.IndexTerms++
 		}
 	}
-	return rep, db.verifySetStats(ctx)
+	return rep, db.verifySetStats(ctx, masters)
 }
 
 // verifySetStats walks the UTXO set and checks its statistics against those
-// the chain state keeps block by block (SetStats). When they differ, it
-// looks for outputs spent by transactions the store does not hold, which
-// the walk leaves out: if counting them unspent explains the difference,
-// it returns them as a *DanglingSpendsError.
-func (db *DB) verifySetStats(ctx context.Context) error {
+// the chain state keeps block by block (SetStats). held lists the
+// transactions the store holds (Verify's walk of the records, so the check
+// is sound on a store that nothing writes to meanwhile).
+//
+// An output spent by a transaction the store does not hold, and that its
+// record does not list among its deleted children, is left out by the
+// walk. The statistics tell what it is. Counted unspent, it is a Spend whose
+// transaction was never created, or whose undo a crash cut short
+// (*DanglingSpendsError). Counted spent, it is a spend of the chain whose
+// transaction has gone without being listed (*UnlistedChainSpendsError).
+func (db *DB) verifySetStats(ctx context.Context, held map[chainhash.Hash]uint32) error {
 	unmined, err := db.unminedSpenders(ctx)
 	if err != nil {
 		return err
 	}
-	walk := func(offChain map[chainhash.Hash]bool) (coinstats.Summary, error) {
-		var walked coinstats.Stats
-		err := db.forEachCoin(ctx, offChain, func(c *coinstats.Coin) error {
-			walked.Add(c)
-			return nil
-		})
-		return walked.Finalize(), err
-	}
-	got, err := walk(unmined)
+	var absent []DanglingSpend // spent by a transaction neither held nor listed
+	var walked coinstats.Stats
+	err = db.forEachCoin(ctx, func(r *record.Record, c *coinstats.Coin, sd model.SpendingData) bool {
+		if _, ok := held[sd.TxID]; !ok && c.InSet() && !slices.Contains(r.DeletedChildren, sd.TxID) {
+			absent = append(absent, DanglingSpend{Output: wire.OutPoint{Hash: r.TxID, Index: c.Vout}, Spender: sd})
+		}
+		return unmined[sd.TxID]
+	}, func(c *coinstats.Coin) error {
+		walked.Add(c)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	kept, err := db.SetStats(ctx)
-	if err != nil || got == kept {
+	if err != nil {
 		return err
+	}
+	got := walked.Finalize()
+	slices.SortFunc(absent, func(a, b DanglingSpend) int {
+		if c := bytes.Compare(a.Output.Hash[:], b.Output.Hash[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Output.Index, b.Output.Index)
+	})
+	switch {
+	case got == kept && len(absent) == 0:
+		return nil
+	case got == kept:
+		return &UnlistedChainSpendsError{Spends: absent}
 	}
 	mismatch := fmt.Errorf("the set's statistics the chain state keeps (txouts %d, total_amount %d, muhash %s) are not those of a walk of the set (txouts %d, total_amount %d, muhash %s)",
 		kept.TxOuts, kept.TotalAmount, kept.MuHash, got.TxOuts, got.TotalAmount, got.MuHash)
-	dangling, err := db.danglingSpends(ctx, unmined)
-	if err != nil || len(dangling) == 0 {
-		return errors.Join(mismatch, err)
+	if len(absent) == 0 {
+		return mismatch
 	}
 	offChain := maps.Clone(unmined)
-	for _, d := range dangling {
+	for _, d := range absent {
 		offChain[d.Spender.TxID] = true
 	}
-	if got, err = walk(offChain); err != nil || got != kept {
+	var unspent coinstats.Stats
+	err = db.forEachCoin(ctx, func(_ *record.Record, _ *coinstats.Coin, sd model.SpendingData) bool { return offChain[sd.TxID] }, func(c *coinstats.Coin) error {
+		unspent.Add(c)
+		return nil
+	})
+	if err != nil || unspent.Finalize() != kept {
 		return errors.Join(mismatch, err)
 	}
-	return &DanglingSpendsError{Spends: dangling}
+	return &DanglingSpendsError{Spends: absent}
 }
 
 // DanglingSpend is an output of the chain's set spent by a transaction
@@ -173,63 +200,40 @@ type DanglingSpendsError struct {
 }
 
 func (e *DanglingSpendsError) Error() string {
+	return listSpends(len(e.Spends), "outputs of the set are spent by transactions the store does not hold (a Spend whose transaction was never created, or whose undo a crash cut short):", e.Spends) +
+		". The set's statistics count them unspent, as Bitcoin Core does, but a walk of the set (snapshot dump, backup) leaves them out and is refused: Unspend naming them frees them, and a block spending them takes them"
+}
+
+// UnlistedChainSpendsError is Verify's finding in a store whose set has
+// outputs spent by transactions of the chain that it no longer holds and
+// that the outputs' records do not list among their deleted children, as
+// Prune and Delete list every transaction of the chain they remove. The
+// set's statistics count the outputs spent, as the chain does. But the
+// store takes such a spender for a transaction never created: a block
+// spending one of those outputs again would connect, a double spend, and
+// Unspend naming one would free it. No crash of the store leaves this
+// state; a lost write or a fault of the store does.
+type UnlistedChainSpendsError struct {
+	Spends []DanglingSpend
+}
+
+func (e *UnlistedChainSpendsError) Error() string {
+	return listSpends(len(e.Spends), "outputs of the set are spent by transactions of the chain that the store no longer holds and does not list among their parents' deleted children:", e.Spends) +
+		". The set's statistics count them spent, as the chain does, but the store would take a block spending one of them again, a double spend, or an Unspend naming one: restore the store from a backup taken before the damage, or rebuild it"
+}
+
+// listSpends is n and what, then the first few of spends.
+func listSpends(n int, what string, spends []DanglingSpend) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d outputs of the set are spent by transactions the store does not hold (a Spend whose transaction was never created, or whose undo a crash cut short):", len(e.Spends))
-	for i, d := range e.Spends {
+	fmt.Fprintf(&b, "%d %s", n, what)
+	for i, d := range spends {
 		if i == 5 {
-			fmt.Fprintf(&b, " and %d more", len(e.Spends)-i)
+			fmt.Fprintf(&b, " and %d more", len(spends)-i)
 			break
 		}
 		fmt.Fprintf(&b, " %s by %s:%d", d.Output, d.Spender.TxID, d.Spender.Vin)
 	}
-	b.WriteString(". The set's statistics count them unspent, as Bitcoin Core does, but a walk of the set (snapshot dump, backup) leaves them out and is refused: Unspend naming them frees them, and a block spending them takes them")
 	return b.String()
-}
-
-// danglingSpends finds the outputs of the set spent by transactions the
-// store does not hold. A spender the walk cannot place (not unmined, not
-// among the record's deleted children) is looked for afterwards, as the
-// walk may not read; only a store that fails verifySetStats pays for it.
-func (db *DB) danglingSpends(ctx context.Context, unmined map[chainhash.Hash]bool) ([]DanglingSpend, error) {
-	spentBy := map[chainhash.Hash][]DanglingSpend{}
-	err := db.walkSet(ctx, func(r *record.Record, _ *setTx) error {
-		for offset, e := range r.Utxos {
-			sd, spent := e.SpendingData()
-			if !spent || unmined[sd.TxID] || slices.Contains(r.DeletedChildren, sd.TxID) {
-				continue
-			}
-			out := wire.OutPoint{Hash: r.TxID, Index: r.FirstVout + uint32(offset)}
-			spentBy[sd.TxID] = append(spentBy[sd.TxID], DanglingSpend{Output: out, Spender: sd})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	spenders := slices.Collect(maps.Keys(spentBy))
-	var dangling []DanglingSpend
-	for batch := range slices.Chunk(spenders, 4096) {
-		keys := make([]engine.Key, len(batch))
-		for i, txid := range batch {
-			keys[i] = engine.Key(record.MasterKey(txid))
-		}
-		values, err := db.eng.Get(ctx, keys)
-		if err != nil {
-			return nil, storageErr("reading the spenders", err)
-		}
-		for i, v := range values {
-			if v == nil {
-				dangling = append(dangling, spentBy[batch[i]]...)
-			}
-		}
-	}
-	slices.SortFunc(dangling, func(a, b DanglingSpend) int {
-		if c := bytes.Compare(a.Output.Hash[:], b.Output.Hash[:]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Output.Index, b.Output.Index)
-	})
-	return dangling, nil
 }
 
 // PartialBlockError is Verify's finding in a store stopped inside a block:

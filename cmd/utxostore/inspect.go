@@ -74,7 +74,7 @@ func runInspect(ctx context.Context, args []string) error {
 }
 
 func runVerify(ctx context.Context, args []string) error {
-	fs := newFlagSet("verify", "Usage: utxostore verify [flags]\n\nChecks that every record decodes with counters matching its outputs, that child\nrecords match their master, that the engine's indexes hold exactly the\nrecords' terms, and that the set's statistics the store keeps (txouts,\ntotal_amount, muhash) are those of a walk of the set. Prints what it checked;\nexits 1 at the first inconsistency, or when the store was stopped inside a\nblock, naming the block to connect again, or when outputs of the set are\nspent by transactions the store does not hold, naming them. The store is opened read-only:\nnothing in it changes.\n\nFlags:\n")
+	fs := newFlagSet("verify", "Usage: utxostore verify [flags]\n\nChecks that every record decodes with counters matching its outputs, that child\nrecords match their master, that the engine's indexes hold exactly the\nrecords' terms, and that the set's statistics the store keeps (txouts,\ntotal_amount, muhash) are those of a walk of the set. Prints what it checked;\nexits 1 at the first inconsistency, or when the store was stopped inside a\nblock, naming the block to connect again, or when outputs of the set are\nspent by transactions the store does not hold, naming them (never created, or\nof the chain but gone unlisted, which lets a block spend them again). The store is opened read-only:\nnothing in it changes.\n\nFlags:\n")
 	var sf storeFlags
 	sf.register(fs)
 	if _, err := parseFlags(fs, args); err != nil {
