@@ -860,7 +860,7 @@ func (db *DB) deleteCoinbase(ctx context.Context, txid chainhash.Hash) error {
 	case len(found[0].rec.BlockIDs) > 0:
 		return nil
 	}
-	if err := db.Delete(ctx, txid); err != nil && !errors.Is(err, model.ErrTxNotFound) {
+	if err := db.deleteTx(ctx, txid, true); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 		return err
 	}
 	return nil

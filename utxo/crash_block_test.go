@@ -3,6 +3,7 @@ package utxo
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +17,10 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/sozu"
+	"github.com/utxostore/utxostore/utxo/model"
 )
 
 // blockCrashChildEnv makes the test binary the child of
@@ -223,6 +226,25 @@ func startStoppingChild(t *testing.T, test, env string) (*exec.Cmd, io.Reader) {
 	return cmd, stdout
 }
 
+// killChildAtItsStop starts a child (startStoppingChild) and kills it with
+// SIGKILL once it has stopped (waitToBeKilled); it fails if the child ends
+// before.
+func killChildAtItsStop(t *testing.T, test, env string) {
+	t.Helper()
+	cmd, stdout := startStoppingChild(t, test, env)
+	stopped := false
+	for sc := bufio.NewScanner(stdout); !stopped && sc.Scan(); {
+		stopped = sc.Text() == "stopped"
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if !stopped {
+		t.Fatalf("the child %s ended before it stopped", env)
+	}
+}
+
 // waitToBeKilled says "stopped" on stdout and waits for the test to kill
 // the process. Reading stdin blocks in the kernel, so the runtime sees no
 // deadlock; the test writes nothing to it.
@@ -298,18 +320,7 @@ func TestSetBlockHeightIsABlockBoundary(t *testing.T) {
 		waitToBeKilled()
 	}
 	dir := filepath.Join(t.TempDir(), "sozu")
-	cmd, stdout := startStoppingChild(t, "TestSetBlockHeightIsABlockBoundary", heightBoundaryChildEnv+"="+dir)
-	stopped := false
-	for sc := bufio.NewScanner(stdout); !stopped && sc.Scan(); {
-		stopped = sc.Text() == "stopped"
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	if !stopped {
-		t.Fatal("the child ended before setting the height")
-	}
+	killChildAtItsStop(t, "TestSetBlockHeightIsABlockBoundary", heightBoundaryChildEnv+"="+dir)
 	db := open(t, dir)
 	defer db.Close()
 	if h := db.GetBlockHeight(); h != 2 {
@@ -320,5 +331,66 @@ func TestSetBlockHeightIsABlockBoundary(t *testing.T) {
 	}
 	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != c.ID {
 		t.Errorf("P:0 after the kill is spent by %v, want C", sd)
+	}
+}
+
+// removalChildEnv makes the test binary the child of
+// TestRemovingATransactionLeavesNoBlockPendingOnIt: "CASE DIR".
+const removalChildEnv = "UTXOSTORE_REMOVAL_CHILD"
+
+// TestRemovingATransactionLeavesNoBlockPendingOnIt: block 1 mines Q,
+// block 2 spends all of it, and their set statistics are left pending, to
+// be worked out from the blocks' transactions and the outputs they spent.
+// A child on sozu under SyncAlways then removes Q, by a client's Delete or
+// by the prune a client's SetBlockHeight runs, and is killed with SIGKILL.
+// The reopened store must work its statistics out and pass verify. It
+// used to fail to, for good: the pending blocks needed Q, which the store
+// no longer held.
+func TestRemovingATransactionLeavesNoBlockPendingOnIt(t *testing.T) {
+	p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 1, 5e8)
+	q := spendTx("Q", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	c := spendTx("C", []wire.OutPoint{out(q, 0)}, 1, 3e8)
+	opts := Options{BlockHeightRetention: MinBlockHeightRetention}
+	open := func(t *testing.T, dir string) *DB {
+		e, err := sozu.Open(dir, sozu.Options{Sync: engine.SyncAlways})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(ctx, e, opts)
+		if err != nil {
+			t.Fatalf("opening the store: %v", err)
+		}
+		return db
+	}
+	removals := map[string]func(db *DB) error{
+		"delete":           func(db *DB) error { return db.Delete(ctx, q.ID) },
+		"set-block-height": func(db *DB) error { return db.SetBlockHeight(ctx, 2+2*MinBlockHeightRetention) },
+	}
+	if spec := os.Getenv(removalChildEnv); spec != "" {
+		name, dir, _ := strings.Cut(spec, " ")
+		db := open(t, dir)
+		mustCreate(t, db, p, 0, mined(0))
+		genesis := Block{Hash: chainhash.DoubleHashH([]byte("g")), Height: 0, Txs: []*chain.Tx{coinbaseTx("g", 1, 50e8)}}
+		b1 := blockAfter(genesis, q)
+		connectAll(t, db, []Block{genesis, b1, blockAfter(b1, c)})
+		if err := removals[name](db); err != nil {
+			t.Fatal(err)
+		}
+		waitToBeKilled()
+	}
+	for name := range removals {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "sozu")
+			killChildAtItsStop(t, "TestRemovingATransactionLeavesNoBlockPendingOnIt", removalChildEnv+"="+name+" "+dir)
+			db := open(t, dir)
+			defer db.Close()
+			if _, err := db.Get(ctx, q.ID); !errors.Is(err, model.ErrTxNotFound) {
+				t.Fatalf("Q after the kill: %v, want it removed", err)
+			}
+			if _, err := db.Summary(ctx); err != nil {
+				t.Fatalf("the summary after the kill: %v", err)
+			}
+			mustVerify(t, db)
+		})
 	}
 }

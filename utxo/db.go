@@ -129,21 +129,20 @@ func (db *DB) Close() error {
 // what it makes due, as a connected block's does (advanceHeight): a
 // client that drives the height itself, as Teranode's block assembly
 // does, gets its spent and old unmined transactions deleted on every
-// engine. The set statistics' worker first finishes the blocks it has
-// queued, whose spent outputs the prune may delete. Like a connected
-// block's end, it is a block boundary (Checkpoint): under SyncBlock, such
-// a client's writes are durable when it returns.
+// engine. The blocks whose set statistics are pending are first folded
+// into the chain state, durably, as the prune may delete the outputs they
+// spent, which the worker reads back from the store after a crash. Like a
+// connected block's end, it is a block boundary (Checkpoint): under
+// SyncBlock, such a client's writes are durable when it returns.
 func (db *DB) SetBlockHeight(ctx context.Context, height uint32) error {
 	db.chainMu.Lock()
 	defer db.chainMu.Unlock()
+	if err := db.commitStats(ctx); err != nil {
+		return err
+	}
 	cs, err := db.loadChainState(ctx)
 	if err != nil {
 		return err
-	}
-	if db.stats != nil {
-		if err := db.stats.wait(); err != nil {
-			return err
-		}
 	}
 	if err := db.advanceHeight(engine.DeferSync(ctx), height); err != nil {
 		return err

@@ -243,15 +243,23 @@ func (db *DB) PreviousOutputsDecorate(ctx context.Context, tx *chain.Tx) ([]*wir
 // transaction mined on the longest chain goes among its parents' deleted
 // children, as Prune records it: its spends are the chain's, and a block
 // spending those outputs again is refused, not taken for one freeing spends
-// of a transaction never created.
+// of a transaction never created. The blocks whose set statistics are
+// pending are folded into the chain state first, durably: the worker reads
+// a pending block's transactions, and the outputs they spent, back from
+// the store, and would fail on the deleted one for good. Delete waits for a
+// block being connected or disconnected.
 func (db *DB) Delete(ctx context.Context, txid chainhash.Hash) error {
+	db.chainMu.Lock()
+	defer db.chainMu.Unlock()
 	return db.deleteTx(ctx, txid, true)
 }
 
 // deleteTx deletes txid's records and blobs; with chainSpends, a
 // transaction mined on the longest chain is recorded among its parents'
-// deleted children first. A failed block's own transactions, created mined
-// in it, are deleted without: the block's spends are undone.
+// deleted children first, once the pending set statistics are folded
+// (commitStats: the caller holds chainMu). A failed block's own
+// transactions, created mined in it, are deleted without: the block's
+// spends are undone.
 func (db *DB) deleteTx(ctx context.Context, txid chainhash.Hash, chainSpends bool) error {
 	master, err := db.readRecord(ctx, txid, 0)
 	if errors.Is(err, model.ErrTxNotFound) {
@@ -261,6 +269,11 @@ func (db *DB) deleteTx(ctx context.Context, txid chainhash.Hash, chainSpends boo
 		return err
 	}
 	if chainSpends && master.MinedOnLongestChain() {
+		// Only a transaction of the chain can be one of a pending block's,
+		// or have an output one spent.
+		if err := db.commitStats(ctx); err != nil {
+			return err
+		}
 		// Before the records go: a crash between leaves a transaction
 		// recorded as deleted that a second Delete removes.
 		if err := db.applyAll(ctx, db.deletedChildOps(master.TxInpoints, txid)); err != nil {

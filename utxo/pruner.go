@@ -199,7 +199,7 @@ func (db *DB) CleanupOldUnmined(ctx context.Context, height uint32) ([]chainhash
 		if it.Err != nil {
 			continue
 		}
-		if err := db.Delete(ctx, it.TxID); err != nil && !errors.Is(err, model.ErrTxNotFound) {
+		if err := db.deleteTx(ctx, it.TxID, true); err != nil && !errors.Is(err, model.ErrTxNotFound) {
 			errs = append(errs, err)
 			continue
 		}

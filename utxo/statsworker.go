@@ -27,7 +27,9 @@ import (
 // reads or undoes the statistics (SetStats, Summary, DisconnectBlock, a
 // block read in chunks, Close) waits for the worker first, so no caller
 // ever sees statistics other than the tip's; DisconnectBlock, a block
-// read in chunks and Close fold them all into the chain state first.
+// read in chunks and Close fold them all into the chain state first, and
+// so do SetBlockHeight and the Delete of a transaction of the chain,
+// which may remove what a pending block is worked out from.
 //
 // A crash loses the worker's unfolded results, not the pending records:
 // Open hands those blocks to the worker again, which reads the blocks'
@@ -307,8 +309,9 @@ func (db *DB) dropFolded(ctx context.Context, n int) error {
 
 // commitStats waits for the worker and writes the chain state with every
 // block's change in its Stats: a disconnection and a block read in chunks
-// start from the tip's statistics, and Close leaves no block pending. The
-// caller holds chainMu.
+// start from the tip's statistics, Close leaves no block pending, and
+// Delete and SetBlockHeight remove no record a pending block's change is
+// worked out from. The caller holds chainMu.
 func (db *DB) commitStats(ctx context.Context) error {
 	if db.stats == nil {
 		return nil

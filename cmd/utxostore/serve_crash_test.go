@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/index"
 )
 
@@ -200,4 +207,63 @@ func checkIndexHoldsChain(t *testing.T, dir, chainFile, summary string) {
 	if total != sum.Satoshis {
 		t.Fatalf("the index's balances sum to %d, the store's UTXO set to %d", total, sum.Satoshis)
 	}
+}
+
+// TestDaemonKilledAfterADeleteOfATipTransactionGoesOn: a client deletes,
+// through a daemon under --sync always, the coinbase of the block it just
+// connected, whose set statistics are still to be worked out from the
+// block's transactions. The daemon is killed with SIGKILL and started
+// again, and takes the rest of the chain. It used to refuse every block
+// after the restart: working the pending block out needed the deleted
+// transaction.
+func TestDaemonKilledAfterADeleteOfATipTransactionGoesOn(t *testing.T) {
+	first, rest := chainPrefix(t, 200), chainPrefix(t, 300)
+	data := filepath.Join(t.TempDir(), "data")
+	serve := []string{"serve", "--create", "--sync", "always", "--data", data, "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0"}
+	d := startDaemon(t, serve...)
+	if _, stderr, err := run(t, "import", "--server", d.grpc, "--quiet", first); err != nil {
+		t.Fatalf("import: %v\n%s", err, stderr)
+	}
+	tip := lastBlockOf(t, first)
+	c, err := client.Dial(d.grpc, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Delete(context.Background(), tip.Transactions[0].TxHash())
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-d.exited
+
+	d = startDaemon(t, serve...)
+	if _, stderr, err := run(t, "import", "--server", d.grpc, "--quiet", rest); err != nil {
+		t.Fatalf("the import after the restart: %v\n%s\ndaemon:\n%s", err, stderr, d.log())
+	}
+	checkLevel(t, d, false)
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM: %v\n%s", err, d.log())
+	}
+}
+
+// lastBlockOf is the last block of a block file.
+func lastBlockOf(t *testing.T, path string) *wire.MsgBlock {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last []byte
+	for len(data) >= 8 {
+		n := 8 + int(binary.LittleEndian.Uint32(data[4:]))
+		last, data = data[8:n], data[n:]
+	}
+	var b wire.MsgBlock
+	if err := b.Deserialize(bytes.NewReader(last)); err != nil {
+		t.Fatal(err)
+	}
+	return &b
 }
