@@ -4,8 +4,10 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
@@ -65,5 +67,62 @@ func TestVerifyNamesChainSpendsWhoseTransactionIsUnlisted(t *testing.T) {
 	want := []DanglingSpend{{Output: out(q, 0), Spender: model.SpendingData{TxID: c.ID, Vin: 0}}}
 	if !errors.As(err, &unlisted) || !reflect.DeepEqual(unlisted.Spends, want) {
 		t.Fatalf("verify: %v, want %+v named as unlisted spends of the chain", err, want)
+	}
+}
+
+// TestVerifyFindsIndexTermsTheRecordsDoNotCarry: the engine's indexes are
+// written with each record, from the terms the record layer gives. A
+// record written with terms it does not carry, or without those it
+// carries, leaves an index that a scan answers wrongly (a prune that
+// misses a record, or deletes one too early); verify names it.
+func TestVerifyFindsIndexTermsTheRecordsDoNotCarry(t *testing.T) {
+	rewrite := func(t *testing.T, db *DB, txid chainhash.Hash, terms func(engine.Terms) engine.Terms) {
+		t.Helper()
+		_, err := db.eng.Update(ctx, []engine.Update{{Key: engine.Key(record.MasterKey(txid)), Fn: func(current []byte) (engine.Mutation, error) {
+			r, err := record.Decode(current)
+			if err != nil {
+				return engine.Mutation{}, err
+			}
+			return engine.Mutation{Action: engine.Put, Value: current, Terms: terms(r.Terms())}, nil
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, c := range map[string]struct {
+		unmined bool // U's record is rewritten, else P's, which carries no term
+		terms   func(engine.Terms) engine.Terms
+		want    string
+	}{
+		"a term beside the record's": {
+			unmined: true,
+			terms:   func(t engine.Terms) engine.Terms { t.DeleteAtHeight = 7; return t },
+			want:    "at 7, but no record carries that term",
+		},
+		"a term for a record that carries none": {
+			terms: func(engine.Terms) engine.Terms { return engine.Terms{DeleteAtHeight: 7} },
+			want:  "at 7, but no record carries that term",
+		},
+		"no term for a record that carries one": {
+			unmined: true,
+			terms:   func(engine.Terms) engine.Terms { return engine.Terms{} },
+			want:    "index unminedSince has 0 for record",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := newStore(t, Options{})
+			p, _ := minedParentAtGenesis(t, db, 1)
+			u := spendTx("U", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+			mustCreate(t, db, u, 1)
+			mustVerify(t, db)
+			txid := p.ID
+			if c.unmined {
+				txid = u.ID
+			}
+			rewrite(t, db, txid, c.terms)
+			if _, err := db.Verify(ctx); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("verify: %v, want %q", err, c.want)
+			}
+		})
 	}
 }
