@@ -676,6 +676,45 @@ func TestVerifyNamesOutputsSpentByTransactionsNeverCreated(t *testing.T) {
 	mustVerify(t, db)
 }
 
+// TestABlockBeatsALoserWhoseSpenderWasNeverCreated: the mempool's L
+// spends P:0, and M spends L:0 and is never created (a validator stopped
+// between Spend and Create). Block 1's W spends P:0: L and its
+// descendants lose. The block connects, with L conflicting and W holding
+// P:0; it used to be refused, every time it was sent, as marking M
+// conflicting found no M. Disconnected, it gives P:0 back to L.
+func TestABlockBeatsALoserWhoseSpenderWasNeverCreated(t *testing.T) {
+	db := newStore(t, Options{})
+	p, genesis := minedParentAtGenesis(t, db, 1)
+	l := spendTx("L", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	mustCreate(t, db, l, 1)
+	if _, err := db.Spend(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	m := spendTx("M", []wire.OutPoint{out(l, 0)}, 1, 3e8)
+	if _, err := db.Spend(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	w := spendTx("W", []wire.OutPoint{out(p, 0)}, 1, 4e8)
+	b1 := blockAfter(genesis, w)
+	if err := db.ConnectBlock(ctx, b1); err != nil {
+		t.Fatalf("a block beating L, whose output M spent and was never created: %v", err)
+	}
+	if !mustGet(t, db, l.ID).Conflicting {
+		t.Errorf("L, which lost P:0 to the block, is not conflicting")
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != w.ID {
+		t.Errorf("P:0 is spent by %v, want W", sd)
+	}
+	mustVerify(t, db)
+	if err := db.DisconnectBlock(ctx, b1); err != nil {
+		t.Fatal(err)
+	}
+	if sd := mustGet(t, db, p.ID).Outputs[0].SpendingData; sd == nil || sd.TxID != l.ID {
+		t.Errorf("P:0 after the block's disconnection is spent by %v, want L", sd)
+	}
+	mustVerify(t, db)
+}
+
 // TestASpendByAPrunedChainTransactionStands: block 1 mines C, which
 // spends P:0, and block 2 spends C's output, so C is pruned a few blocks
 // on; P remembers it among its deleted children. A block spending P:0

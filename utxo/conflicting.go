@@ -131,7 +131,7 @@ func spendersOf(meta *Meta) []chainhash.Hash {
 // descendants returns roots and all their children (see childrenOf),
 // breadth first, leaving out what seen already holds.
 func (db *DB) descendants(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool) ([]chainhash.Hash, error) {
-	return db.walk(ctx, roots, seen, func(meta *Meta, err error) ([]chainhash.Hash, error) {
+	return db.walk(ctx, roots, seen, func(_ chainhash.Hash, meta *Meta, err error) ([]chainhash.Hash, error) {
 		if errors.Is(err, model.ErrTxNotFound) {
 			return nil, nil // a descendant no longer stored ends its branch
 		}
@@ -144,9 +144,9 @@ func (db *DB) descendants(ctx context.Context, roots []chainhash.Hash, seen map[
 
 // walk returns roots and, breadth first, the transactions that next names
 // for each one it visits, each once, leaving out what seen already holds.
-// next receives the visited transaction's outputs or the error reading
-// them; an error it returns ends the walk.
-func (db *DB) walk(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool, next func(*Meta, error) ([]chainhash.Hash, error)) ([]chainhash.Hash, error) {
+// next receives the visited transaction and its outputs, or the error
+// reading them; an error it returns ends the walk.
+func (db *DB) walk(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool, next func(chainhash.Hash, *Meta, error) ([]chainhash.Hash, error)) ([]chainhash.Hash, error) {
 	var out []chainhash.Hash
 	queue := slices.Clone(roots)
 	for len(queue) > 0 {
@@ -157,7 +157,8 @@ func (db *DB) walk(ctx context.Context, roots []chainhash.Hash, seen map[chainha
 		}
 		seen[txid] = true
 		out = append(out, txid)
-		children, err := next(db.Get(ctx, txid, FieldOutputs))
+		meta, err := db.Get(ctx, txid, FieldOutputs)
+		children, err := next(txid, meta, err)
 		if err != nil {
 			return nil, err
 		}

@@ -3,9 +3,11 @@ package utxo
 import (
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/chain"
@@ -97,4 +99,51 @@ func TestCreateNeedingTheBlobStoreWithoutOneIsRefused(t *testing.T) {
 	}
 	// A transaction that fits one record needs no blob store.
 	mustCreate(t, db, coinbaseTx("small", 100, 1), 1)
+}
+
+// A call that marks several transactions and names one the store does not
+// hold is refused with TX_NOT_FOUND naming it, and marks none of the
+// others: locked, conflicting, mined, off the longest chain. They used to
+// be marked all the same, behind the refusal. Unsetting a block, which has
+// nothing to undo on a missing transaction, skips it, as the reference does.
+func TestMarkingCallsNamingAMissingTransactionChangeNothing(t *testing.T) {
+	block := model.MinedBlockInfo{BlockID: 7, BlockHeight: 1, OnLongestChain: true}
+	for name, call := range map[string]func(db *DB, txids []chainhash.Hash) error{
+		"SetLocked": func(db *DB, txids []chainhash.Hash) error { return db.SetLocked(ctx, txids, true) },
+		"SetConflicting": func(db *DB, txids []chainhash.Hash) error {
+			_, _, err := db.SetConflicting(ctx, txids, true)
+			return err
+		},
+		"SetMinedMulti": func(db *DB, txids []chainhash.Hash) error {
+			_, err := db.SetMinedMulti(ctx, txids, block)
+			return err
+		},
+		"MarkTransactionsOnLongestChain": func(db *DB, txids []chainhash.Hash) error {
+			return db.MarkTransactionsOnLongestChain(ctx, txids, true)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := newStore(t, Options{})
+			parent := coinbaseTx("parent", 1, 50e8)
+			mustCreate(t, db, parent, 1, mined(1))
+			u := spendTx("U", []wire.OutPoint{out(parent, 0)}, 1, 4e8)
+			mustCreate(t, db, u, 1)
+			missing := chainhash.Hash{0xee}
+			before := mustGet(t, db, u.ID)
+			err := call(db, []chainhash.Hash{u.ID, missing})
+			wantCode(t, err, model.ErrTxNotFound)
+			if !strings.Contains(err.Error(), missing.String()) {
+				t.Errorf("the refusal does not name the missing transaction: %v", err)
+			}
+			if after := mustGet(t, db, u.ID); !reflect.DeepEqual(after, before) {
+				t.Fatalf("the refused call changed U:\n%+v\nwant\n%+v", after, before)
+			}
+		})
+	}
+	db := newStore(t, Options{})
+	unset := block
+	unset.UnsetMined = true
+	if _, err := db.SetMinedMulti(ctx, []chainhash.Hash{{0xee}}, unset); err != nil {
+		t.Fatalf("unsetting a block on a missing transaction: %v", err)
+	}
 }

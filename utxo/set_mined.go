@@ -7,6 +7,7 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
+	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/utxo/model"
 	"github.com/utxostore/utxostore/utxo/record"
 )
@@ -16,8 +17,13 @@ import (
 // clears their locked and creating flags, completing an interrupted
 // multi-record create). With info.UnsetMined a transaction that is not
 // stored is skipped, as aerospike/set_mined.go skips TX_NOT_FOUND there;
-// otherwise it is TX_NOT_FOUND.
+// otherwise it is TX_NOT_FOUND, and nothing is marked (refuseMissing).
 func (db *DB) SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo) (map[chainhash.Hash][]uint32, error) {
+	if !info.UnsetMined {
+		if err := db.refuseMissing(ctx, txids); err != nil {
+			return nil, err
+		}
+	}
 	blockIDs := make(map[chainhash.Hash][]uint32, len(txids))
 	err := db.setMined(ctx, txids, info, func(txid chainhash.Hash, after *record.Record) {
 		blockIDs[txid] = slices.Clone(after.BlockIDs)
@@ -88,9 +94,36 @@ func (db *DB) SetLocked(ctx context.Context, txids []chainhash.Hash, locked bool
 	})
 }
 
+// refuseMissing refuses, before anything is written, a call naming
+// transactions the store does not hold: TX_NOT_FOUND for each. A call
+// that marks several transactions then marks all of them or none, as a
+// refused call changes nothing (but for one deleted between this read and
+// the write, which is TX_NOT_FOUND after the others are marked).
+func (db *DB) refuseMissing(ctx context.Context, txids []chainhash.Hash) error {
+	keys := make([]engine.Key, len(txids))
+	for i, txid := range txids {
+		keys[i] = engine.Key(record.MasterKey(txid))
+	}
+	values, err := db.eng.Get(ctx, keys)
+	if err != nil {
+		return storageErr("reading the transactions named", err)
+	}
+	var missing []error
+	for i, v := range values {
+		if v == nil {
+			missing = append(missing, notFound(txids[i]))
+		}
+	}
+	return errors.Join(missing...)
+}
+
 // applyToMasters runs op on the master record of every transaction, then
-// follows the signals.
+// follows the signals; a transaction not stored refuses them all
+// (refuseMissing).
 func (db *DB) applyToMasters(ctx context.Context, txids []chainhash.Hash, op func(*record.Record) (record.Signal, error)) error {
+	if err := db.refuseMissing(ctx, txids); err != nil {
+		return err
+	}
 	ops := make([]*recordOp, len(txids))
 	for i, txid := range txids {
 		ops[i] = &recordOp{txid: txid, op: op}
@@ -100,7 +133,11 @@ func (db *DB) applyToMasters(ctx context.Context, txids []chainhash.Hash, op fun
 
 // applyToAllRecords runs op on the master and then on every child record of
 // each transaction: flags that every record carries (locked, conflicting).
+// A transaction not stored refuses them all (refuseMissing).
 func (db *DB) applyToAllRecords(ctx context.Context, txids []chainhash.Hash, op func(*record.Record) (record.Signal, error)) error {
+	if err := db.refuseMissing(ctx, txids); err != nil {
+		return err
+	}
 	masters := make([]*recordOp, len(txids))
 	for i, txid := range txids {
 		masters[i] = &recordOp{txid: txid, op: op}

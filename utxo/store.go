@@ -55,7 +55,11 @@ type Store interface {
 
 	// SetMinedMulti records that the transactions were mined in a block (or,
 	// with info.UnsetMined, that the block no longer holds them). It returns
-	// the block IDs each transaction is now mined in.
+	// the block IDs each transaction is now mined in. It, and the other
+	// calls that mark transactions (MarkTransactionsOnLongestChain,
+	// SetLocked, SetConflicting), refuse a list naming a transaction the
+	// store does not hold with TX_NOT_FOUND for each, and mark none of
+	// the others; unsetting a block skips such a transaction instead.
 	SetMinedMulti(ctx context.Context, txids []chainhash.Hash, info model.MinedBlockInfo) (map[chainhash.Hash][]uint32, error)
 	// MarkTransactionsOnLongestChain sets or clears unminedSince.
 	MarkTransactionsOnLongestChain(ctx context.Context, txids []chainhash.Hash, onLongestChain bool) error
