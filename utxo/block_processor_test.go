@@ -737,27 +737,15 @@ func testASpendByAPrunedChainTransactionStands(t *testing.T, open engineOpener) 
 	p, genesis := minedParentAtGenesis(t, db, 2)
 	c := spendTx("C", []wire.OutPoint{out(p, 0)}, 1, 4e8)
 	d := spendTx("D", []wire.OutPoint{out(c, 0)}, 1, 3e8)
-	blocks := []Block{genesis}
-	next := func(txs ...*chain.Tx) Block { return blockAfter(blocks[len(blocks)-1], txs...) }
+	prev := genesis
 	for _, txs := range [][]*chain.Tx{{c}, {d}} {
-		b := next(txs...)
-		connectAll(t, db, []Block{b})
-		blocks = append(blocks, b)
+		prev = blockAfter(prev, txs...)
+		connectAll(t, db, []Block{prev})
 	}
-	for len(blocks) < 10 {
-		if _, err := db.Get(ctx, c.ID); errors.Is(err, model.ErrTxNotFound) {
-			break
-		}
-		b := next()
-		connectAll(t, db, []Block{b})
-		blocks = append(blocks, b)
-	}
-	if _, err := db.Get(ctx, c.ID); !errors.Is(err, model.ErrTxNotFound) {
-		t.Fatalf("C after %d blocks: %v, want it pruned", len(blocks), err)
-	}
+	prev = connectUntilPruned(t, db, prev, c.ID, 9)
 	before := summary(t, db)
 	x := spendTx("X", []wire.OutPoint{out(p, 0)}, 1, 4e8)
-	if err := db.ConnectBlock(ctx, next(x)); !errors.Is(err, model.ErrSpent) || !strings.Contains(err.Error(), "since pruned") {
+	if err := db.ConnectBlock(ctx, blockAfter(prev, x)); !errors.Is(err, model.ErrSpent) || !strings.Contains(err.Error(), "since pruned") {
 		t.Fatalf("a block spending P:0 again: %v, want SPENT, by C since pruned", err)
 	}
 	if err := db.Unspend(ctx, []*Spend{{TxID: p.ID, Vout: 0}}, false); !errors.Is(err, model.ErrSpent) || !strings.Contains(err.Error(), "since pruned") {
@@ -1141,6 +1129,26 @@ func minedParentAtGenesis(t *testing.T, db *DB, n int) (*chain.Tx, Block) {
 	return p, genesis
 }
 
+// connectUntilPruned connects empty blocks after prev until txid is no
+// longer stored, and returns the tip; it fails if txid is still stored
+// once the tip reaches height limit.
+func connectUntilPruned(t *testing.T, db *DB, prev Block, txid chainhash.Hash, limit uint32) Block {
+	t.Helper()
+	for {
+		_, err := db.Get(ctx, txid)
+		switch {
+		case errors.Is(err, model.ErrTxNotFound):
+			return prev
+		case err != nil:
+			t.Fatal(err)
+		case prev.Height >= limit:
+			t.Fatalf("%s is still stored at height %d, want it pruned", txid, prev.Height)
+		}
+		prev = blockAfter(prev)
+		connectAll(t, db, []Block{prev})
+	}
+}
+
 // blockAfter is the test block above prev: "block H" at height H, its own
 // coinbase, then txs.
 func blockAfter(prev Block, txs ...*chain.Tx) Block {
@@ -1181,15 +1189,7 @@ func TestAnUnminedSpenderKeepsItsParent(t *testing.T) {
 			}
 			mustGet(t, db, p.ID)
 			connect(c)
-			for len(blocks) < 16 {
-				if _, err := db.Get(ctx, p.ID); errors.Is(err, model.ErrTxNotFound) {
-					break
-				}
-				connect()
-			}
-			if _, err := db.Get(ctx, p.ID); !errors.Is(err, model.ErrTxNotFound) {
-				t.Fatalf("P, %d blocks after C was mined: %v, want it pruned", len(blocks)-9, err)
-			}
+			connectUntilPruned(t, db, blocks[len(blocks)-1], p.ID, 15)
 			mustVerify(t, db)
 		})
 	}

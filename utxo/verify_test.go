@@ -35,16 +35,7 @@ func TestVerifyNamesChainSpendsWhoseTransactionIsUnlisted(t *testing.T) {
 		prev = blockAfter(prev, txs...)
 		connectAll(t, db, []Block{prev})
 	}
-	for prev.Height < 12 {
-		if _, err := db.Get(ctx, c.ID); errors.Is(err, model.ErrTxNotFound) {
-			break
-		}
-		prev = blockAfter(prev)
-		connectAll(t, db, []Block{prev})
-	}
-	if _, err := db.Get(ctx, c.ID); !errors.Is(err, model.ErrTxNotFound) {
-		t.Fatalf("C at height %d: %v, want it pruned", prev.Height, err)
-	}
+	connectUntilPruned(t, db, prev, c.ID, 12)
 	mustVerify(t, db)
 
 	key := engine.Key(record.MasterKey(q.ID))
