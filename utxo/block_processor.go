@@ -587,18 +587,7 @@ func (db *DB) markConflicting(ctx context.Context, roots []chainhash.Hash, block
 // there is nothing to mark, and its spends of a loser's outputs stay as
 // they are, as the loser's other outputs do.
 func (db *DB) withDescendants(ctx context.Context, roots []chainhash.Hash) ([]chainhash.Hash, error) {
-	gone := map[chainhash.Hash]bool{}
-	order, err := db.walk(ctx, roots, map[chainhash.Hash]bool{}, func(txid chainhash.Hash, meta *Meta, err error) ([]chainhash.Hash, error) {
-		if errors.Is(err, model.ErrTxNotFound) {
-			gone[txid] = true
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return spendersOf(meta), nil
-	})
-	return slices.DeleteFunc(order, func(txid chainhash.Hash) bool { return gone[txid] }), err
+	return db.walk(ctx, roots, map[chainhash.Hash]bool{}, spendersOf)
 }
 
 // setConflictingReleasing marks txids conflicting and undoes their

@@ -16,7 +16,9 @@ import (
 // deletion. It returns the spends of the marked transactions (their
 // inputs) and the transactions spending their outputs, so that a caller
 // can walk down the descendants as the reference's markConflictingRecursively
-// (process_conflicting.go) does.
+// (process_conflicting.go) does. A spender the store does not hold (a
+// Spend whose transaction was never created) is left out of them: marking
+// it would be refused, and the next generation with it.
 //
 // The reference also writes the parents' conflictingChildren when
 // unmarking; this store records a child there only when it is marked, so
@@ -65,7 +67,17 @@ func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, confli
 	if err := db.applyAll(ctx, parentOps); err != nil {
 		return nil, nil, err
 	}
-	return spends, spenders, nil
+	held, err := db.stored(ctx, spenders)
+	if err != nil {
+		return nil, nil, err
+	}
+	var next []chainhash.Hash
+	for i, spender := range spenders {
+		if held[i] {
+			next = append(next, spender)
+		}
+	}
+	return spends, next, nil
 }
 
 // conflictingChildOp records child among parent's conflictingChildren; a
@@ -94,8 +106,9 @@ func (db *DB) applyAll(ctx context.Context, ops []*recordOp) error {
 // GetConflictingChildren implements Store: the transactions recorded in
 // txid's conflictingChildren and those spending its outputs, and, down the
 // generations, theirs (the reference's GetConflictingChildren in
-// process_conflicting.go). A descendant that is no longer stored ends its
-// branch, where the reference fails the whole query.
+// process_conflicting.go). A descendant the store does not hold is left
+// out and ends its branch, where the reference fails the whole query: the
+// list can be marked (SetConflicting) as it is.
 func (db *DB) GetConflictingChildren(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error) {
 	meta, err := db.Get(ctx, txid, FieldOutputs)
 	if err != nil {
@@ -131,22 +144,15 @@ func spendersOf(meta *Meta) []chainhash.Hash {
 // descendants returns roots and all their children (see childrenOf),
 // breadth first, leaving out what seen already holds.
 func (db *DB) descendants(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool) ([]chainhash.Hash, error) {
-	return db.walk(ctx, roots, seen, func(_ chainhash.Hash, meta *Meta, err error) ([]chainhash.Hash, error) {
-		if errors.Is(err, model.ErrTxNotFound) {
-			return nil, nil // a descendant no longer stored ends its branch
-		}
-		if err != nil {
-			return nil, err
-		}
-		return childrenOf(meta), nil
-	})
+	return db.walk(ctx, roots, seen, childrenOf)
 }
 
 // walk returns roots and, breadth first, the transactions that next names
 // for each one it visits, each once, leaving out what seen already holds.
-// next receives the visited transaction and its outputs, or the error
-// reading them; an error it returns ends the walk.
-func (db *DB) walk(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool, next func(chainhash.Hash, *Meta, error) ([]chainhash.Hash, error)) ([]chainhash.Hash, error) {
+// A transaction the store does not hold (a Spend whose transaction was
+// never created, or one deleted since) is left out and ends its branch:
+// whoever marks the transactions walk returns marks only stored ones.
+func (db *DB) walk(ctx context.Context, roots []chainhash.Hash, seen map[chainhash.Hash]bool, next func(*Meta) []chainhash.Hash) ([]chainhash.Hash, error) {
 	var out []chainhash.Hash
 	queue := slices.Clone(roots)
 	for len(queue) > 0 {
@@ -156,13 +162,15 @@ func (db *DB) walk(ctx context.Context, roots []chainhash.Hash, seen map[chainha
 			continue
 		}
 		seen[txid] = true
-		out = append(out, txid)
 		meta, err := db.Get(ctx, txid, FieldOutputs)
-		children, err := next(txid, meta, err)
+		if errors.Is(err, model.ErrTxNotFound) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		queue = append(queue, children...)
+		out = append(out, txid)
+		queue = append(queue, next(meta)...)
 	}
 	return out, nil
 }

@@ -331,6 +331,41 @@ func TestSetConflictingReturnsTheSpendersOfTheMarkedOutputs(t *testing.T) {
 	wantSet(t, "transactions affected", affected, grandchild.ID)
 }
 
+// TestConflictListsNameOnlyStoredTransactions: S spends L:0 and is
+// stored; G spends L:1 and was never created (a validator stopped between
+// Spend and Create). The lists a recursive marker walks down name S, not
+// G: marking a list naming G is refused whole (TX_NOT_FOUND), and the
+// marker used to stop there, S unmarked. Marking what they name succeeds.
+func TestConflictListsNameOnlyStoredTransactions(t *testing.T) {
+	db := newStore(t, Options{})
+	p := spendTx("P", []wire.OutPoint{{Hash: chainhash.Hash{0xa1}}}, 1, 5e8)
+	mustCreate(t, db, p, 1, mined(1))
+	l := spendTx("L", []wire.OutPoint{out(p, 0)}, 2, 4e8)
+	s := spendTx("S", []wire.OutPoint{out(l, 0)}, 1, 1e8)
+	for _, tx := range []*chain.Tx{l, s} {
+		mustCreate(t, db, tx, 11)
+		mustSpend(t, db, tx)
+	}
+	g := spendTx("G", []wire.OutPoint{out(l, 1)}, 1, 1e8)
+	mustSpend(t, db, g)
+	children, err := db.GetConflictingChildren(ctx, l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSet(t, "conflicting children", children, s.ID)
+	_, next, err := db.SetConflicting(ctx, []chainhash.Hash{l.ID}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSet(t, "the next generation to mark", next, s.ID)
+	if _, _, err := db.SetConflicting(ctx, next, true); err != nil {
+		t.Fatalf("marking the next generation: %v", err)
+	}
+	if !mustGet(t, db, s.ID).Conflicting {
+		t.Errorf("S is not conflicting")
+	}
+}
+
 // Behaviour 10b: the counter-conflicting set and the conflicting children
 // include the spenders' descendants.
 func TestCounterConflictingAndConflictingChildrenIncludeDescendants(t *testing.T) {

@@ -100,21 +100,34 @@ func (db *DB) SetLocked(ctx context.Context, txids []chainhash.Hash, locked bool
 // refused call changes nothing (but for one deleted between this read and
 // the write, which is TX_NOT_FOUND after the others are marked).
 func (db *DB) refuseMissing(ctx context.Context, txids []chainhash.Hash) error {
+	held, err := db.stored(ctx, txids)
+	if err != nil {
+		return err
+	}
+	var missing []error
+	for i, ok := range held {
+		if !ok {
+			missing = append(missing, notFound(txids[i]))
+		}
+	}
+	return errors.Join(missing...)
+}
+
+// stored says, for each of txids, whether the store holds it.
+func (db *DB) stored(ctx context.Context, txids []chainhash.Hash) ([]bool, error) {
 	keys := make([]engine.Key, len(txids))
 	for i, txid := range txids {
 		keys[i] = engine.Key(record.MasterKey(txid))
 	}
 	values, err := db.eng.Get(ctx, keys)
 	if err != nil {
-		return storageErr("reading the transactions named", err)
+		return nil, storageErr("reading the transactions named", err)
 	}
-	var missing []error
+	held := make([]bool, len(values))
 	for i, v := range values {
-		if v == nil {
-			missing = append(missing, notFound(txids[i]))
-		}
+		held[i] = v != nil
 	}
-	return errors.Join(missing...)
+	return held, nil
 }
 
 // applyToMasters runs op on the master record of every transaction, then
