@@ -178,7 +178,8 @@ func (db *DB) walk(ctx context.Context, roots []chainhash.Hash, seen map[chainha
 // GetCounterConflicting implements Store: txid together with every
 // transaction the store records as spending one of the outputs txid spends,
 // and their descendants (the reference's GetCounterConflictingTxHashes). A
-// parent that is not stored, or an output it holds unspent, adds nothing.
+// parent that is not stored, or an output it holds unspent, adds nothing,
+// nor does a spender or descendant the store does not hold (walk).
 func (db *DB) GetCounterConflicting(ctx context.Context, txid chainhash.Hash) ([]chainhash.Hash, error) {
 	meta, err := db.Get(ctx, txid, FieldOutputs)
 	if err != nil {
