@@ -182,7 +182,7 @@ func (db *DB) connectBlock(ctx context.Context, b Block, cs *chainState) error {
 		toMine = toMine[n:]
 	}
 	if len(winners) > 0 {
-		if _, _, err := db.SetConflicting(ctx, winners, false); err != nil {
+		if _, _, err := db.setConflicting(ctx, winners, false); err != nil {
 			return err
 		}
 	}
@@ -367,7 +367,7 @@ func (db *DB) spendBlockInputs(ctx context.Context, b Block, stored []chainhash.
 		err2 = errors.Join(err2, db.spendAll(ctx, done.released, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true}))
 	}
 	if len(done.winners) > 0 {
-		_, _, err3 := db.SetConflicting(ctx, done.winners, true)
+		_, _, err3 := db.setConflicting(ctx, done.winners, true)
 		err2 = errors.Join(err2, err3)
 	}
 	return errors.Join(err, undo, err2)
@@ -434,7 +434,7 @@ func (db *DB) spendChunkInputs(ctx context.Context, txs []*chain.Tx, b Block, mi
 		}
 		if len(s.winners) > 0 {
 			done.winners = append(done.winners, s.winners...)
-			if _, _, err := db.SetConflicting(ctx, s.winners, false); err != nil {
+			if _, _, err := db.setConflicting(ctx, s.winners, false); err != nil {
 				return err
 			}
 		}
@@ -593,7 +593,7 @@ func (db *DB) withDescendants(ctx context.Context, roots []chainhash.Hash) ([]ch
 // setConflictingReleasing marks txids conflicting and undoes their
 // spends: a conflicting transaction holds no output.
 func (db *DB) setConflictingReleasing(ctx context.Context, txids []chainhash.Hash) error {
-	spends, _, err := db.SetConflicting(ctx, txids, true)
+	spends, _, err := db.setConflicting(ctx, txids, true)
 	if err != nil {
 		return err
 	}
@@ -681,7 +681,7 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 	if len(txids) == 0 {
 		return nil
 	}
-	if _, _, err := db.SetConflicting(ctx, txids, false); err != nil {
+	if _, _, err := db.setConflicting(ctx, txids, false); err != nil {
 		return err
 	}
 	for i, txid := range txids {
@@ -691,7 +691,7 @@ func (db *DB) restoreConflicting(ctx context.Context, txids []chainhash.Hash) er
 		}
 		err = db.spendAll(ctx, spends, SpendOptions{BlockHeight: db.height.Load() + 1, IgnoreLocked: true})
 		if errors.Is(err, model.ErrSpent) || errors.Is(err, model.ErrConflicting) {
-			if _, _, err := db.SetConflicting(ctx, []chainhash.Hash{txid}, true); err != nil {
+			if _, _, err := db.setConflicting(ctx, []chainhash.Hash{txid}, true); err != nil {
 				return fmt.Errorf("restoring %s after its conflict was reversed, it stays conflicting: %w", txid, err)
 			}
 			continue

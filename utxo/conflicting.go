@@ -24,6 +24,30 @@ import (
 // unmarking; this store records a child there only when it is marked, so
 // that the list keeps meaning "spenders marked conflicting".
 func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, conflicting bool) ([]*Spend, []chainhash.Hash, error) {
+	if err := db.refuseMissing(ctx, txids); err != nil {
+		return nil, nil, err
+	}
+	spends, spenders, err := db.setConflicting(ctx, txids, conflicting)
+	if err != nil {
+		return nil, nil, err
+	}
+	held, err := db.stored(ctx, spenders)
+	if err != nil {
+		return nil, nil, err
+	}
+	var next []chainhash.Hash
+	for i, spender := range spenders {
+		if held[i] {
+			next = append(next, spender)
+		}
+	}
+	return spends, next, nil
+}
+
+// setConflicting is SetConflicting for the block path, whose transactions
+// are stored and which marks the spenders itself (withDescendants): it
+// returns every spender of the marked outputs, and checks nothing first.
+func (db *DB) setConflicting(ctx context.Context, txids []chainhash.Hash, conflicting bool) ([]*Spend, []chainhash.Hash, error) {
 	height, retention := db.height.Load(), db.opts.BlockHeightRetention
 	if err := db.applyToAllRecords(ctx, txids, func(r *record.Record) (record.Signal, error) {
 		return r.SetConflicting(conflicting, height, retention), nil
@@ -67,17 +91,7 @@ func (db *DB) SetConflicting(ctx context.Context, txids []chainhash.Hash, confli
 	if err := db.applyAll(ctx, parentOps); err != nil {
 		return nil, nil, err
 	}
-	held, err := db.stored(ctx, spenders)
-	if err != nil {
-		return nil, nil, err
-	}
-	var next []chainhash.Hash
-	for i, spender := range spenders {
-		if held[i] {
-			next = append(next, spender)
-		}
-	}
-	return spends, next, nil
+	return spends, spenders, nil
 }
 
 // conflictingChildOp records child among parent's conflictingChildren; a

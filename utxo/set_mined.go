@@ -80,6 +80,9 @@ func (db *DB) setMined(ctx context.Context, txids []chainhash.Hash, info model.M
 // longest chain is mined (unminedSince 0); off it, it is unmined since the
 // store height. Its delete-at-height is left as it is.
 func (db *DB) MarkTransactionsOnLongestChain(ctx context.Context, txids []chainhash.Hash, onLongestChain bool) error {
+	if err := db.refuseMissing(ctx, txids); err != nil {
+		return err
+	}
 	height := db.height.Load()
 	return db.applyToMasters(ctx, txids, func(r *record.Record) (record.Signal, error) {
 		r.MarkOnLongestChain(onLongestChain, height)
@@ -89,6 +92,9 @@ func (db *DB) MarkTransactionsOnLongestChain(ctx context.Context, txids []chainh
 
 // SetLocked implements Store.
 func (db *DB) SetLocked(ctx context.Context, txids []chainhash.Hash, locked bool) error {
+	if err := db.refuseMissing(ctx, txids); err != nil {
+		return err
+	}
 	return db.applyToAllRecords(ctx, txids, func(r *record.Record) (record.Signal, error) {
 		return r.SetLocked(locked), nil
 	})
@@ -131,12 +137,8 @@ func (db *DB) stored(ctx context.Context, txids []chainhash.Hash) ([]bool, error
 }
 
 // applyToMasters runs op on the master record of every transaction, then
-// follows the signals; a transaction not stored refuses them all
-// (refuseMissing).
+// follows the signals.
 func (db *DB) applyToMasters(ctx context.Context, txids []chainhash.Hash, op func(*record.Record) (record.Signal, error)) error {
-	if err := db.refuseMissing(ctx, txids); err != nil {
-		return err
-	}
 	ops := make([]*recordOp, len(txids))
 	for i, txid := range txids {
 		ops[i] = &recordOp{txid: txid, op: op}
@@ -146,11 +148,7 @@ func (db *DB) applyToMasters(ctx context.Context, txids []chainhash.Hash, op fun
 
 // applyToAllRecords runs op on the master and then on every child record of
 // each transaction: flags that every record carries (locked, conflicting).
-// A transaction not stored refuses them all (refuseMissing).
 func (db *DB) applyToAllRecords(ctx context.Context, txids []chainhash.Hash, op func(*record.Record) (record.Signal, error)) error {
-	if err := db.refuseMissing(ctx, txids); err != nil {
-		return err
-	}
 	masters := make([]*recordOp, len(txids))
 	for i, txid := range txids {
 		masters[i] = &recordOp{txid: txid, op: op}
