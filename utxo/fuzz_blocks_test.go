@@ -10,6 +10,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 
+	"github.com/utxostore/utxostore/blob"
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
 	"github.com/utxostore/utxostore/engine/sozu"
@@ -77,6 +78,24 @@ func (c *chainModel) spendable(op wire.OutPoint, pending map[chainhash.Hash]int,
 	return ok && int(op.Index) < n && !spent && !taken[op]
 }
 
+// blockStepSeeds are the block fuzzers' first inputs.
+var blockStepSeeds = [][]byte{
+	// A and T spend root:0, C spends T:0; A is submitted, T and C stored
+	// conflicting; a block mines T and C.
+	{0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1, 0, 3, 1, 0, 2, 2, 0, 2, 3, 0, 5, 2, 1},
+	// L and W spend root:0; L is submitted, and a block mines W, which
+	// takes root:0 from L; it is disconnected and connected again, and a
+	// block double spending root:0 is refused.
+	{0, 0, 0, 0, 0, 0, 1, 1, 0, 3, 1, 0, 5, 2, 0, 6, 0, 0, 5, 2, 0, 5, 1, 1},
+	// A block mines tx1, which spends root:0, and is disconnected: tx1,
+	// unmined, still holds root:0.
+	{0, 0, 0, 5, 1, 0, 6, 0, 0},
+	// Block 1 mines tx1; U, a rival of tx1, is stored unmined; tx2 spends
+	// tx1:2 and U:0, is stored and marked conflicting, its spends in
+	// place; empty blocks follow, and block 4 spends tx1:2.
+	{0, 0, 8, 5, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 2, 3, 3, 0, 1, 3, 0, 2, 3, 3, 5, 0, 0, 5, 0, 0, 0, 0, 9, 5, 4, 0},
+}
+
 // FuzzBlocksKeepTheChainsSpends: any sequence of creates (plain or
 // conflicting, as a validator stores a double spend's loser), spends and
 // unspends of unmined transactions, blocks and disconnections leaves the
@@ -103,32 +122,13 @@ func (c *chainModel) spendable(op wire.OutPoint, pending map[chainhash.Hash]int,
 // Create or marking (SetConflicting) off the chain, Spend or Unspend, a
 // block of some of the transactions, or the tip block's disconnection.
 func FuzzBlocksKeepTheChainsSpends(f *testing.F) {
-	// A and T spend root:0, C spends T:0; A is submitted, T and C stored
-	// conflicting; a block mines T and C.
-	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1, 0, 3, 1, 0, 2, 2, 0, 2, 3, 0, 5, 2, 1})
-	// L and W spend root:0; L is submitted, and a block mines W, which
-	// takes root:0 from L; it is disconnected and connected again, and a
-	// block double spending root:0 is refused.
-	f.Add([]byte{0, 0, 0, 0, 0, 0, 1, 1, 0, 3, 1, 0, 5, 2, 0, 6, 0, 0, 5, 2, 0, 5, 1, 1})
-	// A block mines tx1, which spends root:0, and is disconnected: tx1,
-	// unmined, still holds root:0.
-	f.Add([]byte{0, 0, 0, 5, 1, 0, 6, 0, 0})
-	// Block 1 mines tx1; U, a rival of tx1, is stored unmined; tx2 spends
-	// tx1:2 and U:0, is stored and marked conflicting, its spends in
-	// place; empty blocks follow, and block 4 spends tx1:2.
-	f.Add([]byte{0, 0, 8, 5, 0, 0, 0, 0, 0, 1, 2, 0, 0, 3, 2, 3, 3, 0, 1, 3, 0, 2, 3, 3, 5, 0, 0, 5, 0, 0, 0, 0, 9, 5, 4, 0})
+	for _, seed := range blockStepSeeds {
+		f.Add(seed)
+	}
 	engines := map[string]engineOpener{
 		"memory": onMemory,
 		"sozu": func(t testing.TB) engine.Engine {
-			// A tiny layout: opening it is quick, and records move to
-			// deeper layers and the value log within an input.
-			e, err := sozu.Open(filepath.Join(t.TempDir(), "sozu"), sozu.Options{Sync: engine.SyncBlock,
-				Shards: 2, Layer0Buckets: 2, FanoutBits: 1, Layers: 5, Capacity: []int{400, 600}, FlowRatio: []float64{0.5, 0.6},
-				InlineMax: 150, FilterKeys: 64, CheckpointLogBytes: 4 << 10})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return e
+			return openTinySozu(t, filepath.Join(t.TempDir(), "sozu"))
 		},
 	}
 	f.Fuzz(func(t *testing.T, steps []byte) {
@@ -145,13 +145,69 @@ func FuzzBlocksKeepTheChainsSpends(f *testing.F) {
 			if name == "memory" {
 				opts.UnminedRetention = 3
 			}
-			checkBlockSteps(t, name, newStoreOn(t, open, opts), steps)
+			checkBlockSteps(t, name, newStoreOn(t, open, opts), steps, nil)
 		}
 	})
 }
 
-// checkBlockSteps runs steps on a new store db.
-func checkBlockSteps(t *testing.T, engineName string, db *DB, steps []byte) {
+// FuzzBlocksKeepTheChainsSpendsAcrossReopens runs the steps of
+// FuzzBlocksKeepTheChainsSpends on Sozu, closing the store and opening it
+// again from its directory after every block connected or disconnected,
+// as a node restarts: what the store kept in memory (the chain state it
+// read, the set statistics' worker and the blocks waiting for it) must
+// come back from what it wrote, and the same checks hold.
+func FuzzBlocksKeepTheChainsSpendsAcrossReopens(f *testing.F) {
+	for _, seed := range blockStepSeeds {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, steps []byte) {
+		if len(steps) > 3*32 {
+			steps = steps[:3*32]
+		}
+		dir := t.TempDir()
+		bs, err := blob.NewFileStore(filepath.Join(dir, "blobs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{UtxoBatchSize: 2, BlockHeightRetention: 2, Blobs: bs}
+		var open *DB // closed when the input ends, however it ends
+		t.Cleanup(func() {
+			if open != nil {
+				_ = open.Close()
+			}
+		})
+		reopen := func(db *DB) *DB {
+			if db != nil {
+				if err := db.Close(); err != nil {
+					t.Fatalf("closing the store: %v", err)
+				}
+			}
+			if open, err = Open(ctx, openTinySozu(t, filepath.Join(dir, "sozu")), opts); err != nil {
+				t.Fatalf("opening the store again: %v", err)
+			}
+			return open
+		}
+		checkBlockSteps(t, "sozu", reopen(nil), steps, reopen)
+	})
+}
+
+// openTinySozu opens a Sozu engine of a tiny layout at dir: opening it is
+// quick, and records move to deeper layers and the value log within a
+// fuzzer's input.
+func openTinySozu(t testing.TB, dir string) engine.Engine {
+	e, err := sozu.Open(dir, sozu.Options{Sync: engine.SyncBlock,
+		Shards: 2, Layer0Buckets: 2, FanoutBits: 1, Layers: 5, Capacity: []int{400, 600}, FlowRatio: []float64{0.5, 0.6},
+		InlineMax: 150, FilterKeys: 64, CheckpointLogBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// checkBlockSteps runs steps on a new store db. reopen, when not nil,
+// closes the store after every block connected or disconnected and
+// returns it opened again.
+func checkBlockSteps(t *testing.T, engineName string, db *DB, steps []byte, reopen func(*DB) *DB) {
 	// The root's outputs are the chain's first: it is mined at height 0.
 	root := spendTx("root", []wire.OutPoint{{Hash: chainhash.Hash{1}}}, 4, 1000)
 	mustCreate(t, db, root, 0, mined(0))
@@ -246,6 +302,9 @@ func checkBlockSteps(t *testing.T, engineName string, db *DB, steps []byte) {
 			for _, tx := range block.Txs[1:] {
 				returned[tx.ID] = tx
 			}
+		}
+		if reopen != nil && (kind == 5 || kind == 6) {
+			db = reopen(db)
 		}
 		after := fmt.Sprintf("%s: step %d (%s)", engineName, i/3, step)
 		checkChainSpends(t, after, db, c, txs)
@@ -362,6 +421,10 @@ func checkChainSpends(t *testing.T, after string, db *DB, c *chainModel, txs []*
 // disconnected blocks that are off the chain now hold their inputs, as
 // unmined transactions do, unless they are conflicting (they lost an input
 // to a transaction a block had made conflicting, or to a block since).
+// One the store no longer holds (deleted at its delete-at-height, or as an
+// old unmined transaction) leaves returned: a Create of it after that
+// stores a new unmined transaction, which holds no input until it spends
+// it.
 func checkReturnedHoldTheirInputs(t *testing.T, after string, db *DB, c *chainModel, returned map[chainhash.Hash]*chain.Tx) {
 	t.Helper()
 	for _, tx := range returned {
@@ -370,7 +433,8 @@ func checkReturnedHoldTheirInputs(t *testing.T, after string, db *DB, c *chainMo
 		}
 		m, err := db.Get(ctx, tx.ID)
 		if errors.Is(err, model.ErrTxNotFound) {
-			continue // conflicting, and deleted at its delete-at-height
+			delete(returned, tx.ID)
+			continue
 		}
 		if err != nil {
 			t.Fatalf("after %s: %s, of a disconnected block: %v", after, tx.ID, err)
