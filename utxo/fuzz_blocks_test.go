@@ -153,9 +153,11 @@ func FuzzBlocksKeepTheChainsSpends(f *testing.F) {
 // FuzzBlocksKeepTheChainsSpendsAcrossReopens runs the steps of
 // FuzzBlocksKeepTheChainsSpends on Sozu, closing the store and opening it
 // again from its directory after every block connected or disconnected,
-// as a node restarts: what the store kept in memory (the chain state it
-// read, the set statistics' worker and the blocks waiting for it) must
-// come back from what it wrote, and the same checks hold.
+// as a node restarts: Close folds the pending set statistics into the
+// chain state and checkpoints the engine, and what the reopened store
+// reads back (the chain state, the height, the records and the engine's
+// indexes of delete-at-heights and unmined transactions, which the next
+// blocks' cleanups scan) must pass the same checks.
 func FuzzBlocksKeepTheChainsSpendsAcrossReopens(f *testing.F) {
 	for _, seed := range blockStepSeeds {
 		f.Add(seed)
