@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
 )
 
 // TestImportThroughADaemonRefusesAFork imports blocks into a daemon, then
@@ -57,17 +59,27 @@ func TestImportThroughADaemonRefusesAFork(t *testing.T) {
 // lastBlockHash is the hash of the last block of a blk*.dat file.
 func lastBlockHash(t *testing.T, path string) chainhash.Hash {
 	t.Helper()
+	return lastBlockOf(t, path).BlockHash()
+}
+
+// lastBlockOf is the last block of a blk*.dat file.
+func lastBlockOf(t *testing.T, path string) *wire.MsgBlock {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var header []byte
+	var last []byte
 	for len(data) >= 8 {
 		n := int(binary.LittleEndian.Uint32(data[4:]))
 		if n < 80 || 8+n > len(data) {
 			t.Fatal(fmt.Errorf("%s: a frame of %d bytes", path, n))
 		}
-		header, data = data[8:88], data[8+n:]
+		last, data = data[8:8+n], data[8+n:]
 	}
-	return chainhash.DoubleHashH(header)
+	var b wire.MsgBlock
+	if err := b.Deserialize(bytes.NewReader(last)); err != nil {
+		t.Fatal(err)
+	}
+	return &b
 }

@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
-
-	"github.com/btcsuite/btcd/wire"
 
 	"github.com/utxostore/utxostore/client"
 	"github.com/utxostore/utxostore/index"
@@ -247,23 +242,4 @@ func TestDaemonKilledAfterADeleteOfATipTransactionGoesOn(t *testing.T) {
 	if err := d.stop(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("SIGTERM: %v\n%s", err, d.log())
 	}
-}
-
-// lastBlockOf is the last block of a block file.
-func lastBlockOf(t *testing.T, path string) *wire.MsgBlock {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var last []byte
-	for len(data) >= 8 {
-		n := 8 + int(binary.LittleEndian.Uint32(data[4:]))
-		last, data = data[8:n], data[n:]
-	}
-	var b wire.MsgBlock
-	if err := b.Deserialize(bytes.NewReader(last)); err != nil {
-		t.Fatal(err)
-	}
-	return &b
 }
