@@ -111,7 +111,10 @@ type Mutation struct {
 // that update. current is lent for the call: the function neither changes
 // it nor keeps it (nor anything sharing its memory) once it returns, so an
 // engine may hand over its own bytes without a copy. The Mutation's Value
-// may be part of current, which the engine stores as it was lent.
+// may be part of current, which the engine stores as it was lent. The
+// functions of one batch's different keys may run concurrently (Sozu runs
+// each shard's part of a batch on its own goroutine, the memory engine
+// splits a large batch of distinct keys among the processors).
 type UpdateFunc func(current []byte) (Mutation, error)
 
 // Update is one read-modify-write of a batch.

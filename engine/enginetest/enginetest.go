@@ -62,6 +62,8 @@ func Run(t *testing.T, h Harness) {
 		{"Meta", testMeta},
 		{"LargeValues", testLargeValues},
 		{"LargeBatch", testLargeBatch},
+		{"LargeMixedBatch", testLargeMixedBatch},
+		{"SameKeyInALargeBatchAppliesInOrder", testSameKeyInLargeBatch},
 		{"ConcurrentUpdatesAreAtomic", testConcurrentUpdates},
 		{"ClosedEngineRefuses", testClosed},
 		{"ReopenKeepsEverything", testReopen},
@@ -565,6 +567,113 @@ func testLargeBatch(t *testing.T, h Harness) {
 	}
 	if got := len(scanAll(t, e, engine.ByUnminedSince, 1, 7)); got != n {
 		t.Fatalf("scan found %d of %d", got, n)
+	}
+}
+
+// A large batch of distinct keys, which an engine may run on several
+// goroutines, mixes every outcome an update can have: a new record, an
+// overwrite with part of the lent bytes, a removal, a keep, a refusal and
+// a removal of a record that does not exist. Each key gets exactly its own
+// update's outcome, and its terms follow.
+func testLargeMixedBatch(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	const n = 3000 // a multiple of the six kinds below
+	stored := func(i int) []byte { return fmt.Appendf(nil, "stored value %d", i) }
+	var seed []engine.Update
+	for i := 0; i < n; i++ {
+		if i%6 != 0 && i%6 != 5 { // kinds 0 and 5 start absent
+			seed = append(seed, engine.Update{Key: K(uint64(i)), Fn: put(stored(i), engine.Terms{DeleteAtHeight: 1})})
+		}
+	}
+	mustUpdate(t, e, seed...)
+	refuse := errors.New("refused")
+	batch := make([]engine.Update, n)
+	for i := range batch {
+		var fn engine.UpdateFunc
+		switch i % 6 {
+		case 0: // a new record
+			fn = put(fmt.Appendf(nil, "new %d", i), engine.Terms{UnminedSince: uint32(i + 1)})
+		case 1: // part of the lent bytes, "value <i>"
+			fn = func(current []byte) (engine.Mutation, error) {
+				if !bytes.Equal(current, stored(i)) {
+					return engine.Mutation{}, fmt.Errorf("key %d lent %q, want %q", i, current, stored(i))
+				}
+				return engine.Mutation{Action: engine.Put, Value: current[len("stored "):], Terms: engine.Terms{UnminedSince: uint32(i + 1)}}, nil
+			}
+		case 2:
+			fn = func([]byte) (engine.Mutation, error) { return engine.Mutation{Action: engine.Remove}, nil }
+		case 3:
+			fn = func([]byte) (engine.Mutation, error) { return engine.Mutation{Action: engine.Keep}, nil }
+		case 4:
+			fn = func([]byte) (engine.Mutation, error) {
+				return engine.Mutation{Action: engine.Put, Value: []byte("refused")}, refuse
+			}
+		case 5: // absent, and removed again
+			fn = func(current []byte) (engine.Mutation, error) {
+				if current != nil {
+					return engine.Mutation{}, fmt.Errorf("key %d lent %q, want nothing", i, current)
+				}
+				return engine.Mutation{Action: engine.Remove}, nil
+			}
+		}
+		batch[i] = engine.Update{Key: K(uint64(i)), Fn: fn}
+	}
+	errs, err := e.Update(context.Background(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]engine.Key, n)
+	for i := range keys {
+		keys[i] = K(uint64(i))
+		if wantRefused := i%6 == 4; errs[i] != nil && !(wantRefused && errors.Is(errs[i], refuse)) || wantRefused && errs[i] == nil {
+			t.Fatalf("update %d: error %v", i, errs[i])
+		}
+	}
+	unmined := scanAll(t, e, engine.ByUnminedSince, 0, ^uint32(0))
+	toDelete := scanAll(t, e, engine.ByDeleteAtHeight, 0, ^uint32(0))
+	for i, got := range mustGet(t, e, keys...) {
+		var want []byte
+		switch i % 6 {
+		case 0:
+			want = fmt.Appendf(nil, "new %d", i)
+		case 1:
+			want = fmt.Appendf(nil, "value %d", i)
+		case 3, 4:
+			want = stored(i)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("key %d (kind %d) reads %q, want %q", i, i%6, got, want)
+		}
+		k := K(uint64(i))
+		if wantUnmined := i%6 <= 1; (unmined[k] == uint32(i+1)) != wantUnmined {
+			t.Fatalf("key %d (kind %d): unmined-since term %d", i, i%6, unmined[k])
+		}
+		if _, has := toDelete[k]; has != (i%6 == 3 || i%6 == 4) {
+			t.Fatalf("key %d (kind %d): delete-at-height listed %v", i, i%6, has)
+		}
+	}
+}
+
+// A large batch that names one key many times among others applies that
+// key's updates in batch order, each seeing the one before, as a small
+// batch does.
+func testSameKeyInLargeBatch(t *testing.T, h Harness) {
+	e, _ := open(t, h)
+	const n, repeated = 2000, 500
+	batch := make([]engine.Update, 0, n)
+	for i := 0; i < n; i++ {
+		k := K(uint64(i))
+		if i%(n/repeated) == 0 {
+			k = K(uint64(n))
+		}
+		batch = append(batch, engine.Update{Key: k, Fn: increment})
+	}
+	mustUpdate(t, e, batch...)
+	if got := counter(t, e, K(uint64(n))); got != repeated {
+		t.Fatalf("%d increments of one key in a batch of %d gave %d", repeated, n, got)
+	}
+	if got := counter(t, e, K(1)); got != 1 {
+		t.Fatalf("another key's counter is %d", got)
 	}
 }
 

@@ -5,6 +5,7 @@ package memory
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -93,7 +94,11 @@ func (e *Engine) Get(_ context.Context, keys []engine.Key) ([][]byte, error) {
 	return values, nil
 }
 
-// Update implements engine.Engine.
+// Update implements engine.Engine. A batch of many distinct keys (a
+// block's spends, or its transactions set mined) runs its functions on
+// every processor, as Sozu runs a batch's shards, and then applies their
+// mutations in batch order; a small batch, or one that names a key twice,
+// runs in order on the caller, each update seeing the one before.
 func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -101,28 +106,91 @@ func (e *Engine) Update(_ context.Context, updates []engine.Update) ([]error, er
 		return nil, engine.ErrClosed
 	}
 	errs := make([]error, len(updates))
+	if workers := min(runtime.GOMAXPROCS(0), len(updates)/concurrentMin); workers > 1 && distinctKeys(updates) {
+		e.updateConcurrently(updates, errs, workers)
+		return errs, nil
+	}
 	for i, u := range updates {
 		slot, existed := e.slots[u.Key]
-		// The stored bytes are lent to the function (engine.UpdateFunc).
-		var current []byte
-		if existed && e.live(&e.entries[slot]) {
-			current = e.entries[slot].value
-		}
-		m, err := u.Fn(current)
+		m, err := u.Fn(e.current(slot, existed))
 		if err != nil {
 			errs[i] = err
 			continue
 		}
-		switch {
-		case m.Action == engine.Put && existed:
-			e.overwrite(u.Key, slot, m.Value, m.Terms, 0)
-		case m.Action == engine.Put:
-			e.insert(u.Key, m.Value, m.Terms, 0)
-		case m.Action == engine.Remove && existed:
-			e.removeSlot(u.Key, slot)
-		}
+		e.mutate(u.Key, slot, existed, m)
 	}
 	return errs, nil
+}
+
+// concurrentMin is the fewest updates Update gives each goroutine: below
+// it, starting one costs more than the functions it would run.
+const concurrentMin = 64
+
+// updateConcurrently runs the functions of updates, whose keys are
+// distinct, on workers goroutines, each a contiguous part of the batch,
+// and then applies their mutations in batch order. The functions only read
+// the engine (the map and the records they are lent), so they may run
+// together; e.mu is held throughout.
+func (e *Engine) updateConcurrently(updates []engine.Update, errs []error, workers int) {
+	type outcome struct {
+		slot     uint32
+		existed  bool
+		mutation engine.Mutation
+	}
+	outcomes := make([]outcome, len(updates))
+	run := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := &outcomes[i]
+			o.slot, o.existed = e.slots[updates[i].Key]
+			o.mutation, errs[i] = updates[i].Fn(e.current(o.slot, o.existed))
+		}
+	}
+	var wg sync.WaitGroup
+	part := (len(updates) + workers - 1) / workers
+	for lo := part; lo < len(updates); lo += part {
+		wg.Go(func() { run(lo, min(lo+part, len(updates))) })
+	}
+	run(0, part)
+	wg.Wait()
+	for i, o := range outcomes {
+		if errs[i] == nil {
+			e.mutate(updates[i].Key, o.slot, o.existed, o.mutation)
+		}
+	}
+}
+
+// distinctKeys reports whether no key appears twice in updates.
+func distinctKeys(updates []engine.Update) bool {
+	seen := make(map[engine.Key]struct{}, len(updates))
+	for i := range updates {
+		if _, dup := seen[updates[i].Key]; dup {
+			return false
+		}
+		seen[updates[i].Key] = struct{}{}
+	}
+	return true
+}
+
+// current is the record an update of the key in slot is lent: its stored
+// bytes, nil when it holds none or its time to live has passed.
+func (e *Engine) current(slot uint32, existed bool) []byte {
+	if existed && e.live(&e.entries[slot]) {
+		return e.entries[slot].value
+	}
+	return nil
+}
+
+// mutate applies an update's mutation to key k, found in slot if it
+// existed.
+func (e *Engine) mutate(k engine.Key, slot uint32, existed bool, m engine.Mutation) {
+	switch {
+	case m.Action == engine.Put && existed:
+		e.overwrite(k, slot, m.Value, m.Terms, 0)
+	case m.Action == engine.Put:
+		e.insert(k, m.Value, m.Terms, 0)
+	case m.Action == engine.Remove && existed:
+		e.removeSlot(k, slot)
+	}
 }
 
 // CreateOnly implements engine.Engine.
