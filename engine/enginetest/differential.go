@@ -27,7 +27,21 @@ func Differential(t *testing.T, reference, subject engine.Engine, seed int64, op
 	for op := 0; op < ops; op++ {
 		switch r := rng.Intn(100); {
 		case r < 55:
-			batch := randomBatch(rng, key, op)
+			var keys []engine.Key
+			if rng.Intn(32) == 0 {
+				// Now and then a large batch of distinct keys, which an
+				// engine may split among goroutines (the memory engine
+				// among processors, Sozu among its shards).
+				for _, n := range rng.Perm(keySpace)[:128+rng.Intn(256)] {
+					keys = append(keys, K(uint64(n)))
+				}
+			} else {
+				keys = make([]engine.Key, 1+rng.Intn(8))
+				for i := range keys {
+					keys[i] = key()
+				}
+			}
+			batch := randomBatch(rng, keys, op)
 			errsA, errA := reference.Update(ctx, batch)
 			errsB, errB := subject.Update(ctx, batch)
 			if errA != nil || errB != nil {
@@ -88,8 +102,8 @@ var errRefused = errors.New("refused")
 
 // randomBatch builds a batch whose functions are pure in the current value,
 // so both engines compute the same results however often they are called.
-func randomBatch(rng *rand.Rand, key func() engine.Key, op int) []engine.Update {
-	batch := make([]engine.Update, 1+rng.Intn(8))
+func randomBatch(rng *rand.Rand, keys []engine.Key, op int) []engine.Update {
+	batch := make([]engine.Update, len(keys))
 	for i := range batch {
 		salt := fmt.Sprintf("%d/%d", op, i)
 		terms := engine.Terms{
@@ -126,7 +140,7 @@ func randomBatch(rng *rand.Rand, key func() engine.Key, op int) []engine.Update 
 				return engine.Mutation{Action: engine.Put, Value: v, Terms: terms}, nil
 			}
 		}
-		batch[i] = engine.Update{Key: key(), Fn: fn}
+		batch[i] = engine.Update{Key: keys[i], Fn: fn}
 	}
 	return batch
 }
