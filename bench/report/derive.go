@@ -50,6 +50,12 @@ func (ix *IndexResult) derive() {
 	if ix.StoreSeconds > 0 {
 		ix.PerStore = ix.Seconds / ix.StoreSeconds
 	}
+	if ix.WarmupStoreSeconds > 0 {
+		ix.WarmupPerStore = ix.WarmupSeconds / ix.WarmupStoreSeconds
+	}
+	if measuredStore := ix.StoreSeconds - ix.WarmupStoreSeconds; measuredStore > 0 {
+		ix.MeasuredPerStore = (ix.Seconds - ix.WarmupSeconds) / measuredStore
+	}
 	ix.DiskPerMinimal = benchmetric.DiskPerMinimal(ix.DiskBytes, int64(ix.MinimalBytes()))
 	ix.WriteAmp = benchmetric.WriteAmp(int64(ix.WrittenBytes), int64(ix.CommittedBytes))
 }

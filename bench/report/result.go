@@ -170,6 +170,13 @@ type IndexResult struct {
 	StoreSeconds float64 `json:"store_seconds"`
 	KeepSeconds  float64 `json:"keep_seconds"`
 	CheckSeconds float64 `json:"check_seconds"`
+	// WarmupSeconds and WarmupStoreSeconds are the index's and the store's
+	// share of Seconds and StoreSeconds before the measured blocks began:
+	// the warm-up's block connections (a block file replay has none). What
+	// the index holds from the warm-up it writes at its next flush, in the
+	// measured blocks' time.
+	WarmupSeconds      float64 `json:"warmup_seconds"`
+	WarmupStoreSeconds float64 `json:"warmup_store_seconds"`
 	// DiskBytes is the size of the index's directory after close;
 	// LiveBytes the keys and values of the live entries of Blockbook's
 	// columns, their logical size (index.Footprint), Entries their number
@@ -191,7 +198,11 @@ type IndexResult struct {
 	BlocksPerSecond float64 `json:"blocks_per_second,omitempty"`
 	TxsPerSecond    float64 `json:"txs_per_second,omitempty"`
 	// PerStore is Seconds ÷ StoreSeconds: the goal is at most 1.
-	PerStore       float64 `json:"index_per_store,omitempty"`
-	DiskPerMinimal float64 `json:"disk_per_minimal,omitempty"`
-	WriteAmp       float64 `json:"write_amplification,omitempty"`
+	// WarmupPerStore and MeasuredPerStore split it where the measured
+	// blocks begin.
+	PerStore         float64 `json:"index_per_store,omitempty"`
+	WarmupPerStore   float64 `json:"warmup_index_per_store,omitempty"`
+	MeasuredPerStore float64 `json:"measured_index_per_store,omitempty"`
+	DiskPerMinimal   float64 `json:"disk_per_minimal,omitempty"`
+	WriteAmp         float64 `json:"write_amplification,omitempty"`
 }

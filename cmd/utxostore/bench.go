@@ -25,6 +25,7 @@ import (
 	"github.com/utxostore/utxostore/bench/driver"
 	"github.com/utxostore/utxostore/bench/report"
 	"github.com/utxostore/utxostore/bench/workload"
+	"github.com/utxostore/utxostore/blockpath"
 	"github.com/utxostore/utxostore/engine/redis"
 	"github.com/utxostore/utxostore/engine/sozu"
 	"github.com/utxostore/utxostore/internal/sysstat"
@@ -663,12 +664,20 @@ func replayPath(ctx context.Context, sf storeFlags, stream string, opts driver.O
 	if err != nil {
 		return nil, err
 	}
+	var warmup blockpath.StepTimes
+	onMeasure := opts.OnMeasure
+	opts.OnMeasure = func() {
+		if onMeasure != nil {
+			onMeasure()
+		}
+		warmup = st.path.StepTimes()
+	}
 	res, err := replayStream(ctx, driver.Path{Path: st.path}, stream, opts)
 	if err == nil {
 		err = st.path.Close() // the index's last write, timed with the rest
 	}
 	if err == nil {
-		res.Index, err = indexResult(st, res)
+		res.Index, err = indexResult(st, res, warmup)
 	}
 	if closeErr := st.close(); err == nil && closeErr != nil {
 		err = fmt.Errorf("closing: %w", closeErr)
@@ -685,8 +694,9 @@ func replayPath(ctx context.Context, sf storeFlags, stream string, opts driver.O
 	return res, nil
 }
 
-// indexResult is the address index's share of a replay along the path.
-func indexResult(st *stores, res *report.EngineResult) (*report.IndexResult, error) {
+// indexResult is the address index's share of a replay along the path;
+// warmup is the path's step times when the measured blocks began.
+func indexResult(st *stores, res *report.EngineResult, warmup blockpath.StepTimes) (*report.IndexResult, error) {
 	steps := st.path.StepTimes()
 	fp, err := st.index.Footprint()
 	if err != nil {
@@ -700,6 +710,7 @@ func indexResult(st *stores, res *report.EngineResult) (*report.IndexResult, err
 	}
 	return &report.IndexResult{Blocks: steps.IndexedBlocks, Txs: steps.IndexedTxs, Seconds: steps.Index.Seconds(),
 		StoreSeconds: steps.Store.Seconds() + calls, KeepSeconds: steps.Keep.Seconds(), CheckSeconds: steps.Check.Seconds(),
+		WarmupSeconds: warmup.Index.Seconds(), WarmupStoreSeconds: warmup.Store.Seconds(),
 		LiveBytes: fp.LiveBytes, ElectrumBytes: fp.ElectrumBytes, Entries: fp.Entries, Digest: fp.Digest,
 		CommittedBytes: fp.CommittedBytes, WrittenBytes: fp.WrittenBytes}, nil
 }
