@@ -193,9 +193,9 @@ func (p *Path) Close() error {
 }
 
 // Flush writes what a bulk index holds, as Close does, and the import
-// goes on; its time is the index's. A feeder that has caught up settles
-// the import there: the benchmark ends its warm-up so, so that the
-// measured blocks do not pay for the warm-up's writes.
+// goes on; its time is the index's. The benchmark calls it where its
+// warm-up ends, so that the measured blocks do not pay for the warm-up's
+// writes.
 func (p *Path) Flush() error {
 	p.still.Lock()
 	defer p.still.Unlock()

@@ -172,9 +172,9 @@ type IndexResult struct {
 	CheckSeconds float64 `json:"check_seconds"`
 	// WarmupSeconds and WarmupStoreSeconds are the index's and the store's
 	// share of Seconds and StoreSeconds before the measured blocks began:
-	// the warm-up's block connections and, the index's, its write of what
-	// it held from them (blockpath.Path.Flush); a block file replay has no
-	// warm-up.
+	// the warm-up's block connections and, for the index, its write of
+	// what it held from them (blockpath.Path.Flush); a block file replay
+	// has no warm-up.
 	WarmupSeconds      float64 `json:"warmup_seconds"`
 	WarmupStoreSeconds float64 `json:"warmup_store_seconds"`
 	// WarmupFlushSeconds is the part of WarmupSeconds the index's write of
