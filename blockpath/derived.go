@@ -310,6 +310,14 @@ func (a *addressIndex) beginBulk(every int) error {
 	return nil
 }
 
+// flush writes what the bulk holds.
+func (a *addressIndex) flush() error {
+	if err := a.bulk.Flush(); err != nil {
+		return fmt.Errorf("the address index: %w", err)
+	}
+	return nil
+}
+
 // endBulk writes what the bulk holds and ends it.
 func (a *addressIndex) endBulk() error {
 	if a.bulk == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/utxostore/utxostore/chain"
 	"github.com/utxostore/utxostore/engine"
+	"github.com/utxostore/utxostore/internal/testlog"
 	"github.com/utxostore/utxostore/utxo"
 	"github.com/utxostore/utxostore/utxo/model"
 )
@@ -483,4 +484,42 @@ func TestHoldLeavesWhereTheStoresStandReadable(t *testing.T) {
 		t.Fatalf("the block sent during the Hold: %v", err)
 	}
 	level(t, p, 5, c.A[5])
+}
+
+// TestFlushWritesABulkIndexAndGoesOn: a bulk index's blocks are in its
+// database once Flush returns, timed as the index's, and the import takes
+// the next blocks; without a bulk index Flush does nothing.
+func TestFlushWritesABulkIndexAndGoesOn(t *testing.T) {
+	c := newTestChains(t)
+	s := openDir(t, t.TempDir(), "sozu", engine.SyncBlock, true, true)
+	defer s.close(t)
+	p, err := Open(context.Background(), Config{Store: s.store, Rules: rules, Blocks: s.blocks, Index: s.index, IndexBulk: 1000, Logger: testlog.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	connectAll(t, p, c.A, 0, 3)
+	if _, ok, err := s.index.BestBlock(); err != nil || ok {
+		t.Fatalf("the index's database holds a block before the flush (ok %v, err %v)", ok, err)
+	}
+	before := p.StepTimes().Index
+	if err := p.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	best, ok, err := s.index.BestBlock()
+	if err != nil || !ok || best.Hash != c.A[2].Hash {
+		t.Fatalf("after the flush the index's database is at %v (ok %v, err %v), want block 2 %s", best.Hash, ok, err, c.A[2].Hash)
+	}
+	if p.StepTimes().Index <= before {
+		t.Fatal("the flush was not timed as the index's")
+	}
+	connectAll(t, p, c.A, 3, 5)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if best, _, err := s.index.BestBlock(); err != nil || best.Hash != c.A[4].Hash {
+		t.Fatalf("after Close the index is at %v (err %v), want block 4 %s", best.Hash, err, c.A[4].Hash)
+	}
+	if err := s.path(t).Flush(); err != nil {
+		t.Fatalf("Flush without a bulk index: %v", err)
+	}
 }

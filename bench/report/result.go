@@ -172,11 +172,14 @@ type IndexResult struct {
 	CheckSeconds float64 `json:"check_seconds"`
 	// WarmupSeconds and WarmupStoreSeconds are the index's and the store's
 	// share of Seconds and StoreSeconds before the measured blocks began:
-	// the warm-up's block connections (a block file replay has none). What
-	// the index holds from the warm-up it writes at its next flush, in the
-	// measured blocks' time.
+	// the warm-up's block connections and, for the index, its write of
+	// what it held from them (blockpath.Path.Flush); a block file replay
+	// has no warm-up.
 	WarmupSeconds      float64 `json:"warmup_seconds"`
 	WarmupStoreSeconds float64 `json:"warmup_store_seconds"`
+	// WarmupFlushSeconds is the part of WarmupSeconds the index's write of
+	// what it held took.
+	WarmupFlushSeconds float64 `json:"warmup_flush_seconds"`
 	// DiskBytes is the size of the index's directory after close;
 	// LiveBytes the keys and values of the live entries of Blockbook's
 	// columns, their logical size (index.Footprint), Entries their number

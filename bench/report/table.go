@@ -43,8 +43,8 @@ replay, warm-up included: the index's blocks and transactions per second
 of index time; its seconds beside the store's (the store's block
 connections and disconnections along the path, and the measured
 submissions and reads), and their ratio (goal: at most 1), then split
-where the measured blocks begin: the warm-up's block connections, and
-the rest (which writes what the index held from the warm-up); disk/minimal:
+where the measured blocks begin: the warm-up's block connections and
+the index's write of what it held from them, and the rest; disk/minimal:
 the index's directory ÷ the keys and values of its live entries, "live
 MiB" (the logical size of Blockbook's columns and of the Electrum
 columns); write-amp: what its Pebble database

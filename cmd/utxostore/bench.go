@@ -55,9 +55,10 @@ With --index every engine's blocks go along the block path as import
 --index takes them: checked (as with --trust-blocks, and with no limit on
 a block's size, since the warm-up's blocks are larger than Bitcoin's),
 kept in a block store, connected to the store and connected to
-Blockbook's address index, in bulk as import writes it. A second table
-gives the index's rates, its time beside the store's, its disk size over
-its live keys and values, and its write amplification.
+Blockbook's address index, in bulk as import writes it; the warm-up
+ends with the index's write of what it holds. A second table gives the
+index's rates, its time beside the store's, its disk size over its live
+keys and values, and its write amplification.
 
 With --crash, engine sozu's replay is killed with SIGKILL at the
 measured block boundary where its log holds the most it keeps before a
@@ -664,20 +665,29 @@ func replayPath(ctx context.Context, sf storeFlags, stream string, opts driver.O
 	if err != nil {
 		return nil, err
 	}
-	var warmup blockpath.StepTimes
+	// The warm-up ends with the index's write of what it holds from the
+	// warm-up's blocks, as it ends with the store's set statistics caught
+	// up: the measured blocks pay for their own writes only.
+	var held, warmup blockpath.StepTimes
+	var flushErr error
 	onMeasure := opts.OnMeasure
 	opts.OnMeasure = func() {
+		held = st.path.StepTimes()
+		flushErr = st.path.Flush()
+		warmup = st.path.StepTimes()
 		if onMeasure != nil {
 			onMeasure()
 		}
-		warmup = st.path.StepTimes()
 	}
 	res, err := replayStream(ctx, driver.Path{Path: st.path}, stream, opts)
+	if err == nil {
+		err = flushErr
+	}
 	if err == nil {
 		err = st.path.Close() // the index's last write, timed with the rest
 	}
 	if err == nil {
-		res.Index, err = indexResult(st, res, warmup)
+		res.Index, err = indexResult(st, res, warmup, warmup.Index-held.Index)
 	}
 	if closeErr := st.close(); err == nil && closeErr != nil {
 		err = fmt.Errorf("closing: %w", closeErr)
@@ -695,8 +705,9 @@ func replayPath(ctx context.Context, sf storeFlags, stream string, opts driver.O
 }
 
 // indexResult is the address index's share of a replay along the path;
-// warmup is the path's step times when the measured blocks began.
-func indexResult(st *stores, res *report.EngineResult, warmup blockpath.StepTimes) (*report.IndexResult, error) {
+// warmup is the path's step times when the measured blocks began, flush
+// the part of its index time the write of what the index held took.
+func indexResult(st *stores, res *report.EngineResult, warmup blockpath.StepTimes, flush time.Duration) (*report.IndexResult, error) {
 	steps := st.path.StepTimes()
 	fp, err := st.index.Footprint()
 	if err != nil {
@@ -710,7 +721,7 @@ func indexResult(st *stores, res *report.EngineResult, warmup blockpath.StepTime
 	}
 	return &report.IndexResult{Blocks: steps.IndexedBlocks, Txs: steps.IndexedTxs, Seconds: steps.Index.Seconds(),
 		StoreSeconds: steps.Store.Seconds() + calls, KeepSeconds: steps.Keep.Seconds(), CheckSeconds: steps.Check.Seconds(),
-		WarmupSeconds: warmup.Index.Seconds(), WarmupStoreSeconds: warmup.Store.Seconds(),
+		WarmupSeconds: warmup.Index.Seconds(), WarmupStoreSeconds: warmup.Store.Seconds(), WarmupFlushSeconds: flush.Seconds(),
 		LiveBytes: fp.LiveBytes, ElectrumBytes: fp.ElectrumBytes, Entries: fp.Entries, Digest: fp.Digest,
 		CommittedBytes: fp.CommittedBytes, WrittenBytes: fp.WrittenBytes}, nil
 }

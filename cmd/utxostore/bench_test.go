@@ -169,11 +169,14 @@ func TestBenchIndexMatchesImport(t *testing.T) {
 	if ix.DiskPerMinimal <= 0 || ix.WriteAmp <= 0 || ix.BlocksPerSecond <= 0 || ix.PerStore <= 0 {
 		t.Errorf("derived figures missing: %+v", ix)
 	}
-	// The warm-up's share: its blocks were indexed and stored, and the
-	// measured blocks after them took time of both too.
+	// The warm-up's share: its blocks were indexed, then written, and
+	// stored, and the measured blocks after them took time of both too.
 	if ix.WarmupSeconds <= 0 || ix.WarmupSeconds >= ix.Seconds || ix.WarmupStoreSeconds <= 0 || ix.WarmupStoreSeconds >= ix.StoreSeconds ||
 		ix.WarmupPerStore <= 0 || ix.MeasuredPerStore <= 0 {
 		t.Errorf("no split of the index's time at the measured blocks: %+v", ix)
+	}
+	if ix.WarmupFlushSeconds <= 0 || ix.WarmupFlushSeconds >= ix.WarmupSeconds {
+		t.Errorf("the index's write of the warm-up's blocks was not timed within the warm-up: %+v", ix)
 	}
 	if out.Results[0].Classes[report.Disconnect].Calls == 0 {
 		t.Fatal("no reorganisation: the stream does not test the index's disconnections")
